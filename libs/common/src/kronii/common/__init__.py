@@ -1,0 +1,1 @@
+"""kronii's shared library: settings, bus, database, audit, telemetry, service runtime and launcher."""

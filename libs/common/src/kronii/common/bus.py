@@ -1,0 +1,159 @@
+"""The message bus: NATS with protobuf payloads and OpenTelemetry trace context in headers.
+
+nats-py reconnects on its own and replays subscriptions on the new connection; the Bus only has to
+ask for unlimited reconnects and report the connection state.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import nats
+from google.protobuf import descriptor_pool, message_factory
+from google.protobuf.message import DecodeError, Message
+from kronii.common.telemetry import CommonMetrics
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.js.api import StreamConfig
+from opentelemetry import propagate, trace
+from opentelemetry.trace import SpanKind
+
+__all__ = ["TYPE_HEADER", "Bus", "BusError", "decode_message"]
+
+log = logging.getLogger(__name__)
+_tracer = trace.get_tracer(__name__)
+
+TYPE_HEADER = "Kronii-Type"
+M = TypeVar("M", bound=Message)
+
+
+class BusError(RuntimeError):
+    pass
+
+
+def decode_message(type_name: str, payload: bytes) -> Message:
+    """Decode a payload by its protobuf full name (the Kronii-Type header)."""
+    try:
+        descriptor = descriptor_pool.Default().FindMessageTypeByName(type_name)
+    except KeyError:
+        raise BusError(f"unknown message type {type_name!r}") from None
+    message = message_factory.GetMessageClass(descriptor)()
+    message.ParseFromString(payload)
+    return message
+
+
+class Bus:
+    def __init__(self, service: str, metrics: CommonMetrics | None = None) -> None:
+        self.service = service
+        self._metrics = metrics
+        self._client: Client | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self._client is not None and self._client.is_connected
+
+    @property
+    def client(self) -> Client:
+        if self._client is None:
+            raise BusError("the bus is not connected")
+        return self._client
+
+    async def connect(self, url: str, *, connect_timeout: float = 5.0) -> None:
+        async def on_disconnect() -> None:
+            log.warning("bus disconnected; reconnecting")
+
+        async def on_reconnect() -> None:
+            log.info("bus reconnected")
+
+        async def on_error(error: Exception) -> None:
+            log.warning("bus error: %s", error)
+
+        self._client = await nats.connect(
+            servers=[url],
+            name=f"kronii-{self.service}",
+            connect_timeout=connect_timeout,
+            allow_reconnect=True,
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=0.5,
+            disconnected_cb=on_disconnect,
+            reconnected_cb=on_reconnect,
+            error_cb=on_error,
+        )
+
+    async def close(self) -> None:
+        if self._client is not None and not self._client.is_closed:
+            await self._client.drain()
+        self._client = None
+
+    async def ensure_stream(self, name: str, subjects: list[str], max_age_secs: float) -> None:
+        """Keep a JetStream stream over `subjects` so late consumers can replay events."""
+        js = self.client.jetstream()
+        config = StreamConfig(name=name, subjects=subjects, max_age=max_age_secs)
+        try:
+            await js.update_stream(config)
+        except nats.js.errors.NotFoundError:
+            await js.add_stream(config)
+
+    async def publish(self, subject: str, message: Message) -> None:
+        with _tracer.start_as_current_span(f"publish {subject}", kind=SpanKind.PRODUCER) as span:
+            span.set_attribute("messaging.system", "nats")
+            span.set_attribute("messaging.destination.name", subject)
+            headers: dict[str, str] = {TYPE_HEADER: message.DESCRIPTOR.full_name}
+            propagate.inject(headers)
+            await self.client.publish(subject, message.SerializeToString(), headers=headers)
+        if self._metrics:
+            self._metrics.bus_published.labels(self.service, subject).inc()
+
+    async def subscribe(
+        self,
+        subject: str,
+        message_type: type[M],
+        handler: Callable[[str, M], Awaitable[None]],
+        *,
+        queue: str = "",
+    ) -> Subscription:
+        """Call `handler(subject, message)` for each message, inside a span linked to the publisher's."""
+
+        async def on_message(msg: Msg) -> None:
+            message = message_type()
+            try:
+                message.ParseFromString(msg.data)
+            except DecodeError:
+                log.warning("dropped an undecodable message on %s", msg.subject)
+                return
+            await self._dispatch(msg, lambda: handler(msg.subject, message))
+
+        return await self.client.subscribe(subject, queue=queue, cb=on_message)
+
+    async def subscribe_any(
+        self, subject: str, handler: Callable[[str, Message], Awaitable[None]], *, queue: str = ""
+    ) -> Subscription:
+        """Subscribe to a wildcard; each message is decoded by its Kronii-Type header."""
+
+        async def on_message(msg: Msg) -> None:
+            type_name = (msg.headers or {}).get(TYPE_HEADER, "")
+            try:
+                message = decode_message(type_name, msg.data)
+            except (BusError, DecodeError):
+                log.warning("dropped a message of unknown type %r on %s", type_name, msg.subject)
+                return
+            await self._dispatch(msg, lambda: handler(msg.subject, message))
+
+        return await self.client.subscribe(subject, queue=queue, cb=on_message)
+
+    async def _dispatch(self, msg: Msg, call: Callable[[], Awaitable[None]]) -> None:
+        context = propagate.extract(dict(msg.headers or {}))
+        with _tracer.start_as_current_span(
+            f"receive {msg.subject}", context=context, kind=SpanKind.CONSUMER
+        ) as span:
+            span.set_attribute("messaging.system", "nats")
+            span.set_attribute("messaging.destination.name", msg.subject)
+            if self._metrics:
+                self._metrics.bus_received.labels(self.service, msg.subject).inc()
+            try:
+                await call()
+            except Exception:
+                log.exception("handler for %s failed", msg.subject)

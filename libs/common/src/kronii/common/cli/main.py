@@ -1,0 +1,163 @@
+"""`kronii`: run the mesh, look at it, migrate its database, check its audit log."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+
+from kronii.common.settings import KroniiSettings, SettingsError, load_settings
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kronii",
+        description="kronii: privacy-first context engine and agent supervisor for your desktop.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    sub.add_parser("up", help="run the whole mesh on this machine (Ctrl-C stops it)")
+
+    status = sub.add_parser("status", help="show each server and service, its address and readiness")
+    status.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    migrate = sub.add_parser("migrate", help="apply database migrations (default: up to the latest)")
+    migrate.add_argument("revision", nargs="?", default="head", help="target revision (default: head)")
+    migrate.add_argument("--down", action="store_true", help="migrate down to REVISION (e.g. base)")
+
+    audit = sub.add_parser("audit", help="check or read the audit log")
+    audit_sub = audit.add_subparsers(dest="audit_command", metavar="ACTION")
+    audit_sub.required = True
+    audit_sub.add_parser("verify", help="walk the hash chain and report the first broken row")
+    tail = audit_sub.add_parser("tail", help="show the most recent audit rows")
+    tail.add_argument("-n", "--lines", type=int, default=20, help="how many rows (default 20)")
+    tail.add_argument("--json", action="store_true", help="one JSON object per row")
+    return parser
+
+
+def _database_url() -> str:
+    settings = load_settings(KroniiSettings)
+    if settings.database_url:
+        return settings.database_url
+    from kronii.common.launcher import LauncherSettings
+    from kronii.common.status import _infra_urls
+
+    launcher = load_settings(LauncherSettings)
+    url, _ = _infra_urls(launcher, {})["postgres"]
+    if not (launcher.data_dir / "secrets" / "postgres_password").exists():
+        raise SettingsError(
+            "kronii: KRONII_DATABASE_URL is not set and no embedded database exists yet; run `kronii up` first"
+        )
+    return url
+
+
+def _cmd_up() -> int:
+    from kronii.common.launcher import Launcher, LauncherSettings
+
+    settings = load_settings(LauncherSettings)
+    return Launcher(settings, log_format="text" if sys.stdout.isatty() else None).run()
+
+
+def _cmd_status(as_json: bool) -> int:
+    from kronii.common.status import collect_status, render_table
+
+    rows = asyncio.run(collect_status())
+    if as_json:
+        print(json.dumps([row.__dict__ for row in rows], indent=2))
+    else:
+        print(render_table(rows))
+    return 0 if all(row.ready for row in rows) else 1
+
+
+def _cmd_migrate(revision: str, down: bool) -> int:
+    from kronii.common.db import migrate_down, migrate_up
+
+    url = _database_url()
+    if down:
+        if revision == "head":
+            print(
+                "kronii: --down needs a target revision, e.g. `kronii migrate --down base`", file=sys.stderr
+            )
+            return 2
+        migrate_down(url, revision)
+        print(f"kronii: database migrated down to {revision}")
+    else:
+        migrate_up(url, revision)
+        print(f"kronii: database migrated up to {revision}")
+    return 0
+
+
+async def _audit(command: str, lines: int, as_json: bool) -> int:
+    from kronii.common.audit import AuditLog
+    from kronii.common.db import make_engine, make_sessionmaker
+
+    engine = make_engine(_database_url())
+    try:
+        audit = AuditLog(make_sessionmaker(engine), service="cli")
+        if command == "verify":
+            report = await audit.verify()
+            if report.ok:
+                print(f"audit chain intact: {report.rows_checked} rows verified")
+                return 0
+            print(f"audit chain BROKEN at row {report.first_broken_id}: {report.reason}")
+            return 1
+        for row in await audit.tail(lines):
+            if as_json:
+                print(
+                    json.dumps(
+                        {
+                            "id": row.id,
+                            "at": row.at.isoformat(),
+                            "service": row.service,
+                            "actor": row.actor,
+                            "action": row.action,
+                            "subject": row.subject,
+                            "outcome": row.outcome,
+                            "detail": row.detail,
+                            "row_hash": row.row_hash,
+                        }
+                    )
+                )
+            else:
+                detail = " ".join(f"{k}={v}" for k, v in sorted(row.detail.items()))
+                print(
+                    f"{row.id:>6}  {row.at.isoformat(timespec='seconds')}  {row.service:<9} {row.action:<18} "
+                    f"{row.actor:<12} {row.outcome:<10} {row.subject} {detail}".rstrip()
+                )
+        return 0
+    finally:
+        await engine.dispose()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "up":
+            return _cmd_up()
+        if args.command == "status":
+            return _cmd_status(args.json)
+        if args.command == "migrate":
+            return _cmd_migrate(args.revision, args.down)
+        if args.command == "audit":
+            if getattr(args, "lines", 1) <= 0:
+                print("kronii: --lines must be a positive number", file=sys.stderr)
+                return 2
+            return asyncio.run(_audit(args.audit_command, getattr(args, "lines", 20), getattr(args, "json", False)))
+    except SettingsError as error:
+        print(error.message, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # a sentence, not a traceback, for the person at the terminal
+        print(f"kronii: {args.command} failed: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

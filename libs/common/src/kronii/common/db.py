@@ -1,0 +1,67 @@
+"""Database access: SQLAlchemy 2 (async, psycopg 3) and Alembic migrations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import MetaData
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.orm import DeclarativeBase
+
+__all__ = [
+    "Base",
+    "alembic_config",
+    "make_engine",
+    "make_sessionmaker",
+    "migrate_down",
+    "migrate_up",
+    "sqlalchemy_url",
+]
+
+MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(
+        naming_convention={
+            "ix": "ix_%(column_0_label)s",
+            "uq": "uq_%(table_name)s_%(column_0_name)s",
+            "ck": "ck_%(table_name)s_%(constraint_name)s",
+            "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+            "pk": "pk_%(table_name)s",
+        }
+    )
+
+
+def sqlalchemy_url(url: str) -> str:
+    """Accept plain postgresql:// URLs and select the psycopg 3 driver."""
+    for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    raise ValueError("the database URL must start with postgresql://")
+
+
+def make_engine(url: str) -> AsyncEngine:
+    return create_async_engine(sqlalchemy_url(url), pool_pre_ping=True, pool_size=5, max_overflow=5)
+
+
+def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker:  # type: ignore[type-arg]
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+def alembic_config(url: str) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    # Alembic's ini interpolation treats % specially; URL-encoded passwords contain it.
+    config.set_main_option("sqlalchemy.url", sqlalchemy_url(url).replace("%", "%%"))
+    return config
+
+
+def migrate_up(url: str, revision: str = "head") -> None:
+    command.upgrade(alembic_config(url), revision)
+
+
+def migrate_down(url: str, revision: str) -> None:
+    command.downgrade(alembic_config(url), revision)

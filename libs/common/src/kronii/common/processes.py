@@ -1,0 +1,124 @@
+"""Child processes that die with their parent and whose output is streamed with a name prefix."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO
+
+__all__ = ["Child", "LineSink", "stdout_sink"]
+
+LineSink = Callable[[str, str], None]
+_PR_SET_PDEATHSIG = 1
+_print_lock = threading.Lock()
+
+
+def stdout_sink(width: int = 9) -> LineSink:
+    def sink(name: str, line: str) -> None:
+        with _print_lock:
+            sys.stdout.write(f"{name:<{width}}| {line}\n")
+            sys.stdout.flush()
+
+    return sink
+
+
+def _die_with_parent(death_signal: int) -> Callable[[], None]:
+    def prepare() -> None:
+        # If the launcher is killed outright, the kernel still stops its children.
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, death_signal)
+
+    return prepare
+
+
+class Child:
+    """A named child process. `stop()` sends `stop_signal`, waits, then kills."""
+
+    def __init__(
+        self,
+        name: str,
+        argv: Sequence[str],
+        *,
+        sink: LineSink | None,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        user: int | None = None,
+        group: int | None = None,
+        stop_signal: int = signal.SIGTERM,
+        death_signal: int = signal.SIGTERM,
+    ) -> None:
+        self.name = name
+        self.stop_signal = stop_signal
+        self._sink = sink
+        self.lines: list[str] = []
+        self.process = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=cwd,
+            user=user,
+            group=group,
+            extra_groups=[] if user is not None else None,
+            start_new_session=True,
+            preexec_fn=_die_with_parent(death_signal),
+            text=True,
+            errors="replace",
+            bufsize=1,
+        )
+        self._reader = threading.Thread(target=self._pump, args=(self.process.stdout,), daemon=True)
+        self._reader.start()
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def _pump(self, stream: IO[str] | None) -> None:
+        if stream is None:
+            return
+        for raw in stream:
+            line = raw.rstrip("\n")
+            if len(self.lines) < 400:
+                self.lines.append(line)
+            if self._sink is not None:
+                self._sink(self.name, line)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, timeout: float) -> int | None:
+        """Stop politely, then by force; return the exit code (None if it could not be reaped)."""
+        if self.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, self.stop_signal)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.process.wait(timeout=2)
+        # Anything the child left in its process group goes too.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self._reader.join(timeout=1)
+        return self.process.poll()
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
+            if not self.alive():
+                return False
+            time.sleep(interval)
+        return predicate()

@@ -1,0 +1,375 @@
+"""The service runtime: every kronii service is one process built the same way.
+
+A service supplies a `ServiceSpec` (name, settings class, dependencies) and a `ServiceApp`
+(start/stop, HTTP routers, gRPC servicers, extra readiness detail). The runtime gives it
+settings, logging, tracing, metrics, the bus, Redis, PostgreSQL and the audit log, serves
+`/healthz`, `/readyz` and `/metrics` over HTTP and the standard health and reflection services
+over gRPC, and stops cleanly on SIGTERM within the configured timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Generator, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import grpc
+import redis.asyncio as aioredis
+import uvicorn
+from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.responses import JSONResponse
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from kronii.common.audit import AuditLog
+from kronii.common.bus import Bus
+from kronii.common.db import make_engine, make_sessionmaker
+from kronii.common.logs import configure_logging
+from kronii.common.settings import ServiceSettings, SettingsError, load_settings
+from kronii.common.telemetry import CommonMetrics, configure_tracing
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+__all__ = ["DependencyStatus", "ServiceApp", "ServiceContext", "ServiceSpec", "run_service"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DependencyStatus:
+    ready: bool
+    detail: str = ""
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    name: str
+    settings_cls: type[ServiceSettings]
+    app_factory: Callable[[], ServiceApp]
+    needs: frozenset[str] = frozenset({"nats", "redis", "postgres"})
+    # Position in `kronii up`'s start order and port plan (sensor 1, capture 2, ...).
+    order: int = 1
+    description: str = ""
+
+    @property
+    def module(self) -> str:
+        return f"kronii.{self.name}"
+
+
+class ServiceApp(Protocol):
+    async def start(self, ctx: ServiceContext) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    def routers(self) -> Iterable[APIRouter]: ...
+
+    def add_to_grpc(self, server: grpc.aio.Server) -> Iterable[str]:
+        """Register servicers; return their full service names (for health and reflection)."""
+        ...
+
+    def readiness(self) -> dict[str, DependencyStatus]: ...
+
+
+@dataclass
+class ServiceContext:
+    spec: ServiceSpec
+    settings: ServiceSettings
+    metrics: CommonMetrics
+    registry: CollectorRegistry
+    bus: Bus
+    redis: aioredis.Redis | None = None
+    engine: AsyncEngine | None = None
+    sessions: async_sessionmaker[AsyncSession] | None = None
+    audit: AuditLog | None = None
+    started_at: float = field(default_factory=time.time)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    async def record(
+        self, *, actor: str, action: str, subject: str = "", outcome: str = "", **detail: Any
+    ) -> None:
+        """Append an audit row; an audit failure is logged, counted, and never hides the action."""
+        if self.audit is None:
+            return
+        try:
+            await self.audit.append(
+                actor=actor, action=action, subject=subject, outcome=outcome, detail=detail
+            )
+            self.metrics.audit_rows.labels(self.name, action).inc()
+        except Exception:
+            log.exception("audit append failed for %s", action)
+
+
+class _Server(uvicorn.Server):
+    # The runtime owns SIGTERM/SIGINT; uvicorn must not install its own handlers.
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
+class _Runtime:
+    def __init__(self, spec: ServiceSpec, settings: ServiceSettings) -> None:
+        self.spec = spec
+        self.settings = settings
+        self.registry = CollectorRegistry()
+        self.metrics = CommonMetrics(spec.name, self.registry)
+        self.ctx = ServiceContext(spec, settings, self.metrics, self.registry, Bus(spec.name, self.metrics))
+        self.app = spec.app_factory()
+        self.app_started = False
+        self.stopping = asyncio.Event()
+        self.health = health.aio.HealthServicer()
+        self.grpc_server: grpc.aio.Server | None = None
+        self.grpc_names: list[str] = []
+
+    # ---- dependencies ------------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        """Connect every dependency, retrying until it answers or the service is told to stop."""
+        s = self.settings
+        missing = [
+            variable
+            for dep, variable, value in (
+                ("nats", "KRONII_NATS_URL", s.nats_url),
+                ("redis", "KRONII_REDIS_URL", s.redis_url),
+                ("postgres", "KRONII_DATABASE_URL", s.database_url),
+            )
+            if dep in self.spec.needs and not value
+        ]
+        if missing:
+            raise SettingsError(
+                f"kronii: cannot start {self.spec.name}: {', '.join(missing)} is not set "
+                "(`kronii up` sets it; when running a service alone, point it at your servers)"
+            )
+        if "postgres" in self.spec.needs and s.database_url:
+            self.ctx.engine = make_engine(s.database_url)
+            self.ctx.sessions = make_sessionmaker(self.ctx.engine)
+            self.ctx.audit = AuditLog(self.ctx.sessions, self.spec.name)
+        if "redis" in self.spec.needs and s.redis_url:
+            self.ctx.redis = aioredis.from_url(s.redis_url, socket_connect_timeout=2, socket_timeout=2)
+        if "nats" in self.spec.needs and s.nats_url:
+            await self._retry("nats", lambda: self.ctx.bus.connect(s.nats_url or ""))
+
+    async def _retry(self, name: str, attempt: Callable[[], Any]) -> None:
+        delay = 0.2
+        while not self.stopping.is_set():
+            try:
+                await attempt()
+                return
+            except Exception as error:
+                log.warning("%s is not reachable yet (%s); retrying in %.1f s", name, error, delay)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.stopping.wait(), delay)
+                delay = min(delay * 2, 5.0)
+
+    async def dependency_status(self) -> dict[str, DependencyStatus]:
+        status: dict[str, DependencyStatus] = {}
+        if "nats" in self.spec.needs:
+            status["nats"] = DependencyStatus(
+                self.ctx.bus.connected, "" if self.ctx.bus.connected else "not connected"
+            )
+        if "redis" in self.spec.needs:
+            status["redis"] = await self._probe(self._ping_redis)
+        if "postgres" in self.spec.needs:
+            status["postgres"] = await self._probe(self._ping_postgres)
+        status["service"] = DependencyStatus(self.app_started, "started" if self.app_started else "starting")
+        if self.app_started:
+            status.update(self.app.readiness())
+        for name, item in status.items():
+            self.metrics.dependency_ready.labels(self.spec.name, name).set(1 if item.ready else 0)
+        return status
+
+    async def _probe(self, check: Callable[[], Any]) -> DependencyStatus:
+        try:
+            await asyncio.wait_for(check(), 1.5)
+            return DependencyStatus(True)
+        except Exception as error:
+            return DependencyStatus(False, f"{type(error).__name__}: {error}"[:200])
+
+    async def _ping_redis(self) -> None:
+        if self.ctx.redis is None:
+            raise RuntimeError("not configured")
+        await self.ctx.redis.ping()
+
+    async def _ping_postgres(self) -> None:
+        if self.ctx.engine is None:
+            raise RuntimeError("not configured")
+        async with self.ctx.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+
+    # ---- HTTP --------------------------------------------------------------------------------
+
+    def http_app(self) -> FastAPI:
+        app = FastAPI(title=f"kronii {self.spec.name}", version="0.1.0", docs_url="/docs", redoc_url=None)
+        metrics = self.metrics
+        name = self.spec.name
+
+        @app.middleware("http")
+        async def count_requests(request: Request, call_next: Any) -> Response:
+            started = time.perf_counter()
+            response: Response = await call_next(request)
+            route = request.scope.get("route")
+            path = getattr(route, "path", "unmatched")
+            metrics.http_requests.labels(name, path, str(response.status_code)).inc()
+            metrics.http_duration.labels(name, path).observe(time.perf_counter() - started)
+            return response
+
+        @app.get("/healthz", tags=["health"])
+        async def healthz() -> dict[str, Any]:
+            return {"status": "ok", "service": name, "uptime_s": round(time.time() - self.ctx.started_at, 1)}
+
+        @app.get("/readyz", tags=["health"])
+        async def readyz() -> JSONResponse:
+            status = await self.dependency_status()
+            ready = all(item.ready for item in status.values() if item.required)
+            body = {
+                "ready": ready,
+                "service": name,
+                "dependencies": {
+                    key: {"ready": item.ready, "required": item.required, "detail": item.detail}
+                    for key, item in status.items()
+                },
+            }
+            return JSONResponse(body, status_code=200 if ready else 503)
+
+        @app.get("/metrics", tags=["health"])
+        async def prometheus_metrics() -> Response:
+            return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
+
+        for router in self.app.routers():
+            app.include_router(router)
+        return app
+
+    # ---- gRPC --------------------------------------------------------------------------------
+
+    async def start_grpc(self) -> None:
+        if not self.settings.grpc_port:
+            return
+        server = grpc.aio.server()
+        names = list(self.app.add_to_grpc(server))
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
+        reflection.enable_server_reflection(
+            [*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME],
+            server,
+        )
+        address = f"{self.settings.host}:{self.settings.grpc_port}"
+        if server.add_insecure_port(address) == 0:
+            raise OSError(f"cannot listen for gRPC on {address}")
+        await server.start()
+        self.grpc_server = server
+        self.grpc_names = names
+
+    async def set_serving(self, serving: bool) -> None:
+        status = (
+            health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
+        for service_name in ["", *self.grpc_names]:
+            await self.health.set(service_name, status)
+
+    # ---- lifecycle ---------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stopping.set)
+        config = uvicorn.Config(
+            self.http_app(),
+            host=self.settings.host,
+            port=self.settings.http_port,
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+        )
+        http = _Server(config)
+        http_task = asyncio.create_task(http.serve(), name="http")
+        try:
+            await self.connect()
+            if self.stopping.is_set():
+                return
+            await self.app.start(self.ctx)
+            self.app_started = True
+            await self.start_grpc()
+            await self.set_serving(True)
+            log.info(
+                "%s ready: http %s:%s grpc %s",
+                self.spec.name,
+                self.settings.host,
+                self.settings.http_port,
+                self.settings.grpc_port or "-",
+            )
+            stop_wait = asyncio.create_task(self.stopping.wait())
+            done, _ = await asyncio.wait({stop_wait, http_task}, return_when=asyncio.FIRST_COMPLETED)
+            if http_task in done and not self.stopping.is_set():
+                raise RuntimeError("the HTTP server stopped unexpectedly (is the port in use?)")
+            stop_wait.cancel()
+        finally:
+            await self.shutdown(http, http_task)
+
+    async def shutdown(self, http: uvicorn.Server, http_task: asyncio.Task[None]) -> None:
+        log.info("%s stopping", self.spec.name)
+        with contextlib.suppress(Exception):
+            await self.set_serving(False)
+        if self.grpc_server is not None:
+            await self.grpc_server.stop(grace=0.5)
+        if self.app_started:
+            try:
+                await asyncio.wait_for(self.app.stop(), 2.0)
+            except Exception:
+                log.exception("stopping %s failed", self.spec.name)
+        http.should_exit = True
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(http_task, 1.5)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.ctx.bus.close(), 1.0)
+        if self.ctx.redis is not None:
+            with contextlib.suppress(Exception):
+                await self.ctx.redis.aclose()
+        if self.ctx.engine is not None:
+            with contextlib.suppress(Exception):
+                await self.ctx.engine.dispose()
+        log.info("%s stopped", self.spec.name)
+
+
+def run_service(spec: ServiceSpec) -> None:
+    """Entry point of `python -m kronii.<service>`."""
+    try:
+        settings = load_settings(spec.settings_cls)
+    except SettingsError as error:
+        print(error.message, file=sys.stderr)
+        raise SystemExit(2) from None
+    configure_logging(spec.name, settings.log_level, settings.log_format)
+    configure_tracing(spec.name)
+    runtime = _Runtime(spec, settings)
+
+    async def supervise() -> None:
+        task = asyncio.create_task(runtime.run())
+        stop = asyncio.create_task(runtime.stopping.wait())
+        done, _ = await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+        if task in done:
+            stop.cancel()
+            task.result()
+            return
+        try:
+            await asyncio.wait_for(task, settings.shutdown_timeout_secs)
+        except TimeoutError:
+            log.error("%s did not stop within %.1f s; exiting", spec.name, settings.shutdown_timeout_secs)
+            logging.shutdown()
+            os._exit(1)
+
+    try:
+        asyncio.run(supervise())
+    except SettingsError as error:
+        log.error("%s", error.message)
+        raise SystemExit(2) from None
+    except Exception:
+        log.exception("%s failed", spec.name)
+        raise SystemExit(1) from None

@@ -1,0 +1,159 @@
+"""`kronii status`: each infrastructure server and service, its address, and whether it is ready."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from kronii.common.infra import redact_url
+from kronii.common.launcher import LauncherSettings, state_path
+from kronii.common.services import installed_services
+from kronii.common.settings import load_settings
+
+__all__ = ["StatusRow", "collect_status", "render_table"]
+
+
+@dataclass(frozen=True)
+class StatusRow:
+    name: str
+    kind: str
+    address: str
+    ready: bool
+    detail: str
+
+
+def _secret(data_dir: Path, name: str) -> str | None:
+    try:
+        return (data_dir / "secrets" / name).read_text().strip()
+    except OSError:
+        return None
+
+
+def _infra_urls(settings: LauncherSettings, state: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """(url with credentials, kind) per server: configured URLs, else the embedded servers' ports."""
+    d = settings.data_dir
+    embedded = {
+        "nats": f"nats://{_secret(d, 'nats_token') or ''}@127.0.0.1:{settings.embedded_nats_port}",
+        "redis": f"redis://:{_secret(d, 'redis_password') or ''}@127.0.0.1:{settings.embedded_redis_port}/0",
+        "postgres": (
+            f"postgresql://kronii:{quote(_secret(d, 'postgres_password') or '', safe='')}"
+            f"@127.0.0.1:{settings.embedded_postgres_port}/kronii"
+        ),
+    }
+    configured = {"nats": settings.nats_url, "redis": settings.redis_url, "postgres": settings.database_url}
+    result: dict[str, tuple[str, str]] = {}
+    for name in ("nats", "redis", "postgres"):
+        url = configured[name]
+        if url:
+            result[name] = (url, "configured")
+        else:
+            running = state.get("infra", {}).get(name, {})
+            result[name] = (embedded[name], "embedded" if running.get("embedded", True) else "configured")
+    return result
+
+
+async def _check_nats(url: str) -> str:
+    import nats
+
+    client = await nats.connect(
+        servers=[url], connect_timeout=1.5, allow_reconnect=False, max_reconnect_attempts=0
+    )
+    try:
+        await client.flush(timeout=2)
+        jetstream = "JetStream on" if client._server_info.get("jetstream") else "JetStream off"
+        return f"nats-server {client._server_info.get('version', '?')}, {jetstream}"
+    finally:
+        await client.close()
+
+
+async def _check_redis(url: str) -> str:
+    import redis.asyncio as aioredis
+
+    client = aioredis.from_url(url, socket_connect_timeout=1.5, socket_timeout=1.5)
+    try:
+        info = await client.info("server")
+        return f"redis {info.get('redis_version', '?')}"
+    finally:
+        await client.aclose()
+
+
+async def _check_postgres(url: str) -> str:
+    import psycopg
+    from kronii.common.db import sqlalchemy_url
+
+    plain = sqlalchemy_url(url).replace("postgresql+psycopg://", "postgresql://", 1)
+    conn = await psycopg.AsyncConnection.connect(plain, connect_timeout=2)
+    try:
+        row = await (await conn.execute("SHOW server_version")).fetchone()
+        migrated = (
+            await (await conn.execute("SELECT version_num FROM alembic_version LIMIT 1")).fetchone()
+            if await _has_table(conn, "alembic_version")
+            else None
+        )
+        schema = f", schema {migrated[0]}" if migrated else ", not migrated"
+        return f"PostgreSQL {row[0] if row else '?'}{schema}"
+    finally:
+        await conn.close()
+
+
+async def _has_table(conn: Any, table: str) -> bool:
+    row = await (await conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table,))).fetchone()
+    return bool(row and row[0])
+
+
+async def _check_service(client: httpx.AsyncClient, url: str) -> tuple[bool, str]:
+    response = await client.get(f"{url}/readyz")
+    body = response.json()
+    notes = []
+    for name, item in body.get("dependencies", {}).items():
+        if not item.get("ready"):
+            notes.append(f"{name}: {item.get('detail') or 'not ready'}")
+    return bool(body.get("ready")), "; ".join(notes) or "all dependencies ready"
+
+
+async def _row(name: str, kind: str, address: str, check: Any) -> StatusRow:
+    try:
+        result = await asyncio.wait_for(check, 4)
+    except Exception as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        return StatusRow(name, kind, address, False, f"not reachable: {reason[:120]}")
+    if isinstance(result, tuple):
+        return StatusRow(name, kind, address, result[0], result[1])
+    return StatusRow(name, kind, address, True, str(result))
+
+
+async def collect_status(settings: LauncherSettings | None = None) -> list[StatusRow]:
+    settings = settings or load_settings(LauncherSettings)
+    try:
+        state: dict[str, Any] = json.loads(state_path(settings.data_dir).read_text())
+    except (OSError, ValueError):
+        state = {}
+    urls = _infra_urls(settings, state)
+    checks = {"nats": _check_nats, "redis": _check_redis, "postgres": _check_postgres}
+    tasks = [_row(name, kind, redact_url(url), checks[name](url)) for name, (url, kind) in urls.items()]
+    async with httpx.AsyncClient(timeout=3.0) as client:
+        for spec in installed_services():
+            service_settings = load_settings(spec.settings_cls)
+            running = state.get("services", {}).get(spec.name, {})
+            http = running.get("http") or f"http://127.0.0.1:{service_settings.http_port}"
+            grpc = running.get("grpc") or (
+                f"127.0.0.1:{service_settings.grpc_port}" if service_settings.grpc_port else ""
+            )
+            address = f"{http}" + (f"  grpc {grpc}" if grpc else "")
+            tasks.append(_row(spec.name, "service", address, _check_service(client, http)))
+        return list(await asyncio.gather(*tasks))
+
+
+def render_table(rows: list[StatusRow]) -> str:
+    headers = ("NAME", "KIND", "ADDRESS", "READY", "DETAIL")
+    table = [headers, *[(r.name, r.kind, r.address, "yes" if r.ready else "NO", r.detail) for r in rows]]
+    widths = [max(len(row[i]) for row in table) for i in range(4)]
+    lines = [
+        "  ".join(cell.ljust(widths[i]) if i < 4 else cell for i, cell in enumerate(row)) for row in table
+    ]
+    return "\n".join(line.rstrip() for line in lines)

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Creates .venv with every workspace member and the dev tools, through uv (installed with pip if absent).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export UV_PYTHON_DOWNLOADS=never
+if ! command -v uv >/dev/null 2>&1; then
+  echo "kronii: installing uv with pip"
+  python3 -m pip install --quiet --user uv 2>/dev/null || python3 -m pip install --quiet uv
+  export PATH="$HOME/.local/bin:$PATH"
+fi
+py="$(command -v python3.11 || command -v python3.12 || command -v python3.13 || command -v python3)"
+uv sync --quiet --python "$py" --all-packages

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the system packages kronii and its tests use, on Debian/Ubuntu, when run as root.
+# Without root it only reports what is missing.
+set -euo pipefail
+need=()
+have() { command -v "$1" >/dev/null 2>&1; }
+have tmux || need+=(tmux)
+have Xvfb || need+=(xvfb)
+have xdotool || need+=(xdotool)
+have openbox || need+=(openbox)
+have xprop || need+=(x11-utils)
+have dbus-daemon || need+=(dbus)
+have dbus-launch || need+=(dbus-x11)
+have tesseract || need+=(tesseract-ocr tesseract-ocr-eng)
+have xterm || need+=(xterm)
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
+if [ ${#need[@]} -eq 0 ]; then exit 0; fi
+if [ "$(id -u)" -ne 0 ] || ! have apt-get; then
+  echo "kronii: these system packages are missing: ${need[*]}" >&2
+  echo "kronii: install them with your package manager (as root: apt-get install ${need[*]})" >&2
+  exit 0
+fi
+echo "kronii: installing system packages: ${need[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

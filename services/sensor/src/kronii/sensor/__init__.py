@@ -1,0 +1,1 @@
+"""kronii sensor: the host agent that senses activity (state, focus, titles, lock)."""

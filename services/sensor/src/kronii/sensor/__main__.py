@@ -1,0 +1,4 @@
+from kronii.common.service import run_service
+from kronii.sensor.service import SERVICE
+
+run_service(SERVICE)

@@ -1,0 +1,1 @@
+"""The sensor's thin API layers: protobuf conversion, HTTP router, gRPC servicer."""

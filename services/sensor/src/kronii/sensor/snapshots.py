@@ -1,0 +1,26 @@
+"""The latest activity snapshot, kept in Redis as a serialized protobuf message."""
+
+from __future__ import annotations
+
+import redis.asyncio as aioredis
+from kronii.activity.v1 import activity_pb2 as pb
+
+__all__ = ["SNAPSHOT_KEY", "SnapshotStore"]
+
+SNAPSHOT_KEY = "kronii:sensor:snapshot"
+
+
+class SnapshotStore:
+    def __init__(self, client: aioredis.Redis) -> None:
+        self._redis = client
+
+    async def put(self, snapshot: pb.Snapshot) -> None:
+        await self._redis.set(SNAPSHOT_KEY, snapshot.SerializeToString())
+
+    async def get(self) -> pb.Snapshot | None:
+        raw = await self._redis.get(SNAPSHOT_KEY)
+        if raw is None:
+            return None
+        snapshot = pb.Snapshot()
+        snapshot.ParseFromString(raw if isinstance(raw, bytes) else raw.encode())
+        return snapshot

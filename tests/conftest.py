@@ -1,0 +1,40 @@
+"""Fixtures shared by the whole suite. Infrastructure is real and started once per run."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import pytest_asyncio
+
+from kronii.common.db import make_engine, make_sessionmaker, migrate_up
+from tests.infra import InfraUrls, create_database, start_test_infra
+
+
+@pytest.fixture(scope="session")
+def infra() -> Iterator[InfraUrls]:
+    with start_test_infra() as urls:
+        yield urls
+
+
+@pytest.fixture(scope="session")
+def migrated_database(infra: InfraUrls) -> str:
+    """A database with every migration applied, shared by the tests that only append."""
+    url = create_database(infra.database, "kronii_test")
+    migrate_up(url)
+    return url
+
+
+@pytest.fixture
+def fresh_database(infra: InfraUrls, request: pytest.FixtureRequest) -> str:
+    name = "t_" + "".join(ch if ch.isalnum() else "_" for ch in request.node.name)[:50].lower()
+    return create_database(infra.database, name)
+
+
+@pytest_asyncio.fixture
+async def sessions(migrated_database: str) -> AsyncIterator[object]:
+    engine = make_engine(migrated_database)
+    try:
+        yield make_sessionmaker(engine)
+    finally:
+        await engine.dispose()
