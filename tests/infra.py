@@ -13,7 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from kronii.common.db import sqlalchemy_url
+from kronii.common.urls import libpq_url
 from kronii.common.infra import EmbeddedInfra, InfraPorts, free_port
 
 __all__ = ["InfraUrls", "create_database", "start_test_infra"]
@@ -75,7 +75,7 @@ def start_test_infra() -> Iterator[InfraUrls]:
 
 def create_database(url: str, name: str) -> str:
     """A fresh, empty database on the same server; returns its URL."""
-    plain = sqlalchemy_url(url).replace("postgresql+psycopg://", "postgresql://", 1)
+    plain = libpq_url(url)
     parts = urlsplit(plain)
     admin = urlunsplit((parts.scheme, parts.netloc, "/postgres", parts.query, ""))
     with psycopg.connect(admin, autocommit=True) as conn:

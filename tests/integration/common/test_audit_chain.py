@@ -12,11 +12,12 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from kronii.common.audit import GENESIS_HASH, AuditLog
-from kronii.common.db import make_engine, make_sessionmaker, migrate_up, sqlalchemy_url
+from kronii.common.db import make_engine, make_sessionmaker, migrate_up
+from kronii.common.urls import libpq_url
 
 
 def _plain(url: str) -> str:
-    return sqlalchemy_url(url).replace("postgresql+psycopg://", "postgresql://", 1)
+    return libpq_url(url)
 
 
 @pytest.fixture

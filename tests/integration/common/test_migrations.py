@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import psycopg
 
-from kronii.common.db import migrate_down, migrate_up, sqlalchemy_url
+from kronii.common.db import migrate_down, migrate_up
+from kronii.common.urls import libpq_url
 
 
 def _tables(url: str) -> set[str]:
-    plain = sqlalchemy_url(url).replace("postgresql+psycopg://", "postgresql://", 1)
+    plain = libpq_url(url)
     with psycopg.connect(plain) as conn:
         rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()
     return {row[0] for row in rows}
 
 
 def _revision(url: str) -> str | None:
-    plain = sqlalchemy_url(url).replace("postgresql+psycopg://", "postgresql://", 1)
+    plain = libpq_url(url)
     with psycopg.connect(plain) as conn:
         row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
     return row[0] if row else None

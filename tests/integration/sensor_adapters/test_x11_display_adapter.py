@@ -108,6 +108,16 @@ def test_focused_decodes_latin1_wm_name_and_utf8_net_wm_name(x_display: str) -> 
         focus_window(x_display, window.window_id)
         assert x11.focused().title == "café"
 
+        # Clients that put UTF-8 into a STRING-typed WM_NAME despite ICCCM are common.
+        raw = xdisplay.Display(x_display)
+        try:
+            win = raw.create_resource_object("window", window.window_id)
+            win.change_property(Xatom.WM_NAME, Xatom.STRING, 8, "日本語 ok".encode())
+            raw.sync()
+        finally:
+            raw.close()
+        assert x11.focused().title == "日本語 ok"
+
         set_window_title(x_display, window.window_id, "naïve ✓ build")
         assert x11.focused().title == "naïve ✓ build"
 

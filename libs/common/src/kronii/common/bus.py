@@ -50,6 +50,7 @@ class Bus:
         self.service = service
         self._metrics = metrics
         self._client: Client | None = None
+        self._closing = False
 
     @property
     def connected(self) -> bool:
@@ -63,7 +64,8 @@ class Bus:
 
     async def connect(self, url: str, *, connect_timeout: float = 5.0) -> None:
         async def on_disconnect() -> None:
-            log.warning("bus disconnected; reconnecting")
+            if not self._closing:
+                log.warning("bus disconnected; reconnecting")
 
         async def on_reconnect() -> None:
             log.info("bus reconnected")
@@ -71,6 +73,7 @@ class Bus:
         async def on_error(error: Exception) -> None:
             log.warning("bus error: %s", error)
 
+        self._closing = False
         self._client = await nats.connect(
             servers=[url],
             name=f"kronii-{self.service}",
@@ -84,6 +87,7 @@ class Bus:
         )
 
     async def close(self) -> None:
+        self._closing = True
         if self._client is not None and not self._client.is_closed:
             await self._client.drain()
         self._client = None

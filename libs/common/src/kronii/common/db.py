@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import MetaData
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
+
+from kronii.common.urls import sqlalchemy_url
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 __all__ = [
     "Base",
@@ -35,14 +39,6 @@ class Base(DeclarativeBase):
     )
 
 
-def sqlalchemy_url(url: str) -> str:
-    """Accept plain postgresql:// URLs and select the psycopg 3 driver."""
-    for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
-        if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix) :]
-    raise ValueError("the database URL must start with postgresql://")
-
-
 def make_engine(url: str) -> AsyncEngine:
     return create_async_engine(sqlalchemy_url(url), pool_pre_ping=True, pool_size=5, max_overflow=5)
 
@@ -52,6 +48,8 @@ def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker:  # type: ignor
 
 
 def alembic_config(url: str) -> Config:
+    from alembic.config import Config  # alembic is slow to import; only migrations need it
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     # Alembic's ini interpolation treats % specially; URL-encoded passwords contain it.
@@ -60,8 +58,12 @@ def alembic_config(url: str) -> Config:
 
 
 def migrate_up(url: str, revision: str = "head") -> None:
+    from alembic import command
+
     command.upgrade(alembic_config(url), revision)
 
 
 def migrate_down(url: str, revision: str) -> None:
+    from alembic import command
+
     command.downgrade(alembic_config(url), revision)

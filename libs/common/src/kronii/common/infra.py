@@ -20,9 +20,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote
 
 from kronii.common.processes import Child, LineSink
+from kronii.common.urls import redact_url
 
 __all__ = [
     "EmbeddedInfra",
@@ -59,19 +60,6 @@ class InfraServer:
     @property
     def display_url(self) -> str:
         return redact_url(self.url)
-
-
-def redact_url(url: str) -> str:
-    """The URL without its password or token, for printing."""
-    parts = urlsplit(url)
-    if parts.password is None and parts.username is None:
-        return url
-    user = parts.username if parts.password is not None else None
-    host = parts.hostname or ""
-    netloc = f"{user}@{host}" if user else host
-    if parts.port:
-        netloc += f":{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def free_port() -> int:

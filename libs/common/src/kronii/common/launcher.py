@@ -21,10 +21,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import httpx
-from kronii.common.db import migrate_up
 from kronii.common.infra import EmbeddedInfra, InfraError, InfraPorts, InfraServer, ensure_private_dir
 from kronii.common.processes import Child, LineSink
-from kronii.common.service import ServiceSpec
+from kronii.common.spec import ServiceSpec
 from kronii.common.services import installed_services
 from kronii.common.settings import KroniiSettings, ServiceSettings, load_settings
 from pydantic import Field
@@ -79,9 +78,23 @@ def _connect_host(host: str) -> str:
 def _infra_sink(out: LineSink) -> LineSink:
     """Infrastructure servers are chatty at start; show their warnings and errors only."""
     markers = ("[WRN]", "[ERR]", "[FTL]", " # ", "WARNING", "ERROR", "FATAL", "PANIC")
+    # Redis logs its start and stop banners at warning level; they are not news.
+    benign = (
+        "Memory overcommit",
+        "Redis is starting",
+        "Redis version=",
+        "Configuration loaded",
+        "Server initialized",
+        "User requested shutdown",
+        "ready to exit",
+        "scheduling shutdown",
+        "Saving the final RDB",
+        "DB saved on disk",
+        "Calling fsync() on the AOF",
+    )
 
     def sink(name: str, line: str) -> None:
-        if any(marker in line for marker in markers) and "Memory overcommit" not in line:
+        if any(marker in line for marker in markers) and not any(text in line for text in benign):
             out(name, line)
 
     return sink
@@ -155,6 +168,8 @@ class Launcher:
             origin = "embedded" if server.embedded else "configured"
             self.say(f"{server.name:<{self._width}}  {server.display_url}  ({origin})")
         self._check_stop()
+        from kronii.common.db import migrate_up  # alembic is slow to import; only `up` needs it
+
         migrate_up(self.servers["postgres"].url)
         self.say(f"{'migrate':<{self._width}}  database schema is up to date")
         self._check_stop()

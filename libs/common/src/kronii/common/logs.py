@@ -13,7 +13,8 @@ from opentelemetry import trace
 __all__ = ["JsonFormatter", "TextFormatter", "configure_logging"]
 
 _STANDARD_ATTRS = frozenset(
-    vars(logging.LogRecord("", 0, "", 0, "", None, None)).keys() | {"message", "asctime", "taskName"}
+    vars(logging.LogRecord("", 0, "", 0, "", None, None)).keys()
+    | {"message", "asctime", "taskName", "color_message"}
 )
 
 

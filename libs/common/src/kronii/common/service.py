@@ -32,6 +32,7 @@ from kronii.common.bus import Bus
 from kronii.common.db import make_engine, make_sessionmaker
 from kronii.common.logs import configure_logging
 from kronii.common.settings import ServiceSettings, SettingsError, load_settings
+from kronii.common.spec import DependencyStatus, ServiceSpec
 from kronii.common.telemetry import CommonMetrics, configure_tracing
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from sqlalchemy import text
@@ -40,28 +41,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 __all__ = ["DependencyStatus", "ServiceApp", "ServiceContext", "ServiceSpec", "run_service"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class DependencyStatus:
-    ready: bool
-    detail: str = ""
-    required: bool = True
-
-
-@dataclass(frozen=True)
-class ServiceSpec:
-    name: str
-    settings_cls: type[ServiceSettings]
-    app_factory: Callable[[], ServiceApp]
-    needs: frozenset[str] = frozenset({"nats", "redis", "postgres"})
-    # Position in `kronii up`'s start order and port plan (sensor 1, capture 2, ...).
-    order: int = 1
-    description: str = ""
-
-    @property
-    def module(self) -> str:
-        return f"kronii.{self.name}"
 
 
 class ServiceApp(Protocol):
@@ -124,7 +103,7 @@ class _Runtime:
         self.registry = CollectorRegistry()
         self.metrics = CommonMetrics(spec.name, self.registry)
         self.ctx = ServiceContext(spec, settings, self.metrics, self.registry, Bus(spec.name, self.metrics))
-        self.app = spec.app_factory()
+        self.app: ServiceApp = spec.app_factory()()
         self.app_started = False
         self.stopping = asyncio.Event()
         self.health = health.aio.HealthServicer()

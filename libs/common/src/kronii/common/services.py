@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
-from kronii.common.service import ServiceSpec
+from kronii.common.spec import ServiceSpec
 
 __all__ = ["installed_services"]
 

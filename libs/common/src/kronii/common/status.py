@@ -7,10 +7,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
-from kronii.common.infra import redact_url
+import psycopg
+import redis.asyncio as aioredis
+from kronii.common.urls import libpq_url, redact_url
 from kronii.common.launcher import LauncherSettings, state_path
 from kronii.common.services import installed_services
 from kronii.common.settings import load_settings
@@ -58,22 +60,31 @@ def _infra_urls(settings: LauncherSettings, state: dict[str, Any]) -> dict[str, 
 
 
 async def _check_nats(url: str) -> str:
-    import nats
-
-    client = await nats.connect(
-        servers=[url], connect_timeout=1.5, allow_reconnect=False, max_reconnect_attempts=0
-    )
+    """Speak the NATS protocol directly: INFO tells the version, PING/PONG proves the credentials."""
+    parts = urlsplit(url)
+    reader, writer = await asyncio.open_connection(parts.hostname or "127.0.0.1", parts.port or 4222)
     try:
-        await client.flush(timeout=2)
-        jetstream = "JetStream on" if client._server_info.get("jetstream") else "JetStream off"
-        return f"nats-server {client._server_info.get('version', '?')}, {jetstream}"
+        line = await reader.readline()
+        if not line.startswith(b"INFO "):
+            raise ConnectionError("not a NATS server")
+        info = json.loads(line[5:])
+        connect: dict[str, object] = {"verbose": False, "pedantic": False, "name": "kronii-status"}
+        if parts.username and not parts.password:
+            connect["auth_token"] = parts.username
+        elif parts.username:
+            connect.update(user=parts.username, **{"pass": parts.password})
+        writer.write(b"CONNECT " + json.dumps(connect).encode() + b"\r\nPING\r\n")
+        await writer.drain()
+        answer = await reader.readline()
+        if not answer.startswith(b"PONG"):
+            raise ConnectionError(answer.decode(errors="replace").strip() or "no PONG")
+        jetstream = "JetStream on" if info.get("jetstream") else "JetStream off"
+        return f"nats-server {info.get('version', '?')}, {jetstream}"
     finally:
-        await client.close()
+        writer.close()
 
 
 async def _check_redis(url: str) -> str:
-    import redis.asyncio as aioredis
-
     client = aioredis.from_url(url, socket_connect_timeout=1.5, socket_timeout=1.5)
     try:
         info = await client.info("server")
@@ -86,8 +97,7 @@ async def _check_postgres(url: str) -> str:
     import psycopg
     from kronii.common.db import sqlalchemy_url
 
-    plain = sqlalchemy_url(url).replace("postgresql+psycopg://", "postgresql://", 1)
-    conn = await psycopg.AsyncConnection.connect(plain, connect_timeout=2)
+    conn = await psycopg.AsyncConnection.connect(libpq_url(url), connect_timeout=2)
     try:
         row = await (await conn.execute("SHOW server_version")).fetchone()
         migrated = (

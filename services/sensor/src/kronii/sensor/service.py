@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from kronii.common.service import ServiceSpec
-from kronii.sensor.app import SensorApp
+from kronii.common.spec import ServiceSpec
 from kronii.sensor.settings import SensorSettings
 
 __all__ = ["SERVICE"]
@@ -11,7 +10,7 @@ __all__ = ["SERVICE"]
 SERVICE = ServiceSpec(
     name="sensor",
     settings_cls=SensorSettings,
-    app_factory=SensorApp,
+    app="kronii.sensor.app:SensorApp",
     order=1,
     description="activity state, focus, titles, lock",
 )

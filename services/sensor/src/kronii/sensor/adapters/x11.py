@@ -16,12 +16,13 @@ thread, because python-xlib connections must not be shared between threads that 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import select
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -199,6 +200,21 @@ def _connect(name: str | None) -> Any:
         raise DisplayUnavailable(f"no X display: cannot connect to {shown!r}: {exc}") from exc
 
 
+@contextlib.contextmanager
+def _closing_on_failure(dpy: Any, display_name: str) -> Iterator[None]:
+    """Close a fresh connection if setting it up fails, reporting a server that went away meanwhile."""
+    try:
+        yield
+    except (xerror.ConnectionClosedError, OSError) as exc:
+        with contextlib.suppress(xerror.ConnectionClosedError, OSError):
+            dpy.close()
+        raise DisplayUnavailable(f"lost the X display {display_name} while setting up: {exc}") from exc
+    except BaseException:
+        with contextlib.suppress(xerror.ConnectionClosedError, OSError):
+            dpy.close()
+        raise
+
+
 # ---- the adapter --------------------------------------------------------------------------------
 
 
@@ -217,7 +233,8 @@ class X11Display:
         self._errors_lock = threading.Lock()
         self._query_lock = threading.Lock()
         self._dpy.set_error_handler(self._on_async_error)
-        self._reader = _FocusReader(self._dpy, self._clock)
+        with _closing_on_failure(self._dpy, self.display_name):
+            self._reader = _FocusReader(self._dpy, self._clock)
         self._watcher: _Watcher | None = None
         self._closed = False
 
@@ -305,6 +322,8 @@ class X11Display:
             raise RuntimeError("X11Display is closed")
         if self._watcher is not None and self._watcher.alive:
             raise RuntimeError("the focus watcher is already running")
+        # A watcher that ended by itself (lost display) still holds its wakeup sockets.
+        self.stop()
         self._watcher = _Watcher(self.display_name, self._clock, callback, self._count_error)
         self._watcher.start()
 
@@ -348,10 +367,11 @@ class _Watcher:
         self._count_error = count_error
         self._dpy = _connect(display_name)
         self._dpy.set_error_handler(self._on_async_error)
-        self._reader = _FocusReader(self._dpy, clock)
-        # Select on the root before the thread starts, so no activation after start() is missed.
-        self._reader.root.change_attributes(event_mask=X.PropertyChangeMask)
-        self._dpy.sync()
+        with _closing_on_failure(self._dpy, display_name):
+            self._reader = _FocusReader(self._dpy, clock)
+            # Select on the root before the thread starts, so no activation after start() is missed.
+            self._reader.root.change_attributes(event_mask=X.PropertyChangeMask)
+            self._dpy.sync()
         self._wake_r, self._wake_w = socket.socketpair()
         self._stopping = threading.Event()
         self._ready = threading.Event()

@@ -1,0 +1,110 @@
+"""Parsing of `key <operator> value` around a keyword hit, shared by the keyword detector.
+
+Handles the spellings seen in code, config and terminals: `KEY=value`, `key: value`, `"key": "value"`,
+`key => 'value'`, `key := value`, `key == "value"`, `--key value`, `--key=value`, `<key>value</key>`,
+`key: str = "value"` (a type annotation), `KEY value` when the value is quoted (SQL, Dockerfile), and
+`key is value` in chat.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Assignment", "parse_assignment"]
+
+_SPACES = re.compile(r"[ \t]*")
+_OPERATOR = re.compile(r"[ \t]*(:=|=>|==|\?=|!=|=|:(?![:/\\]))[ \t]*")
+_CONNECTOR = re.compile(r"[ \t]+(?:is|was|=|are)[ \t]+:?[ \t]*", re.IGNORECASE)
+_ANNOTATION = re.compile(r"[A-Za-z_][\w.\[\], |]{0,40}?[ \t]*=(?!=)[ \t]*")
+_UNQUOTED = re.compile(r"[^\s\"'`,;&(){}\[\]<>]+")
+_STRING_PREFIX = re.compile(r"[bBfFrRuU]{1,2}(?=[\"'])")
+_QUOTES = "\"'`"
+_MAX_VALUE = 512
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    start: int  # of the value
+    end: int
+    quoted: bool
+    operator: str  # "=", ":", "flag", "space", "is", "xml", ...
+
+    @property
+    def value_slice(self) -> slice:
+        return slice(self.start, self.end)
+
+
+def parse_assignment(text: str, key_start: int, key_end: int, *, is_flag: bool) -> Assignment | None:
+    """The value assigned to the key text[key_start:key_end], or None when no value follows it."""
+    if key_start > 0 and text[key_start - 1] == "<" and text.startswith(">", key_end):
+        close = text.find("</", key_end + 1, key_end + 1 + _MAX_VALUE)
+        return None if close < 0 else Assignment(key_end + 1, close, True, "xml")
+    position = key_end
+    # A quoted key (`"password":`) or a subscript (`env["TOKEN"] =`) closes before the operator.
+    while position < len(text) and text[position] in "\"'`]":
+        position += 1
+    operator_match = _OPERATOR.match(text, position)
+    if operator_match is not None:
+        operator = operator_match.group(1)
+        if operator == "!=":
+            return None
+        position = operator_match.end()
+        if operator == ":":
+            annotation = _ANNOTATION.match(text, position)
+            if annotation is not None and not _starts_quoted(text, position):
+                position, operator = annotation.end(), "="
+        return _value(text, position, "=" if operator != ":" else ":")
+    connector = _CONNECTOR.match(text, position)
+    if connector is not None:
+        return _value(text, connector.end(), "is")
+    spaces = _SPACES.match(text, position)
+    if spaces is None or spaces.end() == position:
+        return None
+    position = spaces.end()
+    if is_flag:
+        return _value(text, position, "flag")
+    if _starts_quoted(text, position):
+        return _value(text, position, "space")
+    return _value(text, position, "space-unquoted")
+
+
+def _starts_quoted(text: str, position: int) -> bool:
+    prefix = _STRING_PREFIX.match(text, position)
+    if prefix is not None:
+        position = prefix.end()
+    return position < len(text) and text[position] in _QUOTES
+
+
+def _value(text: str, position: int, operator: str) -> Assignment | None:
+    prefix = _STRING_PREFIX.match(text, position)
+    if prefix is not None:
+        position = prefix.end()
+    if position >= len(text):
+        return None
+    quote = text[position]
+    if quote in _QUOTES:
+        close = _closing_quote(text, position + 1, quote)
+        if close is None:
+            return None
+        return Assignment(position + 1, close, True, operator)
+    unquoted = _UNQUOTED.match(text, position)
+    if unquoted is None:
+        return None
+    return Assignment(position, min(unquoted.end(), position + _MAX_VALUE), False, operator)
+
+
+def _closing_quote(text: str, position: int, quote: str) -> int | None:
+    limit = min(len(text), position + _MAX_VALUE)
+    index = position
+    while index < limit:
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == quote:
+            return index
+        if char == "\n":
+            return None
+        index += 1
+    return None

@@ -1,0 +1,81 @@
+"""What every detector shares: the text it scans, the candidates it reports, and boundary helpers."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Protocol
+
+__all__ = [
+    "Candidate",
+    "Detector",
+    "ScanText",
+    "is_word_char",
+    "line_bounds",
+    "shannon_entropy",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A span a detector thinks is sensitive. Detectors never copy the value out of the text."""
+
+    type: str
+    start: int
+    end: int
+    confidence: float
+    detector: str
+
+
+class ScanText:
+    """The text under scan, with views that several detectors want, computed at most once."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    @cached_property
+    def lower(self) -> str:
+        # str.lower can change lengths for a few non-ASCII characters, which would shift offsets;
+        # ASCII-only lowering keeps every index valid in both strings.
+        return self.text.translate(_ASCII_LOWER)
+
+    def contains_any(self, needles: tuple[str, ...]) -> bool:
+        text = self.text
+        return any(needle in text for needle in needles)
+
+    def lower_contains_any(self, needles: tuple[str, ...]) -> bool:
+        lower = self.lower
+        return any(needle in lower for needle in needles)
+
+
+_ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
+
+
+class Detector(Protocol):
+    """A small unit that finds one family of sensitive values. `name` appears in findings and policy."""
+
+    @property
+    def name(self) -> str: ...
+
+    def detect(self, scan: ScanText) -> Iterator[Candidate]: ...
+
+
+def is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def line_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """The start and end of the line(s) holding text[start:end]."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    return line_start, len(text) if line_end < 0 else line_end
+
+
+def shannon_entropy(value: str) -> float:
+    length = len(value)
+    if length == 0:
+        return 0.0
+    return -sum(count / length * math.log2(count / length) for count in Counter(value).values())

@@ -1,0 +1,145 @@
+"""High-entropy strings: random-looking Base64/Base62 tokens, and hex strings next to a secret-ish word.
+
+Entropy is computed only on candidate tokens (runs of Base64/Base64url characters at least 20 long), never
+per character over the whole text. detect-secrets uses flat limits (4.5 bits for Base64, 3.0 for hex); a flat
+4.5 misses every random token shorter than about 30 characters, since Shannon entropy is bounded by
+log2(length). The floor here follows the entropy that random Base64 of each length actually reaches (about
+its first percentile), and structural filters remove what random text does not look like: identifiers made of
+words, paths, UUIDs, and hashes in lock files and `git` output.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterator
+
+from .._types import FindingType
+from ._base import Candidate, ScanText, line_bounds, shannon_entropy
+
+__all__ = ["EntropyDetector"]
+
+_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{20,}={0,2}(?![A-Za-z0-9+/=_\-])")
+_HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# Runs that read as words: a vowel share of a third or more is common in words, rare in random text.
+_LETTER_RUN = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
+_SEGMENT_SPLIT = re.compile(r"[_\-/.+]+")
+_WORDISH_SEGMENT = re.compile(r"[A-Za-z]{2,}\d{0,3}|\d{1,4}|[A-Za-z]")
+_VOWELS = frozenset("aeiouyAEIOUY")
+_HASH_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-", "md5-", "sha1:", "sha256:", "sha512:")
+
+# (length, minimum bits per character): about the 1st percentile of random Base64 of that length.
+_FLOOR_LENGTHS = (20, 24, 28, 32, 40, 48, 64, 86)
+_FLOOR_BITS = (3.6, 3.85, 4.0, 4.2, 4.4, 4.6, 4.85, 5.1)
+_HEX_MIN_LENGTH, _HEX_MIN_BITS = 32, 3.0
+
+_SECRET_CONTEXT = ("secret", "token", "key", "pass", "pwd", "auth", "credential", "signature", "bearer", "api")
+_HASH_CONTEXT = (
+    "sha",
+    "md5",
+    "hash",
+    "digest",
+    "checksum",
+    "integrity",
+    "commit",
+    "git ",
+    "merge",
+    "revision",
+    "rev",
+    "parent",
+    "tree",
+    "blob",
+    "etag",
+    "fingerprint",
+    "resolved",
+    "h1:",
+    "object",
+    "image",
+    "layer",
+    "build-id",
+    "build id",
+    "nonce",
+    "trace",
+    "span",
+    "request",
+    "correlation",
+    "uuid",
+)
+
+
+class EntropyDetector:
+    name = "entropy"
+
+    def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        text = scan.text
+        for match in _TOKEN.finditer(text):
+            token = match.group()
+            if token.startswith(_HASH_PREFIXES) or _UUID.search(token):
+                continue
+            core = token.rstrip("=")
+            if _HEX.fullmatch(core):
+                confidence = self._hex_confidence(scan, match.start(), match.end(), core)
+            else:
+                confidence = _base64_confidence(core)
+            if confidence > 0.0 and not self._in_hash_context(scan, match.start(), match.end()):
+                yield Candidate(FindingType.HIGH_ENTROPY, match.start(), match.end(), confidence, self.name)
+
+    def _hex_confidence(self, scan: ScanText, start: int, end: int, core: str) -> float:
+        # A bare hex string is far more often a digest (commits, checksums, image ids) than a secret,
+        # so it counts only when its line names a secret.
+        if len(core) < _HEX_MIN_LENGTH or shannon_entropy(core) < _HEX_MIN_BITS:
+            return 0.0
+        line_start, line_end = line_bounds(scan.text, start, end)
+        line = scan.lower[line_start:start]
+        return 0.6 if any(word in line for word in _SECRET_CONTEXT) else 0.0
+
+    def _in_hash_context(self, scan: ScanText, start: int, end: int) -> bool:
+        line_start, _ = line_bounds(scan.text, start, end)
+        before = scan.lower[max(line_start, start - 40) : start]
+        if any(word in before for word in _SECRET_CONTEXT):
+            return False
+        return any(word in before for word in _HASH_CONTEXT)
+
+
+def _base64_confidence(core: str) -> float:
+    length = len(core)
+    has_digit = any(char.isdigit() for char in core)
+    has_upper = any(char.isupper() for char in core)
+    has_lower = any(char.islower() for char in core)
+    # Random tokens of this length almost always mix digits and both cases; identifiers rarely do.
+    if not (has_digit and has_upper and has_lower):
+        return 0.0
+    margin = shannon_entropy(core) - _entropy_floor(length)
+    if margin < 0.0 or _is_wordlike(core) or _is_path_or_identifier(core):
+        return 0.0
+    return 0.7 if margin > 0.3 else 0.55
+
+
+def _entropy_floor(length: int) -> float:
+    index = bisect_right(_FLOOR_LENGTHS, length) - 1
+    if index >= len(_FLOOR_LENGTHS) - 1:
+        return _FLOOR_BITS[-1]
+    low, high = _FLOOR_LENGTHS[index], _FLOOR_LENGTHS[index + 1]
+    return _FLOOR_BITS[index] + (_FLOOR_BITS[index + 1] - _FLOOR_BITS[index]) * (length - low) / (high - low)
+
+
+def _is_wordlike(core: str) -> bool:
+    covered = 0
+    for run in _LETTER_RUN.findall(core):
+        vowels = sum(char in _VOWELS for char in run)
+        if vowels * 3 >= len(run):
+            covered += len(run)
+    return covered * 5 > len(core) * 2  # more than 40% of it reads as words
+
+
+def _is_path_or_identifier(core: str) -> bool:
+    segments = [segment for segment in _SEGMENT_SPLIT.split(core) if segment]
+    if len(segments) >= 3:
+        wordish = sum(1 for segment in segments if _WORDISH_SEGMENT.fullmatch(segment))
+        if wordish * 4 >= len(segments) * 3:
+            return True
+    # Random text switches between upper, lower and digits at about two characters in three.
+    kinds = [0 if char.islower() else 1 if char.isupper() else 2 if char.isdigit() else 3 for char in core]
+    switches = sum(1 for left, right in zip(kinds, kinds[1:], strict=False) if left != right)
+    return switches * 5 < (len(core) - 1) * 2

@@ -1,0 +1,291 @@
+"""Values assigned to keys that name a secret: `password=...`, `"apiKey": "..."`, `export FOO_TOKEN=...`,
+`--password xyz`, `Password=...;` in connection strings, `Authorization: Bearer ...`.
+
+The value is the finding, never the key. Keys naming a password give PASSWORD (a red type by default);
+other secret keys give SECRET. Values that are references rather than literals (`password = get_pw()`,
+`token=$TOKEN`, `api_key: str`) and placeholders (`<your-token>`, `****`) are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from .._types import FindingType
+from ._assignment import Assignment, parse_assignment
+from ._base import Candidate, ScanText
+from ._values import is_placeholder_value
+
+__all__ = ["KeywordSecretDetector"]
+
+# Cheap hits on the ASCII-lowered text; each is then widened to its identifier and classified.
+_HIT = re.compile(r"pass|pwd|secret|token|credential|key|auth|sessionid|identified by")
+_IDENT_TAIL = re.compile(r"[\w.\-]+\Z")
+_IDENT_HEAD = re.compile(r"[\w.\-]*")
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_IDENT_WINDOW = 64
+
+_PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw", "pword"})
+_SECRET_SUFFIXES = (
+    "secret",
+    "token",
+    "apikey",
+    "credential",
+    "credentials",
+    "sessionid",
+    "accesskey",
+    "secretkey",
+    "privatekey",
+    "authkey",
+)
+_KEY_QUALIFIERS = frozenset(
+    {
+        "api",
+        "access",
+        "secret",
+        "private",
+        "auth",
+        "encryption",
+        "signing",
+        "master",
+        "client",
+        "app",
+        "account",
+        "shared",
+        "session",
+        "storage",
+        "license",
+        "subscription",
+        "webhook",
+        "consumer",
+        "service",
+        "admin",
+        "deploy",
+        "root",
+        "crypto",
+        "hmac",
+        "jwt",
+        "aes",
+        "sas",
+        "primary",
+        "secondary",
+        "connection",
+        "signature",
+        "encrypt",
+        "decrypt",
+        "cipher",
+    }
+)
+_NEUTRAL_SUFFIX_WORDS = frozenset(
+    {"value", "base", "string", "str", "b64", "base64", "hex", "raw", "bytes", "plain", "plaintext", "env", "var"}
+)
+_HEADER_KEYS = frozenset({"authorization", "proxy-authorization", "auth", "x-auth-token", "x-api-key"})
+_AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "apikey", "key", "sso-key", "negotiate"})
+# Words that follow "password:" as a status or a type in prose, logs and code, not as a password.
+_STATUS_WORDS = frozenset(
+    {
+        "required",
+        "optional",
+        "incorrect",
+        "invalid",
+        "expired",
+        "changed",
+        "reset",
+        "files",
+        "set",
+        "unset",
+        "updated",
+        "ok",
+        "missing",
+        "protected",
+        "strong",
+        "weak",
+        "disabled",
+        "enabled",
+        "saved",
+        "sent",
+        "match",
+        "mismatch",
+        "accepted",
+        "rejected",
+        "prompt",
+        "stdin",
+        "ask",
+        "never",
+        "always",
+        "any",
+        "object",
+        "number",
+        "boolean",
+        "char",
+        "varchar",
+        "secretstr",
+        "optional[str]",
+        "str | none",
+        "self",
+        "cls",
+        "this",
+        "args",
+        "kwargs",
+        "config",
+        "settings",
+        "options",
+        "opts",
+        "params",
+        "data",
+        "val",
+        "arg",
+        "user",
+        "input",
+        "keyring",
+        "vault",
+        "file",
+        "default",
+        "auto",
+        "login",
+        "the",
+        "a",
+        "an",
+        "not",
+    }
+)
+_REFERENCE_HINTS = ("pass", "pwd", "secret", "token", "key", "auth", "cred")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+_PATH = re.compile(r"(?:/|~/|\./|\.\./|[A-Za-z]:[\\/]|\\\\)")
+_FILE_NAME = re.compile(r"[\w.\-/\\]+\.(?:txt|json|pem|key|ya?ml|env|cfg|conf|ini|crt|p12|pfx|jks|gpg|asc)")
+_PROSE = re.compile(r"(?i)\b(?:the|your|enter|please|must|should|invalid|incorrect|required|for|to|of|is)\b")
+
+
+class KeywordSecretDetector:
+    name = "keyword_secrets"
+
+    def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        text, lower = scan.text, scan.lower
+        seen_keys: set[int] = set()
+        for hit in _HIT.finditer(lower):
+            if hit.group() == "identified by":
+                key_start, key_end = hit.start(), hit.end()
+                finding_type: str | None = FindingType.PASSWORD
+            else:
+                key_start, key_end = _identifier_bounds(text, hit.start(), hit.end())
+                if key_start in seen_keys:
+                    continue
+                seen_keys.add(key_start)
+                finding_type = _classify_key(text[key_start:key_end])
+            if finding_type is None or _is_reference_sigil(text, key_start):
+                continue
+            is_flag = text.startswith("-", key_start)
+            assignment = parse_assignment(text, key_start, key_end, is_flag=is_flag)
+            if assignment is None:
+                continue
+            assignment = _skip_auth_scheme(text, text[key_start:key_end], assignment)
+            if assignment is None or not _is_literal_secret(text, assignment, finding_type, is_flag):
+                continue
+            confidence = 0.85 if assignment.operator in ("=", ":", "xml", "flag") else 0.7
+            yield Candidate(finding_type, assignment.start, assignment.end, confidence, self.name)
+
+
+def _identifier_bounds(text: str, hit_start: int, hit_end: int) -> tuple[int, int]:
+    tail = _IDENT_TAIL.search(text, max(0, hit_start - _IDENT_WINDOW), hit_start)
+    start = hit_start if tail is None else tail.start()
+    head = _IDENT_HEAD.match(text, hit_end)
+    end = hit_end if head is None else head.end()
+    # Dots that end a sentence or a dotted path are not part of the key.
+    while end > hit_end and text[end - 1] in ".-":
+        end -= 1
+    return start, end
+
+
+def _classify_key(key: str) -> str | None:
+    bare = key.lstrip("-.")
+    lowered = bare.lower()
+    if lowered in _HEADER_KEYS:
+        return FindingType.SECRET
+    words = [word.lower() for word in _WORDS.findall(bare)]
+    # `SECRET_KEY_BASE`, `token2`, `API_KEY_V2`: trailing words that only qualify the secret.
+    while len(words) > 1 and (words[-1] in _NEUTRAL_SUFFIX_WORDS or len(words[-1]) == 1 or words[-1].isdigit()):
+        words.pop()
+    if not words:
+        return None
+    last = words[-1]
+    if last in _PASSWORD_WORDS or last.endswith(("password", "passwd")):
+        return FindingType.PASSWORD
+    if key.startswith("-") and last.endswith("pass"):  # keytool -storepass, openssl -passin
+        return FindingType.PASSWORD
+    if last.endswith(_SECRET_SUFFIXES):
+        return FindingType.SECRET
+    if last == "key" and len(words) > 1 and words[-2] in _KEY_QUALIFIERS:
+        return FindingType.SECRET
+    return None
+
+
+def _is_reference_sigil(text: str, key_start: int) -> bool:
+    # `${TOKEN}`, `%API_KEY%` read a variable; they do not assign one. (`$PASSWORD = "x"` in PowerShell
+    # does assign, so a bare `$` is left to the operator check.)
+    if key_start < 2:
+        return key_start == 1 and text[0] == "%"
+    before = text[key_start - 1]
+    return before == "%" or (before == "{" and text[key_start - 2] == "$")
+
+
+def _skip_auth_scheme(text: str, key: str, assignment: Assignment) -> Assignment | None:
+    """`Authorization: Bearer <token>`: the credential is what follows the scheme word."""
+    value = text[assignment.value_slice]
+    scheme, _, rest = value.partition(" ")
+    if scheme.lower() in _AUTH_SCHEMES and rest.strip():
+        offset = assignment.start + len(scheme) + 1 + (len(rest) - len(rest.lstrip()))
+        return Assignment(offset, assignment.end, assignment.quoted, assignment.operator)
+    if scheme.lower() in _AUTH_SCHEMES and not assignment.quoted and key.lower() in _HEADER_KEYS:
+        follower = re.compile(r"[ \t]+([^\s\"'`,;]+)").match(text, assignment.end)
+        if follower is None:
+            return None
+        return Assignment(follower.start(1), follower.end(1), False, assignment.operator)
+    return assignment
+
+
+def _is_literal_secret(text: str, assignment: Assignment, finding_type: str, is_flag: bool) -> bool:
+    value = text[assignment.value_slice]
+    stripped = value.strip()
+    minimum = 4 if finding_type == FindingType.PASSWORD else 6
+    if len(stripped) < minimum or is_placeholder_value(stripped):
+        return False
+    if not assignment.quoted and stripped.startswith(("!", "*", "&")):
+        return False  # YAML tags (`!vault |`), aliases and anchors
+    if stripped.lower() in _STATUS_WORDS or _PATH.match(stripped) or _FILE_NAME.fullmatch(stripped):
+        return False
+    if stripped.startswith(("http://", "https://")) and "@" not in stripped:
+        return False
+    if assignment.quoted:
+        return _is_quoted_literal(stripped, finding_type)
+    return _is_unquoted_literal(text, assignment, stripped, finding_type)
+
+
+def _is_quoted_literal(value: str, finding_type: str) -> bool:
+    if "{" in value and "}" in value:  # an f-string or a template fills it in
+        return False
+    if " " in value:
+        # Tokens have no spaces; a passphrase may, but a help text or prompt reads like prose.
+        return finding_type == FindingType.PASSWORD and _PROSE.search(value) is None
+    return True
+
+
+def _is_unquoted_literal(text: str, assignment: Assignment, value: str, finding_type: str) -> bool:
+    following = text[assignment.end : assignment.end + 1]
+    if following in ("(", "[") or _DOTTED.fullmatch(value):
+        return False  # a call, a subscript or an attribute: code reading the secret from elsewhere
+    lowered = value.lower()
+    if _IDENTIFIER.fullmatch(value) and any(hint in lowered for hint in _REFERENCE_HINTS):
+        return False  # `password = user_password`, `api_key=api_key`
+    has_digit = any(char.isdigit() for char in value)
+    has_symbol = any(not char.isalnum() for char in value)
+    mixed_case = value != lowered and value != value.upper()
+    looks_random = has_digit or has_symbol or mixed_case
+    if assignment.operator in ("is", "space-unquoted"):
+        return looks_random and len(value) >= 6
+    if finding_type == FindingType.SECRET:
+        # API keys and tokens nearly always carry digits; a bare word is a variable or a setting.
+        return has_digit or (len(value) >= 16 and mixed_case)
+    if _IDENTIFIER.fullmatch(value) and "_" in value and value == lowered and not has_digit:
+        return False  # snake_case: a variable name in code
+    return True

@@ -1,0 +1,73 @@
+"""`kronii up` from nothing: it starts its own NATS, Redis and PostgreSQL, refuses a second instance,
+answers `kronii status`, and leaves no process behind after SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kronii.common.infra import free_port
+from tests.mesh import Proc, kronii_process_pids, wait_until
+
+pytestmark = pytest.mark.e2e
+
+KRONII = str(Path(sys.executable).parent / "kronii")
+
+
+def _env(data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KRONII_") and k != "DISPLAY"}
+    env.update(
+        KRONII_DATA_DIR=str(data_dir),
+        KRONII_EMBEDDED_NATS_PORT=str(free_port()),
+        KRONII_EMBEDDED_REDIS_PORT=str(free_port()),
+        KRONII_EMBEDDED_POSTGRES_PORT=str(free_port()),
+        KRONII_SENSOR_HTTP_PORT=str(free_port()),
+        KRONII_SENSOR_GRPC_PORT=str(free_port()),
+        KRONII_TEST_FAST_PG="1",
+        DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
+        DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
+    )
+    return env
+
+
+def test_kronii_up_runs_embedded_infra_refuses_a_second_instance_and_stops_clean(tmp_path: Path) -> None:
+    data_dir = tmp_path / "kronii-data"
+    env = _env(data_dir)
+    proc = Proc([KRONII, "up"], env)
+    try:
+        proc.wait_for_line(lambda line: line.strip() == "kronii is up", 90)
+        assert (data_dir.stat().st_mode & 0o777) in (0o700, 0o701)  # 0701 only when root runs PostgreSQL
+        for name in ("nats", "redis", "postgres"):
+            line = next(line for line in proc.lines if line.startswith(name) and "://" in line)
+            assert "embedded" in line
+            assert "@" not in line or "kronii@" in line, "a password was printed"
+        secrets = data_dir / "secrets"
+        assert {p.name for p in secrets.iterdir()} == {"nats_token", "redis_password", "postgres_password"}
+        assert all((p.stat().st_mode & 0o777) == 0o600 for p in secrets.iterdir())
+        assert all(p.read_text().strip() not in proc.output for p in secrets.iterdir())
+
+        second = subprocess.run([KRONII, "up"], env=env, capture_output=True, text=True, timeout=30)
+        assert second.returncode == 1
+        assert "already running" in second.stdout
+
+        status = subprocess.run([KRONII, "status"], env=env, capture_output=True, text=True, timeout=30)
+        assert status.returncode == 0, status.stdout + status.stderr
+        rows = {line.split()[0]: line for line in status.stdout.splitlines()[1:]}
+        assert set(rows) >= {"nats", "redis", "postgres", "sensor"}
+        assert all("  yes  " in row for row in rows.values()), status.stdout
+        assert "JetStream on" in rows["nats"]
+        assert "0002_activity_events" in rows["postgres"]
+        assert "no display" in rows["sensor"]
+    finally:
+        code, took = proc.terminate(timeout=20)
+    assert code == 0, proc.output[-3000:]
+    assert took < 10
+    wait_until(lambda: not kronii_process_pids(str(data_dir)), 5, "embedded servers to exit")
+
+    stopped = subprocess.run([KRONII, "status"], env=env, capture_output=True, text=True, timeout=30)
+    assert stopped.returncode == 1
+    assert "not reachable" in stopped.stdout

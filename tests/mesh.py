@@ -1,0 +1,131 @@
+"""Helpers to drive kronii processes from tests: start, wait for readiness, read output, stop."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import httpx
+import psutil
+
+__all__ = ["Proc", "kronii_process_pids", "wait_http_ready", "wait_until"]
+
+
+class Proc:
+    """A process whose combined output is collected line by line on a thread."""
+
+    def __init__(self, argv: Sequence[str], env: dict[str, str], cwd: Path | None = None) -> None:
+        self.argv = list(argv)
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str] = queue.Queue()
+        self.process = subprocess.Popen(
+            self.argv,
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+            start_new_session=True,
+        )
+        self._reader = threading.Thread(target=self._pump, daemon=True)
+        self._reader.start()
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip("\n"))
+            self._queue.put(line.rstrip("\n"))
+
+    @property
+    def output(self) -> str:
+        return "\n".join(self.lines)
+
+    def wait_for_line(self, predicate: Callable[[str], bool], timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self._queue.get(timeout=0.1)
+            except queue.Empty:
+                if self.process.poll() is not None and self._queue.empty():
+                    self._reader.join(1)
+                    break
+                continue
+            if predicate(line):
+                return line
+        raise AssertionError(f"no matching line within {timeout} s; output so far:\n{self.output[-4000:]}")
+
+    def terminate(self, timeout: float = 15.0) -> tuple[int, float]:
+        """SIGTERM; returns (exit code, seconds it took)."""
+        started = time.monotonic()
+        with contextlib.suppress(ProcessLookupError):
+            self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout=timeout)
+        self._reader.join(2)
+        return code, time.monotonic() - started
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(5)
+
+
+def python_module(module: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", module, *args]
+
+
+def wait_http_ready(url: str, timeout: float = 30.0, proc: Proc | None = None) -> httpx.Response:
+    deadline = time.monotonic() + timeout
+    last: object = None
+    while time.monotonic() < deadline:
+        if proc is not None and proc.process.poll() is not None:
+            raise AssertionError(f"process exited with {proc.process.returncode}:\n{proc.output[-3000:]}")
+        try:
+            response = httpx.get(f"{url}/readyz", timeout=2)
+            if response.status_code == 200:
+                return response
+            last = response.text
+        except httpx.HTTPError as error:
+            last = error
+        time.sleep(0.1)
+    raise AssertionError(f"{url} not ready within {timeout} s: {last}")
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, what: str, interval: float = 0.05) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def kronii_process_pids(marker: str) -> list[int]:
+    """Pids of live processes whose command line or environment-free argv mentions `marker`."""
+    found: list[int] = []
+    for proc in psutil.process_iter(["pid", "cmdline", "status"]):
+        with contextlib.suppress(psutil.Error):
+            if proc.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            if any(marker in part for part in proc.info["cmdline"] or []):
+                found.append(proc.info["pid"])
+    return found
+
+
+@contextlib.contextmanager
+def running(proc: Proc) -> Iterator[Proc]:
+    try:
+        yield proc
+    finally:
+        if proc.process.poll() is None:
+            proc.kill()
