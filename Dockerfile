@@ -39,7 +39,7 @@ RUN --mount=type=cache,target=/root/.cache/uv \
 # The workspace itself, installed as regular (non-editable) packages so that /app/.venv stands alone.
 COPY . /app
 RUN --mount=type=cache,target=/root/.cache/uv \
-    uv sync --no-dev --all-packages --no-editable
+    uv sync --frozen --no-dev --all-packages --no-editable
 
 # ---- runtime: the virtualenv and nothing else ---------------------------------------------------------
 FROM ${PYTHON_IMAGE} AS runtime

@@ -128,22 +128,28 @@ class EmbeddedInfra:
     def start(
         self, *, nats_url: str | None, redis_url: str | None, database_url: str | None, timeout: float = 30.0
     ) -> dict[str, InfraServer]:
+        configured = {"nats": nats_url, "redis": redis_url, "postgres": database_url}
+        spawners = {"nats": self._spawn_nats, "redis": self._spawn_redis, "postgres": self._spawn_postgres}
+        # Spawn every server first, then wait for each: they start side by side. Spawning stays on
+        # this thread because a child's parent-death signal fires when the spawning thread ends.
         try:
-            self.servers["nats"] = (
-                InfraServer("nats", nats_url, False) if nats_url else self._start_nats(timeout)
-            )
-            self.servers["redis"] = (
-                InfraServer("redis", redis_url, False) if redis_url else self._start_redis(timeout)
-            )
-            self.servers["postgres"] = (
-                InfraServer("postgres", database_url, False)
-                if database_url
-                else self._start_postgres(timeout)
-            )
+            pending: list[tuple[InfraServer, int]] = []
+            for name, url in configured.items():
+                if url:
+                    self.servers[name] = InfraServer(name, url, False)
+                else:
+                    server, port = spawners[name]()
+                    self.servers[name] = server
+                    pending.append((server, port))
+            for server, port in pending:
+                assert server.child is not None
+                self._wait_port(server.child, port, timeout)
+                if server.name == "postgres":
+                    self._ensure_database(server.child, port, _secret(self.data_dir, "postgres_password"))
         except BaseException:
             self.stop()
             raise
-        return self.servers
+        return {name: self.servers[name] for name in ("nats", "redis", "postgres")}
 
     def stop(self, timeout: float = 3.0) -> None:
         for name in ("postgres", "redis", "nats"):
@@ -166,7 +172,7 @@ class EmbeddedInfra:
             child.stop(2)
             raise InfraError(f"the embedded {child.name} did not start within {timeout:.0f} s:\n{tail}")
 
-    def _start_nats(self, timeout: float) -> InfraServer:
+    def _spawn_nats(self) -> tuple[InfraServer, int]:
         port = self.ports.nats
         self._check_port("nats", port)
         store = ensure_private_dir(self.data_dir / "nats")
@@ -179,10 +185,9 @@ class EmbeddedInfra:
             f'jetstream {{ store_dir: "{store / "jetstream"}" }}\n',
         )
         child = Child("nats", [str(nats_server_binary()), "-c", str(config)], sink=self.sink)
-        self._wait_port(child, port, timeout)
-        return InfraServer("nats", f"nats://{token}@127.0.0.1:{port}", True, child)
+        return InfraServer("nats", f"nats://{token}@127.0.0.1:{port}", True, child), port
 
-    def _start_redis(self, timeout: float) -> InfraServer:
+    def _spawn_redis(self) -> tuple[InfraServer, int]:
         port = self.ports.redis
         self._check_port("redis", port)
         store = ensure_private_dir(self.data_dir / "redis")
@@ -195,10 +200,9 @@ class EmbeddedInfra:
             f'dir "{store}"\nrequirepass "{password}"\nappendonly yes\nsave ""\nloglevel warning\n',
         )
         child = Child("redis", [str(redis_server_binary()), str(config)], sink=self.sink)
-        self._wait_port(child, port, timeout)
-        return InfraServer("redis", f"redis://:{password}@127.0.0.1:{port}/0", True, child)
+        return InfraServer("redis", f"redis://:{password}@127.0.0.1:{port}/0", True, child), port
 
-    def _start_postgres(self, timeout: float) -> InfraServer:
+    def _spawn_postgres(self) -> tuple[InfraServer, int]:
         port = self.ports.postgres
         self._check_port("postgres", port)
         bin_dir = postgres_bin_dir()
@@ -231,10 +235,8 @@ class EmbeddedInfra:
             stop_signal=signal.SIGINT,
             death_signal=signal.SIGQUIT,
         )
-        self._wait_port(child, port, timeout)
         url = f"postgresql://kronii:{quote(password, safe='')}@127.0.0.1:{port}/kronii"
-        self._ensure_database(child, port, password)
-        return InfraServer("postgres", url, True, child)
+        return InfraServer("postgres", url, True, child), port
 
     def _postgres_identity(self, pgdata: Path) -> tuple[int | None, int | None]:
         """PostgreSQL refuses to run as root; as root it runs as a dedicated system user."""

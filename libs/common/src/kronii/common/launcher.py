@@ -114,6 +114,7 @@ class Launcher:
         self._print_lock = threading.Lock()
         self._log_format = log_format
         self._width = 9
+        self._started = time.monotonic()
 
     # ---- output ------------------------------------------------------------------------------
 
@@ -158,6 +159,7 @@ class Launcher:
             raise KeyboardInterrupt
 
     def start(self) -> None:
+        self._started = time.monotonic()
         s = self.settings
         ports = InfraPorts(s.embedded_nats_port, s.embedded_redis_port, s.embedded_postgres_port)
         self.infra = EmbeddedInfra(s.data_dir, ports, sink=_infra_sink(self.sink))
@@ -167,24 +169,26 @@ class Launcher:
         for server in self.servers.values():
             origin = "embedded" if server.embedded else "configured"
             self.say(f"{server.name:<{self._width}}  {server.display_url}  ({origin})")
+        specs = installed_services()
+        if not specs:
+            raise LaunchError("no kronii service is installed in this environment; run `make up`")
+        # Services take seconds to import; they start while the migrations run, and are
+        # only waited for once the schema is in place.
+        env = self._child_env()
+        for spec in specs:
+            self._check_stop()
+            self.services.append(self._start_service(spec, env))
         self._check_stop()
         from kronii.common.db import migrate_up  # alembic is slow to import; only `up` needs it
 
         migrate_up(self.servers["postgres"].url)
         self.say(f"{'migrate':<{self._width}}  database schema is up to date")
-        self._check_stop()
-        specs = installed_services()
-        if not specs:
-            raise LaunchError("no kronii service is installed in this environment; run `make up`")
-        env = self._child_env()
-        for spec in specs:
-            self._check_stop()
-            self.services.append(self._start_service(spec, env))
         for running in self.services:
             self._wait_ready(running)
             grpc = f"  grpc {running.grpc_address}" if running.grpc_address else ""
             self.say(f"{running.spec.name:<{self._width}}  {running.http_url}{grpc}  ready")
         self._write_state()
+        self.say(f"{'ready':<{self._width}}  every service answered /readyz in {time.monotonic() - self._started:.1f} s")
         self.say("kronii is up")
 
     def _child_env(self) -> dict[str, str]:

@@ -27,6 +27,7 @@ _LETTER_RUN = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
 _SEGMENT_SPLIT = re.compile(r"[_\-/.+]+")
 _WORDISH_SEGMENT = re.compile(r"[A-Za-z]{2,}\d{0,3}|\d{1,4}|[A-Za-z]")
 _VOWELS = frozenset("aeiouyAEIOUY")
+_PUBLIC_BEGIN = re.compile(r"-----BEGIN (?:CERTIFICATE|[A-Z0-9 ]*PUBLIC KEY|CERTIFICATE REQUEST|X509 CRL)-----")
 _HASH_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-", "md5-", "sha1:", "sha256:", "sha512:")
 
 # (length, minimum bits per character): about the 1st percentile of random Base64 of that length.
@@ -65,6 +66,7 @@ _HASH_CONTEXT = (
     "request",
     "correlation",
     "uuid",
+    "ssh-",  # public keys: `ssh-ed25519 AAAAC3...`
 )
 
 
@@ -73,9 +75,12 @@ class EntropyDetector:
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
+        public_blocks = _public_blocks(text)
         for match in _TOKEN.finditer(text):
             token = match.group()
             if token.startswith(_HASH_PREFIXES) or _UUID.search(token):
+                continue
+            if public_blocks and any(start <= match.start() < end for start, end in public_blocks):
                 continue
             core = token.rstrip("=")
             if _HEX.fullmatch(core):
@@ -100,6 +105,17 @@ class EntropyDetector:
         if any(word in before for word in _SECRET_CONTEXT):
             return False
         return any(word in before for word in _HASH_CONTEXT)
+
+
+def _public_blocks(text: str) -> list[tuple[int, int]]:
+    """Certificates and public keys: Base64 by the kilobyte, and meant to be shared."""
+    if "-----BEGIN " not in text:
+        return []
+    blocks = []
+    for begin in _PUBLIC_BEGIN.finditer(text):
+        end = text.find("-----END ", begin.end())
+        blocks.append((begin.start(), len(text) if end < 0 else end))
+    return blocks
 
 
 def _base64_confidence(core: str) -> float:

@@ -1,0 +1,26 @@
+"""Runs every benchmark in bench/ in turn; each prints its figures and writes bench/results/<name>.json."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BENCHMARKS = [
+    ["kronii_up.py", "--runs", "3"],
+    ["sensor_focus.py", "--switches", "200", "--cost-seconds", "60"],
+]
+
+
+def main() -> int:
+    failed = 0
+    for argv in BENCHMARKS:
+        print(f"==> {' '.join(argv)}", flush=True)
+        result = subprocess.run([sys.executable, str(HERE / argv[0]), *argv[1:]], check=False)
+        failed += result.returncode != 0
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

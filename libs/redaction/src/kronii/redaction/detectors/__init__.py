@@ -1,0 +1,70 @@
+"""Detectors: one module per family of sensitive values. Each is a small class with a `name` and a
+`detect(scan)` that yields candidate spans; the engine resolves overlaps, masks and grades them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ._base import Candidate, Detector, ScanText
+from .aws import AwsSecretKeyDetector
+from .command_secrets import CommandSecretDetector
+from .email import EmailDetector
+from .entropy import EntropyDetector
+from .home_paths import HomePathDetector
+from .iban import IbanDetector
+from .ip_address import IpAddressDetector
+from .jwt import JwtDetector
+from .keyword_secrets import KeywordSecretDetector
+from .national_ids import NationalIdDetector
+from .payment_card import PaymentCardDetector
+from .phone import PhoneDetector
+from .policy_terms import CustomPatternDetector, DenyTermDetector
+from .private_keys import PrivateKeyDetector
+from .url_credentials import UrlCredentialDetector
+from .vendor_tokens import VendorTokenDetector
+
+__all__ = [
+    "AwsSecretKeyDetector",
+    "Candidate",
+    "CommandSecretDetector",
+    "CustomPatternDetector",
+    "DenyTermDetector",
+    "Detector",
+    "EmailDetector",
+    "EntropyDetector",
+    "HomePathDetector",
+    "IbanDetector",
+    "IpAddressDetector",
+    "JwtDetector",
+    "KeywordSecretDetector",
+    "NationalIdDetector",
+    "PaymentCardDetector",
+    "PhoneDetector",
+    "PrivateKeyDetector",
+    "ScanText",
+    "UrlCredentialDetector",
+    "VendorTokenDetector",
+    "built_in_detectors",
+]
+
+
+def built_in_detectors(*, phone_regions: Sequence[str] = ("US", "GB")) -> tuple[Detector, ...]:
+    """Every built-in detector, secrets first."""
+    return (
+        PrivateKeyDetector(),
+        VendorTokenDetector(),
+        AwsSecretKeyDetector(),
+        JwtDetector(),
+        UrlCredentialDetector(),
+        KeywordSecretDetector(),
+        CommandSecretDetector(),
+        EntropyDetector(),
+        EmailDetector(),
+        PhoneDetector(phone_regions),
+        PaymentCardDetector(),
+        IbanDetector(),
+        NationalIdDetector(),
+        IpAddressDetector(),
+        HomePathDetector(),
+    )

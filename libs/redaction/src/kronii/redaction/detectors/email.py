@@ -1,0 +1,100 @@
+"""E-mail addresses (the dot-atom form of RFC 5322 that people actually use).
+
+The scan looks for "@" (a C-speed search) and grows the local part and domain around each one, rather than
+running a regex that starts at every word of the text. Not e-mail: `git@github.com:org/repo` (an SSH
+remote), `logo@2x.png` (an asset name), `pkg@1.2.3` (a version pin).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from .._types import FindingType
+from ._base import Candidate, ScanText
+
+__all__ = ["EmailDetector"]
+
+# RFC 5322 allows more symbols in the local part, but in running text they are far more often delimiters
+# (`user=alice@...`, `'alice@...'`) than part of an address.
+_LOCAL_TAIL = re.compile(r"[A-Za-z0-9._%+\-]{1,64}\Z")
+_DOMAIN = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+([A-Za-z]{2,24})(?![A-Za-z0-9\-])")
+# Look-alikes whose "top-level domain" is a file extension (`icon@2x.png`, `main@abc.js`).
+_FILE_EXTENSIONS = frozenset(
+    {
+        "png",
+        "jpg",
+        "jpeg",
+        "gif",
+        "svg",
+        "webp",
+        "ico",
+        "bmp",
+        "js",
+        "mjs",
+        "ts",
+        "tsx",
+        "jsx",
+        "css",
+        "scss",
+        "json",
+        "map",
+        "html",
+        "txt",
+        "md",
+        "lock",
+        "yaml",
+        "yml",
+        "toml",
+        "woff",
+        "woff2",
+        "ttf",
+        "otf",
+        "mp4",
+        "webm",
+        "pdf",
+        "zip",
+        "gz",
+        "tgz",
+        "so",
+        "dll",
+        "exe",
+        "wasm",
+        "vue",
+        "jar",
+        "class",
+    }
+)
+_SSH_REMOTE_USERS = frozenset({"git", "hg", "svn", "ssh"})
+
+
+class EmailDetector:
+    name = "email"
+
+    def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        text = scan.text
+        at = text.find("@")
+        while at >= 0:
+            candidate = self._around(text, at)
+            if candidate is not None:
+                yield candidate
+            at = text.find("@", at + 1)
+
+    def _around(self, text: str, at: int) -> Candidate | None:
+        local = _LOCAL_TAIL.search(text, max(0, at - 64), at)
+        domain = _DOMAIN.match(text, at + 1)
+        if local is None or domain is None:
+            return None
+        start = local.start()
+        while start < at and text[start] in ".-":
+            start += 1
+        local_part = text[start:at]
+        if not local_part or local_part.endswith(".") or ".." in local_part:
+            return None
+        top_level = domain.group(1).lower()
+        if top_level in _FILE_EXTENSIONS and domain.group().count(".") == 1:
+            return None
+        end = domain.end()
+        if local_part.lower() in _SSH_REMOTE_USERS and text.startswith(":", end):
+            return None
+        return Candidate(FindingType.EMAIL, start, end, 0.9, self.name)

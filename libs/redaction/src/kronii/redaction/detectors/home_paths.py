@@ -1,0 +1,76 @@
+"""User names revealed by home-directory paths and shell prompts. Only the name is masked: the rest of the
+path (`/home/[USERNAME_1]/src/kronii`) is what an LLM needs to reason about the work.
+
+Covers /home/NAME (and /var/home for Fedora Atomic), macOS /Users/NAME, Windows C:\\Users\\NAME (also with
+doubled backslashes in JSON and with forward slashes), `~NAME/`, and prompts `NAME@host:~$`.
+Generic account names that identify nobody (`user`, `Public`, `runner` on CI) stay.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from .._types import FindingType
+from ._base import Candidate, ScanText
+
+__all__ = ["HomePathDetector"]
+
+_NAME = r"(?P<name>[^\s/\\:\"'*?<>|`$%{}()\[\],;]{1,64})"
+_POSIX_HOME = re.compile(r"/(?:home|Users)/" + _NAME)
+_WINDOWS_HOME = re.compile(r"(?i)(?<![A-Za-z])[A-Z]:(?:\\{1,2}|/)Users(?:\\{1,2}|/)" + _NAME)
+_TILDE_HOME = re.compile(r"~(?P<name>[a-z_][a-z0-9_\-]{1,31})(?=/)")
+_PROMPT = re.compile(r"(?m)^[ \t]*(?:\([\w.\-]+\)[ \t]*)?(?P<name>[a-z_][a-z0-9_\-]{0,31})@[\w.\-]+:[ \t]*[~/]")
+_GENERIC_NAMES = frozenset(
+    {
+        "user",
+        "username",
+        "users",
+        "shared",
+        "public",
+        "default",
+        "default user",
+        "all users",
+        "runner",
+        "linuxbrew",
+        "me",
+        "you",
+        "name",
+        "your_user",
+        "yourname",
+        "your-name",
+        "your_username",
+        "home",
+        "...",
+        ".",
+        "..",
+    }
+)
+
+
+class HomePathDetector:
+    name = "home_paths"
+
+    def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        text = scan.text
+        if "/home/" in text or "/Users/" in text:
+            yield from self._names(_POSIX_HOME, text)
+        if scan.lower_contains_any((":\\users\\", ":\\\\users\\\\", ":/users/")):
+            yield from self._names(_WINDOWS_HOME, text)
+        if "~" in text:
+            yield from self._names(_TILDE_HOME, text)
+        if "@" in text:
+            yield from self._names(_PROMPT, text)
+
+    def _names(self, pattern: re.Pattern[str], text: str) -> Iterator[Candidate]:
+        for match in pattern.finditer(text):
+            name = match.group("name")
+            if name.lower() in _GENERIC_NAMES or name.startswith("."):
+                continue
+            if pattern is _TILDE_HOME and match.start() > 0 and _continues_word(text[match.start() - 1]):
+                continue  # `a~b/` is not `~user/`, which starts a word
+            yield Candidate(FindingType.USERNAME, match.start("name"), match.end("name"), 0.8, self.name)
+
+
+def _continues_word(char: str) -> bool:
+    return char.isalnum() or char in "_~"

@@ -1,0 +1,100 @@
+"""IPv4 and IPv6 addresses, validated by the standard library's `ipaddress`.
+
+Masked: public addresses, private ranges (RFC 1918, fc00::/7: they map the user's networks), the
+documentation ranges (RFC 5737, RFC 3849: they stand in for real addresses in examples), and link-local IPv6
+with an interface id. Not masked, because they identify nobody: loopback (127.0.0.0/8, ::1), unspecified
+(0.0.0.0, ::), broadcast, netmasks (255.255.255.0), multicast, and IPv4 link-local (169.254.0.0/16, whose
+best-known member is the cloud metadata endpoint). Version-like dotted quads are not addresses: after
+"version", "v", "==" or a product token (`Chrome/120.0.0.0`), and inside longer dotted runs (OIDs).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterator
+
+from .._types import FindingType
+from ._base import Candidate, ScanText
+
+__all__ = ["IpAddressDetector"]
+
+_IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")
+# At least two colons and something hex around them; validated by ipaddress afterwards.
+_IPV6 = re.compile(
+    r"(?:[0-9A-Fa-f]{1,4}:|:)(?::|[0-9A-Fa-f]{1,4}:){1,7}(?:[0-9A-Fa-f]{1,4}|:|\d{1,3}(?:\.\d{1,3}){3})?"
+)
+_VERSION_CONTEXT = re.compile(r"version|\bver\b|\bv\b|release|firmware|build|driver|kernel|[=><~!]=")
+_VERSION_WINDOW = 16
+
+
+class IpAddressDetector:
+    name = "ip_address"
+
+    def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        text = scan.text
+        if "." in text:
+            yield from self._ipv4(scan)
+        if "::" in text or text.count(":") >= 7:
+            yield from self._ipv6(scan)
+
+    def _ipv4(self, scan: ScanText) -> Iterator[Candidate]:
+        text = scan.text
+        for match in _IPV4.finditer(text):
+            start, end = match.span()
+            before = text[start - 1] if start > 0 else " "
+            if before.isalnum() or before in "_.-":
+                continue
+            if end < len(text) and (text[end].isalnum() or text[end] == "_" or _continues_dotted(text, end)):
+                continue
+            if before == "/" and start > 1 and text[start - 2].isalpha():
+                continue  # a product token in a user agent: Chrome/120.0.0.0
+            window = scan.lower[max(0, start - _VERSION_WINDOW) : start]
+            if _VERSION_CONTEXT.search(window):
+                continue
+            try:
+                address = ipaddress.IPv4Address(match.group())
+            except ValueError:
+                continue
+            if _is_identifying_v4(address):
+                yield Candidate(FindingType.IP_ADDRESS, start, end, 0.85, self.name)
+
+    def _ipv6(self, scan: ScanText) -> Iterator[Candidate]:
+        text = scan.text
+        for match in _IPV6.finditer(text):
+            start, end = match.span()
+            if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_:."):
+                continue
+            if end < len(text) and (text[end].isalnum() or text[end] in "_:"):
+                continue
+            raw = match.group()
+            groups = [group for group in raw.split(":") if group]
+            # `Foo::bar`, `dead::beef` and times like 12:30:45 parse or nearly parse as IPv6; real
+            # addresses written in text have at least three groups and some digit.
+            if len(groups) < 3 or not any(char.isdigit() for char in raw):
+                continue
+            try:
+                address = ipaddress.IPv6Address(raw)
+            except ValueError:
+                continue
+            if not (address.is_loopback or address.is_unspecified or address.is_multicast):
+                yield Candidate(FindingType.IP_ADDRESS, start, end, 0.85, self.name)
+
+
+def _continues_dotted(text: str, end: int) -> bool:
+    return text[end] == "." and end + 1 < len(text) and text[end + 1].isdigit()
+
+
+def _is_identifying_v4(address: ipaddress.IPv4Address) -> bool:
+    if address.is_loopback or address.is_unspecified or address.is_multicast or address.is_link_local:
+        return False
+    if int(address) == 0xFFFFFFFF or _is_netmask(address):
+        return False
+    return True
+
+
+def _is_netmask(address: ipaddress.IPv4Address) -> bool:
+    value = int(address)
+    inverted = ~value & 0xFFFFFFFF
+    # A netmask is ones then zeros; 255.255.255.0 and friends, but not 0.0.0.0 (handled above).
+    return value != 0 and (inverted & (inverted + 1)) == 0 and value >> 24 == 255

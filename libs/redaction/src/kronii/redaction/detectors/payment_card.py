@@ -1,0 +1,87 @@
+"""Payment card numbers (PANs): a known issuer prefix (IIN) with that scheme's length, and a Luhn check digit.
+
+Written either as one digit run or in the groups printed on cards (4-4-4-4, 4-6-5 for Amex, 4-6-4 for
+Diners), with spaces or dashes. One Luhn-valid number in ten is chance, so the prefix and length tables do
+much of the work against order numbers and ids.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from .._types import FindingType
+from ._base import Candidate, ScanText
+
+__all__ = ["PaymentCardDetector", "is_luhn_valid"]
+
+_CANDIDATE = re.compile(r"\d{4}(?:[ \-]?\d{2,7}){2,4}")
+_SEPARATOR = re.compile(r"[ \-]")
+_GROUPINGS = frozenset({(4, 4, 4, 4), (4, 4, 4, 4, 3), (4, 6, 5), (4, 6, 4), (4, 4, 4, 2), (4, 4, 4, 3), (4, 4, 5)})
+
+
+# (prefix length, low, high, allowed lengths), from the schemes' published IIN ranges.
+_SCHEMES: tuple[tuple[int, int, int, frozenset[int]], ...] = (
+    (1, 4, 4, frozenset({13, 16, 19})),  # Visa
+    (2, 51, 55, frozenset({16})),  # Mastercard
+    (4, 2221, 2720, frozenset({16})),  # Mastercard 2-series
+    (2, 34, 34, frozenset({15})),  # American Express
+    (2, 37, 37, frozenset({15})),
+    (4, 6011, 6011, frozenset({16, 19})),  # Discover
+    (2, 65, 65, frozenset({16, 19})),
+    (3, 644, 649, frozenset({16, 19})),
+    (6, 622126, 622925, frozenset({16, 19})),
+    (4, 3528, 3589, frozenset({16, 19})),  # JCB
+    (3, 300, 305, frozenset({14, 16, 19})),  # Diners Club
+    (2, 36, 36, frozenset({14, 16, 19})),
+    (2, 38, 39, frozenset({14, 16, 19})),
+    (2, 62, 62, frozenset({16, 17, 18, 19})),  # UnionPay
+    (2, 50, 50, frozenset({12, 13, 14, 15, 16, 17, 18, 19})),  # Maestro
+    (2, 56, 58, frozenset({12, 13, 14, 15, 16, 17, 18, 19})),
+    (2, 67, 67, frozenset({12, 13, 14, 15, 16, 17, 18, 19})),
+    (4, 2200, 2204, frozenset({16, 17, 18, 19})),  # Mir
+)
+
+
+class PaymentCardDetector:
+    name = "payment_card"
+
+    def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        text = scan.text
+        for match in _CANDIDATE.finditer(text):
+            start, end = match.span()
+            if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.-/+$"):
+                continue
+            if end < len(text) and (text[end].isalnum() or text[end] in "_"):
+                continue
+            raw = match.group()
+            digits = raw.replace(" ", "").replace("-", "")
+            if not _is_card_layout(raw) or not _is_known_scheme(digits) or not is_luhn_valid(digits):
+                continue
+            yield Candidate(FindingType.PAYMENT_CARD, start, end, 0.9, self.name)
+
+
+def _is_card_layout(raw: str) -> bool:
+    groups = _SEPARATOR.split(raw)
+    if len(groups) == 1:
+        return True
+    separators = {char for char in raw if not char.isdigit()}
+    return len(separators) == 1 and tuple(len(group) for group in groups) in _GROUPINGS
+
+
+def _is_known_scheme(digits: str) -> bool:
+    length = len(digits)
+    return any(
+        length in lengths and low <= int(digits[:prefix_length]) <= high
+        for prefix_length, low, high, lengths in _SCHEMES
+    )
+
+
+def is_luhn_valid(digits: str) -> bool:
+    total = 0
+    for index, char in enumerate(reversed(digits)):
+        value = ord(char) - 48
+        if index % 2 == 1:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
