@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from _common import machine, save
-
 from kronii.common.infra import free_port
+
 from tests.mesh import Proc
 
 
@@ -41,7 +41,9 @@ def one_run(data_dir: Path) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     cold, warm, stops = [], [], []

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import subprocess
 import tempfile
 import time
 
@@ -21,12 +20,12 @@ import httpx
 import psutil
 from _common import machine, save, summary_ms
 from google.protobuf.message import Message
-
 from kronii.activity.v1 import activity_pb2 as pb
 from kronii.common import subjects
 from kronii.common.bus import Bus
 from kronii.common.db import migrate_up
 from kronii.common.infra import free_port
+
 from tests.desktop import open_window, start_session_bus, start_xvfb
 from tests.infra import start_test_infra
 from tests.mesh import Proc, python_module, wait_http_ready
@@ -46,6 +45,12 @@ def _histogram_quantiles(metrics_text: str) -> dict[str, float]:
         bound = next((b for b, c in buckets if count and c >= fraction * count), float("nan"))
         result[name] = bound * 1000
     return result
+
+
+async def _activate(window_id: int, env: dict[str, str]) -> None:
+    process = await asyncio.create_subprocess_exec("xdotool", "windowactivate", str(window_id), env=env)
+    if await process.wait() != 0:
+        raise RuntimeError(f"xdotool windowactivate {window_id} failed")
 
 
 async def run(switches: int, cost_seconds: float) -> None:
@@ -82,14 +87,17 @@ async def run(switches: int, cost_seconds: float) -> None:
                 while not arrivals.empty():
                     arrivals.get_nowait()
                 started = time.perf_counter()
-                subprocess.run(["xdotool", "windowactivate", str(target.window_id)], env=xenv, check=True)
+                # The loop keeps running while xdotool does: arrivals are stamped as they come.
+                switcher = asyncio.create_task(_activate(target.window_id, xenv))
                 while True:
                     arrived, message = await asyncio.wait_for(arrivals.get(), 5)
                     assert isinstance(message, pb.FocusChanged)
                     if message.current.window_id == target.window_id:
                         latencies.append(arrived - started)
                         break
-            inside = _histogram_quantiles(httpx.get(f"http://127.0.0.1:{http}/metrics").text)
+                await switcher
+            metrics = await asyncio.to_thread(httpx.get, f"http://127.0.0.1:{http}/metrics")
+            inside = _histogram_quantiles(metrics.text)
 
             process = psutil.Process(sensor.process.pid)
 
@@ -105,11 +113,14 @@ async def run(switches: int, cost_seconds: float) -> None:
             deadline = time.monotonic() + cost_seconds
             n = 0
             while time.monotonic() < deadline:
-                subprocess.run(["xdotool", "windowactivate", str(windows[n % 2].window_id)], env=xenv, check=True)
+                await _activate(windows[n % 2].window_id, xenv)
                 n += 1
                 await asyncio.sleep(max(0.0, (n * 1.0) - (time.monotonic() - (deadline - cost_seconds))))
             busy_per_hour = (cpu() - before) * 3600 / cost_seconds
             rss_mb = process.memory_info().rss / 1e6
+        except BaseException:
+            print(sensor.output[-3000:])
+            raise
         finally:
             await bus.close()
             for window in windows:
@@ -133,11 +144,15 @@ async def run(switches: int, cost_seconds: float) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--switches", type=int, default=200)
     parser.add_argument("--cost-seconds", type=float, default=60.0)
     args = parser.parse_args()
-    print(f"sensor_focus: {args.switches} switches, then {args.cost_seconds:.0f} s idle and {args.cost_seconds:.0f} s busy")
+    print(
+        f"sensor_focus: {args.switches} switches, then {args.cost_seconds:.0f} s idle and {args.cost_seconds:.0f} s busy"
+    )
     asyncio.run(run(args.switches, args.cost_seconds))
 
 

@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
-
 from kronii.common.db import make_engine, make_sessionmaker, migrate_up
+
 from tests.infra import InfraUrls, create_database, start_test_infra
 
 

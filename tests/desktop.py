@@ -121,6 +121,49 @@ def _wm_running(dpy: Any) -> bool:
     return root.get_full_property(atom, X.AnyPropertyType) is not None
 
 
+def _window_list(dpy: Any, name: str) -> list[int]:
+    prop = dpy.screen().root.get_full_property(dpy.intern_atom(name), X.AnyPropertyType)
+    return [] if prop is None else [int(v) for v in prop.value]
+
+
+def _wait_for_wm(display: str) -> None:
+    """Wait until the window manager is up and managing windows.
+
+    openbox publishes _NET_SUPPORTING_WM_CHECK before its event loop runs, and map requests made
+    in between are lost: such a window stays unmapped and an xterm stalls 5 s in Xt's wmTimeout.
+    So a probe window is mapped (again, every 100 ms) until openbox manages it (sets WM_STATE).
+    """
+    dpy = xdisplay.Display(display)
+    try:
+        wait_until(lambda: _wm_running(dpy), what=f"a window manager on {display}")
+        root = dpy.screen().root
+        wm_state = dpy.intern_atom("WM_STATE")
+        probe = root.create_window(0, 0, 8, 8, 0, X.CopyFromParent)
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while True:
+            probe.map()
+            dpy.sync()
+            retry_at = time.monotonic() + 0.1
+            while time.monotonic() < retry_at:
+                if probe.get_full_property(wm_state, X.AnyPropertyType) is not None:
+                    probe.destroy()
+                    dpy.sync()
+                    # Tests expect a desktop without windows, not one still pointing at the probe.
+                    wait_until(
+                        lambda: (
+                            probe.id not in _window_list(dpy, "_NET_CLIENT_LIST")
+                            and probe.id not in _window_list(dpy, "_NET_ACTIVE_WINDOW")
+                        ),
+                        what=f"the window manager on {display} forgetting the probe window",
+                    )
+                    return
+                time.sleep(0.005)
+            if time.monotonic() > deadline:
+                raise DesktopError(f"the window manager on {display} does not manage windows")
+    finally:
+        dpy.close()
+
+
 @contextlib.contextmanager
 def start_xvfb(extra_args: Sequence[str] = (), screen: str = "1024x768x24") -> Iterator[str]:
     """Run Xvfb on a free display with openbox managing it; yield the DISPLAY string (":N").
@@ -151,11 +194,7 @@ def start_xvfb(extra_args: Sequence[str] = (), screen: str = "1024x768x24") -> I
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
-        dpy = xdisplay.Display(display)
-        try:
-            wait_until(lambda: _wm_running(dpy), what=f"openbox managing {display}")
-        finally:
-            dpy.close()
+        _wait_for_wm(display)
         yield display
     finally:
         if wm is not None:

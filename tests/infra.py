@@ -12,9 +12,8 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
-
-from kronii.common.urls import libpq_url
 from kronii.common.infra import EmbeddedInfra, InfraPorts, free_port
+from kronii.common.urls import libpq_url
 
 __all__ = ["InfraUrls", "create_database", "start_test_infra"]
 
@@ -26,7 +25,11 @@ class InfraUrls:
     database: str
 
     def env(self) -> dict[str, str]:
-        return {"KRONII_NATS_URL": self.nats, "KRONII_REDIS_URL": self.redis, "KRONII_DATABASE_URL": self.database}
+        return {
+            "KRONII_NATS_URL": self.nats,
+            "KRONII_REDIS_URL": self.redis,
+            "KRONII_DATABASE_URL": self.database,
+        }
 
 
 @contextlib.contextmanager
@@ -66,7 +69,9 @@ def start_test_infra() -> Iterator[InfraUrls]:
         infra = EmbeddedInfra(Path(tmp) / "data", InfraPorts(free_port(), free_port(), free_port()))
         try:
             servers = infra.start(
-                nats_url=configured["nats"], redis_url=configured["redis"], database_url=configured["database"]
+                nats_url=configured["nats"],
+                redis_url=configured["redis"],
+                database_url=configured["database"],
             )
             yield InfraUrls(servers["nats"].url, servers["redis"].url, servers["postgres"].url)
         finally:

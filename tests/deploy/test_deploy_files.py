@@ -513,6 +513,31 @@ def test_compose_files_parse_and_every_service_has_a_pinned_image_or_a_build(
             assert tag and tag != "latest", f"{name}: image {image} has no pinned tag"
 
 
+# Service attributes of the Compose Specification (a subset is enough to catch a misspelt key).
+COMPOSE_SERVICE_KEYS = {
+    "annotations", "attach", "blkio_config", "build", "cap_add", "cap_drop", "cgroup", "cgroup_parent",
+    "command", "configs", "container_name", "cpu_count", "cpu_percent", "cpu_period", "cpu_quota",
+    "cpu_rt_period", "cpu_rt_runtime", "cpu_shares", "cpus", "cpuset", "credential_spec", "depends_on",
+    "deploy", "develop", "device_cgroup_rules", "devices", "dns", "dns_opt", "dns_search", "domainname",
+    "entrypoint", "env_file", "environment", "expose", "extends", "external_links", "extra_hosts",
+    "gpus", "group_add", "healthcheck", "hostname", "image", "init", "ipc", "isolation", "labels",
+    "links", "logging", "mac_address", "mem_limit", "mem_reservation", "mem_swappiness", "memswap_limit",
+    "network_mode", "networks", "oom_kill_disable", "oom_score_adj", "pid", "pids_limit", "platform",
+    "ports", "privileged", "profiles", "pull_policy", "read_only", "restart", "runtime", "scale",
+    "secrets", "security_opt", "shm_size", "stdin_open", "stop_grace_period", "stop_signal",
+    "storage_opt", "sysctls", "tmpfs", "tty", "ulimits", "user", "userns_mode", "uts", "volumes",
+    "volumes_from", "working_dir",
+}  # fmt: skip
+
+
+def test_compose_services_use_only_compose_specification_keys(compose_all_layers: dict[str, Any]) -> None:
+    for name, svc in compose_all_layers["services"].items():
+        unknown = {k for k in svc if not k.startswith("x-")} - COMPOSE_SERVICE_KEYS
+        assert not unknown, f"{name}: unknown keys {sorted(unknown)}"
+    for key in compose_all_layers:
+        assert key in ("name", "services", "volumes", "networks", "configs", "secrets", "include") or key.startswith("x-")
+
+
 def test_compose_files_follow_the_compose_specification() -> None:
     compose_spec = pytest.importorskip("compose_spec", reason="compose-spec (strict Compose parser) not installed")
     for path in [COMPOSE, *COMPOSE_LAYERS]:
@@ -783,6 +808,9 @@ def test_dashboards_are_valid_json_with_unique_ids_that_fit_the_grid() -> None:
         assert len(ids) == len(set(ids)), f"{path.name}: duplicate panel ids"
         variables = {v["name"]: v for v in board["templating"]["list"]}
         assert variables["datasource"]["current"]["value"] == uid
+        for var in variables.values():
+            if var["type"] == "query":
+                assert var["datasource"]["uid"] in ("${datasource}", uid), f"{path.name}: ${var['name']}"
         for panel in panels:
             grid = panel["gridPos"]
             assert 0 <= grid["x"] and grid["x"] + grid["w"] <= 24 and grid["h"] > 0, panel["title"]
@@ -975,20 +1003,34 @@ def test_each_tier_has_its_own_template_gated_by_its_create_flag(tier: str, valu
 
 
 def test_templates_take_security_contexts_probes_and_secrets_from_one_place() -> None:
+    """Without Helm at hand, the template text itself: the shared helper must carry the hardening,
+    the probes and the Secret references that the rendered checks below verify on real output."""
     helpers = (CHART / "templates" / "_helpers.tpl").read_text(encoding="utf-8")
     for needle in (
         "toYaml $root.Values.podSecurityContext",
         "toYaml $root.Values.securityContext",
-        "grpc:\n              port: {{ $svc.grpcPort }}",
-        "path: /readyz",
-        "secretKeyRef:",
-        "automountServiceAccountToken: false",
         "kind: ServiceAccount",
+        "key: {{ $c.natsUrlKey }}",
+        "key: {{ $c.redisUrlKey }}",
+        "key: {{ $c.databaseUrlKey }}",
     ):
         assert needle in helpers, needle
-    for name in ("llm.yaml", "migrate.yaml"):
+    for probe in ("startupProbe", "livenessProbe"):
+        assert re.search(probe + r":\s*\n\s*grpc:\s*\n\s*port: \{\{ \$svc\.grpcPort \}\}", helpers), probe
+    assert re.search(r"readinessProbe:\s*\n\s*httpGet:\s*\n\s*path: /readyz\s*\n\s*port: http", helpers)
+    assert helpers.count("automountServiceAccountToken: false") >= 2, "on the ServiceAccount and on the pod"
+    assert helpers.count("secretKeyRef:") == 3
+    known = known_kronii_variables()
+    for name in re.findall(r"- name: (KRONII_[A-Z_{}$ .]+)", helpers):
+        for tier in HELM_TIERS:
+            variable = name.replace("{{ $upper }}", tier.upper())
+            assert variable in known, f"the chart sets {variable}, which no setting reads"
+    for name in ("_helpers.tpl", "llm.yaml", "migrate.yaml"):
         text = (CHART / "templates" / name).read_text(encoding="utf-8")
-        assert "toYaml .Values.podSecurityContext" in text and "toYaml .Values.securityContext" in text, name
+        assert re.search(r"- name: tmp\s*\n\s*mountPath: /tmp", text), f"{name}: a writable /tmp"
+        if name != "_helpers.tpl":
+            assert "toYaml .Values.podSecurityContext" in text and "toYaml .Values.securityContext" in text, name
+            assert "automountServiceAccountToken: false" in text, name
     for tier in HELM_TIERS:
         text = (CHART / "templates" / f"{tier}.yaml").read_text(encoding="utf-8")
         assert f'include "kronii.meshService" (dict "root" $ "component" "{tier}" "svc" .Values.{tier})' in text

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,16 +17,18 @@ from pathlib import Path
 import grpc
 import httpx
 import psutil
+import psycopg
 import pytest
 import pytest_asyncio
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
-
 from kronii.activity.v1 import activity_pb2 as pb
 from kronii.activity.v1 import activity_pb2_grpc as pb_grpc
 from kronii.common import subjects
 from kronii.common.bus import Bus
 from kronii.common.infra import free_port
+from kronii.common.urls import libpq_url
+
 from tests.desktop import emit_screensaver_active, focus_window, open_window, send_input, set_window_title
 from tests.infra import InfraUrls
 from tests.mesh import Proc, wait_until
@@ -96,7 +99,7 @@ async def mesh(
     await bus.connect(infra.nats)
     await bus.subscribe_any(subjects.ACTIVITY_ALL, events.handler)
     await bus.client.flush()
-    proc = Proc([str(Path(os.sys.executable).parent / "kronii"), "up"], env)
+    proc = Proc([str(Path(sys.executable).parent / "kronii"), "up"], env)
     try:
         await asyncio.to_thread(proc.wait_for_line, lambda line: line.strip() == "kronii is up", 60)
         yield proc, f"http://127.0.0.1:{http}", grpc_port, events, data_dir
@@ -110,12 +113,14 @@ def _snapshot_dicts(url: str, grpc_port: int) -> tuple[dict[str, object], dict[s
     http_snapshot = httpx.get(f"{url}/v1/snapshot").json()
     with grpc.insecure_channel(f"127.0.0.1:{grpc_port}") as channel:
         message = pb_grpc.SensorServiceStub(channel).GetSnapshot(pb.GetSnapshotRequest(), timeout=5)
-    grpc_snapshot = MessageToDict(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+    grpc_snapshot = MessageToDict(
+        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
     return http_snapshot, grpc_snapshot
 
 
 async def test_kronii_up_senses_focus_input_idle_and_lock_on_a_real_desktop(
-    mesh: tuple[Proc, str, int, Events, Path], xdisplay: str, session_bus: str
+    mesh: tuple[Proc, str, int, Events, Path], xdisplay: str, session_bus: str, migrated_database: str
 ) -> None:
     proc, url, grpc_port, events, data_dir = mesh
     assert any(line.startswith("sensor") and "ready" in line for line in proc.lines)
@@ -140,7 +145,9 @@ async def test_kronii_up_senses_focus_input_idle_and_lock_on_a_real_desktop(
         # A title with an e-mail address in it is redacted before it leaves the sensor.
         set_window_title(xdisplay, second.window_id, "mail to alice@example.com - terminal")
         titled = await events.wait_for(
-            lambda s, m: isinstance(m, pb.TitleChanged) and "terminal" in m.focus.title and "mail to" in m.focus.title,
+            lambda s, m: (
+                isinstance(m, pb.TitleChanged) and "terminal" in m.focus.title and "mail to" in m.focus.title
+            ),
             10,
             "TitleChanged",
         )
@@ -157,25 +164,45 @@ async def test_kronii_up_senses_focus_input_idle_and_lock_on_a_real_desktop(
         # Synthetic input (XTEST) brings it back to Active.
         send_input(xdisplay)
         await events.wait_for(
-            lambda s, m: isinstance(m, pb.StateChanged)
-            and getattr(m.transition, "from") == INACTIVE
-            and m.transition.to == ACTIVE,
+            lambda s, m: (
+                isinstance(m, pb.StateChanged)
+                and getattr(m.transition, "from") == INACTIVE
+                and m.transition.to == ACTIVE
+            ),
             10,
             "Inactive to Active on input",
         )
 
         # The screen saver's ActiveChanged on the session bus locks, and unlocks.
         emit_screensaver_active(session_bus, True)
-        await events.wait_for(lambda s, m: isinstance(m, pb.StateChanged) and m.transition.to == LOCKED, 10, "Locked")
-        locked = await events.wait_for(lambda s, m: isinstance(m, pb.LockChanged) and m.locked, 5, "LockChanged")
+        await events.wait_for(
+            lambda s, m: isinstance(m, pb.StateChanged) and m.transition.to == LOCKED, 10, "Locked"
+        )
+        locked = await events.wait_for(
+            lambda s, m: isinstance(m, pb.LockChanged) and m.locked, 5, "LockChanged"
+        )
         assert isinstance(locked, pb.LockChanged) and locked.source == "screensaver"
         http_snapshot, grpc_snapshot = _snapshot_dicts(url, grpc_port)
         assert http_snapshot["locked"] is True
         assert http_snapshot["activity_state"] == "ACTIVITY_STATE_LOCKED"
         emit_screensaver_active(session_bus, False)
         await events.wait_for(
-            lambda s, m: isinstance(m, pb.StateChanged) and getattr(m.transition, "from") == LOCKED, 10, "unlock"
+            lambda s, m: isinstance(m, pb.StateChanged) and getattr(m.transition, "from") == LOCKED,
+            10,
+            "unlock",
         )
+
+        # Lock and unlock are audited in the hash chain and kept as envelopes.
+        def lock_rows() -> tuple[list[str], list[str]]:
+            with psycopg.connect(libpq_url(migrated_database)) as conn:
+                audit = [row[0] for row in conn.execute("SELECT action FROM audit_log ORDER BY id")]
+                kinds = [row[0] for row in conn.execute("SELECT kind FROM activity_events ORDER BY id")]
+            return audit, kinds
+
+        wait_until(lambda: "session.unlock" in lock_rows()[0], 5, "the unlock audit row")
+        audit, kinds = lock_rows()
+        assert audit.index("session.lock") < audit.index("session.unlock")
+        assert {"lock", "unlock", "focus_changed", "state_changed"} <= set(kinds)
 
         # HTTP and gRPC serve the same snapshot from Redis.
         http_snapshot, grpc_snapshot = _snapshot_dicts(url, grpc_port)

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from kronii.common.infra import free_port
+
 from tests.mesh import Proc, kronii_process_pids, wait_until
 
 pytestmark = pytest.mark.e2e

@@ -6,14 +6,14 @@ import asyncio
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 
 import psycopg
 import pytest
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from kronii.common.audit import GENESIS_HASH, AuditLog
 from kronii.common.db import make_engine, make_sessionmaker, migrate_up
 from kronii.common.urls import libpq_url
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 
 def _plain(url: str) -> str:
@@ -21,11 +21,11 @@ def _plain(url: str) -> str:
 
 
 @pytest.fixture
-async def audit(fresh_database: str) -> AuditLog:
+async def audit(fresh_database: str) -> AsyncIterator[AuditLog]:
     migrate_up(fresh_database)
     engine = make_engine(fresh_database)
     sessions: async_sessionmaker[AsyncSession] = make_sessionmaker(engine)
-    yield AuditLog(sessions, "test")  # type: ignore[misc]
+    yield AuditLog(sessions, "test")
     await engine.dispose()
 
 
@@ -88,7 +88,10 @@ async def test_kronii_audit_verify_cli_exits_nonzero_and_names_the_row(
     rows = [await audit.append(actor="u", action="test.cli", detail={"n": n}) for n in range(3)]
     env = {**os.environ, "KRONII_DATABASE_URL": fresh_database}
     ok = subprocess.run(
-        [sys.executable, "-m", "kronii.common.cli.main", "audit", "verify"], env=env, capture_output=True, text=True
+        [sys.executable, "-m", "kronii.common.cli.main", "audit", "verify"],
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert ok.returncode == 0, ok.stderr
     assert "3 rows verified" in ok.stdout
@@ -103,7 +106,10 @@ async def test_kronii_audit_verify_cli_exits_nonzero_and_names_the_row(
 
     _tamper(fresh_database, "UPDATE audit_log SET actor = 'mallory' WHERE id = %s", (rows[1].id,))
     broken = subprocess.run(
-        [sys.executable, "-m", "kronii.common.cli.main", "audit", "verify"], env=env, capture_output=True, text=True
+        [sys.executable, "-m", "kronii.common.cli.main", "audit", "verify"],
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert broken.returncode == 1
     assert f"BROKEN at row {rows[1].id}" in broken.stdout

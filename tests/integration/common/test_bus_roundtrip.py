@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 from google.protobuf.message import Message
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-
 from kronii.activity.v1 import activity_pb2 as pb
 from kronii.common import subjects
 from kronii.common.bus import TYPE_HEADER, Bus, BusError, decode_message
 from kronii.common.infra import EmbeddedInfra, InfraPorts, free_port
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+
 from tests.infra import InfraUrls
 
 if not isinstance(trace.get_tracer_provider(), TracerProvider):
@@ -83,7 +83,9 @@ async def test_bus_keeps_subscriptions_across_a_server_restart() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         port = free_port()
         infra = EmbeddedInfra(Path(tmp), InfraPorts(port, free_port(), free_port()))
-        url = infra.start(nats_url=None, redis_url="redis://unused", database_url="postgresql://unused")["nats"].url
+        url = infra.start(nats_url=None, redis_url="redis://unused", database_url="postgresql://unused")[
+            "nats"
+        ].url
         bus = Bus("test-reconnect")
         try:
             await bus.connect(url)

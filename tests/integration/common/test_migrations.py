@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import psycopg
-
 from kronii.common.db import migrate_down, migrate_up
 from kronii.common.urls import libpq_url
 

@@ -13,10 +13,10 @@ import pytest
 from google.protobuf.json_format import MessageToDict
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-
 from kronii.activity.v1 import activity_pb2 as pb
 from kronii.activity.v1 import activity_pb2_grpc as pb_grpc
 from kronii.common.infra import free_port
+
 from tests.infra import InfraUrls
 from tests.mesh import Proc, python_module, wait_http_ready
 
@@ -37,7 +37,9 @@ def _env(infra: InfraUrls, database: str, tmp_path: Path, http: int, grpc_port: 
 
 
 @pytest.fixture
-def headless_sensor(infra: InfraUrls, migrated_database: str, tmp_path: Path) -> Iterator[tuple[Proc, str, int]]:
+def headless_sensor(
+    infra: InfraUrls, migrated_database: str, tmp_path: Path
+) -> Iterator[tuple[Proc, str, int]]:
     http, grpc_port = free_port(), free_port()
     proc = Proc(python_module("kronii.sensor"), _env(infra, migrated_database, tmp_path, http, grpc_port))
     try:
@@ -68,12 +70,16 @@ def test_sensor_serves_metrics_health_reflection_and_matching_snapshots(
     assert 'kronii_sensor_state{state="active"}' in metrics
     assert "kronii_dependency_ready" in metrics
     with grpc.insecure_channel(f"127.0.0.1:{grpc_port}") as channel:
-        health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=""), timeout=5)
+        health = health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(service=""), timeout=5
+        )
         assert health.status == health_pb2.HealthCheckResponse.SERVING
         responses = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo(
             iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=5
         )
-        names = {service.name for response in responses for service in response.list_services_response.service}
+        names = {
+            service.name for response in responses for service in response.list_services_response.service
+        }
         assert "kronii.activity.v1.SensorService" in names
         assert "grpc.health.v1.Health" in names
         snapshot = pb_grpc.SensorServiceStub(channel).GetSnapshot(pb.GetSnapshotRequest(), timeout=5)

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kronii.common.urls import sqlalchemy_url
 from sqlalchemy import MetaData
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
-
-from kronii.common.urls import sqlalchemy_url
 
 if TYPE_CHECKING:
     from alembic.config import Config

@@ -23,9 +23,9 @@ from typing import Any, TextIO
 import httpx
 from kronii.common.infra import EmbeddedInfra, InfraError, InfraPorts, InfraServer, ensure_private_dir
 from kronii.common.processes import Child, LineSink
-from kronii.common.spec import ServiceSpec
 from kronii.common.services import installed_services
 from kronii.common.settings import KroniiSettings, ServiceSettings, load_settings
+from kronii.common.spec import ServiceSpec
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
@@ -188,7 +188,9 @@ class Launcher:
             grpc = f"  grpc {running.grpc_address}" if running.grpc_address else ""
             self.say(f"{running.spec.name:<{self._width}}  {running.http_url}{grpc}  ready")
         self._write_state()
-        self.say(f"{'ready':<{self._width}}  every service answered /readyz in {time.monotonic() - self._started:.1f} s")
+        self.say(
+            f"{'ready':<{self._width}}  every service answered /readyz in {time.monotonic() - self._started:.1f} s"
+        )
         self.say("kronii is up")
 
     def _child_env(self) -> dict[str, str]:

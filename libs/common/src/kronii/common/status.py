@@ -12,10 +12,10 @@ from urllib.parse import quote, urlsplit
 import httpx
 import psycopg
 import redis.asyncio as aioredis
-from kronii.common.urls import libpq_url, redact_url
 from kronii.common.launcher import LauncherSettings, state_path
 from kronii.common.services import installed_services
 from kronii.common.settings import load_settings
+from kronii.common.urls import libpq_url, redact_url
 
 __all__ = ["StatusRow", "collect_status", "render_table"]
 
@@ -94,9 +94,6 @@ async def _check_redis(url: str) -> str:
 
 
 async def _check_postgres(url: str) -> str:
-    import psycopg
-    from kronii.common.db import sqlalchemy_url
-
     conn = await psycopg.AsyncConnection.connect(libpq_url(url), connect_timeout=2)
     try:
         row = await (await conn.execute("SHOW server_version")).fetchone()

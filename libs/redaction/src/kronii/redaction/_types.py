@@ -1,3 +1,4 @@
+# ruff: noqa: S105  (the names of secret types are not secrets)
 """The built-in finding types and the coarse category each belongs to.
 
 Custom patterns from a policy or a plugin may add their own type names (upper snake case); those count as

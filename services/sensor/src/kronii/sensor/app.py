@@ -9,6 +9,7 @@ import logging
 import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from typing import Any
 
 import grpc
 from fastapi import APIRouter
@@ -86,6 +87,7 @@ class SensorApp:
         self._display_problem = ""
         self._locks = LockWatcher()
         self._inputs: asyncio.Queue[tuple[SensorInput, float]] = asyncio.Queue(maxsize=10_000)
+        self._writes: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue(maxsize=10_000)
         self._tasks: list[asyncio.Task[None]] = []
         self._titles = TitleRedactor()
         self._snapshots: SnapshotStore | None = None
@@ -122,6 +124,7 @@ class SensorApp:
         loop = asyncio.get_running_loop()
         self._tasks.append(asyncio.create_task(self._consume(), name="sensor-consume"))
         self._tasks.append(asyncio.create_task(self._tick(), name="sensor-tick"))
+        self._tasks.append(asyncio.create_task(self._writer(), name="sensor-writer"))
         if self._display is not None:
 
             def on_focus(focus_seen: Focus) -> None:
@@ -139,8 +142,15 @@ class SensorApp:
         await self._locks.start(on_lock)
 
     async def stop(self) -> None:
-        for task in self._tasks:
+        writer = next((task for task in self._tasks if task.get_name() == "sensor-writer"), None)
+        others = [task for task in self._tasks if task is not writer]
+        for task in others:
             task.cancel()
+        # What was already decided still reaches the database, within a short budget.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._writes.join(), 1.0)
+        if writer is not None:
+            writer.cancel()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
@@ -242,16 +252,9 @@ class SensorApp:
             case StateChanged():
                 metrics.transitions.labels(effect.from_state.value, effect.to_state.value).inc()
                 metrics.set_state(effect.to_state)
-                await self._publish(
-                    "state_changed",
-                    pb.StateChanged(transition=transition_message(effect), cause=effect.cause),
-                    pb.ActivityEvent(
-                        state_changed=pb.StateChanged(
-                            transition=transition_message(effect), cause=effect.cause
-                        )
-                    ),
-                )
-                await self._persist(
+                message_s = pb.StateChanged(transition=transition_message(effect), cause=effect.cause)
+                await self._publish("state_changed", message_s, pb.ActivityEvent(state_changed=message_s))
+                self._persist(
                     "state_changed", effect.at, {"from": effect.from_state.value, "cause": effect.cause}
                 )
             case FocusChanged():
@@ -263,7 +266,7 @@ class SensorApp:
                 )
                 await self._publish("focus_changed", message, pb.ActivityEvent(focus_changed=message))
                 metrics.focus_latency.observe(time.perf_counter() - received)
-                await self._persist(
+                self._persist(
                     "focus_changed", effect.at, {"change": effect.change, "app": effect.current.app_name}
                 )
             case TitleChanged():
@@ -279,16 +282,14 @@ class SensorApp:
                     locked=effect.locked, source=effect.source, at=timestamp(effect.at)
                 )
                 await self._publish("lock_changed", message_l, pb.ActivityEvent(lock_changed=message_l))
-                await self._persist(
-                    "lock" if effect.locked else "unlock", effect.at, {"source": effect.source}
-                )
-                await ctx.record(
+                self._persist("lock" if effect.locked else "unlock", effect.at, {"source": effect.source})
+                self._audit(
                     actor=effect.source,
                     action="session.lock" if effect.locked else "session.unlock",
                     outcome="recorded",
                 )
             case PersistEnvelope():
-                await self._persist(effect.kind, effect.at, {})
+                self._persist(effect.kind, effect.at, {})
 
     async def _publish(self, kind: str, message: Message, event: pb.ActivityEvent) -> None:
         assert self._ctx is not None and self._metrics is not None
@@ -303,20 +304,45 @@ class SensorApp:
                     queue.get_nowait()
             queue.put_nowait(event)
 
-    async def _persist(self, kind: str, at: float, detail: dict[str, str]) -> None:
-        ctx, core = self._ctx, self._core
-        assert ctx is not None and core is not None
-        if ctx.engine is None:
-            return
+    def _persist(self, kind: str, at: float, detail: dict[str, str]) -> None:
+        """Queue an envelope for the writer: publishing never waits for PostgreSQL."""
+        assert self._core is not None
+        row = {
+            "at": datetime.fromtimestamp(at, UTC),
+            "kind": kind,
+            "state": self._core.state.value,
+            "detail": detail,
+        }
+        self._queue_write(("row", row))
+
+    def _audit(self, **fields: str) -> None:
+        self._queue_write(("audit", fields))
+
+    def _queue_write(self, item: tuple[str, dict[str, Any]]) -> None:
         try:
-            async with ctx.engine.begin() as conn:
-                await conn.execute(
-                    insert(activity_events).values(
-                        at=datetime.fromtimestamp(at, UTC), kind=kind, state=core.state.value, detail=detail
-                    )
-                )
-        except Exception as error:
-            log.warning("persisting %s failed: %s", kind, error)
+            self._writes.put_nowait(item)
+        except asyncio.QueueFull:
+            log.warning("the database writer is behind; dropping a %s", item[0])
+
+    async def _writer(self) -> None:
+        """Write envelopes in batches and audit rows in order, off the event path."""
+        ctx = self._ctx
+        assert ctx is not None
+        while True:
+            batch = [await self._writes.get()]
+            while not self._writes.empty() and len(batch) < 200:
+                batch.append(self._writes.get_nowait())
+            rows = [fields for kind, fields in batch if kind == "row"]
+            try:
+                if rows and ctx.engine is not None:
+                    async with ctx.engine.begin() as conn:
+                        await conn.execute(insert(activity_events), rows)
+            except Exception as error:
+                log.warning("persisting %d activity envelopes failed: %s", len(rows), error)
+            for kind, fields in batch:
+                if kind == "audit":
+                    await ctx.record(**fields)
+                self._writes.task_done()
 
     # ---- snapshot ----------------------------------------------------------------------------
 

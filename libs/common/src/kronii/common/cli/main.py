@@ -147,7 +147,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if getattr(args, "lines", 1) <= 0:
                 print("kronii: --lines must be a positive number", file=sys.stderr)
                 return 2
-            return asyncio.run(_audit(args.audit_command, getattr(args, "lines", 20), getattr(args, "json", False)))
+            return asyncio.run(
+                _audit(args.audit_command, getattr(args, "lines", 20), getattr(args, "json", False))
+            )
     except SettingsError as error:
         print(error.message, file=sys.stderr)
         return 2

@@ -1,9 +1,8 @@
 """Vendor token formats, as data. Each row is taken from the vendor's public documentation of its format
 (prefixes and lengths), cross-checked against gitleaks' and detect-secrets' public rules.
 
-A `PrefixRule` starts with a literal prefix: the detector first checks that the prefix occurs at all (a C-speed
-substring search), then runs a regex that starts with that literal, which CPython's regex engine scans for
-quickly. Lengths are a little more lenient than the documented ones so that shortened or reformatted tokens
+A `PrefixRule` is anchored on a literal: the detector finds every rule's literal in one pass, then matches the
+rule's body after it (and, for the few formats whose literal sits in the middle, its head before it). Lengths are a little more lenient than the documented ones so that shortened or reformatted tokens
 in docs and chat are still caught; the prefixes keep the false positives down.
 """
 
@@ -24,6 +23,8 @@ class PrefixRule:
     confidence: float = 0.95
     mask_prefix: bool = True  # False when the prefix is a label, e.g. `AccountKey=`
     with_scheme: bool = False  # webhook URLs: mask the `https://` before the prefix too
+    head: str = ""  # regex for a part that comes before the literal, e.g. the bot id before `:AA`
+    head_max: int = 0  # the longest that part can be
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +72,9 @@ PREFIX_RULES: tuple[PrefixRule, ...] = (
     PrefixRule(T.GOOGLE_OAUTH_TOKEN, ("ya29.",), r"[0-9A-Za-z_\-]{20,}" + _END_URLSAFE),
     PrefixRule(T.GOOGLE_OAUTH_TOKEN, ("1//0",), r"[0-9A-Za-z_\-]{30,}" + _END_URLSAFE),
     PrefixRule(T.ANTHROPIC_API_KEY, ("sk-ant-",), r"[A-Za-z0-9_\-]{20,}" + _END_URLSAFE),
-    PrefixRule(T.OPENAI_API_KEY, ("sk-proj-", "sk-svcacct-", "sk-admin-"), r"[A-Za-z0-9_\-]{20,}" + _END_URLSAFE),
+    PrefixRule(
+        T.OPENAI_API_KEY, ("sk-proj-", "sk-svcacct-", "sk-admin-"), r"[A-Za-z0-9_\-]{20,}" + _END_URLSAFE
+    ),
     PrefixRule(
         T.OPENAI_API_KEY,
         ("sk-",),
@@ -93,7 +96,7 @@ PREFIX_RULES: tuple[PrefixRule, ...] = (
     ),
     PrefixRule(T.AZURE_KEY, ("sig=",), r"[A-Za-z0-9%+/]{30,}={0,2}", confidence=0.8, mask_prefix=False),
     PrefixRule(T.SHOPIFY_TOKEN, ("shpat_", "shpca_", "shppa_", "shpss_"), r"[a-fA-F0-9]{32}" + _END),
-    PrefixRule(T.MAILGUN_KEY, ("key-",), r"[0-9a-f]{32}" + _END, confidence=0.85),
+    PrefixRule(T.MAILGUN_KEY, ("key-",), r"(?=[a-z]*[0-9])[0-9a-z]{32}" + _END, confidence=0.85),
     PrefixRule(T.VAULT_TOKEN, ("hvs.", "hvb.", "hvr."), r"[A-Za-z0-9_\-]{24,}" + _END_URLSAFE),
     PrefixRule(T.ATLASSIAN_TOKEN, ("ATATT3", "ATCTT3"), r"[A-Za-z0-9_\-=]{50,}" + _END_URLSAFE),
     PrefixRule(T.BITBUCKET_TOKEN, ("ATBB",), r"[A-Za-z0-9_=.\-]{28,}" + _END_URLSAFE),
@@ -121,7 +124,9 @@ PREFIX_RULES: tuple[PrefixRule, ...] = (
     PrefixRule(T.REPLICATE_TOKEN, ("r8_",), r"[A-Za-z0-9]{30,}" + _END),
     PrefixRule(T.PERPLEXITY_API_KEY, ("pplx-",), r"[A-Za-z0-9]{40,}" + _END),
     PrefixRule(
-        T.DOPPLER_TOKEN, ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."), r"[A-Za-z0-9]{40,44}"
+        T.DOPPLER_TOKEN,
+        ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."),
+        r"[A-Za-z0-9]{40,44}",
     ),
     PrefixRule(T.PULUMI_TOKEN, ("pul-",), r"[a-f0-9]{40}" + _END),
     PrefixRule(T.FLY_TOKEN, ("fo1_",), r"[A-Za-z0-9_\-]{40,}" + _END_URLSAFE),
@@ -137,9 +142,22 @@ PREFIX_RULES: tuple[PrefixRule, ...] = (
         r"\d{17,20}/[A-Za-z0-9_\-]{60,68}",
         with_scheme=True,
     ),
+    PrefixRule(
+        T.TELEGRAM_BOT_TOKEN, (":AA",), r"[A-Za-z0-9_\-]{33}" + _END_URLSAFE, head=r"[0-9]{8,10}", head_max=10
+    ),
+    PrefixRule(
+        T.TERRAFORM_TOKEN,
+        (".atlasv1.",),
+        r"[A-Za-z0-9_\-=]{60,70}" + _END_URLSAFE,
+        head=r"[A-Za-z0-9]{14}",
+        head_max=14,
+    ),
+    PrefixRule(T.MAILCHIMP_KEY, ("-us",), r"[0-9]{1,2}" + _END, head=r"[0-9a-f]{32}", head_max=32),
     # Password hashes (crypt(3) formats): not the password, but crackable offline.
     PrefixRule(T.PASSWORD_HASH, ("$2a$", "$2b$", "$2y$"), r"\d{2}\$[./A-Za-z0-9]{53}"),
-    PrefixRule(T.PASSWORD_HASH, ("$5$", "$6$"), r"(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}"),
+    PrefixRule(
+        T.PASSWORD_HASH, ("$5$", "$6$"), r"(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}"
+    ),
     PrefixRule(T.PASSWORD_HASH, ("$y$",), r"[./A-Za-z0-9]+\$[./A-Za-z0-9]{1,86}\$[./A-Za-z0-9]{43}"),
     PrefixRule(
         T.PASSWORD_HASH,
@@ -156,13 +174,4 @@ CONTEXT_RULES: tuple[ContextRule, ...] = (
         r"(?<![A-Za-z0-9_\-])[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}"
         + _END_URLSAFE,
     ),
-    ContextRule(
-        T.TELEGRAM_BOT_TOKEN, (":aa",), r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}" + _END_URLSAFE
-    ),
-    ContextRule(
-        T.TERRAFORM_TOKEN,
-        (".atlasv1.",),
-        r"(?<![A-Za-z0-9])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,70}" + _END_URLSAFE,
-    ),
-    ContextRule(T.MAILCHIMP_KEY, ("-us",), r"(?<![A-Za-z0-9])[0-9a-f]{32}-us[0-9]{1,2}" + _END),
 )

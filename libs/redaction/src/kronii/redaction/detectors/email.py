@@ -18,7 +18,9 @@ __all__ = ["EmailDetector"]
 # RFC 5322 allows more symbols in the local part, but in running text they are far more often delimiters
 # (`user=alice@...`, `'alice@...'`) than part of an address.
 _LOCAL_TAIL = re.compile(r"[A-Za-z0-9._%+\-]{1,64}\Z")
-_DOMAIN = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+([A-Za-z]{2,24})(?![A-Za-z0-9\-])")
+_DOMAIN = re.compile(
+    r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+([A-Za-z]{2,24})(?![A-Za-z0-9\-])"
+)
 # Look-alikes whose "top-level domain" is a file extension (`icon@2x.png`, `main@abc.js`).
 _FILE_EXTENSIONS = frozenset(
     {

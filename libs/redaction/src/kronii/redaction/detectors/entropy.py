@@ -13,13 +13,17 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterator
+from itertools import pairwise
 
 from .._types import FindingType
 from ._base import Candidate, ScanText, line_bounds, shannon_entropy
 
 __all__ = ["EntropyDetector"]
 
-_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{20,}={0,2}(?![A-Za-z0-9+/=_\-])")
+# No look-around: a leading class is scanned fast, and the leftmost match of a greedy run starts at the run's
+# first character anyway.
+_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{20,}={0,2}")
+_DIGIT, _UPPER, _LOWER = re.compile("[0-9]"), re.compile("[A-Z]"), re.compile("[a-z]")
 _HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # Runs that read as words: a vowel share of a third or more is common in words, rare in random text.
@@ -27,7 +31,9 @@ _LETTER_RUN = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
 _SEGMENT_SPLIT = re.compile(r"[_\-/.+]+")
 _WORDISH_SEGMENT = re.compile(r"[A-Za-z]{2,}\d{0,3}|\d{1,4}|[A-Za-z]")
 _VOWELS = frozenset("aeiouyAEIOUY")
-_PUBLIC_BEGIN = re.compile(r"-----BEGIN (?:CERTIFICATE|[A-Z0-9 ]*PUBLIC KEY|CERTIFICATE REQUEST|X509 CRL)-----")
+_PUBLIC_BEGIN = re.compile(
+    r"-----BEGIN (?:CERTIFICATE|[A-Z0-9 ]*PUBLIC KEY|CERTIFICATE REQUEST|X509 CRL)-----"
+)
 _HASH_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-", "md5-", "sha1:", "sha256:", "sha512:")
 
 # (length, minimum bits per character): about the 1st percentile of random Base64 of that length.
@@ -35,7 +41,18 @@ _FLOOR_LENGTHS = (20, 24, 28, 32, 40, 48, 64, 86)
 _FLOOR_BITS = (3.6, 3.85, 4.0, 4.2, 4.4, 4.6, 4.85, 5.1)
 _HEX_MIN_LENGTH, _HEX_MIN_BITS = 32, 3.0
 
-_SECRET_CONTEXT = ("secret", "token", "key", "pass", "pwd", "auth", "credential", "signature", "bearer", "api")
+_SECRET_CONTEXT = (
+    "secret",
+    "token",
+    "key",
+    "pass",
+    "pwd",
+    "auth",
+    "credential",
+    "signature",
+    "bearer",
+    "api",
+)
 _HASH_CONTEXT = (
     "sha",
     "md5",
@@ -95,7 +112,7 @@ class EntropyDetector:
         # so it counts only when its line names a secret.
         if len(core) < _HEX_MIN_LENGTH or shannon_entropy(core) < _HEX_MIN_BITS:
             return 0.0
-        line_start, line_end = line_bounds(scan.text, start, end)
+        line_start, _ = line_bounds(scan.text, start, end)
         line = scan.lower[line_start:start]
         return 0.6 if any(word in line for word in _SECRET_CONTEXT) else 0.0
 
@@ -120,11 +137,8 @@ def _public_blocks(text: str) -> list[tuple[int, int]]:
 
 def _base64_confidence(core: str) -> float:
     length = len(core)
-    has_digit = any(char.isdigit() for char in core)
-    has_upper = any(char.isupper() for char in core)
-    has_lower = any(char.islower() for char in core)
     # Random tokens of this length almost always mix digits and both cases; identifiers rarely do.
-    if not (has_digit and has_upper and has_lower):
+    if not (_DIGIT.search(core) and _UPPER.search(core) and _LOWER.search(core)):
         return 0.0
     margin = shannon_entropy(core) - _entropy_floor(length)
     if margin < 0.0 or _is_wordlike(core) or _is_path_or_identifier(core):
@@ -157,5 +171,5 @@ def _is_path_or_identifier(core: str) -> bool:
             return True
     # Random text switches between upper, lower and digits at about two characters in three.
     kinds = [0 if char.islower() else 1 if char.isupper() else 2 if char.isdigit() else 3 for char in core]
-    switches = sum(1 for left, right in zip(kinds, kinds[1:], strict=False) if left != right)
+    switches = sum(1 for left, right in pairwise(kinds) if left != right)
     return switches * 5 < (len(core) - 1) * 2

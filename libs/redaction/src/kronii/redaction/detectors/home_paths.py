@@ -20,7 +20,8 @@ _NAME = r"(?P<name>[^\s/\\:\"'*?<>|`$%{}()\[\],;]{1,64})"
 _POSIX_HOME = re.compile(r"/(?:home|Users)/" + _NAME)
 _WINDOWS_HOME = re.compile(r"(?i)(?<![A-Za-z])[A-Z]:(?:\\{1,2}|/)Users(?:\\{1,2}|/)" + _NAME)
 _TILDE_HOME = re.compile(r"~(?P<name>[a-z_][a-z0-9_\-]{1,31})(?=/)")
-_PROMPT = re.compile(r"(?m)^[ \t]*(?:\([\w.\-]+\)[ \t]*)?(?P<name>[a-z_][a-z0-9_\-]{0,31})@[\w.\-]+:[ \t]*[~/]")
+# A prompt at the start of a line, optionally after a virtualenv marker: `(venv) alice@laptop:~/src$`.
+_PROMPT = re.compile(r"[ \t]*(?:\([\w.\-]+\)[ \t]*)?(?P<name>[a-z_][a-z0-9_\-]{0,31})@[\w.\-]+:[ \t]*[~/]")
 _GENERIC_NAMES = frozenset(
     {
         "user",
@@ -59,8 +60,17 @@ class HomePathDetector:
             yield from self._names(_WINDOWS_HOME, text)
         if "~" in text:
             yield from self._names(_TILDE_HOME, text)
-        if "@" in text:
-            yield from self._names(_PROMPT, text)
+        yield from self._prompts(text)
+
+    def _prompts(self, text: str) -> Iterator[Candidate]:
+        """Looked for from each "@" back to its line's start, rather than by a regex tried at every line."""
+        at = text.find("@")
+        while at >= 0:
+            line_start = text.rfind("\n", 0, at) + 1
+            match = _PROMPT.match(text, line_start) if at - line_start <= 64 else None
+            if match is not None and match.end("name") == at and match.group("name") not in _GENERIC_NAMES:
+                yield Candidate(FindingType.USERNAME, match.start("name"), at, 0.8, self.name)
+            at = text.find("@", at + 1)
 
     def _names(self, pattern: re.Pattern[str], text: str) -> Iterator[Candidate]:
         for match in pattern.finditer(text):

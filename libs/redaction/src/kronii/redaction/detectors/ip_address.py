@@ -19,11 +19,12 @@ from ._base import Candidate, ScanText
 
 __all__ = ["IpAddressDetector"]
 
-_IPV4 = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")
-# At least two colons and something hex around them; validated by ipaddress afterwards.
-_IPV6 = re.compile(
-    r"(?:[0-9A-Fa-f]{1,4}:|:)(?::|[0-9A-Fa-f]{1,4}:){1,7}(?:[0-9A-Fa-f]{1,4}|:|\d{1,3}(?:\.\d{1,3}){3})?"
-)
+# Both scans start with a literal ("." or ":"), which CPython's regex engine finds far faster than a leading
+# digit class; the first octet or group is then read backwards in Python.
+_IPV4_TAIL = re.compile(r"\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}")
+_IPV6_CORE = re.compile(r":[0-9A-Fa-f]{0,4}:")
+_IPV6_CHARS = frozenset("0123456789abcdefABCDEF:.")
+_DIGITS = frozenset("0123456789")
 _VERSION_CONTEXT = re.compile(r"version|\bver\b|\bv\b|release|firmware|build|driver|kernel|[=><~!]=")
 _VERSION_WINDOW = 16
 
@@ -40,8 +41,12 @@ class IpAddressDetector:
 
     def _ipv4(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
-        for match in _IPV4.finditer(text):
+        for match in _IPV4_TAIL.finditer(text):
             start, end = match.span()
+            while start > 0 and match.start() - start < 3 and text[start - 1] in _DIGITS:
+                start -= 1
+            if start == match.start():
+                continue
             before = text[start - 1] if start > 0 else " "
             if before.isalnum() or before in "_.-":
                 continue
@@ -53,7 +58,7 @@ class IpAddressDetector:
             if _VERSION_CONTEXT.search(window):
                 continue
             try:
-                address = ipaddress.IPv4Address(match.group())
+                address = ipaddress.IPv4Address(text[start:end])
             except ValueError:
                 continue
             if _is_identifying_v4(address):
@@ -61,14 +66,20 @@ class IpAddressDetector:
 
     def _ipv6(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
-        for match in _IPV6.finditer(text):
-            start, end = match.span()
-            if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_:."):
+        covered = 0
+        for match in _IPV6_CORE.finditer(text):
+            if match.start() < covered:
                 continue
-            if end < len(text) and (text[end].isalnum() or text[end] in "_:"):
+            start, end = _widen(text, match.start(), match.end())
+            covered = end
+            if start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
                 continue
-            raw = match.group()
+            if end < len(text) and (text[end].isalnum() or text[end] == "_"):
+                continue
+            raw = text[start:end]
             groups = [group for group in raw.split(":") if group]
+            if groups and "." in groups[-1]:
+                groups.append("")  # an embedded IPv4 address stands for two groups
             # `Foo::bar`, `dead::beef` and times like 12:30:45 parse or nearly parse as IPv6; real
             # addresses written in text have at least three groups and some digit.
             if len(groups) < 3 or not any(char.isdigit() for char in raw):
@@ -81,6 +92,19 @@ class IpAddressDetector:
                 yield Candidate(FindingType.IP_ADDRESS, start, end, 0.85, self.name)
 
 
+def _widen(text: str, start: int, end: int) -> tuple[int, int]:
+    while start > 0 and text[start - 1] in _IPV6_CHARS:
+        start -= 1
+    while end < len(text) and text[end] in _IPV6_CHARS:
+        end += 1
+    # A sentence's full stop or a "host:port" colon is not part of the address.
+    while end - start > 2 and (text[end - 1] == "." or (text[end - 1] == ":" and text[end - 2] != ":")):
+        end -= 1
+    while end - start > 2 and (text[start] == "." or (text[start] == ":" and text[start + 1] != ":")):
+        start += 1
+    return start, end
+
+
 def _continues_dotted(text: str, end: int) -> bool:
     return text[end] == "." and end + 1 < len(text) and text[end + 1].isdigit()
 
@@ -88,9 +112,7 @@ def _continues_dotted(text: str, end: int) -> bool:
 def _is_identifying_v4(address: ipaddress.IPv4Address) -> bool:
     if address.is_loopback or address.is_unspecified or address.is_multicast or address.is_link_local:
         return False
-    if int(address) == 0xFFFFFFFF or _is_netmask(address):
-        return False
-    return True
+    return int(address) != 0xFFFFFFFF and not _is_netmask(address)
 
 
 def _is_netmask(address: ipaddress.IPv4Address) -> bool:

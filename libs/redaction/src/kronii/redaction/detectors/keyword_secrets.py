@@ -77,7 +77,21 @@ _KEY_QUALIFIERS = frozenset(
     }
 )
 _NEUTRAL_SUFFIX_WORDS = frozenset(
-    {"value", "base", "string", "str", "b64", "base64", "hex", "raw", "bytes", "plain", "plaintext", "env", "var"}
+    {
+        "value",
+        "base",
+        "string",
+        "str",
+        "b64",
+        "base64",
+        "hex",
+        "raw",
+        "bytes",
+        "plain",
+        "plaintext",
+        "env",
+        "var",
+    }
 )
 _HEADER_KEYS = frozenset({"authorization", "proxy-authorization", "auth", "x-auth-token", "x-api-key"})
 _AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "apikey", "key", "sso-key", "negotiate"})
@@ -204,7 +218,9 @@ def _classify_key(key: str) -> str | None:
         return FindingType.SECRET
     words = [word.lower() for word in _WORDS.findall(bare)]
     # `SECRET_KEY_BASE`, `token2`, `API_KEY_V2`: trailing words that only qualify the secret.
-    while len(words) > 1 and (words[-1] in _NEUTRAL_SUFFIX_WORDS or len(words[-1]) == 1 or words[-1].isdigit()):
+    while len(words) > 1 and (
+        words[-1] in _NEUTRAL_SUFFIX_WORDS or len(words[-1]) == 1 or words[-1].isdigit()
+    ):
         words.pop()
     if not words:
         return None
@@ -275,9 +291,9 @@ def _is_unquoted_literal(text: str, assignment: Assignment, value: str, finding_
     if following in ("(", "[") or _DOTTED.fullmatch(value):
         return False  # a call, a subscript or an attribute: code reading the secret from elsewhere
     lowered = value.lower()
-    if _IDENTIFIER.fullmatch(value) and any(hint in lowered for hint in _REFERENCE_HINTS):
-        return False  # `password = user_password`, `api_key=api_key`
     has_digit = any(char.isdigit() for char in value)
+    if _IDENTIFIER.fullmatch(value) and not has_digit and any(hint in lowered for hint in _REFERENCE_HINTS):
+        return False  # `password = user_password`, `api_key=api_key`
     has_symbol = any(not char.isalnum() for char in value)
     mixed_case = value != lowered and value != value.upper()
     looks_random = has_digit or has_symbol or mixed_case
@@ -286,6 +302,5 @@ def _is_unquoted_literal(text: str, assignment: Assignment, value: str, finding_
     if finding_type == FindingType.SECRET:
         # API keys and tokens nearly always carry digits; a bare word is a variable or a setting.
         return has_digit or (len(value) >= 16 and mixed_case)
-    if _IDENTIFIER.fullmatch(value) and "_" in value and value == lowered and not has_digit:
-        return False  # snake_case: a variable name in code
-    return True
+    # snake_case without digits: a variable name in code
+    return not (_IDENTIFIER.fullmatch(value) and "_" in value and value == lowered and not has_digit)

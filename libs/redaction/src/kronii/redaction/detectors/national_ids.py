@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import date
 
 from .._types import FindingType
@@ -22,28 +21,17 @@ from ._base import Candidate, ScanText
 
 __all__ = ["NationalIdDetector"]
 
-_CONTEXT_BEFORE = 40
-
-
-@dataclass(frozen=True, slots=True)
-class _IdRule:
-    type: str
-    regex: re.Pattern[str]
-    validate: Callable[[re.Match[str]], bool]
-    context: tuple[str, ...] = ()  # lower-case words one of which must come shortly before
-    confidence: float = 0.85
-
-
-def _ssn_valid(match: re.Match[str]) -> bool:
-    area, group, serial = match.group("area"), match.group("group"), match.group("serial")
-    return area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
+_CONTEXT_AFTER = 40
 
 
 _NINO_BAD_PREFIXES = frozenset({"BG", "GB", "KN", "NK", "NT", "TN", "ZZ"})
 
 
 def _nino_valid(match: re.Match[str]) -> bool:
-    return match.group("prefix") not in _NINO_BAD_PREFIXES
+    prefix = match.group()[:2]
+    if prefix == "QQ":
+        return True
+    return prefix[0] != "Q" and prefix[1] != "Q" and prefix not in _NINO_BAD_PREFIXES
 
 
 def _bsn_valid(match: re.Match[str]) -> bool:
@@ -94,57 +82,40 @@ def _cf_value(char: str, odd: bool) -> int:
     return _CF_ODD[index] if odd else index
 
 
-def _fiscal_code_valid(match: re.Match[str]) -> bool:
-    code = match.group()
+def _fiscal_code_valid(code: str) -> bool:
     total = sum(_cf_value(char, position % 2 == 0) for position, char in enumerate(code[:15]))
     return chr(65 + total % 26) == code[15]
 
 
-_RULES = (
-    _IdRule(
-        FindingType.US_SSN,
-        re.compile(r"(?P<area>\d{3})(?P<sep>[- ])(?P<group>\d{2})(?P=sep)(?P<serial>\d{4})"),
-        _ssn_valid,
-    ),
-    _IdRule(
-        FindingType.US_SSN,
-        re.compile(r"(?P<area>\d{3})(?P<group>\d{2})(?P<serial>\d{4})"),
-        _ssn_valid,
-        context=("ssn", "social security", "social sec"),
-    ),
-    _IdRule(
-        FindingType.UK_NINO,
-        re.compile(
-            r"(?P<prefix>[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]|QQ) ?\d{2} ?\d{2} ?\d{2} ?[A-D]",
-        ),
-        _nino_valid,
-    ),
-    _IdRule(
-        FindingType.NL_BSN,
-        re.compile(r"\d{4}\.?\d{2}\.?\d{3}|\d{3}[ .]?\d{3}[ .]?\d{3}|\d{8}"),
-        _bsn_valid,
-        context=("bsn", "burgerservicenummer", "sofinummer", "sofi-nummer", "citizen service number"),
-    ),
-    _IdRule(
-        FindingType.ES_DNI,
-        re.compile(r"(?:(?P<nie>[XYZ])[- ]?)?(?P<number>(?(nie)\d{7}|\d{8}))[- ]?(?P<letter>[A-Z])"),
-        _dni_valid,
-    ),
-    _IdRule(
-        FindingType.FI_HETU,
-        re.compile(
-            r"(?P<day>\d{2})(?P<month>\d{2})(?P<year>\d{2})(?P<sign>[-+A-FU-Y])(?P<individual>\d{3})"
-            r"(?P<check>[0-9A-FHJ-NPR-Y])"
-        ),
-        _hetu_valid,
-    ),
-    _IdRule(
-        FindingType.IT_FISCAL_CODE,
-        re.compile(r"[A-Z]{6}[0-9LMNP-V]{2}[A-EHLMPR-T][0-9LMNP-V]{2}[A-Z][0-9LMNP-V]{3}[A-Z]"),
-        _fiscal_code_valid,
-        confidence=0.9,
-    ),
+# Validators take the matched text, so that one scan can serve several formats.
+def _ssn_text_valid(value: str) -> bool:
+    digits = value.replace("-", "").replace(" ", "")
+    area, group, serial = digits[:3], digits[3:5], digits[5:]
+    return area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
+
+
+# Dashed SSNs are found anywhere (by _DIGIT_LED); spaced or bare ones only after their name.
+_SSN = re.compile(r"(?P<area>[0-9]{3})(?P<sep> ?)(?P<group>[0-9]{2})(?P=sep)(?P<serial>[0-9]{4})")
+
+# SSN (dashed), HETU and DNI all open with digits: one scan finds all three, a named group says which.
+_DIGIT_LED = re.compile(
+    r"[0-9]{3}(?:(?P<ssn>-[0-9]{2}-[0-9]{4})"
+    r"|[0-9]{3}(?:(?P<hetu>[-+A-FU-Y][0-9]{3}[0-9A-FHJ-NPR-Y])|(?P<dni>[0-9]{2}[- ]?[A-Z])))"
 )
+_HETU = re.compile(
+    r"(?P<day>[0-9]{2})(?P<month>[0-9]{2})(?P<year>[0-9]{2})(?P<sign>[-+A-FU-Y])(?P<individual>[0-9]{3})"
+    r"(?P<check>[0-9A-FHJ-NPR-Y])"
+)
+_DNI = re.compile(r"(?:(?P<nie>[XYZ])[- ]?)?(?P<number>(?(nie)[0-9]{7}|[0-9]{8}))[- ]?(?P<letter>[A-Z])")
+_NIE = re.compile(r"[XYZ][- ]?[0-9]{7}[- ]?[A-Z]")
+# The prefix letters are checked in Python: a pattern that opens with a single class scans fastest.
+_NINO = re.compile(r"[A-CEGHJ-TW-Z][A-CEGHJ-NP-TW-Z] ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D]")
+# Anchored on the birth date part (digits), then checked for the six letters before it.
+_FISCAL_TAIL = re.compile(r"[0-9LMNP-V]{2}[A-EHLMPR-T][0-9LMNP-V]{2}[A-Z][0-9LMNP-V]{3}[A-Z]")
+_FISCAL_HEAD = re.compile(r"[A-Z]{6}")
+_BSN = re.compile(r"[0-9]{4}\.?[0-9]{2}\.?[0-9]{3}|[0-9]{3}[ .]?[0-9]{3}[ .]?[0-9]{3}|[0-9]{8}")
+_SSN_WORDS = re.compile(r"ssn|social security|social sec")
+_BSN_WORDS = re.compile(r"bsn|burgerservicenummer|sofinummer|sofi-nummer|citizen service number")
 
 
 class NationalIdDetector:
@@ -152,19 +123,67 @@ class NationalIdDetector:
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
-        for rule in _RULES:
-            if rule.context and not scan.lower_contains_any(rule.context):
+        for match in _DIGIT_LED.finditer(text):
+            start, end = match.span()
+            if _is_glued(text, start - 1, -1) or _is_glued(text, end, 1):
                 continue
-            for match in rule.regex.finditer(text):
+            found = self._digit_led(match)
+            if found is not None:
+                yield Candidate(found, start, end, 0.85, self.name)
+        yield from self._letter_led(text)
+        yield from self._after_words(
+            scan, _SSN_WORDS, _SSN, FindingType.US_SSN, lambda m: _ssn_text_valid(m.group())
+        )
+        yield from self._after_words(scan, _BSN_WORDS, _BSN, FindingType.NL_BSN, _bsn_valid)
+
+    def _digit_led(self, match: re.Match[str]) -> str | None:
+        value = match.group()
+        if match.group("ssn") is not None:
+            return FindingType.US_SSN if _ssn_text_valid(value) else None
+        if match.group("hetu") is not None:
+            hetu = _HETU.fullmatch(value)
+            return FindingType.FI_HETU if hetu is not None and _hetu_valid(hetu) else None
+        dni = _DNI.fullmatch(value)
+        return FindingType.ES_DNI if dni is not None and _dni_valid(dni) else None
+
+    def _letter_led(self, text: str) -> Iterator[Candidate]:
+        for pattern, finding_type, validate in (
+            (_NIE, FindingType.ES_DNI, _nie_valid),
+            (_NINO, FindingType.UK_NINO, _nino_valid),
+        ):
+            for match in pattern.finditer(text):
                 start, end = match.span()
-                if _is_glued(text, start - 1, -1) or _is_glued(text, end, 1):
-                    continue
-                if rule.context and not any(
-                    word in scan.lower[max(0, start - _CONTEXT_BEFORE) : start] for word in rule.context
-                ):
-                    continue
-                if rule.validate(match):
-                    yield Candidate(rule.type, start, end, rule.confidence, self.name)
+                if not (_is_glued(text, start - 1, -1) or _is_glued(text, end, 1)) and validate(match):
+                    yield Candidate(finding_type, start, end, 0.85, self.name)
+        for match in _FISCAL_TAIL.finditer(text):
+            start, end = match.start() - 6, match.end()
+            if start < 0 or _FISCAL_HEAD.fullmatch(text, start, match.start()) is None:
+                continue
+            if not (_is_glued(text, start - 1, -1) or _is_glued(text, end, 1)) and _fiscal_code_valid(
+                text[start:end]
+            ):
+                yield Candidate(FindingType.IT_FISCAL_CODE, start, end, 0.9, self.name)
+
+    def _after_words(
+        self,
+        scan: ScanText,
+        words: re.Pattern[str],
+        pattern: re.Pattern[str],
+        finding_type: str,
+        validate: Callable[[re.Match[str]], bool],
+    ) -> Iterator[Candidate]:
+        """Formats too plain to trust alone (nine bare digits), looked for only just after their name."""
+        text = scan.text
+        for word in words.finditer(scan.lower):
+            for match in pattern.finditer(text, word.end(), word.end() + _CONTEXT_AFTER):
+                start, end = match.span()
+                if not (_is_glued(text, start - 1, -1) or _is_glued(text, end, 1)) and validate(match):
+                    yield Candidate(finding_type, start, end, 0.85, self.name)
+
+
+def _nie_valid(match: re.Match[str]) -> bool:
+    dni = _DNI.fullmatch(match.group())
+    return dni is not None and _dni_valid(dni)
 
 
 def _is_glued(text: str, index: int, step: int) -> bool:

@@ -15,9 +15,11 @@ from ._base import Candidate, ScanText
 
 __all__ = ["PaymentCardDetector", "is_luhn_valid"]
 
-_CANDIDATE = re.compile(r"\d{4}(?:[ \-]?\d{2,7}){2,4}")
+_CANDIDATE = re.compile(r"[0-9]{4}(?:[ \-]?[0-9]{2,7}){2,4}")
 _SEPARATOR = re.compile(r"[ \-]")
-_GROUPINGS = frozenset({(4, 4, 4, 4), (4, 4, 4, 4, 3), (4, 6, 5), (4, 6, 4), (4, 4, 4, 2), (4, 4, 4, 3), (4, 4, 5)})
+_GROUPINGS = frozenset(
+    {(4, 4, 4, 4), (4, 4, 4, 4, 3), (4, 6, 5), (4, 6, 4), (4, 4, 4, 2), (4, 4, 4, 3), (4, 4, 5)}
+)
 
 
 # (prefix length, low, high, allowed lengths), from the schemes' published IIN ranges.
@@ -56,6 +58,8 @@ class PaymentCardDetector:
                 continue
             raw = match.group()
             digits = raw.replace(" ", "").replace("-", "")
+            if len(digits) < 12:  # dates and times match the shape; this cheap test drops them first
+                continue
             if not _is_card_layout(raw) or not _is_known_scheme(digits) or not is_luhn_valid(digits):
                 continue
             yield Candidate(FindingType.PAYMENT_CARD, start, end, 0.9, self.name)

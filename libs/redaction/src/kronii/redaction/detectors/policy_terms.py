@@ -20,7 +20,9 @@ class DenyTermDetector:
     def __init__(self, terms: Sequence[str]) -> None:
         unique = sorted({term for term in terms if term.strip()}, key=len, reverse=True)
         # One alternation, longest first, so that "Project X Prime" wins over "Project X".
-        self._regex = re.compile("|".join(re.escape(term) for term in unique), re.IGNORECASE) if unique else None
+        self._regex = (
+            re.compile("|".join(re.escape(term) for term in unique), re.IGNORECASE) if unique else None
+        )
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         if self._regex is None:

@@ -18,7 +18,8 @@ __all__ = ["UrlCredentialDetector"]
 
 # Starts with the literal "://" so the scan is a fast literal search; the scheme is checked afterwards.
 # The password runs to the last "@" before the host, since unencoded "@" in passwords is common.
-_USERINFO = re.compile(r"://([^\s:/?#@\[\]\"'<>]*):([^\s/?#\"'<>]+)@(?=[^\s@/])")
+# Unencoded "#" and "?" are tolerated too: the "@host" that must follow keeps this from running into a path.
+_USERINFO = re.compile(r"://([^\s:/?#@\[\]\"'<>]*):([^\s/\"'<>]+)@(?=[^\s@/])")
 _SCHEME_CHAR = re.compile(r"[A-Za-z0-9+.\-]")
 
 

@@ -1,0 +1,175 @@
+"""The redaction engine: runs the detectors, merges their findings, writes placeholders and grades the level.
+
+It fails closed: an exception anywhere (a detector, the policy, the placeholder numbering) yields level red and
+a fixed text, never the original. The reason names where it failed and the exception's type, not its message,
+which might quote the text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ._context import RedactionContext
+from ._lines import LinesRedaction, join_lines, map_to_lines
+from ._model import ENGINE_ERROR_TEXT, WITHHELD_TEXT, Finding, Level, RedactionResult
+from ._policy import PolicyHints, RedactionPolicy
+from ._resolve import MaskedSpan, merge_overlaps
+from .detectors import (
+    Candidate,
+    CustomPatternDetector,
+    DenyTermDetector,
+    Detector,
+    ScanText,
+    built_in_detectors,
+)
+
+__all__ = ["RedactionEngine"]
+
+_HINT_DETECTOR = "plugin_hint"
+
+
+class RedactionEngine:
+    """Masks secrets and personal data in text. Build one per policy and reuse it; it keeps no per-call state."""
+
+    def __init__(
+        self, policy: RedactionPolicy | None = None, *, detectors: Sequence[Detector] | None = None
+    ) -> None:
+        self._policy = policy if policy is not None else RedactionPolicy()
+        chosen = (
+            detectors
+            if detectors is not None
+            else built_in_detectors(phone_regions=self._policy.phone_regions)
+        )
+        policy_detectors: list[Detector] = []
+        if self._policy.deny_terms:
+            policy_detectors.append(DenyTermDetector(self._policy.deny_terms))
+        if self._policy.custom_patterns:
+            policy_detectors.append(CustomPatternDetector(self._policy.custom_patterns))
+        self._detectors = tuple(
+            detector
+            for detector in (*chosen, *policy_detectors)
+            if detector.name not in self._policy.disabled_detectors
+        )
+        self._red_types = self._policy.red_types | {p.type for p in self._policy.custom_patterns if p.red}
+
+    @property
+    def policy(self) -> RedactionPolicy:
+        return self._policy
+
+    @property
+    def detectors(self) -> tuple[Detector, ...]:
+        return self._detectors
+
+    def redact(
+        self,
+        text: str,
+        *,
+        context: RedactionContext | None = None,
+        app: str | None = None,
+        hints: PolicyHints | None = None,
+    ) -> RedactionResult:
+        stage = "engine"
+        try:
+            if self._policy.is_red_app(app):
+                return RedactionResult(WITHHELD_TEXT, Level.RED, "content of a red-listed app")
+            if not isinstance(text, str):
+                raise TypeError("text must be a str")
+            scan = ScanText(text)
+            candidates: list[Candidate] = []
+            for detector in (*self._detectors, *self._hint_detectors(hints)):
+                stage = detector.name
+                candidates.extend(detector.detect(scan))
+            stage = "engine"
+            candidates.extend(self._hint_spans(hints, len(text)))
+            kept = [candidate for candidate in candidates if self._keep(text, candidate)]
+            spans = merge_overlaps(kept)
+            return self._result(text, spans, context if context is not None else RedactionContext.random(), hints)
+        except Exception as error:  # fail closed, whatever went wrong
+            return RedactionResult(
+                ENGINE_ERROR_TEXT, Level.RED, f"engine error in {stage}: {type(error).__name__}"
+            )
+
+    def redact_lines(
+        self,
+        lines: Sequence[str],
+        *,
+        context: RedactionContext | None = None,
+        app: str | None = None,
+        hints: PolicyHints | None = None,
+    ) -> LinesRedaction:
+        """Redact OCR lines as one text; each finding comes back as per-line character spans too."""
+        try:
+            joined = join_lines(lines)
+        except Exception as error:
+            failed = RedactionResult(
+                ENGINE_ERROR_TEXT, Level.RED, f"engine error in lines: {type(error).__name__}"
+            )
+            return LinesRedaction(failed, ())
+        result = self.redact(joined, context=context, app=app, hints=hints)
+        return LinesRedaction(result, map_to_lines(result.findings, lines))
+
+    def _hint_detectors(self, hints: PolicyHints | None) -> Iterable[Detector]:
+        if hints is None:
+            return ()
+        extra: list[Detector] = []
+        if hints.deny_terms:
+            extra.append(DenyTermDetector(hints.deny_terms))
+        if hints.patterns:
+            extra.append(CustomPatternDetector(hints.patterns))
+        return extra
+
+    def _hint_spans(self, hints: PolicyHints | None, length: int) -> Iterable[Candidate]:
+        if hints is None:
+            return ()
+        return (
+            Candidate(span.type, max(0, span.start), min(length, span.end), 1.0, _HINT_DETECTOR)
+            for span in hints.spans
+        )
+
+    def _keep(self, text: str, candidate: Candidate) -> bool:
+        if candidate.confidence < self._policy.min_confidence:
+            return False
+        return not self._policy.is_allowed(text[candidate.start : candidate.end])
+
+    def _result(
+        self, text: str, spans: list[MaskedSpan], context: RedactionContext, hints: PolicyHints | None
+    ) -> RedactionResult:
+        if not spans:
+            if hints is not None and hints.red_reason:
+                return RedactionResult(text, Level.RED, f"plugin: {hints.red_reason}")
+            return RedactionResult(text, Level.GREEN, "nothing found")
+        pieces: list[str] = []
+        findings: list[Finding] = []
+        cursor = 0
+        for span in spans:
+            winner = span.winner
+            placeholder = context.placeholder(winner.type, text[winner.start : winner.end])
+            pieces.append(text[cursor : span.start])
+            pieces.append(placeholder)
+            cursor = span.end
+            findings.append(
+                Finding(
+                    str(winner.type), span.start, span.end, winner.detector, winner.confidence, placeholder
+                )
+            )
+        pieces.append(text[cursor:])
+        masked = sum(span.end - span.start for span in spans)
+        share = masked / len(text)
+        level, reason = self._grade(spans, share, len(text), hints)
+        return RedactionResult("".join(pieces), level, reason, tuple(findings), share)
+
+    def _grade(
+        self, spans: list[MaskedSpan], share: float, length: int, hints: PolicyHints | None
+    ) -> tuple[Level, str]:
+        red_hint_types = {span.type for span in hints.spans if span.red} if hints is not None else set()
+        red_hint_types |= {p.type for p in hints.patterns if p.red} if hints is not None else set()
+        found_types = set().union(*(span.types for span in spans))
+        red_found = sorted(found_types & (self._red_types | red_hint_types))
+        if red_found:
+            return Level.RED, f"must not leave: {', '.join(red_found)}"
+        if hints is not None and hints.red_reason:
+            return Level.RED, f"plugin: {hints.red_reason}"
+        policy = self._policy
+        if length >= policy.red_share_min_chars and share > policy.red_share_threshold:
+            return Level.RED, f"masked share {share:.2f} above {policy.red_share_threshold:.2f}"
+        return Level.AMBER, f"masked {len(spans)}: {', '.join(sorted({span.winner.type for span in spans}))}"

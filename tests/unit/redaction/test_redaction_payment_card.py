@@ -1,0 +1,48 @@
+"""Payment cards: issuer prefix, length and Luhn check digit."""
+
+from __future__ import annotations
+
+import pytest
+
+from kronii.redaction.detectors import PaymentCardDetector
+from kronii.redaction.detectors.payment_card import is_luhn_valid
+from tests.unit.redaction.redaction_support import values
+
+DETECTOR = PaymentCardDetector()
+
+
+@pytest.mark.parametrize(
+    "number",
+    [
+        "4111 1111 1111 1111",  # Visa test card
+        "4111111111111111",
+        "5555-5555-5555-4444",  # Mastercard test card
+        "2223003122003222",  # Mastercard 2-series test card
+        "3782 822463 10005",  # American Express test card
+        "6011 1111 1111 1117",  # Discover test card
+        "3530111333300000",  # JCB test card
+        "3056 9309 0259 04",  # Diners Club test card
+    ],
+)
+def test_test_cards_are_found(number: str) -> None:
+    assert values(DETECTOR, f"card: {number}, exp 12/29") == [number]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "4111 1111 1111 1112",  # Luhn fails
+        "1234 5678 9012 3456",  # no issuer starts with 1
+        "4111 11111 1111 111",  # not a card layout
+        "ts 1700000000000000",
+        "order 4111111111111111222",  # a longer digit run
+        "7992739871300000",  # Luhn-valid, unknown issuer
+    ],
+)
+def test_near_misses(text: str) -> None:
+    assert values(DETECTOR, text) == []
+
+
+def test_luhn() -> None:
+    assert is_luhn_valid("79927398713")
+    assert not is_luhn_valid("79927398710")
