@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from Xlib import X
+from Xlib import X, Xatom
 from Xlib import display as xdisplay
 
 __all__ = [
@@ -126,12 +126,18 @@ def _window_list(dpy: Any, name: str) -> list[int]:
     return [] if prop is None else [int(v) for v in prop.value]
 
 
+def _managed_after_map(dpy: Any, window: Any, wm_state: int) -> bool:
+    window.map()
+    dpy.sync()
+    return window.get_full_property(wm_state, X.AnyPropertyType) is not None
+
+
 def _wait_for_wm(display: str) -> None:
     """Wait until the window manager is up and managing windows.
 
     openbox publishes _NET_SUPPORTING_WM_CHECK before its event loop runs, and map requests made
     in between are lost: such a window stays unmapped and an xterm stalls 5 s in Xt's wmTimeout.
-    So a probe window is mapped (again, every 100 ms) until openbox manages it (sets WM_STATE).
+    So a probe window is mapped, again and again, until openbox manages it (sets WM_STATE).
     """
     dpy = xdisplay.Display(display)
     try:
@@ -139,27 +145,21 @@ def _wait_for_wm(display: str) -> None:
         root = dpy.screen().root
         wm_state = dpy.intern_atom("WM_STATE")
         probe = root.create_window(0, 0, 8, 8, 0, X.CopyFromParent)
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while True:
-            probe.map()
-            dpy.sync()
-            retry_at = time.monotonic() + 0.1
-            while time.monotonic() < retry_at:
-                if probe.get_full_property(wm_state, X.AnyPropertyType) is not None:
-                    probe.destroy()
-                    dpy.sync()
-                    # Tests expect a desktop without windows, not one still pointing at the probe.
-                    wait_until(
-                        lambda: (
-                            probe.id not in _window_list(dpy, "_NET_CLIENT_LIST")
-                            and probe.id not in _window_list(dpy, "_NET_ACTIVE_WINDOW")
-                        ),
-                        what=f"the window manager on {display} forgetting the probe window",
-                    )
-                    return
-                time.sleep(0.005)
-            if time.monotonic() > deadline:
-                raise DesktopError(f"the window manager on {display} does not manage windows")
+        wait_until(
+            lambda: _managed_after_map(dpy, probe, wm_state),
+            interval_s=0.05,
+            what=f"the window manager on {display} managing a window",
+        )
+        probe.destroy()
+        dpy.sync()
+        wait_until(
+            lambda: probe.id not in _window_list(dpy, "_NET_CLIENT_LIST"),
+            what=f"the window manager on {display} forgetting the probe window",
+        )
+        # openbox leaves _NET_ACTIVE_WINDOW naming the destroyed probe; tests expect a desktop with
+        # no active window, which EWMH spells None.
+        root.change_property(dpy.intern_atom("_NET_ACTIVE_WINDOW"), Xatom.WINDOW, 32, [X.NONE])
+        dpy.sync()
     finally:
         dpy.close()
 

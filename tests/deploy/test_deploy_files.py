@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 import yaml
 
@@ -42,6 +42,7 @@ GRAFANA = ROOT / "deploy" / "grafana"
 OTEL = ROOT / "deploy" / "otel-collector"
 CHART = ROOT / "helm" / "kronii"
 OPERATIONS_DOC = ROOT / "docs" / "operations.md"
+ANY_ADDRESS = "0.0.0.0"  # noqa: S104 - compared against, never bound
 
 
 # ---- the mesh, as the brief and the code define it ---------------------------------------------------
@@ -104,8 +105,8 @@ def _series_catalogue() -> dict[str, set[str] | None]:
             catalogue[f"{name}_count"] = labels | TARGET_LABELS
         else:
             catalogue[name] = labels | TARGET_LABELS
-    for name, labels in SYNTHETIC_SERIES.items():
-        catalogue[name] = None if labels is None else labels | TARGET_LABELS
+    for name, synthetic in SYNTHETIC_SERIES.items():
+        catalogue[name] = None if synthetic is None else synthetic | TARGET_LABELS
     return catalogue
 
 
@@ -169,13 +170,14 @@ def interpolate(text: str, env: dict[str, str] | None = None) -> str:
 
 
 def load_compose(path: Path) -> dict[str, Any]:
-    return yaml.safe_load(interpolate(path.read_text(encoding="utf-8")))
+    data: dict[str, Any] = yaml.safe_load(interpolate(path.read_text(encoding="utf-8")))
+    return data
 
 
 def merge_compose(base: dict[str, Any], layer: dict[str, Any]) -> dict[str, Any]:
     """The parts of Compose's merge the checks need: services are merged key by key; ports,
     volumes and extra_hosts are appended; depends_on is unioned; other keys are replaced."""
-    merged = json.loads(json.dumps(base))
+    merged: dict[str, Any] = json.loads(json.dumps(base))
     for name, svc in (layer.get("services") or {}).items():
         target = merged.setdefault("services", {}).setdefault(name, {})
         for key, value in svc.items():
@@ -219,12 +221,12 @@ def _published(port: Any) -> tuple[str, int, int] | None:
     if isinstance(port, dict):
         if "published" not in port:
             return None
-        return str(port.get("host_ip", "0.0.0.0")), int(port["published"]), int(port["target"])
+        return str(port.get("host_ip", ANY_ADDRESS)), int(port["published"]), int(port["target"])
     parts = str(port).split("/")[0].split(":")
     if len(parts) == 3:
         return parts[0], int(parts[1]), int(parts[2])
     if len(parts) == 2:
-        return "0.0.0.0", int(parts[0]), int(parts[1])
+        return ANY_ADDRESS, int(parts[0]), int(parts[1])
     return None
 
 
@@ -281,7 +283,7 @@ def promql_selectors(expr: str) -> tuple[list[Selector], set[str]]:
     """The series selected by an expression and the labels its by/without/on/ignoring clauses name."""
     text = _promql_for_parsing(expr)
     try:
-        import promql_parser
+        import promql_parser  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         return _promql_selectors_by_tokens(text)
     ast = promql_parser.parse(text)
@@ -435,7 +437,9 @@ def test_dockerfile_installs_the_locked_workspace_into_app_venv_without_dev_tool
     assert "UV_PROJECT_ENVIRONMENT=/app/.venv" in envs
     runtime = dockerfile_stages()[-1]
     copies = [rest for keyword, rest in runtime if keyword == "COPY"]
-    assert copies == ["--from=build /app/.venv /app/.venv"], "the runtime stage gets the venv and nothing else"
+    assert copies == ["--from=build /app/.venv /app/.venv"], (
+        "the runtime stage gets the venv and nothing else"
+    )
 
 
 def test_dockerfile_runtime_runs_as_uid_10001_and_starts_the_configured_service() -> None:
@@ -468,7 +472,9 @@ def test_dockerignore_sends_sources_and_lock_but_no_local_state_or_secrets() -> 
         if line.strip() and not line.startswith("#")
     ]
     needed = ["pyproject.toml", "uv.lock"]
-    for member in sorted([*(ROOT / "libs").glob("*/pyproject.toml"), *(ROOT / "services").glob("*/pyproject.toml")]):
+    for member in sorted(
+        [*(ROOT / "libs").glob("*/pyproject.toml"), *(ROOT / "services").glob("*/pyproject.toml")]
+    ):
         rel = member.parent.relative_to(ROOT).as_posix()
         needed.append(f"{rel}/pyproject.toml")
         needed += [p.relative_to(ROOT).as_posix() for p in (member.parent / "src").rglob("*.py")][:20]
@@ -535,11 +541,21 @@ def test_compose_services_use_only_compose_specification_keys(compose_all_layers
         unknown = {k for k in svc if not k.startswith("x-")} - COMPOSE_SERVICE_KEYS
         assert not unknown, f"{name}: unknown keys {sorted(unknown)}"
     for key in compose_all_layers:
-        assert key in ("name", "services", "volumes", "networks", "configs", "secrets", "include") or key.startswith("x-")
+        assert key in (
+            "name",
+            "services",
+            "volumes",
+            "networks",
+            "configs",
+            "secrets",
+            "include",
+        ) or key.startswith("x-")
 
 
 def test_compose_files_follow_the_compose_specification() -> None:
-    compose_spec = pytest.importorskip("compose_spec", reason="compose-spec (strict Compose parser) not installed")
+    compose_spec = pytest.importorskip(
+        "compose_spec", reason="compose-spec (strict Compose parser) not installed"
+    )
     for path in [COMPOSE, *COMPOSE_LAYERS]:
         text = interpolate(path.read_text(encoding="utf-8"))
         # compose-spec knows IP addresses only; Docker's host-gateway is the docker0 address.
@@ -558,12 +574,16 @@ def test_every_depends_on_target_is_a_defined_service_with_what_its_condition_ne
             condition = spec.get("condition", "service_started")
             assert condition in ("service_started", "service_healthy", "service_completed_successfully")
             if condition == "service_healthy":
-                assert "healthcheck" in services[target], f"{name} waits for {target} to be healthy: no healthcheck"
+                assert "healthcheck" in services[target], (
+                    f"{name} waits for {target} to be healthy: no healthcheck"
+                )
             if condition == "service_completed_successfully":
                 assert services[target].get("restart") == "no", f"{target} is one-shot"
 
 
-def test_every_kronii_service_waits_for_the_migrations_and_the_infrastructure(compose: dict[str, Any]) -> None:
+def test_every_kronii_service_waits_for_the_migrations_and_the_infrastructure(
+    compose: dict[str, Any],
+) -> None:
     migrate = compose["services"]["migrate"]
     assert migrate["entrypoint"] == ["/app/.venv/bin/kronii"] and migrate["command"] == ["migrate"]
     assert _depends_on(migrate)["postgres"]["condition"] == "service_healthy"
@@ -594,7 +614,9 @@ def test_compose_ports_do_not_collide_and_bind_loopback_only(compose_all_layers:
     assert not collisions, f"host ports claimed more than once: {collisions}"
 
 
-def test_kronii_services_use_the_mesh_ports_and_bind_where_they_are_reachable(compose: dict[str, Any]) -> None:
+def test_kronii_services_use_the_mesh_ports_and_bind_where_they_are_reachable(
+    compose: dict[str, Any],
+) -> None:
     found = {}
     for name, svc in kronii_services(compose).items():
         env = _environment(svc)
@@ -604,13 +626,15 @@ def test_kronii_services_use_the_mesh_ports_and_bind_where_they_are_reachable(co
         assert int(env[prefix + "HTTP_PORT"]) == mesh.http_port, name
         assert int(env[prefix + "GRPC_PORT"]) == mesh.grpc_port, name
         healthcheck = " ".join(svc["healthcheck"]["test"])
-        assert f":{mesh.http_port}/readyz" in healthcheck, f"{name}: healthcheck asks /readyz on the HTTP port"
+        assert f":{mesh.http_port}/readyz" in healthcheck, (
+            f"{name}: healthcheck asks /readyz on the HTTP port"
+        )
         if mesh.host_agent:
             assert svc.get("network_mode") == "host", f"{name} needs the host's display and network"
             assert "/tmp/.X11-unix:/tmp/.X11-unix:ro" in svc["volumes"], name
-            assert env[prefix + "HOST"] != "0.0.0.0", f"{name} must not listen on every interface"
+            assert env[prefix + "HOST"] != ANY_ADDRESS, f"{name} must not listen on every interface"
         else:
-            assert env[prefix + "HOST"] == "0.0.0.0", f"{name} must listen beyond the container's loopback"
+            assert env[prefix + "HOST"] == ANY_ADDRESS, f"{name} must listen beyond the container's loopback"
             published = {_published(p)[1:] for p in svc["ports"]}  # type: ignore[index]
             assert published == {(mesh.http_port, mesh.http_port), (mesh.grpc_port, mesh.grpc_port)}, name
     assert set(found) == set(MESH), f"compose defines no service for {set(MESH) - set(found)}"
@@ -618,7 +642,13 @@ def test_kronii_services_use_the_mesh_ports_and_bind_where_they_are_reachable(co
 
 def test_compose_environment_uses_only_known_kronii_variables(compose_all_layers: dict[str, Any]) -> None:
     known = known_kronii_variables()
-    documented = {"KRONII_NATS_URL", "KRONII_REDIS_URL", "KRONII_DATABASE_URL", "KRONII_DATA_DIR", "KRONII_LOG_LEVEL"}
+    documented = {
+        "KRONII_NATS_URL",
+        "KRONII_REDIS_URL",
+        "KRONII_DATABASE_URL",
+        "KRONII_DATA_DIR",
+        "KRONII_LOG_LEVEL",
+    }
     documented |= {f"KRONII_{s.upper()}_{k}" for s in MESH for k in ("HTTP_PORT", "GRPC_PORT", "HOST")}
     assert documented <= known, f"settings no longer read {sorted(documented - known)}"
     for name, svc in compose_all_layers["services"].items():
@@ -627,7 +657,12 @@ def test_compose_environment_uses_only_known_kronii_variables(compose_all_layers
                 assert variable in known, f"{name}: {variable} is not a kronii setting"
     for name, svc in kronii_services(compose_all_layers).items():
         env = _environment(svc)
-        for url in ("KRONII_NATS_URL", "KRONII_REDIS_URL", "KRONII_DATABASE_URL", "OTEL_EXPORTER_OTLP_ENDPOINT"):
+        for url in (
+            "KRONII_NATS_URL",
+            "KRONII_REDIS_URL",
+            "KRONII_DATABASE_URL",
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+        ):
             assert env.get(url), f"{name}: {url} unset"
         assert env["KRONII_DATABASE_URL"].startswith("postgresql+psycopg://"), name
 
@@ -671,7 +706,9 @@ def test_compose_interpolation_variables_are_documented() -> None:
     doc = OPERATIONS_DOC.read_text(encoding="utf-8")
     for path in [COMPOSE, *COMPOSE_LAYERS]:
         for variable in interpolation_variables(path.read_text(encoding="utf-8")):
-            assert f"`{variable}`" in doc, f"{path.name}: ${{{variable}}} is not documented in docs/operations.md"
+            assert f"`{variable}`" in doc, (
+                f"{path.name}: ${{{variable}}} is not documented in docs/operations.md"
+            )
 
 
 # ---- Prometheus ---------------------------------------------------------------------------------------
@@ -759,7 +796,9 @@ def test_promtool_accepts_the_config_and_the_alert_unit_tests_pass() -> None:
         ["check", "rules", "alerts.yml"],
         ["test", "rules", "alerts_test.yml"],
     ):
-        result = subprocess.run([promtool, *args], cwd=PROMETHEUS, capture_output=True, text=True, timeout=120)
+        result = subprocess.run(
+            [promtool, *args], cwd=PROMETHEUS, capture_output=True, text=True, timeout=120
+        )
         assert result.returncode == 0, f"promtool {' '.join(args)}:\n{result.stdout}\n{result.stderr}"
 
 
@@ -777,10 +816,13 @@ def test_every_alert_has_a_promtool_unit_test() -> None:
 def provisioned_datasource() -> dict[str, Any]:
     sources = load_yaml(GRAFANA / "provisioning" / "datasources" / "prometheus.yaml")["datasources"]
     assert len(sources) == 1
-    return sources[0]
+    source: dict[str, Any] = sources[0]
+    return source
 
 
-def test_grafana_provisioning_points_at_prometheus_and_the_mounted_dashboards(compose: dict[str, Any]) -> None:
+def test_grafana_provisioning_points_at_prometheus_and_the_mounted_dashboards(
+    compose: dict[str, Any],
+) -> None:
     source = provisioned_datasource()
     assert source["type"] == "prometheus" and source["url"] == "http://prometheus:9090"
     assert "127.0.0.1:9090:9090" in compose["services"]["prometheus"]["ports"]
@@ -813,7 +855,7 @@ def test_dashboards_are_valid_json_with_unique_ids_that_fit_the_grid() -> None:
                 assert var["datasource"]["uid"] in ("${datasource}", uid), f"{path.name}: ${var['name']}"
         for panel in panels:
             grid = panel["gridPos"]
-            assert 0 <= grid["x"] and grid["x"] + grid["w"] <= 24 and grid["h"] > 0, panel["title"]
+            assert grid["x"] >= 0 and grid["x"] + grid["w"] <= 24 and grid["h"] > 0, panel["title"]
             if panel["type"] == "row":
                 continue
             assert panel["targets"], f"{path.name}: {panel['title']} has no query"
@@ -859,9 +901,8 @@ def test_dashboards_chart_every_kronii_metric() -> None:
 
 
 def test_common_metric_names_match_what_the_shared_library_exports() -> None:
-    from prometheus_client import CollectorRegistry
-
     from kronii.common.telemetry import CommonMetrics
+    from prometheus_client import CollectorRegistry
 
     registry = CollectorRegistry()
     CommonMetrics("test", registry)
@@ -871,7 +912,7 @@ def test_common_metric_names_match_what_the_shared_library_exports() -> None:
             exported[f"{family.name}_total"] = set()
         else:
             exported[family.name] = set()
-    for name, labels in COMMON_METRICS.items():
+    for name in COMMON_METRICS:
         assert name in exported, f"kronii.common.telemetry no longer exports {name}"
     metrics = CommonMetrics("test", CollectorRegistry())
     for attr, name in (
@@ -896,7 +937,9 @@ def _deep_merge(base: Any, layer: Any) -> Any:
     return layer
 
 
-@pytest.mark.parametrize("layers", [["config.yaml"], ["config.yaml", "tracing.yaml"]], ids=["base", "tracing"])
+@pytest.mark.parametrize(
+    "layers", [["config.yaml"], ["config.yaml", "tracing.yaml"]], ids=["base", "tracing"]
+)
 def test_otel_collector_pipelines_use_only_defined_components(layers: list[str]) -> None:
     config: dict[str, Any] = {}
     for layer in layers:
@@ -934,18 +977,19 @@ def test_services_send_traces_to_the_collectors_otlp_port(compose_all_layers: di
 
 @pytest.fixture(scope="module")
 def values() -> dict[str, Any]:
-    return load_yaml(CHART / "values.yaml")
+    data: dict[str, Any] = load_yaml(CHART / "values.yaml")
+    return data
 
 
 @pytest.fixture(scope="module")
 def values_schema() -> dict[str, Any]:
-    schema = json.loads((CHART / "values.schema.json").read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads((CHART / "values.schema.json").read_text(encoding="utf-8"))
     jsonschema.Draft7Validator.check_schema(schema)
     return schema
 
 
 def _with(values: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
-    copy = json.loads(json.dumps(values))
+    copy: dict[str, Any] = json.loads(json.dumps(values))
     *path, last = dotted.split(".")
     node = copy
     for key in path:
@@ -963,11 +1007,16 @@ def test_chart_metadata_is_a_helm_v2_application_chart() -> None:
     assert kube and int(kube.group(1)) >= 27, "gRPC probes need Kubernetes 1.27"
 
 
-def test_helm_values_validate_against_the_values_schema(values: dict[str, Any], values_schema: dict[str, Any]) -> None:
+def test_helm_values_validate_against_the_values_schema(
+    values: dict[str, Any], values_schema: dict[str, Any]
+) -> None:
     jsonschema.Draft7Validator(values_schema).validate(values)
     for tier in HELM_TIERS:
         assert values[tier]["create"] is True, f"{tier} is deployed by default"
-        assert (values[tier]["httpPort"], values[tier]["grpcPort"]) == (MESH[tier].http_port, MESH[tier].grpc_port)
+        assert (values[tier]["httpPort"], values[tier]["grpcPort"]) == (
+            MESH[tier].http_port,
+            MESH[tier].grpc_port,
+        )
     assert values["llm"]["create"] is False, "the LLM tier is opt-in"
 
 
@@ -1021,7 +1070,7 @@ def test_templates_take_security_contexts_probes_and_secrets_from_one_place() ->
     assert helpers.count("automountServiceAccountToken: false") >= 2, "on the ServiceAccount and on the pod"
     assert helpers.count("secretKeyRef:") == 3
     known = known_kronii_variables()
-    for name in re.findall(r"- name: (KRONII_[A-Z_{}$ .]+)", helpers):
+    for name in re.findall(r"- name: (KRONII_(?:\{\{ \$upper \}\}|[A-Z_])+)", helpers):
         for tier in HELM_TIERS:
             variable = name.replace("{{ $upper }}", tier.upper())
             assert variable in known, f"the chart sets {variable}, which no setting reads"
@@ -1029,11 +1078,15 @@ def test_templates_take_security_contexts_probes_and_secrets_from_one_place() ->
         text = (CHART / "templates" / name).read_text(encoding="utf-8")
         assert re.search(r"- name: tmp\s*\n\s*mountPath: /tmp", text), f"{name}: a writable /tmp"
         if name != "_helpers.tpl":
-            assert "toYaml .Values.podSecurityContext" in text and "toYaml .Values.securityContext" in text, name
+            assert "toYaml .Values.podSecurityContext" in text and "toYaml .Values.securityContext" in text, (
+                name
+            )
             assert "automountServiceAccountToken: false" in text, name
     for tier in HELM_TIERS:
         text = (CHART / "templates" / f"{tier}.yaml").read_text(encoding="utf-8")
-        assert f'include "kronii.meshService" (dict "root" $ "component" "{tier}" "svc" .Values.{tier})' in text
+        assert (
+            f'include "kronii.meshService" (dict "root" $ "component" "{tier}" "svc" .Values.{tier})' in text
+        )
 
 
 # -- rendered through Helm's Go SDK (helm-python-sdk) --
@@ -1044,7 +1097,10 @@ def helm() -> Any:
     return pytest.importorskip("helm_python", reason="helm-python-sdk (Helm's Go SDK) not installed")
 
 
-ALL_ON = {"llm": {"create": True, "model": {"existingClaim": "kronii-models"}}, "metrics": {"serviceMonitor": {"create": True}}}
+ALL_ON = {
+    "llm": {"create": True, "model": {"existingClaim": "kronii-models"}},
+    "metrics": {"serviceMonitor": {"create": True}},
+}
 
 
 def render(helm: Any, overrides: dict[str, Any]) -> list[dict[str, Any]]:
@@ -1133,13 +1189,15 @@ def test_helm_tiers_read_connection_urls_from_the_existing_secret(
             ("KRONII_REDIS_URL", values["connections"]["redisUrlKey"]),
             ("KRONII_DATABASE_URL", values["connections"]["databaseUrlKey"]),
         ):
-            assert env[variable]["valueFrom"]["secretKeyRef"] == {"name": secret, "key": key}, f"{tier} {variable}"
+            assert env[variable]["valueFrom"]["secretKeyRef"] == {"name": secret, "key": key}, (
+                f"{tier} {variable}"
+            )
         for name, item in env.items():
             if name.startswith("KRONII_"):
                 assert name in known, f"{tier}: {name} is not a kronii setting"
             assert "://" not in str(item.get("value", "")) or name == "OTEL_EXPORTER_OTLP_ENDPOINT", name
         if tier in HELM_TIERS:
-            assert env[f"KRONII_{tier.upper()}_HOST"]["value"] == "0.0.0.0"
+            assert env[f"KRONII_{tier.upper()}_HOST"]["value"] == ANY_ADDRESS
 
 
 def test_helm_create_flags_gate_each_tier(helm: Any) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-
 from kronii.redaction import (
     ENGINE_ERROR_TEXT,
     WITHHELD_TEXT,
@@ -118,7 +117,9 @@ def test_detector_error_fails_closed() -> None:
     assert result.findings == ()
 
 
-def test_monkeypatched_builtin_detector_fails_closed(monkeypatch: pytest.MonkeyPatch, engine: RedactionEngine) -> None:
+def test_monkeypatched_builtin_detector_fails_closed(
+    monkeypatch: pytest.MonkeyPatch, engine: RedactionEngine
+) -> None:
     def explode(self: object, scan: ScanText) -> Iterator[Candidate]:
         raise ValueError("nope")
 

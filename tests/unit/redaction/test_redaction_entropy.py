@@ -7,8 +7,8 @@ import random
 import string
 
 import pytest
-
 from kronii.redaction.detectors import EntropyDetector
+
 from tests.unit.redaction.redaction_support import detect
 
 DETECTOR = EntropyDetector()

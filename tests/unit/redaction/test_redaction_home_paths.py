@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
 from kronii.redaction import RedactionEngine
 from kronii.redaction.detectors import HomePathDetector
+
 from tests.unit.redaction.redaction_support import values
 
 DETECTOR = HomePathDetector()
@@ -31,7 +31,14 @@ def test_user_names(text: str, name: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["/home/user/project", "/Users/Shared/data", r"C:\Users\Public\Documents", "/home/runner/work", "~/src", "/root/x"],
+    [
+        "/home/user/project",
+        "/Users/Shared/data",
+        r"C:\Users\Public\Documents",
+        "/home/runner/work",
+        "~/src",
+        "/root/x",
+    ],
 )
 def test_generic_homes(text: str) -> None:
     assert values(DETECTOR, text) == []

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
 from kronii.redaction.detectors import IbanDetector
 from kronii.redaction.detectors.iban import is_iban_valid
+
 from tests.unit.redaction.redaction_support import values
 
 DETECTOR = IbanDetector()
@@ -28,7 +28,9 @@ def test_registry_examples(iban: str) -> None:
 
 
 def test_grouped_iban_followed_by_capitals_stops_at_country_length() -> None:
-    assert values(DETECTOR, "pay to GB82 WEST 1234 5698 7654 32 ABCD today") == ["GB82 WEST 1234 5698 7654 32"]
+    assert values(DETECTOR, "pay to GB82 WEST 1234 5698 7654 32 ABCD today") == [
+        "GB82 WEST 1234 5698 7654 32"
+    ]
 
 
 @pytest.mark.parametrize(

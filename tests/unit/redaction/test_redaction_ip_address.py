@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
 from kronii.redaction import RedactionEngine
 from kronii.redaction.detectors import IpAddressDetector
+
 from tests.unit.redaction.redaction_support import values
 
 DETECTOR = IpAddressDetector()

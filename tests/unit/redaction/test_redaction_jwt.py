@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kronii.redaction.detectors import JwtDetector
+
 from tests.unit.redaction.redaction_support import detect
 
 DETECTOR = JwtDetector()

@@ -7,7 +7,6 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-
 from kronii.redaction import RedactingLogFilter
 
 

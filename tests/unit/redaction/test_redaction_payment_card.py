@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
 from kronii.redaction.detectors import PaymentCardDetector
 from kronii.redaction.detectors.payment_card import is_luhn_valid
+
 from tests.unit.redaction.redaction_support import values
 
 DETECTOR = PaymentCardDetector()

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from kronii.redaction.detectors import PhoneDetector
+
 from tests.unit.redaction.redaction_support import values
 
 DETECTOR = PhoneDetector()

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from kronii.redaction import Level, PolicyError, RedactionEngine, RedactionPolicy
+from kronii.redaction import HintSpan, Level, PolicyError, RedactionEngine, RedactionPolicy
 
 POLICY = """
 red_share_threshold = 0.6
@@ -107,3 +106,10 @@ def test_invalid_policies_are_rejected(tmp_path: Path, toml: str, message: str) 
     path.write_text(toml, encoding="utf-8")
     with pytest.raises(PolicyError, match=message):
         RedactionPolicy.load(path)
+
+
+def test_hint_spans_are_validated() -> None:
+    with pytest.raises(PolicyError, match="upper snake case"):
+        HintSpan(0, 4, "pin")
+    with pytest.raises(PolicyError, match="end before"):
+        HintSpan(5, 4)

@@ -1,8 +1,9 @@
-"""Private key blocks are masked whole, BEGIN through END, and a truncated block to the end of the text."""
+"""Private key blocks are masked whole, BEGIN through END; a truncated block through its key material."""
 
 from __future__ import annotations
 
 from kronii.redaction.detectors import PrivateKeyDetector
+
 from tests.unit.redaction.redaction_support import detect
 
 DETECTOR = PrivateKeyDetector()
@@ -21,7 +22,7 @@ def test_rsa_openssh_ec_and_encrypted_blocks() -> None:
 
 
 def test_pgp_private_key_block() -> None:
-    block = "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF...\n-----END PGP PRIVATE KEY BLOCK-----"
+    block = "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\nlQOYBGYx2k8BCAC7\n=Xy4Z\n-----END PGP PRIVATE KEY BLOCK-----"
     assert detect(DETECTOR, block) == [("PRIVATE_KEY", block)]
 
 
@@ -30,9 +31,10 @@ def test_json_escaped_key_on_one_line() -> None:
     assert detect(DETECTOR, f'{{"private_key": "{value}\\n"}}') == [("PRIVATE_KEY", value)]
 
 
-def test_truncated_block_masked_to_the_end() -> None:
-    text = f"$ cat id_rsa\n-----BEGIN OPENSSH PRIVATE KEY-----\n{BODY}"
-    assert detect(DETECTOR, text) == [("PRIVATE_KEY", text[text.index("-----BEGIN") :])]
+def test_truncated_block_masked_through_its_key_material() -> None:
+    text = f"$ cat id_rsa | head -3\n-----BEGIN OPENSSH PRIVATE KEY-----\n{BODY}$ ls -la\ntotal 48\n"
+    block = text[text.index("-----BEGIN") : text.index("$ ls")]
+    assert detect(DETECTOR, text) == [("PRIVATE_KEY", block)]
 
 
 def test_putty_key_file() -> None:
@@ -44,5 +46,7 @@ def test_putty_key_file() -> None:
 
 
 def test_public_keys_and_certificates_are_not_private_keys() -> None:
-    text = "-----BEGIN PUBLIC KEY-----\nMIIBIjAN\n-----END PUBLIC KEY-----\n-----BEGIN CERTIFICATE-----\nMIID\n"
+    text = (
+        "-----BEGIN PUBLIC KEY-----\nMIIBIjAN\n-----END PUBLIC KEY-----\n-----BEGIN CERTIFICATE-----\nMIID\n"
+    )
     assert detect(DETECTOR, text) == []

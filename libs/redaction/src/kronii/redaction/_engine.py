@@ -83,7 +83,9 @@ class RedactionEngine:
             candidates.extend(self._hint_spans(hints, len(text)))
             kept = [candidate for candidate in candidates if self._keep(text, candidate)]
             spans = merge_overlaps(kept)
-            return self._result(text, spans, context if context is not None else RedactionContext.random(), hints)
+            return self._result(
+                text, spans, context if context is not None else RedactionContext.random(), hints
+            )
         except Exception as error:  # fail closed, whatever went wrong
             return RedactionResult(
                 ENGINE_ERROR_TEXT, Level.RED, f"engine error in {stage}: {type(error).__name__}"

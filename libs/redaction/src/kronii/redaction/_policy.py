@@ -90,6 +90,12 @@ class HintSpan:
     type: str = FindingType.SECRET
     red: bool = False
 
+    def __post_init__(self) -> None:
+        if not is_valid_type_name(self.type):
+            raise PolicyError(f"hint span type {self.type!r} must be upper snake case")
+        if self.start > self.end:
+            raise PolicyError("hint span must not end before it starts")
+
 
 @dataclass(frozen=True, slots=True)
 class PolicyHints:

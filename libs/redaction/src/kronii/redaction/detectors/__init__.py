@@ -17,6 +17,7 @@ from .ip_address import IpAddressDetector
 from .jwt import JwtDetector
 from .keyword_secrets import KeywordSecretDetector
 from .national_ids import NationalIdDetector
+from .password_context import ContextualPasswordDetector
 from .payment_card import PaymentCardDetector
 from .phone import PhoneDetector
 from .policy_terms import CustomPatternDetector, DenyTermDetector
@@ -28,6 +29,7 @@ __all__ = [
     "AwsSecretKeyDetector",
     "Candidate",
     "CommandSecretDetector",
+    "ContextualPasswordDetector",
     "CustomPatternDetector",
     "DenyTermDetector",
     "Detector",
@@ -59,6 +61,7 @@ def built_in_detectors(*, phone_regions: Sequence[str] = ("US", "GB")) -> tuple[
         UrlCredentialDetector(),
         KeywordSecretDetector(),
         CommandSecretDetector(),
+        ContextualPasswordDetector(),
         EntropyDetector(),
         EmailDetector(),
         PhoneDetector(phone_regions),

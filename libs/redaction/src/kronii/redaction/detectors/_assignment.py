@@ -15,9 +15,13 @@ __all__ = ["Assignment", "parse_assignment"]
 
 _SPACES = re.compile(r"[ \t]*")
 _OPERATOR = re.compile(r"[ \t]*(:=|=>|==|\?=|!=|=|:(?![:/\\]))[ \t]*")
-_CONNECTOR = re.compile(r"[ \t]+(?:is|was|=|are)[ \t]+:?[ \t]*", re.IGNORECASE)
+_CONNECTOR = re.compile(
+    r"[ \t]+(?:is|was|are|=)(?:[ \t]+(?:still|now|currently|just))?[ \t]+:?[ \t]*", re.IGNORECASE
+)
 _ANNOTATION = re.compile(r"[A-Za-z_][\w.\[\], |]{0,40}?[ \t]*=(?!=)[ \t]*")
-_UNQUOTED = re.compile(r"[^\s\"'`,;&(){}\[\]<>]+")
+_UNQUOTED = re.compile(r"[^\s\"'`,;(){}\[\]<>]+")
+# In a URL query "&" separates parameters; elsewhere (connection strings, .env files) it is part of the value.
+_UNQUOTED_IN_QUERY = re.compile(r"[^\s\"'`,;&(){}\[\]<>#]+")
 _STRING_PREFIX = re.compile(r"[bBfFrRuU]{1,2}(?=[\"'])")
 _QUOTES = "\"'`"
 _MAX_VALUE = 512
@@ -28,7 +32,7 @@ class Assignment:
     start: int  # of the value
     end: int
     quoted: bool
-    operator: str  # "=", ":", "flag", "space", "is", "xml", ...
+    operator: str  # "=", "==", ":", ":tight", "flag", "space", "space-unquoted", "is", "xml"
 
     @property
     def value_slice(self) -> slice:
@@ -37,6 +41,7 @@ class Assignment:
 
 def parse_assignment(text: str, key_start: int, key_end: int, *, is_flag: bool) -> Assignment | None:
     """The value assigned to the key text[key_start:key_end], or None when no value follows it."""
+    in_query = key_start > 0 and text[key_start - 1] in "?&"
     if key_start > 0 and text[key_start - 1] == "<" and text.startswith(">", key_end):
         close = text.find("</", key_end + 1, key_end + 1 + _MAX_VALUE)
         return None if close < 0 else Assignment(key_end + 1, close, True, "xml")
@@ -49,12 +54,15 @@ def parse_assignment(text: str, key_start: int, key_end: int, *, is_flag: bool) 
         operator = operator_match.group(1)
         if operator == "!=":
             return None
+        tight = operator_match.end() == operator_match.end(1) and operator_match.start(1) == key_end
         position = operator_match.end()
         if operator == ":":
             annotation = _ANNOTATION.match(text, position)
             if annotation is not None and not _starts_quoted(text, position):
                 position, operator = annotation.end(), "="
-        return _value(text, position, "=" if operator != ":" else ":")
+            elif tight:
+                operator = ":tight"  # `passwd:gecos`, `pass:xyz`: no space on either side
+        return _value(text, position, operator if operator in (":", ":tight", "==") else "=", in_query)
     connector = _CONNECTOR.match(text, position)
     if connector is not None:
         return _value(text, connector.end(), "is")
@@ -76,7 +84,7 @@ def _starts_quoted(text: str, position: int) -> bool:
     return position < len(text) and text[position] in _QUOTES
 
 
-def _value(text: str, position: int, operator: str) -> Assignment | None:
+def _value(text: str, position: int, operator: str, in_query: bool = False) -> Assignment | None:
     prefix = _STRING_PREFIX.match(text, position)
     if prefix is not None:
         position = prefix.end()
@@ -88,7 +96,7 @@ def _value(text: str, position: int, operator: str) -> Assignment | None:
         if close is None:
             return None
         return Assignment(position + 1, close, True, operator)
-    unquoted = _UNQUOTED.match(text, position)
+    unquoted = (_UNQUOTED_IN_QUERY if in_query else _UNQUOTED).match(text, position)
     if unquoted is None:
         return None
     return Assignment(position, min(unquoted.end(), position + _MAX_VALUE), False, operator)

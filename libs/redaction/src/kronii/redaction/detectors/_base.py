@@ -14,9 +14,9 @@ __all__ = [
     "Candidate",
     "Detector",
     "ScanText",
-    "is_word_char",
     "line_bounds",
     "literal_alternation",
+    "reads_as_words",
     "shannon_entropy",
 ]
 
@@ -67,10 +67,6 @@ class Detector(Protocol):
     def detect(self, scan: ScanText) -> Iterator[Candidate]: ...
 
 
-def is_word_char(char: str) -> bool:
-    return char.isalnum() or char == "_"
-
-
 def line_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     """The start and end of the line(s) holding text[start:end]."""
     line_start = text.rfind("\n", 0, start) + 1
@@ -109,3 +105,21 @@ def _trie_pattern(node: dict[str, Any]) -> str:
     if "" in node:  # a word ends here: the continuation is optional, tried first
         return "(?:" + body + ")?" if len(branches) == 1 else body + "?"
     return body
+
+
+_LETTER_RUN = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
+_VOWELS = frozenset("aeiouyAEIOUY")
+
+
+def reads_as_words(token: str) -> bool:
+    """Whether more than half of `token` is letter runs that read like words (`GetSlowCompTau`, `NEIPv6Settings`).
+
+    A short run reads as a word when it has a vowel, a longer one when a fifth of it is vowels. Random Base62
+    of 20 to 40 characters passes this in 1 to 3 cases in a hundred; identifiers made of words nearly always.
+    """
+    covered = 0
+    for run in _LETTER_RUN.findall(token):
+        vowels = sum(char in _VOWELS for char in run)
+        if (vowels >= 1) if len(run) <= 5 else (vowels * 5 >= len(run)):
+            covered += len(run)
+    return covered * 2 > len(token)

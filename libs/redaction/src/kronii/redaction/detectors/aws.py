@@ -25,7 +25,7 @@ _LABELS = (
 )
 _LABEL = re.compile("|".join(re.escape(label) for label in _LABELS))
 _KEY_ID = re.compile(r"(?:AKIA|ASIA)[A-Z0-9]{16}")
-_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_SECRET = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _BEFORE, _AFTER = 120, 240
 
 

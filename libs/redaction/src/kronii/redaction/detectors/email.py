@@ -1,8 +1,8 @@
 """E-mail addresses (the dot-atom form of RFC 5322 that people actually use).
 
 The scan looks for "@" (a C-speed search) and grows the local part and domain around each one, rather than
-running a regex that starts at every word of the text. Not e-mail: `git@github.com:org/repo` (an SSH
-remote), `logo@2x.png` (an asset name), `pkg@1.2.3` (a version pin).
+running a regex that starts at every word of the text; "%40" (a percent-encoded "@") counts too. Not e-mail: `git@github.com:org/repo` (an SSH
+remote), `logo@2x.png` (an asset name), `pkg@1.2.3` (a version pin), the login in `https://user:pw@host`.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ _FILE_EXTENSIONS = frozenset(
     }
 )
 _SSH_REMOTE_USERS = frozenset({"git", "hg", "svn", "ssh"})
+_AUTHORITY_LOOKBACK = 128
 
 
 class EmailDetector:
@@ -75,16 +76,18 @@ class EmailDetector:
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
-        at = text.find("@")
-        while at >= 0:
-            candidate = self._around(text, at)
-            if candidate is not None:
-                yield candidate
-            at = text.find("@", at + 1)
+        # "%40" is "@" percent-encoded, as in `?email=jane%40example.com`.
+        for separator in ("@", "%40"):
+            at = text.find(separator)
+            while at >= 0:
+                candidate = self._around(text, at, len(separator))
+                if candidate is not None:
+                    yield candidate
+                at = text.find(separator, at + 1)
 
-    def _around(self, text: str, at: int) -> Candidate | None:
+    def _around(self, text: str, at: int, width: int) -> Candidate | None:
         local = _LOCAL_TAIL.search(text, max(0, at - 64), at)
-        domain = _DOMAIN.match(text, at + 1)
+        domain = _DOMAIN.match(text, at + width)
         if local is None or domain is None:
             return None
         start = local.start()
@@ -93,6 +96,8 @@ class EmailDetector:
         local_part = text[start:at]
         if not local_part or local_part.endswith(".") or ".." in local_part:
             return None
+        if _is_url_userinfo(text, start):
+            return None
         top_level = domain.group(1).lower()
         if top_level in _FILE_EXTENSIONS and domain.group().count(".") == 1:
             return None
@@ -100,3 +105,12 @@ class EmailDetector:
         if local_part.lower() in _SSH_REMOTE_USERS and text.startswith(":", end):
             return None
         return Candidate(FindingType.EMAIL, start, end, 0.9, self.name)
+
+
+def _is_url_userinfo(text: str, start: int) -> bool:
+    """`scheme://user@host` or `scheme://user:password@host`: the part before "@" is a login, not a mailbox."""
+    scheme_end = text.rfind("://", max(0, start - _AUTHORITY_LOOKBACK), start)
+    if scheme_end < 0:
+        return False
+    between = text[scheme_end + 3 : start]
+    return not any(char.isspace() or char in "/?#@" for char in between)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from itertools import pairwise
 
 from .._types import FindingType
-from ._base import Candidate, ScanText, line_bounds, shannon_entropy
+from ._base import Candidate, ScanText, line_bounds, reads_as_words, shannon_entropy
 
 __all__ = ["EntropyDetector"]
 
@@ -26,13 +26,14 @@ _TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{20,}={0,2}")
 _DIGIT, _UPPER, _LOWER = re.compile("[0-9]"), re.compile("[A-Z]"), re.compile("[a-z]")
 _HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-# Runs that read as words: a vowel share of a third or more is common in words, rare in random text.
-_LETTER_RUN = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
 _SEGMENT_SPLIT = re.compile(r"[_\-/.+]+")
 _WORDISH_SEGMENT = re.compile(r"[A-Za-z]{2,}\d{0,3}|\d{1,4}|[A-Za-z]")
-_VOWELS = frozenset("aeiouyAEIOUY")
 _PUBLIC_BEGIN = re.compile(
     r"-----BEGIN (?:CERTIFICATE|[A-Z0-9 ]*PUBLIC KEY|CERTIFICATE REQUEST|X509 CRL)-----"
+)
+_OBJECT_ID = re.compile(r"([a-z]{2,8})_[A-Za-z0-9]{12,40}")
+_SECRET_ID_PREFIXES = frozenset(
+    {"sk", "rk", "key", "secret", "token", "tok", "pat", "api", "apikey", "pw", "pwd", "auth"}
 )
 _HASH_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-", "md5-", "sha1:", "sha256:", "sha512:")
 
@@ -84,6 +85,7 @@ _HASH_CONTEXT = (
     "correlation",
     "uuid",
     "ssh-",  # public keys: `ssh-ed25519 AAAAC3...`
+    "certificate",  # kubeconfig's certificate-authority-data: public
 )
 
 
@@ -95,7 +97,7 @@ class EntropyDetector:
         public_blocks = _public_blocks(text)
         for match in _TOKEN.finditer(text):
             token = match.group()
-            if token.startswith(_HASH_PREFIXES) or _UUID.search(token):
+            if token.startswith(_HASH_PREFIXES) or _UUID.search(token) or _is_object_id(token):
                 continue
             if public_blocks and any(start <= match.start() < end for start, end in public_blocks):
                 continue
@@ -124,6 +126,15 @@ class EntropyDetector:
         return any(word in before for word in _HASH_CONTEXT)
 
 
+def _is_object_id(token: str) -> bool:
+    """`evt_3PHz8kLk...`, `cus_Nf0...`, `req_9aB...`: ids with a short type prefix name objects, not secrets.
+
+    Prefixes that say "secret" are kept; vendor secrets with prefixes are the vendor detector's anyway.
+    """
+    match = _OBJECT_ID.fullmatch(token)
+    return match is not None and match.group(1) not in _SECRET_ID_PREFIXES
+
+
 def _public_blocks(text: str) -> list[tuple[int, int]]:
     """Certificates and public keys: Base64 by the kilobyte, and meant to be shared."""
     if "-----BEGIN " not in text:
@@ -141,7 +152,7 @@ def _base64_confidence(core: str) -> float:
     if not (_DIGIT.search(core) and _UPPER.search(core) and _LOWER.search(core)):
         return 0.0
     margin = shannon_entropy(core) - _entropy_floor(length)
-    if margin < 0.0 or _is_wordlike(core) or _is_path_or_identifier(core):
+    if margin < 0.0 or reads_as_words(core) or _is_path_or_identifier(core):
         return 0.0
     return 0.7 if margin > 0.3 else 0.55
 
@@ -152,15 +163,6 @@ def _entropy_floor(length: int) -> float:
         return _FLOOR_BITS[-1]
     low, high = _FLOOR_LENGTHS[index], _FLOOR_LENGTHS[index + 1]
     return _FLOOR_BITS[index] + (_FLOOR_BITS[index + 1] - _FLOOR_BITS[index]) * (length - low) / (high - low)
-
-
-def _is_wordlike(core: str) -> bool:
-    covered = 0
-    for run in _LETTER_RUN.findall(core):
-        vowels = sum(char in _VOWELS for char in run)
-        if vowels * 3 >= len(run):
-            covered += len(run)
-    return covered * 5 > len(core) * 2  # more than 40% of it reads as words
 
 
 def _is_path_or_identifier(core: str) -> bool:

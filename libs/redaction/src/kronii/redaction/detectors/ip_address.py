@@ -5,7 +5,8 @@ documentation ranges (RFC 5737, RFC 3849: they stand in for real addresses in ex
 with an interface id. Not masked, because they identify nobody: loopback (127.0.0.0/8, ::1), unspecified
 (0.0.0.0, ::), broadcast, netmasks (255.255.255.0), multicast, and IPv4 link-local (169.254.0.0/16, whose
 best-known member is the cloud metadata endpoint). Version-like dotted quads are not addresses: after
-"version", "v", "==" or a product token (`Chrome/120.0.0.0`), and inside longer dotted runs (OIDs).
+"version", "v", "==" or a product token (`Chrome/120.0.0.0`), inside longer dotted runs (OIDs), and any
+quad of single digits (1.2.3.4) unless network words ("ip", "host", "ping", ...) come just before it.
 """
 
 from __future__ import annotations
@@ -22,11 +23,17 @@ __all__ = ["IpAddressDetector"]
 # Both scans start with a literal ("." or ":"), which CPython's regex engine finds far faster than a leading
 # digit class; the first octet or group is then read backwards in Python.
 _IPV4_TAIL = re.compile(r"\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}")
-_IPV6_CORE = re.compile(r":[0-9A-Fa-f]{0,4}:")
+# "::", or three full groups in a row: times (12:30:45) and ports fail this at once.
+_IPV6_CORE = re.compile(r":(?::|[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:)")
 _IPV6_CHARS = frozenset("0123456789abcdefABCDEF:.")
 _DIGITS = frozenset("0123456789")
 _VERSION_CONTEXT = re.compile(r"version|\bver\b|\bv\b|release|firmware|build|driver|kernel|[=><~!]=")
 _VERSION_WINDOW = 16
+_IP_CONTEXT = re.compile(
+    r"\bip|addr|host|server|ping|dns|resolver|nameserver|inet|src|dst|gateway|route|peer|connect|from|via|bind|"
+    r"listen|proxy|vpn|client|remote|://|@"
+)
+_IP_WINDOW = 24
 
 
 class IpAddressDetector:
@@ -61,6 +68,8 @@ class IpAddressDetector:
                 address = ipaddress.IPv4Address(text[start:end])
             except ValueError:
                 continue
+            if end - start == 7 and not _IP_CONTEXT.search(scan.lower, max(0, start - _IP_WINDOW), start):
+                continue  # 1.2.3.4: single-digit parts read as a version unless the text says "address"
             if _is_identifying_v4(address):
                 yield Candidate(FindingType.IP_ADDRESS, start, end, 0.85, self.name)
 

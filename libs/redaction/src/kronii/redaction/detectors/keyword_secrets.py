@@ -14,160 +14,37 @@ from collections.abc import Iterator
 from .._types import FindingType
 from ._assignment import Assignment, parse_assignment
 from ._base import Candidate, ScanText
+from ._keywords import (
+    AUTH_SCHEMES,
+    HEADER_KEYS,
+    KEY_QUALIFIERS,
+    NEUTRAL_SUFFIX_WORDS,
+    PASSWORD_WORDS,
+    SECRET_SUFFIXES,
+    STATUS_WORDS,
+)
 from ._values import is_placeholder_value
 
 __all__ = ["KeywordSecretDetector"]
 
 # Cheap hits on the ASCII-lowered text; each is then widened to its identifier and classified.
-_HIT = re.compile(r"pass|pwd|secret|token|credential|key|auth|sessionid|identified by")
+_HIT = re.compile(r"pass|pwd|psk|secret|token|credential|key|auth|sessionid|identified by")
 _IDENT_TAIL = re.compile(r"[\w.\-]+\Z")
 _IDENT_HEAD = re.compile(r"[\w.\-]*")
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _IDENT_WINDOW = 64
 
-_PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw", "pword"})
-_SECRET_SUFFIXES = (
-    "secret",
-    "token",
-    "apikey",
-    "credential",
-    "credentials",
-    "sessionid",
-    "accesskey",
-    "secretkey",
-    "privatekey",
-    "authkey",
+_SENSITIVE_VALUE = re.compile(
+    r'"sensitive"\s*:\s*true\s*,\s*"value"\s*:\s*"(?P<first>(?:[^"\\\n]|\\.)*)"'
+    r'|"value"\s*:\s*"(?P<second>(?:[^"\\\n]|\\.)*)"\s*,\s*"sensitive"\s*:\s*true'
 )
-_KEY_QUALIFIERS = frozenset(
-    {
-        "api",
-        "access",
-        "secret",
-        "private",
-        "auth",
-        "encryption",
-        "signing",
-        "master",
-        "client",
-        "app",
-        "account",
-        "shared",
-        "session",
-        "storage",
-        "license",
-        "subscription",
-        "webhook",
-        "consumer",
-        "service",
-        "admin",
-        "deploy",
-        "root",
-        "crypto",
-        "hmac",
-        "jwt",
-        "aes",
-        "sas",
-        "primary",
-        "secondary",
-        "connection",
-        "signature",
-        "encrypt",
-        "decrypt",
-        "cipher",
-    }
-)
-_NEUTRAL_SUFFIX_WORDS = frozenset(
-    {
-        "value",
-        "base",
-        "string",
-        "str",
-        "b64",
-        "base64",
-        "hex",
-        "raw",
-        "bytes",
-        "plain",
-        "plaintext",
-        "env",
-        "var",
-    }
-)
-_HEADER_KEYS = frozenset({"authorization", "proxy-authorization", "auth", "x-auth-token", "x-api-key"})
-_AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "apikey", "key", "sso-key", "negotiate"})
-# Words that follow "password:" as a status or a type in prose, logs and code, not as a password.
-_STATUS_WORDS = frozenset(
-    {
-        "required",
-        "optional",
-        "incorrect",
-        "invalid",
-        "expired",
-        "changed",
-        "reset",
-        "files",
-        "set",
-        "unset",
-        "updated",
-        "ok",
-        "missing",
-        "protected",
-        "strong",
-        "weak",
-        "disabled",
-        "enabled",
-        "saved",
-        "sent",
-        "match",
-        "mismatch",
-        "accepted",
-        "rejected",
-        "prompt",
-        "stdin",
-        "ask",
-        "never",
-        "always",
-        "any",
-        "object",
-        "number",
-        "boolean",
-        "char",
-        "varchar",
-        "secretstr",
-        "optional[str]",
-        "str | none",
-        "self",
-        "cls",
-        "this",
-        "args",
-        "kwargs",
-        "config",
-        "settings",
-        "options",
-        "opts",
-        "params",
-        "data",
-        "val",
-        "arg",
-        "user",
-        "input",
-        "keyring",
-        "vault",
-        "file",
-        "default",
-        "auto",
-        "login",
-        "the",
-        "a",
-        "an",
-        "not",
-    }
-)
+_OWNER_KEY = re.compile(r'"([\w.\-]+)"\s*:\s*\{\s*\Z')
 _REFERENCE_HINTS = ("pass", "pwd", "secret", "token", "key", "auth", "cred")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 _PATH = re.compile(r"(?:/|~/|\./|\.\./|[A-Za-z]:[\\/]|\\\\)")
 _FILE_NAME = re.compile(r"[\w.\-/\\]+\.(?:txt|json|pem|key|ya?ml|env|cfg|conf|ini|crt|p12|pfx|jks|gpg|asc)")
+_CSS_COLOR = re.compile(r"#[0-9a-fA-F]{3,8}")
 _PROSE = re.compile(r"(?i)\b(?:the|your|enter|please|must|should|invalid|incorrect|required|for|to|of|is)\b")
 
 
@@ -194,10 +71,22 @@ class KeywordSecretDetector:
             if assignment is None:
                 continue
             assignment = _skip_auth_scheme(text, text[key_start:key_end], assignment)
-            if assignment is None or not _is_literal_secret(text, assignment, finding_type, is_flag):
+            if assignment is None or not _is_literal_secret(text, assignment, finding_type, key_start):
                 continue
             confidence = 0.85 if assignment.operator in ("=", ":", "xml", "flag") else 0.7
             yield Candidate(finding_type, assignment.start, assignment.end, confidence, self.name)
+        if '"sensitive"' in lower:
+            yield from self._sensitive_values(text)
+
+    def _sensitive_values(self, text: str) -> Iterator[Candidate]:
+        """Values that the tool itself marks sensitive: `terraform output -json`, Terraform state."""
+        for match in _SENSITIVE_VALUE.finditer(text):
+            group = "first" if match.group("first") is not None else "second"
+            if not match.group(group) or is_placeholder_value(match.group(group)):
+                continue
+            owner = _OWNER_KEY.search(text, max(0, match.start() - _IDENT_WINDOW), match.start())
+            finding_type = (_classify_key(owner.group(1)) if owner else None) or FindingType.SECRET
+            yield Candidate(finding_type, match.start(group), match.end(group), 0.85, self.name)
 
 
 def _identifier_bounds(text: str, hit_start: int, hit_end: int) -> tuple[int, int]:
@@ -214,24 +103,24 @@ def _identifier_bounds(text: str, hit_start: int, hit_end: int) -> tuple[int, in
 def _classify_key(key: str) -> str | None:
     bare = key.lstrip("-.")
     lowered = bare.lower()
-    if lowered in _HEADER_KEYS:
+    if lowered in HEADER_KEYS:
         return FindingType.SECRET
     words = [word.lower() for word in _WORDS.findall(bare)]
     # `SECRET_KEY_BASE`, `token2`, `API_KEY_V2`: trailing words that only qualify the secret.
     while len(words) > 1 and (
-        words[-1] in _NEUTRAL_SUFFIX_WORDS or len(words[-1]) == 1 or words[-1].isdigit()
+        words[-1] in NEUTRAL_SUFFIX_WORDS or len(words[-1]) == 1 or words[-1].isdigit()
     ):
         words.pop()
     if not words:
         return None
     last = words[-1]
-    if last in _PASSWORD_WORDS or last.endswith(("password", "passwd")):
+    if last in PASSWORD_WORDS or last.endswith(("password", "passwd")):
         return FindingType.PASSWORD
     if key.startswith("-") and last.endswith("pass"):  # keytool -storepass, openssl -passin
         return FindingType.PASSWORD
-    if last.endswith(_SECRET_SUFFIXES):
+    if last.endswith(SECRET_SUFFIXES):
         return FindingType.SECRET
-    if last == "key" and len(words) > 1 and words[-2] in _KEY_QUALIFIERS:
+    if last == "key" and len(words) > 1 and words[-2] in KEY_QUALIFIERS:
         return FindingType.SECRET
     return None
 
@@ -249,10 +138,10 @@ def _skip_auth_scheme(text: str, key: str, assignment: Assignment) -> Assignment
     """`Authorization: Bearer <token>`: the credential is what follows the scheme word."""
     value = text[assignment.value_slice]
     scheme, _, rest = value.partition(" ")
-    if scheme.lower() in _AUTH_SCHEMES and rest.strip():
+    if scheme.lower() in AUTH_SCHEMES and rest.strip():
         offset = assignment.start + len(scheme) + 1 + (len(rest) - len(rest.lstrip()))
         return Assignment(offset, assignment.end, assignment.quoted, assignment.operator)
-    if scheme.lower() in _AUTH_SCHEMES and not assignment.quoted and key.lower() in _HEADER_KEYS:
+    if scheme.lower() in AUTH_SCHEMES and not assignment.quoted and key.lower() in HEADER_KEYS:
         follower = re.compile(r"[ \t]+([^\s\"'`,;]+)").match(text, assignment.end)
         if follower is None:
             return None
@@ -260,21 +149,40 @@ def _skip_auth_scheme(text: str, key: str, assignment: Assignment) -> Assignment
     return assignment
 
 
-def _is_literal_secret(text: str, assignment: Assignment, finding_type: str, is_flag: bool) -> bool:
+def _is_literal_secret(text: str, assignment: Assignment, finding_type: str, key_start: int) -> bool:
     value = text[assignment.value_slice]
     stripped = value.strip()
     minimum = 4 if finding_type == FindingType.PASSWORD else 6
-    if len(stripped) < minimum or is_placeholder_value(stripped):
+    if len(stripped) < minimum or is_placeholder_value(stripped) or _CSS_COLOR.fullmatch(stripped):
         return False
     if not assignment.quoted and stripped.startswith(("!", "*", "&")):
         return False  # YAML tags (`!vault |`), aliases and anchors
-    if stripped.lower() in _STATUS_WORDS or _PATH.match(stripped) or _FILE_NAME.fullmatch(stripped):
+    if stripped.lower() in STATUS_WORDS or _PATH.match(stripped) or _FILE_NAME.fullmatch(stripped):
         return False
     if stripped.startswith(("http://", "https://")) and "@" not in stripped:
         return False
+    if assignment.operator == "space" and not any(not char.isalpha() for char in stripped):
+        return False  # "doesn't pass `Name` validation": a quoted word after a key word in prose
     if assignment.quoted:
         return _is_quoted_literal(stripped, finding_type)
-    return _is_unquoted_literal(text, assignment, stripped, finding_type)
+    if assignment.operator == "==":
+        return False  # `if token == other`: comparing with a variable
+    if assignment.operator == ":tight" and key_start > 0 and text[key_start - 1] in "\"'`":
+        return False  # one string with a colon in it: `"passwd:gecos"`
+    return _is_unquoted_literal(text, assignment, stripped, finding_type, _starts_line(text, key_start))
+
+
+def _starts_line(text: str, key_start: int) -> bool:
+    """Whether only indentation, a list dash or a quote precede the key on its line (config, not prose)."""
+    line_start = text.rfind("\n", 0, key_start) + 1
+    return not text[line_start:key_start].strip(" \t-\"'`$")
+
+
+def _looks_random(value: str) -> bool:
+    lowered = value.lower()
+    has_digit = any(char.isdigit() for char in value)
+    has_symbol = any(not char.isalnum() for char in value)
+    return has_digit or has_symbol or (value != lowered and value != value.upper())
 
 
 def _is_quoted_literal(value: str, finding_type: str) -> bool:
@@ -283,24 +191,32 @@ def _is_quoted_literal(value: str, finding_type: str) -> bool:
     if " " in value:
         # Tokens have no spaces; a passphrase may, but a help text or prompt reads like prose.
         return finding_type == FindingType.PASSWORD and _PROSE.search(value) is None
+    if finding_type == FindingType.SECRET:
+        # API keys and tokens nearly always carry digits; `"send_message"` names a thing.
+        has_digit = any(char.isdigit() for char in value)
+        return has_digit or (len(value) >= 16 and value != value.lower() and value != value.upper())
     return True
 
 
-def _is_unquoted_literal(text: str, assignment: Assignment, value: str, finding_type: str) -> bool:
+def _is_unquoted_literal(
+    text: str, assignment: Assignment, value: str, finding_type: str, key_starts_line: bool
+) -> bool:
     following = text[assignment.end : assignment.end + 1]
-    if following in ("(", "[") or _DOTTED.fullmatch(value):
+    if following in ("(", "[") or _DOTTED.fullmatch(value.rstrip(":")):
         return False  # a call, a subscript or an attribute: code reading the secret from elsewhere
     lowered = value.lower()
     has_digit = any(char.isdigit() for char in value)
     if _IDENTIFIER.fullmatch(value) and not has_digit and any(hint in lowered for hint in _REFERENCE_HINTS):
         return False  # `password = user_password`, `api_key=api_key`
-    has_symbol = any(not char.isalnum() for char in value)
-    mixed_case = value != lowered and value != value.upper()
-    looks_random = has_digit or has_symbol or mixed_case
+    looks_random = _looks_random(value)
+    if assignment.operator == "space-unquoted" and (not has_digit or not value[0].isalnum() or "=" in value):
+        return False  # `reason=bad_password attempts=3`: the next word is another field, not a password
     if assignment.operator in ("is", "space-unquoted"):
-        return looks_random and len(value) >= 6
+        return looks_random and len(value) >= 6 and ":" not in value
     if finding_type == FindingType.SECRET:
         # API keys and tokens nearly always carry digits; a bare word is a variable or a setting.
-        return has_digit or (len(value) >= 16 and mixed_case)
+        return has_digit or (len(value) >= 16 and value != lowered and value != value.upper())
+    if assignment.operator in (":", ":tight") and not key_starts_line and not looks_random:
+        return False  # prose: "a single pass: adjacent intervals"
     # snake_case without digits: a variable name in code
     return not (_IDENTIFIER.fullmatch(value) and "_" in value and value == lowered and not has_digit)

@@ -3,14 +3,16 @@
 A cheap regex first finds digit groups shaped like a phone number; only those reach PhoneNumberMatcher, which
 is slow but knows every region's numbering plan. Its VALID leniency, dates and versions excluded by shape,
 and a requirement that a bare digit run (`4155552671`, which is also a build number or a timestamp) has a
-phone word before it keep the false positives down. Numbers written in the familiar North American layout
-but in an unassigned range (`(555) 123-4567`, common in examples) are still masked, with less confidence.
+phone word before it keep the false positives down. Numbers written the way phone numbers are written (the
+North American layout, or a country code or trunk "0" and digit groups) but in an unassigned or fictional range
+(`(555) 123-4567`, `07700 900982`, common in examples) are still masked, with less confidence.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 
 import phonenumbers
 
@@ -27,6 +29,11 @@ _DATE_OR_TIME = re.compile(
 )
 _NON_DIGITS = re.compile(r"[^0-9]+")
 _DOTTED_SHORT = re.compile(r"\d{1,3}(?:\.\d{1,3}){2,}")
+# Written the way people write phone numbers, with a country code or a trunk "0" and groups: `+44 7700 900461`,
+# `07700 900982`. Reserved fictional ranges (Ofcom's 07700 900xxx, NANP 555) are not VALID, but are phone numbers
+# in every text that uses them.
+_DIALLING_LAYOUT = re.compile(r"(?:\+[0-9]{1,3}|\(?0[0-9]{1,4}\)?)(?:[ .\-][0-9]{2,8}){1,4}")
+_GROUPS = re.compile(r"[0-9]+")
 _NANP_LAYOUT = re.compile(r"(?:\+?1[ .\-]?)?(?:\(\d{3}\)[ .\-]?|\d{3}[ .\-])\d{3}[ .\-]\d{4}")
 _PHONE_WORDS = (
     "phone",
@@ -39,6 +46,11 @@ _PHONE_WORDS = (
     "signal",
     "sms",
     "text me",
+    "my number",
+    "new number",
+    "old number",
+    "our number",
+    "your number",
     "contact",
     "reach",
     "dial",
@@ -127,7 +139,7 @@ class PhoneDetector:
             return Candidate(
                 FindingType.PHONE, start + span[0], start + span[1], 0.9 if has_phone_word else 0.8, self.name
             )
-        if has_phone_word or _NANP_LAYOUT.fullmatch(raw):
+        if has_phone_word or _NANP_LAYOUT.fullmatch(raw) or _is_dialling_layout(raw, digits):
             possible = self._validated_span(raw, leniency=phonenumbers.Leniency.POSSIBLE)
             if possible is not None:
                 return Candidate(FindingType.PHONE, start + possible[0], start + possible[1], 0.6, self.name)
@@ -136,9 +148,45 @@ class PhoneDetector:
     def _validated_span(
         self, raw: str, leniency: int = phonenumbers.Leniency.VALID
     ) -> tuple[int, int] | None:
-        for region in self._regions:
-            for found in phonenumbers.PhoneNumberMatcher(raw, region, leniency=leniency):
-                # The whole candidate must be the number: a phone inside a longer digit run is not one.
-                if len(_NON_DIGITS.sub("", found.raw_string)) == len(_NON_DIGITS.sub("", raw)):
-                    return found.start, found.end
-        return None
+        return _matched_span(raw, self._regions, leniency)
+
+
+@lru_cache(maxsize=4096)
+def _matched_span(raw: str, regions: tuple[str, ...], leniency: int) -> tuple[int, int] | None:
+    """Where PhoneNumberMatcher finds a number spanning all of `raw`'s digits, in the first region that has one.
+
+    PhoneNumberMatcher takes about a millisecond to give up on a number that is not valid (it tries every
+    sub-match), so a cheap parse decides first whether it can succeed at all. Texts repeat numbers (a signature
+    in every e-mail of a thread), hence the cache.
+    """
+    # A number written with its country code is read the same from any region.
+    for region in regions[:1] if raw.startswith("+") else regions:
+        if not _could_match(raw, region, leniency):
+            continue
+        for found in phonenumbers.PhoneNumberMatcher(raw, region, leniency=leniency):
+            # The whole candidate must be the number: a phone inside a longer digit run is not one.
+            if len(_NON_DIGITS.sub("", found.raw_string)) == len(_NON_DIGITS.sub("", raw)):
+                return found.start, found.end
+    return None
+
+
+def _could_match(raw: str, region: str, leniency: int) -> bool:
+    try:
+        number = phonenumbers.parse(raw, region)
+    except phonenumbers.NumberParseException:
+        return False
+    if leniency == phonenumbers.Leniency.POSSIBLE:
+        return bool(phonenumbers.is_possible_number(number))
+    return bool(phonenumbers.is_valid_number(number))
+
+
+def _is_dialling_layout(raw: str, digits: int) -> bool:
+    """A country code or trunk prefix with digit groups, long enough for a full number.
+
+    Runs of two-digit groups (`00 01 00 00 00`) are hex dumps and tables far more often than phone numbers,
+    and short ones (`01310-100`) are postcodes; both need a phone word instead.
+    """
+    if _DIALLING_LAYOUT.fullmatch(raw) is None or (digits < 9 and not raw.startswith("+")):
+        return False
+    groups = _GROUPS.findall(raw)
+    return not all(len(group) <= 2 for group in groups[1:])

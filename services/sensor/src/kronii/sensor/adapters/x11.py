@@ -430,15 +430,16 @@ class _Watcher:
     def _loop(self) -> None:
         x_fd = self._dpy.fileno()
         while not self._stopping.is_set():
+            # Flushing also reads whatever the server sent, and requests made while refreshing read
+            # their replies the same way: either can move events from the socket into python-xlib's
+            # queue, where select() cannot see them. So flush first, then drain, then block.
+            self._dpy.flush()
             changed = False
-            # Replies to our own requests can carry events into python-xlib's queue, where select()
-            # cannot see them, so drain the queue before blocking.
             while self._dpy.pending_events():
                 changed |= self._is_relevant(self._dpy.next_event())
             if changed:
                 self._refresh()
                 continue
-            self._dpy.flush()
             readable, _, _ = select.select([x_fd, self._wake_r], [], [])
             if self._wake_r in readable:
                 return
