@@ -14,7 +14,6 @@ import contextlib
 import logging
 import os
 import signal
-import sys
 import time
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from kronii.common.audit import AuditLog
 from kronii.common.bus import Bus
 from kronii.common.db import make_engine, make_sessionmaker
 from kronii.common.logs import configure_logging
-from kronii.common.settings import ServiceSettings, SettingsError, load_settings
+from kronii.common.settings import ServiceSettings, SettingsError
 from kronii.common.spec import DependencyStatus, ServiceSpec
 from kronii.common.telemetry import CommonMetrics, configure_tracing
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -115,20 +114,6 @@ class _Runtime:
     async def connect(self) -> None:
         """Connect every dependency, retrying until it answers or the service is told to stop."""
         s = self.settings
-        missing = [
-            variable
-            for dep, variable, value in (
-                ("nats", "KRONII_NATS_URL", s.nats_url),
-                ("redis", "KRONII_REDIS_URL", s.redis_url),
-                ("postgres", "KRONII_DATABASE_URL", s.database_url),
-            )
-            if dep in self.spec.needs and not value
-        ]
-        if missing:
-            raise SettingsError(
-                f"kronii: cannot start {self.spec.name}: {', '.join(missing)} is not set "
-                "(`kronii up` sets it; when running a service alone, point it at your servers)"
-            )
         if "postgres" in self.spec.needs and s.database_url:
             self.ctx.engine = make_engine(s.database_url)
             self.ctx.sessions = make_sessionmaker(self.ctx.engine)
@@ -318,13 +303,8 @@ class _Runtime:
         log.info("%s stopped", self.spec.name)
 
 
-def run_service(spec: ServiceSpec) -> None:
-    """Entry point of `python -m kronii.<service>`."""
-    try:
-        settings = load_settings(spec.settings_cls)
-    except SettingsError as error:
-        print(error.message, file=sys.stderr)
-        raise SystemExit(2) from None
+def run_service(spec: ServiceSpec, settings: ServiceSettings) -> None:
+    """Run one service until SIGTERM; `kronii.common.spec.launch` checks the settings first."""
     configure_logging(spec.name, settings.log_level, settings.log_format)
     configure_tracing(spec.name)
     runtime = _Runtime(spec, settings)

@@ -4,12 +4,13 @@ without loading any service's code."""
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from kronii.common.settings import ServiceSettings
+from kronii.common.settings import ServiceSettings, SettingsError, load_settings
 
-__all__ = ["DependencyStatus", "ServiceSpec"]
+__all__ = ["DependencyStatus", "ServiceSpec", "launch"]
 
 
 @dataclass(frozen=True)
@@ -37,3 +38,30 @@ class ServiceSpec:
     def app_factory(self) -> Any:
         module_name, _, attribute = self.app.partition(":")
         return getattr(importlib.import_module(module_name), attribute)
+
+
+def launch(spec: ServiceSpec) -> None:
+    """Entry point of `python -m kronii.<service>`: settings are checked before the heavy imports, so
+    a misconfigured service says why at once."""
+    try:
+        settings = load_settings(spec.settings_cls)
+        missing = [
+            variable
+            for dependency, variable, value in (
+                ("nats", "KRONII_NATS_URL", settings.nats_url),
+                ("redis", "KRONII_REDIS_URL", settings.redis_url),
+                ("postgres", "KRONII_DATABASE_URL", settings.database_url),
+            )
+            if dependency in spec.needs and not value
+        ]
+        if missing:
+            raise SettingsError(
+                f"kronii: cannot start {spec.name}: {', '.join(missing)} is not set "
+                "(`kronii up` sets it; to run a service alone, point it at your servers)"
+            )
+    except SettingsError as error:
+        print(error.message, file=sys.stderr)
+        raise SystemExit(2) from None
+    from kronii.common.service import run_service
+
+    run_service(spec, settings)

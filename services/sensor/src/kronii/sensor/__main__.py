@@ -1,4 +1,4 @@
-from kronii.common.service import run_service
+from kronii.common.spec import launch
 from kronii.sensor.service import SERVICE
 
-run_service(SERVICE)
+launch(SERVICE)
