@@ -23,6 +23,7 @@ Usage: python bench/redaction_text.py [--size-mb 10] [--title-iterations 20000] 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -41,14 +42,23 @@ from typing import Any
 from _common import machine, percentile, save, summary_ms
 from detect_secrets.core.scan import scan_file
 from detect_secrets.settings import default_settings
-from kronii.redaction import Category, Finding, RedactionContext, RedactionEngine, category_of
+from kronii.redaction import (
+    Category,
+    Finding,
+    Level,
+    RedactionContext,
+    RedactionEngine,
+    RedactionResult,
+    category_of,
+)
 
-from tests.unit.redaction.test_redaction_corpus import CORPUS, Document, load_corpus
+from tests.unit.redaction.test_redaction_corpus import Document, load_corpus
 
 MB = 1_000_000
 SEED = 20240517
 TITLE_BYTES = 200
 MAX_CHUNK = 64 * 1024
+DEFAULT_DS_MB = 3.0
 DS_IP_TYPE = "Public IP (ipv4)"
 # Share of the corpus by bytes; Python sources take the rest.
 SHARES = {"labelled": 0.04, "log": 0.18, "config": 0.08, "shell": 0.08}
@@ -346,36 +356,408 @@ def _kronii_lines(text: str, findings: Sequence[Finding]) -> set[int]:
     return {n for f in _secret_findings(findings) for n in _lines_of(starts, f.start, f.end)}
 
 
-def _score_documents(
+def _score(
     documents: list[Document],
-    kronii: list[tuple[Finding, ...]],
-    ds: list[dict[int, set[str]]],
-) -> tuple[LineScores, LineScores, int]:
-    k_scores, d_scores = LineScores(), LineScores()
-    covered = 0
-    for document, findings, reports in zip(documents, kronii, ds, strict=True):
+    hit: Callable[[int, int, int, range], bool],
+    flagged: Callable[[int, list[int]], set[int]],
+) -> LineScores:
+    """hit(document index, label start, label end, label lines); flagged(document index, line starts)."""
+    scores = LineScores()
+    for index, document in enumerate(documents):
         starts = _line_starts(document.text)
         secret_lines: set[int] = set()
-        ds_flagged = {n for n, types in reports.items() if types - {DS_IP_TYPE}}
         for label in document.labels:
             if category_of(label.type) is not Category.SECRET:
                 continue
             lines = _lines_of(starts, label.start, label.end)
             secret_lines.update(lines)
-            where = f"{document.source} {label.type}"
-            for scores, hit in (
-                (k_scores, any(f.start < label.end and label.start < f.end for f in findings)),
-                (d_scores, any(n in reports for n in lines)),
-            ):
-                scores.labels[label.type] += 1
-                if hit:
-                    scores.hits[label.type] += 1
-                else:
-                    scores.misses.append(where)
-            covered += any(f.start <= label.start and label.end <= f.end for f in findings)
-        for scores, flagged in ((k_scores, _kronii_lines(document.text, findings)), (d_scores, ds_flagged)):
-            scores.flagged_lines += len(flagged)
-            scores.correct_lines += len(flagged & secret_lines)
-    return k_scores, d_scores, covered
+            scores.labels[label.type] += 1
+            if hit(index, label.start, label.end, lines):
+                scores.hits[label.type] += 1
+            else:
+                scores.misses.append(f"{document.source} {label.type}")
+        lines_flagged = flagged(index, starts)
+        scores.flagged_lines += len(lines_flagged)
+        scores.correct_lines += len(lines_flagged & secret_lines)
+    return scores
 
 
+def score_kronii(documents: list[Document], findings: list[tuple[Finding, ...]]) -> tuple[LineScores, int]:
+    def hit(index: int, start: int, end: int, lines: range) -> bool:
+        return any(f.start < end and start < f.end for f in findings[index])
+
+    def flagged(index: int, starts: list[int]) -> set[int]:
+        return {n for f in _secret_findings(findings[index]) for n in _lines_of(starts, f.start, f.end)}
+
+    covered = sum(
+        any(f.start <= label.start and label.end <= f.end for f in found)
+        for document, found in zip(documents, findings, strict=True)
+        for label in document.labels
+        if category_of(label.type) is Category.SECRET
+    )
+    return _score(documents, hit, flagged), covered
+
+
+def score_detect_secrets(documents: list[Document], reports: list[dict[int, set[str]]]) -> LineScores:
+    def hit(index: int, start: int, end: int, lines: range) -> bool:
+        return any(n in reports[index] for n in lines)
+
+    def flagged(index: int, starts: list[int]) -> set[int]:
+        return {n for n, types in reports[index].items() if types - {DS_IP_TYPE}}
+
+    return _score(documents, hit, flagged)
+
+
+# --- the runs ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Timing:
+    wall: float  # seconds for the whole loop
+    cpu: float  # this process's CPU seconds for it (the machine may be shared)
+    per_chunk: list[float]  # wall seconds per chunk
+
+    def mbps(self, size: int, *, cpu: bool = False) -> float:
+        seconds = self.cpu if cpu else self.wall
+        return round(size / MB / seconds, 3) if seconds > 0 else float("inf")
+
+
+def _timed(items: Sequence[Any], work: Callable[[Any], Any]) -> tuple[Timing, list[Any]]:
+    wall, cpu = time.perf_counter, time.process_time
+    per_chunk: list[float] = []
+    results = []
+    started, started_cpu = wall(), cpu()
+    for item in items:
+        before = wall()
+        results.append(work(item))
+        per_chunk.append(wall() - before)
+    return Timing(wall() - started, cpu() - started_cpu, per_chunk), results
+
+
+def run_kronii(engine: RedactionEngine, chunks: list[Chunk]) -> tuple[Timing, list[RedactionResult]]:
+    warm = RedactionContext.random()
+    for chunk in chunks[:5]:
+        engine.redact(chunk.text, context=warm)  # compiled patterns, phone metadata
+    context = RedactionContext.random()  # one per run, as a caller keeps one per conversation
+    return _timed(chunks, lambda chunk: engine.redact(chunk.text, context=context))
+
+
+def _ds_reports(path: Path) -> dict[int, set[str]]:
+    reports: dict[int, set[str]] = {}
+    for secret in scan_file(str(path)):
+        reports.setdefault(secret.line_number, set()).add(secret.type)
+    return reports
+
+
+def run_detect_secrets(
+    files: Sequence[tuple[str, str]], workdir: Path
+) -> tuple[Timing, list[dict[int, set[str]]]]:
+    """Scan each (suffix, text) as its own file; time the scans, not the writing."""
+    workdir.mkdir()
+    paths = []
+    for number, (suffix, text) in enumerate(files):
+        path = workdir / f"{number:06d}{suffix}"
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    with default_settings():
+        _ds_reports(paths[0])  # warm-up: plugin classes and regexes
+        return _timed(paths, _ds_reports)
+
+
+def _titles(documents: list[Document]) -> list[tuple[str, str]]:
+    token = next(
+        d.text[label.start : label.end]
+        for d in documents
+        for label in d.labels
+        if label.type == "GITHUB_TOKEN"
+    )
+    raw = [
+        (
+            "code",
+            "main.py - kronii - Visual Studio Code — alice@example.com — src/kronii/redaction/_engine.py "
+            "— Ln 142, Col 17 — Spaces: 4 — UTF-8 — LF — Python 3.11.7 64-bit ('.venv': venv)",
+        ),
+        (
+            "google-chrome",
+            "Inbox (3) - alice.smith@example.com - Gmail - Google Chrome — Re: deploy window for orders-api "
+            "on Thursday — 2 new messages",
+        ),
+        (
+            "org.gnome.Terminal",
+            "deploy@bastion: ~/src/kronii — ssh deploy@203.0.113.7 -p 2222 — tmux: session 0, window 2 "
+            "(pytest -q tests/unit -k redaction)",
+        ),
+        (
+            "slack",
+            "#platform-oncall | Acme Corp - Slack — Bob Chen: can you rotate the staging key before 5pm? "
+            "call me on +44 20 7946 0958 — thread (12 replies)",
+        ),
+        (
+            "org.gnome.Terminal",
+            f"alice@devbox: ~/src/kronii — export GITHUB_TOKEN={token} && gh pr create --fill",
+        ),
+        (
+            "libreoffice-writer",
+            "Q3 roadmap.docx - LibreOffice Writer — last edited by carol@example.org — Page 3 of 17 — "
+            "Word count 4,812 — English (USA)",
+        ),
+        (
+            "firefox",
+            "localhost:8080/admin/users?page=2&sort=created_at — Grafana: API latency p99 (last 6 hours) — "
+            "Mozilla Firefox Private Browsing",
+        ),
+    ]
+    pad = " — Ln 1, Col 1 — UTF-8 — main ✓ 0↓ 0↑ — 3 problems"
+    titles = []
+    for app, title in raw:
+        while len(title.encode("utf-8")) < TITLE_BYTES:
+            title += pad
+        title = title.encode("utf-8")[:TITLE_BYTES].decode("utf-8", "ignore")
+        title += " " * (TITLE_BYTES - len(title.encode("utf-8")))
+        titles.append((app, title))
+    return titles
+
+
+def run_titles(
+    engine: RedactionEngine, titles: list[tuple[str, str]], iterations: int
+) -> tuple[list[float], dict[str, str]]:
+    """Microseconds per event, cycling through the variants with their app ids, one context for the run."""
+    context = RedactionContext.random()
+    levels = {}
+    for index, (app, title) in enumerate(titles):
+        levels[f"{index}:{app}"] = str(engine.redact(title, context=context, app=app).level)
+    for n in range(200):
+        app, title = titles[n % len(titles)]
+        engine.redact(title, context=context, app=app)
+    clock = time.perf_counter_ns
+    times: list[float] = []
+    for n in range(iterations):
+        app, title = titles[n % len(titles)]
+        before = clock()
+        engine.redact(title, context=context, app=app)
+        times.append((clock() - before) / 1000)
+    return times, levels
+
+
+def _noise(chunks: list[Chunk], flagged: Callable[[int], int], count: int) -> dict[str, float]:
+    """Lines flagged as secrets in the unlabelled filler (stdlib, logs, configs, history) of the first chunks.
+
+    The filler has no planted secrets; these lines were not checked one by one, so they are an indication of
+    noise, not a false-positive rate."""
+    filler = [i for i in range(count) if not chunks[i].labelled]
+    size = sum(chunks[i].size for i in filler)
+    lines = sum(flagged(i) for i in filler)
+    return {"filler_mb": round(size / MB, 3), "flagged_lines": lines, "per_mb": round(lines / (size / MB), 2)}
+
+
+def _by_kind(chunks: list[Chunk], timing: Timing) -> dict[str, float]:
+    """MB/s per kind of text, from the per-chunk wall times."""
+    sizes: Counter[str] = Counter()
+    seconds: dict[str, float] = {}
+    for chunk, spent in zip(chunks, timing.per_chunk, strict=False):
+        sizes[chunk.kind] += chunk.size
+        seconds[chunk.kind] = seconds.get(chunk.kind, 0.0) + spent
+    return {kind: round(sizes[kind] / MB / seconds[kind], 3) for kind in sorted(sizes) if seconds[kind] > 0}
+
+
+def _load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--size-mb", type=float, default=10.0, help="size of the mixed corpus (default 10)")
+    parser.add_argument(
+        "--title-iterations", type=int, default=20000, help="window-title events (default 20000)"
+    )
+    parser.add_argument(
+        "--detect-secrets-mb",
+        type=float,
+        default=DEFAULT_DS_MB,
+        help=f"detect-secrets scans the first chunks up to this many MB (default {DEFAULT_DS_MB}; 0: all of them)",
+    )
+    args = parser.parse_args()
+    size = int(args.size_mb * MB)
+    load_before = _load()
+
+    documents = load_corpus()
+    chunks = build_corpus(size, documents)
+    total = sum(c.size for c in chunks)
+    by_kind: Counter[str] = Counter()
+    for chunk in chunks:
+        by_kind[chunk.kind] += chunk.size
+    print(
+        f"corpus: {total / MB:.2f} MB in {len(chunks)} chunks ("
+        + ", ".join(f"{kind} {by_kind[kind] / total:.0%}" for kind in sorted(by_kind))
+        + f"); load average {load_before}",
+        flush=True,
+    )
+
+    engine = RedactionEngine()
+    k_timing, k_results = run_kronii(engine, chunks)
+    errors = sum(1 for r in k_results if r.level is Level.RED and not r.findings)
+    print(
+        f"kronii: {total / MB:.2f} MB in {k_timing.wall:.2f} s = {k_timing.mbps(total)} MB/s "
+        f"(CPU {k_timing.cpu:.2f} s = {k_timing.mbps(total, cpu=True)} MB/s); engine errors {errors}",
+        flush=True,
+    )
+
+    title_times, title_levels = run_titles(engine, _titles(documents), args.title_iterations)
+    title = {
+        "bytes": TITLE_BYTES,
+        "variants": title_levels,
+        "iterations": len(title_times),
+        "p50_us": round(percentile(title_times, 0.50), 1),
+        "p99_us": round(percentile(title_times, 0.99), 1),
+        "max_us": round(max(title_times), 1),
+        "mean_us": round(statistics.fmean(title_times), 1),
+    }
+    print(
+        f"window title ({TITLE_BYTES} B, {len(title_levels)} variants, {len(title_times)} events): "
+        f"p50 {title['p50_us']} µs, p99 {title['p99_us']} µs, max {title['max_us']} µs",
+        flush=True,
+    )
+
+    sample = len(chunks)
+    if args.detect_secrets_mb > 0:
+        limit, taken, sample = args.detect_secrets_mb * MB, 0, 0
+        while sample < len(chunks) and taken < limit:
+            taken += chunks[sample].size
+            sample += 1
+    sample_size = sum(c.size for c in chunks[:sample])
+    whole = sample == len(chunks)
+    print(f"detect-secrets: scanning {sample_size / MB:.2f} MB in {sample} files ...", flush=True)
+    with tempfile.TemporaryDirectory(prefix="kronii-bench-ds-") as tmp:
+        d_timing, d_reports = run_detect_secrets(
+            [(c.suffix, c.text) for c in chunks[:sample]], Path(tmp) / "c"
+        )
+        d_labelled = run_detect_secrets(
+            [(labelled_suffix(d), d.text) for d in documents], Path(tmp) / "labelled"
+        )[1]
+        d_any_suffix = [
+            run_detect_secrets([(suffix, d.text) for d in documents], Path(tmp) / f"all{suffix}")[1]
+            for suffix in ALL_SUFFIXES
+        ]
+    k_sample = Timing(sum(k_timing.per_chunk[:sample]), float("nan"), k_timing.per_chunk[:sample])
+    print(
+        f"detect-secrets: {sample_size / MB:.2f} MB in {d_timing.wall:.1f} s = {d_timing.mbps(sample_size)} MB/s "
+        f"(CPU {d_timing.cpu:.1f} s = {d_timing.mbps(sample_size, cpu=True)} MB/s); kronii on the same "
+        f"chunks: {k_sample.mbps(sample_size)} MB/s",
+        flush=True,
+    )
+
+    k_scores, covered = score_kronii(documents, [engine.redact(d.text).findings for d in documents])
+    d_scores = score_detect_secrets(documents, d_labelled)
+    union: list[dict[int, set[str]]] = [{} for _ in documents]
+    for run in d_any_suffix:
+        for merged, reports in zip(union, run, strict=True):
+            for line, types in reports.items():
+                merged.setdefault(line, set()).update(types)
+    d_best = score_detect_secrets(documents, union)
+
+    k_mbps, d_mbps = k_timing.mbps(total), d_timing.mbps(sample_size)
+    ratio = round(k_mbps / d_mbps, 1)
+    ratio_same = round(k_sample.mbps(sample_size) / d_mbps, 1)
+    ratio_cpu = round(k_timing.mbps(total, cpu=True) / d_timing.mbps(sample_size, cpu=True), 1)
+    k_fig, d_fig, best_fig = k_scores.figures(), d_scores.figures(), d_best.figures()
+
+    def kronii_lines(i: int) -> int:
+        return len(_kronii_lines(chunks[i].text, k_results[i].findings))
+
+    figures: dict[str, Any] = {
+        "machine": {**machine(), "load_average_before": load_before, "load_average_after": _load()},
+        "versions": {
+            "kronii-redaction": version("kronii-redaction"),
+            "detect-secrets": version("detect-secrets"),
+        },
+        "corpus": {
+            "bytes": total,
+            "mb": round(total / MB, 3),
+            "chunks": len(chunks),
+            "seed": SEED,
+            "share_by_kind": {kind: round(by_kind[kind] / total, 4) for kind in sorted(by_kind)},
+            "labelled_documents": len(documents),
+            "labelled_source": "tests/data/redaction/corpus",
+            "stdlib": sysconfig.get_paths()["stdlib"],
+            "max_chunk_bytes": MAX_CHUNK,
+        },
+        "kronii": {
+            "seconds": round(k_timing.wall, 3),
+            "cpu_seconds": round(k_timing.cpu, 3),
+            "mb_per_s": k_mbps,
+            "mb_per_cpu_s": k_timing.mbps(total, cpu=True),
+            "mb_per_s_by_kind": _by_kind(chunks, k_timing),
+            "per_chunk": summary_ms(k_timing.per_chunk),
+            "engine_errors": errors,
+            "levels": dict(Counter(str(r.level) for r in k_results)),
+            "secret_lines_in_filler": _noise(chunks, kronii_lines, len(chunks)),
+        },
+        "detect_secrets": {
+            "how": "detect_secrets.core.scan.scan_file on each chunk written to a file, under "
+            "detect_secrets.settings.default_settings() (all plugins, default filters), as `detect-secrets scan`",
+            "whole_corpus": whole,
+            "sample_bytes": sample_size,
+            "sample_mb": round(sample_size / MB, 3),
+            "sample_files": sample,
+            "seconds": round(d_timing.wall, 3),
+            "cpu_seconds": round(d_timing.cpu, 3),
+            "mb_per_s": d_mbps,
+            "mb_per_cpu_s": d_timing.mbps(sample_size, cpu=True),
+            "mb_per_s_by_kind": _by_kind(chunks, d_timing),
+            "estimated_seconds_for_whole_corpus": round(total / MB / d_mbps, 1),
+            "per_chunk": summary_ms(d_timing.per_chunk),
+            "kronii_mb_per_s_on_same_chunks": k_sample.mbps(sample_size),
+            "secret_lines_in_filler": _noise(
+                chunks, lambda i: sum(1 for t in d_reports[i].values() if t - {DS_IP_TYPE}), sample
+            ),
+            "kronii_secret_lines_in_same_filler": _noise(chunks, kronii_lines, sample),
+            "report_types_in_sample": dict(
+                Counter(t for reports in d_reports for types in reports.values() for t in types)
+            ),
+        },
+        "window_title": title,
+        "recall": {
+            "secret_types": sorted(k_scores.labels),
+            "rule": "labels whose type is in category 'secret'; kronii: any finding overlapping the span; "
+            "detect-secrets: any report on a line the span touches. Line precision: flagged lines (kronii: "
+            "secret-category findings; detect-secrets: any report but 'Public IP (ipv4)') touched by a secret label",
+            "detect_secrets_file_names": {**LABELLED_SUFFIXES, "others": ".txt"},
+            "kronii": {**k_fig, "fully_covered": covered},
+            "detect_secrets": d_fig,
+            "detect_secrets_union_of_suffixes": {"suffixes": list(ALL_SUFFIXES), **best_fig},
+        },
+        "summary": {
+            "kronii_mb_per_s": k_mbps,
+            "detect_secrets_mb_per_s": d_mbps,
+            "detect_secrets_measured_on_mb": round(sample_size / MB, 3),
+            "speed_ratio": ratio,
+            "speed_ratio_same_chunks": ratio_same,
+            "speed_ratio_cpu": ratio_cpu,
+            "speed_target_10x_met": ratio >= 10,
+            "kronii_recall": k_fig["recall"],
+            "detect_secrets_recall": d_fig["recall"],
+            "detect_secrets_recall_union_of_suffixes": best_fig["recall"],
+            "recall_target_met": k_fig["recall"] >= d_fig["recall"],
+            "kronii_line_precision": k_fig["line_precision"],
+            "detect_secrets_line_precision": d_fig["line_precision"],
+            "title_p50_us": title["p50_us"],
+            "title_p99_us": title["p99_us"],
+        },
+    }
+    save("redaction_text", figures)
+    sample_note = "whole corpus" if whole else f"first {sample_size / MB:.2f} MB of it"
+    print(
+        f"SUMMARY kronii {k_mbps:.2f} MB/s | detect-secrets {d_mbps:.3f} MB/s ({sample_note}) | "
+        f"ratio {ratio}x (same chunks {ratio_same}x, CPU {ratio_cpu}x; target >= 10x: "
+        f"{'met' if ratio >= 10 else 'NOT met'}) | secret recall kronii {k_fig['found']}/{k_fig['secret_labels']}"
+        f" = {k_fig['recall']:.3f} vs detect-secrets {d_fig['found']}/{d_fig['secret_labels']} = "
+        f"{d_fig['recall']:.3f}, any file name {best_fig['recall']:.3f} "
+        f"({'met' if k_fig['recall'] >= d_fig['recall'] else 'NOT met'}) | line precision kronii "
+        f"{k_fig['line_precision']:.3f} vs detect-secrets {d_fig['line_precision']:.3f} | "
+        f"title p50 {title['p50_us']} µs p99 {title['p99_us']} µs"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
