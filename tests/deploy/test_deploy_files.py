@@ -1012,7 +1012,10 @@ def test_helm_values_validate_against_the_values_schema(
 ) -> None:
     jsonschema.Draft7Validator(values_schema).validate(values)
     for tier in HELM_TIERS:
-        assert values[tier]["create"] is True, f"{tier} is deployed by default"
+        # A tier is deployed by default only once its service exists as code: an image without the
+        # module would crash-loop.
+        exists = (ROOT / "services" / tier).is_dir()
+        assert values[tier]["create"] is exists, f"{tier}.create must be {exists} while services/{tier} exists={exists}"
         assert (values[tier]["httpPort"], values[tier]["grpcPort"]) == (
             MESH[tier].http_port,
             MESH[tier].grpc_port,
@@ -1097,7 +1100,9 @@ def helm() -> Any:
     return pytest.importorskip("helm_python", reason="helm-python-sdk (Helm's Go SDK) not installed")
 
 
+TIERS_ON: dict[str, Any] = {tier: {"create": True} for tier in HELM_TIERS}
 ALL_ON = {
+    **TIERS_ON,
     "llm": {"create": True, "model": {"existingClaim": "kronii-models"}},
     "metrics": {"serviceMonitor": {"create": True}},
 }
@@ -1202,9 +1207,11 @@ def test_helm_tiers_read_connection_urls_from_the_existing_secret(
 
 def test_helm_create_flags_gate_each_tier(helm: Any) -> None:
     defaults = {_component(w) for w in _workloads(render(helm, {}))}
-    assert defaults == {*HELM_TIERS, "migrate"}, "the LLM tier is off by default"
+    existing = {tier for tier in HELM_TIERS if (ROOT / "services" / tier).is_dir()}
+    assert defaults == {*existing, "migrate"}, "only tiers with code and the migration are on by default"
+    assert {_component(w) for w in _workloads(render(helm, TIERS_ON))} == {*HELM_TIERS, "migrate"}
     for tier in [*HELM_TIERS, "migrate"]:
-        docs = render(helm, {tier: {"create": False}})
+        docs = render(helm, {**TIERS_ON, tier: {"create": False}})
         left = [d["kind"] for d in docs if d["metadata"]["labels"]["app.kubernetes.io/component"] == tier]
         assert not left, f"{tier}.create=false still renders {left}"
 
@@ -1213,7 +1220,7 @@ def test_helm_refuses_values_that_break_the_schema_or_reuse_a_port(helm: Any) ->
     for overrides in (
         {"securityContext": {"readOnlyRootFilesystem": False}},
         {"llm": {"create": True}},
-        {"pipeline": {"httpPort": 7103}},
+        {"pipeline": {"create": True, "httpPort": 7103}},
     ):
         with pytest.raises(helm.HelmError):
             render(helm, overrides)

@@ -1,0 +1,27 @@
+"""Redacting screenshots: Tesseract word boxes, the text engine over whole lines, solid fills, fail closed.
+
+    result = redact_image(png, engine=engine, context=context, region=window_box, extra_regions=fields)
+    if result.image is None: ...          # withheld: result.level is red and result.reason says why
+    send(png_bytes(result.image))         # amber or green: every finding filled solid
+
+Findings carry type, detector, confidence and boxes, never the text that was under them.
+"""
+
+from ._io import ACCEPTED_FORMATS, ImageInputError, load_image, png_bytes
+from ._model import Box, ImageFinding, ImageRedaction
+from ._redact import REGION_DETECTOR, REGION_TYPE, redact_image
+from ._settings import OcrSettings
+
+__all__ = [
+    "ACCEPTED_FORMATS",
+    "REGION_DETECTOR",
+    "REGION_TYPE",
+    "Box",
+    "ImageFinding",
+    "ImageInputError",
+    "ImageRedaction",
+    "OcrSettings",
+    "load_image",
+    "png_bytes",
+    "redact_image",
+]

@@ -1,0 +1,74 @@
+"""From findings on OCR lines to solid rectangles on the image. Solid, never blurred or pixelated: those
+can be reversed or read by a model. Each word a finding touches is covered whole, with padding, and the
+words of one finding on one line become one bar (so the spaces between them show nothing either).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+from PIL import Image, ImageDraw
+
+from .._lines import LineSpan
+from ._layout import OcrLine
+from ._model import Box
+
+__all__ = ["FILL", "boxes_for_spans", "fill", "masked_share", "to_original"]
+
+FILL = (0, 0, 0)
+PAD_MIN_PX = 2
+PAD_SHARE = 0.15  # of the word's height
+
+
+def to_original(box: Box, scale: float) -> Box:
+    """A box in the prepared (scaled) image, in the original's pixels, rounded outward."""
+    return Box(
+        math.floor(box.x0 / scale),
+        math.floor(box.y0 / scale),
+        math.ceil(box.x1 / scale),
+        math.ceil(box.y1 / scale),
+    )
+
+
+def boxes_for_spans(
+    spans: Iterable[LineSpan], lines: Sequence[OcrLine], scale: float, size: tuple[int, int]
+) -> dict[int, list[Box]]:
+    """For each finding number, its padded bars in original coordinates, one per line it covers."""
+    bars: dict[tuple[int, int], Box] = {}
+    for span in spans:
+        if not 0 <= span.line < len(lines):
+            raise ValueError("a finding fell on a line that OCR did not read")
+        words = lines[span.line].boxes_within(span.start, span.end)
+        if not words:
+            raise ValueError("a finding covers no word box")
+        for word in words:
+            box = to_original(word, scale)
+            box = box.pad(max(PAD_MIN_PX, math.ceil(PAD_SHARE * box.height))).clip(*size)
+            key = (span.finding, span.line)
+            bars[key] = bars[key].union(box) if key in bars else box
+    found: dict[int, list[Box]] = {}
+    for (finding, _), box in sorted(bars.items()):
+        if not box.empty:
+            found.setdefault(finding, []).append(box)
+    return found
+
+
+def masked_share(boxes: Iterable[Box], size: tuple[int, int]) -> float:
+    """The share of the image's area inside the union of the boxes."""
+    mask = Image.new("L", size, 0)
+    draw = ImageDraw.Draw(mask)
+    for box in boxes:
+        if not box.empty:
+            draw.rectangle((box.x0, box.y0, box.x1 - 1, box.y1 - 1), fill=255)
+    return mask.histogram()[255] / (size[0] * size[1])
+
+
+def fill(image: Image.Image, boxes: Iterable[Box]) -> Image.Image:
+    """A copy of the image with every box filled solid."""
+    out = image.copy()
+    draw = ImageDraw.Draw(out)
+    for box in boxes:
+        if not box.empty:
+            draw.rectangle((box.x0, box.y0, box.x1 - 1, box.y1 - 1), fill=FILL)
+    return out
