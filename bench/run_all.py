@@ -9,6 +9,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = [
     ["kronii_up.py", "--runs", "3"],
+    ["redaction_text.py"],
     ["sensor_focus.py", "--switches", "200", "--cost-seconds", "60"],
 ]
 

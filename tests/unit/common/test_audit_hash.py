@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-
 from kronii.common.audit import GENESIS_HASH, row_hash
 
 BASE: dict[str, Any] = {
@@ -43,5 +42,7 @@ def test_changing_any_field_changes_the_hash(field: str, value: Any) -> None:
 def test_hash_does_not_depend_on_the_time_zone_or_key_order() -> None:
     shifted = BASE["at"].astimezone(timezone(timedelta(hours=5)))
     assert row_hash(**{**BASE, "at": shifted}) == row_hash(**BASE)
-    assert row_hash(**{**BASE, "detail": {"b": 1, "a": 2}}) == row_hash(**{**BASE, "detail": {"a": 2, "b": 1}})
+    assert row_hash(**{**BASE, "detail": {"b": 1, "a": 2}}) == row_hash(
+        **{**BASE, "detail": {"a": 2, "b": 1}}
+    )
     assert len(row_hash(**BASE)) == 64

@@ -75,6 +75,7 @@ def test_value_of_secret_key_is_found(text: str, expected: tuple[str, str]) -> N
         'help="The password to use"',
         "token = {token}",
         "auth: true",
+        "pass force_zip64 to the writer",
     ],
 )
 def test_references_and_placeholders_are_not_secrets(text: str) -> None:

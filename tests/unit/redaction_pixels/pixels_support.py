@@ -6,13 +6,19 @@ redactor covered it, and they read the output back with a plain Tesseract pass a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+import itertools
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+import mss
 import pytesseract
-from PIL import Image, ImageDraw, ImageFont
-
 from kronii.redaction.pixels import Box
+from PIL import Image, ImageDraw, ImageFont
 
 FONT_DIR = "/usr/share/fonts/truetype/dejavu"
 FONTS = {
@@ -37,19 +43,29 @@ class Planted:
     fragments: tuple[str, ...]
 
 
-# (name, text before, value, text after, fragments that must not be readable in the output)
-PLANTS: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
-    ("aws", "export key ", "AKIAQ7RXWN3KPL5TZ2HM", " for deployment", ("AKIAQ7", "KPL5TZ2HM")),
-    (
+@dataclass(frozen=True)
+class Plant:
+    """A value to draw between neutral words, and fragments distinctive enough to give it away."""
+
+    name: str
+    before: str
+    value: str
+    after: str
+    fragments: tuple[str, ...]
+
+
+PLANTS: tuple[Plant, ...] = (
+    Plant("aws", "export key ", "AKIAQ7RXWN3KPL5TZ2HM", " for deployment", ("AKIAQ7", "KPL5TZ2HM")),
+    Plant(
         "github",
         "token ",
         "ghp_R7kq2WmX9vLp4TzN8bYc3HsJ6dFa1QeU5gVo",
         " deployment",
         ("ghp_R7", "WmX9vLp4", "HsJ6dFa1"),
     ),
-    ("email", "mail ", "maria.keller@fastmail.com", " about deployment", ("maria.keller", "fastmail")),
-    ("card", "card ", "4539 1488 0343 6467", " billed deployment", ("4539", "1488", "0343", "6467")),
-    ("phone", "call ", "+44 20 7946 0958", " after deployment", ("7946", "0958")),
+    Plant("email", "mail ", "maria.keller@fastmail.com", " about deployment", ("maria.keller", "fastmail")),
+    Plant("card", "card ", "4539 1488 0343 6467", " billed deployment", ("4539", "1488", "0343", "6467")),
+    Plant("phone", "call ", "+44 20 7946 0958", " after deployment", ("7946", "0958")),
 )
 FILLER = (
     "review the staging pipeline before the release",
@@ -75,45 +91,39 @@ def render_screen(
     font: str = "mono",
     size: int = 14,
     theme: str = "light",
-    plants: Sequence[tuple[str, str, str, str, tuple[str, ...]]] = PLANTS,
+    plants: Sequence[Plant] = PLANTS,
     filler: Sequence[str] = FILLER,
-    width: int = 0,
 ) -> Screen:
-    """Lines of text, one planted value per line between neutral words, fillers in between."""
+    """Lines of text, one planted value per line between neutral words, a filler line around each."""
     face = ImageFont.truetype(FONTS[font], size)
     background, ink = THEMES[theme]
-    rows: list[tuple[str, str, str, tuple[str, ...]] | str] = []
+    rows: list[Plant | str] = []
     for index, plant in enumerate(plants):
-        rows.append(filler[index % len(filler)])
-        rows.append(plant[:4] + (plant[4],))  # type: ignore[arg-type]
+        rows += [filler[index % len(filler)], plant]
     rows.append(filler[len(plants) % len(filler)])
-    pitch = round(size * 1.6)
-    margin = 2 * size
-    texts = [row if isinstance(row, str) else "".join(row[1:4]) for row in rows]
-    longest = max(face.getlength(text) for text in texts)
-    image = Image.new("RGB", (max(width, int(longest) + 2 * margin), pitch * len(rows) + 2 * margin), background)
+    texts = [row if isinstance(row, str) else row.before + row.value + row.after for row in rows]
+    pitch, margin = round(size * 1.6), 2 * size
+    width = int(max(face.getlength(text) for text in texts)) + 2 * margin
+    image = Image.new("RGB", (width, pitch * len(rows) + 2 * margin), background)
     draw = ImageDraw.Draw(image)
     planted = []
-    for number, row in enumerate(rows):
+    for number, (row, text) in enumerate(zip(rows, texts, strict=True)):
         y = margin + number * pitch
-        if isinstance(row, str):
-            draw.text((margin, y), row, font=face, fill=ink)
-            continue
-        name, before, value, after, fragments = row[0], row[1], row[2], row[3], row[4]
-        draw.text((margin, y), before + value + after, font=face, fill=ink)
-        x0 = margin + face.getlength(before)
-        box = draw.textbbox((x0, y), value, font=face)
-        planted.append(Planted(name, value, Box(int(box[0]), int(box[1]), int(box[2]) + 1, int(box[3]) + 1), fragments))
+        draw.text((margin, y), text, font=face, fill=ink)
+        if isinstance(row, Plant):
+            x0, y0, x1, y1 = draw.textbbox((margin + face.getlength(row.before), y), row.value, font=face)
+            box = Box(int(x0), int(y0), int(x1) + 1, int(y1) + 1)
+            planted.append(Planted(row.name, row.value, box, row.fragments))
     return Screen(image, tuple(planted), font, size, theme)
 
 
 def coverage(target: Box, boxes: Iterable[Box]) -> float:
     """The share of `target`'s area inside the union of `boxes`."""
-    mask = Image.new("1", (target.x1, target.y1), 0)
+    mask = Image.new("L", (target.x1, target.y1), 0)
     draw = ImageDraw.Draw(mask)
     for box in boxes:
-        draw.rectangle((box.x0, box.y0, box.x1 - 1, box.y1 - 1), fill=1)
-    return sum(1 for pixel in mask.crop(target.as_tuple()).getdata() if pixel) / max(1, target.area)
+        draw.rectangle((box.x0, box.y0, box.x1 - 1, box.y1 - 1), fill=255)
+    return mask.crop(target.as_tuple()).histogram()[255] / max(1, target.area)
 
 
 def read_back(image: Image.Image) -> str:
@@ -124,10 +134,123 @@ def read_back(image: Image.Image) -> str:
 
 def uniform(image: Image.Image, box: Box) -> bool:
     """Whether every pixel in the box has one and the same colour."""
-    extrema = image.convert("RGB").crop(box.as_tuple()).getextrema()
-    return all(low == high for low, high in extrema) and len({low for low, _ in extrema}) >= 1
+    colours = image.convert("RGB").crop(box.as_tuple()).getcolors(1)
+    return colours is not None and len(colours) == 1
 
 
 def squeeze(text: str) -> str:
     """Text without whitespace, so a value split by OCR into pieces is still found whole."""
     return "".join(text.split())
+
+
+# ---- a real window under Xvfb ---------------------------------------------------------------------
+
+
+@dataclass
+class Terminal:
+    """An xterm showing a text file, and the rectangle of its window on the screen."""
+
+    display: str
+    process: subprocess.Popen[bytes]
+    box: Box
+
+
+@contextlib.contextmanager
+def xterm_showing(
+    display: str,
+    text: str,
+    *,
+    size: int = 14,
+    theme: str = "light",
+    geometry: str = "",
+    maximized: bool = False,
+) -> Iterator[Terminal]:
+    """Start an xterm (DejaVu Sans Mono, `size` pt) that prints `text` and stays open; yield it once drawn."""
+    background, ink = THEMES[theme]
+    wm_class = f"KroniiPixels{os.getpid()}x{next(_serial)}"
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
+        handle.write(text)
+    command = [
+        "xterm",
+        "-class",
+        wm_class,
+        "-fa",
+        "DejaVu Sans Mono",
+        "-fs",
+        str(size),
+        "-bg",
+        "#{:02x}{:02x}{:02x}".format(*background),
+        "-fg",
+        "#{:02x}{:02x}{:02x}".format(*ink),
+        "+sb",
+        "-b",
+        "4",
+        "-xrm",
+        "XTerm*cursorBlink: false",
+    ]
+    command += ["-maximized"] if maximized else []
+    command += ["-geometry", geometry] if geometry else []
+    command += ["-e", "sh", "-c", f"cat '{handle.name}'; printf '\\033[?25l'; sleep 600"]
+    env = {**os.environ, "DISPLAY": display}
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        found = subprocess.run(
+            ["xdotool", "search", "--sync", "--onlyvisible", "--class", f"^{wm_class}$"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        window = found.stdout.split()[0]
+        terminal = Terminal(display, process, _window_box(env, window))
+        _wait_until_drawn(terminal)
+        yield terminal
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=3)
+        os.unlink(handle.name)
+
+
+_serial = itertools.count()
+
+
+def _window_box(env: dict[str, str], window: str) -> Box:
+    shell = subprocess.run(
+        ["xdotool", "getwindowgeometry", "--shell", window],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=True,
+    ).stdout
+    values = dict(line.split("=", 1) for line in shell.split())
+    x, y, width, height = (int(values[key]) for key in ("X", "Y", "WIDTH", "HEIGHT"))
+    return Box(x, y, x + width, y + height)
+
+
+def grab(display: str) -> Image.Image:
+    """The whole screen of an X display, captured with mss (XGetImage)."""
+    with mss.MSS(display=display) as screen:
+        shot = screen.grab(screen.monitors[0])
+    return Image.frombytes("RGB", shot.size, shot.bgra, "raw", "BGRX")
+
+
+def _wait_until_drawn(terminal: Terminal, timeout_s: float = 10.0) -> None:
+    """Until two captures 0.3 s apart are equal and the window shows text (more than one colour)."""
+    deadline = time.monotonic() + timeout_s
+    previous = b""
+    while time.monotonic() < deadline:
+        window = grab(terminal.display).crop(terminal.box.as_tuple())
+        current = window.tobytes()
+        if current == previous and len(window.getcolors(1 << 16) or ()) > 2:
+            return
+        previous = current
+        time.sleep(0.3)
+    raise RuntimeError("the xterm did not finish drawing its text in time")

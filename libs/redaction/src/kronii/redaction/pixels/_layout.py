@@ -18,6 +18,7 @@ class OcrLine:
     """One line of OCR text: its words joined by single spaces, and each word's [start, end) and box."""
 
     text: str
+    words: tuple[str, ...]
     spans: tuple[tuple[int, int], ...]
     boxes: tuple[Box, ...]
 
@@ -43,5 +44,9 @@ def assemble_lines(words: Sequence[OcrWord]) -> list[OcrLine]:
             spans.append((cursor, cursor + len(word.text)))
             cursor += len(word.text) + 1
         text = " ".join(word.text for word in members)
-        lines.append(OcrLine(text, tuple(spans), tuple(word.box for word in members)))
+        lines.append(
+            OcrLine(
+                text, tuple(word.text for word in members), tuple(spans), tuple(word.box for word in members)
+            )
+        )
     return lines

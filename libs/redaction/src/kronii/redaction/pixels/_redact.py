@@ -22,6 +22,7 @@ from ._model import Box, ImageFinding, ImageRedaction
 from ._ocr import read_words
 from ._prepare import flatten, prepare
 from ._settings import OcrSettings
+from ._tolerance import normalize_line, widen, with_ocr_patterns
 
 __all__ = ["REGION_DETECTOR", "REGION_TYPE", "redact_image"]
 
@@ -82,13 +83,18 @@ def redact_image(
         lines = assemble_lines(read_words(prepared, settings))
         ocr_ms = (time.perf_counter() - started) * 1000
         stage = "text engine"
-        redaction = engine.redact_lines([line.text for line in lines], context=context, app=app, hints=hints)
+        tolerant = settings.tolerant
+        texts = [normalize_line(line.text) if tolerant else line.text for line in lines]
+        redaction = engine.redact_lines(
+            texts, context=context, app=app, hints=with_ocr_patterns(hints) if tolerant else hints
+        )
         result = redaction.result
         found = [ImageFinding(f.type, f.detector, f.confidence, ()) for f in result.findings]
         if result.level is Level.RED:
             return _withheld(f"text engine: {result.reason}", found, ocr_ms)
         stage = "fill"
-        bars = boxes_for_spans(redaction.line_spans, lines, prepared.scale, frame.size)
+        spans = widen(redaction.line_spans, lines) if tolerant else redaction.line_spans
+        bars = boxes_for_spans(spans, lines, prepared.scale, frame.size)
         if set(bars) != set(range(len(found))):
             raise RuntimeError("a finding has no box to fill")
         findings = [

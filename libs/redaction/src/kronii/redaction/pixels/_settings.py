@@ -27,6 +27,7 @@ class OcrSettings:
     - `invert_lines`: Tesseract's own retry of low-confidence lines inverted (catches a dark panel inside
       a light window, at a small cost).
     - `timeout_s`: a Tesseract run that takes longer fails (and so the image is withheld).
+    - `tolerant`: make up for OCR errors (see `_tolerance`); off only to measure what it adds.
     """
 
     psm: int = 6
@@ -44,6 +45,7 @@ class OcrSettings:
     invert_lines: bool = True
     limit_threads: bool = True
     timeout_s: float = 30.0
+    tolerant: bool = True
 
     def __post_init__(self) -> None:
         if self.psm not in (3, 4, 6, 11, 12):

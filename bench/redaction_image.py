@@ -1,0 +1,269 @@
+"""Image redaction: its cost on a real 1280x800 screenshot, and the recall and time of each OCR tuning choice.
+
+- frame: an xterm maximised on Xvfb at 1280x800, full of shell, log and config text with planted secrets,
+  captured with mss. Per run, in turn: one plain Tesseract pass (pytesseract.image_to_data on the RGB
+  frame, default settings and default environment), the same pass with OMP_THREAD_LIMIT=1, and the whole
+  redaction with default settings. Medians, ratios, and a read-back of the output (planted values still
+  readable by a plain 2x-upscaled Tesseract pass: must be 0).
+- tuning: planted values drawn with Pillow in DejaVu Sans, Mono and Serif at 12-20 px, light and dark; for
+  each choice, the share of planted values whose pixels were fully covered (recall), the median time per
+  screen, and the mean share of the screen masked (over-masking).
+
+Usage: python bench/redaction_image.py [--runs 5] [--skip-tuning] [--skip-frame]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+import pytesseract
+from _common import machine, save
+from kronii.redaction import RedactionEngine
+from kronii.redaction.pixels import OcrSettings, redact_image
+
+from tests.desktop import start_xvfb
+from tests.unit.redaction_pixels.pixels_support import (
+    PLANTS,
+    Screen,
+    coverage,
+    grab,
+    read_back,
+    render_screen,
+    squeeze,
+    xterm_showing,
+)
+
+DEFAULT = OcrSettings()
+BASE = OcrSettings(
+    psm=3, oem=3, binarize=False, normalize_polarity=False, scale=1.0, workers=1, tolerant=False
+)
+CHOICES: tuple[tuple[str, OcrSettings], ...] = (
+    ("tesseract defaults on grey (psm 3, oem 3, scale 1)", BASE),
+    ("+ OCR tolerance (look-alikes, lenient patterns, widening)", replace(BASE, tolerant=True)),
+    ("+ dark themes inverted", replace(BASE, tolerant=True, normalize_polarity=True)),
+    ("+ Otsu binarisation", replace(BASE, tolerant=True, normalize_polarity=True, binarize=True)),
+    ("+ psm 6", replace(BASE, tolerant=True, normalize_polarity=True, binarize=True, psm=6)),
+    ("+ psm 11 (instead of 6)", replace(BASE, tolerant=True, normalize_polarity=True, binarize=True, psm=11)),
+    ("+ oem 1", replace(BASE, tolerant=True, normalize_polarity=True, binarize=True, psm=6, oem=1)),
+    ("psm 6, oem 1, scale x2 fixed", replace(DEFAULT, scale=2.0, workers=1)),
+    ("psm 6, oem 1, scale x1.5 fixed", replace(DEFAULT, scale=1.5, workers=1)),
+    ("psm 6, oem 1, adaptive scale to 16 px lines", replace(DEFAULT, target_text_px=16.0, workers=1)),
+    ("psm 6, oem 1, adaptive scale to 20 px lines", replace(DEFAULT, workers=1)),
+    ("psm 6, oem 1, adaptive scale to 24 px lines", replace(DEFAULT, target_text_px=24.0, workers=1)),
+    ("adaptive 20 px, grey instead of Otsu", replace(DEFAULT, binarize=False, workers=1)),
+    ("adaptive 20 px, no inverted-line retry", replace(DEFAULT, invert_lines=False, workers=1)),
+    ("default (adaptive 20 px, bands in parallel)", DEFAULT),
+)
+FONTS, SIZES, THEMES = ("sans", "mono", "serif"), (12, 14, 16, 20), ("light", "dark")
+COVERED = 0.98
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+@contextmanager
+def _omp_limit(value: str | None) -> Iterator[None]:
+    saved = os.environ.get("OMP_THREAD_LIMIT")
+    if value is None:
+        os.environ.pop("OMP_THREAD_LIMIT", None)
+    else:
+        os.environ["OMP_THREAD_LIMIT"] = value
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("OMP_THREAD_LIMIT", None)
+        else:
+            os.environ["OMP_THREAD_LIMIT"] = saved
+
+
+def _timed(action: Callable[[], object]) -> tuple[float, float]:
+    """Wall and child-CPU milliseconds of one call."""
+    cpu, started = _children_cpu(), time.perf_counter()
+    action()
+    return (time.perf_counter() - started) * 1000, (_children_cpu() - cpu) * 1000
+
+
+# ---- tuning ---------------------------------------------------------------------------------------
+
+
+def tuning(engine: RedactionEngine) -> list[dict[str, Any]]:
+    screens = [render_screen(font, size, theme) for font in FONTS for size in SIZES for theme in THEMES]
+    rows = []
+    for label, settings in CHOICES:
+        caught, total, times, shares, missed = 0, 0, [], [], {}
+        for screen in screens:
+            result: Any = None
+
+            def run(screen: Screen = screen, settings: OcrSettings = settings) -> None:
+                nonlocal result
+                result = redact_image(screen.image, engine=engine, settings=settings)
+
+            times.append(_timed(run)[0])
+            shares.append(result.masked_share)
+            for planted in screen.planted:
+                total += 1
+                if result.image is not None and coverage(planted.box, result.boxes) >= COVERED:
+                    caught += 1
+                else:
+                    missed[planted.name] = missed.get(planted.name, 0) + 1
+        row = {
+            "choice": label,
+            "recall": round(caught / total, 3),
+            "caught": caught,
+            "planted": total,
+            "missed_by_type": missed,
+            "median_ms_per_screen": round(statistics.median(times), 1),
+            "mean_masked_share": round(statistics.fmean(shares), 3),
+        }
+        print(
+            f"{row['recall']:6.3f} {row['median_ms_per_screen']:8.1f} ms  {label}  missed={missed}",
+            flush=True,
+        )
+        rows.append(row)
+    return rows
+
+
+# ---- a real window --------------------------------------------------------------------------------
+
+FRAME_SECRETS = (
+    ("AKIAQ7RXWN3KPL5TZ2HM", ("AKIAQ7", "KPL5TZ2HM")),
+    ("ghp_R7kq2WmX9vLp4TzN8bYc3HsJ6dFa1QeU5gVo", ("ghp_R7", "WmX9vLp4", "HsJ6dFa1")),
+    ("maria.keller@fastmail.com", ("maria.keller", "fastmail")),
+    ("4539 1488 0343 6467", ("4539", "0343 6467")),
+    ("+44 20 7946 0958", ("7946 0958",)),
+)
+
+
+def frame_text() -> str:
+    """About 40 lines of a developer's terminal: commands, logs, config, with the planted secrets."""
+    aws, github, email, card, phone = (value for value, _ in FRAME_SECRETS)
+    lines = [
+        "$ git log --oneline -5",
+        "9f3c2a1 fix the retry budget in the deployment worker",
+        "4b7e0d2 add latency histograms to the gateway service",
+        "e1a9c55 bump the cache client to 4.2.1 for the rollout",
+        "$ cat ~/.config/deploy/env",
+        f"export AWS_ACCESS_KEY_ID={aws}",
+        "export AWS_REGION=eu-west-1 DEPLOY_TARGET=staging",
+        f"export GITHUB_TOKEN={github}",
+        "$ kubectl get pods -n staging",
+        "NAME                         READY   STATUS    RESTARTS   AGE",
+        "gateway-7d9f8c6b5-x2k4p      1/1     Running   0          3h12m",
+        "worker-5c4b7f9d8-m8n2q       1/1     Running   2          3h12m",
+        "cache-0                      1/1     Running   0          5d",
+        "$ tail -n 12 /var/log/deploy/rollout.log",
+        "2025-05-14 09:12:03 INFO  rollout started for deployment gateway (revision 41)",
+        "2025-05-14 09:12:04 INFO  health check passed on 3 of 3 replicas",
+        f"2025-05-14 09:12:05 WARN  billing webhook retried for customer {email}",
+        "2025-05-14 09:12:07 INFO  canary at 10 percent, error rate 0.02 percent",
+        f"2025-05-14 09:12:09 INFO  payment method updated: card {card} (visa)",
+        "2025-05-14 09:12:12 INFO  canary at 50 percent, p95 latency 182 ms",
+        f"2025-05-14 09:12:15 INFO  on-call paged at {phone} for the deployment",
+        "2025-05-14 09:12:18 INFO  rollout finished, 3 replicas updated",
+        "$ make test",
+        "ruff check .  ok    mypy --strict  ok    pytest -q  412 passed in 38.2s",
+        "$ vim README.md",
+    ]
+    filler = [
+        "the deployment pipeline promotes a build from staging to production after review",
+        "metrics, traces and the audit log are kept for every control decision of the service",
+        "the cache worker compacts its segments every night and reports the latency budget",
+    ]
+    while len(lines) < 40:
+        lines.append(filler[len(lines) % len(filler)])
+    return "\n".join(lines)
+
+
+def frame(engine: RedactionEngine, runs: int) -> dict[str, Any]:
+    with (
+        start_xvfb(screen="1280x800x24") as display,
+        xterm_showing(display, frame_text(), size=11, maximized=True),
+    ):
+        image = grab(display)
+    rgb = image.convert("RGB")
+    plain, plain_1, redact = [], [], []
+    plain_cpu, plain_1_cpu, redact_cpu = [], [], []
+    result: Any = None
+
+    def run_redaction() -> None:
+        nonlocal result
+        result = redact_image(rgb, engine=engine)
+
+    def plain_pass() -> None:
+        pytesseract.image_to_data(rgb, output_type=pytesseract.Output.DICT)
+
+    for _ in range(runs):
+        with _omp_limit(None):
+            wall, cpu = _timed(plain_pass)
+        plain.append(wall)
+        plain_cpu.append(cpu)
+        with _omp_limit("1"):
+            wall, cpu = _timed(plain_pass)
+        plain_1.append(wall)
+        plain_1_cpu.append(cpu)
+        with _omp_limit(None):  # the redactor sets OMP_THREAD_LIMIT=1 itself when the environment does not
+            wall, cpu = _timed(run_redaction)
+        redact.append(wall)
+        redact_cpu.append(cpu)
+    assert result is not None
+    leaked = []
+    if result.image is not None:
+        readable = squeeze(read_back(result.image))
+        leaked = [
+            value for value, fragments in FRAME_SECRETS if any(squeeze(f) in readable for f in fragments)
+        ]
+    median = statistics.median
+    return {
+        "size": list(image.size),
+        "runs": runs,
+        "plain_pass_ms": round(median(plain), 1),
+        "plain_pass_cpu_ms": round(median(plain_cpu), 1),
+        "plain_pass_omp1_ms": round(median(plain_1), 1),
+        "plain_pass_omp1_cpu_ms": round(median(plain_1_cpu), 1),
+        "redaction_ms": round(median(redact), 1),
+        "redaction_cpu_ms": round(median(redact_cpu), 1),
+        "redaction_ocr_ms": round(result.ocr_ms, 1),
+        "ratio_to_plain_pass": round(median(redact) / median(plain), 3),
+        "ratio_to_plain_pass_omp1": round(median(redact) / median(plain_1), 3),
+        "target_ratio": 1.0,
+        "level": str(result.level),
+        "findings": sorted(finding.type for finding in result.findings),
+        "masked_share": round(result.masked_share, 4),
+        "planted": len(FRAME_SECRETS),
+        "planted_still_readable": len(leaked),
+        "all_runs_ms": {"plain": plain, "plain_omp1": plain_1, "redaction": redact},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--skip-tuning", action="store_true")
+    parser.add_argument("--skip-frame", action="store_true")
+    args = parser.parse_args()
+    engine = RedactionEngine()
+    figures: dict[str, Any] = {
+        "machine": machine(),
+        "default_settings": repr(DEFAULT),
+        "plants": [p.name for p in PLANTS],
+    }
+    if not args.skip_frame:
+        figures["frame"] = frame(engine, args.runs)
+    if not args.skip_tuning:
+        figures["tuning"] = tuning(engine)
+    save("redaction_image", figures)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""Making up for what OCR gets wrong, so a misread value is still masked.
+
+Tesseract inserts, drops and confuses characters and splits long tokens in two; a text detector that wants
+exact lengths then misses the value, or masks half of it. Three remedies, each measured by
+bench/redaction_image.py:
+
+- `normalize_line`: in words that are mostly digits, letters that OCR confuses with digits are read as
+  those digits (O->0, l/I/|->1, S->5, B->8): one character for one, so word offsets do not move;
+- `OCR_PATTERNS`: patterns given to the engine as hints, lenient on length and on confused characters:
+  vendor prefixes followed by a token-shaped run, and any long word mixing letters and digits that reads
+  like a token rather than a word;
+- `widen`: a finding's mask grows over neighbouring words on its line that look like the rest of a token
+  (digits, mixed case, characters OCR writes for glyphs it is unsure of), e.g. the second half of a split
+  GitHub token.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from .._lines import LineSpan
+from .._policy import CustomPattern, PolicyHints
+from .._types import FindingType
+from ._layout import OcrLine
+
+__all__ = ["OCR_PATTERNS", "normalize_line", "widen", "with_ocr_patterns"]
+
+_DIGIT_LOOKALIKES = str.maketrans(
+    {
+        "O": "0",
+        "o": "0",
+        "D": "0",
+        "l": "1",
+        "I": "1",
+        "|": "1",
+        "!": "1",
+        "S": "5",
+        "s": "5",
+        "B": "8",
+        "Z": "2",
+    }
+)
+_WORD = re.compile(r"\S+")
+_RUN_CHARS = r"[A-Za-z0-9_\-+/=|\[\]!]"
+
+OCR_PATTERNS: tuple[CustomPattern, ...] = (
+    CustomPattern(
+        FindingType.AWS_ACCESS_KEY_ID,
+        r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9|\[\]!]{12,24}",
+        confidence=0.8,
+    ),
+    CustomPattern(
+        FindingType.GITHUB_TOKEN,
+        r"(?<![A-Za-z0-9])(?:gh[pousr]|github_pat)[_\-]" + _RUN_CHARS + "{8,}",
+        confidence=0.8,
+    ),
+    CustomPattern(
+        FindingType.SLACK_TOKEN, r"(?<![A-Za-z0-9])xox[abposr]-" + _RUN_CHARS + "{8,}", confidence=0.8
+    ),
+    CustomPattern(
+        FindingType.SECRET,
+        r"(?<![A-Za-z0-9])(?:sk|rk|pk)[_\-](?:live|test|proj|ant)[_\-]" + _RUN_CHARS + "{8,}",
+        confidence=0.8,
+    ),
+    # A long word with letters and digits, in two cases or mostly capitals: a token, not a word.
+    CustomPattern(
+        FindingType.HIGH_ENTROPY,
+        r"(?<!\S)(?=\S*[0-9]\S*[0-9])(?=\S*[A-Z])(?:(?=\S*[a-z])|(?=(?:\S*[A-Z]){8}))"
+        + _RUN_CHARS
+        + r"{16,}(?!\S)",
+        confidence=0.6,
+    ),
+)
+
+
+def with_ocr_patterns(hints: PolicyHints | None) -> PolicyHints:
+    """The caller's hints, plus the OCR-tolerant patterns."""
+    if hints is None:
+        return PolicyHints(patterns=OCR_PATTERNS)
+    return PolicyHints(
+        patterns=(*hints.patterns, *OCR_PATTERNS),
+        deny_terms=hints.deny_terms,
+        spans=hints.spans,
+        red_reason=hints.red_reason,
+    )
+
+
+def _digit_heavy(word: str) -> bool:
+    digits = sum(char.isdigit() for char in word)
+    return len(word) >= 3 and digits * 2 >= len(word)
+
+
+def normalize_line(text: str) -> str:
+    """The line with digit look-alikes read as digits inside mostly-digit words; same length, same offsets."""
+    return _WORD.sub(
+        lambda m: m.group().translate(_DIGIT_LOOKALIKES) if _digit_heavy(m.group()) else m.group(), text
+    )
+
+
+def _token_like(word: str) -> bool:
+    if any(char.isdigit() for char in word) or any(char in "|[]{}\\_!" for char in word):
+        return True
+    rest = word[1:]
+    return any(char.isupper() for char in rest) and any(char.islower() for char in word)
+
+
+def _words_of(line: OcrLine, start: int, end: int) -> list[int]:
+    return [n for n, (first, last) in enumerate(line.spans) if first < end and last > start]
+
+
+def widen(spans: Iterable[LineSpan], lines: Sequence[OcrLine]) -> list[LineSpan]:
+    """Each span grown over the token-like words right before and after it on its line."""
+    grown = []
+    for span in spans:
+        line = lines[span.line]
+        covered = _words_of(line, span.start, span.end)
+        if not covered:
+            grown.append(span)
+            continue
+        first, last = covered[0], covered[-1]
+        words = line.words
+        while first > 0 and _token_like(words[first - 1]):
+            first -= 1
+        while last + 1 < len(words) and _token_like(words[last + 1]):
+            last += 1
+        start = min(span.start, line.spans[first][0])
+        end = max(span.end, line.spans[last][1])
+        grown.append(LineSpan(span.line, start, end, span.finding))
+    return grown
