@@ -44,31 +44,27 @@ _DIGIT_LOOKALIKES = str.maketrans(
 _WORD = re.compile(r"\S+")
 _RUN_CHARS = r"[A-Za-z0-9_\-+/=|\[\]!]"
 
+_LOOKALIKE = r"[A-Za-z0-9|\[\]!]"
 OCR_PATTERNS: tuple[CustomPattern, ...] = (
+    # Vendor prefixes followed by a few token characters: `widen` then takes in the rest of a split token.
     CustomPattern(
-        FindingType.AWS_ACCESS_KEY_ID,
-        r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9|\[\]!]{12,24}",
-        confidence=0.8,
+        FindingType.AWS_ACCESS_KEY_ID, r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9|\[\]!]{2,}", confidence=0.8
     ),
     CustomPattern(
         FindingType.GITHUB_TOKEN,
-        r"(?<![A-Za-z0-9])(?:gh[pousr]|github_pat)[_\-]" + _RUN_CHARS + "{8,}",
+        r"(?<![A-Za-z0-9])(?:gh[pousr]|github_pat)(?:[_\-] ?| )" + _LOOKALIKE + "{4,}",
         confidence=0.8,
     ),
-    CustomPattern(
-        FindingType.SLACK_TOKEN, r"(?<![A-Za-z0-9])xox[abposr]-" + _RUN_CHARS + "{8,}", confidence=0.8
-    ),
+    CustomPattern(FindingType.SLACK_TOKEN, r"(?<![A-Za-z0-9])xox[abposr]-" + _RUN_CHARS + "{6,}", confidence=0.8),
     CustomPattern(
         FindingType.SECRET,
-        r"(?<![A-Za-z0-9])(?:sk|rk|pk)[_\-](?:live|test|proj|ant)[_\-]" + _RUN_CHARS + "{8,}",
+        r"(?<![A-Za-z0-9])(?:sk|rk|pk)[_\-](?:live|test|proj|ant)[_\-]" + _RUN_CHARS + "{6,}",
         confidence=0.8,
     ),
     # A long word with letters and digits, in two cases or mostly capitals: a token, not a word.
     CustomPattern(
         FindingType.HIGH_ENTROPY,
-        r"(?<!\S)(?=\S*[0-9]\S*[0-9])(?=\S*[A-Z])(?:(?=\S*[a-z])|(?=(?:\S*[A-Z]){8}))"
-        + _RUN_CHARS
-        + r"{16,}(?!\S)",
+        r"(?<!\S)(?=\S*[0-9]\S*[0-9])(?=\S*[A-Z])(?:(?=\S*[a-z])|(?=(?:\S*[A-Z]){8}))" + _RUN_CHARS + r"{16,}(?!\S)",
         confidence=0.6,
     ),
 )
@@ -98,11 +94,21 @@ def normalize_line(text: str) -> str:
     )
 
 
+_JOIN_END = tuple(".@_-+")
+_JOIN_START = tuple(".@_-")
+
+
 def _token_like(word: str) -> bool:
     if any(char.isdigit() for char in word) or any(char in "|[]{}\\_!" for char in word):
         return True
     rest = word[1:]
     return any(char.isupper() for char in rest) and any(char.islower() for char in word)
+
+
+def _joined(left: str, right: str) -> bool:
+    """Whether two neighbouring words look like one token that OCR split: the new word is token-like, or
+    the two meet at a character that joins the parts of an address or a token (`maria. keller@...`)."""
+    return left.endswith(_JOIN_END) or right.startswith(_JOIN_START) or _token_like(left) and _token_like(right)
 
 
 def _words_of(line: OcrLine, start: int, end: int) -> list[int]:
@@ -120,9 +126,9 @@ def widen(spans: Iterable[LineSpan], lines: Sequence[OcrLine]) -> list[LineSpan]
             continue
         first, last = covered[0], covered[-1]
         words = line.words
-        while first > 0 and _token_like(words[first - 1]):
+        while first > 0 and _joined(words[first - 1], words[first]):
             first -= 1
-        while last + 1 < len(words) and _token_like(words[last + 1]):
+        while last + 1 < len(words) and _joined(words[last], words[last + 1]):
             last += 1
         start = min(span.start, line.spans[first][0])
         end = max(span.end, line.spans[last][1])
