@@ -6,7 +6,7 @@
   redaction with default settings. Medians, ratios, and a read-back of the output (planted values still
   readable by a plain 2x-upscaled Tesseract pass: must be 0).
 - tuning: planted values drawn with Pillow in DejaVu Sans, Mono and Serif at 12-20 px, light and dark; for
-  each choice, the share of planted values whose pixels were fully covered (recall), the median time per
+  each choice (values drawn at random: a held-out set), the share of planted values whose pixels were fully covered (recall), the median time per
   screen, and the mean share of the screen masked (over-masking).
 
 Usage: python bench/redaction_image.py [--runs 5] [--skip-tuning] [--skip-frame]
@@ -27,14 +27,15 @@ from typing import Any
 import pytesseract
 from _common import machine, save
 from kronii.redaction import RedactionEngine
-from kronii.redaction.pixels import OcrSettings, redact_image
+from kronii.redaction.pixels import ImageRedaction, OcrSettings, redact_image
+from PIL import Image
 
 from tests.desktop import start_xvfb
 from tests.unit.redaction_pixels.pixels_support import (
     PLANTS,
-    Screen,
     coverage,
     grab,
+    random_plants,
     read_back,
     render_screen,
     squeeze,
@@ -45,25 +46,30 @@ DEFAULT = OcrSettings()
 BASE = OcrSettings(
     psm=3, oem=3, binarize=False, normalize_polarity=False, scale=1.0, workers=1, tolerant=False
 )
+STEP1 = replace(BASE, tolerant=True)
+STEP2 = replace(STEP1, normalize_polarity=True)
+STEP3 = replace(STEP2, psm=6)
+STEP4 = replace(STEP3, oem=1)
 CHOICES: tuple[tuple[str, OcrSettings], ...] = (
-    ("tesseract defaults on grey (psm 3, oem 3, scale 1)", BASE),
-    ("+ OCR tolerance (look-alikes, lenient patterns, widening)", replace(BASE, tolerant=True)),
-    ("+ dark themes inverted", replace(BASE, tolerant=True, normalize_polarity=True)),
-    ("+ Otsu binarisation", replace(BASE, tolerant=True, normalize_polarity=True, binarize=True)),
-    ("+ psm 6", replace(BASE, tolerant=True, normalize_polarity=True, binarize=True, psm=6)),
-    ("+ psm 11 (instead of 6)", replace(BASE, tolerant=True, normalize_polarity=True, binarize=True, psm=11)),
-    ("+ oem 1", replace(BASE, tolerant=True, normalize_polarity=True, binarize=True, psm=6, oem=1)),
-    ("psm 6, oem 1, scale x2 fixed", replace(DEFAULT, scale=2.0, workers=1)),
-    ("psm 6, oem 1, scale x1.5 fixed", replace(DEFAULT, scale=1.5, workers=1)),
-    ("psm 6, oem 1, adaptive scale to 16 px lines", replace(DEFAULT, target_text_px=16.0, workers=1)),
-    ("psm 6, oem 1, adaptive scale to 20 px lines", replace(DEFAULT, workers=1)),
-    ("psm 6, oem 1, adaptive scale to 24 px lines", replace(DEFAULT, target_text_px=24.0, workers=1)),
-    ("adaptive 20 px, grey instead of Otsu", replace(DEFAULT, binarize=False, workers=1)),
-    ("adaptive 20 px, no inverted-line retry", replace(DEFAULT, invert_lines=False, workers=1)),
-    ("default (adaptive 20 px, bands in parallel)", DEFAULT),
+    ("tesseract defaults on grey (psm 3, oem 3, scale 1, one process)", BASE),
+    ("+ OCR tolerance (look-alikes, lenient patterns, widening)", STEP1),
+    ("+ dark themes inverted", STEP2),
+    ("+ psm 6", STEP3),
+    ("  psm 11 instead of 6", replace(STEP2, psm=11)),
+    ("+ oem 1", STEP4),
+    ("  Otsu binarisation", replace(STEP4, binarize=True)),
+    ("  no inverted-line retry", replace(STEP4, invert_lines=False)),
+    ("  scale x2 fixed", replace(STEP4, scale=2.0)),
+    ("  scale x1.5 fixed", replace(STEP4, scale=1.5)),
+    ("  adaptive scale to 16 px lines", replace(STEP4, scale=None, target_text_px=16.0)),
+    ("  adaptive scale to 20 px lines", replace(STEP4, scale=None, target_text_px=20.0)),
+    ("  adaptive scale to 24 px lines", replace(STEP4, scale=None, target_text_px=24.0)),
+    ("+ bands in parallel, one process per CPU", replace(STEP4, workers=0)),
+    ("default", DEFAULT),
 )
 FONTS, SIZES, THEMES = ("sans", "mono", "serif"), (12, 14, 16, 20), ("light", "dark")
 COVERED = 0.98
+SEEDS = 2  # screens per style, each with fresh values
 
 
 def _children_cpu() -> float:
@@ -97,19 +103,29 @@ def _timed(action: Callable[[], object]) -> tuple[float, float]:
 # ---- tuning ---------------------------------------------------------------------------------------
 
 
-def tuning(engine: RedactionEngine) -> list[dict[str, Any]]:
-    screens = [render_screen(font, size, theme) for font in FONTS for size in SIZES for theme in THEMES]
+def _redact_timed(
+    image: Image.Image, engine: RedactionEngine, settings: OcrSettings
+) -> tuple[ImageRedaction, float, float]:
+    """The redaction, its wall time and the CPU time of its Tesseract processes, in ms."""
+    cpu, started = _children_cpu(), time.perf_counter()
+    result = redact_image(image, engine=engine, settings=settings)
+    return result, (time.perf_counter() - started) * 1000, (_children_cpu() - cpu) * 1000
+
+
+def tuning(engine: RedactionEngine, frame_image: Image.Image | None) -> list[dict[str, Any]]:
+    styles = [(font, size, theme) for font in FONTS for size in SIZES for theme in THEMES]
+    screens = [
+        render_screen(*style, plants=random_plants(seed * len(styles) + n))
+        for seed in range(SEEDS)
+        for n, style in enumerate(styles)
+    ]
     rows = []
     for label, settings in CHOICES:
-        caught, total, times, shares, missed = 0, 0, [], [], {}
+        caught, total, times, shares = 0, 0, [], []
+        missed: dict[str, int] = {}
         for screen in screens:
-            result: Any = None
-
-            def run(screen: Screen = screen, settings: OcrSettings = settings) -> None:
-                nonlocal result
-                result = redact_image(screen.image, engine=engine, settings=settings)
-
-            times.append(_timed(run)[0])
+            result, wall, _ = _redact_timed(screen.image, engine, settings)
+            times.append(wall)
             shares.append(result.masked_share)
             for planted in screen.planted:
                 total += 1
@@ -117,7 +133,7 @@ def tuning(engine: RedactionEngine) -> list[dict[str, Any]]:
                     caught += 1
                 else:
                     missed[planted.name] = missed.get(planted.name, 0) + 1
-        row = {
+        row: dict[str, Any] = {
             "choice": label,
             "recall": round(caught / total, 3),
             "caught": caught,
@@ -126,8 +142,14 @@ def tuning(engine: RedactionEngine) -> list[dict[str, Any]]:
             "median_ms_per_screen": round(statistics.median(times), 1),
             "mean_masked_share": round(statistics.fmean(shares), 3),
         }
+        if frame_image is not None:
+            result, wall, cpu = _redact_timed(frame_image, engine, settings)
+            row["frame_ms"], row["frame_cpu_ms"] = round(wall, 1), round(cpu, 1)
+            row["frame_types_found"] = len({f.type for f in result.findings} & FRAME_TYPES)
         print(
-            f"{row['recall']:6.3f} {row['median_ms_per_screen']:8.1f} ms  {label}  missed={missed}",
+            f"{row['recall']:6.3f} {row['median_ms_per_screen']:7.1f} ms/screen "
+            f"{row.get('frame_ms', float('nan')):7.0f} ms/frame ({row.get('frame_cpu_ms', float('nan')):5.0f} cpu) "
+            f"{row.get('frame_types_found', '-')}/{len(FRAME_TYPES)}  {label}  missed={missed}",
             flush=True,
         )
         rows.append(row)
@@ -143,6 +165,7 @@ FRAME_SECRETS = (
     ("4539 1488 0343 6467", ("4539", "0343 6467")),
     ("+44 20 7946 0958", ("7946 0958",)),
 )
+FRAME_TYPES = frozenset({"AWS_ACCESS_KEY_ID", "GITHUB_TOKEN", "EMAIL", "PAYMENT_CARD", "PHONE"})
 
 
 def frame_text() -> str:
@@ -185,12 +208,16 @@ def frame_text() -> str:
     return "\n".join(lines)
 
 
-def frame(engine: RedactionEngine, runs: int) -> dict[str, Any]:
+def capture_frame() -> Image.Image:
+    """A 1280x800 screenshot of a maximised xterm full of text, taken with mss."""
     with (
         start_xvfb(screen="1280x800x24") as display,
         xterm_showing(display, frame_text(), size=11, maximized=True),
     ):
-        image = grab(display)
+        return grab(display)
+
+
+def frame(engine: RedactionEngine, image: Image.Image, runs: int) -> dict[str, Any]:
     rgb = image.convert("RGB")
     plain, plain_1, redact = [], [], []
     plain_cpu, plain_1_cpu, redact_cpu = [], [], []
@@ -258,10 +285,11 @@ def main() -> None:
         "default_settings": repr(DEFAULT),
         "plants": [p.name for p in PLANTS],
     }
-    if not args.skip_frame:
-        figures["frame"] = frame(engine, args.runs)
+    image = None if args.skip_frame else capture_frame()
+    if image is not None:
+        figures["frame"] = frame(engine, image, args.runs)
     if not args.skip_tuning:
-        figures["tuning"] = tuning(engine)
+        figures["tuning"] = tuning(engine, image)
     save("redaction_image", figures)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import random
 import subprocess
 import tempfile
 import time
@@ -17,8 +18,9 @@ from dataclasses import dataclass
 
 import mss
 import pytesseract
-from kronii.redaction.pixels import Box
+from kronii.redaction.pixels import Box, OcrSettings
 from PIL import Image, ImageDraw, ImageFont
+from Xlib import display as xdisplay
 
 FONT_DIR = "/usr/share/fonts/truetype/dejavu"
 FONTS = {
@@ -31,6 +33,13 @@ THEMES = {
     "dark": ((40, 42, 54), (236, 236, 230)),
 }
 NEUTRAL = "deployment"
+FakeWord = tuple[str, Box, int]  # what a stand-in for Tesseract reads: text, box, line number
+# One Tesseract run on the whole image at its own size: a stand-in's boxes are then the image's.
+ONE_PASS = OcrSettings(workers=1, scale=1.0)
+
+
+def blank(width: int = 400, height: int = 120, colour: tuple[int, int, int] = (255, 255, 255)) -> Image.Image:
+    return Image.new("RGB", (width, height), colour)
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,43 @@ PLANTS: tuple[Plant, ...] = (
     Plant("card", "card ", "4539 1488 0343 6467", " billed deployment", ("4539", "1488", "0343", "6467")),
     Plant("phone", "call ", "+44 20 7946 0958", " after deployment", ("7946", "0958")),
 )
+_FIRST = ("maria", "john", "aiko", "lars", "fatima", "pedro", "chen", "olga")
+_LAST = ("keller", "smith", "tanaka", "berg", "haddad", "silva", "wang", "ivanova")
+_DOMAINS = ("fastmail.com", "example.org", "proton.me", "acme.io")
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _luhn_card(rng: random.Random) -> str:
+    digits = [4] + [rng.randrange(10) for _ in range(14)]
+    total = 0
+    for index, digit in enumerate(reversed(digits)):
+        doubled = digit * 2 if index % 2 == 0 else digit
+        total += doubled - 9 if doubled > 9 else doubled
+    digits.append((10 - total % 10) % 10)
+    text = "".join(map(str, digits))
+    return " ".join(text[i : i + 4] for i in range(0, 16, 4))
+
+
+def random_plants(seed: int) -> tuple[Plant, ...]:
+    """Fresh values of each kind (a held-out set: the redactor was not tuned on them)."""
+    rng = random.Random(seed)
+    aws = "AKIA" + "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") for _ in range(16))
+    github = "ghp_" + "".join(rng.choice(_ALNUM) for _ in range(36))
+    email = f"{rng.choice(_FIRST)}.{rng.choice(_LAST)}@{rng.choice(_DOMAINS)}"
+    card = _luhn_card(rng)
+    phone = f"+44 20 7946 0{rng.randrange(100, 1000)}"
+    local, domain = email.split("@")
+    return (
+        Plant("aws", "export key ", aws, " for deployment", (aws[:8], aws[8:])),
+        Plant(
+            "github", "token ", github, " deployment", (github[:8], github[8:20], github[20:32], github[32:])
+        ),
+        Plant("email", "mail ", email, " about deployment", (local, domain)),
+        Plant("card", "card ", card, " billed deployment", tuple(card.split()[1:])),
+        Plant("phone", "call ", phone, " after deployment", (phone[-9:],)),
+    )
+
+
 FILLER = (
     "review the staging pipeline before the release",
     "the cache worker restarted twice during the night",
@@ -93,14 +139,17 @@ def render_screen(
     theme: str = "light",
     plants: Sequence[Plant] = PLANTS,
     filler: Sequence[str] = FILLER,
+    rows: Sequence[Plant | str] = (),
 ) -> Screen:
-    """Lines of text, one planted value per line between neutral words, a filler line around each."""
+    """Lines of text, one planted value per line between neutral words, a filler line around each
+    (or exactly the given `rows`)."""
     face = ImageFont.truetype(FONTS[font], size)
     background, ink = THEMES[theme]
-    rows: list[Plant | str] = []
-    for index, plant in enumerate(plants):
-        rows += [filler[index % len(filler)], plant]
-    rows.append(filler[len(plants) % len(filler)])
+    if not rows:
+        mixed: list[Plant | str] = []
+        for index, plant in enumerate(plants):
+            mixed += [filler[index % len(filler)], plant]
+        rows = [*mixed, filler[len(plants) % len(filler)]]
     texts = [row if isinstance(row, str) else row.before + row.value + row.after for row in rows]
     pitch, margin = round(size * 1.6), 2 * size
     width = int(max(face.getlength(text) for text in texts)) + 2 * margin
@@ -204,8 +253,7 @@ def xterm_showing(
             timeout=10,
             check=True,
         )
-        window = found.stdout.split()[0]
-        terminal = Terminal(display, process, _window_box(env, window))
+        terminal = Terminal(display, process, _window_box(display, int(found.stdout.split()[0])))
         _wait_until_drawn(terminal)
         yield terminal
     finally:
@@ -221,18 +269,16 @@ def xterm_showing(
 _serial = itertools.count()
 
 
-def _window_box(env: dict[str, str], window: str) -> Box:
-    shell = subprocess.run(
-        ["xdotool", "getwindowgeometry", "--shell", window],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=10,
-        check=True,
-    ).stdout
-    values = dict(line.split("=", 1) for line in shell.split())
-    x, y, width, height = (int(values[key]) for key in ("X", "Y", "WIDTH", "HEIGHT"))
-    return Box(x, y, x + width, y + height)
+def _window_box(display: str, window: int) -> Box:
+    """The window's rectangle on the screen (xdotool's getwindowgeometry is off by the frame under openbox)."""
+    connection = xdisplay.Display(display)
+    try:
+        handle = connection.create_resource_object("window", window)
+        geometry = handle.get_geometry()
+        origin = connection.screen().root.translate_coords(handle, 0, 0)
+        return Box(origin.x, origin.y, origin.x + geometry.width, origin.y + geometry.height)
+    finally:
+        connection.close()
 
 
 def grab(display: str) -> Image.Image:

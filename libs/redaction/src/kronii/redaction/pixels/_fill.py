@@ -14,7 +14,7 @@ from .._lines import LineSpan
 from ._layout import OcrLine
 from ._model import Box
 
-__all__ = ["FILL", "boxes_for_spans", "fill", "masked_share", "to_original"]
+__all__ = ["FILL", "boxes_for_spans", "fill", "masked_share", "snap_to_ink", "to_original"]
 
 FILL = (0, 0, 0)
 PAD_MIN_PX = 2
@@ -31,10 +31,30 @@ def to_original(box: Box, scale: float) -> Box:
     )
 
 
+def _has_ink(binary: Image.Image, x: int, top: int, bottom: int) -> bool:
+    return 0 <= x < binary.width and binary.crop((x, top, x + 1, bottom)).getextrema()[0] == 0
+
+
+def snap_to_ink(box: Box, binary: Image.Image) -> Box:
+    """The box widened while the column just outside it holds ink: Tesseract's word boxes can end inside
+    the first or last glyph, and a sliver of a glyph is a clue. Stops at the gap before the next word, and
+    after at most the box's height on each side."""
+    limit = box.height
+    x0, x1 = box.x0, box.x1
+    while box.x0 - x0 < limit and _has_ink(binary, x0 - 1, box.y0, box.y1):
+        x0 -= 1
+    while x1 - box.x1 < limit and _has_ink(binary, x1, box.y0, box.y1):
+        x1 += 1
+    return Box(x0, box.y0, x1, box.y1)
+
+
 def boxes_for_spans(
-    spans: Iterable[LineSpan], lines: Sequence[OcrLine], scale: float, size: tuple[int, int]
+    spans: Iterable[LineSpan], lines: Sequence[OcrLine], scale: float, binary: Image.Image
 ) -> dict[int, list[Box]]:
-    """For each finding number, its padded bars in original coordinates, one per line it covers."""
+    """For each finding number, its padded bars in original coordinates, one per line it covers.
+
+    `binary` is the original frame as black text on white (see `Prepared.binary`)."""
+    size = binary.size
     bars: dict[tuple[int, int], Box] = {}
     for span in spans:
         if not 0 <= span.line < len(lines):
@@ -45,6 +65,7 @@ def boxes_for_spans(
         for word in words:
             box = to_original(word, scale)
             box = box.pad(max(PAD_MIN_PX, math.ceil(PAD_SHARE * box.height))).clip(*size)
+            box = snap_to_ink(box, binary)
             key = (span.finding, span.line)
             bars[key] = bars[key].union(box) if key in bars else box
     found: dict[int, list[Box]] = {}

@@ -19,12 +19,14 @@ _MIN_RUN_PX = 4  # ink runs lower than this are rules, underlines or noise, not 
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """The image Tesseract reads (mode L), its size relative to the original, and its rows with ink."""
+    """The image Tesseract reads (mode L), its size relative to the original, and its rows with ink;
+    `binary` is the original-size frame in black text on white, to find where glyphs really end."""
 
     image: Image.Image
     scale: float
     inverted: bool
     ink: tuple[bool, ...]
+    binary: Image.Image
 
 
 def flatten(image: Image.Image) -> Image.Image:
@@ -111,11 +113,11 @@ def prepare(image: Image.Image, settings: OcrSettings) -> Prepared:
         grey = ImageOps.invert(grey)  # most of the frame is dark: a dark theme
         threshold = 254 - threshold
         inverted = True
-    binary = _binarize(grey, threshold)
+    original = binary = _binarize(grey, threshold)
     scale = _choose_scale(settings, text_height(ink_rows(binary)))
     if scale != 1.0:
         size = (max(1, round(grey.width * scale)), max(1, round(grey.height * scale)))
         grey = grey.resize(size, Image.Resampling.LANCZOS if scale < 1 else Image.Resampling.BICUBIC)
         binary = _binarize(grey, threshold)
     ocr_input = binary if settings.binarize else grey
-    return Prepared(ocr_input, scale, inverted, ink_rows(binary))
+    return Prepared(ocr_input, scale, inverted, ink_rows(binary), original)

@@ -1,7 +1,8 @@
 """redact_image: OCR a frame, run the text engine over its lines, fill what it found, or withhold the frame.
 
 Fails closed: any exception (decoding, Tesseract, the engine, filling) gives no image and level red, with a
-reason that names the stage and the exception's type, never its message (which could quote the frame's text).
+reason that names the stage and the exception's type, never its message (which could quote the frame's text);
+only ImageInputError's own sentences, which never quote content, are shown as they are.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from .._engine import RedactionEngine
 from .._model import Level
 from .._policy import PolicyHints, RedactionPolicy
 from ._fill import FILL, boxes_for_spans, fill, masked_share
-from ._io import load_image
+from ._io import ImageInputError, load_image
 from ._layout import assemble_lines
 from ._model import Box, ImageFinding, ImageRedaction
 from ._ocr import read_words
@@ -94,7 +95,7 @@ def redact_image(
             return _withheld(f"text engine: {result.reason}", found, ocr_ms)
         stage = "fill"
         spans = widen(redaction.line_spans, lines) if tolerant else redaction.line_spans
-        bars = boxes_for_spans(spans, lines, prepared.scale, frame.size)
+        bars = boxes_for_spans(spans, lines, prepared.scale, prepared.binary)
         if set(bars) != set(range(len(found))):
             raise RuntimeError("a finding has no box to fill")
         findings = [
@@ -117,4 +118,5 @@ def redact_image(
         reason = f"masked {len(findings)}: {types}"
         return ImageRedaction(out, Level.AMBER, reason, tuple(findings), share, ocr_ms, result.text)
     except Exception as error:  # fail closed, whatever went wrong
-        return _withheld(f"{stage} failed: {type(error).__name__}", ocr_ms=ocr_ms)
+        detail = str(error) if isinstance(error, ImageInputError) else type(error).__name__
+        return _withheld(f"{stage} failed: {detail}", ocr_ms=ocr_ms)

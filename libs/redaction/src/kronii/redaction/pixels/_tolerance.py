@@ -7,8 +7,8 @@ bench/redaction_image.py:
 - `normalize_line`: in words that are mostly digits, letters that OCR confuses with digits are read as
   those digits (O->0, l/I/|->1, S->5, B->8): one character for one, so word offsets do not move;
 - `OCR_PATTERNS`: patterns given to the engine as hints, lenient on length and on confused characters:
-  vendor prefixes followed by a token-shaped run, and any long word mixing letters and digits that reads
-  like a token rather than a word;
+  a private key's armour, vendor prefixes followed by a token-shaped run, the shape of an AWS key id, card numbers whose check digit
+  a misread broke, and any long word mixing letters and digits that reads like a token rather than a word;
 - `widen`: a finding's mask grows over neighbouring words on its line that look like the rest of a token
   (digits, mixed case, characters OCR writes for glyphs it is unsure of), e.g. the second half of a split
   GitHub token.
@@ -46,25 +46,49 @@ _RUN_CHARS = r"[A-Za-z0-9_\-+/=|\[\]!]"
 
 _LOOKALIKE = r"[A-Za-z0-9|\[\]!]"
 OCR_PATTERNS: tuple[CustomPattern, ...] = (
+    # A private key's armour, whatever OCR made of its dashes: the key's lines below it are garbled past
+    # recognition, so the header alone marks the frame (PRIVATE_KEY is red: the frame is withheld).
+    CustomPattern(
+        FindingType.PRIVATE_KEY, r"BEGIN[ _]+(?:[A-Z0-9]+[ _]+){0,3}PRIVATE[ _]+KEY", confidence=0.9
+    ),
     # Vendor prefixes followed by a few token characters: `widen` then takes in the rest of a split token.
     CustomPattern(
-        FindingType.AWS_ACCESS_KEY_ID, r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9|\[\]!]{2,}", confidence=0.8
+        FindingType.AWS_ACCESS_KEY_ID,
+        r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9|\[\]!]{2,}",
+        confidence=0.8,
+    ),
+    # The shape of an AWS key id (20 capitals and digits from an A) when OCR misread its prefix.
+    CustomPattern(
+        FindingType.AWS_ACCESS_KEY_ID,
+        r"(?<![A-Za-z0-9])(?=[A-Z]*[0-9])A[A-Z0-9]{18,20}(?![A-Za-z0-9])",
+        confidence=0.6,
     ),
     CustomPattern(
         FindingType.GITHUB_TOKEN,
         r"(?<![A-Za-z0-9])(?:gh[pousr]|github_pat)(?:[_\-] ?| )" + _LOOKALIKE + "{4,}",
         confidence=0.8,
     ),
-    CustomPattern(FindingType.SLACK_TOKEN, r"(?<![A-Za-z0-9])xox[abposr]-" + _RUN_CHARS + "{6,}", confidence=0.8),
+    CustomPattern(
+        FindingType.SLACK_TOKEN, r"(?<![A-Za-z0-9])xox[abposr]-" + _RUN_CHARS + "{6,}", confidence=0.8
+    ),
     CustomPattern(
         FindingType.SECRET,
         r"(?<![A-Za-z0-9])(?:sk|rk|pk)[_\-](?:live|test|proj|ant)[_\-]" + _RUN_CHARS + "{6,}",
         confidence=0.8,
     ),
+    # A card number whose check digit fails because OCR misread a digit (DejaVu Mono's dotted 0 reads as 6 or 8).
+    CustomPattern(
+        FindingType.PAYMENT_CARD,
+        r"(?<![0-9])(?:[0-9]{4}[ \-]){3}[0-9]{1,7}(?![0-9])|(?<![0-9])[0-9]{4}[ \-][0-9]{6}[ \-][0-9]{5}(?![0-9])"
+        r"|(?<![0-9])[2-6][0-9]{14,15}(?![0-9])",
+        confidence=0.6,
+    ),
     # A long word with letters and digits, in two cases or mostly capitals: a token, not a word.
     CustomPattern(
         FindingType.HIGH_ENTROPY,
-        r"(?<!\S)(?=\S*[0-9]\S*[0-9])(?=\S*[A-Z])(?:(?=\S*[a-z])|(?=(?:\S*[A-Z]){8}))" + _RUN_CHARS + r"{16,}(?!\S)",
+        r"(?<!\S)(?=\S*[0-9]\S*[0-9])(?=\S*[A-Z])(?:(?=\S*[a-z])|(?=(?:\S*[A-Z]){8}))"
+        + _RUN_CHARS
+        + r"{16,}(?!\S)",
         confidence=0.6,
     ),
 )
@@ -84,7 +108,7 @@ def with_ocr_patterns(hints: PolicyHints | None) -> PolicyHints:
 
 def _digit_heavy(word: str) -> bool:
     digits = sum(char.isdigit() for char in word)
-    return len(word) >= 3 and digits * 2 >= len(word)
+    return len(word) >= 2 and digits * 2 >= len(word)
 
 
 def normalize_line(text: str) -> str:
@@ -94,6 +118,7 @@ def normalize_line(text: str) -> str:
     )
 
 
+_MAX_PIECES = 3  # words taken in on each side of a finding, at most
 _JOIN_END = tuple(".@_-+")
 _JOIN_START = tuple(".@_-")
 
@@ -108,7 +133,11 @@ def _token_like(word: str) -> bool:
 def _joined(left: str, right: str) -> bool:
     """Whether two neighbouring words look like one token that OCR split: the new word is token-like, or
     the two meet at a character that joins the parts of an address or a token (`maria. keller@...`)."""
-    return left.endswith(_JOIN_END) or right.startswith(_JOIN_START) or _token_like(left) and _token_like(right)
+    return (
+        left.endswith(_JOIN_END)
+        or right.startswith(_JOIN_START)
+        or (_token_like(left) and _token_like(right))
+    )
 
 
 def _words_of(line: OcrLine, start: int, end: int) -> list[int]:
@@ -116,7 +145,7 @@ def _words_of(line: OcrLine, start: int, end: int) -> list[int]:
 
 
 def widen(spans: Iterable[LineSpan], lines: Sequence[OcrLine]) -> list[LineSpan]:
-    """Each span grown over the token-like words right before and after it on its line."""
+    """Each span grown over the neighbouring words on its line that look like pieces of the same token."""
     grown = []
     for span in spans:
         line = lines[span.line]
@@ -126,9 +155,13 @@ def widen(spans: Iterable[LineSpan], lines: Sequence[OcrLine]) -> list[LineSpan]
             continue
         first, last = covered[0], covered[-1]
         words = line.words
-        while first > 0 and _joined(words[first - 1], words[first]):
+        for _ in range(_MAX_PIECES):
+            if first == 0 or not _joined(words[first - 1], words[first]):
+                break
             first -= 1
-        while last + 1 < len(words) and _joined(words[last], words[last + 1]):
+        for _ in range(_MAX_PIECES):
+            if last + 1 == len(words) or not _joined(words[last], words[last + 1]):
+                break
             last += 1
         start = min(span.start, line.spans[first][0])
         end = max(span.end, line.spans[last][1])

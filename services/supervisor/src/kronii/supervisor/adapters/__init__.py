@@ -1,0 +1,1 @@
+"""The supervisor's adapters: tmux (control mode), processes (resume, spawn), Redis, PostgreSQL."""

@@ -1,0 +1,121 @@
+"""Vocabulary of the supervisor core: results, error codes, runtime facts and the effects the
+lifecycle asks the adapters for. Times are epoch seconds passed in; the core never reads a clock."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Result(enum.StrEnum):
+    """The trigger outcome of seed 002, section 10.2 (exactly these five)."""
+
+    DELIVERED = "delivered"
+    ALREADY_ACTIVE = "already_active"
+    DEFERRED = "deferred"
+    TIMEOUT = "timeout"
+    FAILED = "failed"
+
+
+class Backend(enum.StrEnum):
+    """How the prompt reached the agent: its live pane, a resumed session, or a fresh one."""
+
+    NONE = ""
+    TMUX = "tmux"
+    RESUME = "resume"
+    SPAWN = "spawn"
+
+
+class RuntimeStatus(enum.StrEnum):
+    """Section 8.2: the registry's status of a runtime."""
+
+    ACTIVE = "active"
+    IDLE = "idle"
+    OFFLINE = "offline"
+
+
+class ErrorCode(enum.StrEnum):
+    """Deterministic classifications carried in `error_code`."""
+
+    TRIGGER_RATE_LIMITED = "TRIGGER_RATE_LIMITED"
+    THREAD_AUTO_BLOCKED = "THREAD_AUTO_BLOCKED"
+    TRIGGER_LOOP_SUPPRESSED = "TRIGGER_LOOP_SUPPRESSED"
+    TRIGGER_COOLDOWN = "TRIGGER_COOLDOWN"
+    RUNTIME_PAUSED = "RUNTIME_PAUSED"
+    OPERATOR_BUSY = "OPERATOR_BUSY"
+    COLLISION_MAX_DEFER = "COLLISION_MAX_DEFER"
+    PANE_NOT_AGENT = "PANE_NOT_AGENT"
+    RUNTIME_OFFLINE = "RUNTIME_OFFLINE"
+    WRITE_FAILED = "WRITE_FAILED"
+    ACK_TIMEOUT = "ACK_TIMEOUT"
+    RESUME_FAILED = "RESUME_FAILED"
+    SPAWN_FAILED = "SPAWN_FAILED"
+    FALLBACK_EXHAUSTED = "FALLBACK_EXHAUSTED"
+    TRIGGER_IN_FLIGHT = "TRIGGER_IN_FLIGHT"
+
+
+class OverrideIntent(enum.StrEnum):
+    HUMAN = "human_override"
+    COORDINATOR = "coordinator_override"
+
+
+class CollisionGate(enum.StrEnum):
+    ENFORCED = "enforced"
+    BYPASSED = "bypassed"
+    NOT_EVALUATED = "not_evaluated"
+
+
+# ---- what the adapters observed, handed to the policies ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PaneFacts:
+    """One look at the target pane: is the registered agent in the foreground, is a person there."""
+
+    exists: bool = True
+    # The pane's foreground process group belongs to the registered pid (not a shell).
+    agent_in_foreground: bool = True
+    foreground_command: str = ""
+    # Latest keyboard activity of an attached (non-control) client on the pane's session, epoch s.
+    human_activity_at: float | None = None
+    # Text sitting in the agent's input line that the supervisor did not put there.
+    draft: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeFacts:
+    """The registry's view of the target runtime, with liveness checked by the adapters."""
+
+    runtime_id: str
+    kind: str
+    managed: bool = True
+    status: RuntimeStatus = RuntimeStatus.IDLE
+    pid_alive: bool = True
+    paused: bool = False
+    session_id: str = ""
+    last_heartbeat_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GuardFacts:
+    """Counters the guardrails read (kept in Redis by the adapters)."""
+
+    # Attempt times on this thread and agent within the rate window, oldest first.
+    recent_attempts: tuple[float, ...] = ()
+    # Recent failure times of this agent's runtimes (crash-loop detection), oldest first.
+    recent_failures: tuple[float, ...] = ()
+    consecutive_failures: int = 0
+    last_failure_at: float | None = None
+    thread_blocked: bool = False
+    # Same prompt as the previous trigger on this thread and agent, with no runtime progress since.
+    repeats_without_progress: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Situation:
+    """Everything the admission step needs, gathered by the adapters at `now`."""
+
+    runtime: RuntimeFacts | None
+    pane: PaneFacts | None
+    guards: GuardFacts = field(default_factory=GuardFacts)
+    force_override: bool = False

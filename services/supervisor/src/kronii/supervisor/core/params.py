@@ -1,0 +1,157 @@
+"""Tunable numbers of the core, with seed 002's defaults, and the per-agent-kind profiles."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+__all__ = ["DEFAULT_KINDS", "AgentKind", "SupervisorParams", "render_argv"]
+
+PLACEHOLDERS = frozenset({"session_id", "prompt", "agent_id", "workspace_id", "thread_id"})
+
+
+@dataclass(frozen=True, slots=True)
+class SupervisorParams:
+    # Section 12: acknowledgement and retries.
+    ack_timeout_secs: float = 8.0
+    ack_retries: int = 2
+    # Section 12: resume/spawn defaults.
+    resume_max_attempts: int = 2
+    stale_session_secs: float = 12 * 3600.0
+    crash_loop_failures: int = 3
+    crash_loop_window_secs: float = 15 * 60.0
+    # Sections 12 and 13.2: human-input collision.
+    quiet_window_secs: float = 20.0
+    recheck_secs: float = 5.0
+    max_defer_secs: float = 60.0
+    # Section 14: guardrails.
+    rate_limit: int = 10
+    rate_window_secs: float = 60.0
+    cooldown_failures: int = 3
+    cooldown_secs: float = 60.0
+    no_progress_turns: int = 20
+    repeated_finding_cycles: int = 3
+    # Section 11: payload rules. One short line goes by literal send-keys, the rest by paste.
+    max_payload_bytes: int = 16 * 1024
+    literal_max_chars: int = 200
+
+    def __post_init__(self) -> None:
+        for name in ("ack_timeout_secs", "recheck_secs", "rate_window_secs", "crash_loop_window_secs"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive")
+        if self.max_defer_secs < self.recheck_secs:
+            raise ValueError("max_defer_secs must be at least recheck_secs")
+        for name in ("ack_retries", "resume_max_attempts", "rate_limit", "crash_loop_failures"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative")
+        if self.max_payload_bytes <= 0:
+            raise ValueError("max_payload_bytes must be positive")
+
+
+_FIELD = re.compile(r"^[a-z_]+$")
+
+
+def _placeholders(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class AgentKind:
+    """How to talk to one kind of agent (Codex, Claude Code, a REPL) through its terminal."""
+
+    name: str
+    # Named tmux keys sent to submit; a bare C-m does not submit in Codex or Claude Code.
+    submit_keys: tuple[str, ...] = ("Enter",)
+    # Pause between the text and the submit key: Codex treats fast input as a paste for 120 ms.
+    submit_pause_secs: float = 0.1
+    # What starts the agent's input line on screen ("\u203a" in Codex, ">>>" in Python).
+    input_marker: str = ""
+    # Argument vectors (never a shell) with {session_id}, {prompt}, {agent_id}, ... placeholders.
+    resume_argv: tuple[str, ...] = ()
+    spawn_argv: tuple[str, ...] = ()
+    # Wait this long after the submit key before looking for typed-not-submitted text.
+    verify_delay_secs: float = 0.15
+
+    def __post_init__(self) -> None:
+        if self.submit_pause_secs < 0 or self.verify_delay_secs < 0:
+            raise ValueError(f"agent kind {self.name}: pauses must not be negative")
+        if not self.submit_keys:
+            raise ValueError(f"agent kind {self.name}: submit_keys must name at least one key")
+        for template in (*self.resume_argv, *self.spawn_argv):
+            unknown = _placeholders(template) - PLACEHOLDERS
+            if unknown:
+                raise ValueError(
+                    f"agent kind {self.name}: unknown placeholder {sorted(unknown)[0]!r} in {template!r}; "
+                    f"known: {', '.join(sorted(PLACEHOLDERS))}"
+                )
+
+    @property
+    def can_resume(self) -> bool:
+        return bool(self.resume_argv)
+
+    @property
+    def can_spawn(self) -> bool:
+        return bool(self.spawn_argv)
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> AgentKind:
+        allowed = {"submit_keys", "submit_pause_secs", "input_marker", "resume_argv", "spawn_argv"}
+        allowed.add("verify_delay_secs")
+        unknown = set(overrides) - allowed
+        if unknown:
+            raise ValueError(f"agent kind {self.name}: unknown field {sorted(unknown)[0]!r}")
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in overrides.items()}
+        return replace(self, **values)
+
+
+DEFAULT_KINDS: Mapping[str, AgentKind] = MappingProxyType(
+    {
+        "codex": AgentKind(
+            name="codex",
+            submit_pause_secs=0.15,
+            input_marker="\u203a",
+            resume_argv=("codex", "exec", "resume", "{session_id}", "{prompt}"),
+            spawn_argv=("codex", "{prompt}"),
+        ),
+        "claude": AgentKind(
+            name="claude",
+            submit_pause_secs=0.1,
+            input_marker=">",
+            resume_argv=("claude", "--resume", "{session_id}", "-p", "{prompt}"),
+            spawn_argv=("claude", "{prompt}"),
+        ),
+        "python": AgentKind(name="python", submit_pause_secs=0.02, input_marker=">>>"),
+        "generic": AgentKind(name="generic", submit_pause_secs=0.05),
+    }
+)
+
+
+def render_argv(template: tuple[str, ...], values: Mapping[str, str]) -> list[str]:
+    """Fill a template's placeholders; each element stays one argument whatever the value holds."""
+    out: list[str] = []
+    for item in template:
+        out.append(item.format_map({name: values.get(name, "") for name in PLACEHOLDERS}))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class KindBook:
+    """The agent kinds in force: the defaults with the operator's overrides."""
+
+    kinds: Mapping[str, AgentKind] = field(default_factory=lambda: DEFAULT_KINDS)
+
+    def get(self, name: str) -> AgentKind:
+        return self.kinds.get(name) or self.kinds.get("generic") or AgentKind(name="generic")
+
+    @classmethod
+    def from_overrides(cls, overrides: Mapping[str, Mapping[str, Any]]) -> KindBook:
+        kinds = dict(DEFAULT_KINDS)
+        for name, fields in overrides.items():
+            if not _FIELD.match(name):
+                raise ValueError(f"agent kind name {name!r} must be lower-case letters and underscores")
+            base = kinds.get(name, AgentKind(name=name))
+            kinds[name] = base.with_overrides(fields)
+        return cls(MappingProxyType(kinds))

@@ -1,0 +1,241 @@
+"""The policies of sections 12 to 14 as plain functions over facts: which signal a trigger's
+situation gives, the thread guard, the override audit fields. Pure; `now` is passed in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kronii.supervisor.core.model import (
+    CollisionGate,
+    ErrorCode,
+    OverrideIntent,
+    RuntimeStatus,
+    Situation,
+)
+from kronii.supervisor.core.params import SupervisorParams
+from kronii.supervisor.core.table import Signal
+
+__all__ = [
+    "Assessment",
+    "ThreadState",
+    "TurnVerdict",
+    "assess",
+    "human_busy",
+    "observe_turn",
+    "override_audit",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    signal: Signal
+    # For deferrals: when to look again.
+    defer_until: float | None = None
+    code: ErrorCode | None = None
+    # Whether the collision gate was looked at, and what it decided.
+    collision_gate: CollisionGate = CollisionGate.NOT_EVALUATED
+    operator_busy: bool = False
+
+
+def human_busy(situation: Situation, params: SupervisorParams, now: float) -> bool:
+    """A person is typing in the pane: an unsent draft, or an attached client's keys within the
+    quiet window."""
+    pane = situation.pane
+    if pane is None:
+        return False
+    if pane.draft.strip():
+        return True
+    at = pane.human_activity_at
+    return at is not None and now - at < params.quiet_window_secs
+
+
+def _runtime_live(situation: Situation) -> bool:
+    runtime, pane = situation.runtime, situation.pane
+    return (
+        runtime is not None
+        and runtime.managed
+        and runtime.status is not RuntimeStatus.OFFLINE
+        and runtime.pid_alive
+        and pane is not None
+        and pane.exists
+    )
+
+
+def assess(
+    situation: Situation, params: SupervisorParams, now: float, busy_since: float | None = None
+) -> Assessment:
+    """The signal the admission rows of TABLE match on, in order of precedence."""
+    guards = situation.guards
+    if guards.thread_blocked:
+        return Assessment(Signal.THREAD_BLOCKED, code=ErrorCode.THREAD_AUTO_BLOCKED)
+    if guards.repeats_without_progress:
+        return Assessment(Signal.LOOP_SUPPRESSED, code=ErrorCode.TRIGGER_LOOP_SUPPRESSED)
+    window = [at for at in guards.recent_attempts if now - at < params.rate_window_secs]
+    if len(window) >= params.rate_limit:
+        return Assessment(
+            Signal.RATE_LIMITED,
+            defer_until=window[len(window) - params.rate_limit] + params.rate_window_secs,
+            code=ErrorCode.TRIGGER_RATE_LIMITED,
+        )
+    runtime = situation.runtime
+    if runtime is not None and runtime.paused and not situation.force_override:
+        return Assessment(Signal.PAUSED, defer_until=now + params.recheck_secs, code=ErrorCode.RUNTIME_PAUSED)
+    if (
+        guards.consecutive_failures >= params.cooldown_failures > 0
+        and guards.last_failure_at is not None
+        and now - guards.last_failure_at < params.cooldown_secs
+    ):
+        return Assessment(
+            Signal.COOLDOWN,
+            defer_until=guards.last_failure_at + params.cooldown_secs,
+            code=ErrorCode.TRIGGER_COOLDOWN,
+        )
+    if not _runtime_live(situation):
+        failures = [at for at in guards.recent_failures if now - at < params.crash_loop_window_secs]
+        if params.crash_loop_failures and len(failures) >= params.crash_loop_failures:
+            return Assessment(Signal.CRASH_LOOP, code=ErrorCode.RUNTIME_OFFLINE)
+        heartbeat = runtime.last_heartbeat_at if runtime is not None else None
+        if heartbeat is not None and now - heartbeat > params.stale_session_secs:
+            return Assessment(Signal.SESSION_STALE, code=ErrorCode.RUNTIME_OFFLINE)
+        return Assessment(Signal.RUNTIME_UNAVAILABLE, code=ErrorCode.RUNTIME_OFFLINE)
+    assert situation.pane is not None
+    if not situation.pane.agent_in_foreground:
+        return Assessment(Signal.PANE_NOT_AGENT, code=ErrorCode.PANE_NOT_AGENT)
+    if situation.force_override:
+        return Assessment(
+            Signal.RUNTIME_READY,
+            collision_gate=CollisionGate.BYPASSED,
+            operator_busy=human_busy(situation, params, now),
+        )
+    if human_busy(situation, params, now):
+        if busy_since is not None and now - busy_since >= params.max_defer_secs:
+            return Assessment(
+                Signal.COLLISION_MAX_DEFER,
+                code=ErrorCode.COLLISION_MAX_DEFER,
+                collision_gate=CollisionGate.ENFORCED,
+                operator_busy=True,
+            )
+        return Assessment(
+            Signal.OPERATOR_BUSY,
+            defer_until=now + params.recheck_secs,
+            code=ErrorCode.OPERATOR_BUSY,
+            collision_gate=CollisionGate.ENFORCED,
+            operator_busy=True,
+        )
+    return Assessment(Signal.RUNTIME_READY, collision_gate=CollisionGate.ENFORCED)
+
+
+# ---- section 14: the thread guard ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadState:
+    """What the guard remembers of one thread and agent between triggers."""
+
+    no_progress_turns: int = 0
+    last_marker: str = ""
+    finding_key: str = ""
+    finding_repeats: int = 0
+    last_prompt_hash: str = ""
+    last_progress_epoch: int = -1
+    blocked: bool = False
+    blocked_reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "no_progress_turns": self.no_progress_turns,
+            "last_marker": self.last_marker,
+            "finding_key": self.finding_key,
+            "finding_repeats": self.finding_repeats,
+            "last_prompt_hash": self.last_prompt_hash,
+            "last_progress_epoch": self.last_progress_epoch,
+            "blocked": self.blocked,
+            "blocked_reason": self.blocked_reason,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ThreadState:
+        return cls(**{k: data[k] for k in cls.__slots__ if k in data})
+
+
+@dataclass(frozen=True, slots=True)
+class TurnVerdict:
+    state: ThreadState
+    blocked: bool
+    loop: bool
+
+
+def observe_turn(
+    state: ThreadState,
+    *,
+    prompt_hash: str,
+    progress_marker: str,
+    finding_key: str,
+    progress_epoch: int,
+    params: SupervisorParams,
+) -> TurnVerdict:
+    """One trigger on a thread is one turn.
+
+    - No progress: the caller's progress marker (e.g. the thread's read cursor) is the same as on
+      the previous turn; `no_progress_turns` turns in a row block the thread. An empty marker says
+      nothing and resets nothing.
+    - Repeated finding: the same unresolved finding key `repeated_finding_cycles` times in a row
+      blocks the thread.
+    - Loop: the same prompt again while the runtime made no progress (no ack, no heartbeat) since
+      the previous one is suppressed, without blocking the thread.
+    """
+    if state.blocked:
+        return TurnVerdict(state, blocked=True, loop=False)
+    turns = state.no_progress_turns
+    if progress_marker:
+        turns = turns + 1 if progress_marker == state.last_marker else 0
+    repeats = 0
+    if finding_key:
+        repeats = state.finding_repeats + 1 if finding_key == state.finding_key else 1
+    loop = bool(state.last_prompt_hash) and (
+        prompt_hash == state.last_prompt_hash and progress_epoch == state.last_progress_epoch
+    )
+    reason = ""
+    if params.no_progress_turns and turns >= params.no_progress_turns:
+        reason = f"{turns} turns without progress"
+    elif params.repeated_finding_cycles and repeats >= params.repeated_finding_cycles:
+        reason = f"finding {finding_key!r} unresolved {repeats} times"
+    new = replace(
+        state,
+        no_progress_turns=turns,
+        last_marker=progress_marker or state.last_marker,
+        finding_key=finding_key,
+        finding_repeats=repeats,
+        last_prompt_hash=prompt_hash,
+        last_progress_epoch=progress_epoch,
+        blocked=bool(reason),
+        blocked_reason=reason,
+    )
+    return TurnVerdict(new, blocked=bool(reason), loop=loop and not reason)
+
+
+# ---- section 13.2: override audit ------------------------------------------------------------------
+
+
+def override_audit(
+    *, requested: bool, reason: str, gate: CollisionGate, applied: bool | None = None
+) -> dict[str, Any]:
+    """The audit fields a force-override attempt persists in the attempt's details.
+
+    The intent comes from the reason's prefix (`human_override:` or `coordinator_override:`);
+    a request without either prefix is treated as a human's, the more conservative reading.
+    """
+    intent = (
+        OverrideIntent.COORDINATOR
+        if reason.startswith(OverrideIntent.COORDINATOR.value + ":")
+        else OverrideIntent.HUMAN
+    )
+    return {
+        "force_override_requested": requested,
+        "force_override_applied": bool(requested if applied is None else applied)
+        and gate is CollisionGate.BYPASSED,
+        "override_intent": intent.value if requested else "",
+        "override_reason_prefix": f"{intent.value}:" if requested else "",
+        "collision_gate": gate.value,
+    }

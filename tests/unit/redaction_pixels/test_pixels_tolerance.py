@@ -1,0 +1,109 @@
+"""Making up for OCR errors: digit look-alikes, lenient patterns for split tokens, masks widened over pieces."""
+
+from __future__ import annotations
+
+import pytest
+from kronii.redaction import Level, LineSpan, PolicyHints, RedactionEngine
+from kronii.redaction.pixels import Box
+from kronii.redaction.pixels._layout import OcrLine, assemble_lines
+from kronii.redaction.pixels._ocr import OcrWord
+from kronii.redaction.pixels._tolerance import normalize_line, widen, with_ocr_patterns
+
+
+def _line(text: str) -> OcrLine:
+    words = [
+        OcrWord(word, Box(n * 50, 0, n * 50 + 40, 14), (0, 1, 1, 1)) for n, word in enumerate(text.split())
+    ]
+    return assemble_lines(words)[0]
+
+
+def test_digit_lookalikes_are_read_as_digits_in_mostly_digit_words() -> None:
+    assert normalize_line("card 4539 l488 O343 6467 to Oslo") == "card 4539 1488 0343 6467 to Oslo"
+
+
+def test_normalizing_keeps_every_offset() -> None:
+    text = "call +44 2O 7946 O958 BOB lSl"
+    normalized = normalize_line(text)
+    assert normalized == "call +44 20 7946 0958 BOB lSl"
+    assert [n for n, char in enumerate(normalized) if char == " "] == [
+        n for n, char in enumerate(text) if char == " "
+    ]
+
+
+def test_card_with_a_misread_digit_is_still_found(engine: RedactionEngine) -> None:
+    assert not engine.redact("card 4539 1488 O343 6467 billed").findings
+    found = engine.redact(normalize_line("card 4539 1488 O343 6467 billed")).findings
+    assert [f.type for f in found] == ["PAYMENT_CARD"]
+
+
+@pytest.mark.parametrize(
+    ("ocr_text", "expected_type"),
+    [
+        ("export key AKIAQ7 RXWN3KPL5TZ2HM for deployment", "AWS_ACCESS_KEY_ID"),
+        ("export key AKIAQ7RXWN3KPL5STZ2HM for deployment", "AWS_ACCESS_KEY_ID"),
+        ("token ghp R7kq2WmxX9vLp4TZN8bYc3Hs]J6dFal deployment", "GITHUB_TOKEN"),
+        ("export key AAIACHMZWSJQGQ2URGUT for deployment", "AWS_ACCESS_KEY_ID"),
+        ("card 4539 1488 6343 6467 billed", "PAYMENT_CARD"),
+    ],
+)
+def test_tokens_garbled_by_ocr_are_found_with_the_ocr_patterns(
+    engine: RedactionEngine, ocr_text: str, expected_type: str
+) -> None:
+    types = {f.type for f in engine.redact(ocr_text, hints=with_ocr_patterns(None)).findings}
+    assert expected_type in types
+
+
+def test_a_garbled_private_key_armour_is_still_red(engine: RedactionEngine) -> None:
+    text = "-----BEGIN OPENSSH PRIVATE KEY-- ---\nb3BLbnNzaC1rZxkt dj EAAAAABGSv bmUAAAAEbm9u"
+    assert engine.redact(text).level is not Level.RED
+    result = engine.redact(text, hints=with_ocr_patterns(None))
+    assert result.level is Level.RED and "PRIVATE_KEY" in result.reason
+
+
+def test_a_token_with_a_misread_character_is_masked_whole(engine: RedactionEngine) -> None:
+    text = "ref 3Hs|6dFa1QeU5gVoR7kq2WmX deployment"
+    found = engine.redact(text, hints=with_ocr_patterns(None)).findings
+    assert [(f.start, f.end) for f in found] == [(4, 28)]
+
+
+def test_ocr_patterns_leave_ordinary_technical_text_alone(engine: RedactionEngine) -> None:
+    text = (
+        "Refactor the parser (src/parser.py) in Visual Studio Code 1.89 on Ubuntu 24.04\n"
+        "pytest -q: 412 passed in 38.2s; ruff check ok; mypy --strict ok\n"
+        "kubectl rollout status deployment/gateway-v2 --namespace staging\n"
+        "NAME READY STATUS RESTARTS AGE gateway 1/1 Running 0 3h12m"
+    )
+    assert engine.redact(text, hints=with_ocr_patterns(None)).findings == ()
+
+
+def test_caller_hints_are_kept_beside_the_ocr_patterns() -> None:
+    merged = with_ocr_patterns(PolicyHints(deny_terms=("Nightingale",), red_reason="banking"))
+    assert merged.deny_terms == ("Nightingale",) and merged.red_reason == "banking"
+    assert len(merged.patterns) >= 4
+
+
+def test_a_mask_widens_over_the_second_half_of_a_split_token() -> None:
+    line = _line("token ghp_R7kq2WmX9vLp4TzN8bYc 3Hs|6dFa1QeU5gVo deployment")
+    start = line.text.index("ghp_")
+    grown = widen([LineSpan(0, start, start + 24, 0)], [line])
+    assert line.text[grown[0].start : grown[0].end] == "ghp_R7kq2WmX9vLp4TzN8bYc 3Hs|6dFa1QeU5gVo"
+
+
+def test_a_mask_widens_over_an_address_split_after_its_dot() -> None:
+    line = _line("mail maria. keller@fastmail.com about")
+    start = line.text.index("keller")
+    grown = widen([LineSpan(0, start, start + len("keller@fastmail.com"), 0)], [line])
+    assert line.text[grown[0].start : grown[0].end] == "maria. keller@fastmail.com"
+
+
+def test_a_mask_does_not_widen_over_plain_words() -> None:
+    line = _line("card 4539 1488 0343 6467 billed Deployment")
+    start, end = line.text.index("4539"), line.text.index("6467") + 4
+    assert widen([LineSpan(0, start, end, 0)], [line]) == [LineSpan(0, start, end, 0)]
+
+
+def test_widening_takes_at_most_three_pieces_each_side() -> None:
+    line = _line("a1 b2 c3 d4 e5 AKIAQ7RXWN3KPL5TZ2HM")
+    start = line.text.index("AKIA")
+    grown = widen([LineSpan(0, start, len(line.text), 0)], [line])
+    assert line.text[grown[0].start : grown[0].end] == "c3 d4 e5 AKIAQ7RXWN3KPL5TZ2HM"
