@@ -5,9 +5,10 @@
   frame, default settings and default environment), the same pass with OMP_THREAD_LIMIT=1, and the whole
   redaction with default settings. Medians, ratios, and a read-back of the output (planted values still
   readable by a plain 2x-upscaled Tesseract pass: must be 0).
-- tuning: planted values drawn with Pillow in DejaVu Sans, Mono and Serif at 12-20 px, light and dark; for
-  each choice (values drawn at random: a held-out set), the share of planted values whose pixels were fully covered (recall), the median time per
-  screen, and the mean share of the screen masked (over-masking).
+- tuning: planted values (drawn at random: a held-out set) rendered with Pillow in DejaVu Sans, Mono and
+  Serif at 12-20 px, light and dark, and in editor-like windows (file tree, title, text, a column of notes);
+  for each choice, the share of planted values whose pixels were all covered (recall), the median time per
+  screen, the mean share of the screen masked (over-masking), and the time on the frame above.
 
 Usage: python bench/redaction_image.py [--runs 5] [--skip-tuning] [--skip-frame]
 """
@@ -37,6 +38,7 @@ from tests.unit.redaction_pixels.pixels_support import (
     grab,
     random_plants,
     read_back,
+    render_panes,
     render_screen,
     squeeze,
     xterm_showing,
@@ -61,15 +63,20 @@ CHOICES: tuple[tuple[str, OcrSettings], ...] = (
     ("  no inverted-line retry", replace(STEP4, invert_lines=False)),
     ("  scale x2 fixed", replace(STEP4, scale=2.0)),
     ("  scale x1.5 fixed", replace(STEP4, scale=1.5)),
-    ("  adaptive scale to 16 px lines", replace(STEP4, scale=None, target_text_px=16.0)),
-    ("  adaptive scale to 20 px lines", replace(STEP4, scale=None, target_text_px=20.0)),
-    ("  adaptive scale to 24 px lines", replace(STEP4, scale=None, target_text_px=24.0)),
-    ("+ bands in parallel, one process per CPU", replace(STEP4, workers=0)),
-    ("default", DEFAULT),
+    (
+        "  every frame scaled to 24 px lines",
+        replace(STEP4, scale=None, small_text_px=24.0, large_text_px=24.0),
+    ),
+    ("  lines under 14 px scaled to 16 px", replace(STEP4, scale=None, target_text_px=16.0)),
+    ("  lines under 14 px scaled to 20 px", replace(STEP4, scale=None, target_text_px=20.0)),
+    ("+ lines under 14 px scaled to 24 px", replace(STEP4, scale=None)),
+    ("+ bands in parallel, one process per CPU (default)", DEFAULT),
 )
+assert replace(STEP4, scale=None, workers=0) == DEFAULT, "the table must end at the default settings"
 FONTS, SIZES, THEMES = ("sans", "mono", "serif"), (12, 14, 16, 20), ("light", "dark")
 COVERED = 0.98
 SEEDS = 2  # screens per style, each with fresh values
+PANES = 4  # editor-like windows: file tree, title, text, a column of notes
 
 
 def _children_cpu() -> float:
@@ -119,6 +126,7 @@ def tuning(engine: RedactionEngine, frame_image: Image.Image | None) -> list[dic
         for seed in range(SEEDS)
         for n, style in enumerate(styles)
     ]
+    screens += [render_panes(random_plants(1000 + n), THEMES[n % 2]) for n in range(PANES)]
     rows = []
     for label, settings in CHOICES:
         caught, total, times, shares = 0, 0, [], []

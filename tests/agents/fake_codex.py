@@ -8,7 +8,8 @@ text. On submit, one JSON line goes to $FAKE_CODEX_LOG: the prompt, the raw byte
 and CLOCK_MONOTONIC times of its first byte and of the submit.
 
 `codex exec resume SESSION PROMPT`: appends its argv to $FAKE_CODEX_ARGV_LOG and exits with
-$FAKE_CODEX_RESUME_EXIT (default 0). A spawn (`codex PROMPT`) is recorded there too.
+$FAKE_CODEX_RESUME_EXIT (default 0), or the number in the file $FAKE_CODEX_RESUME_EXIT_FILE
+when it exists. With $FAKE_CODEX_FROZEN set, the TUI draws once and then hangs. A spawn (`codex PROMPT`) is recorded there too.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class Tui:
         box = (MARKER + self.buffer).split("\n")
         keep = max(0, rows - len(box) - 1)
         shown = list(self.history)[-keep:] if keep else []
-        text = "\r\n".join(shown + [""] * (keep - len(shown)))
+        text = "\r\n".join([""] * (keep - len(shown)) + shown)
         body = "\r\n  ".join(box)
         self.out.write(b"\x1b[H\x1b[2J" + text.encode() + b"\r\n" + body.encode())
         self.out.flush()
@@ -148,6 +149,10 @@ def interactive(initial: str | None) -> int:
             tui.buffer = initial
             tui.submit(time.monotonic())
         tui.draw()
+        if os.environ.get("FAKE_CODEX_FROZEN"):
+            # A hung agent: input is neither read nor echoed, the screen never changes.
+            while True:
+                time.sleep(3600)
         while True:
             ready, _, _ = select.select([fd], [], [], 1.0)
             if not ready:
@@ -167,6 +172,10 @@ def main() -> int:
     args = sys.argv[1:]
     if args[:2] == ["exec", "resume"]:
         _record_argv("resume")
+        exit_file = os.environ.get("FAKE_CODEX_RESUME_EXIT_FILE", "")
+        if exit_file and os.path.exists(exit_file):
+            with open(exit_file, encoding="utf-8") as f:
+                return int(f.read().strip() or "0")
         return int(os.environ.get("FAKE_CODEX_RESUME_EXIT", "0"))
     if args:
         _record_argv("spawn")

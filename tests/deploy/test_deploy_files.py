@@ -85,7 +85,26 @@ SENSOR_METRICS: dict[str, set[str]] = {
     "kronii_sensor_state": {"state"},
     "kronii_sensor_focus_latency_seconds": set(),
 }
-HISTOGRAMS = {"kronii_http_request_duration_seconds", "kronii_sensor_focus_latency_seconds"}
+SUPERVISOR_METRICS: dict[str, set[str]] = {
+    # Seed 002, section 16 names these exactly (no kronii_ prefix).
+    "trigger_requests_total": set(),
+    "trigger_delivered_total": {"backend"},
+    "trigger_timeout_total": set(),
+    "trigger_fallback_resume_total": set(),
+    "trigger_latency_ms": set(),
+    "kronii_supervisor_trigger_outcomes_total": {"result", "error_code"},
+    "kronii_supervisor_fallback_spawn_total": set(),
+    "kronii_supervisor_collisions_total": set(),
+    "kronii_supervisor_typed_not_submitted_total": set(),
+    "kronii_supervisor_runtimes": {"status"},
+    "kronii_supervisor_stale_heartbeats": set(),
+    "kronii_supervisor_queue_depth": set(),
+}
+HISTOGRAMS = {
+    "kronii_http_request_duration_seconds",
+    "kronii_sensor_focus_latency_seconds",
+    "trigger_latency_ms",
+}
 # Labels Prometheus adds to every scraped series (job, instance) and our targets add (targets/*.yml).
 TARGET_LABELS = {"job", "instance", "component", "placement"}
 # Series Prometheus makes itself.
@@ -98,7 +117,7 @@ SYNTHETIC_SERIES: dict[str, set[str] | None] = {
 def _series_catalogue() -> dict[str, set[str] | None]:
     """Every series name a query may select, with its allowed labels (None: any)."""
     catalogue: dict[str, set[str] | None] = {}
-    for name, labels in {**COMMON_METRICS, **SENSOR_METRICS}.items():
+    for name, labels in {**COMMON_METRICS, **SENSOR_METRICS, **SUPERVISOR_METRICS}.items():
         if name in HISTOGRAMS:
             catalogue[f"{name}_bucket"] = labels | {"le"} | TARGET_LABELS
             catalogue[f"{name}_sum"] = labels | TARGET_LABELS
@@ -1015,7 +1034,9 @@ def test_helm_values_validate_against_the_values_schema(
         # A tier is deployed by default only once its service exists as code: an image without the
         # module would crash-loop.
         exists = (ROOT / "services" / tier).is_dir()
-        assert values[tier]["create"] is exists, f"{tier}.create must be {exists} while services/{tier} exists={exists}"
+        assert values[tier]["create"] is exists, (
+            f"{tier}.create must be {exists} while services/{tier} exists={exists}"
+        )
         assert (values[tier]["httpPort"], values[tier]["grpcPort"]) == (
             MESH[tier].http_port,
             MESH[tier].grpc_port,
@@ -1234,3 +1255,27 @@ def test_helm_llm_tier_serves_the_model_from_the_claim_read_only(rendered: list[
     claim = next(v for v in pod["volumes"] if v["name"] == "models")["persistentVolumeClaim"]
     assert claim == {"claimName": "kronii-models", "readOnly": True}
     assert container["readinessProbe"]["httpGet"]["path"] == "/health"
+
+
+def test_supervisor_metric_names_match_what_the_supervisor_exports() -> None:
+    from kronii.supervisor.metrics import SupervisorMetrics
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    SupervisorMetrics(registry)
+    exported: dict[str, set[str]] = {}
+    for family in registry.collect():
+        name = f"{family.name}_total" if family.type == "counter" else family.name
+        labels = {key for sample in family.samples for key in sample.labels if key != "le"}
+        exported[name] = labels
+    assert set(exported) <= set(SUPERVISOR_METRICS), set(exported) - set(SUPERVISOR_METRICS)
+    for name in (
+        "trigger_requests_total",
+        "trigger_timeout_total",
+        "trigger_fallback_resume_total",
+        "trigger_latency_ms",
+    ):
+        assert name in exported, f"seed 002 names {name}"
+    doc = OPERATIONS_DOC.read_text(encoding="utf-8")
+    for name in SUPERVISOR_METRICS:
+        assert f"`{name}`" in doc, f"docs/operations.md does not list {name}"

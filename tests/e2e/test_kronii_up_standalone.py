@@ -60,7 +60,7 @@ def test_kronii_up_runs_embedded_infra_refuses_a_second_instance_and_stops_clean
         assert set(rows) >= {"nats", "redis", "postgres", "sensor"}
         assert all("  yes  " in row for row in rows.values()), status.stdout
         assert "JetStream on" in rows["nats"]
-        assert "0002_activity_events" in rows["postgres"]
+        assert "0003_supervisor_registry" in rows["postgres"]
         assert "no display" in rows["sensor"]
     finally:
         code, took = proc.terminate(timeout=20)

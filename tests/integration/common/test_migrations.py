@@ -23,7 +23,12 @@ def _revision(url: str) -> str | None:
 
 def test_migrations_up_create_every_table_and_down_remove_them(fresh_database: str) -> None:
     migrate_up(fresh_database)
-    assert {"audit_log", "activity_events", "alembic_version"} <= _tables(fresh_database)
+    supervisor = {"supervisor_runtimes", "supervisor_triggers", "supervisor_trigger_attempts"}
+    assert {"audit_log", "activity_events", "alembic_version"} | supervisor <= _tables(fresh_database)
+    assert _revision(fresh_database) == "0003_supervisor_registry"
+
+    migrate_down(fresh_database, "0002_activity_events")
+    assert not supervisor & _tables(fresh_database)
     assert _revision(fresh_database) == "0002_activity_events"
 
     migrate_down(fresh_database, "0001_audit_log")
@@ -40,4 +45,4 @@ def test_migrations_up_create_every_table_and_down_remove_them(fresh_database: s
 def test_migrations_are_idempotent_at_head(fresh_database: str) -> None:
     migrate_up(fresh_database)
     migrate_up(fresh_database)
-    assert _revision(fresh_database) == "0002_activity_events"
+    assert _revision(fresh_database) == "0003_supervisor_registry"

@@ -60,7 +60,7 @@ def payload(text: str) -> Payload:
 async def test_quoting_carries_any_text_through_the_control_connection_unchanged(
     tmux: TmuxControl, tmp_path: Path
 ) -> None:
-    text = "it's \"quoted\" ; \\back $HOME ~/x #{pane_id} {braces} %1\nsecond line \u00e9\u4e2d"
+    text = 'it\'s "quoted" ; \\back $HOME ~/x #{pane_id} {braces} %1\nsecond line \u00e9\u4e2d'
     await tmux.command("set-buffer", "-b", "kq", "--", text)
     await tmux.command("save-buffer", "-b", "kq", str(tmp_path / "buffer"))
     assert (tmp_path / "buffer").read_text(encoding="utf-8") == text

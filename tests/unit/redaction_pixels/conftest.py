@@ -8,6 +8,7 @@ from typing import Any
 import pytesseract
 import pytest
 from kronii.redaction import RedactionEngine
+from kronii.redaction.pixels._ocr import OCR_BORDER
 from PIL import Image
 
 from tests.unit.redaction_pixels.pixels_support import FakeWord
@@ -20,7 +21,8 @@ def engine() -> RedactionEngine:
 
 @pytest.fixture
 def fake_ocr(monkeypatch: pytest.MonkeyPatch) -> Callable[[list[FakeWord]], list[Image.Image]]:
-    """Replace pytesseract.image_to_data with one that 'reads' the given words; returns the images it saw."""
+    """Replace pytesseract.image_to_data with one that 'reads' the given words (boxes in the coordinates of
+    the image redact_image was given, before the white border added for Tesseract); returns what it saw."""
     seen: list[Image.Image] = []
 
     def install(words: list[FakeWord]) -> list[Image.Image]:
@@ -43,7 +45,8 @@ def fake_ocr(monkeypatch: pytest.MonkeyPatch) -> Callable[[list[FakeWord]], list
                 )
             }
             for number, (text, box, line) in enumerate(words):
-                row = (5, 1, 1, line, number + 1, box.x0, box.y0, box.width, box.height, 95, text)
+                left, top = box.x0 + OCR_BORDER, box.y0 + OCR_BORDER
+                row = (5, 1, 1, line, number + 1, left, top, box.width, box.height, 95, text)
                 for key, value in zip(data, row, strict=True):
                     data[key].append(value)
             return data

@@ -166,6 +166,33 @@ def render_screen(
     return Screen(image, tuple(planted), font, size, theme)
 
 
+def render_panes(plants: Sequence[Plant] = PLANTS, theme: str = "dark") -> Screen:
+    """A window laid out like an editor: a file tree in a smaller sans, a title, the text in mono, and a
+    column of notes in serif whose lines do not align with the text's."""
+    background, ink = THEMES[theme]
+    image = Image.new("RGB", (1100, 60 + 58 * len(plants) + 40), background)
+    draw = ImageDraw.Draw(image)
+    side, main = ImageFont.truetype(FONTS["sans"], 13), ImageFont.truetype(FONTS["mono"], 15)
+    draw.rectangle((0, 0, 230, image.height), fill=tuple(max(0, c - 18) for c in background))
+    for n, name in enumerate(("src/", "  parser.py", "  engine.py", "tests/", "  test_cli.py", "README.md")):
+        draw.text((12, 50 + n * 23), name, font=side, fill=ink)
+    draw.text((250, 10), "deploy.env - Editor", font=ImageFont.truetype(FONTS["sans"], 22), fill=ink)
+    draw.line((240, 0, 240, image.height), fill=ink)
+    note = ImageFont.truetype(FONTS["serif"], 14)
+    for n in range((image.height - 80) // 31):
+        draw.text((900, 75 + n * 31), f"note {n}: ok", font=note, fill=ink)
+    planted, y = [], 60
+    for plant in plants:
+        draw.text((260, y), "# settings for the deployment pipeline", font=main, fill=ink)
+        draw.text((260, y + 29), plant.before + plant.value + plant.after, font=main, fill=ink)
+        x0, y0, x1, y1 = draw.textbbox((260 + main.getlength(plant.before), y + 29), plant.value, font=main)
+        planted.append(
+            Planted(plant.name, plant.value, Box(int(x0), int(y0), int(x1) + 1, int(y1) + 1), plant.fragments)
+        )
+        y += 58
+    return Screen(image, tuple(planted), "panes", 15, theme)
+
+
 def coverage(target: Box, boxes: Iterable[Box]) -> float:
     """The share of `target`'s area inside the union of `boxes`."""
     mask = Image.new("L", (target.x1, target.y1), 0)

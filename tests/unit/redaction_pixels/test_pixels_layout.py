@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from kronii.redaction import LineSpan
 from kronii.redaction.pixels import Box
-from kronii.redaction.pixels._layout import assemble_lines
+from kronii.redaction.pixels._layout import assemble_lines, masked_text
 from kronii.redaction.pixels._ocr import OcrWord
 
 
@@ -38,3 +39,27 @@ def test_boxes_within_returns_the_words_a_span_overlaps() -> None:
     end = line.text.index("7946") + 4
     assert line.boxes_within(start, end) == [words[1].box, words[2].box, words[3].box]
     assert line.boxes_within(start + 1, start + 2) == [words[1].box]
+
+
+def test_masked_text_replaces_each_span_by_its_placeholder() -> None:
+    lines = assemble_lines(
+        [_word(t, 60 * n, (0, 1, 1, 1)) for n, t in enumerate(["mail", "a@b.io", "and", "c@d.io"])]
+    )
+    text = masked_text(lines, [LineSpan(0, 5, 11, 0), LineSpan(0, 16, 22, 1)], ["[EMAIL_1]", "[EMAIL_2]"])
+    assert text == "mail [EMAIL_1] and [EMAIL_2]"
+
+
+def test_masked_text_shows_a_finding_over_several_lines_once() -> None:
+    lines = assemble_lines(
+        [_word("BEGIN", 0, (0, 1, 1, 1)), _word("KEY", 0, (0, 1, 1, 2)), _word("ok", 0, (0, 1, 1, 3))]
+    )
+    text = masked_text(lines, [LineSpan(0, 0, 5, 0), LineSpan(1, 0, 3, 0)], ["[PRIVATE_KEY_1]"])
+    assert text == "[PRIVATE_KEY_1]\n\nok"
+
+
+def test_masked_text_lets_the_widest_of_overlapping_spans_win() -> None:
+    lines = assemble_lines(
+        [_word(t, 60 * n, (0, 1, 1, 1)) for n, t in enumerate(["token", "ghp_A1b2", "C3d4E5f6", "ok"])]
+    )
+    spans = [LineSpan(0, 6, 23, 0), LineSpan(0, 15, 23, 1)]
+    assert masked_text(lines, spans, ["[GITHUB_TOKEN_1]", "[HIGH_ENTROPY_1]"]) == "token [GITHUB_TOKEN_1] ok"

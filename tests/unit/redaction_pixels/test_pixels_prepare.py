@@ -41,10 +41,10 @@ def test_light_theme_is_not_inverted() -> None:
     assert sum(prepared.image.histogram()[128:]) > 3 * sum(prepared.image.histogram()[:128])
 
 
-def test_otsu_output_is_black_and_white_and_grey_output_is_not() -> None:
+def test_otsu_output_is_black_and_white_and_the_default_stays_grey() -> None:
     screen = render_screen("sans", 14, "light").image
-    binary = prepare(screen, OcrSettings()).image.getcolors()
-    grey = prepare(screen, OcrSettings(binarize=False)).image.getcolors()
+    binary = prepare(screen, OcrSettings(binarize=True)).image.getcolors()
+    grey = prepare(screen, OcrSettings()).image.getcolors()
     assert binary is not None and {level for _, level in binary} == {0, 255}
     assert grey is not None and len(grey) > 2
 
@@ -72,7 +72,8 @@ def test_blank_image_has_no_text_height() -> None:
 
 def test_small_text_is_upscaled_large_text_downscaled_and_mid_text_left_alone() -> None:
     settings = OcrSettings()
-    assert prepare(_lines_image(11).convert("RGB"), settings).scale > 1.3
+    assert prepare(_lines_image(11).convert("RGB"), settings).scale > 1.4
+    assert prepare(_lines_image(14).convert("RGB"), settings).scale == 1.0
     assert prepare(_lines_image(20).convert("RGB"), settings).scale == 1.0
     big = prepare(_lines_image(60).convert("RGB"), settings)
     assert big.scale == settings.min_scale
@@ -94,6 +95,13 @@ def test_bands_are_cut_on_blank_rows_only() -> None:
     cuts = band_cuts(ink, 2, 100)
     assert cuts[0] == 0 and cuts[-1] == 400 and len(cuts) == 3
     assert not ink[cuts[1]]
+
+
+def test_a_band_is_cut_in_the_widest_gap_not_between_an_i_and_its_dot() -> None:
+    ink = [True] * 400
+    ink[200] = False  # a one-row gap inside a line, right at the ideal cut
+    ink[206:212] = [False] * 6  # the gap between two lines, a little further
+    assert band_cuts(tuple(ink), 2, 100) == [0, 209, 400]
 
 
 def test_no_cut_when_no_blank_row_is_near_the_middle() -> None:

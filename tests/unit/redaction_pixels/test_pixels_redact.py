@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from kronii.redaction import Level, PolicyHints, RedactionEngine, RedactionPolicy
 from kronii.redaction.pixels import REGION_TYPE, Box, redact_image
+from kronii.redaction.pixels._ocr import OCR_BORDER
 from PIL import Image
 
 from tests.unit.redaction_pixels.pixels_support import ONE_PASS, FakeWord, blank, uniform
@@ -110,7 +111,7 @@ def test_a_region_limits_ocr_and_output_to_that_crop(fake_ocr: Ocr, engine: Reda
         extra_regions=[(90, 250, 120, 300)],
         settings=ONE_PASS,
     )
-    assert [seen_image.size for seen_image in seen] == [(400, 60)]
+    assert [seen_image.size for seen_image in seen] == [(400 + 2 * OCR_BORDER, 60 + 2 * OCR_BORDER)]
     assert result.image is not None and result.image.size == (400, 60)
     assert result.findings[-1].boxes == (Box(0, 50, 20, 60),)  # moved into the crop, clipped to it
     assert result.image.getpixel((399, 0)) == image.getpixel((499, 200))
@@ -140,3 +141,13 @@ def test_results_carry_no_values(fake_ocr: Ocr, engine: RedactionEngine) -> None
     shown = repr(result) + repr(result.findings)
     assert "maria" not in shown and "ghp_R7" not in shown and "fastmail" not in shown
     assert "maria" not in result.text and "[EMAIL_1]" in result.text
+
+
+def test_the_text_hides_what_the_image_hides_including_a_widened_token_piece(
+    fake_ocr: Ocr, engine: RedactionEngine
+) -> None:
+    fake_ocr(_sentence("token", "ghp_R7kq2WmX9vLp4TzN8bYc", "3Hs|6dFa1QeU5gVo", "deployment"))
+    result = redact_image(blank(700, 60), engine=engine, settings=ONE_PASS)
+    assert result.text == "token [GITHUB_TOKEN_1] deployment"
+    [bar] = {box for finding in result.findings for box in finding.boxes}  # one bar over both pieces
+    assert bar.x0 < 10 + 9 * 6 + 5 and bar.x1 > 10 + 9 * 6 + 9 * 24 + 9 + 9 * 16

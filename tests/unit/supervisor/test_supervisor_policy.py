@@ -57,6 +57,12 @@ def test_ten_attempts_in_a_minute_defer_with_trigger_rate_limited_until_the_olde
     assert assess(situation(guards=GuardFacts(recent_attempts=old)), P, NOW).signal is Signal.RUNTIME_READY
 
 
+def test_a_rate_limit_of_zero_turns_the_limiter_off() -> None:
+    attempts = tuple(NOW - i for i in range(50))
+    verdict = assess(situation(guards=GuardFacts(recent_attempts=attempts)), SupervisorParams(rate_limit=0), NOW)
+    assert verdict.signal is Signal.RUNTIME_READY
+
+
 def test_blocked_thread_and_loop_come_before_everything_else() -> None:
     guards = GuardFacts(thread_blocked=True, repeats_without_progress=True)
     assert assess(situation(runtime=None, guards=guards), P, NOW).code is ErrorCode.THREAD_AUTO_BLOCKED

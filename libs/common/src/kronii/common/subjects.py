@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-__all__ = ["ACTIVITY_ALL", "ACTIVITY_PREFIX", "activity"]
+__all__ = [
+    "ACTIVITY_ALL",
+    "ACTIVITY_PREFIX",
+    "SUPERVISOR_ACK",
+    "SUPERVISOR_COLLISION",
+    "SUPERVISOR_OUTCOME",
+    "SUPERVISOR_PREFIX",
+    "activity",
+]
 
 ACTIVITY_PREFIX = "kronii.activity"
 ACTIVITY_ALL = f"{ACTIVITY_PREFIX}.>"
@@ -16,3 +24,11 @@ def activity(event: str) -> str:
     if event not in ACTIVITY_EVENTS:
         raise ValueError(f"unknown activity event {event!r}; known: {', '.join(ACTIVITY_EVENTS)}")
     return f"{ACTIVITY_PREFIX}.{event}"
+
+
+# The supervisor (seed 002): trigger outcomes and collision events it publishes, and the subject
+# agents' hooks may acknowledge a delivery on (payload kronii.supervisor.v1.AckTriggerRequest).
+SUPERVISOR_PREFIX = "kronii.supervisor"
+SUPERVISOR_OUTCOME = f"{SUPERVISOR_PREFIX}.outcome"
+SUPERVISOR_COLLISION = f"{SUPERVISOR_PREFIX}.collision"
+SUPERVISOR_ACK = f"{SUPERVISOR_PREFIX}.ack"

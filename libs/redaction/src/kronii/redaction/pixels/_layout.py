@@ -4,13 +4,14 @@ is seen whole; each word keeps its character range in its line, to map findings 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from .._lines import LineSpan
 from ._model import Box
 from ._ocr import OcrWord
 
-__all__ = ["OcrLine", "assemble_lines"]
+__all__ = ["OcrLine", "assemble_lines", "masked_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,3 +51,26 @@ def assemble_lines(words: Sequence[OcrWord]) -> list[OcrLine]:
             )
         )
     return lines
+
+
+def masked_text(lines: Sequence[OcrLine], spans: Iterable[LineSpan], placeholders: Sequence[str]) -> str:
+    """The OCR text with every span (as masked on the image, widened ones included) replaced by its
+    finding's placeholder; a finding that runs over several lines shows its placeholder on the first."""
+    by_line: dict[int, list[LineSpan]] = {}
+    for span in spans:
+        by_line.setdefault(span.line, []).append(span)
+    shown: set[int] = set()
+    out = []
+    for number, line in enumerate(lines):
+        pieces, cursor = [], 0
+        for span in sorted(by_line.get(number, ()), key=lambda s: (s.start, -s.end)):
+            if span.end <= cursor:
+                continue
+            pieces.append(line.text[cursor : max(cursor, span.start)])
+            if span.finding not in shown:
+                pieces.append(placeholders[span.finding])
+                shown.add(span.finding)
+            cursor = max(cursor, span.end)
+        pieces.append(line.text[cursor:])
+        out.append("".join(pieces))
+    return "\n".join(out)

@@ -13,15 +13,16 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 import pytesseract
-from PIL import Image
+from PIL import Image, ImageOps
 
 from ._model import Box
 from ._prepare import Prepared
 from ._settings import OcrSettings
 
-__all__ = ["OcrWord", "band_cuts", "read_words"]
+__all__ = ["OCR_BORDER", "OcrWord", "band_cuts", "read_words"]
 
 _WORD_LEVEL = 5
+OCR_BORDER = 10  # white margin around each band: Tesseract reads text that touches the edge poorly
 _CUT_SEARCH = 0.25  # look for a blank row within this share of a band's height of the ideal cut
 
 
@@ -43,27 +44,44 @@ def _workers(settings: OcrSettings) -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _widest_gap(ink: Sequence[bool], low: int, high: int, ideal: int) -> int | None:
+    """The middle of the widest run of blank rows in [low, high) (the nearest to `ideal` among equals)."""
+    best: tuple[int, int] | None = None  # (length, -distance)
+    cut = None
+    row = low
+    while row < high:
+        if ink[row]:
+            row += 1
+            continue
+        start = row
+        while row < high and not ink[row]:
+            row += 1
+        middle = (start + row) // 2
+        key = (row - start, -abs(middle - ideal))
+        if best is None or key > best:
+            best, cut = key, middle
+    return cut
+
+
 def band_cuts(ink: Sequence[bool], parts: int, min_band: int) -> list[int]:
-    """Rows at which to cut the image into at most `parts` bands; each cut falls on a blank row."""
+    """Rows at which to cut the image into at most `parts` bands, each in the middle of the widest gap
+    between lines near the ideal cut: a cut through a line (or between an i and its dot) would garble it."""
     height = len(ink)
     parts = max(1, min(parts, height // max(1, min_band)))
     cuts = [0]
     for part in range(1, parts):
         ideal = part * height // parts
         reach = int(_CUT_SEARCH * height / parts)
-        for offset in range(reach + 1):
-            row = next((r for r in (ideal - offset, ideal + offset) if 0 < r < height and not ink[r]), None)
-            if row is not None:
-                if row - cuts[-1] >= min_band // 2:
-                    cuts.append(row)
-                break
+        cut = _widest_gap(ink, max(1, ideal - reach), min(height - 1, ideal + reach + 1), ideal)
+        if cut is not None and cut - cuts[-1] >= min_band // 2:
+            cuts.append(cut)
     cuts.append(height)
     return cuts
 
 
 def _read_band(image: Image.Image, top: int, band: int, settings: OcrSettings) -> list[OcrWord]:
     data = pytesseract.image_to_data(
-        image,
+        ImageOps.expand(image, border=OCR_BORDER, fill=255),
         lang=settings.lang,
         config=settings.config,
         output_type=pytesseract.Output.DICT,
@@ -73,7 +91,7 @@ def _read_band(image: Image.Image, top: int, band: int, settings: OcrSettings) -
     for index, text in enumerate(data["text"]):
         if int(data["level"][index]) != _WORD_LEVEL or not str(text).strip():
             continue
-        left, upper = int(data["left"][index]), int(data["top"][index]) + top
+        left, upper = int(data["left"][index]) - OCR_BORDER, int(data["top"][index]) - OCR_BORDER + top
         box = Box(left, upper, left + int(data["width"][index]), upper + int(data["height"][index]))
         line = (
             band,

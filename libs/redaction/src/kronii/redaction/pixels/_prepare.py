@@ -1,4 +1,4 @@
-"""Preparing a frame for Tesseract: grey, dark text on light, a useful size, black and white.
+"""Preparing a frame for Tesseract: grey, dark text on light, a useful size, and (optionally) black and white.
 
 Each step is one Pillow call on the whole frame (milliseconds on a 1280x800 screenshot); the text height
 that picks the scale comes from the rows that hold ink.
@@ -99,17 +99,17 @@ def _binarize(grey: Image.Image, threshold: int) -> Image.Image:
 def _choose_scale(settings: OcrSettings, height: float | None) -> float:
     if settings.scale is not None:
         return settings.scale
-    if height is None:
+    if height is None or settings.small_text_px <= height <= settings.large_text_px:
         return 1.0
-    scale = min(settings.max_scale, max(settings.min_scale, settings.target_text_px / height))
-    return 1.0 if abs(scale - 1.0) <= settings.keep_scale_within else scale
+    return min(settings.max_scale, max(settings.min_scale, settings.target_text_px / height))
 
 
 def prepare(image: Image.Image, settings: OcrSettings) -> Prepared:
     grey = flatten(image).convert("L")
-    threshold = otsu_threshold(grey.histogram())
+    histogram = grey.histogram()
+    threshold = otsu_threshold(histogram)
     inverted = False
-    if settings.normalize_polarity and sum(grey.histogram()[: threshold + 1]) * 2 > grey.width * grey.height:
+    if settings.normalize_polarity and sum(histogram[: threshold + 1]) * 2 > grey.width * grey.height:
         grey = ImageOps.invert(grey)  # most of the frame is dark: a dark theme
         threshold = 254 - threshold
         inverted = True

@@ -72,7 +72,7 @@ def assess(
     if guards.repeats_without_progress:
         return Assessment(Signal.LOOP_SUPPRESSED, code=ErrorCode.TRIGGER_LOOP_SUPPRESSED)
     window = [at for at in guards.recent_attempts if now - at < params.rate_window_secs]
-    if len(window) >= params.rate_limit:
+    if params.rate_limit and len(window) >= params.rate_limit:
         return Assessment(
             Signal.RATE_LIMITED,
             defer_until=window[len(window) - params.rate_limit] + params.rate_window_secs,

@@ -1,0 +1,252 @@
+"""Triggers through the supervisor's HTTP and gRPC APIs into live panes of the fake Codex TUI.
+
+- latency, one trigger at a time (uncontended): from the API call to the first byte read by the
+  agent in its PTY, and to the submit key, p50/p95/p99, per API;
+- sustained: 1,000 triggers over 20 panes at once (half HTTP, half gRPC): triggers per second,
+  the same latencies under load, and the supervisor's CPU and memory;
+- baseline, in the same run: a raw `tmux send-keys -l` subprocess call, from its start to the first
+  byte in the PTY (and how long the call itself takes).
+
+The agent kind is Codex's: a 150 ms pause before Enter (its paste-burst window), so the submit
+latency includes it by design.
+
+Usage: python bench/supervisor_triggers.py [--sequential 200] [--sustained 1000] [--panes 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import grpc
+import httpx
+import psutil
+from _common import machine, percentile, save
+from kronii.common.db import migrate_up
+from kronii.common.infra import free_port
+from kronii.supervisor.core.tokens import issue_token
+from kronii.supervisor.v1 import supervisor_pb2 as pb
+from kronii.supervisor.v1 import supervisor_pb2_grpc as pb_grpc
+
+from tests.agents.harness import FAKE_CODEX, codex_bin, private_socket, read_jsonl
+from tests.infra import start_test_infra
+from tests.mesh import Proc, python_module, wait_http_ready
+
+SECRET = "kronii-bench-secret-0123456789abcdef"  # noqa: S105 - the benchmark's own throwaway server
+
+
+def figures(values: list[float]) -> dict[str, float]:
+    return {
+        "n": len(values),
+        "p50_ms": round(percentile(values, 0.50) * 1000, 2),
+        "p95_ms": round(percentile(values, 0.95) * 1000, 2),
+        "p99_ms": round(percentile(values, 0.99) * 1000, 2),
+        "max_ms": round(max(values) * 1000, 2) if values else float("nan"),
+    }
+
+
+class Bench:
+    def __init__(self, url: str, grpc_port: int, log: Path) -> None:
+        self.url = url
+        self.log = log
+        self.token = issue_token(SECRET.encode(), subject="bench", scopes={"trigger", "operate", "read"},
+                                 workspaces={"*"}, now=time.time(), ttl_secs=7200)  # fmt: skip
+        self.http = httpx.AsyncClient(
+            base_url=url, headers={"authorization": f"Bearer {self.token}"}, timeout=60
+        )
+        self.channel = grpc.aio.insecure_channel(f"127.0.0.1:{grpc_port}")
+        self.stub = pb_grpc.SupervisorServiceStub(self.channel)
+        self.sent: dict[str, tuple[str, float, float]] = {}  # prompt -> (api, sent_at, answered_at)
+
+    async def trigger(self, api: str, agent: str, index: int) -> str:
+        prompt = f"bench {api} {index} {uuid.uuid4().hex[:8]}: review the diff and report"
+        trigger_id = f"b-{uuid.uuid4().hex}"
+        sent = time.monotonic()
+        if api == "http":
+            response = await self.http.post("/v1/triggers", json={
+                "trigger_id": trigger_id, "agent_id": agent, "workspace_id": "bench", "thread_id": trigger_id,
+                "prompt": prompt})  # fmt: skip
+            result = response.json()["result"]
+        else:
+            request = pb.TriggerRuntimeRequest(trigger_id=trigger_id, agent_id=agent, workspace_id="bench",
+                                               thread_id=trigger_id, prompt=prompt)  # fmt: skip
+            answer = await self.stub.TriggerRuntime(
+                request, metadata=(("authorization", f"Bearer {self.token}"),)
+            )
+            result = answer.result
+        self.sent[prompt] = (api, sent, time.monotonic())
+        return str(result)
+
+    def latencies(self, since: int) -> dict[str, dict[str, list[float]]]:
+        out: dict[str, dict[str, list[float]]] = {}
+        for entry in read_jsonl(self.log)[since:]:
+            seen = self.sent.get(entry["prompt"])
+            if seen is None:
+                continue
+            api, sent, _ = seen
+            bucket = out.setdefault(api, {"first_byte": [], "submit": []})
+            bucket["first_byte"].append(entry["first_byte_at"] - sent)
+            bucket["submit"].append(entry["submit_at"] - sent)
+        return out
+
+    async def close(self) -> None:
+        await self.http.aclose()
+        await self.channel.close()
+
+
+async def spawn(bench: Bench, agent: str) -> dict[str, Any]:
+    response = await bench.http.post("/v1/runtimes/spawn", json={
+        "workspace_id": "bench", "agent_id": agent, "kind": "codex", "role": agent,
+        "command": [sys.executable, str(FAKE_CODEX)]})  # fmt: skip
+    response.raise_for_status()
+    runtime: dict[str, Any] = response.json()["runtime"]
+    for _ in range(200):
+        lines = (await bench.http.get(f"/v1/runtimes/{runtime['runtime_id']}/logs")).json()["lines"]
+        if any(line.startswith("\u203a") for line in lines):
+            return runtime
+        await asyncio.sleep(0.05)
+    raise RuntimeError(f"{agent} never showed its input line")
+
+
+def raw_tmux(socket: str, pane: str, log: Path, count: int) -> dict[str, Any]:
+    """The floor: one `tmux send-keys` process per call, as libtmux and the CLI do."""
+    to_first_byte: list[float] = []
+    call: list[float] = []
+    for index in range(count):
+        before = len(read_jsonl(log))
+        text = f"raw {index} {uuid.uuid4().hex[:8]}"
+        started = time.monotonic()
+        subprocess.run(["tmux", "-S", socket, "send-keys", "-t", pane, "-l", "--", text], check=True)
+        call.append(time.monotonic() - started)
+        time.sleep(0.15)
+        subprocess.run(["tmux", "-S", socket, "send-keys", "-t", pane, "Enter"], check=True)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            entries = read_jsonl(log)[before:]
+            match = [e for e in entries if e["prompt"] == text]
+            if match:
+                to_first_byte.append(match[0]["first_byte_at"] - started)
+                break
+            time.sleep(0.005)
+    return {"call": figures(call), "to_first_byte": figures(to_first_byte)}
+
+
+async def run(sequential: int, sustained: int, panes: int) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="kronii-bench-sup-"))
+    codex = codex_bin(folder)
+    with start_test_infra() as infra, private_socket() as socket:
+        migrate_up(infra.database)
+        http_port, grpc_port = free_port(), free_port()
+        env = dict(os.environ)
+        env.update(infra.env())
+        env.update(codex.env())
+        env.update(
+            KRONII_DATA_DIR=str(folder / "data"), KRONII_SUPERVISOR_HTTP_PORT=str(http_port),
+            KRONII_SUPERVISOR_GRPC_PORT=str(grpc_port), KRONII_SUPERVISOR_TMUX_SOCKET=socket,
+            KRONII_SUPERVISOR_TOKEN_SECRET=SECRET, KRONII_LOG_LEVEL="WARNING",
+        )  # fmt: skip
+        supervisor = Proc(python_module("kronii.supervisor"), env)
+        bench = Bench(f"http://127.0.0.1:{http_port}", grpc_port, codex.submit_log)
+        try:
+            wait_http_ready(bench.url, proc=supervisor)
+            runtimes = [await spawn(bench, f"agent{n:02d}") for n in range(panes)]
+            # Warm up both APIs and the control connection.
+            for index in range(10):
+                await bench.trigger("http" if index % 2 else "grpc", "agent00", -index)
+
+            start = len(read_jsonl(codex.submit_log))
+            results: list[str] = []
+            for index in range(sequential):
+                results.append(await bench.trigger("http" if index % 2 == 0 else "grpc", "agent00", index))
+            uncontended = bench.latencies(start)
+
+            process = psutil.Process(supervisor.process.pid)
+            cpu_before = process.cpu_times()
+            rss_peak = process.memory_info().rss
+            start = len(read_jsonl(codex.submit_log))
+            per_pane = sustained // panes
+
+            async def worker(n: int) -> list[str]:
+                out = []
+                for index in range(per_pane):
+                    api = "http" if (n + index) % 2 == 0 else "grpc"
+                    out.append(await bench.trigger(api, f"agent{n:02d}", 10_000 + n * per_pane + index))
+                return out
+
+            async def sample_memory() -> None:
+                nonlocal rss_peak
+                while True:
+                    rss_peak = max(rss_peak, process.memory_info().rss)
+                    await asyncio.sleep(0.5)
+
+            sampler = asyncio.create_task(sample_memory())
+            began = time.monotonic()
+            batches = await asyncio.gather(*(worker(n) for n in range(panes)))
+            took = time.monotonic() - began
+            sampler.cancel()
+            cpu_after = process.cpu_times()
+            loaded = bench.latencies(start)
+            sustained_results = [r for batch in batches for r in batch]
+            cpu = (cpu_after.user + cpu_after.system) - (cpu_before.user + cpu_before.system)
+
+            raw = raw_tmux(socket, runtimes[-1]["pty_target"], codex.submit_log, 100)
+        finally:
+            await bench.close()
+            supervisor.terminate()
+
+    def shaped(data: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
+        return {
+            api: {kind: figures(values) for kind, values in kinds.items()}
+            for api, kinds in sorted(data.items())
+        }
+
+    first_byte_p95 = max(figures(v["first_byte"])["p95_ms"] for v in uncontended.values())
+    save(
+        "supervisor_triggers",
+        {
+            "machine": machine(),
+            "agent": "fake Codex TUI (bracketed paste, 120 ms paste-burst rule); codex kind: 150 ms before Enter",
+            "uncontended": {
+                "triggers": sequential,
+                "delivered": results.count("delivered"),
+                "latency": shaped(uncontended),
+            },
+            "sustained": {
+                "triggers": len(sustained_results),
+                "panes": panes,
+                "delivered": sustained_results.count("delivered"),
+                "seconds": round(took, 2),
+                "triggers_per_second": round(len(sustained_results) / took, 1),
+                "latency": shaped(loaded),
+                "supervisor_cpu_seconds": round(cpu, 2),
+                "supervisor_cpu_percent_of_one_core": round(100 * cpu / took, 1),
+                "supervisor_rss_peak_mib": round(rss_peak / 2**20, 1),
+            },
+            "raw_tmux_send_keys": raw,
+            "targets": {
+                "first_byte_p95_under_50_ms": first_byte_p95 < 50,
+                "first_byte_p95_within_3x_raw_tmux": first_byte_p95 <= 3 * raw["to_first_byte"]["p95_ms"],
+            },
+        },
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sequential", type=int, default=200)
+    parser.add_argument("--sustained", type=int, default=1000)
+    parser.add_argument("--panes", type=int, default=20)
+    args = parser.parse_args()
+    asyncio.run(run(args.sequential, args.sustained, args.panes))
+
+
+if __name__ == "__main__":
+    main()

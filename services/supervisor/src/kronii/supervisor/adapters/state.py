@@ -1,0 +1,144 @@
+"""The supervisor's working state in Redis (section 12): trigger dedupe and outcomes, the queue of
+deferred and in-flight triggers, attempt windows for the rate limit, failure history for cooldown
+and crash loops, thread guards and runtime progress epochs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import redis.asyncio as aioredis
+
+__all__ = ["SupervisorState"]
+
+_P = "kronii:supervisor"
+# Claim due queue members atomically: each returned member is re-scored to now + lease, so a
+# second worker (or this one after a crash) gets it only once the lease runs out.
+_CLAIM = """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, member in ipairs(due) do
+  redis.call('ZADD', KEYS[1], ARGV[2], member)
+end
+return due
+"""
+
+
+def _text(raw: Any) -> str:
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+class SupervisorState:
+    def __init__(self, client: aioredis.Redis) -> None:
+        self._r = client
+        self._claim = client.register_script(_CLAIM)
+
+    # ---- dedupe and outcomes ----------------------------------------------------------------------
+
+    async def claim_trigger(
+        self, trigger_id: str, outcome: dict[str, Any], ttl: int
+    ) -> dict[str, Any] | None:
+        """Store the first outcome of a trigger_id; if one exists already, return it instead."""
+        key = f"{_P}:trigger:{trigger_id}"
+        if await self._r.set(key, json.dumps(outcome), nx=True, ex=ttl):
+            return None
+        raw = await self._r.get(key)
+        return json.loads(_text(raw)) if raw is not None else None
+
+    async def put_outcome(self, trigger_id: str, outcome: dict[str, Any], ttl: int) -> None:
+        await self._r.set(f"{_P}:trigger:{trigger_id}", json.dumps(outcome), ex=ttl)
+
+    async def get_outcome(self, trigger_id: str) -> dict[str, Any] | None:
+        raw = await self._r.get(f"{_P}:trigger:{trigger_id}")
+        return json.loads(_text(raw)) if raw is not None else None
+
+    # ---- the queue ----------------------------------------------------------------------------------
+
+    async def enqueue(self, trigger_id: str, job: dict[str, Any], due: float) -> None:
+        async with self._r.pipeline(transaction=True) as pipe:
+            pipe.hset(f"{_P}:jobs", trigger_id, json.dumps(job))
+            pipe.zadd(f"{_P}:queue", {trigger_id: due})
+            await pipe.execute()
+
+    async def take_due(self, now: float, lease: float, limit: int = 50) -> list[tuple[str, dict[str, Any]]]:
+        members = await self._claim(keys=[f"{_P}:queue"], args=[now, now + lease, limit])
+        out: list[tuple[str, dict[str, Any]]] = []
+        for member in members or []:
+            trigger_id = _text(member)
+            raw = await self._r.hget(f"{_P}:jobs", trigger_id)
+            if raw is None:
+                await self._r.zrem(f"{_P}:queue", trigger_id)
+                continue
+            out.append((trigger_id, json.loads(_text(raw))))
+        return out
+
+    async def take(self, trigger_id: str) -> dict[str, Any] | None:
+        """Claim one queued job now (force-inject), whatever its due time."""
+        if not await self._r.zrem(f"{_P}:queue", trigger_id):
+            return None
+        raw = await self._r.hget(f"{_P}:jobs", trigger_id)
+        return json.loads(_text(raw)) if raw is not None else None
+
+    async def done(self, trigger_id: str) -> None:
+        async with self._r.pipeline(transaction=True) as pipe:
+            pipe.zrem(f"{_P}:queue", trigger_id)
+            pipe.hdel(f"{_P}:jobs", trigger_id)
+            await pipe.execute()
+
+    async def queue_depth(self) -> int:
+        return int(await self._r.zcard(f"{_P}:queue"))
+
+    # ---- guardrail counters ------------------------------------------------------------------------
+
+    async def attempts(self, agent_id: str, thread_id: str, now: float, window: float) -> tuple[float, ...]:
+        key = f"{_P}:attempts:{agent_id}:{thread_id}"
+        await self._r.zremrangebyscore(key, "-inf", now - window)
+        entries = await self._r.zrange(key, 0, -1, withscores=True)
+        return tuple(sorted(float(entry[1]) for entry in entries))
+
+    async def record_attempt(
+        self, agent_id: str, thread_id: str, trigger_id: str, step: int, now: float, window: float
+    ) -> None:
+        key = f"{_P}:attempts:{agent_id}:{thread_id}"
+        await self._r.zadd(key, {f"{trigger_id}:{step}:{now}": now})
+        await self._r.expire(key, int(window) + 5)
+
+    async def failures(
+        self, workspace_id: str, agent_id: str, now: float, window: float
+    ) -> tuple[tuple[float, ...], int, float | None]:
+        """Recent runtime failures, the consecutive failure count and the last failure's time."""
+        key = f"{_P}:failures:{workspace_id}:{agent_id}"
+        await self._r.zremrangebyscore(key, "-inf", now - window)
+        entries = await self._r.zrange(key, 0, -1, withscores=True)
+        streak = await self._r.hgetall(f"{_P}:streak:{workspace_id}:{agent_id}")
+        fields = {_text(k): _text(v) for k, v in streak.items()}
+        last = float(fields["last"]) if "last" in fields else None
+        return tuple(sorted(float(entry[1]) for entry in entries)), int(fields.get("count", 0)), last
+
+    async def record_failure(
+        self, workspace_id: str, agent_id: str, what: str, now: float, window: float
+    ) -> None:
+        key = f"{_P}:failures:{workspace_id}:{agent_id}"
+        await self._r.zadd(key, {f"{what}:{now}": now})
+        await self._r.expire(key, int(window) + 5)
+        streak = f"{_P}:streak:{workspace_id}:{agent_id}"
+        await self._r.hincrby(streak, "count", 1)
+        await self._r.hset(streak, "last", str(now))
+
+    async def record_success(self, workspace_id: str, agent_id: str) -> None:
+        await self._r.delete(f"{_P}:streak:{workspace_id}:{agent_id}")
+
+    # ---- thread guard and progress ---------------------------------------------------------------
+
+    async def thread_state(self, agent_id: str, thread_id: str) -> dict[str, Any]:
+        raw = await self._r.get(f"{_P}:thread:{agent_id}:{thread_id}")
+        return json.loads(_text(raw)) if raw is not None else {}
+
+    async def put_thread_state(self, agent_id: str, thread_id: str, state: dict[str, Any]) -> None:
+        await self._r.set(f"{_P}:thread:{agent_id}:{thread_id}", json.dumps(state), ex=30 * 86400)
+
+    async def progress_epoch(self, runtime_id: str) -> int:
+        raw = await self._r.get(f"{_P}:progress:{runtime_id}")
+        return int(_text(raw)) if raw is not None else 0
+
+    async def bump_progress(self, runtime_id: str) -> None:
+        await self._r.incr(f"{_P}:progress:{runtime_id}")

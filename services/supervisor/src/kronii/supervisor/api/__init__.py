@@ -1,0 +1,1 @@
+"""The supervisor's thin API layers: protobuf conversion, HTTP router, gRPC servicer."""

@@ -1,0 +1,157 @@
+"""HTTP: the trigger API and the registry under /v1, the same semantics as gRPC. JSON bodies use
+the proto field names; a bad body or argument is a 4xx with the reason in `detail`."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import JSONResponse
+from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
+from google.protobuf.message import Message
+from kronii.supervisor.core.tokens import Claims
+from kronii.supervisor.errors import ApiError
+from kronii.supervisor.v1 import supervisor_pb2 as pb
+
+__all__ = ["supervisor_router"]
+
+M = TypeVar("M", bound=Message)
+
+
+class _Supervisor(Protocol):
+    def authenticate(self, token: str | None) -> Claims: ...
+    async def register(
+        self, req: pb.RegisterRuntimeRequest, claims: Claims
+    ) -> pb.RegisterRuntimeResponse: ...
+    async def trigger(
+        self, req: pb.TriggerRuntimeRequest, claims: Claims, request_id: str = ""
+    ) -> pb.TriggerOutcome: ...
+    async def heartbeat(self, req: pb.HeartbeatRuntimeRequest, claims: Claims) -> pb.Runtime: ...
+    async def deregister(self, req: pb.DeregisterRuntimeRequest, claims: Claims) -> pb.Runtime: ...
+    async def list_runtimes(self, req: pb.ListRuntimesRequest, claims: Claims) -> pb.ListRuntimesResponse: ...
+    async def get_runtime(self, req: pb.GetRuntimeRequest, claims: Claims) -> pb.Runtime: ...
+    async def get_trigger(self, req: pb.GetTriggerRequest, claims: Claims) -> pb.TriggerOutcome: ...
+    async def ack(self, req: pb.AckTriggerRequest, claims: Claims | None) -> pb.AckTriggerResponse: ...
+    async def spawn(self, req: pb.SpawnRuntimeRequest, claims: Claims) -> pb.SpawnRuntimeResponse: ...
+    async def set_paused(self, req: pb.SetRuntimePausedRequest, claims: Claims) -> pb.Runtime: ...
+    async def force(self, req: pb.ForceTriggerRequest, claims: Claims) -> pb.TriggerOutcome: ...
+    async def logs(self, req: pb.RuntimeLogsRequest, claims: Claims) -> pb.RuntimeLogsResponse: ...
+    async def unblock(self, req: pb.UnblockThreadRequest, claims: Claims) -> pb.UnblockThreadResponse: ...
+
+
+def as_json(message: Message) -> dict[str, Any]:
+    return MessageToDict(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+
+
+def _token(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, value = header.partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+async def _body(request: Request, message: M, **path: Any) -> M:
+    try:
+        data = await request.json() if await request.body() else {}
+    except ValueError:
+        raise HTTPException(400, "the body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise HTTPException(400, "the body must be a JSON object")
+    data.update({k: v for k, v in path.items() if v is not None})
+    try:
+        return ParseDict(data, message)
+    except ParseError as error:
+        raise HTTPException(400, f"invalid request: {error}") from None
+
+
+def supervisor_router(app: _Supervisor) -> APIRouter:
+    router = APIRouter(prefix="/v1", tags=["supervisor"])
+
+    async def call(
+        request: Request, run: Callable[[Claims], Awaitable[Message]], status: int = 200
+    ) -> JSONResponse:
+        try:
+            claims = app.authenticate(_token(request))
+            result = await run(claims)
+        except ApiError as error:
+            raise HTTPException(error.http_status, error.message) from None
+        return JSONResponse(as_json(result), status_code=status)
+
+    @router.post("/triggers")
+    async def trigger_runtime(request: Request) -> JSONResponse:
+        """trigger_runtime (seed 002, 10.2): result delivered | already_active | deferred | timeout | failed."""
+        req = await _body(request, pb.TriggerRuntimeRequest())
+        request_id = request.headers.get("x-request-id") or uuid.uuid4().hex[:16]
+        return await call(request, lambda c: app.trigger(req, c, request_id))
+
+    @router.get("/triggers/{trigger_id}")
+    async def get_trigger(trigger_id: str, request: Request) -> JSONResponse:
+        return await call(request, lambda c: app.get_trigger(pb.GetTriggerRequest(trigger_id=trigger_id), c))
+
+    @router.post("/triggers/{trigger_id}/force")
+    async def force_trigger(trigger_id: str, request: Request) -> JSONResponse:
+        req = await _body(request, pb.ForceTriggerRequest(), trigger_id=trigger_id)
+        return await call(request, lambda c: app.force(req, c))
+
+    @router.post("/acks")
+    async def ack_trigger(request: Request) -> JSONResponse:
+        req = await _body(request, pb.AckTriggerRequest())
+        return await call(request, lambda c: app.ack(req, c))
+
+    @router.post("/runtimes")
+    async def register_runtime(request: Request) -> JSONResponse:
+        req = await _body(request, pb.RegisterRuntimeRequest())
+        return await call(request, lambda c: app.register(req, c), status=201)
+
+    @router.post("/runtimes/spawn")
+    async def spawn_runtime(request: Request) -> JSONResponse:
+        req = await _body(request, pb.SpawnRuntimeRequest())
+        return await call(request, lambda c: app.spawn(req, c), status=201)
+
+    @router.get("/runtimes")
+    async def list_runtimes(
+        request: Request, workspace_id: str = "", agent_id: str = "", include_offline: bool = False
+    ) -> JSONResponse:
+        req = pb.ListRuntimesRequest(
+            workspace_id=workspace_id, agent_id=agent_id, include_offline=include_offline
+        )
+        return await call(request, lambda c: app.list_runtimes(req, c))
+
+    @router.get("/runtimes/{runtime_id}")
+    async def get_runtime(runtime_id: str, request: Request) -> JSONResponse:
+        return await call(request, lambda c: app.get_runtime(pb.GetRuntimeRequest(runtime_id=runtime_id), c))
+
+    @router.post("/runtimes/{runtime_id}/heartbeat")
+    async def heartbeat_runtime(runtime_id: str, request: Request) -> JSONResponse:
+        req = await _body(request, pb.HeartbeatRuntimeRequest(), runtime_id=runtime_id)
+        return await call(request, lambda c: app.heartbeat(req, c))
+
+    @router.post("/runtimes/{runtime_id}/deregister")
+    async def deregister_runtime(runtime_id: str, request: Request) -> JSONResponse:
+        req = await _body(request, pb.DeregisterRuntimeRequest(), runtime_id=runtime_id)
+        return await call(request, lambda c: app.deregister(req, c))
+
+    @router.post("/runtimes/{runtime_id}/pause")
+    async def pause_runtime(runtime_id: str, request: Request) -> JSONResponse:
+        req = await _body(request, pb.SetRuntimePausedRequest(), runtime_id=runtime_id, paused=True)
+        return await call(request, lambda c: app.set_paused(req, c))
+
+    @router.post("/runtimes/{runtime_id}/resume")
+    async def resume_runtime(runtime_id: str, request: Request) -> JSONResponse:
+        req = await _body(request, pb.SetRuntimePausedRequest(), runtime_id=runtime_id, paused=False)
+        return await call(request, lambda c: app.set_paused(req, c))
+
+    @router.get("/runtimes/{runtime_id}/logs")
+    async def runtime_logs(runtime_id: str, request: Request, lines: int = 50) -> JSONResponse:
+        if not 1 <= lines <= 2000:
+            raise HTTPException(400, "lines must be between 1 and 2000")
+        req = pb.RuntimeLogsRequest(runtime_id=runtime_id, lines=lines)
+        return await call(request, lambda c: app.logs(req, c))
+
+    @router.post("/threads/unblock")
+    async def unblock_thread(request: Request) -> JSONResponse:
+        req = await _body(request, pb.UnblockThreadRequest())
+        return await call(request, lambda c: app.unblock(req, c))
+
+    return router

@@ -1,0 +1,152 @@
+"""A supervisor process on the service runtime against real NATS, Redis, PostgreSQL and a private
+tmux server, with the fake Codex on its PATH and short collision and reconcile settings."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from kronii.common.infra import free_port
+from kronii.supervisor.core.tokens import issue_token
+
+from tests.agents.harness import FAKE_CODEX, CodexBin, codex_bin, private_socket, read_jsonl
+from tests.infra import InfraUrls
+from tests.mesh import Proc, python_module, wait_http_ready
+
+SECRET = "kronii-test-secret-0123456789abcdef"
+SETTINGS = {
+    "KRONII_SUPERVISOR_QUIET_WINDOW_SECS": "1.5",
+    "KRONII_SUPERVISOR_RECHECK_SECS": "0.3",
+    "KRONII_SUPERVISOR_MAX_DEFER_SECS": "4",
+    "KRONII_SUPERVISOR_RECONCILE_INTERVAL_SECS": "0.2",
+    "KRONII_SUPERVISOR_LAUNCH_GRACE_SECS": "0.3",
+    "KRONII_SUPERVISOR_COOLDOWN_FAILURES": "0",
+    # "hasty" is Codex without its pause before Enter: its prompts land inside the paste window.
+    "KRONII_SUPERVISOR_AGENT_KINDS": json.dumps(
+        {"hasty": {"submit_pause_secs": 0, "input_marker": "\u203a", "resume_argv": [], "spawn_argv": []}}
+    ),
+}
+
+
+def token(
+    subject: str = "orchestrator",
+    workspaces: tuple[str, ...] = ("*",),
+    scopes: tuple[str, ...] = ("trigger", "operate", "read"),
+) -> str:
+    return issue_token(
+        SECRET.encode(),
+        subject=subject,
+        scopes=set(scopes),
+        workspaces=set(workspaces),
+        now=time.time(),
+        ttl_secs=3600,
+    )
+
+
+@dataclass
+class Supervisor:
+    proc: Proc
+    url: str
+    grpc_port: int
+    socket: str
+    codex: CodexBin
+    folder: Path
+    database: str
+
+    def client(self, bearer: str | None = None) -> httpx.Client:
+        headers = {"authorization": f"Bearer {bearer or token()}"}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=60)
+
+    def spawn(
+        self,
+        agent: str,
+        *,
+        kind: str = "codex",
+        workspace: str = "ws1",
+        session_id: str = "",
+        command: list[str] | None = None,
+        role: str = "",
+    ) -> dict[str, Any]:
+        argv = command or [sys.executable, str(FAKE_CODEX)]
+        with self.client() as http:
+            response = http.post(
+                "/v1/runtimes/spawn",
+                json={"workspace_id": workspace, "agent_id": agent, "kind": kind, "command": argv,
+                      "session_id": session_id, "role": role or agent},
+            )  # fmt: skip
+        assert response.status_code == 201, response.text
+        body: dict[str, Any] = response.json()
+        return body
+
+    def trigger(
+        self, agent: str, prompt: str, *, workspace: str = "ws1", thread: str = "", **extra: Any
+    ) -> dict[str, Any]:
+        body = {"trigger_id": f"t-{uuid.uuid4().hex[:10]}", "agent_id": agent, "workspace_id": workspace,
+                "thread_id": thread or f"th-{uuid.uuid4().hex[:8]}", "prompt": prompt, **extra}  # fmt: skip
+        with self.client() as http:
+            response = http.post("/v1/triggers", json=body)
+        assert response.status_code == 200, response.text
+        out: dict[str, Any] = response.json()
+        return out
+
+    def get_trigger(self, trigger_id: str) -> dict[str, Any]:
+        with self.client() as http:
+            out: dict[str, Any] = http.get(f"/v1/triggers/{trigger_id}").json()
+        return out
+
+    def metrics(self) -> str:
+        return httpx.get(f"{self.url}/metrics").text
+
+    def launches(self) -> list[dict[str, Any]]:
+        return read_jsonl(self.codex.argv_log)
+
+
+def wait_ready_pane(sup: Supervisor, runtime_id: str, marker: str = "\u203a") -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with sup.client() as http:
+            lines = http.get(f"/v1/runtimes/{runtime_id}/logs", params={"lines": 50}).json().get("lines", [])
+        if any(line.startswith(marker) for line in lines):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"runtime {runtime_id} never showed {marker!r}")
+
+
+@pytest.fixture(scope="module")
+def supervisor(
+    infra: InfraUrls, migrated_database: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Supervisor]:
+    folder = tmp_path_factory.mktemp("supervisor")
+    codex = codex_bin(folder)
+    http_port, grpc_port = free_port(), free_port()
+    with private_socket() as socket:
+        env = dict(os.environ)
+        env.update(infra.env())
+        env.update(codex.env(FAKE_CODEX_RESUME_EXIT_FILE=str(folder / "resume_exit")))
+        env.update(SETTINGS)
+        env.update(
+            KRONII_DATABASE_URL=migrated_database,
+            KRONII_DATA_DIR=str(folder / "data"),
+            KRONII_SUPERVISOR_HTTP_PORT=str(http_port),
+            KRONII_SUPERVISOR_GRPC_PORT=str(grpc_port),
+            KRONII_SUPERVISOR_TMUX_SOCKET=socket,
+            KRONII_SUPERVISOR_TOKEN_SECRET=SECRET,
+            KRONII_LOG_FORMAT="json",
+        )
+        proc = Proc(python_module("kronii.supervisor"), env)
+        url = f"http://127.0.0.1:{http_port}"
+        try:
+            wait_http_ready(url, proc=proc)
+            yield Supervisor(proc, url, grpc_port, socket, codex, folder, migrated_database)
+        finally:
+            if proc.process.poll() is None:
+                proc.terminate()
