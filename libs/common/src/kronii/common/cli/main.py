@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from kronii.common.settings import KroniiSettings, SettingsError, load_settings
+from kronii.redaction.cli import add_redact_parser, run_redact
 
 __all__ = ["main"]
 
@@ -29,6 +30,8 @@ def _parser() -> argparse.ArgumentParser:
     migrate = sub.add_parser("migrate", help="apply database migrations (default: up to the latest)")
     migrate.add_argument("revision", nargs="?", default="head", help="target revision (default: head)")
     migrate.add_argument("--down", action="store_true", help="migrate down to REVISION (e.g. base)")
+
+    add_redact_parser(sub)
 
     audit = sub.add_parser("audit", help="check or read the audit log")
     audit_sub = audit.add_subparsers(dest="audit_command", metavar="ACTION")
@@ -143,6 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_status(args.json)
         if args.command == "migrate":
             return _cmd_migrate(args.revision, args.down)
+        if args.command == "redact":
+            return run_redact(args)
         if args.command == "audit":
             if getattr(args, "lines", 1) <= 0:
                 print("kronii: --lines must be a positive number", file=sys.stderr)
