@@ -16,7 +16,7 @@ import secrets
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -28,7 +28,7 @@ from kronii.common.service import DependencyStatus, ServiceContext
 from kronii.supervisor.adapters.launcher import Launcher
 from kronii.supervisor.adapters.panes import PaneDriver, PaneState
 from kronii.supervisor.adapters.registry import Registry, RuntimeRecord
-from kronii.supervisor.adapters.state import SupervisorState
+from kronii.supervisor.adapters.state import Snapshot, SupervisorState
 from kronii.supervisor.adapters.tmux import CONTROL_SESSION, TmuxControl, TmuxError, attach_command, pid_alive
 from kronii.supervisor.api.convert import outcome_message, runtime_message, to_epoch
 from kronii.supervisor.api.grpc_api import SupervisorServicer
@@ -158,6 +158,7 @@ class SupervisorApp:
         self._awaiting: dict[str, set[str]] = {}
         self._writes: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue(maxsize=20_000)
         self._tmux_problem = ""
+        self._side_tasks: set[asyncio.Task[Any]] = set()
 
     # ---- ServiceApp --------------------------------------------------------------------------------
 
@@ -498,14 +499,6 @@ class SupervisorApp:
         now = time.time()
         first = {"trigger_id": req.trigger_id, "result": PENDING, "agent_id": req.agent_id,
                  "workspace_id": req.workspace_id, "thread_id": req.thread_id}  # fmt: skip
-        existing = await self.state.claim_trigger(req.trigger_id, first, self.s.dedupe_ttl_secs)
-        if existing is not None:
-            if existing.get("result") == PENDING:
-                return pb.TriggerOutcome(
-                    trigger_id=req.trigger_id, result=Result.ALREADY_ACTIVE.value, error_code="TRIGGER_IN_FLIGHT",
-                    duplicate=True, agent_id=req.agent_id, workspace_id=req.workspace_id, thread_id=req.thread_id,
-                )  # fmt: skip
-            return outcome_message({**existing, "duplicate": True})
         job = Job(
             trigger_id=req.trigger_id, agent_id=req.agent_id, workspace_id=req.workspace_id,
             thread_id=req.thread_id, prompt=payload.text, literal=payload.literal,
@@ -515,8 +508,23 @@ class SupervisorApp:
             progress_marker=req.progress_marker, finding_key=req.finding_key,
         )  # fmt: skip
         # At least once: the job is in the queue (leased) before anything touches the pane.
-        await self.state.enqueue(job.trigger_id, job.to_dict(), now + self._lease(job))
-        outcome = await self._run(job)
+        record = self._target(job)
+        kind = self.kinds.get(record.kind if record else "generic")
+        admitted, gathered = await asyncio.gather(
+            self.state.admit(
+                req.trigger_id, first, self.s.dedupe_ttl_secs, job.to_dict(), now + self._lease(job)
+            ),
+            self._gather(job, record, kind, now),
+        )
+        existing = admitted
+        if existing is not None:
+            if existing.get("result") == PENDING:
+                return pb.TriggerOutcome(
+                    trigger_id=req.trigger_id, result=Result.ALREADY_ACTIVE.value, error_code="TRIGGER_IN_FLIGHT",
+                    duplicate=True, agent_id=req.agent_id, workspace_id=req.workspace_id, thread_id=req.thread_id,
+                )  # fmt: skip
+            return outcome_message({**existing, "duplicate": True})
+        outcome = await self._run(job, gathered)
         if outcome.result not in (Result.DEFERRED.value, PENDING):
             self.m.latency.observe((time.perf_counter() - started) * 1000)
         return outcome
@@ -581,9 +589,11 @@ class SupervisorApp:
     def _job_params(self, job: Job) -> SupervisorParams:
         return replace(self.params, ack_timeout_secs=job.ack_timeout_secs)
 
-    async def _run(self, job: Job) -> pb.TriggerOutcome:
+    async def _run(
+        self, job: Job, gathered: tuple[Snapshot, PaneFacts | None, bool] | None = None
+    ) -> pb.TriggerOutcome:
         """Advance a job once, shielded so a client going away does not cut a delivery in half."""
-        task = asyncio.create_task(self._advance(job))
+        task = asyncio.create_task(self._advance(job, gathered))
         self._inflight[job.trigger_id] = task
         try:
             return await asyncio.shield(task)
@@ -605,45 +615,72 @@ class SupervisorApp:
                 return self.registry.for_agent(job.workspace_id, job.agent_id) or record
         return self.registry.for_agent(job.workspace_id, job.agent_id)
 
-    async def _situation(
+    async def _gather(
         self, job: Job, record: RuntimeRecord | None, kind: AgentKind, now: float
-    ) -> Situation:
-        state = self.state
-        attempts = await state.attempts(job.agent_id, job.thread_id, now, self.params.rate_window_secs)
-        failures, streak, last_failure = await state.failures(
-            job.workspace_id, job.agent_id, now, self.params.crash_loop_window_secs
+    ) -> tuple[Snapshot, PaneFacts | None, bool]:
+        """Reads only (Redis counters, one look at the pane), so a trigger can start them while its
+        trigger_id is being checked for a repeat."""
+        alive = (pid_alive(record.pid) if record.pid else True) if record is not None else False
+        look = (
+            record is not None
+            and record.status is not RuntimeStatus.OFFLINE
+            and alive
+            and not (record.paused and not job.force)
         )
+        snapshot_call = self.state.snapshot(
+            workspace_id=job.workspace_id, agent_id=job.agent_id, thread_id=job.thread_id,
+            runtime_id=record.runtime_id if record else "", now=now, rate_window=self.params.rate_window_secs,
+            crash_window=self.params.crash_loop_window_secs,
+        )  # fmt: skip
+        if look:
+            assert record is not None
+            snap, seen = await asyncio.gather(
+                snapshot_call, self.driver.look(record.pty_target, record.pid, kind)
+            )
+            pane: PaneFacts | None = seen.facts
+        else:
+            snap, pane = await snapshot_call, None
+        return snap, pane, alive
+
+    async def _situation(
+        self, job: Job, record: RuntimeRecord | None, kind: AgentKind, now: float,
+        gathered: tuple[Snapshot, PaneFacts | None, bool] | None = None,
+    ) -> Situation:  # fmt: skip
+        snap, pane, alive = gathered or await self._gather(job, record, kind, now)
         blocked = loop = False
         if not job.admitted:
-            data = await state.thread_state(job.agent_id, job.thread_id)
-            epoch = await state.progress_epoch(record.runtime_id) if record else 0
             verdict = observe_turn(
-                ThreadState.from_dict(data) if data else ThreadState(),
+                ThreadState.from_dict(snap.thread) if snap.thread else ThreadState(),
                 prompt_hash=hashlib.sha256(job.prompt.encode()).hexdigest()[:32],
-                progress_marker=job.progress_marker, finding_key=job.finding_key, progress_epoch=epoch,
-                params=self.params,
+                progress_marker=job.progress_marker, finding_key=job.finding_key,
+                progress_epoch=snap.progress_epoch, params=self.params,
             )  # fmt: skip
-            await state.put_thread_state(job.agent_id, job.thread_id, verdict.state.to_dict())
+            self._background(
+                self.state.put_thread_state(job.agent_id, job.thread_id, verdict.state.to_dict())
+            )
             blocked, loop = verdict.blocked, verdict.loop
             job.admitted = True
         guards = GuardFacts(
-            recent_attempts=attempts, recent_failures=failures, consecutive_failures=streak,
-            last_failure_at=last_failure, thread_blocked=blocked, repeats_without_progress=loop,
+            recent_attempts=snap.attempts, recent_failures=snap.failures, consecutive_failures=snap.streak,
+            last_failure_at=snap.last_failure_at, thread_blocked=blocked, repeats_without_progress=loop,
         )  # fmt: skip
         if record is None:
             return Situation(runtime=None, pane=None, guards=guards, force_override=job.force)
-        alive = pid_alive(record.pid) if record.pid else True
         facts = RuntimeFacts(
             runtime_id=record.runtime_id, kind=record.kind, managed=record.managed, status=record.status,
             pid_alive=alive, paused=record.paused, session_id=record.session_id,
             last_heartbeat_at=record.last_heartbeat_at,
         )  # fmt: skip
-        pane: PaneFacts | None = None
-        if record.status is not RuntimeStatus.OFFLINE and alive and not (record.paused and not job.force):
-            pane = (await self.driver.look(record.pty_target, record.pid, kind)).facts
         return Situation(runtime=facts, pane=pane, guards=guards, force_override=job.force)
 
-    async def _advance(self, job: Job) -> pb.TriggerOutcome:
+    def _background(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.create_task(coro)
+        self._side_tasks.add(task)
+        task.add_done_callback(self._side_tasks.discard)
+
+    async def _advance(
+        self, job: Job, gathered: tuple[Snapshot, PaneFacts | None, bool] | None = None
+    ) -> pb.TriggerOutcome:
         params = self._job_params(job)
         record = self._target(job)
         kind = self.kinds.get(record.kind if record else "generic")
@@ -655,7 +692,7 @@ class SupervisorApp:
                 params, can_resume=can_resume, can_spawn=kind.can_spawn and record is not None
             )
         now = time.time()
-        situation = await self._situation(job, record, kind, now)
+        situation = await self._situation(job, record, kind, now, gathered)
         verdict = assess(situation, params, now, machine.busy_since)
         if job.force or verdict.collision_gate is not CollisionGate.NOT_EVALUATED:
             job.gate = verdict.collision_gate.value
@@ -692,8 +729,8 @@ class SupervisorApp:
         match effect:
             case Deliver(attempt=attempt):
                 assert record is not None
-                await self.state.record_attempt(job.agent_id, job.thread_id, job.trigger_id, attempt, now,
-                                                self.params.rate_window_secs)  # fmt: skip
+                self._background(self.state.record_attempt(job.agent_id, job.thread_id, job.trigger_id, attempt,
+                                                           now, self.params.rate_window_secs))  # fmt: skip
                 try:
                     written = await self.driver.write(record.pty_target, payload, kind, attempt=attempt)
                 except (TmuxError, TimeoutError) as error:

@@ -35,17 +35,29 @@ def _has_ink(binary: Image.Image, x: int, top: int, bottom: int) -> bool:
     return 0 <= x < binary.width and binary.crop((x, top, x + 1, bottom)).getextrema()[0] == 0
 
 
+def _reach(binary: Image.Image, box: Box, start: int, step: int, limit: int, max_gap: int) -> int:
+    """How far ink goes on from column `start`, stepping by `step`, across gaps narrower than `max_gap`."""
+    edge, gap, x = start, 0, start
+    while abs(x - start) < limit:
+        x += step
+        if _has_ink(binary, x if step > 0 else x, box.y0, box.y1):
+            edge, gap = x, 0
+        else:
+            gap += 1
+            if gap >= max_gap:
+                break
+    return edge
+
+
 def snap_to_ink(box: Box, binary: Image.Image) -> Box:
-    """The box widened while the column just outside it holds ink: Tesseract's word boxes can end inside
-    the first or last glyph, and a sliver of a glyph is a clue. Stops at the gap before the next word, and
-    after at most the box's height on each side."""
-    limit = box.height
-    x0, x1 = box.x0, box.x1
-    while box.x0 - x0 < limit and _has_ink(binary, x0 - 1, box.y0, box.y1):
-        x0 -= 1
-    while x1 - box.x1 < limit and _has_ink(binary, x1, box.y0, box.y1):
-        x1 += 1
-    return Box(x0, box.y0, x1, box.y1)
+    """The box widened over ink just outside it: Tesseract's word boxes can end inside a glyph, or even
+    leave the last glyph out, and a sliver of a glyph is a clue. Gaps narrower than a space (a fifth of the
+    box's height: the room between two letters) are crossed; a wider gap, the space before the next word,
+    stops it, and so does the box's height."""
+    limit, max_gap = box.height, max(2, round(box.height / 5))
+    x0 = _reach(binary, box, box.x0, -1, limit, max_gap)
+    x1 = _reach(binary, box, box.x1 - 1, 1, limit, max_gap) + 1
+    return Box(min(x0, box.x0), box.y0, max(x1, box.x1), box.y1)
 
 
 def boxes_for_spans(

@@ -42,6 +42,7 @@ _DIGIT_LOOKALIKES = str.maketrans(
     }
 )
 _WORD = re.compile(r"\S+")
+_STRUCTURAL = frozenset("+-.()/:,#")  # what separates groups of digits in numbers, dates and times
 _RUN_CHARS = r"[A-Za-z0-9_\-+/=|\[\]!]"
 
 _LOOKALIKE = r"[A-Za-z0-9|\[\]!]"
@@ -111,11 +112,18 @@ def _digit_heavy(word: str) -> bool:
     return len(word) >= 2 and digits * 2 >= len(word)
 
 
+def _as_digits(word: str) -> str:
+    word = word.translate(_DIGIT_LOOKALIKES)
+    odd = [n for n, char in enumerate(word) if not char.isdigit() and char not in _STRUCTURAL]
+    if len(odd) == 1 and len(word) >= 3:  # one glyph OCR could not place, in a group of digits: a digit
+        word = word[: odd[0]] + "0" + word[odd[0] + 1 :]
+    return word
+
+
 def normalize_line(text: str) -> str:
-    """The line with digit look-alikes read as digits inside mostly-digit words; same length, same offsets."""
-    return _WORD.sub(
-        lambda m: m.group().translate(_DIGIT_LOOKALIKES) if _digit_heavy(m.group()) else m.group(), text
-    )
+    """The line with digit look-alikes read as digits inside mostly-digit words (and a single unknown glyph
+    among digits read as a digit); one character for one, so offsets do not move."""
+    return _WORD.sub(lambda m: _as_digits(m.group()) if _digit_heavy(m.group()) else m.group(), text)
 
 
 _MAX_PIECES = 3  # words taken in on each side of a finding, at most
@@ -124,10 +132,11 @@ _JOIN_START = tuple(".@_-")
 
 
 def _token_like(word: str) -> bool:
+    """Digits, glyphs OCR writes when unsure, mixed case past the first letter, or all capitals."""
     if any(char.isdigit() for char in word) or any(char in "|[]{}\\_!" for char in word):
         return True
-    rest = word[1:]
-    return any(char.isupper() for char in rest) and any(char.islower() for char in word)
+    capitals = sum(char.isupper() for char in word[1:])
+    return capitals > 0 and (any(char.islower() for char in word) or capitals + 1 == len(word))
 
 
 def _joined(left: str, right: str) -> bool:

@@ -68,7 +68,7 @@ class PaneDriver:
             return Look(PaneFacts(exists=False, agent_in_foreground=False), None)
         if probe.dead:
             return Look(PaneFacts(exists=False, agent_in_foreground=False), probe)
-        group = await asyncio.to_thread(foreground_of, probe.pane_pid)
+        group = foreground_of(probe.pane_pid)  # one small /proc read
         leader = process_name(group) if group else ""
         pid = registered_pid or probe.pane_pid
         in_front = group is not None and _same_group(pid, group) and leader not in SHELLS

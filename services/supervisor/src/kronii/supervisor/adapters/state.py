@@ -5,6 +5,7 @@ and crash loops, thread guards and runtime progress epochs."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -22,6 +23,29 @@ end
 return due
 """
 
+# Dedupe and enqueue in one round trip: the first request for a trigger_id stores its pending
+# outcome and queues its job; a repeat gets the stored outcome back.
+_ADMIT = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', tonumber(ARGV[2])) then
+  redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
+  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[3])
+  return false
+end
+return redis.call('GET', KEYS[1])
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The guardrail counters of one trigger, read in one round trip."""
+
+    attempts: tuple[float, ...]
+    failures: tuple[float, ...]
+    streak: int
+    last_failure_at: float | None
+    thread: dict[str, Any]
+    progress_epoch: int
+
 
 def _text(raw: Any) -> str:
     return raw.decode() if isinstance(raw, bytes) else str(raw)
@@ -31,6 +55,7 @@ class SupervisorState:
     def __init__(self, client: aioredis.Redis) -> None:
         self._r = client
         self._claim = client.register_script(_CLAIM)
+        self._admit = client.register_script(_ADMIT)
 
     # ---- dedupe and outcomes ----------------------------------------------------------------------
 
@@ -43,6 +68,41 @@ class SupervisorState:
             return None
         raw = await self._r.get(key)
         return json.loads(_text(raw)) if raw is not None else None
+
+    async def admit(
+        self, trigger_id: str, outcome: dict[str, Any], ttl: int, job: dict[str, Any], due: float
+    ) -> dict[str, Any] | None:
+        """claim_trigger and enqueue at once; the stored outcome when the trigger_id is known."""
+        raw = await self._admit(
+            keys=[f"{_P}:trigger:{trigger_id}", f"{_P}:jobs", f"{_P}:queue"],
+            args=[json.dumps(outcome), ttl, trigger_id, json.dumps(job), due],
+        )
+        return json.loads(_text(raw)) if raw else None
+
+    async def snapshot(
+        self, *, workspace_id: str, agent_id: str, thread_id: str, runtime_id: str, now: float,
+        rate_window: float, crash_window: float,
+    ) -> Snapshot:  # fmt: skip
+        attempts = f"{_P}:attempts:{agent_id}:{thread_id}"
+        failures = f"{_P}:failures:{workspace_id}:{agent_id}"
+        async with self._r.pipeline(transaction=False) as pipe:
+            pipe.zremrangebyscore(attempts, "-inf", now - rate_window)
+            pipe.zrange(attempts, 0, -1, withscores=True)
+            pipe.zremrangebyscore(failures, "-inf", now - crash_window)
+            pipe.zrange(failures, 0, -1, withscores=True)
+            pipe.hgetall(f"{_P}:streak:{workspace_id}:{agent_id}")
+            pipe.get(f"{_P}:thread:{agent_id}:{thread_id}")
+            pipe.get(f"{_P}:progress:{runtime_id}")
+            _, tried, _, failed, streak, thread, epoch = await pipe.execute()
+        fields = {_text(k): _text(v) for k, v in streak.items()}
+        return Snapshot(
+            attempts=tuple(sorted(float(entry[1]) for entry in tried)),
+            failures=tuple(sorted(float(entry[1]) for entry in failed)),
+            streak=int(fields.get("count", 0)),
+            last_failure_at=float(fields["last"]) if "last" in fields else None,
+            thread=json.loads(_text(thread)) if thread is not None else {},
+            progress_epoch=int(_text(epoch)) if epoch is not None else 0,
+        )
 
     async def put_outcome(self, trigger_id: str, outcome: dict[str, Any], ttl: int) -> None:
         await self._r.set(f"{_P}:trigger:{trigger_id}", json.dumps(outcome), ex=ttl)
