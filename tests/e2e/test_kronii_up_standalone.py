@@ -27,6 +27,8 @@ def _env(data_dir: Path) -> dict[str, str]:
         KRONII_EMBEDDED_POSTGRES_PORT=str(free_port()),
         KRONII_SENSOR_HTTP_PORT=str(free_port()),
         KRONII_SENSOR_GRPC_PORT=str(free_port()),
+        KRONII_SUPERVISOR_HTTP_PORT=str(free_port()),
+        KRONII_SUPERVISOR_GRPC_PORT=str(free_port()),
         KRONII_TEST_FAST_PG="1",
         DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
         DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",

@@ -224,3 +224,40 @@ async def test_stopped_watcher_reports_nothing_and_has_no_sources(session_bus: s
     assert watcher.sources == []
     emit_screensaver_active(session_bus, True)
     await inbox.assert_quiet(0)
+
+
+async def test_starting_while_the_screen_saver_is_active_reports_locked_at_once(session_bus: str) -> None:
+    """A screen saver service on the bus answers GetActive=true; no ActiveChanged ever comes."""
+    saver = await MessageBus(bus_address=session_bus).connect()
+    assert await saver.request_name("org.freedesktop.ScreenSaver") == RequestNameReply.PRIMARY_OWNER
+
+    def answer(message: Message) -> Message | None:
+        if message.message_type == MessageType.METHOD_CALL and message.member == "GetActive":
+            return Message.new_method_return(message, "b", [True])
+        return None
+
+    saver.add_message_handler(answer)
+    watcher = LockWatcher(session_address=session_bus, system_address=NO_BUS)
+    try:
+        inbox = await started(watcher)
+        assert await inbox.wait_for_count(1) == [(True, "screensaver")]
+        emit_screensaver_active(session_bus, False)
+        assert await inbox.wait_for_count(2) == [(True, "screensaver"), (False, "screensaver")]
+    finally:
+        await watcher.stop()
+        saver.disconnect()
+
+
+async def test_starting_while_unlocked_reports_nothing(session_bus: str) -> None:
+    saver = await MessageBus(bus_address=session_bus).connect()
+    assert await saver.request_name("org.freedesktop.ScreenSaver") == RequestNameReply.PRIMARY_OWNER
+    saver.add_message_handler(
+        lambda m: Message.new_method_return(m, "b", [False]) if m.member == "GetActive" else None
+    )
+    watcher = LockWatcher(session_address=session_bus, system_address=NO_BUS)
+    try:
+        inbox = await started(watcher)
+        await inbox.assert_quiet(0)
+    finally:
+        await watcher.stop()
+        saver.disconnect()

@@ -49,6 +49,14 @@ def test_a_bar_grows_over_glyph_slivers_its_word_box_missed() -> None:
     assert snap_to_ink(Box(26, 8, 54, 32), binary) == Box(20, 8, 60, 32)
 
 
+def test_a_bar_crosses_the_gap_between_letters_but_not_the_space_between_words() -> None:
+    binary = _white(300, 40)
+    binary.paste(0, (20, 8, 40, 32))
+    binary.paste(0, (42, 8, 60, 32))  # a last letter Tesseract left out of the word, 2 px away
+    binary.paste(0, (67, 8, 90, 32))  # the next word, after a 7 px space
+    assert snap_to_ink(Box(20, 8, 40, 32), binary) == Box(20, 8, 60, 32)
+
+
 def test_a_bar_grows_by_at_most_its_height() -> None:
     binary = _white(300, 40)
     binary.paste(0, (0, 10, 300, 30))  # a rule across the whole width

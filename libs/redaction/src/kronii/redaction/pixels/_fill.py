@@ -40,7 +40,7 @@ def _reach(binary: Image.Image, box: Box, start: int, step: int, limit: int, max
     edge, gap, x = start, 0, start
     while abs(x - start) < limit:
         x += step
-        if _has_ink(binary, x if step > 0 else x, box.y0, box.y1):
+        if _has_ink(binary, x, box.y0, box.y1):
             edge, gap = x, 0
         else:
             gap += 1

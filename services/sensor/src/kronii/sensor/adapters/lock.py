@@ -113,6 +113,8 @@ class LockWatcher:
         session = await self._connect(SOURCE_SCREENSAVER, "session", self._session_address, BusType.SESSION)
         if session is not None:
             await self._subscribe_screensaver(session)
+            # Subscribed first, then asked: a lock between the two is seen either way.
+            await self._report_screensaver_now(session)
         system = await self._connect(SOURCE_LOGIND, "system", self._system_address, BusType.SYSTEM)
         if system is not None:
             await self._subscribe_logind(system)
@@ -204,6 +206,23 @@ class LockWatcher:
             "logind has no session %r for us (%s); taking Lock/Unlock of any session", session_id, reply_error
         )
         return None
+
+    async def _report_screensaver_now(self, bus: MessageBus) -> None:
+        """Started while the screen is already locked: ask the screen saver instead of waiting for a
+        change that already happened."""
+        call = Message(
+            destination=SCREENSAVER_INTERFACES[0],
+            path="/org/freedesktop/ScreenSaver",
+            interface=SCREENSAVER_INTERFACES[0],
+            member="GetActive",
+        )
+        try:
+            reply = await asyncio.wait_for(bus.call(call), self._timeout_s)
+        except (OSError, DBusFastError, TimeoutError, EOFError) as exc:
+            log.debug("screen saver state unknown at start: %s", exc)
+            return
+        if reply.message_type == MessageType.METHOD_RETURN and reply.signature == "b" and reply.body[0]:
+            self._report(True, SOURCE_SCREENSAVER)
 
     # ---- receiving ----
 
