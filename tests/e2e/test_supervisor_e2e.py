@@ -13,7 +13,7 @@ import pytest
 from kronii.common.infra import free_port
 
 from tests.agents.harness import FAKE_CODEX, codex_bin, private_socket
-from tests.mesh import Proc
+from tests.mesh import Proc, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -71,12 +71,16 @@ def test_kronii_up_runs_the_supervisor_which_spawns_triggers_and_audits(tmp_path
             assert [r["runtime_id"] for r in json.loads(listed.stdout)] == [runtime_id]
 
             audit_env = {**env}
-            tail = subprocess.run([KRONII, "audit", "tail", "-n", "50", "--json"], env=audit_env,
-                                  capture_output=True, text=True, timeout=60)  # fmt: skip
-            rows = [json.loads(line) for line in tail.stdout.splitlines() if line.strip()]
-            actions = {(row["action"], row["subject"]) for row in rows}
-            assert ("supervisor.spawn", runtime_id) in actions
-            assert any(a == "supervisor.trigger" and s == "e2e-1" for a, s in actions), rows
+
+            def audited() -> set[tuple[str, str]]:
+                tail = subprocess.run([KRONII, "audit", "tail", "-n", "50", "--json"], env=audit_env,
+                                      capture_output=True, text=True, timeout=60)  # fmt: skip
+                rows = [json.loads(line) for line in tail.stdout.splitlines() if line.strip()]
+                return {(row["action"], row["subject"]) for row in rows}
+
+            # Audit rows are written off the path to the pane, by the supervisor's writer task.
+            wait_until(lambda: ("supervisor.trigger", "e2e-1") in audited(), 15, "the trigger's audit row")
+            assert ("supervisor.spawn", runtime_id) in audited()
             verify = subprocess.run(
                 [KRONII, "audit", "verify"], env=audit_env, capture_output=True, text=True, timeout=60
             )

@@ -37,3 +37,10 @@ def test_kronii_audit_tail_refuses_a_non_positive_count() -> None:
     result = _run("audit", "tail", "-n", "0")
     assert result.returncode == 2
     assert "--lines must be a positive number" in result.stderr
+
+
+def test_kronii_agents_is_wired_from_the_supervisor_package() -> None:
+    result = _run("agents", "--help")
+    assert result.returncode == 0
+    for action in ("spawn", "list", "trigger", "pause", "resume", "logs", "ack"):
+        assert action in result.stdout

@@ -61,6 +61,7 @@ class Supervisor:
     codex: CodexBin
     folder: Path
     database: str
+    nats: str
 
     def client(self, bearer: str | None = None) -> httpx.Client:
         headers = {"authorization": f"Bearer {bearer or token()}"}
@@ -146,7 +147,7 @@ def supervisor(
         url = f"http://127.0.0.1:{http_port}"
         try:
             wait_http_ready(url, proc=proc)
-            yield Supervisor(proc, url, grpc_port, socket, codex, folder, migrated_database)
+            yield Supervisor(proc, url, grpc_port, socket, codex, folder, migrated_database, infra.nats)
         finally:
             if proc.process.poll() is None:
                 proc.terminate()

@@ -3,6 +3,7 @@ shells and of callers without a token, the fallback chain, collisions, guardrail
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sys
@@ -16,6 +17,8 @@ import grpc
 import httpx
 import psycopg
 import pytest
+from kronii.common import subjects
+from kronii.common.bus import Bus
 from kronii.common.urls import libpq_url
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 from kronii.supervisor.v1 import supervisor_pb2_grpc as pb_grpc
@@ -298,6 +301,42 @@ def test_an_explicit_ack_over_http_acknowledges_a_silent_delivery(supervisor: Su
     worker.join(10)
     assert ack["accepted"] is True
     assert result["result"] == "delivered" and result["acked_by"] == "ack", result
+
+
+def test_an_ack_on_nats_acknowledges_a_silent_delivery_and_the_outcome_is_published(
+    supervisor: Supervisor,
+) -> None:
+    agent = _agent("natsack")
+    frozen = ["env", "FAKE_CODEX_FROZEN=1", sys.executable, str(FAKE_CODEX)]
+    runtime = _live(supervisor, agent, session_id="sess-n", command=frozen)
+    outcomes: list[pb.TriggerOutcome] = []
+
+    async def scenario() -> dict[str, Any]:
+        bus = Bus("test")
+        await bus.connect(supervisor.nats)
+
+        async def on_outcome(_subject: str, message: pb.TriggerOutcome) -> None:
+            outcomes.append(message)
+
+        await bus.subscribe(subjects.SUPERVISOR_OUTCOME, pb.TriggerOutcome, on_outcome)
+        await bus.client.flush()
+        pending = asyncio.create_task(
+            asyncio.to_thread(supervisor.trigger, agent, "ack me on the bus", ack_timeout_ms=5000)
+        )
+        await asyncio.sleep(0.6)
+        await bus.publish(subjects.SUPERVISOR_ACK, pb.AckTriggerRequest(runtime_id=runtime["runtime_id"]))
+        result = await pending
+        for _ in range(100):
+            if any(o.trigger_id == result["trigger_id"] for o in outcomes):
+                break
+            await asyncio.sleep(0.02)
+        await bus.close()
+        return result
+
+    result = asyncio.run(scenario())
+    assert result["result"] == "delivered" and result["acked_by"] == "ack", result
+    published = [o for o in outcomes if o.trigger_id == result["trigger_id"]]
+    assert published and published[0].result == "delivered" and published[0].acked_by == "ack"
 
 
 # ---- sections 12 and 13.2: collision ---------------------------------------------------------------------

@@ -59,7 +59,9 @@ def test_ten_attempts_in_a_minute_defer_with_trigger_rate_limited_until_the_olde
 
 def test_a_rate_limit_of_zero_turns_the_limiter_off() -> None:
     attempts = tuple(NOW - i for i in range(50))
-    verdict = assess(situation(guards=GuardFacts(recent_attempts=attempts)), SupervisorParams(rate_limit=0), NOW)
+    verdict = assess(
+        situation(guards=GuardFacts(recent_attempts=attempts)), SupervisorParams(rate_limit=0), NOW
+    )
     assert verdict.signal is Signal.RUNTIME_READY
 
 

@@ -121,6 +121,7 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     token.add_argument("--scope", action="append", choices=("trigger", "operate", "read"), default=[])
     token.add_argument("--ttl", type=int, default=3600, help="seconds")
+    agents.set_defaults(handler=run_agents)
     return agents
 
 

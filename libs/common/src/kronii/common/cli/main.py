@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import sys
+from importlib.metadata import entry_points
 from collections.abc import Sequence
 
 from kronii.common.settings import KroniiSettings, SettingsError, load_settings
@@ -32,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     migrate.add_argument("--down", action="store_true", help="migrate down to REVISION (e.g. base)")
 
     add_redact_parser(sub)
+    # Commands of other installed packages (`kronii agents` from the supervisor, ...).
+    for entry in sorted(entry_points(group="kronii.commands"), key=lambda item: item.name):
+        entry.load()(sub)
 
     audit = sub.add_parser("audit", help="check or read the audit log")
     audit_sub = audit.add_subparsers(dest="audit_command", metavar="ACTION")
@@ -148,6 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_migrate(args.revision, args.down)
         if args.command == "redact":
             return run_redact(args)
+        handler = getattr(args, "handler", None)
+        if handler is not None:
+            return int(handler(args))
         if args.command == "audit":
             if getattr(args, "lines", 1) <= 0:
                 print("kronii: --lines must be a positive number", file=sys.stderr)

@@ -14,7 +14,7 @@ from .._lines import LineSpan
 from ._layout import OcrLine
 from ._model import Box
 
-__all__ = ["FILL", "boxes_for_spans", "fill", "masked_share", "snap_to_ink", "to_original"]
+__all__ = ["FILL", "boxes_for_spans", "fill", "fit_text", "masked_share", "snap_to_ink", "to_original"]
 
 FILL = (0, 0, 0)
 PAD_MIN_PX = 2
@@ -60,6 +60,22 @@ def snap_to_ink(box: Box, binary: Image.Image) -> Box:
     return Box(min(x0, box.x0), box.y0, max(x1, box.x1), box.y1)
 
 
+def _ink_columns(binary: Image.Image, x0: int, x1: int, box: Box) -> int:
+    return sum(_has_ink(binary, x, box.y0, box.y1) for x in range(max(0, x0), min(binary.width, x1)))
+
+
+def fit_text(box: Box, chars: int, char_width: float, binary: Image.Image) -> Box:
+    """A word box at least as wide as its text should be (its characters times the line's mean character
+    width, less half a character), grown on the side where there is more ink: Tesseract sometimes reads a
+    word whole but leaves its last or first glyph out of the box."""
+    short = round(chars * char_width - char_width / 2) - box.width
+    if short <= 0:
+        return box
+    if _ink_columns(binary, box.x0 - short, box.x0, box) > _ink_columns(binary, box.x1, box.x1 + short, box):
+        return Box(box.x0 - short, box.y0, box.x1, box.y1)
+    return Box(box.x0, box.y0, box.x1 + short, box.y1)
+
+
 def boxes_for_spans(
     spans: Iterable[LineSpan], lines: Sequence[OcrLine], scale: float, binary: Image.Image
 ) -> dict[int, list[Box]]:
@@ -71,11 +87,13 @@ def boxes_for_spans(
     for span in spans:
         if not 0 <= span.line < len(lines):
             raise ValueError("a finding fell on a line that OCR did not read")
-        words = lines[span.line].boxes_within(span.start, span.end)
+        line = lines[span.line]
+        words = line.words_within(span.start, span.end)
         if not words:
             raise ValueError("a finding covers no word box")
         for word in words:
-            box = to_original(word, scale)
+            box = to_original(line.boxes[word], scale)
+            box = fit_text(box, len(line.words[word]), line.char_width / scale, binary)
             box = box.pad(max(PAD_MIN_PX, math.ceil(PAD_SHARE * box.height))).clip(*size)
             box = snap_to_ink(box, binary)
             key = (span.finding, span.line)

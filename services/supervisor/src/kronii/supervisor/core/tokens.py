@@ -76,11 +76,15 @@ def verify_token(secret: bytes, token: str, *, now: float) -> Claims:
     expected = hmac.new(secret, f"{PREFIX}.{parts[1]}".encode(), hashlib.sha256).digest()
     try:
         given = _unb64(parts[2])
+    except ValueError:
+        raise TokenError("the token is malformed") from None
+    # The signature first: nothing of an unsigned body is parsed.
+    if not hmac.compare_digest(expected, given):
+        raise TokenError("the token's signature does not match")
+    try:
         claims = json.loads(_unb64(parts[1]))
     except (ValueError, json.JSONDecodeError):
         raise TokenError("the token is malformed") from None
-    if not hmac.compare_digest(expected, given):
-        raise TokenError("the token's signature does not match")
     if not isinstance(claims, dict) or not isinstance(claims.get("sub"), str):
         raise TokenError("the token's claims are malformed")
     if float(claims.get("exp", 0)) <= now:
