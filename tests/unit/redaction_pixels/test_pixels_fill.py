@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 from kronii.redaction import LineSpan
 from kronii.redaction.pixels import Box
-from kronii.redaction.pixels._fill import FILL, boxes_for_spans, fill, masked_share, snap_to_ink, to_original
+from kronii.redaction.pixels._fill import (
+    FILL,
+    boxes_for_spans,
+    fill,
+    fit_text,
+    masked_share,
+    snap_to_ink,
+    to_original,
+)
 from kronii.redaction.pixels._layout import assemble_lines
 from kronii.redaction.pixels._ocr import OcrWord
 from PIL import Image
@@ -55,6 +63,17 @@ def test_a_bar_crosses_the_gap_between_letters_but_not_the_space_between_words()
     binary.paste(0, (42, 8, 60, 32))  # a last letter Tesseract left out of the word, 2 px away
     binary.paste(0, (67, 8, 90, 32))  # the next word, after a 7 px space
     assert snap_to_ink(Box(20, 8, 40, 32), binary) == Box(20, 8, 60, 32)
+
+
+def test_a_word_box_shorter_than_its_text_grows_towards_the_ink() -> None:
+    binary = _white(300, 40)
+    binary.paste(0, (100, 10, 140, 30))  # four characters of 10 px; Tesseract boxed only three
+    assert fit_text(Box(100, 10, 130, 30), 4, 10.0, binary) == Box(100, 10, 135, 30)
+    assert fit_text(Box(110, 10, 140, 30), 4, 10.0, binary) == Box(105, 10, 140, 30)
+
+
+def test_a_word_box_as_wide_as_its_text_is_kept() -> None:
+    assert fit_text(Box(100, 10, 138, 30), 4, 10.0, _white(300, 40)) == Box(100, 10, 138, 30)
 
 
 def test_a_bar_grows_by_at_most_its_height() -> None:

@@ -6,8 +6,8 @@ import argparse
 import asyncio
 import json
 import sys
-from importlib.metadata import entry_points
 from collections.abc import Sequence
+from importlib.metadata import entry_points
 
 from kronii.common.settings import KroniiSettings, SettingsError, load_settings
 from kronii.redaction.cli import add_redact_parser, run_redact

@@ -211,7 +211,12 @@ def _is_unquoted_literal(
     looks_random = _looks_random(value)
     if assignment.operator == "space-unquoted" and (not has_digit or not value[0].isalnum() or "=" in value):
         return False  # `reason=bad_password attempts=3`: the next word is another field, not a password
-    if assignment.operator == "space-unquoted" and _IDENTIFIER.fullmatch(value) and "_" in value and value == lowered:
+    if (
+        assignment.operator == "space-unquoted"
+        and _IDENTIFIER.fullmatch(value)
+        and "_" in value
+        and value == lowered
+    ):
         return False  # "pass force_zip64 to the writer": prose naming a lower_snake identifier
     if assignment.operator in ("is", "space-unquoted"):
         return looks_random and len(value) >= 6 and ":" not in value

@@ -94,8 +94,8 @@ def boxes_for_spans(
         for word in words:
             box = to_original(line.boxes[word], scale)
             box = fit_text(box, len(line.words[word]), line.char_width / scale, binary)
+            box = snap_to_ink(box, binary)  # from the glyphs' own edges: padding would eat the space
             box = box.pad(max(PAD_MIN_PX, math.ceil(PAD_SHARE * box.height))).clip(*size)
-            box = snap_to_ink(box, binary)
             key = (span.finding, span.line)
             bars[key] = bars[key].union(box) if key in bars else box
     found: dict[int, list[Box]] = {}

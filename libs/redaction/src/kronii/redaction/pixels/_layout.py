@@ -23,13 +23,18 @@ class OcrLine:
     spans: tuple[tuple[int, int], ...]
     boxes: tuple[Box, ...]
 
+    def words_within(self, start: int, end: int) -> list[int]:
+        """The numbers of the words that overlap characters [start, end)."""
+        return [n for n, (first, last) in enumerate(self.spans) if first < end and last > start]
+
     def boxes_within(self, start: int, end: int) -> list[Box]:
         """The boxes of the words that overlap characters [start, end)."""
-        return [
-            box
-            for (first, last), box in zip(self.spans, self.boxes, strict=True)
-            if first < end and last > start
-        ]
+        return [self.boxes[n] for n in self.words_within(start, end)]
+
+    @property
+    def char_width(self) -> float:
+        """The mean width of a character on this line, from its word boxes."""
+        return sum(box.width for box in self.boxes) / max(1, sum(len(word) for word in self.words))
 
 
 def assemble_lines(words: Sequence[OcrWord]) -> list[OcrLine]:

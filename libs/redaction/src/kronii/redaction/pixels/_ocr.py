@@ -106,6 +106,10 @@ def _read_band(image: Image.Image, top: int, band: int, settings: OcrSettings) -
 def read_words(prepared: Prepared, settings: OcrSettings) -> list[OcrWord]:
     """Every word in the prepared image, band by band, in reading order. Raises if any run fails."""
     if settings.limit_threads:
+        # pytesseract starts tesseract with this process's environment and takes no other. Tesseract's
+        # OpenMP threads spin against each other and against everything else on a small machine (a plain
+        # pass took ~10 s of CPU for ~2 s of work here); one thread per process, one process per band.
+        # An operator's own OMP_THREAD_LIMIT is kept.
         os.environ.setdefault("OMP_THREAD_LIMIT", "1")
     image = prepared.image
     cuts = band_cuts(prepared.ink, _workers(settings), settings.min_band_px)

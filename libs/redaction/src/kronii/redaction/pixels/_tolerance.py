@@ -5,13 +5,15 @@ exact lengths then misses the value, or masks half of it. Three remedies, each m
 bench/redaction_image.py:
 
 - `normalize_line`: in words that are mostly digits, letters that OCR confuses with digits are read as
-  those digits (O->0, l/I/|->1, S->5, B->8): one character for one, so word offsets do not move;
+  those digits (O->0, l/I/|->1, S->5, B->8), and a single unknown glyph as a digit: one character for
+  one, so word offsets do not move;
 - `OCR_PATTERNS`: patterns given to the engine as hints, lenient on length and on confused characters:
-  a private key's armour, vendor prefixes followed by a token-shaped run, the shape of an AWS key id, card numbers whose check digit
-  a misread broke, and any long word mixing letters and digits that reads like a token rather than a word;
-- `widen`: a finding's mask grows over neighbouring words on its line that look like the rest of a token
-  (digits, mixed case, characters OCR writes for glyphs it is unsure of), e.g. the second half of a split
-  GitHub token.
+  a private key's armour, vendor prefixes followed by a token-shaped run, the shape of an AWS key id,
+  card numbers whose check digit a misread broke, and any long word mixing letters and digits that reads
+  like a token rather than a word;
+- `widen`: a finding's mask grows over neighbouring words on its line that look like pieces of the same
+  token (digits, mixed case, capitals, glyphs OCR writes when unsure), e.g. the second half of a split
+  GitHub token, or an address split after its dot.
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ OCR_PATTERNS: tuple[CustomPattern, ...] = (
         r"(?<![A-Za-z0-9])(?:sk|rk|pk)[_\-](?:live|test|proj|ant)[_\-]" + _RUN_CHARS + "{6,}",
         confidence=0.8,
     ),
-    # A card number whose check digit fails because OCR misread a digit (DejaVu Mono's dotted 0 reads as 6 or 8).
+    # A card number whose check digit fails because OCR misread a digit (DejaVu Mono's dotted 0 reads as 6).
     CustomPattern(
         FindingType.PAYMENT_CARD,
         r"(?<![0-9])(?:[0-9]{4}[ \-]){3}[0-9]{1,7}(?![0-9])|(?<![0-9])[0-9]{4}[ \-][0-9]{6}[ \-][0-9]{5}(?![0-9])"
@@ -140,8 +142,8 @@ def _token_like(word: str) -> bool:
 
 
 def _joined(left: str, right: str) -> bool:
-    """Whether two neighbouring words look like one token that OCR split: the new word is token-like, or
-    the two meet at a character that joins the parts of an address or a token (`maria. keller@...`)."""
+    """Whether two neighbouring words look like one token that OCR split: both are token-like, or they
+    meet at a character that joins the parts of an address or a token (`maria. keller@...`)."""
     return (
         left.endswith(_JOIN_END)
         or right.startswith(_JOIN_START)
@@ -149,16 +151,12 @@ def _joined(left: str, right: str) -> bool:
     )
 
 
-def _words_of(line: OcrLine, start: int, end: int) -> list[int]:
-    return [n for n, (first, last) in enumerate(line.spans) if first < end and last > start]
-
-
 def widen(spans: Iterable[LineSpan], lines: Sequence[OcrLine]) -> list[LineSpan]:
     """Each span grown over the neighbouring words on its line that look like pieces of the same token."""
     grown = []
     for span in spans:
         line = lines[span.line]
-        covered = _words_of(line, span.start, span.end)
+        covered = line.words_within(span.start, span.end)
         if not covered:
             grown.append(span)
             continue
