@@ -160,6 +160,11 @@ class Launcher:
 
     def start(self) -> None:
         self._started = time.monotonic()
+        specs = installed_services()
+        if not specs:
+            raise LaunchError("no kronii service is installed in this environment; run `make up`")
+        # One column for every name, so the log prefixes line up.
+        self._width = max(9, *(len(spec.name) for spec in specs))
         s = self.settings
         ports = InfraPorts(s.embedded_nats_port, s.embedded_redis_port, s.embedded_postgres_port)
         self.infra = EmbeddedInfra(s.data_dir, ports, sink=_infra_sink(self.sink))
@@ -169,9 +174,6 @@ class Launcher:
         for server in self.servers.values():
             origin = "embedded" if server.embedded else "configured"
             self.say(f"{server.name:<{self._width}}  {server.display_url}  ({origin})")
-        specs = installed_services()
-        if not specs:
-            raise LaunchError("no kronii service is installed in this environment; run `make up`")
         # Services take seconds to import; they start while the migrations run, and are
         # only waited for once the schema is in place.
         env = self._child_env()
