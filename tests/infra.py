@@ -87,7 +87,3 @@ def create_database(url: str, name: str) -> str:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
     return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, ""))
-
-
-def free_ports(count: int) -> list[int]:
-    return [free_port() for _ in range(count)]

@@ -16,6 +16,8 @@ from pathlib import Path
 import httpx
 import psutil
 
+from tests import desktop
+
 __all__ = ["Proc", "kronii_process_pids", "wait_http_ready", "wait_until"]
 
 
@@ -102,12 +104,8 @@ def wait_http_ready(url: str, timeout: float = 30.0, proc: Proc | None = None) -
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float, what: str, interval: float = 0.05) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+    """Poll until `predicate()` holds; the desktop helpers' poller, with this module's argument names."""
+    desktop.wait_until(predicate, timeout_s=timeout, interval_s=interval, what=what)
 
 
 def kronii_process_pids(marker: str) -> list[int]:

@@ -857,7 +857,7 @@ def test_grafana_provisioning_points_at_prometheus_and_the_mounted_dashboards(
 
 def test_dashboards_are_valid_json_with_unique_ids_that_fit_the_grid() -> None:
     paths = dashboards()
-    assert {p.name for p in paths} >= {"kronii-overview.json", "kronii-sensor.json"}
+    assert {p.name for p in paths} >= {"kronii-overview.json", "kronii-sensor.json", "kronii-supervisor.json"}
     uid = provisioned_datasource()["uid"]
     uids = []
     for path in paths:
@@ -914,7 +914,7 @@ def test_dashboards_chart_every_kronii_metric() -> None:
     for path in dashboards():
         for _, expr in dashboard_exprs(json.loads(path.read_text(encoding="utf-8"))):
             used |= {s.name for s in promql_selectors(expr)[0]}
-    for metric in {**COMMON_METRICS, **SENSOR_METRICS}:
+    for metric in {**COMMON_METRICS, **SENSOR_METRICS, **SUPERVISOR_METRICS}:
         names = {f"{metric}_bucket", f"{metric}_sum", f"{metric}_count"} if metric in HISTOGRAMS else {metric}
         assert used & names, f"no dashboard panel shows {metric}"
 
