@@ -208,6 +208,23 @@ class SensorApp:
             log.warning("reading idle time failed: %s", error)
             return None
 
+    async def _idle_now(self) -> int | None:
+        display = self._display
+        if display is None or not display.has_idle:
+            return None
+        try:
+            return await asyncio.to_thread(display.idle_ms)
+        except IdleUnavailable:
+            return None
+        except DisplayUnavailable as error:
+            # The X server went away: say so once, report it in /readyz, and go on with Tick alone.
+            self._display_problem = f"lost the display: {error}; the sensor runs on Tick alone"
+            log.warning("%s", self._display_problem)
+            self._display = None
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(display.close)
+            return None
+
     def _offer(self, event: SensorInput, received: float) -> None:
         try:
             self._inputs.put_nowait((event, received))
@@ -218,7 +235,7 @@ class SensorApp:
         assert self._settings is not None
         while True:
             await asyncio.sleep(self._settings.tick_interval_secs)
-            idle = await asyncio.to_thread(self._read_idle) if self._display is not None else None
+            idle = await self._idle_now()
             self._offer(Tick(time.time(), idle), time.perf_counter())
 
     async def _consume(self) -> None:
