@@ -3,7 +3,9 @@ answers `kronii status`, and leaves no process behind after SIGTERM."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 from kronii.common.infra import free_port
 
-from tests.mesh import Proc, kronii_process_pids, wait_until
+from tests.mesh import Proc, kronii_process_pids, wait_http_ready, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -64,6 +66,19 @@ def test_kronii_up_runs_embedded_infra_refuses_a_second_instance_and_stops_clean
         assert "JetStream on" in rows["nats"]
         assert "0003_supervisor_registry" in rows["postgres"]
         assert "no display" in rows["sensor"]
+
+        # A service that dies is started again; the mesh stays up.
+        state_file = data_dir / "run" / "up.json"
+        killed = json.loads(state_file.read_text())["services"]["sensor"]["pid"]
+        os.kill(killed, signal.SIGKILL)
+        proc.wait_for_line(lambda line: "sensor exited unexpectedly" in line and "restarting" in line, 10)
+        wait_until(
+            lambda: json.loads(state_file.read_text())["services"]["sensor"]["pid"] != killed,
+            5,
+            "the restarted sensor in up.json",
+        )
+        wait_http_ready(f"http://127.0.0.1:{env['KRONII_SENSOR_HTTP_PORT']}", timeout=60)
+        assert proc.process.poll() is None
     finally:
         code, took = proc.terminate(timeout=20)
     assert code == 0, proc.output[-3000:]

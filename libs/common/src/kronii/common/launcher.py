@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -33,6 +33,9 @@ __all__ = ["LaunchError", "Launcher", "LauncherSettings", "state_path"]
 
 SERVICE_STOP_SECS = 5.0
 INFRA_STOP_SECS = 3.0
+# A service that dies is started again, unless it keeps dying: then kronii stops and says so.
+MAX_RESTARTS = 3
+RESTART_WINDOW_SECS = 60.0
 
 
 class LauncherSettings(KroniiSettings):
@@ -57,6 +60,7 @@ class RunningService:
     spec: ServiceSpec
     settings: ServiceSettings
     child: Child
+    restarts: list[float] = field(default_factory=list)
 
     @property
     def http_url(self) -> str:
@@ -261,13 +265,23 @@ class Launcher:
     def watch(self) -> int:
         """Wait for a stop request or a child's death. Returns the exit code for `kronii up`."""
         while not self.stop_requested.wait(0.2):
-            for running in self.services:
-                if not running.child.alive():
+            for index, running in enumerate(self.services):
+                if running.child.alive():
+                    continue
+                code = running.child.process.returncode
+                now = time.monotonic()
+                running.restarts = [at for at in running.restarts if now - at < RESTART_WINDOW_SECS]
+                if len(running.restarts) >= MAX_RESTARTS:
                     self.say(
-                        f"kronii: {running.spec.name} exited unexpectedly with code "
-                        f"{running.child.process.returncode}; stopping kronii"
+                        f"kronii: {running.spec.name} exited with code {code} "
+                        f"{MAX_RESTARTS + 1} times within {RESTART_WINDOW_SECS:.0f} s; stopping kronii"
                     )
                     return 1
+                self.say(f"kronii: {running.spec.name} exited unexpectedly with code {code}; restarting it")
+                restarted = self._start_service(running.spec, self._child_env())
+                restarted.restarts = [*running.restarts, now]
+                self.services[index] = restarted
+                self._write_state()
             for server in self.servers.values():
                 if server.child is not None and not server.child.alive():
                     self.say(f"kronii: the embedded {server.name} exited unexpectedly; stopping kronii")
