@@ -153,6 +153,11 @@ async def test_kronii_up_senses_focus_input_idle_and_lock_on_a_real_desktop(
         )
         assert isinstance(titled, pb.TitleChanged)
         assert "alice@example.com" not in titled.focus.title
+        # The person watching `kronii up` sees the same events in the sensor's log lines, redacted too.
+        wait_until(
+            lambda: any("focus app changed" in line and "KroniiTerm" in line for line in proc.lines), 5, "log"
+        )
+        assert not any("alice@example.com" in line for line in proc.lines)
 
         # Without input the state falls to Passive, then Inactive.
         await events.wait_for(

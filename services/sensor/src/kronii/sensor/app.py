@@ -269,15 +269,18 @@ class SensorApp:
             case StateChanged():
                 metrics.transitions.labels(effect.from_state.value, effect.to_state.value).inc()
                 metrics.set_state(effect.to_state)
+                log.info("state %s -> %s (%s)", effect.from_state.value, effect.to_state.value, effect.cause)
                 message_s = pb.StateChanged(transition=transition_message(effect), cause=effect.cause)
                 await self._publish("state_changed", message_s, pb.ActivityEvent(state_changed=message_s))
                 self._persist(
                     "state_changed", effect.at, {"from": effect.from_state.value, "cause": effect.cause}
                 )
             case FocusChanged():
+                current = self._titles.clean(effect.current)
+                log.info("focus %s changed: %s %r", effect.change, current.wm_class or "?", current.title)
                 message = pb.FocusChanged(
                     previous=focus_message(self._titles.clean(effect.previous)),
-                    current=focus_message(self._titles.clean(effect.current)),
+                    current=focus_message(current),
                     at=timestamp(effect.at),
                     change=effect.change,
                 )
@@ -287,14 +290,15 @@ class SensorApp:
                     "focus_changed", effect.at, {"change": effect.change, "app": effect.current.app_name}
                 )
             case TitleChanged():
-                message_t = pb.TitleChanged(
-                    focus=focus_message(self._titles.clean(effect.focus)), at=timestamp(effect.at)
-                )
+                titled = self._titles.clean(effect.focus)
+                log.info("title of %s: %r", titled.wm_class or "?", titled.title)
+                message_t = pb.TitleChanged(focus=focus_message(titled), at=timestamp(effect.at))
                 await self._publish("title_changed", message_t, pb.ActivityEvent(title_changed=message_t))
             case PulseEmitted():
                 message_p = pb.ActivityPulse(source=effect.source, at=timestamp(effect.at))
                 await self._publish("activity_pulse", message_p, pb.ActivityEvent(activity_pulse=message_p))
             case LockRecorded():
+                log.info("%s (%s)", "locked" if effect.locked else "unlocked", effect.source)
                 message_l = pb.LockChanged(
                     locked=effect.locked, source=effect.source, at=timestamp(effect.at)
                 )
