@@ -128,7 +128,7 @@ class Launcher:
             self.out.flush()
 
     def sink(self, name: str, line: str) -> None:
-        self.say(f"{name:<{self._width}}| {line}")
+        self.say(f"{name:<{self._width}} | {line}")
 
     # ---- single instance ---------------------------------------------------------------------
 

@@ -277,7 +277,10 @@ class SensorApp:
                 )
             case FocusChanged():
                 current = self._titles.clean(effect.current)
-                log.info("focus %s changed: %s %r", effect.change, current.wm_class or "?", current.title)
+                if current.window_id:
+                    log.info("focus %s changed: %s %r", effect.change, current.wm_class or "?", current.title)
+                else:
+                    log.info("focus changed: no window has the focus")
                 message = pb.FocusChanged(
                     previous=focus_message(self._titles.clean(effect.previous)),
                     current=focus_message(current),
