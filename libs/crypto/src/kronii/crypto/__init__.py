@@ -1,0 +1,39 @@
+"""kronii.crypto: envelope encryption for captured images.
+
+Each object is sealed with its own AES-256-GCM content key; the content key is wrapped by a master
+key from a :class:`MasterKeyProvider` (Vault transit, the Secret Service, or a key file).
+"""
+
+from kronii.crypto.envelope import open_sealed, rewrap, seal
+from kronii.crypto.errors import (
+    CryptoError,
+    DecryptionError,
+    KeyFileError,
+    MasterKeyUnavailableError,
+    ProviderConfigError,
+)
+from kronii.crypto.keyfile import KeyFileProvider
+from kronii.crypto.model import SealedObject, WrappedKey
+from kronii.crypto.provider import LocalMasterKeyProvider, MasterKeyProvider
+from kronii.crypto.secretservice import SecretServiceProvider
+from kronii.crypto.select import select_provider
+from kronii.crypto.vault import VaultTransitProvider
+
+__all__ = [
+    "CryptoError",
+    "DecryptionError",
+    "KeyFileError",
+    "KeyFileProvider",
+    "LocalMasterKeyProvider",
+    "MasterKeyProvider",
+    "MasterKeyUnavailableError",
+    "ProviderConfigError",
+    "SealedObject",
+    "SecretServiceProvider",
+    "VaultTransitProvider",
+    "WrappedKey",
+    "open_sealed",
+    "rewrap",
+    "seal",
+    "select_provider",
+]
