@@ -67,7 +67,7 @@ AWS_SECRET = AwsSecretKeyDetector()
             "sk-ant-api03-Zq8rT2vX5bN7mK9pL1wE3yU6iO0aS4dF-gH7jK2lQ9cV5bN8mX1zA3sD6fG-AbCdEf",
         ),
         (
-            "//registry.npmjs.org/:_authToken=npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+            "//npm.pkg.github.com/:_authToken=npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
             "NPM_TOKEN",
             "npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
         ),
