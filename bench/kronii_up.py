@@ -7,7 +7,6 @@ Usage: python bench/kronii_up.py [--runs 3]
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 import tempfile
@@ -15,21 +14,12 @@ import time
 from pathlib import Path
 
 from _common import machine, save
-from kronii.common.infra import free_port
 
-from tests.mesh import Proc
+from tests.mesh import Proc, standalone_env
 
 
 def one_run(data_dir: Path) -> tuple[float, float]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KRONII_") and k != "DISPLAY"}
-    env.update(
-        KRONII_DATA_DIR=str(data_dir),
-        KRONII_EMBEDDED_NATS_PORT=str(free_port()),
-        KRONII_EMBEDDED_REDIS_PORT=str(free_port()),
-        KRONII_EMBEDDED_POSTGRES_PORT=str(free_port()),
-        KRONII_SENSOR_HTTP_PORT=str(free_port()),
-        KRONII_SENSOR_GRPC_PORT=str(free_port()),
-    )
+    env = standalone_env(data_dir)
     started = time.perf_counter()
     proc = Proc([str(Path(sys.executable).parent / "kronii"), "up"], env)
     proc.wait_for_line(lambda line: line.strip() == "kronii is up", 120)

@@ -32,6 +32,7 @@ __all__ = [
     "set_window_title",
     "start_session_bus",
     "start_xvfb",
+    "stop_process",
     "wait_until",
 ]
 
@@ -52,15 +53,16 @@ def _env(display: str | None = None, bus_address: str | None = None) -> dict[str
     return env
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
+def stop_process(proc: subprocess.Popen[Any], timeout_s: float = 2.0) -> None:
+    """SIGTERM, wait, then SIGKILL: how every helper process of the tests is stopped."""
     if proc.poll() is not None:
         return
     proc.terminate()
     try:
-        proc.wait(timeout=2.0)
+        proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.wait(timeout=2.0)
+        proc.wait(timeout=timeout_s)
 
 
 def _read_line(fd: int, timeout_s: float, what: str) -> str:
@@ -198,8 +200,8 @@ def start_xvfb(extra_args: Sequence[str] = (), screen: str = "1024x768x24") -> I
         yield display
     finally:
         if wm is not None:
-            _kill(wm)
-        _kill(xvfb)
+            stop_process(wm)
+        stop_process(xvfb)
 
 
 # ---- X clients and input ------------------------------------------------------------------------
@@ -220,7 +222,7 @@ class WindowHandle:
     started_before: float = 0.0
 
     def close(self) -> None:
-        _kill(self.process)
+        stop_process(self.process)
 
     def __enter__(self) -> WindowHandle:
         return self
@@ -250,7 +252,7 @@ def open_window(display: str, title: str, wm_class: str, instance: str | None = 
         out = _run(["xdotool", "search", "--sync", "--onlyvisible", "--class", f"^{wm_class}$"], display)
         window_id = int(out.split()[0])
     except BaseException:
-        _kill(proc)
+        stop_process(proc)
         raise
     return WindowHandle(
         display=display,
@@ -305,7 +307,7 @@ def start_session_bus() -> Iterator[str]:
             raise DesktopError("dbus-daemon printed an empty address")
         yield address
     finally:
-        _kill(proc)
+        stop_process(proc)
         if proc.stdout is not None:
             proc.stdout.close()
 

@@ -18,7 +18,7 @@ import psutil
 
 from tests import desktop
 
-__all__ = ["Proc", "kronii_process_pids", "wait_http_ready", "wait_until"]
+__all__ = ["Proc", "kronii_process_pids", "standalone_env", "wait_http_ready", "wait_until"]
 
 
 class Proc:
@@ -127,3 +127,24 @@ def running(proc: Proc) -> Iterator[Proc]:
     finally:
         if proc.process.poll() is None:
             proc.kill()
+
+
+def standalone_env(data_dir: Path) -> dict[str, str]:
+    """The environment for a `kronii up` of its own: no configured servers, no display, no D-Bus, every
+    port free, its own data directory."""
+    from kronii.common.infra import free_port
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KRONII_") and k != "DISPLAY"}
+    env.update(
+        KRONII_DATA_DIR=str(data_dir),
+        KRONII_EMBEDDED_NATS_PORT=str(free_port()),
+        KRONII_EMBEDDED_REDIS_PORT=str(free_port()),
+        KRONII_EMBEDDED_POSTGRES_PORT=str(free_port()),
+        KRONII_SENSOR_HTTP_PORT=str(free_port()),
+        KRONII_SENSOR_GRPC_PORT=str(free_port()),
+        KRONII_SUPERVISOR_HTTP_PORT=str(free_port()),
+        KRONII_SUPERVISOR_GRPC_PORT=str(free_port()),
+        DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
+        DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
+    )
+    return env

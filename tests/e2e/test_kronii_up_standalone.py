@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from kronii.common.infra import free_port
 
-from tests.mesh import Proc, kronii_process_pids, wait_http_ready, wait_until
+from tests.mesh import Proc, kronii_process_pids, standalone_env, wait_http_ready, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -21,21 +20,7 @@ KRONII = str(Path(sys.executable).parent / "kronii")
 
 
 def _env(data_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KRONII_") and k != "DISPLAY"}
-    env.update(
-        KRONII_DATA_DIR=str(data_dir),
-        KRONII_EMBEDDED_NATS_PORT=str(free_port()),
-        KRONII_EMBEDDED_REDIS_PORT=str(free_port()),
-        KRONII_EMBEDDED_POSTGRES_PORT=str(free_port()),
-        KRONII_SENSOR_HTTP_PORT=str(free_port()),
-        KRONII_SENSOR_GRPC_PORT=str(free_port()),
-        KRONII_SUPERVISOR_HTTP_PORT=str(free_port()),
-        KRONII_SUPERVISOR_GRPC_PORT=str(free_port()),
-        KRONII_TEST_FAST_PG="1",
-        DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
-        DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
-    )
-    return env
+    return {**standalone_env(data_dir), "KRONII_TEST_FAST_PG": "1"}
 
 
 def test_kronii_up_runs_embedded_infra_refuses_a_second_instance_and_stops_clean(tmp_path: Path) -> None:

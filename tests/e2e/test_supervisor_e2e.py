@@ -4,7 +4,6 @@ server, a trigger typed into its pane, the outcome in the audit chain, a clean s
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ import pytest
 from kronii.common.infra import free_port
 
 from tests.agents.harness import FAKE_CODEX, codex_bin, private_socket
-from tests.mesh import Proc, wait_until
+from tests.mesh import Proc, standalone_env, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -25,17 +24,10 @@ def test_kronii_up_runs_the_supervisor_which_spawns_triggers_and_audits(tmp_path
     data_dir = tmp_path / "kronii-data"
     http = free_port()
     with private_socket() as socket:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("KRONII_") and k != "DISPLAY"}
+        env = standalone_env(data_dir)
         env.update(codex.env())
         env.update(
-            KRONII_DATA_DIR=str(data_dir),
-            KRONII_EMBEDDED_NATS_PORT=str(free_port()),
-            KRONII_EMBEDDED_REDIS_PORT=str(free_port()),
-            KRONII_EMBEDDED_POSTGRES_PORT=str(free_port()),
-            KRONII_SENSOR_HTTP_PORT=str(free_port()),
-            KRONII_SENSOR_GRPC_PORT=str(free_port()),
             KRONII_SUPERVISOR_HTTP_PORT=str(http),
-            KRONII_SUPERVISOR_GRPC_PORT=str(free_port()),
             KRONII_SUPERVISOR_TMUX_SOCKET=socket,
             KRONII_TEST_FAST_PG="1",
             DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from kronii.crypto import SecretServiceProvider
 
-from tests.desktop import start_session_bus, wait_until
+from tests.desktop import start_session_bus, stop_process, wait_until
 
 
 def _name_has_owner(address: str, name: str) -> bool:
@@ -81,9 +81,4 @@ def secret_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 )
                 yield address
             finally:
-                keyring.terminate()
-                try:
-                    keyring.wait(timeout=5.0)
-                except subprocess.TimeoutExpired:
-                    keyring.kill()
-                    keyring.wait(timeout=5.0)
+                stop_process(keyring, timeout_s=5.0)

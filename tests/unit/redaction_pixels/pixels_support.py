@@ -22,6 +22,8 @@ from kronii.redaction.pixels import Box, OcrSettings
 from PIL import Image, ImageDraw, ImageFont
 from Xlib import display as xdisplay
 
+from tests.desktop import stop_process
+
 FONT_DIR = "/usr/share/fonts/truetype/dejavu"
 FONTS = {
     "sans": f"{FONT_DIR}/DejaVuSans.ttf",
@@ -284,12 +286,7 @@ def xterm_showing(
         _wait_until_drawn(terminal)
         yield terminal
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=3)
+        stop_process(process, timeout_s=3)
         os.unlink(handle.name)
 
 
