@@ -36,7 +36,7 @@ test-slow: deps
 lint: pydeps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy libs/common/src libs/redaction/src libs/crypto/src services/sensor/src services/supervisor/src tests bench
+	$(VENV)/bin/mypy libs/common/src libs/redaction/src libs/crypto/src services/sensor/src services/supervisor/src services/capture/src services/pipeline/src services/scheduler/src tests bench
 
 proto: pydeps
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH bash scripts/gen_proto.sh

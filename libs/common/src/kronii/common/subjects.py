@@ -5,11 +5,23 @@ from __future__ import annotations
 __all__ = [
     "ACTIVITY_ALL",
     "ACTIVITY_PREFIX",
+    "CAPTURE_STATUS_ALL",
+    "CAPTURE_STATUS_PREFIX",
+    "NOTIFY_ALL",
+    "PIPELINE_TRIGGER",
+    "PLUGIN_EVENTS_ALL",
+    "PLUGIN_REGISTER",
+    "SCHEDULER_PLAN",
+    "SCHEDULER_TICK",
     "SUPERVISOR_ACK",
     "SUPERVISOR_COLLISION",
     "SUPERVISOR_OUTCOME",
     "SUPERVISOR_PREFIX",
     "activity",
+    "capture_status",
+    "notify",
+    "plugin_event",
+    "plugin_snapshot",
 ]
 
 ACTIVITY_PREFIX = "kronii.activity"
@@ -32,3 +44,53 @@ SUPERVISOR_PREFIX = "kronii.supervisor"
 SUPERVISOR_OUTCOME = f"{SUPERVISOR_PREFIX}.outcome"
 SUPERVISOR_COLLISION = f"{SUPERVISOR_PREFIX}.collision"
 SUPERVISOR_ACK = f"{SUPERVISOR_PREFIX}.ack"
+
+
+# The capture service: every status change of a job (payload kronii.capture.v1.CaptureStatus).
+CAPTURE_PREFIX = "kronii.capture"
+CAPTURE_STATUS_PREFIX = f"{CAPTURE_PREFIX}.status"
+CAPTURE_STATUS_ALL = f"{CAPTURE_STATUS_PREFIX}.*"
+
+
+def capture_status(job_id: str) -> str:
+    """`kronii.capture.status.<job_id>`."""
+    return f"{CAPTURE_STATUS_PREFIX}.{_token(job_id)}"
+
+
+# The pipeline: triggers from agents and plugins, the plugin protocol, and notifications.
+PIPELINE_PREFIX = "kronii.pipeline"
+PIPELINE_TRIGGER = f"{PIPELINE_PREFIX}.trigger"
+PLUGIN_PREFIX = "kronii.plugin"
+PLUGIN_REGISTER = f"{PLUGIN_PREFIX}.register"
+PLUGIN_EVENTS_ALL = f"{PLUGIN_PREFIX}.event.*"
+
+
+def plugin_event(app_id: str) -> str:
+    """`kronii.plugin.event.<app_id>`: events a plugin publishes."""
+    return f"{PLUGIN_PREFIX}.event.{_token(app_id)}"
+
+
+def plugin_snapshot(app_id: str) -> str:
+    """`kronii.plugin.snapshot.<app_id>`: request/reply for a plugin's summary or full data."""
+    return f"{PLUGIN_PREFIX}.snapshot.{_token(app_id)}"
+
+
+NOTIFY_PREFIX = "kronii.notify"
+NOTIFY_ALL = f"{NOTIFY_PREFIX}.>"
+
+
+def notify(channel: str) -> str:
+    """`kronii.notify.<channel>`: a user-facing notification."""
+    return f"{NOTIFY_PREFIX}.{_token(channel)}"
+
+
+# The scheduler: wake-ups it emits when due, and the plan the pipeline hands it after a run.
+SCHEDULER_PREFIX = "kronii.scheduler"
+SCHEDULER_TICK = f"{SCHEDULER_PREFIX}.tick"
+SCHEDULER_PLAN = f"{SCHEDULER_PREFIX}.plan"
+
+
+def _token(value: str) -> str:
+    if not value or any(char in value for char in ".*> \t"):
+        raise ValueError(f"not a valid NATS subject token: {value!r}")
+    return value

@@ -1,0 +1,1 @@
+"""kronii capture: on-demand, scored, redacted and encrypted screenshots of one window."""

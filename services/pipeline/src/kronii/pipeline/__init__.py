@@ -1,0 +1,1 @@
+"""kronii pipeline: the orchestrator from activity to suggestions worth the user's attention."""

@@ -1,0 +1,1 @@
+"""kronii scheduler: wake-ups, cooldowns and ceilings for the pipeline."""
