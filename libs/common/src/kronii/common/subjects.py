@@ -11,6 +11,7 @@ __all__ = [
     "PIPELINE_TRIGGER",
     "PLUGIN_EVENTS_ALL",
     "PLUGIN_REGISTER",
+    "SCHEDULER_ADMIT",
     "SCHEDULER_PLAN",
     "SCHEDULER_TICK",
     "SUPERVISOR_ACK",
@@ -88,6 +89,8 @@ def notify(channel: str) -> str:
 SCHEDULER_PREFIX = "kronii.scheduler"
 SCHEDULER_TICK = f"{SCHEDULER_PREFIX}.tick"
 SCHEDULER_PLAN = f"{SCHEDULER_PREFIX}.plan"
+# Request/reply: may a run start now (ceilings, cooldown, preemption)?
+SCHEDULER_ADMIT = f"{SCHEDULER_PREFIX}.admit"
 
 
 def _token(value: str) -> str:
