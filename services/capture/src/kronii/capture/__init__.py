@@ -1,1 +1,0 @@
-"""kronii capture: on-demand, scored, redacted and encrypted screenshots of one window."""

@@ -1,1 +1,0 @@
-"""kronii pipeline: the orchestrator from activity to suggestions worth the user's attention."""

@@ -1,1 +1,0 @@
-"""kronii scheduler: wake-ups, cooldowns and ceilings for the pipeline."""
