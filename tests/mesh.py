@@ -133,17 +133,17 @@ def standalone_env(data_dir: Path) -> dict[str, str]:
     """The environment for a `kronii up` of its own: no configured servers, no display, no D-Bus, every
     port free, its own data directory."""
     from kronii.common.infra import free_port
+    from kronii.common.services import installed_services
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("KRONII_") and k != "DISPLAY"}
+    for spec in installed_services():
+        env[f"KRONII_{spec.name.upper()}_HTTP_PORT"] = str(free_port())
+        env[f"KRONII_{spec.name.upper()}_GRPC_PORT"] = str(free_port())
     env.update(
         KRONII_DATA_DIR=str(data_dir),
         KRONII_EMBEDDED_NATS_PORT=str(free_port()),
         KRONII_EMBEDDED_REDIS_PORT=str(free_port()),
         KRONII_EMBEDDED_POSTGRES_PORT=str(free_port()),
-        KRONII_SENSOR_HTTP_PORT=str(free_port()),
-        KRONII_SENSOR_GRPC_PORT=str(free_port()),
-        KRONII_SUPERVISOR_HTTP_PORT=str(free_port()),
-        KRONII_SUPERVISOR_GRPC_PORT=str(free_port()),
         DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
         DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
     )

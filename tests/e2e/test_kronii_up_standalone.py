@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from kronii.common.db import head_revision
 
 from tests.mesh import Proc, kronii_process_pids, standalone_env, wait_http_ready, wait_until
 
@@ -49,7 +50,7 @@ def test_kronii_up_runs_embedded_infra_refuses_a_second_instance_and_stops_clean
         assert set(rows) >= {"nats", "redis", "postgres", "sensor"}
         assert all("  yes  " in row for row in rows.values()), status.stdout
         assert "JetStream on" in rows["nats"]
-        assert "0003_supervisor_registry" in rows["postgres"]
+        assert head_revision() in rows["postgres"]
         assert "no display" in rows["sensor"]
 
         # A service that dies is started again; the mesh stays up.

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Base",
     "alembic_config",
+    "head_revision",
     "make_engine",
     "make_sessionmaker",
     "migrate_down",
@@ -66,3 +67,13 @@ def migrate_down(url: str, revision: str) -> None:
     from alembic import command
 
     command.downgrade(alembic_config(url), revision)
+
+
+def head_revision() -> str:
+    """The newest migration's revision id: what `kronii migrate` brings a database to."""
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory(str(MIGRATIONS_DIR)).get_current_head()
+    if head is None:
+        raise RuntimeError("the migrations directory has no head revision")
+    return head

@@ -1,0 +1,6 @@
+"""kronii scheduler: wake-ups, cooldowns and ceilings for the pipeline (`python -m kronii.scheduler`)."""
+
+from kronii.common.spec import launch
+from kronii.scheduler.service import SERVICE
+
+launch(SERVICE)

@@ -1,0 +1,1 @@
+"""The scheduler's outside world: Redis timers and state, NATS request/reply."""

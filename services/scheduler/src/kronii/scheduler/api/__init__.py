@@ -1,0 +1,1 @@
+"""The scheduler's surfaces: HTTP (FastAPI) and gRPC, both thin over SchedulerApp."""

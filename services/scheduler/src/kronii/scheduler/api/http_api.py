@@ -1,0 +1,71 @@
+"""HTTP: GET /v1/schedule, POST /v1/plans, POST /v1/admit. JSON bodies use the proto field names
+(`next_wakeup` as RFC 3339, `priority` as "normal" or "high"); a bad body is a 400 whose `detail`
+names the field."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TypeVar
+
+from fastapi import APIRouter, HTTPException, Request
+from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
+from google.protobuf.message import Message
+from kronii.scheduler.core.model import InvalidRequest
+from kronii.scheduler.v1 import scheduler_pb2 as pb
+
+__all__ = ["scheduler_router"]
+
+M = TypeVar("M", bound=Message)
+
+
+class _Scheduler(Protocol):
+    async def submit_plan(self, plan: pb.Plan) -> pb.PlanResponse: ...
+    async def admit(self, request: pb.AdmitRequest) -> pb.AdmitResponse: ...
+    async def schedule(self) -> pb.ScheduleView: ...
+
+
+def as_json(message: Message) -> dict[str, Any]:
+    return MessageToDict(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+
+
+async def _body(request: Request, message: M) -> M:
+    try:
+        data = await request.json() if await request.body() else {}
+    except ValueError:
+        raise HTTPException(400, "the body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise HTTPException(400, "the body must be a JSON object")
+    if isinstance(data.get("priority"), str):
+        data["priority"] = data["priority"].upper()
+    try:
+        return ParseDict(data, message)
+    except ParseError as error:
+        raise HTTPException(400, f"invalid request: {error}") from None
+
+
+def scheduler_router(app: _Scheduler) -> APIRouter:
+    router = APIRouter(prefix="/v1", tags=["scheduler"])
+
+    @router.get("/schedule")
+    async def get_schedule() -> dict[str, Any]:
+        """Pending wake-ups, the cooldown, live trigger filters, run counters and ceilings."""
+        return as_json(await app.schedule())
+
+    @router.post("/plans")
+    async def post_plan(request: Request) -> dict[str, Any]:
+        """Apply a Planner's plan (the same as a Plan on kronii.scheduler.plan)."""
+        plan = await _body(request, pb.Plan())
+        try:
+            return as_json(await app.submit_plan(plan))
+        except InvalidRequest as error:
+            raise HTTPException(400, str(error)) from None
+
+    @router.post("/admit")
+    async def post_admit(request: Request) -> dict[str, Any]:
+        """May a run start now? 200 with the decision, refused or not; 400 for a bad request."""
+        admit = await _body(request, pb.AdmitRequest())
+        try:
+            return as_json(await app.admit(admit))
+        except InvalidRequest as error:
+            raise HTTPException(400, str(error)) from None
+
+    return router

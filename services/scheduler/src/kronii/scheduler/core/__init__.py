@@ -1,0 +1,1 @@
+"""The scheduler's rules, pure: no I/O, time passed in (epoch seconds)."""

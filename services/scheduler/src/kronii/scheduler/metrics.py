@@ -1,0 +1,45 @@
+"""The scheduler's Prometheus metrics, all kronii_scheduler_*. No label carries a justification or
+a reason sentence: only fixed reason codes and tick kinds."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+__all__ = ["SchedulerMetrics"]
+
+
+class SchedulerMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.ticks = Counter(
+            "kronii_scheduler_ticks_emitted", "Ticks published on NATS", ["kind"], registry=registry
+        )
+        self.tick_lateness = Histogram(
+            "kronii_scheduler_tick_lateness_seconds",
+            "From a wake-up's due time to its Tick's publish",
+            buckets=(0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0),
+            registry=registry,
+        )
+        self.admits = Counter(
+            "kronii_scheduler_admits",
+            "Admission decisions by outcome (allowed|refused) and reason code",
+            ["outcome", "reason"],
+            registry=registry,
+        )
+        self.preemptions = Counter(
+            "kronii_scheduler_preemptions",
+            "Cooldowns ended early by a justified high-priority trigger",
+            ["trigger_kind"],
+            registry=registry,
+        )
+        self.plans = Counter(
+            "kronii_scheduler_plans",
+            "Plans received by outcome (applied|invalid)",
+            ["outcome"],
+            registry=registry,
+        )
+        self.pending = Gauge(
+            "kronii_scheduler_pending_wakeups", "Wake-ups pending or in flight in Redis", registry=registry
+        )
+        self.poll_errors = Counter(
+            "kronii_scheduler_poll_errors", "Failed polls of Redis for due wake-ups", registry=registry
+        )
