@@ -28,8 +28,9 @@ class KeyFileProvider(LocalMasterKeyProvider):
 
     The directory is created 0700 if missing; an existing one must be owned by this user and not be
     accessible by group or others. The key file is written 0600 and refused when its mode lets group
-    or others in, when it is not a regular file, or when another user owns it. Errors never name the
-    path: it is logged locally instead.
+    or others in, when it is not a regular file, or when another user owns it. Neither errors nor log
+    lines name a filesystem path (kronii's services promise that): the file is `master.key` in the
+    directory the caller chose (the data directory's keys).
     """
 
     def __init__(self, directory: Path) -> None:
@@ -41,7 +42,7 @@ class KeyFileProvider(LocalMasterKeyProvider):
             if keys is None:
                 keys = {1: os.urandom(MASTER_KEY_BYTES)}
                 self._write(keys)
-                log.info("kronii.crypto: created master key file %s", self._path)
+                log.info("kronii.crypto: created master key file")
         self._keys = keys
 
     @property
@@ -64,7 +65,7 @@ class KeyFileProvider(LocalMasterKeyProvider):
             keys[version] = os.urandom(MASTER_KEY_BYTES)
             self._write(keys)
         self._keys = keys
-        log.info("kronii.crypto: master key file %s rotated to version %d", self._path, version)
+        log.info("kronii.crypto: master key file rotated to version %d", version)
         return version
 
     def _master_key(self, version: int) -> bytes | None:
@@ -83,19 +84,18 @@ class KeyFileProvider(LocalMasterKeyProvider):
             self._directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             st = os.lstat(self._directory)
         except OSError as exc:
-            log.error("kronii.crypto: cannot create master key directory %s: %s", self._directory, exc)
+            log.error("kronii.crypto: cannot create master key directory: %s", exc.strerror)
             raise KeyFileError("the master key directory cannot be created or read") from None
         if not stat.S_ISDIR(st.st_mode):
-            log.error("kronii.crypto: master key directory %s is not a directory", self._directory)
+            log.error("kronii.crypto: master key directory is not a directory")
             raise KeyFileError("the master key directory is not a directory")
         if st.st_uid != os.getuid():
-            log.error("kronii.crypto: master key directory %s is owned by uid %d", self._directory, st.st_uid)
+            log.error("kronii.crypto: master key directory is owned by uid %d", st.st_uid)
             raise KeyFileError("the master key directory is owned by another user")
         mode = stat.S_IMODE(st.st_mode)
         if mode & 0o077:
             log.error(
-                "kronii.crypto: master key directory %s has mode %04o; run chmod 700 on it",
-                self._directory,
+                "kronii.crypto: master key directory has mode %04o; run chmod 700 on it",
                 mode,
             )
             raise KeyFileError(
@@ -107,7 +107,7 @@ class KeyFileProvider(LocalMasterKeyProvider):
         try:
             fd = os.open(self._directory / _LOCK_FILE_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         except OSError as exc:
-            log.error("kronii.crypto: cannot open lock file in %s: %s", self._directory, exc)
+            log.error("kronii.crypto: cannot open lock file in the master key directory: %s", exc.strerror)
             raise KeyFileError("the master key lock file cannot be opened") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -121,21 +121,20 @@ class KeyFileProvider(LocalMasterKeyProvider):
         except FileNotFoundError:
             return None
         except OSError as exc:
-            log.error("kronii.crypto: cannot open master key file %s: %s", self._path, exc)
+            log.error("kronii.crypto: cannot open master key file: %s", exc.strerror)
             raise KeyFileError("the master key file cannot be opened (is it a symbolic link?)") from None
         with os.fdopen(fd, "rb") as handle:
             st = os.fstat(handle.fileno())
             if not stat.S_ISREG(st.st_mode):
-                log.error("kronii.crypto: master key file %s is not a regular file", self._path)
+                log.error("kronii.crypto: master key file is not a regular file")
                 raise KeyFileError("the master key file is not a regular file")
             if st.st_uid != os.getuid():
-                log.error("kronii.crypto: master key file %s is owned by uid %d", self._path, st.st_uid)
+                log.error("kronii.crypto: master key file is owned by uid %d", st.st_uid)
                 raise KeyFileError("the master key file is owned by another user")
             mode = stat.S_IMODE(st.st_mode)
             if mode & 0o077:
                 log.error(
-                    "kronii.crypto: refusing master key file %s with mode %04o; run chmod 600 on it",
-                    self._path,
+                    "kronii.crypto: refusing master key file with mode %04o; run chmod 600 on it",
                     mode,
                 )
                 raise KeyFileError(
@@ -161,7 +160,7 @@ class KeyFileProvider(LocalMasterKeyProvider):
                     raise ValueError("bad key entry")
                 keys[version] = key
         except (ValueError, KeyError, TypeError, binascii.Error):
-            log.error("kronii.crypto: master key file %s is corrupt", self._path)
+            log.error("kronii.crypto: master key file is corrupt")
             raise KeyFileError("the master key file is corrupt") from None
         return keys
 
@@ -187,7 +186,7 @@ class KeyFileProvider(LocalMasterKeyProvider):
             finally:
                 os.close(dir_fd)
         except OSError as exc:
-            log.error("kronii.crypto: cannot write master key file %s: %s", self._path, exc)
+            log.error("kronii.crypto: cannot write master key file: %s", exc.strerror)
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise KeyFileError("the master key file cannot be written") from None

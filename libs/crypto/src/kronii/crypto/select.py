@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 
 from kronii.crypto.errors import ProviderConfigError
-from kronii.crypto.keyfile import KeyFileProvider
+from kronii.crypto.keyfile import KEY_FILE_NAME, KeyFileProvider
 from kronii.crypto.provider import MasterKeyProvider
 from kronii.crypto.secretservice import SecretServiceProvider
 from kronii.crypto.vault import VaultTransitProvider
@@ -39,8 +39,9 @@ def select_provider(
         return SecretServiceProvider()
     provider = KeyFileProvider(data_dir)
     log.warning(
-        "kronii.crypto: no Vault and no Secret Service: the master key is stored in a file, %s; "
-        "anyone who can read that file as this user can decrypt every captured image",
-        provider.path,
+        "kronii.crypto: no Vault and no Secret Service: the master key is stored in a file "
+        "(%s in the data directory); anyone who can read that file as this user can decrypt every "
+        "captured image",
+        KEY_FILE_NAME,
     )
     return provider
