@@ -12,6 +12,7 @@ BENCHMARKS = [
     ["redaction_text.py"],
     ["redaction_image.py"],
     ["sensor_focus.py", "--switches", "200", "--cost-seconds", "60"],
+    ["capture_latency.py", "--jobs", "12", "--sustained", "12"],
     ["supervisor_triggers.py", "--sequential", "200", "--sustained", "1000", "--panes", "20"],
 ]
 

@@ -28,9 +28,10 @@ __all__ = ["add_keys_parser", "key_directory", "main", "master_key_provider", "r
 
 
 def key_directory(data_dir: Path) -> Path:
-    """Where the master key file lives when neither Vault nor the Secret Service is available:
-    the data directory itself, as ``select_provider`` documents it (and as the service opens it)."""
-    return data_dir
+    """Where the master key file lives when neither Vault nor the Secret Service is available: a 0700
+    directory of its own under the data directory (the data directory itself may have to be
+    traversable by the embedded PostgreSQL's user, so it cannot hold the key)."""
+    return data_dir / "capture" / "keys"
 
 
 def master_key_provider(

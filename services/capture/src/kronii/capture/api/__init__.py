@@ -1,0 +1,1 @@
+"""The capture service's API: the gRPC servicer, the HTTP router, and the conversions they share."""

@@ -1,0 +1,329 @@
+"""gRPC: every rpc of capture.proto's ScreenCapture, behind api.guard (identity, capability, breaker,
+audit). Errors carry a sentence: INVALID_ARGUMENT names the field."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, NoReturn, TypeAlias
+
+import grpc
+from kronii.capture.adapters.sessions import AuthError, Identity
+from kronii.capture.api.convert import meta_message, result_message, status_message
+from kronii.capture.api.guard import Guard
+from kronii.capture.app import CaptureApp, spec_fields
+from kronii.capture.core.capabilities import Capability, names
+from kronii.capture.errors import CaptureError
+from kronii.capture.v1 import capture_pb2 as pb
+from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
+
+__all__ = ["CaptureServicer"]
+
+# grpc ships no type hints here (mypy sees Any); the alias keeps signatures readable.
+Context: TypeAlias = Any
+CHUNK_BYTES = 64 * 1024
+
+_GRPC_CODE = {
+    "invalid_argument": grpc.StatusCode.INVALID_ARGUMENT,
+    "unauthenticated": grpc.StatusCode.UNAUTHENTICATED,
+    "permission_denied": grpc.StatusCode.PERMISSION_DENIED,
+    "not_found": grpc.StatusCode.NOT_FOUND,
+    "resource_exhausted": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "failed_precondition": grpc.StatusCode.FAILED_PRECONDITION,
+    "unavailable": grpc.StatusCode.UNAVAILABLE,
+}
+
+
+def _authorization(context: Context) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key.lower() == "authorization":
+            return str(value)
+    return ""
+
+
+async def _abort(context: Context, error: CaptureError) -> NoReturn:
+    await context.abort(_GRPC_CODE[error.code], error.message)
+    raise AssertionError("abort returned")  # pragma: no cover
+
+
+class CaptureServicer(pb_grpc.ScreenCaptureServicer):
+    def __init__(self, app: CaptureApp) -> None:
+        self._app = app
+        self._guard = Guard(app)
+
+    async def _enter(self, context: Context, capability: Capability) -> tuple[str, Identity]:
+        """(breaker key, identity); raises CaptureError."""
+        peer = context.peer() or ""
+        # Identify first: local clients come in from loopback too, and must not share the
+        # unauthenticated callers' breaker.
+        identity = await self._guard.identify_or_count(peer, _authorization(context))
+        key = Guard.caller_key(peer, identity)
+        self._guard.admit(key)
+        Guard.require(identity, capability)
+        return key, identity
+
+    async def _fail(
+        self,
+        context: Context,
+        operation: str,
+        key: str,
+        identity: Identity | None,
+        error: CaptureError,
+        subject: str = "",
+    ) -> NoReturn:
+        await self._guard.outcome(
+            key=key, identity=identity, operation=operation, error=error, subject=subject
+        )
+        await _abort(context, error)
+
+    # ---- jobs ----------------------------------------------------------------------------------
+
+    async def RequestScreenCapture(self, request: pb.CaptureRequest, context: Context) -> pb.CaptureJobId:
+        key, identity = "", None
+        try:
+            key, identity = await self._enter(context, Capability.REQUEST_CAPTURE)
+            assert identity is not None
+            job_id, merged = await self._app.request_capture(
+                identity,
+                spec_fields(
+                    process_id=request.process_id,
+                    app_name=request.app_name,
+                    app_start_time_ms=request.app_start_time,
+                    window_id=request.window_id,
+                    bypass=int(request.bypass),
+                    burst_count=request.burst_count,
+                    burst_interval_ms=request.burst_interval_ms,
+                    priority=int(request.priority),
+                    ttl_ms=request.ttl_ms,
+                    requester=request.requester,
+                ),
+            )
+        except CaptureError as error:
+            await self._fail(
+                context, "request", key or Guard.caller_key(context.peer() or "", None), identity, error
+            )
+        await self._guard.outcome(
+            key=key, identity=identity, operation="request", error=None, subject=job_id, merged=merged
+        )
+        return pb.CaptureJobId(job_id=job_id)
+
+    async def _job_access(self, context: Context, operation: str, job_id: str) -> tuple[str, Identity]:
+        key, identity = "", None
+        try:
+            key, identity = await self._enter(context, Capability.NONE)
+            assert identity is not None
+            if not identity.capabilities & (Capability.REQUEST_CAPTURE | Capability.LIST_META):
+                raise CaptureError("permission_denied", "this client lacks REQUEST_CAPTURE or LIST_META")
+        except CaptureError as error:
+            await self._fail(
+                context,
+                operation,
+                key or Guard.caller_key(context.peer() or "", None),
+                identity,
+                error,
+                job_id,
+            )
+        return key, identity
+
+    async def WatchCapture(
+        self, request: pb.CaptureJobId, context: Context
+    ) -> AsyncIterator[pb.CaptureStatus]:
+        key, identity = await self._job_access(context, "watch", request.job_id)
+        try:
+            stream = self._app.watch(request.job_id)
+            first = True
+            async for index, record in stream:
+                if first:
+                    first = False
+                    await self._guard.outcome(
+                        key=key, identity=identity, operation="watch", error=None, subject=request.job_id
+                    )
+                yield status_message(record, record.history[index])
+        except CaptureError as error:
+            await self._fail(context, "watch", key, identity, error, request.job_id)
+
+    async def GetCaptureResult(self, request: pb.CaptureJobId, context: Context) -> pb.CaptureResult:
+        key, identity = await self._job_access(context, "result", request.job_id)
+        try:
+            record = await self._app.job(request.job_id)
+        except CaptureError as error:
+            await self._fail(context, "result", key, identity, error, request.job_id)
+        await self._guard.outcome(
+            key=key, identity=identity, operation="result", error=None, subject=request.job_id
+        )
+        return result_message(record, include_raw_ids=identity.allows(Capability.READ_RAW_ENCRYPTED))
+
+    async def CancelCapture(self, request: pb.CaptureJobId, context: Context) -> pb.CaptureStatus:
+        key, identity = "", None
+        try:
+            key, identity = await self._enter(context, Capability.REQUEST_CAPTURE)
+            record = await self._app.cancel(request.job_id)
+        except CaptureError as error:
+            await self._fail(
+                context,
+                "cancel",
+                key or Guard.caller_key(context.peer() or "", None),
+                identity,
+                error,
+                request.job_id,
+            )
+        await self._guard.outcome(
+            key=key, identity=identity, operation="cancel", error=None, subject=request.job_id
+        )
+        return status_message(record)
+
+    # ---- screenshots ---------------------------------------------------------------------------
+
+    async def IssueToken(self, request: pb.IssueTokenRequest, context: Context) -> pb.ScreenshotToken:
+        key, identity = "", None
+        try:
+            key, identity = await self._enter(context, Capability.READ_REDACTED)
+            assert identity is not None
+            token, expires_at = await self._app.issue_token(identity, request.screenshot_id)
+        except CaptureError as error:
+            await self._fail(
+                context,
+                "issue_token",
+                key or Guard.caller_key(context.peer() or "", None),
+                identity,
+                error,
+                request.screenshot_id,
+            )
+        await self._guard.outcome(
+            key=key, identity=identity, operation="issue_token", error=None, subject=request.screenshot_id
+        )
+        message = pb.ScreenshotToken(screenshot_id=request.screenshot_id, single_use_token=token)
+        message.expires_at.FromDatetime(expires_at)
+        return message
+
+    async def GetScreenshot(
+        self, request: pb.GetScreenshotRequest, context: Context
+    ) -> AsyncIterator[pb.ScreenshotChunk]:
+        key, identity = "", None
+        try:
+            key, identity = await self._enter(context, Capability.READ_REDACTED)
+            png, meta = await self._app.screenshot(request.screenshot_id, request.single_use_token)
+        except CaptureError as error:
+            await self._fail(
+                context,
+                "get_screenshot",
+                key or Guard.caller_key(context.peer() or "", None),
+                identity,
+                error,
+                request.screenshot_id,
+            )
+        await self._guard.outcome(
+            key=key,
+            identity=identity,
+            operation="get_screenshot",
+            error=None,
+            subject=request.screenshot_id,
+            redaction_level=meta.redaction_level,
+        )
+        for offset in range(0, len(png), CHUNK_BYTES):
+            chunk = pb.ScreenshotChunk(data=png[offset : offset + CHUNK_BYTES])
+            if offset == 0:
+                chunk.content_type = "image/png"
+                chunk.width, chunk.height = meta.width, meta.height
+                chunk.redaction_level = meta.redaction_level
+            yield chunk
+
+    async def ListScreenshots(
+        self, request: pb.ListScreenshotsRequest, context: Context
+    ) -> pb.ListScreenshotsResponse:
+        key, identity = "", None
+        try:
+            key, identity = await self._enter(context, Capability.LIST_META)
+            found = await self._app.list_meta(request.limit)
+        except CaptureError as error:
+            await self._fail(
+                context, "list", key or Guard.caller_key(context.peer() or "", None), identity, error
+            )
+        await self._guard.outcome(key=key, identity=identity, operation="list", error=None, count=len(found))
+        return pb.ListScreenshotsResponse(screenshots=[meta_message(item) for item in found])
+
+    async def GetRawEncrypted(
+        self, request: pb.GetRawEncryptedRequest, context: Context
+    ) -> AsyncIterator[pb.RawEncryptedChunk]:
+        key, identity = "", None
+        try:
+            key, identity = await self._enter(context, Capability.READ_RAW_ENCRYPTED)
+            sealed, version = await self._app.raw_encrypted(request.screenshot_id)
+        except CaptureError as error:
+            await self._fail(
+                context,
+                "get_raw_encrypted",
+                key or Guard.caller_key(context.peer() or "", None),
+                identity,
+                error,
+                request.screenshot_id,
+            )
+        await self._guard.outcome(
+            key=key,
+            identity=identity,
+            operation="get_raw_encrypted",
+            error=None,
+            subject=request.screenshot_id,
+        )
+        for offset in range(0, len(sealed), CHUNK_BYTES):
+            yield pb.RawEncryptedChunk(data=sealed[offset : offset + CHUNK_BYTES], key_version=version)
+
+    # ---- agent handshake -----------------------------------------------------------------------
+
+    async def BeginChallenge(self, request: pb.ChallengeRequest, context: Context) -> pb.Challenge:
+        key = f"agent:{request.client_id}"
+        try:
+            self._guard.admit(key)
+            assert self._app.clients is not None
+            challenge = await self._app.clients.begin(request.client_id)
+        except ValueError as error:
+            await self._fail(
+                context,
+                "challenge",
+                key,
+                None,
+                CaptureError("invalid_argument", str(error), field="client_id"),
+            )
+        except CaptureError as error:
+            await self._fail(context, "challenge", key, None, error)
+        message = pb.Challenge(challenge_id=challenge.challenge_id, nonce=challenge.nonce)
+        message.expires_at.FromDatetime(challenge.expires_at)
+        return message
+
+    async def Authenticate(self, request: pb.AuthenticateRequest, context: Context) -> pb.Session:
+        key = f"agent:{request.client_id}"
+        try:
+            self._guard.admit(key)
+            assert self._app.clients is not None
+            session = await self._app.clients.authenticate(
+                request.challenge_id, request.client_id, bytes(request.signature)
+            )
+        except AuthError as error:
+            await self._fail(
+                context,
+                "authenticate",
+                key,
+                None,
+                CaptureError("unauthenticated", error.message),
+                request.client_id,
+            )
+        except ValueError as error:
+            await self._fail(
+                context,
+                "authenticate",
+                key,
+                None,
+                CaptureError("invalid_argument", str(error), field="client_id"),
+            )
+        except CaptureError as error:
+            await self._fail(context, "authenticate", key, None, error, request.client_id)
+        identity = session.identity()
+        await self._guard.outcome(
+            key=identity.actor,
+            identity=identity,
+            operation="authenticate",
+            error=None,
+            subject=request.client_id,
+        )
+        message = pb.Session(session_token=session.token, capabilities=names(session.capabilities))
+        message.expires_at.FromDatetime(session.expires_at)
+        return message

@@ -1,0 +1,225 @@
+"""HTTP: the gRPC operations as JSON under /v1/capture/..., plus GET /v1/screenshots/{id}?token=...
+(image/png). Every call but the agent handshake needs `authorization: Bearer <session token>`.
+Errors are 4xx/5xx with {"detail": sentence} (and "field" for a bad request field)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from kronii.capture.adapters.sessions import AuthError, Identity
+from kronii.capture.api.convert import as_json, meta_message, result_message, status_message
+from kronii.capture.api.guard import Guard
+from kronii.capture.app import CaptureApp, spec_fields
+from kronii.capture.core.capabilities import Capability, names
+from kronii.capture.errors import HTTP_STATUS, CaptureError
+from pydantic import BaseModel, Field
+
+__all__ = ["capture_router"]
+
+T = TypeVar("T")
+
+
+class CaptureRequestBody(BaseModel):
+    process_id: int = 0
+    app_name: str = ""
+    app_start_time: int = 0
+    window_id: int = 0
+    bypass: str | int = 0
+    burst_count: int = 0
+    burst_interval_ms: int = 0
+    priority: str | int = 0
+    ttl_ms: int = 0
+    requester: str = ""
+
+
+class ChallengeBody(BaseModel):
+    client_id: str = Field(min_length=1, max_length=64)
+
+
+class AuthenticateBody(BaseModel):
+    challenge_id: str
+    client_id: str
+    # Hex of the 64-byte Ed25519 signature over the nonce.
+    signature_hex: str
+
+
+def _error(error: CaptureError) -> JSONResponse:
+    body: dict[str, Any] = {"detail": error.message}
+    if error.field:
+        body["field"] = error.field
+    headers = {"Retry-After": str(max(1, error.retry_after_ms // 1000))} if error.retry_after_ms else None
+    return JSONResponse(body, status_code=HTTP_STATUS[error.code], headers=headers)
+
+
+def capture_router(app: CaptureApp) -> APIRouter:
+    router = APIRouter(tags=["capture"])
+    guard = Guard(app)
+
+    async def call(
+        request: Request,
+        operation: str,
+        capability: Capability,
+        action: Callable[[Identity], Awaitable[T]],
+        subject: str = "",
+    ) -> T | JSONResponse:
+        peer = f"http:{request.client.host if request.client else ''}"
+        key, identity = Guard.caller_key(peer, None), None
+        try:
+            identity = await guard.identify_or_count(peer, request.headers.get("authorization"))
+            key = Guard.caller_key(peer, identity)
+            guard.admit(key)
+            if capability is not Capability.NONE:
+                Guard.require(identity, capability)
+            elif not identity.capabilities & (Capability.REQUEST_CAPTURE | Capability.LIST_META):
+                raise CaptureError("permission_denied", "this client lacks REQUEST_CAPTURE or LIST_META")
+            result = await action(identity)
+        except CaptureError as error:
+            await guard.outcome(key=key, identity=identity, operation=operation, error=error, subject=subject)
+            return _error(error)
+        await guard.outcome(key=key, identity=identity, operation=operation, error=None, subject=subject)
+        return result
+
+    @router.post("/v1/capture/requests", response_model=None)
+    async def request_capture(body: CaptureRequestBody, request: Request) -> Any:
+        async def action(identity: Identity) -> dict[str, Any]:
+            job_id, merged = await app.request_capture(
+                identity,
+                spec_fields(
+                    process_id=body.process_id,
+                    app_name=body.app_name,
+                    app_start_time_ms=body.app_start_time,
+                    window_id=body.window_id,
+                    bypass=body.bypass,
+                    burst_count=body.burst_count,
+                    burst_interval_ms=body.burst_interval_ms,
+                    priority=body.priority,
+                    ttl_ms=body.ttl_ms,
+                    requester=body.requester,
+                ),
+            )
+            return {"job_id": job_id, "merged": merged}
+
+        return await call(request, "request", Capability.REQUEST_CAPTURE, action)
+
+    @router.get("/v1/capture/jobs/{job_id}", response_model=None)
+    async def get_result(job_id: str, request: Request) -> Any:
+        async def action(identity: Identity) -> dict[str, Any]:
+            record = await app.job(job_id)
+            include_raw = identity.allows(Capability.READ_RAW_ENCRYPTED)
+            return as_json(result_message(record, include_raw_ids=include_raw))
+
+        return await call(request, "result", Capability.NONE, action, job_id)
+
+    @router.get("/v1/capture/jobs/{job_id}/watch", response_model=None)
+    async def watch(job_id: str, request: Request) -> Any:
+        """One JSON status per line (NDJSON), oldest first, until the job ends."""
+
+        async def action(identity: Identity) -> StreamingResponse:
+            await app.job(job_id)  # 404 before the stream starts
+
+            async def lines() -> AsyncIterator[bytes]:
+                async for index, record in app.watch(job_id):
+                    yield (json.dumps(as_json(status_message(record, record.history[index]))) + "\n").encode()
+
+            return StreamingResponse(lines(), media_type="application/x-ndjson")
+
+        return await call(request, "watch", Capability.NONE, action, job_id)
+
+    @router.post("/v1/capture/jobs/{job_id}/cancel", response_model=None)
+    async def cancel(job_id: str, request: Request) -> Any:
+        async def action(identity: Identity) -> dict[str, Any]:
+            return as_json(status_message(await app.cancel(job_id)))
+
+        return await call(request, "cancel", Capability.REQUEST_CAPTURE, action, job_id)
+
+    @router.post("/v1/capture/screenshots/{screenshot_id}/token", response_model=None)
+    async def issue_token(screenshot_id: str, request: Request) -> Any:
+        async def action(identity: Identity) -> dict[str, Any]:
+            token, expires_at = await app.issue_token(identity, screenshot_id)
+            return {
+                "screenshot_id": screenshot_id,
+                "single_use_token": token,
+                "expires_at": expires_at.isoformat(),
+            }
+
+        return await call(request, "issue_token", Capability.READ_REDACTED, action, screenshot_id)
+
+    @router.get("/v1/screenshots/{screenshot_id}", response_model=None)
+    async def get_screenshot(screenshot_id: str, request: Request, token: str = "") -> Any:
+        async def action(identity: Identity) -> Response:
+            png, meta = await app.screenshot(screenshot_id, token)
+            return Response(
+                png,
+                media_type="image/png",
+                headers={"X-Redaction-Level": meta.redaction_level, "Cache-Control": "no-store"},
+            )
+
+        return await call(request, "get_screenshot", Capability.READ_REDACTED, action, screenshot_id)
+
+    @router.get("/v1/capture/screenshots", response_model=None)
+    async def list_screenshots(request: Request, limit: int = 0) -> Any:
+        async def action(identity: Identity) -> dict[str, Any]:
+            found = await app.list_meta(limit)
+            return {"screenshots": [as_json(meta_message(item)) for item in found]}
+
+        return await call(request, "list", Capability.LIST_META, action)
+
+    @router.get("/v1/capture/screenshots/{screenshot_id}/raw-encrypted", response_model=None)
+    async def raw_encrypted(screenshot_id: str, request: Request) -> Any:
+        async def action(identity: Identity) -> Response:
+            sealed, version = await app.raw_encrypted(screenshot_id)
+            return Response(
+                sealed, media_type="application/octet-stream", headers={"X-Key-Version": str(version)}
+            )
+
+        return await call(request, "get_raw_encrypted", Capability.READ_RAW_ENCRYPTED, action, screenshot_id)
+
+    @router.post("/v1/capture/challenge", response_model=None)
+    async def challenge(body: ChallengeBody, request: Request) -> Any:
+        try:
+            guard.admit(f"agent:{body.client_id}")
+            assert app.clients is not None
+            made = await app.clients.begin(body.client_id)
+        except ValueError as error:
+            return _error(CaptureError("invalid_argument", str(error), field="client_id"))
+        except CaptureError as error:
+            return _error(error)
+        return {
+            "challenge_id": made.challenge_id,
+            "nonce_hex": made.nonce.hex(),
+            "expires_at": made.expires_at.isoformat(),
+        }
+
+    @router.post("/v1/capture/authenticate", response_model=None)
+    async def authenticate(body: AuthenticateBody, request: Request) -> Any:
+        agent_key = f"agent:{body.client_id}"
+        try:
+            guard.admit(agent_key)
+            signature = bytes.fromhex(body.signature_hex)
+            assert app.clients is not None
+            session = await app.clients.authenticate(body.challenge_id, body.client_id, signature)
+        except AuthError as error:
+            failure = CaptureError("unauthenticated", error.message)
+            await guard.outcome(
+                key=agent_key, identity=None, operation="authenticate", error=failure, subject=body.client_id
+            )
+            return _error(failure)
+        except ValueError as error:
+            return _error(CaptureError("invalid_argument", str(error), field="signature_hex"))
+        except CaptureError as error:
+            return _error(error)
+        identity = session.identity()
+        await guard.outcome(
+            key=agent_key, identity=identity, operation="authenticate", error=None, subject=body.client_id
+        )
+        return {
+            "session_token": session.token,
+            "expires_at": session.expires_at.isoformat(),
+            "capabilities": names(session.capabilities),
+        }
+
+    return router

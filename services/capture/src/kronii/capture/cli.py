@@ -1,0 +1,186 @@
+"""`kronii capture request|watch|get|list`: the capture service's gRPC API over its local Unix
+socket (the same calls agents make; the socket's peer check admits this user).
+
+Exit codes: 0 done (for `request --wait` and `watch`: the job persisted); 1 the service is
+unreachable, or the job ended without an image (expired, rejected, failed, cancelled); 2 the request
+was refused (bad arguments, not allowed, unknown id)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+from kronii.capture.adapters.socket import socket_path
+from kronii.capture.settings import CaptureSettings
+from kronii.capture.v1 import capture_pb2 as pb
+from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
+from kronii.common.settings import load_settings
+
+__all__ = ["add_capture_parser", "main", "run_capture"]
+
+_REFUSED = {
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.UNAUTHENTICATED,
+    grpc.StatusCode.NOT_FOUND,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+}
+_BYPASS = {"strict": 1, "window_relaxed": 2, "app_relaxed": 3, "focus_next": 4}
+_PRIORITY = {"low": 1, "normal": 2, "high": 3}
+
+
+def add_capture_parser(subparsers: Any) -> argparse.ArgumentParser:
+    capture: argparse.ArgumentParser = subparsers.add_parser(
+        "capture", help="request, watch and fetch redacted window captures (the capture service)"
+    )
+    capture.add_argument(
+        "--socket", default=None, help="the service's Unix socket (default: where the service puts it)"
+    )
+    capture.add_argument("--timeout", type=float, default=60.0, help="seconds per call (default 60)")
+    sub = capture.add_subparsers(dest="capture_command", metavar="ACTION")
+    sub.required = True
+
+    request = sub.add_parser("request", help="ask for a burst of one window; prints the job id")
+    request.add_argument("--pid", type=int, default=0, help="the target's process id")
+    request.add_argument("--app", default="", help="the target's app name (WM_CLASS class)")
+    request.add_argument("--start-time", type=int, default=0, help="the process start time, epoch ms")
+    request.add_argument("--window", type=lambda text: int(text, 0), default=0, help="the X window id")
+    request.add_argument("--bypass", choices=sorted(_BYPASS), default="strict")
+    request.add_argument("--burst-count", type=int, default=0)
+    request.add_argument("--burst-interval-ms", type=int, default=0)
+    request.add_argument("--priority", choices=sorted(_PRIORITY), default="normal")
+    request.add_argument("--ttl-ms", type=int, default=0)
+    request.add_argument("--requester", default="")
+    request.add_argument("--wait", action="store_true", help="follow the job until it ends")
+
+    watch = sub.add_parser("watch", help="follow a job's statuses until it ends")
+    watch.add_argument("job_id")
+
+    get = sub.add_parser("get", help="write a screenshot's redacted PNG to a file (or - for stdout)")
+    get.add_argument("screenshot_id", help="a screenshot id, or job:<job id> for that job's primary")
+    get.add_argument("-o", "--output", required=True, help="file to write, or - for standard output")
+
+    listing = sub.add_parser("list", help="the stored redacted screenshots, newest first")
+    listing.add_argument("-n", "--limit", type=int, default=20)
+    capture.set_defaults(handler=run_capture)
+    return capture
+
+
+def _target(args: argparse.Namespace) -> str:
+    if args.socket:
+        return f"unix:{args.socket}"
+    settings = load_settings(CaptureSettings)
+    return f"unix:{socket_path(settings.data_dir, settings.socket_dir)}"
+
+
+def _watch(stub: pb_grpc.ScreenCaptureStub, job_id: str, timeout: float) -> int:
+    final = 0
+    stream: Iterator[pb.CaptureStatus] = stub.WatchCapture(pb.CaptureJobId(job_id=job_id), timeout=timeout)
+    for status in stream:
+        name = pb.CaptureStatusCode.Name(status.status).lower()
+        line = f"{status.at.ToDatetime().isoformat(timespec='milliseconds')}Z  {name}"
+        if status.reason:
+            line += f"  {status.reason}"
+        if status.primary_screenshot_id:
+            line += f"  screenshot {status.primary_screenshot_id}"
+        print(line, flush=True)
+        final = status.status
+    return 0 if final == pb.PERSISTED else 1
+
+
+def _get(stub: pb_grpc.ScreenCaptureStub, screenshot_id: str, output: str, timeout: float) -> int:
+    if screenshot_id.startswith("job:"):
+        result = stub.GetCaptureResult(pb.CaptureJobId(job_id=screenshot_id[4:]), timeout=timeout)
+        if not result.primary_screenshot_id:
+            print("kronii: that job has no screenshot (it did not persist)", file=sys.stderr)
+            return 1
+        screenshot_id = result.primary_screenshot_id
+    token = stub.IssueToken(pb.IssueTokenRequest(screenshot_id=screenshot_id), timeout=timeout)
+    chunks = stub.GetScreenshot(
+        pb.GetScreenshotRequest(screenshot_id=screenshot_id, single_use_token=token.single_use_token),
+        timeout=timeout,
+    )
+    data = b"".join(chunk.data for chunk in chunks)
+    if output == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        Path(output).write_bytes(data)
+        print(f"wrote {len(data)} bytes of redacted PNG", file=sys.stderr)
+    return 0
+
+
+def run_capture(args: argparse.Namespace) -> int:
+    try:
+        target = _target(args)
+        with grpc.insecure_channel(target) as channel:
+            stub = pb_grpc.ScreenCaptureStub(channel)
+            return _dispatch(stub, args)
+    except grpc.RpcError as error:
+        code = error.code()
+        if code in _REFUSED:
+            print(f"kronii: capture {args.capture_command} refused: {error.details()}", file=sys.stderr)
+            return 2
+        print(
+            f"kronii: the capture service did not answer ({code.name.lower()}): {error.details()}",
+            file=sys.stderr,
+        )
+        return 1
+    except OSError as error:
+        print(f"kronii: capture {args.capture_command} failed: {error.strerror or error}", file=sys.stderr)
+        return 1
+
+
+def _dispatch(stub: pb_grpc.ScreenCaptureStub, args: argparse.Namespace) -> int:
+    timeout = args.timeout
+    command = args.capture_command
+    if command == "request":
+        reply = stub.RequestScreenCapture(
+            pb.CaptureRequest(
+                process_id=args.pid,
+                app_name=args.app,
+                app_start_time=args.start_time,
+                window_id=args.window,
+                bypass=_BYPASS[args.bypass],  # type: ignore[arg-type]
+                burst_count=args.burst_count,
+                burst_interval_ms=args.burst_interval_ms,
+                priority=_PRIORITY[args.priority],  # type: ignore[arg-type]
+                ttl_ms=args.ttl_ms,
+                requester=args.requester,
+            ),
+            timeout=timeout,
+        )
+        print(reply.job_id, flush=True)
+        return _watch(stub, reply.job_id, timeout) if args.wait else 0
+    if command == "watch":
+        return _watch(stub, args.job_id, timeout)
+    if command == "get":
+        return _get(stub, args.screenshot_id, args.output, timeout)
+    if command == "list":
+        if args.limit <= 0:
+            print("kronii: --limit must be a positive number", file=sys.stderr)
+            return 2
+        found = stub.ListScreenshots(pb.ListScreenshotsRequest(limit=args.limit), timeout=timeout)
+        for item in found.screenshots:
+            created = item.created_at.ToDatetime().isoformat(timespec="seconds")
+            print(
+                f"{item.screenshot_id}  {created}Z  {item.app_name or '?':<16} {item.width}x{item.height}  "
+                f"{item.redaction_level:<6} score {item.score:.2f}  job {item.job_id}"
+            )
+        return 0
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kronii")
+    add_capture_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    return run_capture(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,53 @@
+"""The capture service's Prometheus metrics. Labels carry statuses, operations and outcomes only:
+never a path, a title or an id."""
+
+from __future__ import annotations
+
+from kronii.common.service import ServiceContext
+from prometheus_client import Counter, Gauge, Histogram
+
+__all__ = ["CaptureMetrics"]
+
+_STAGE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class CaptureMetrics:
+    def __init__(self, ctx: ServiceContext) -> None:
+        registry = ctx.registry
+        self.jobs = Counter(
+            "kronii_capture_jobs", "Capture jobs by final status", ["status"], registry=registry
+        )
+        self.requests = Counter(
+            "kronii_capture_requests",
+            "Capture requests by outcome (queued, merged, refused)",
+            ["outcome"],
+            registry=registry,
+        )
+        self.queue_depth = Gauge(
+            "kronii_capture_jobs_active", "Jobs queued or waiting for their window", registry=registry
+        )
+        self.stage_seconds = Histogram(
+            "kronii_capture_stage_seconds",
+            "Time per worker stage (burst, scoring, redaction, sealing)",
+            ["stage"],
+            buckets=_STAGE_BUCKETS,
+            registry=registry,
+        )
+        self.request_to_persisted = Histogram(
+            "kronii_capture_request_to_persisted_seconds",
+            "From the request to the persisted status",
+            buckets=(0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0),
+            registry=registry,
+        )
+        self.access = Counter(
+            "kronii_capture_access",
+            "API calls by operation and result",
+            ["operation", "result"],
+            registry=registry,
+        )
+        self.ocr_frames = Counter(
+            "kronii_capture_ocr_frames", "Frames whose text density needed OCR", registry=registry
+        )
+        self.purged = Counter(
+            "kronii_capture_purged_objects", "Objects purged by retention", ["kind"], registry=registry
+        )

@@ -1,0 +1,75 @@
+"""The worker's stages after the burst: scoring (cheap signals first, OCR on as few pixels as
+possible), redaction of the primary frame, PNG encoding. Blocking functions; the app runs them in a
+thread, one job at a time (there is one screen)."""
+
+from __future__ import annotations
+
+import io
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+from kronii.capture.adapters.frames import Frame
+from kronii.capture.core.scoring import FrameScore, rank_frames, to_grey
+from kronii.redaction import RedactionContext, RedactionEngine, RedactionPolicy
+from kronii.redaction.pixels import ImageRedaction, redact_image
+from numpy.typing import NDArray
+from PIL import Image
+
+__all__ = ["Redactor", "Scored", "encode_png", "score_burst"]
+
+OcrDensity = Callable[[NDArray[np.uint8]], float]
+
+
+@dataclass(frozen=True)
+class Scored:
+    ranked: list[FrameScore]
+    ocr_calls: int
+
+    @property
+    def primary(self) -> FrameScore:
+        return self.ranked[0]
+
+
+def score_burst(frames: Sequence[Frame], *, wm_class: str, title: str, ocr: OcrDensity) -> Scored:
+    """Rank the burst best first; count how many frames needed OCR."""
+    calls = 0
+
+    def counted(grey: NDArray[np.uint8]) -> float:
+        nonlocal calls
+        calls += 1
+        return ocr(grey)
+
+    greys = [to_grey(frame.rgb) for frame in frames]
+    ranked = rank_frames(greys, wm_class=wm_class, title=title, ocr_text_density=counted)
+    return Scored(ranked, calls)
+
+
+def encode_png(rgb: NDArray[np.uint8]) -> bytes:
+    out = io.BytesIO()
+    # Level 1: the file is sealed and never served raw; speed matters more than a few kilobytes.
+    Image.fromarray(rgb).save(out, format="PNG", compress_level=1)
+    return out.getvalue()
+
+
+class Redactor:
+    """The redaction engine with the service's policy (max_masked_area passed through)."""
+
+    def __init__(self, max_masked_area: float | None = None, engine: RedactionEngine | None = None) -> None:
+        self.engine = engine or RedactionEngine()
+        policy: RedactionPolicy = self.engine.policy
+        if max_masked_area is not None:
+            policy = replace(policy, max_masked_area=max_masked_area)
+        self.policy = policy
+
+    def redact(self, frame: Frame, *, app: str) -> ImageRedaction:
+        # A fresh context per job: placeholders never link findings across captures.
+        context = RedactionContext(secrets.token_bytes(32))
+        return redact_image(
+            Image.fromarray(frame.rgb),
+            engine=self.engine,
+            policy=self.policy,
+            context=context,
+            app=app or None,
+        )

@@ -1,0 +1,220 @@
+"""Shared by the capture service's integration and end-to-end tests: an xterm showing planted
+values (its real X window id and pid), the service as a process, a stand-in sensor that publishes
+focus on NATS and keeps a snapshot in Redis, and a scan of responses for filesystem paths."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import re
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import redis.asyncio as aioredis
+from google.protobuf.timestamp_pb2 import Timestamp
+from kronii.activity.v1 import activity_pb2 as apb
+from kronii.common import subjects
+from kronii.common.bus import Bus
+from kronii.common.infra import free_port
+
+from tests.desktop import stop_process
+from tests.infra import InfraUrls
+from tests.mesh import Proc, python_module, wait_http_ready
+from tests.unit.redaction_pixels.pixels_support import FILLER, PLANTS
+
+__all__ = [
+    "PLANTED_TEXT",
+    "PLANTS",
+    "CaptureProc",
+    "FakeSensor",
+    "PlantedWindow",
+    "capture_env",
+    "path_like",
+    "planted_window",
+    "start_capture",
+]
+
+PLANTED_TEXT = "\n".join(
+    line
+    for n, plant in enumerate(PLANTS)
+    for line in (FILLER[n % len(FILLER)], plant.before + plant.value + plant.after)
+)
+SENSOR_SNAPSHOT_KEY = "kronii:sensor:snapshot"
+# Absolute paths of the kinds a leak would show: a home, a temp or runtime dir, the data dir.
+_PATH = re.compile(r"(?<![A-Za-z0-9_.:-])/(?:tmp|home|root|run|var|work|proc|usr|etc)(?:/|\b)")
+
+
+def path_like(text: str) -> list[str]:
+    """Filesystem-path-looking fragments in `text` (what no response may contain)."""
+    return [text[max(0, m.start() - 20) : m.end() + 40] for m in _PATH.finditer(text)]
+
+
+_serial = itertools.count()
+
+
+@dataclass
+class PlantedWindow:
+    display: str
+    process: subprocess.Popen[bytes]
+    window_id: int
+    wm_class: str
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+
+def _start_ms(pid: int) -> int:
+    """The process start time in epoch ms as the sensor computes it (/proc ticks since boot)."""
+    ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    boot = next(
+        int(line.split()[1])
+        for line in Path("/proc/stat").read_text().splitlines()
+        if line.startswith("btime")
+    )
+    return int((boot + ticks / os.sysconf("SC_CLK_TCK")) * 1000)
+
+
+@contextlib.contextmanager
+def planted_window(
+    display: str, text: str = PLANTED_TEXT, *, geometry: str = "72x12+40+60"
+) -> Iterator[PlantedWindow]:
+    """An xterm printing `text` (DejaVu Sans Mono 12, light), mapped and drawn."""
+    wm_class = f"KroniiCapture{os.getpid()}x{next(_serial)}"
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
+        handle.write(text)
+    command = [
+        "xterm", "-class", wm_class, "-fa", "DejaVu Sans Mono", "-fs", "12", "-bg", "#ffffff", "-fg", "#000000",
+        "+sb", "-b", "4", "-xrm", "XTerm*cursorBlink: false", "-geometry", geometry,
+        "-e", "sh", "-c", f"cat '{handle.name}'; printf '\\033[?25l'; sleep 600",
+    ]  # fmt: skip
+    env = {**os.environ, "DISPLAY": display}
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        found = subprocess.run(
+            ["xdotool", "search", "--sync", "--onlyvisible", "--class", f"^{wm_class}$"],
+            env=env, capture_output=True, text=True, timeout=10, check=True,
+        )  # fmt: skip
+        time.sleep(1.0)  # let it draw its text
+        yield PlantedWindow(display, process, int(found.stdout.split()[0]), wm_class)
+    finally:
+        stop_process(process, timeout_s=3)
+        os.unlink(handle.name)
+
+
+def focus_message(window: PlantedWindow | None) -> apb.Focus:
+    if window is None:
+        return apb.Focus()
+    return apb.Focus(
+        app_name=window.wm_class,
+        wm_class=f"{window.wm_class.lower()}.{window.wm_class}",
+        window_id=window.window_id,
+        title="terminal",
+        pid=window.pid,
+        app_start_time=_start_ms(window.pid),
+    )
+
+
+class FakeSensor:
+    """What the capture service reads from the sensor: a Redis snapshot and focus_changed events."""
+
+    def __init__(self, infra: InfraUrls) -> None:
+        self._infra = infra
+        self.bus = Bus("test-sensor")
+        self.redis: aioredis.Redis | None = None
+        self.focused: PlantedWindow | None = None
+
+    async def start(self) -> None:
+        await self.bus.connect(self._infra.nats)
+        self.redis = aioredis.from_url(self._infra.redis)
+        await self._snapshot()
+
+    async def close(self) -> None:
+        await self.bus.close()
+        if self.redis is not None:
+            await self.redis.aclose()
+
+    async def focus(self, window: PlantedWindow | None) -> None:
+        previous, self.focused = self.focused, window
+        now = Timestamp()
+        now.GetCurrentTime()
+        await self._snapshot()
+        await self.bus.publish(
+            subjects.activity("focus_changed"),
+            apb.FocusChanged(
+                previous=focus_message(previous), current=focus_message(window), at=now, change="app"
+            ),
+        )
+
+    async def _snapshot(self) -> None:
+        assert self.redis is not None
+        now = Timestamp()
+        now.GetCurrentTime()
+        snapshot = apb.Snapshot(
+            focus=focus_message(self.focused),
+            idle_ms=60_000,
+            locked=False,
+            updated_at=now,
+            display_available=True,
+        )
+        await self.redis.set(SENSOR_SNAPSHOT_KEY, snapshot.SerializeToString())
+
+
+def capture_env(infra: InfraUrls, database: str, data_dir: Path, display: str | None) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("KRONII_") and k not in ("DISPLAY", "XDG_RUNTIME_DIR")
+    }
+    env.update(infra.env())
+    env.update(
+        KRONII_DATABASE_URL=database,
+        KRONII_DATA_DIR=str(data_dir),
+        KRONII_LOG_FORMAT="text",
+        KRONII_CAPTURE_HTTP_PORT=str(free_port()),
+        KRONII_CAPTURE_GRPC_PORT=str(free_port()),
+        KRONII_CAPTURE_SOCKET_DIR=str(data_dir / "sock"),
+        KRONII_CAPTURE_USE_SECRET_SERVICE="false",
+        KRONII_CAPTURE_INPUT_BACKOFF_MS="0",
+        KRONII_CAPTURE_MERGE_WINDOW_MS="2000",
+        DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
+    )
+    if display:
+        env["KRONII_CAPTURE_DISPLAY"] = display
+    return env
+
+
+@dataclass
+class CaptureProc:
+    proc: Proc
+    http: str
+    grpc_port: int
+    socket: Path
+
+    @property
+    def unix_target(self) -> str:
+        return f"unix:{self.socket}"
+
+
+@contextlib.contextmanager
+def start_capture(env: dict[str, str]) -> Iterator[CaptureProc]:
+    proc = Proc(python_module("kronii.capture"), env)
+    try:
+        http = f"http://127.0.0.1:{env['KRONII_CAPTURE_HTTP_PORT']}"
+        wait_http_ready(http, proc=proc, timeout=60)
+        yield CaptureProc(
+            proc,
+            http,
+            int(env["KRONII_CAPTURE_GRPC_PORT"]),
+            Path(env["KRONII_CAPTURE_SOCKET_DIR"]) / "capture.sock",
+        )
+    finally:
+        if proc.process.poll() is None:
+            proc.terminate()
