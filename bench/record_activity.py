@@ -108,8 +108,18 @@ def _xdotool(display: str, *args: str) -> None:
 
 def _open(display: str, app: App, lifetime_s: int) -> None:
     app.process = subprocess.Popen(
-        ["xterm", "-class", app.wm_class, "-name", app.wm_class.lower(), "-T", app.titles[0]]
-        + ["-e", "sleep", str(lifetime_s)],
+        [
+            "xterm",
+            "-class",
+            app.wm_class,
+            "-name",
+            app.wm_class.lower(),
+            "-T",
+            app.titles[0],
+            "-e",
+            "sleep",
+            str(lifetime_s),
+        ],
         env={**os.environ, "DISPLAY": display},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
