@@ -248,16 +248,16 @@ async def run(minutes: float, out: Path, seed: int) -> None:
             await bus.client.flush()
             try:
                 wait_http_ready(f"http://127.0.0.1:{http}", proc=sensor)
-                for action, app, seconds in _plan(rng, minutes):
+                for action, step_app, seconds in _plan(rng, minutes):
                     done = round(time.monotonic() - started)
                     print(
-                        f"[{done // 60:02d}:{done % 60:02d}] {action} {app.key if app else ''} {seconds:.0f} s",
+                        f"[{done // 60:02d}:{done % 60:02d}] {action} {step_app.key if step_app else ''} {seconds:.0f} s",
                         flush=True,
                     )
-                    if action in ("work", "meeting") and app is not None:
-                        await _work(display, app, seconds, rng)
-                    elif action == "storm" and app is not None:
-                        await _storm(display, app, seconds)
+                    if action in ("work", "meeting") and step_app is not None:
+                        await _work(display, step_app, seconds, rng)
+                    elif action == "storm" and step_app is not None:
+                        await _storm(display, step_app, seconds)
                     elif action == "idle":
                         await asyncio.sleep(seconds)
                     elif action == "lock":
