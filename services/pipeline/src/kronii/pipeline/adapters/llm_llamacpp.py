@@ -1,0 +1,137 @@
+"""A GGUF model in process through llama-cpp-python (the optional `llamacpp` extra).
+
+llama_cpp is imported only when a backend is built, so the pipeline runs without it; the schema is
+handed to llama.cpp as a JSON grammar, and R2's retry still applies to what comes back."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from kronii.pipeline.adapters.llm import (
+    ChatMessage,
+    InputGuard,
+    LlmReply,
+    ModelUnavailableError,
+    RawCompletion,
+    run_json_protocol,
+)
+from kronii.pipeline.adapters.llm_openai import grammar_friendly
+
+__all__ = ["MISSING_EXTRA", "LlamaCppBackend", "LlamaCppUnavailable", "load_llama_cpp"]
+
+MISSING_EXTRA = (
+    "the llamacpp backend needs llama-cpp-python, which is not installed; "
+    "install it with `pip install kronii-pipeline[llamacpp]` or choose the rules or openai backend"
+)
+
+
+class LlamaCppUnavailable(RuntimeError):
+    """llama-cpp-python is not installed, or the model file cannot be loaded."""
+
+
+def load_llama_cpp() -> Any:
+    """The llama_cpp module, or LlamaCppUnavailable with the sentence that says how to get it."""
+    try:
+        return importlib.import_module("llama_cpp")
+    except ImportError:
+        raise LlamaCppUnavailable(MISSING_EXTRA) from None
+
+
+class LlamaCppBackend:
+    """`complete_json` with llama_cpp.Llama. One call at a time: a Llama object is not thread-safe.
+
+    A call that outlives its timeout is abandoned, not stopped (llama.cpp cannot be interrupted
+    from Python); the lock keeps the next call waiting until it finishes."""
+
+    name = "llamacpp"
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        context_tokens: int = 4096,
+        timeout_secs: float = 60.0,
+        max_output_tokens: int = 512,
+        threads: int | None = None,
+        guard: InputGuard | None = None,
+    ) -> None:
+        llama_cpp = load_llama_cpp()
+        path = Path(model_path)
+        if not path.is_file():
+            raise LlamaCppUnavailable(f"the llamacpp model file {path.name!r} does not exist")
+        try:
+            self._llama = llama_cpp.Llama(
+                model_path=str(path), n_ctx=context_tokens, n_threads=threads, verbose=False
+            )
+        except (ValueError, RuntimeError) as error:
+            raise LlamaCppUnavailable(f"llama.cpp cannot load the model {path.name!r}: {error}") from None
+        self.model = path.stem
+        self._timeout_secs = timeout_secs
+        self._max_output_tokens = max_output_tokens
+        self._guard = guard if guard is not None else InputGuard()
+        self._lock = asyncio.Lock()
+
+    async def complete_json(
+        self,
+        *,
+        role: str,
+        system: str,
+        user: str,
+        schema: Mapping[str, Any],
+        max_output_tokens: int | None = None,
+        timeout_secs: float | None = None,
+    ) -> LlmReply:
+        self._guard.check(system, user)
+        budget = max_output_tokens or self._max_output_tokens
+        timeout = timeout_secs or self._timeout_secs
+
+        async def complete(messages: Sequence[ChatMessage]) -> RawCompletion:
+            await self._lock.acquire()
+            work = asyncio.ensure_future(asyncio.to_thread(self._create, messages, schema, budget))
+            work.add_done_callback(self._finished)
+            try:
+                answer = await asyncio.wait_for(asyncio.shield(work), timeout)
+            except TimeoutError:
+                raise ModelUnavailableError(f"the model did not answer within {timeout:.1f} s") from None
+            except (ValueError, RuntimeError, KeyError) as error:
+                raise ModelUnavailableError(f"llama.cpp failed: {error}") from None
+            return _raw(answer)
+
+        return await run_json_protocol(
+            role=role,
+            backend=self.name,
+            model=self.model,
+            system=system,
+            user=user,
+            schema=schema,
+            complete=complete,
+        )
+
+    def _finished(self, work: asyncio.Future[Any]) -> None:
+        # The lock is held until llama.cpp is really done, even when the caller gave up waiting.
+        self._lock.release()
+        if not work.cancelled():
+            work.exception()  # retrieved, so an abandoned call's error is not reported as unhandled
+
+    def _create(self, messages: Sequence[ChatMessage], schema: Mapping[str, Any], budget: int) -> Any:
+        return self._llama.create_chat_completion(
+            messages=list(messages),
+            response_format={"type": "json_object", "schema": grammar_friendly(schema)},
+            max_tokens=budget,
+            temperature=0.0,
+        )
+
+
+def _raw(answer: Any) -> RawCompletion:
+    choice = answer["choices"][0]
+    usage = answer.get("usage") or {}
+    return RawCompletion(
+        text=choice["message"].get("content") or "",
+        input_tokens=usage.get("prompt_tokens"),
+        output_tokens=usage.get("completion_tokens"),
+        truncated=choice.get("finish_reason") == "length",
+    )

@@ -1,0 +1,165 @@
+"""Notifications: built with their snooze/disable entry points, kept in PostgreSQL (so those entry
+points can find the source later) and delivered on every channel: NATS `kronii.notify.<channel>`,
+the SSE stream, and the desktop through D-Bus when there is one."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from google.protobuf.json_format import MessageToDict, ParseDict
+from kronii.common import subjects
+from kronii.pipeline.adapters.tables import as_datetime, notifications
+from kronii.pipeline.v1 import pipeline_pb2 as pb
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+__all__ = [
+    "ACTION_DISABLE",
+    "ACTION_SNOOZE",
+    "NotificationStore",
+    "deliver",
+    "new_notification",
+    "notification_json",
+]
+
+log = logging.getLogger(__name__)
+
+ACTION_SNOOZE = "snooze"
+ACTION_DISABLE = "disable"
+
+
+def new_notification(
+    *,
+    channel: str,
+    title: str,
+    body: str,
+    source_summary: str,
+    source_key: str,
+    run_id: str,
+    now: float,
+    notification_id: str | None = None,
+) -> pb.Notification:
+    """A notification with the snooze and disable entry points the seed asks for (Acting)."""
+    subjects.notify(channel)  # a channel must be a valid subject token; fail here, not on publish
+    notification_id = notification_id or uuid.uuid4().hex
+    message = pb.Notification(
+        id=notification_id,
+        channel=channel,
+        title=title,
+        body=body,
+        source_summary=source_summary,
+        source_key=source_key,
+        run_id=run_id,
+    )
+    message.created_at.FromNanoseconds(round(now * 1e9))
+    if source_key:
+        message.actions.extend(
+            [
+                pb.NotificationAction(
+                    key=ACTION_SNOOZE, label="Snooze", href=f"/v1/notifications/{notification_id}/snooze"
+                ),
+                pb.NotificationAction(
+                    key=ACTION_DISABLE,
+                    label="Don't show again",
+                    href=f"/v1/notifications/{notification_id}/disable",
+                ),
+            ]
+        )
+    return message
+
+
+def notification_json(message: pb.Notification) -> dict[str, Any]:
+    """The JSON form used by the HTTP API and the SSE stream (proto field names)."""
+    return MessageToDict(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+
+
+class NotificationStore:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def save(self, message: pb.Notification) -> None:
+        row = {
+            "id": message.id,
+            "channel": message.channel,
+            "title": message.title,
+            "body": message.body,
+            "source_summary": message.source_summary,
+            "source_key": message.source_key,
+            "actions": [MessageToDict(a, preserving_proto_field_name=True) for a in message.actions],
+            "run_id": message.run_id,
+            "created_at": as_datetime(message.created_at.ToNanoseconds() / 1e9),
+        }
+        async with self._engine.begin() as conn:
+            await conn.execute(notifications.insert().values(**row))
+
+    async def get(self, notification_id: str) -> pb.Notification | None:
+        async with self._engine.connect() as conn:
+            statement = select(notifications).where(notifications.c.id == notification_id)
+            row = (await conn.execute(statement)).one_or_none()
+        return None if row is None else _from_row(row)
+
+    async def recent(self, limit: int = 50) -> Sequence[pb.Notification]:
+        async with self._engine.connect() as conn:
+            statement = select(notifications).order_by(notifications.c.created_at.desc()).limit(limit)
+            rows = (await conn.execute(statement)).all()
+        return [_from_row(row) for row in rows]
+
+
+def _from_row(row: Any) -> pb.Notification:
+    m = row._mapping
+    message = pb.Notification(
+        id=m["id"],
+        channel=m["channel"],
+        title=m["title"],
+        body=m["body"],
+        source_summary=m["source_summary"],
+        source_key=m["source_key"],
+        run_id=m["run_id"],
+    )
+    for action in m["actions"] or ():
+        ParseDict(action, message.actions.add())
+    message.created_at.FromDatetime(m["created_at"])
+    return message
+
+
+class _Publisher(Protocol):
+    async def publish(self, subject: str, message: pb.Notification) -> None: ...
+
+
+class _Desktop(Protocol):
+    async def notify(self, message: pb.Notification) -> int | None: ...
+
+
+class _Stream(Protocol):
+    def publish(self, message: pb.Notification) -> int: ...
+
+
+async def deliver(
+    message: pb.Notification,
+    *,
+    store: NotificationStore | None = None,
+    bus: _Publisher | None = None,
+    stream: _Stream | None = None,
+    desktop: _Desktop | None = None,
+) -> list[str]:
+    """Store, then send on each channel given; returns the channels it went out on. Storing comes
+    first: a notification whose snooze entry point cannot be resolved must not be shown."""
+    sent: list[str] = []
+    if store is not None:
+        await store.save(message)
+        sent.append("store")
+    if bus is not None:
+        try:
+            await bus.publish(subjects.notify(message.channel), message)
+            sent.append("nats")
+        except Exception as error:  # one channel failing must not hide the notification on the others
+            log.warning("notification %s not published on NATS: %s", message.id, error)
+    if stream is not None:
+        stream.publish(message)
+        sent.append("sse")
+    if desktop is not None and await desktop.notify(message) is not None:
+        sent.append("dbus")
+    return sent

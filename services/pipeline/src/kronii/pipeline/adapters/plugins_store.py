@@ -1,0 +1,185 @@
+"""The plugin registry (seed 000, PluginRegistry: app_id, installed, enabled, capabilities{snapshot,
+events, summarize, redact_hint}, risk_score) in PostgreSQL, and its HTTP API to list, enable and
+disable plugins.
+
+A plugin that registers for the first time starts enabled only if its risk score is below the
+store's threshold; after that, enabled is the user's choice and re-registering never changes it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from fastapi import APIRouter, HTTPException
+from kronii.pipeline.adapters.tables import as_datetime, as_epoch, plugins
+from kronii.pipeline.v1 import pipeline_pb2 as pb
+from sqlalchemy import select, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+__all__ = ["Capabilities", "PluginRecord", "PluginStore", "UnknownPlugin", "plugins_router"]
+
+DEFAULT_AUTO_ENABLE_BELOW = 0.5
+
+
+class UnknownPlugin(KeyError):
+    def __str__(self) -> str:
+        return f"no plugin {self.args[0]!r} is registered"
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    snapshot: bool = False
+    events: bool = False
+    summarize: bool = False
+    redact_hint: bool = False
+
+    @classmethod
+    def from_proto(cls, message: pb.PluginCapabilities) -> Capabilities:
+        return cls(message.snapshot, message.events, message.summarize, message.redact_hint)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Capabilities:
+        return cls(
+            **{key: bool(data.get(key, False)) for key in ("snapshot", "events", "summarize", "redact_hint")}
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PluginRecord:
+    app_id: str
+    display_name: str
+    version: str
+    installed: bool
+    enabled: bool
+    capabilities: Capabilities
+    risk_score: float
+    registered_at: float
+    updated_at: float
+    last_seen_at: float | None
+
+    @property
+    def usable(self) -> bool:
+        """What the router may pull from: installed and enabled."""
+        return self.installed and self.enabled
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_row(cls, row: Any) -> PluginRecord:
+        m = row._mapping
+        return cls(
+            app_id=m["app_id"],
+            display_name=m["display_name"],
+            version=m["version"],
+            installed=m["installed"],
+            enabled=m["enabled"],
+            capabilities=Capabilities.from_dict(m["capabilities"] or {}),
+            risk_score=m["risk_score"],
+            registered_at=as_epoch(m["registered_at"]) or 0.0,
+            updated_at=as_epoch(m["updated_at"]) or 0.0,
+            last_seen_at=as_epoch(m["last_seen_at"]),
+        )
+
+
+class PluginStore:
+    def __init__(self, engine: AsyncEngine, *, auto_enable_below: float = DEFAULT_AUTO_ENABLE_BELOW) -> None:
+        self._engine = engine
+        self._auto_enable_below = auto_enable_below
+
+    async def register(self, registration: pb.PluginRegistration, *, now: float) -> PluginRecord:
+        """Insert or refresh a plugin from its registration; returns the stored record."""
+        app_id = registration.app_id
+        if not app_id:
+            raise ValueError("a plugin registration needs an app_id")
+        if not 0.0 <= registration.risk_score <= 1.0:
+            raise ValueError(f"risk_score of {app_id!r} must be between 0 and 1")
+        at = as_datetime(now)
+        values = {
+            "display_name": registration.display_name or app_id,
+            "version": registration.version,
+            "installed": True,
+            "capabilities": asdict(Capabilities.from_proto(registration.capabilities)),
+            "risk_score": registration.risk_score,
+            "updated_at": at,
+            "last_seen_at": at,
+        }
+        statement = (
+            insert(plugins)
+            .values(
+                app_id=app_id,
+                enabled=registration.risk_score < self._auto_enable_below,
+                registered_at=at,
+                **values,
+            )
+            .on_conflict_do_update(index_elements=[plugins.c.app_id], set_=values)
+            .returning(*plugins.c)
+        )
+        async with self._engine.begin() as conn:
+            row = (await conn.execute(statement)).one()
+        return PluginRecord.from_row(row)
+
+    async def set_enabled(self, app_id: str, enabled: bool, *, now: float) -> PluginRecord:
+        return await self._change(app_id, now, enabled=enabled)
+
+    async def set_installed(self, app_id: str, installed: bool, *, now: float) -> PluginRecord:
+        return await self._change(app_id, now, installed=installed)
+
+    async def _change(self, app_id: str, now: float, **values: Any) -> PluginRecord:
+        statement = (
+            update(plugins)
+            .where(plugins.c.app_id == app_id)
+            .values(updated_at=as_datetime(now), **values)
+            .returning(*plugins.c)
+        )
+        async with self._engine.begin() as conn:
+            row = (await conn.execute(statement)).one_or_none()
+        if row is None:
+            raise UnknownPlugin(app_id)
+        return PluginRecord.from_row(row)
+
+    async def get(self, app_id: str) -> PluginRecord | None:
+        async with self._engine.connect() as conn:
+            row = (await conn.execute(select(plugins).where(plugins.c.app_id == app_id))).one_or_none()
+        return None if row is None else PluginRecord.from_row(row)
+
+    async def list(self) -> list[PluginRecord]:
+        async with self._engine.connect() as conn:
+            rows = (await conn.execute(select(plugins).order_by(plugins.c.app_id))).all()
+        return [PluginRecord.from_row(row) for row in rows]
+
+
+def plugins_router(store: PluginStore, clock: Callable[[], float] = time.time) -> APIRouter:
+    """GET /v1/plugins, GET /v1/plugins/{app_id}, POST /v1/plugins/{app_id}/enable and /disable."""
+    router = APIRouter(prefix="/v1/plugins", tags=["plugins"])
+
+    @router.get("")
+    async def list_plugins() -> dict[str, Any]:
+        return {"plugins": [record.as_json() for record in await store.list()]}
+
+    @router.get("/{app_id}")
+    async def get_plugin(app_id: str) -> dict[str, Any]:
+        record = await store.get(app_id)
+        if record is None:
+            raise HTTPException(404, str(UnknownPlugin(app_id)))
+        return record.as_json()
+
+    async def set_enabled(app_id: str, enabled: bool) -> dict[str, Any]:
+        try:
+            record = await store.set_enabled(app_id, enabled, now=clock())
+        except UnknownPlugin as error:
+            raise HTTPException(404, str(error)) from None
+        return record.as_json()
+
+    @router.post("/{app_id}/enable")
+    async def enable_plugin(app_id: str) -> dict[str, Any]:
+        return await set_enabled(app_id, True)
+
+    @router.post("/{app_id}/disable")
+    async def disable_plugin(app_id: str) -> dict[str, Any]:
+        return await set_enabled(app_id, False)
+
+    return router
