@@ -8,16 +8,20 @@ was refused (bad arguments, not allowed, unknown id)."""
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import grpc
+import httpx
 from kronii.capture.adapters.socket import socket_path
 from kronii.capture.settings import CaptureSettings
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
+from kronii.common.launcher import state_path
 from kronii.common.settings import load_settings
 
 __all__ = ["add_capture_parser", "main", "run_capture"]
@@ -44,7 +48,12 @@ def add_capture_parser(subparsers: Any) -> argparse.ArgumentParser:
     sub = capture.add_subparsers(dest="capture_command", metavar="ACTION")
     sub.required = True
 
-    request = sub.add_parser("request", help="ask for a burst of one window; prints the job id")
+    request = sub.add_parser(
+        "request",
+        help="ask for a burst of one window (by default the focused one); prints the job id",
+        description="Without --pid, --window or --app, and with --bypass strict, the target is the "
+        "window that has the focus now, as the sensor reports it.",
+    )
     request.add_argument("--pid", type=int, default=0, help="the target's process id")
     request.add_argument("--app", default="", help="the target's app name (WM_CLASS class)")
     request.add_argument("--start-time", type=int, default=0, help="the process start time, epoch ms")
@@ -68,6 +77,33 @@ def add_capture_parser(subparsers: Any) -> argparse.ArgumentParser:
     listing.add_argument("-n", "--limit", type=int, default=20)
     capture.set_defaults(handler=run_capture)
     return capture
+
+
+def focused_window() -> dict[str, Any]:
+    """The sensor's current focus (pid, app_name, app_start_time, window_id), from its snapshot."""
+    # The sensor's address as `kronii up` recorded it; else its default port on this host.
+    settings = load_settings(CaptureSettings)
+    try:
+        state = json.loads(state_path(settings.data_dir).read_text())
+        base = str(state["services"]["sensor"]["http"])
+    except (OSError, ValueError, KeyError, TypeError):
+        base = f"http://127.0.0.1:{os.environ.get('KRONII_SENSOR_HTTP_PORT', '8101')}"
+    try:
+        snapshot = httpx.get(f"{base}/v1/snapshot", timeout=5.0).json()
+    except (httpx.HTTPError, ValueError) as error:
+        raise TargetError(
+            f"the sensor did not answer at {base} ({type(error).__name__}); name the target with --pid and --window"
+        ) from None
+    focus = snapshot.get("focus") or {}
+    if not focus.get("window_id"):
+        raise TargetError(
+            "no window has the focus now; name the target with --pid and --window, or use --bypass focus_next"
+        )
+    return focus
+
+
+class TargetError(Exception):
+    """The target of a request cannot be found."""
 
 
 def _target(args: argparse.Namespace) -> str:
@@ -130,6 +166,9 @@ def run_capture(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    except TargetError as error:
+        print(f"kronii: capture request: {error}", file=sys.stderr)
+        return 1
     except OSError as error:
         print(f"kronii: capture {args.capture_command} failed: {error.strerror or error}", file=sys.stderr)
         return 1
@@ -139,6 +178,16 @@ def _dispatch(stub: pb_grpc.ScreenCaptureStub, args: argparse.Namespace) -> int:
     timeout = args.timeout
     command = args.capture_command
     if command == "request":
+        if args.bypass == "strict" and not (args.pid or args.window or args.app):
+            focus = focused_window()
+            args.pid = int(focus.get("pid", 0))
+            args.window = int(focus.get("window_id", 0))
+            args.app = str(focus.get("app_name", ""))
+            args.start_time = int(focus.get("app_start_time", 0))
+            print(
+                f"target: the focused window {args.window:#x} ({args.app or 'unknown app'}, pid {args.pid})",
+                file=sys.stderr,
+            )
         reply = stub.RequestScreenCapture(
             pb.CaptureRequest(
                 process_id=args.pid,

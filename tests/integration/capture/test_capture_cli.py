@@ -1,0 +1,126 @@
+"""`kronii capture request|watch|get|list` as a person runs it, against the capture service over its
+Unix socket: exit codes, what it prints, the PNG it writes, and sentences for what went wrong."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from tests.integration.capture.capture_support import CaptureProc, FakeSensor, PlantedWindow, planted_window
+
+KRONII = str(Path(sys.executable).with_name("kronii"))
+
+
+@pytest.fixture(scope="module")
+def notes(x_display: str) -> Iterator[PlantedWindow]:
+    with planted_window(x_display) as window:
+        yield window
+
+
+async def kronii(
+    service: CaptureProc, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    command = [KRONII, "capture", "--socket", str(service.socket), "--timeout", "60", *args]
+    return await asyncio.to_thread(
+        subprocess.run, command, capture_output=True, text=True, timeout=90, env=env or dict(os.environ)
+    )
+
+
+async def test_request_wait_prints_the_progression_and_get_writes_the_redacted_png(
+    capture_service: CaptureProc, sensor: FakeSensor, notes: PlantedWindow, tmp_path: Path
+) -> None:
+    await sensor.focus(notes)
+    requested = await kronii(
+        capture_service,
+        "request",
+        "--pid",
+        str(notes.pid),
+        "--window",
+        hex(notes.window_id),
+        "--app",
+        notes.wm_class,
+        "--requester",
+        "it.cli",
+        "--wait",
+    )
+    assert requested.returncode == 0, requested.stdout + requested.stderr
+    lines = requested.stdout.splitlines()
+    job_id = lines[0].strip()
+    assert [line.split()[1] for line in lines[1:]] == [
+        "queued",
+        "waiting",
+        "capturing",
+        "scoring",
+        "redacting",
+        "persisted",
+    ]
+    screenshot_id = lines[-1].split()[-1]
+
+    listed = await kronii(capture_service, "list", "-n", "5")
+    assert listed.returncode == 0, listed.stderr
+    assert any(line.startswith(screenshot_id) and job_id in line for line in listed.stdout.splitlines())
+
+    out = tmp_path / "shot.png"
+    got = await kronii(capture_service, "get", f"job:{job_id}", "-o", str(out))
+    assert got.returncode == 0, got.stderr
+    assert "redacted PNG" in got.stderr
+    image = Image.open(io.BytesIO(out.read_bytes()))
+    assert image.format == "PNG" and image.width > 100
+
+    to_stdout = await asyncio.to_thread(
+        subprocess.run,
+        [KRONII, "capture", "--socket", str(capture_service.socket), "get", screenshot_id, "-o", "-"],
+        capture_output=True,
+        timeout=90,
+    )
+    assert to_stdout.returncode == 0
+    assert to_stdout.stdout == out.read_bytes()
+
+
+async def test_an_unknown_screenshot_is_refused_with_exit_code_2_and_a_sentence(
+    capture_service: CaptureProc, tmp_path: Path
+) -> None:
+    got = await kronii(capture_service, "get", "no-such-screenshot-id", "-o", str(tmp_path / "x.png"))
+    assert got.returncode == 2
+    assert got.stderr.startswith("kronii: capture get refused:")
+    assert not (tmp_path / "x.png").exists()
+
+
+async def test_an_out_of_range_request_names_the_field_and_exits_2(capture_service: CaptureProc) -> None:
+    refused = await kronii(capture_service, "request", "--pid", "1", "--window", "1", "--burst-count", "9")
+    assert refused.returncode == 2
+    assert "burst_count" in refused.stderr
+
+
+async def test_a_request_without_a_target_says_when_the_sensor_cannot_tell_the_focused_window(
+    capture_service: CaptureProc, tmp_path: Path
+) -> None:
+    from kronii.common.infra import free_port
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KRONII_")}
+    env.update(KRONII_DATA_DIR=str(tmp_path), KRONII_SENSOR_HTTP_PORT=str(free_port()))
+    refused = await kronii(capture_service, "request", env=env)
+    assert refused.returncode == 1
+    assert "the sensor did not answer" in refused.stderr
+    assert "--pid and --window" in refused.stderr
+
+
+async def test_a_socket_nobody_listens_on_is_exit_code_1_with_a_sentence(tmp_path: Path) -> None:
+    result = await asyncio.to_thread(
+        subprocess.run,
+        [KRONII, "capture", "--socket", str(tmp_path / "none.sock"), "--timeout", "3", "list"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith("kronii: the capture service did not answer")
+    assert "Traceback" not in result.stderr
