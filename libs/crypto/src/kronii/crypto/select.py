@@ -40,7 +40,7 @@ def select_provider(
     provider = KeyFileProvider(data_dir)
     log.warning(
         "kronii.crypto: no Vault and no Secret Service: the master key is stored in a file "
-        "(%s in the data directory); anyone who can read that file as this user can decrypt every "
+        "(%s under the data directory); anyone who can read that file as this user can decrypt every "
         "captured image",
         KEY_FILE_NAME,
     )
