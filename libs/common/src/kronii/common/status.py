@@ -17,7 +17,7 @@ from kronii.common.services import installed_services
 from kronii.common.settings import load_settings
 from kronii.common.urls import libpq_url, redact_url
 
-__all__ = ["StatusRow", "collect_status", "render_table"]
+__all__ = ["StatusRow", "collect_status", "infra_url", "render_table"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,29 @@ def _secret(data_dir: Path, name: str) -> str | None:
         return (data_dir / "secrets" / name).read_text().strip()
     except OSError:
         return None
+
+
+def infra_url(name: str) -> str:
+    """The URL (with credentials) a command on this host uses for `name` (nats, redis or postgres):
+    the configured KRONII_*_URL, else the embedded server of `kronii up` in the data directory.
+
+    Raises SettingsError with a sentence when neither exists yet.
+    """
+    from kronii.common.settings import SettingsError
+
+    settings = load_settings(LauncherSettings)
+    url, kind = _infra_urls(settings, {})[name]
+    secret = {"nats": "nats_token", "redis": "redis_password", "postgres": "postgres_password"}[name]
+    if kind == "embedded" and _secret(settings.data_dir, secret) is None:
+        variable = {
+            "nats": "KRONII_NATS_URL",
+            "redis": "KRONII_REDIS_URL",
+            "postgres": "KRONII_DATABASE_URL",
+        }[name]
+        raise SettingsError(
+            f"kronii: {variable} is not set and no embedded {name} exists yet; run `kronii up` first"
+        )
+    return url
 
 
 def _infra_urls(settings: LauncherSettings, state: dict[str, Any]) -> dict[str, tuple[str, str]]:

@@ -18,6 +18,7 @@ from typing import Any
 import grpc
 import httpx
 from kronii.capture.adapters.socket import socket_path
+from kronii.capture.clients import add_clients_parser, run_clients
 from kronii.capture.settings import CaptureSettings
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
@@ -75,6 +76,7 @@ def add_capture_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     listing = sub.add_parser("list", help="the stored redacted screenshots, newest first")
     listing.add_argument("-n", "--limit", type=int, default=20)
+    add_clients_parser(sub)
     capture.set_defaults(handler=run_capture)
     return capture
 
@@ -151,6 +153,8 @@ def _get(stub: pb_grpc.ScreenCaptureStub, screenshot_id: str, output: str, timeo
 
 
 def run_capture(args: argparse.Namespace) -> int:
+    if args.capture_command == "clients":
+        return run_clients(args)
     try:
         target = _target(args)
         with grpc.insecure_channel(target) as channel:

@@ -96,9 +96,9 @@ def _data_dir() -> Path:
 
 def _database_url() -> str:
     # The same lookup as `kronii migrate`: KRONII_DATABASE_URL, else the database `kronii up` runs.
-    from kronii.common.cli.main import _database_url as find_database_url
+    from kronii.common.status import infra_url
 
-    return find_database_url()
+    return infra_url("postgres")
 
 
 def _recorder(audit: Any) -> AuditRecorder:

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
 
-from kronii.common.settings import KroniiSettings, SettingsError, load_settings
+from kronii.common.settings import SettingsError, load_settings
 from kronii.redaction.cli import add_redact_parser, run_redact
 
 __all__ = ["main"]
@@ -48,19 +48,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _database_url() -> str:
-    settings = load_settings(KroniiSettings)
-    if settings.database_url:
-        return settings.database_url
-    from kronii.common.launcher import LauncherSettings
-    from kronii.common.status import _infra_urls
+    from kronii.common.status import infra_url
 
-    launcher = load_settings(LauncherSettings)
-    url, _ = _infra_urls(launcher, {})["postgres"]
-    if not (launcher.data_dir / "secrets" / "postgres_password").exists():
-        raise SettingsError(
-            "kronii: KRONII_DATABASE_URL is not set and no embedded database exists yet; run `kronii up` first"
-        )
-    return url
+    return infra_url("postgres")
 
 
 def _cmd_up() -> int:

@@ -135,6 +135,16 @@ class ClientRecord:
     revoked_at: datetime | None
 
 
+def _record(row: Any) -> ClientRecord:
+    return ClientRecord(
+        row.client_id,
+        bytes(row.public_key),
+        parse_capabilities(row.capabilities),
+        row.created_at,
+        row.revoked_at,
+    )
+
+
 def sign_challenge(private_key: Ed25519PrivateKey, nonce: bytes) -> bytes:
     """What an agent sends back: its Ed25519 signature over the challenge nonce exactly."""
     return private_key.sign(nonce)
@@ -215,15 +225,15 @@ class ClientSessions:
             row = (
                 await session.execute(select(capture_clients).where(capture_clients.c.client_id == client_id))
             ).first()
-        if row is None:
-            return None
-        return ClientRecord(
-            row.client_id,
-            bytes(row.public_key),
-            parse_capabilities(row.capabilities),
-            row.created_at,
-            row.revoked_at,
-        )
+        return None if row is None else _record(row)
+
+    async def clients(self) -> list[ClientRecord]:
+        """Every registered client, revoked ones included, by id."""
+        async with self._sessions() as session:
+            rows = (
+                await session.execute(select(capture_clients).order_by(capture_clients.c.client_id))
+            ).all()
+        return [_record(row) for row in rows]
 
     # -- challenge-response ----------------------------------------------------------------------
 
