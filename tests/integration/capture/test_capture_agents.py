@@ -42,12 +42,13 @@ def openssh_public(key: Ed25519PrivateKey) -> bytes:
 
 async def login(stub: pb_grpc.ScreenCaptureStub, client_id: str, key: Ed25519PrivateKey) -> pb.Session:
     challenge = await stub.BeginChallenge(pb.ChallengeRequest(client_id=client_id), timeout=10)
-    return await stub.Authenticate(
+    session: pb.Session = await stub.Authenticate(
         pb.AuthenticateRequest(
             challenge_id=challenge.challenge_id, client_id=client_id, signature=key.sign(challenge.nonce)
         ),
         timeout=10,
     )
+    return session
 
 
 async def test_a_registered_agent_gets_a_session_with_only_its_capabilities_until_revoked(
