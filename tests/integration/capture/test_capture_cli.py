@@ -10,8 +10,11 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
+from kronii.common.urls import libpq_url
 from PIL import Image
 
 from tests.integration.capture.capture_support import CaptureProc, FakeSensor, PlantedWindow, planted_window
@@ -34,8 +37,20 @@ async def kronii(
     )
 
 
+def audit_rows(database: str, subject: str) -> list[tuple[str, str, str, dict[str, Any]]]:
+    with psycopg.connect(libpq_url(database)) as conn:
+        rows = conn.execute(
+            "SELECT action, outcome, actor, detail FROM audit_log WHERE subject = %s ORDER BY id", (subject,)
+        ).fetchall()
+    return [(row[0], row[1], row[2], row[3]) for row in rows]
+
+
 async def test_request_wait_prints_the_progression_and_get_writes_the_redacted_png(
-    capture_service: CaptureProc, sensor: FakeSensor, notes: PlantedWindow, tmp_path: Path
+    capture_service: CaptureProc,
+    sensor: FakeSensor,
+    notes: PlantedWindow,
+    tmp_path: Path,
+    capture_database: str,
 ) -> None:
     await sensor.focus(notes)
     requested = await kronii(
@@ -83,6 +98,15 @@ async def test_request_wait_prints_the_progression_and_get_writes_the_redacted_p
     )
     assert to_stdout.returncode == 0
     assert to_stdout.stdout == out.read_bytes()
+
+    # Every access is an audit row naming the local client by pid and executable, with the level.
+    reads = [row for row in audit_rows(capture_database, screenshot_id) if row[0] == "capture.get_screenshot"]
+    assert len(reads) == 2
+    for _, outcome, _, detail in reads:
+        assert outcome == "ok"
+        assert detail["client_kind"] == "local" and detail["pid"] > 0 and detail["exe"]
+        assert detail["redaction_level"] == "amber"
+    assert any(row[0] == "capture.request" for row in audit_rows(capture_database, job_id))
 
 
 async def test_an_unknown_screenshot_is_refused_with_exit_code_2_and_a_sentence(
