@@ -100,10 +100,38 @@ SUPERVISOR_METRICS: dict[str, set[str]] = {
     "kronii_supervisor_stale_heartbeats": set(),
     "kronii_supervisor_queue_depth": set(),
 }
+CAPTURE_METRICS: dict[str, set[str]] = {
+    "kronii_capture_jobs_total": {"status"},
+    "kronii_capture_requests_total": {"outcome"},
+    "kronii_capture_jobs_active": set(),
+    "kronii_capture_stage_seconds": {"stage"},
+    "kronii_capture_request_to_persisted_seconds": set(),
+    "kronii_capture_access_total": {"operation", "result"},
+    "kronii_capture_ocr_frames_total": set(),
+    "kronii_capture_purged_objects_total": {"kind"},
+}
+SCHEDULER_METRICS: dict[str, set[str]] = {
+    "kronii_scheduler_ticks_emitted_total": {"kind"},
+    "kronii_scheduler_tick_lateness_seconds": set(),
+    "kronii_scheduler_admits_total": {"outcome", "reason"},
+    "kronii_scheduler_preemptions_total": {"trigger_kind"},
+    "kronii_scheduler_plans_total": {"outcome"},
+    "kronii_scheduler_pending_wakeups": set(),
+    "kronii_scheduler_poll_errors_total": set(),
+}
+SERVICE_METRICS: dict[str, set[str]] = {
+    **SENSOR_METRICS,
+    **SUPERVISOR_METRICS,
+    **CAPTURE_METRICS,
+    **SCHEDULER_METRICS,
+}
 HISTOGRAMS = {
     "kronii_http_request_duration_seconds",
     "kronii_sensor_focus_latency_seconds",
     "trigger_latency_ms",
+    "kronii_capture_stage_seconds",
+    "kronii_capture_request_to_persisted_seconds",
+    "kronii_scheduler_tick_lateness_seconds",
 }
 # Labels Prometheus adds to every scraped series (job, instance) and our targets add (targets/*.yml).
 TARGET_LABELS = {"job", "instance", "component", "placement"}
@@ -117,7 +145,7 @@ SYNTHETIC_SERIES: dict[str, set[str] | None] = {
 def _series_catalogue() -> dict[str, set[str] | None]:
     """Every series name a query may select, with its allowed labels (None: any)."""
     catalogue: dict[str, set[str] | None] = {}
-    for name, labels in {**COMMON_METRICS, **SENSOR_METRICS, **SUPERVISOR_METRICS}.items():
+    for name, labels in {**COMMON_METRICS, **SERVICE_METRICS}.items():
         if name in HISTOGRAMS:
             catalogue[f"{name}_bucket"] = labels | {"le"} | TARGET_LABELS
             catalogue[f"{name}_sum"] = labels | TARGET_LABELS
@@ -146,14 +174,43 @@ def _env_name(model: Any, field: str, prefix: str) -> str:
     return f"{prefix}{field}".upper()
 
 
+def _settings_variables(model: Any) -> set[str]:
+    """Every KRONII_* name a settings model reads: its prefixed field names and its aliases."""
+    from pydantic import AliasChoices
+
+    prefix = str(model.model_config.get("env_prefix", ""))
+    names = set()
+    for field, info in model.model_fields.items():
+        alias = info.validation_alias
+        if isinstance(alias, AliasChoices):
+            names |= {str(choice) for choice in alias.choices if str(choice).startswith("KRONII_")}
+        else:
+            names.add(f"{prefix}{field}".upper())
+    return names
+
+
+def service_settings_models() -> dict[str, Any]:
+    """Mesh service -> its settings class, for the services with code (from their ServiceSpec)."""
+    from importlib.metadata import entry_points
+
+    models = {}
+    for entry in entry_points(group="kronii.services"):
+        if entry.name in services_with_code():
+            models[entry.name] = entry.load().settings_cls
+    return models
+
+
 def known_kronii_variables() -> set[str]:
     """KRONII_* variables the code reads, from the settings models themselves, plus KRONII_SERVICE
-    (the image's entrypoint: which `kronii.<service>` module to run)."""
+    (the image's entrypoint: which `kronii.<service>` module to run). A service with code adds its own
+    settings (KRONII_CAPTURE_SOCKET_DIR, ...); one without code only the common host and ports."""
     from kronii.common.settings import KroniiSettings, ServiceSettings
 
     shared = {_env_name(KroniiSettings, f, "KRONII_") for f in KroniiSettings.model_fields}
     own = [f for f in ServiceSettings.model_fields if f not in KroniiSettings.model_fields]
     per_service = {f"KRONII_{svc.upper()}_{f.upper()}" for svc in MESH for f in own}
+    for model in service_settings_models().values():
+        per_service |= _settings_variables(model)
     return shared | per_service | {"KRONII_SERVICE"}
 
 
@@ -857,7 +914,13 @@ def test_grafana_provisioning_points_at_prometheus_and_the_mounted_dashboards(
 
 def test_dashboards_are_valid_json_with_unique_ids_that_fit_the_grid() -> None:
     paths = dashboards()
-    assert {p.name for p in paths} >= {"kronii-overview.json", "kronii-sensor.json", "kronii-supervisor.json"}
+    assert {p.name for p in paths} >= {
+        "kronii-overview.json",
+        "kronii-sensor.json",
+        "kronii-supervisor.json",
+        "kronii-capture.json",
+        "kronii-scheduler.json",
+    }
     uid = provisioned_datasource()["uid"]
     uids = []
     for path in paths:
@@ -914,7 +977,7 @@ def test_dashboards_chart_every_kronii_metric() -> None:
     for path in dashboards():
         for _, expr in dashboard_exprs(json.loads(path.read_text(encoding="utf-8"))):
             used |= {s.name for s in promql_selectors(expr)[0]}
-    for metric in {**COMMON_METRICS, **SENSOR_METRICS, **SUPERVISOR_METRICS}:
+    for metric in {**COMMON_METRICS, **SERVICE_METRICS}:
         names = {f"{metric}_bucket", f"{metric}_sum", f"{metric}_count"} if metric in HISTOGRAMS else {metric}
         assert used & names, f"no dashboard panel shows {metric}"
 
@@ -1279,3 +1342,79 @@ def test_supervisor_metric_names_match_what_the_supervisor_exports() -> None:
     doc = OPERATIONS_DOC.read_text(encoding="utf-8")
     for name in SUPERVISOR_METRICS:
         assert f"`{name}`" in doc, f"docs/operations.md does not list {name}"
+
+
+def _exported(registry: Any) -> dict[str, set[str]]:
+    """Series name (counters with their _total) -> label names, as a scrape would show them."""
+    exported: dict[str, set[str]] = {}
+    for family in registry.collect():
+        name = f"{family.name}_total" if family.type == "counter" else family.name
+        exported[name] = {key for sample in family.samples for key in sample.labels if key != "le"}
+    return exported
+
+
+def _declared_labels(registry: Any) -> dict[str, set[str]]:
+    """Label names each collector declares (labelled families have no sample until first use)."""
+    declared: dict[str, set[str]] = {}
+    # prometheus_client has no public listing of a registry's collectors.
+    for collector in list(registry._collector_to_names):
+        for family in collector.describe():
+            name = f"{family.name}_total" if family.type == "counter" else family.name
+            declared[name] = set(getattr(collector, "_labelnames", ()))
+    return declared
+
+
+def test_capture_metric_names_match_what_the_capture_service_exports() -> None:
+    from types import SimpleNamespace
+
+    from kronii.capture.metrics import CaptureMetrics
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    CaptureMetrics(SimpleNamespace(registry=registry))  # type: ignore[arg-type]
+    assert _declared_labels(registry) == CAPTURE_METRICS
+    assert set(_exported(registry)) == set(CAPTURE_METRICS)
+    doc = OPERATIONS_DOC.read_text(encoding="utf-8")
+    for name in CAPTURE_METRICS:
+        assert f"`{name}`" in doc, f"docs/operations.md does not list {name}"
+
+
+def test_scheduler_metric_names_match_what_the_scheduler_exports() -> None:
+    from kronii.scheduler.metrics import SchedulerMetrics
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    SchedulerMetrics(registry)
+    assert _declared_labels(registry) == SCHEDULER_METRICS
+    assert set(_exported(registry)) == set(SCHEDULER_METRICS)
+    doc = OPERATIONS_DOC.read_text(encoding="utf-8")
+    for name in SCHEDULER_METRICS:
+        assert f"`{name}`" in doc, f"docs/operations.md does not list {name}"
+
+
+@pytest.mark.parametrize("service", ["capture", "scheduler"])
+def test_service_dashboard_charts_each_of_its_metrics(service: str) -> None:
+    board = json.loads((GRAFANA / "dashboards" / f"kronii-{service}.json").read_text(encoding="utf-8"))
+    used = set()
+    for _, expr in dashboard_exprs(board):
+        used |= {s.name for s in promql_selectors(expr)[0]}
+    metrics = CAPTURE_METRICS if service == "capture" else SCHEDULER_METRICS
+    for metric in metrics:
+        names = {f"{metric}_bucket", f"{metric}_sum", f"{metric}_count"} if metric in HISTOGRAMS else {metric}
+        assert used & names, f"kronii-{service}.json shows no {metric}"
+    assert f'up{{job="kronii", component="{service}"}}' in json.dumps(board).replace('\\"', '"')
+
+
+def test_compose_capture_settings_are_capture_settings(compose_all_layers: dict[str, Any]) -> None:
+    """The capture container's own variables are read by CaptureSettings (a misspelt one would be
+    silently ignored: the settings models ignore unknown names)."""
+    models = service_settings_models()
+    for name, svc in kronii_services(compose_all_layers).items():
+        service = _environment(svc)["KRONII_SERVICE"]
+        if service not in models:
+            continue
+        reads = _settings_variables(models[service])
+        prefix = f"KRONII_{service.upper()}_"
+        for variable in _environment(svc):
+            if variable.startswith(prefix):
+                assert variable in reads, f"{name}: {variable} is not a {service} setting"
