@@ -44,6 +44,12 @@ def test_kronii_up_runs_embedded_infra_refuses_a_second_instance_and_stops_clean
         assert second.returncode == 1
         assert "already running" in second.stdout
 
+        # A command that knows only the data directory finds the running mesh's ports in its state.
+        plain = {k: v for k, v in env.items() if not k.startswith("KRONII_EMBEDDED_")}
+        keys = subprocess.run([KRONII, "keys", "status"], env=plain, capture_output=True, text=True, timeout=60)
+        assert keys.returncode == 0, keys.stdout + keys.stderr
+        assert "0 live objects" in keys.stdout
+
         status = subprocess.run([KRONII, "status"], env=env, capture_output=True, text=True, timeout=30)
         assert status.returncode == 0, status.stdout + status.stderr
         rows = {line.split()[0]: line for line in status.stdout.splitlines()[1:]}

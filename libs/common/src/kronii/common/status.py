@@ -45,6 +45,19 @@ def infra_url(name: str) -> str:
     from kronii.common.settings import SettingsError
 
     settings = load_settings(LauncherSettings)
+    # A running `kronii up` may use other ports than these settings say: its state file knows.
+    try:
+        state: dict[str, Any] = json.loads(state_path(settings.data_dir).read_text())
+        port = urlsplit(str(state["infra"][name]["url"])).port
+        if port and state["infra"][name].get("embedded", True):
+            field = {
+                "nats": "embedded_nats_port",
+                "redis": "embedded_redis_port",
+                "postgres": "embedded_postgres_port",
+            }
+            settings = load_settings(LauncherSettings, **{field[name]: port})
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
     url, kind = _infra_urls(settings, {})[name]
     secret = {"nats": "nats_token", "redis": "redis_password", "postgres": "postgres_password"}[name]
     if kind == "embedded" and _secret(settings.data_dir, secret) is None:
