@@ -46,7 +46,9 @@ def test_kronii_up_runs_embedded_infra_refuses_a_second_instance_and_stops_clean
 
         # A command that knows only the data directory finds the running mesh's ports in its state.
         plain = {k: v for k, v in env.items() if not k.startswith("KRONII_EMBEDDED_")}
-        keys = subprocess.run([KRONII, "keys", "status"], env=plain, capture_output=True, text=True, timeout=60)
+        keys = subprocess.run(
+            [KRONII, "keys", "status"], env=plain, capture_output=True, text=True, timeout=60
+        )
         assert keys.returncode == 0, keys.stdout + keys.stderr
         assert "0 live objects" in keys.stdout
 

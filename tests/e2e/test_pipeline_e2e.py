@@ -1,0 +1,219 @@
+"""The pipeline with the real sensor and the real capture service on a real desktop (Xvfb +
+openbox, xterms, xdotool, a private session bus): focus on an IDE file runs the whole table and
+notifies on NATS and SSE; a screen lock during a run defers it; a route that needs a screenshot
+waits in AwaitingCapture for the capture service and goes on with what it returned."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kronii.common import subjects
+from kronii.common.bus import Bus
+from kronii.common.infra import free_port
+from kronii.pipeline.adapters.plugin_host import PluginHost
+from kronii.pipeline.v1 import pipeline_pb2 as pb
+
+from tests.desktop import emit_screensaver_active, focus_window, open_window
+from tests.infra import InfraUrls
+from tests.integration.capture.capture_support import CaptureProc, capture_env, start_capture
+from tests.integration.pipeline.pipeline_support import (
+    Pipeline,
+    SseReader,
+    pipeline_database,
+    pipeline_env,
+    start_pipeline,
+)
+from tests.mesh import Proc, python_module, wait_http_ready, wait_until
+
+pytestmark = pytest.mark.e2e
+
+FULL_PATH = [
+    "idle",
+    "collecting",
+    "routing",
+    "redacting",
+    "extracting",
+    "synthesizing",
+    "planning",
+    "acting",
+    "cooling",
+]
+
+
+@dataclass
+class Mesh:
+    sensor: Proc
+    capture: CaptureProc
+    pipeline: Pipeline
+    infra: InfraUrls
+
+
+@pytest.fixture(scope="module")
+def mesh(
+    infra: InfraUrls, xdisplay: str, session_bus: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Mesh]:
+    database = pipeline_database(infra, "e2e")
+    data_dir: Path = tmp_path_factory.mktemp("pipeline-e2e")
+    sensor_env = capture_env(infra, database, data_dir, None)
+    sensor_env.update(
+        DISPLAY=xdisplay,
+        DBUS_SESSION_BUS_ADDRESS=session_bus,
+        KRONII_SENSOR_HTTP_PORT=str(free_port()),
+        KRONII_SENSOR_GRPC_PORT=str(free_port()),
+        KRONII_SENSOR_TICK_INTERVAL_SECS="0.2",
+        DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
+    )
+    sensor = Proc(python_module("kronii.sensor"), sensor_env)
+    try:
+        wait_http_ready(f"http://127.0.0.1:{sensor_env['KRONII_SENSOR_HTTP_PORT']}", proc=sensor, timeout=60)
+        with start_capture(capture_env(infra, database, data_dir, xdisplay)) as capture:
+            env = pipeline_env(
+                infra,
+                database,
+                data_dir,
+                KRONII_PIPELINE_CAPTURE_ENABLED="true",
+                KRONII_PIPELINE_CAPTURE_SOCKET_DIR=str(capture.socket.parent),
+                KRONII_PIPELINE_CAPTURES_PER_APP_PER_10MIN="100",
+                KRONII_PIPELINE_CAPTURES_GLOBAL_PER_HOUR="100",
+                KRONII_PIPELINE_CAPTURE_TTL_MS="20000",
+                KRONII_PIPELINE_PLUGIN_TIMEOUT_SECS="5",
+            )
+            with start_pipeline(env) as pipeline:
+                yield Mesh(sensor, capture, pipeline, infra)
+    finally:
+        if sensor.process.poll() is None:
+            sensor.terminate()
+
+
+def _newer(after: float) -> Any:
+    return lambda run: run["created_at"] > after
+
+
+def test_focus_on_an_ide_file_runs_every_state_and_notifies_on_nats_and_sse(
+    mesh: Mesh, xdisplay: str
+) -> None:
+    sse = SseReader(mesh.pipeline.url).start()
+    seen: list[pb.Notification] = []
+    started = time.time()
+
+    async def watch() -> None:
+        bus = Bus("e2e-notify")
+        await bus.connect(mesh.infra.nats)
+
+        async def on_note(_subject: str, message: pb.Notification) -> None:
+            seen.append(message)
+
+        await bus.subscribe(subjects.NOTIFY_ALL, pb.Notification, on_note)
+        # The window manager gives a new window the focus: the sensor reports it at once.
+        code = await asyncio.to_thread(
+            open_window, xdisplay, "machine.py - kronii - Visual Studio Code", "Code"
+        )
+        try:
+            await asyncio.to_thread(focus_window, xdisplay, code.window_id)
+            for _ in range(300):
+                if seen:
+                    break
+                await asyncio.sleep(0.1)
+        finally:
+            code.close()
+            await bus.close()
+
+    asyncio.run(watch())
+    run = mesh.pipeline.wait_for_run(lambda r: r["decision"] == "notify" and r["created_at"] > started, 30)
+    assert [visit["state"] for visit in run["states"]] == FULL_PATH
+    assert (
+        seen and seen[0].title == "Related tasks for machine.py in kronii" and seen[0].run_id == run["run_id"]
+    )
+    wait_until(lambda: bool(sse.events), 10, "the notification on the SSE stream")
+    assert sse.events[0]["id"] == run["notification_id"]
+
+
+class _SlowEditorPlugin:
+    """A plugin for the editor whose summary takes 3 s: the run sits in Collecting meanwhile."""
+
+    @property
+    def registration(self) -> pb.PluginRegistration:
+        return pb.PluginRegistration(
+            app_id="vscode",
+            display_name="Editor",
+            risk_score=0.1,
+            capabilities=pb.PluginCapabilities(summarize=True),
+        )
+
+    async def snapshot(self, request: pb.PluginSnapshotRequest) -> pb.PluginSnapshot:
+        await asyncio.sleep(3.0)
+        return pb.PluginSnapshot(app_id="vscode", summary="3 unsaved files", redaction_level="green")
+
+
+def test_a_screen_lock_during_a_run_defers_it(mesh: Mesh, xdisplay: str, session_bus: str) -> None:
+    pipeline = mesh.pipeline
+
+    async def scenario() -> None:
+        bus = Bus("e2e-plugin")
+        await bus.connect(mesh.infra.nats)
+        host = PluginHost(bus, _SlowEditorPlugin(), snapshot_timeout_secs=10)
+        await host.start()
+        try:
+            await asyncio.to_thread(
+                wait_until,
+                lambda: any(p["app_id"] == "vscode" for p in pipeline.get("/v1/plugins")["plugins"]),
+                10,
+                "the editor plugin's registration",
+            )
+            with open_window(xdisplay, "parser.py - kronii - Visual Studio Code", "Code2", "code") as code:
+                await asyncio.to_thread(focus_window, xdisplay, code.window_id)
+                await asyncio.to_thread(
+                    wait_until,
+                    lambda: (
+                        pipeline.get("/v1/state")["state"] == "collecting"
+                        and pipeline.get("/v1/state")["run_id"] is not None
+                    ),
+                    20,
+                    "a run pulling the editor plugin",
+                )
+                await asyncio.to_thread(emit_screensaver_active, session_bus, True)
+                deferred = await asyncio.to_thread(
+                    pipeline.wait_for_run, lambda r: r["decision"].startswith("deferred"), 20
+                )
+                assert deferred["decision"] == "deferred:locked"
+                assert [v["state"] for v in deferred["states"]] == [
+                    "idle", "collecting", "routing", "collecting", "routing", "deferred",
+                ]  # fmt: skip
+                assert sum(len(r["model_calls"]) for r in [deferred]) == 0
+        finally:
+            await host.stop()
+            await bus.close()
+            await asyncio.to_thread(emit_screensaver_active, session_bus, False)
+
+    asyncio.run(scenario())
+    # LockEnd resumes: a round runs again (seed row 3) once the lock is gone.
+    resumed = pipeline.wait_for_run(
+        lambda r: "lock_end" in r["trigger_summary"], 30, "the round after LockEnd"
+    )
+    assert resumed["states"][0]["state"] == "deferred"
+
+
+def test_a_route_that_needs_a_screenshot_waits_for_the_capture_service(mesh: Mesh, xdisplay: str) -> None:
+    pipeline = mesh.pipeline
+    wait_until(
+        lambda: pipeline.get("/v1/state")["state"] in ("idle", "cooling", "deferred"), 30, "a quiet pipeline"
+    )
+    started = time.time()
+    # An editor without a file in its title: the text cannot say what is on screen.
+    with open_window(xdisplay, "Visual Studio Code", "Code3", "code") as code:
+        focus_window(xdisplay, code.window_id)
+        run = pipeline.wait_for_run(
+            lambda r: _newer(started)(r) and any(v["state"] == "awaiting_capture" for v in r["states"]), 60
+        )
+    path = [v["state"] for v in run["states"]]
+    waited = path.index("awaiting_capture")
+    assert path[waited + 1] == "redacting" and path[-1] in ("cooling", "deferred")
+    assert "screencapture" in run["plugins_used"]
+    notes = pipeline.get("/v1/state")["recent_notes"][run["run_id"]]
+    assert "capture persisted" in notes, notes
