@@ -44,3 +44,28 @@ def test_a_captured_terminal_is_cleaned_within_its_window(
         assert [fragment for fragment in plant.fragments if squeeze(fragment) in squeezed] == []
     assert readable.count(NEUTRAL) >= 4
     assert "staging pipeline" in readable  # lines without findings are untouched
+
+
+ASSIGNMENTS = (
+    "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "contact alice@example.com about the launch",
+    "deploy_token: Tr0ub4dor-3-horse-staple",
+)
+
+
+def test_xterms_default_bitmap_font_hides_nothing_readable(x_display: str, engine: RedactionEngine) -> None:
+    """xterm's own 6x13 font is the smallest text a terminal shows: OCR misreads it (a comma for a dot,
+    a garbled key), and the OCR-tolerant patterns still cover every value."""
+    text = "\n".join(
+        [*ASSIGNMENTS, *(plant.before + plant.value + plant.after for plant in PLANTS), FILLER[0]]
+    )
+    with xterm_showing(x_display, text, theme="light", geometry="80x10+40+60", bitmap_font=True) as terminal:
+        screen = grab(x_display)
+    result = redact_image(screen, engine=engine, region=terminal.box)
+    assert result.level is Level.AMBER and result.image is not None, result.reason
+    readable = squeeze(read_back(result.image))
+    for value in ("wJalrXUtnFEMI", "K7MDENG", "EXAMPLEKEY", "alice@example", "Tr0ub4dor", "horse"):
+        assert squeeze(value) not in readable, value
+    for plant in PLANTS:
+        assert squeeze(plant.value) not in readable
+    assert "staging" in readable  # the filler line is untouched

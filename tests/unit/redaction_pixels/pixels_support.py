@@ -242,8 +242,10 @@ def xterm_showing(
     theme: str = "light",
     geometry: str = "",
     maximized: bool = False,
+    bitmap_font: bool = False,
 ) -> Iterator[Terminal]:
-    """Start an xterm (DejaVu Sans Mono, `size` pt) that prints `text` and stays open; yield it once drawn."""
+    """Start an xterm (DejaVu Sans Mono, `size` pt; or, with `bitmap_font`, xterm's own default, the small
+    6x13 bitmap font) that prints `text` and stays open; yield it once drawn."""
     background, ink = THEMES[theme]
     wm_class = f"KroniiPixels{os.getpid()}x{next(_serial)}"
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
@@ -252,10 +254,7 @@ def xterm_showing(
         "xterm",
         "-class",
         wm_class,
-        "-fa",
-        "DejaVu Sans Mono",
-        "-fs",
-        str(size),
+        *(() if bitmap_font else ("-fa", "DejaVu Sans Mono", "-fs", str(size))),
         "-bg",
         "#{:02x}{:02x}{:02x}".format(*background),
         "-fg",
@@ -313,13 +312,15 @@ def grab(display: str) -> Image.Image:
 
 
 def _wait_until_drawn(terminal: Terminal, timeout_s: float = 10.0) -> None:
-    """Until two captures 0.3 s apart are equal and the window shows text (more than one colour)."""
+    """Until two captures 0.3 s apart are equal and the window shows text: more than a cursor's worth of
+    pixels away from the background colour (a bitmap font draws in exactly two colours)."""
     deadline = time.monotonic() + timeout_s
     previous = b""
     while time.monotonic() < deadline:
         window = grab(terminal.display).crop(terminal.box.as_tuple())
         current = window.tobytes()
-        if current == previous and len(window.getcolors(1 << 16) or ()) > 2:
+        colours = sorted(window.getcolors(1 << 16) or (), reverse=True)
+        if current == previous and len(colours) >= 2 and sum(count for count, _ in colours[1:]) > 400:
             return
         previous = current
         time.sleep(0.3)

@@ -44,6 +44,10 @@ def test_card_with_a_misread_digit_is_still_found(engine: RedactionEngine) -> No
         ("token ghp R7kq2WmxX9vLp4TZN8bYc3Hs]J6dFal deployment", "GITHUB_TOKEN"),
         ("export key AAIACHMZWSJQGQ2URGUT for deployment", "AWS_ACCESS_KEY_ID"),
         ("card 4539 1488 6343 6467 billed", "PAYMENT_CARD"),
+        ("contact alice@example,com about the launch", "EMAIL"),
+        ("mail maria.keller @ fastmail .com today", "EMAIL"),
+        ("export AlIS_SECRET_ACCESS_KEY=wJalrXUtnFEM] /K7MDENG/bPxRF iCYEXAMPLEKEY", "SECRET"),
+        ("deploy_token: Tr0ub4dor-3-horse-staple", "SECRET"),
     ],
 )
 def test_tokens_garbled_by_ocr_are_found_with_the_ocr_patterns(
@@ -51,6 +55,13 @@ def test_tokens_garbled_by_ocr_are_found_with_the_ocr_patterns(
 ) -> None:
     types = {f.type for f in engine.redact(ocr_text, hints=with_ocr_patterns(None)).findings}
     assert expected_type in types
+
+
+def test_a_secret_assignment_masks_the_rest_of_its_line_and_keeps_the_name(engine: RedactionEngine) -> None:
+    text = "api_key = 9f8e 7d6c-5b4a ]3928\nnext line stays"
+    found = engine.redact(text, hints=with_ocr_patterns(None)).findings
+    secrets = [f for f in found if f.type == "SECRET"]
+    assert [(f.start, f.end) for f in secrets] == [(10, len("api_key = 9f8e 7d6c-5b4a ]3928"))]
 
 
 def test_a_garbled_private_key_armour_is_still_red(engine: RedactionEngine) -> None:

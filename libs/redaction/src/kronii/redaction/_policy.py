@@ -61,7 +61,9 @@ class PolicyError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class CustomPattern:
-    """A regex whose matches are masked as `type`; `red` makes any match turn the level red."""
+    """A regex whose matches are masked as `type`; `red` makes any match turn the level red.
+
+    When the regex has a group named `value`, only that group is masked (the key stays readable)."""
 
     type: str
     pattern: str

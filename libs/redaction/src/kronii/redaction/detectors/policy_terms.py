@@ -39,6 +39,10 @@ class CustomPatternDetector:
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         for pattern in self._patterns:
-            for match in pattern.regex.finditer(scan.text):
-                if match.end() > match.start():
-                    yield Candidate(pattern.type, match.start(), match.end(), pattern.confidence, self.name)
+            regex = pattern.regex
+            # A pattern with a group named `value` masks only that group (e.g. what follows `password=`).
+            group = "value" if "value" in regex.groupindex else 0
+            for match in regex.finditer(scan.text):
+                start, end = match.span(group)
+                if end > start >= 0:
+                    yield Candidate(pattern.type, start, end, pattern.confidence, self.name)

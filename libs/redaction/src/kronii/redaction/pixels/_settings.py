@@ -50,7 +50,7 @@ class OcrSettings:
     large_text_px: float = 40.0
     target_text_px: float = 24.0
     min_scale: float = 0.5
-    max_scale: float = 2.0
+    max_scale: float = 3.0
     workers: int = 0
     min_band_px: int = 160
     invert_lines: bool = True

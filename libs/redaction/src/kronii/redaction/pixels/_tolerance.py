@@ -86,6 +86,22 @@ OCR_PATTERNS: tuple[CustomPattern, ...] = (
         r"|(?<![0-9])[2-6][0-9]{14,15}(?![0-9])",
         confidence=0.6,
     ),
+    # An e-mail address whose dot OCR read as a comma, or with a space around its @ or dot (small bitmap
+    # fonts); `widen` takes in a local part split in two.
+    CustomPattern(
+        FindingType.EMAIL,
+        r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]{1,64} ?[@®©] ?[A-Za-z0-9\-]{1,63}"
+        r"(?: ?[.,] ?[A-Za-z0-9\-]{1,63})* ?[.,] ?[A-Za-z]{2,12}(?![A-Za-z])",
+        confidence=0.7,
+    ),
+    # A secret assigned to a name that says so (AWS_SECRET_ACCESS_KEY=, password:, api_key = ...): OCR
+    # garbles such values past any token shape, so everything after the sign on that line is masked.
+    CustomPattern(
+        FindingType.SECRET,
+        r"(?im)(?:secret|passw(?:or)?d|passwd|pwd|token|api[_\- ]?key|access[_\- ]?key|private[_\- ]?key"
+        r"|credentials?|auth[_\- ]?key)[A-Za-z0-9_\-]*[\"']? ?[:=] ?(?P<value>[^\s\[].*?) *$",
+        confidence=0.7,
+    ),
     # A long word with letters and digits, in two cases or mostly capitals: a token, not a word.
     CustomPattern(
         FindingType.HIGH_ENTROPY,
