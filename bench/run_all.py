@@ -14,6 +14,8 @@ BENCHMARKS = [
     ["sensor_focus.py", "--switches", "200", "--cost-seconds", "60"],
     ["capture_latency.py", "--jobs", "12", "--sustained", "12"],
     ["supervisor_triggers.py", "--sequential", "200", "--sustained", "1000", "--panes", "20"],
+    ["pipeline_decision.py", "--decisions", "50", "--storm", "10000"],
+    ["pipeline_replay.py"],
 ]
 
 

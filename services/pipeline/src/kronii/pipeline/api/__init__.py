@@ -1,0 +1,1 @@
+"""The pipeline's HTTP surface (triggers, state) and the conversion of bus messages to triggers."""

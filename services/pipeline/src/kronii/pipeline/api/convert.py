@@ -1,0 +1,127 @@
+"""Messages from the bus (sensor activity, plugin events, scheduler ticks) and trigger requests
+from agents, as the core's `Trigger`. Times are the receiver's clock (epoch ms), so intake's
+coalescing windows and the run loop share one time base."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from google.protobuf.message import Message
+from kronii.activity.v1 import activity_pb2 as apb
+from kronii.pipeline.core.states import Priority, Trigger, TriggerKind
+from kronii.pipeline.v1 import pipeline_pb2 as pb
+from kronii.scheduler.v1 import scheduler_pb2 as spb
+
+__all__ = ["TriggerRequestError", "trigger_from_message", "trigger_from_request"]
+
+_STATE_NAMES = {
+    apb.ACTIVITY_STATE_ACTIVE: "active",
+    apb.ACTIVITY_STATE_PASSIVE: "passive",
+    apb.ACTIVITY_STATE_INACTIVE: "inactive",
+    apb.ACTIVITY_STATE_LOCKED: "locked",
+}
+
+# What POST /v1/triggers takes: the core's external kinds, and "manual" (a person asking for a round).
+REQUEST_KINDS = {
+    **{
+        kind.value: kind
+        for kind in TriggerKind
+        if kind not in (TriggerKind.INTERNAL, TriggerKind.CAPTURE_STATUS, TriggerKind.TIMEOUT)
+    },
+    "manual": TriggerKind.TICK,
+}
+_MAX_TEXT = 1_000
+
+
+class TriggerRequestError(ValueError):
+    """A trigger request that cannot be taken; the message names the field."""
+
+
+def _focus_trigger(kind: TriggerKind, focus: apb.Focus, now_ms: int, priority: Priority) -> Trigger:
+    return Trigger(
+        kind,
+        now_ms,
+        app=focus.app_name,
+        wm_class=focus.wm_class,
+        window_id=int(focus.window_id),
+        title=focus.title,
+        priority=priority,
+    )
+
+
+def trigger_from_message(message: Message, now_ms: int) -> Trigger | None:
+    """The trigger a bus message stands for; None for messages that are not triggers."""
+    if isinstance(message, apb.FocusChanged):
+        # Another app taking the focus is news worth preempting a cooldown or a capture for.
+        priority = Priority.HIGH if message.change == "app" else Priority.NORMAL
+        return _focus_trigger(TriggerKind.FOCUS_CHANGED, message.current, now_ms, priority)
+    if isinstance(message, apb.TitleChanged):
+        return _focus_trigger(TriggerKind.TITLE_CHANGED, message.focus, now_ms, Priority.NORMAL)
+    if isinstance(message, apb.StateChanged):
+        transition = message.transition
+        return Trigger(
+            TriggerKind.STATE_CHANGED,
+            now_ms,
+            from_state=_STATE_NAMES.get(transition.__getattribute__("from"), ""),
+            to_state=_STATE_NAMES.get(transition.to, ""),
+        )
+    if isinstance(message, apb.ActivityPulse):
+        return Trigger(TriggerKind.ACTIVITY_PULSE, now_ms)
+    if isinstance(message, apb.LockChanged):
+        kind = TriggerKind.LOCK_START if message.locked else TriggerKind.LOCK_END
+        return Trigger(kind, now_ms, priority=Priority.HIGH if not message.locked else Priority.NORMAL)
+    if isinstance(message, pb.PluginEvent):
+        high = message.attributes.get("priority", "") == "high"
+        return Trigger(
+            TriggerKind.PLUGIN_EVENT,
+            now_ms,
+            plugin_app_id=message.app_id,
+            plugin_kind=message.kind,
+            priority=Priority.HIGH if high else Priority.NORMAL,
+        )
+    if isinstance(message, spb.Tick):
+        return Trigger(TriggerKind.TICK, now_ms, app=message.app)
+    if isinstance(message, pb.TriggerRequest):
+        return trigger_from_request(message, now_ms)
+    return None
+
+
+def _text(attributes: Mapping[str, str], name: str) -> str:
+    value = attributes.get(name, "")
+    if len(value) > _MAX_TEXT:
+        raise TriggerRequestError(f"attributes.{name} is longer than {_MAX_TEXT} characters")
+    return value
+
+
+def trigger_from_request(request: pb.TriggerRequest, now_ms: int) -> Trigger:
+    """A TriggerRequest (POST /v1/triggers, kronii.pipeline.trigger) as a Trigger, or
+    TriggerRequestError naming the field that is wrong."""
+    kind = REQUEST_KINDS.get(request.kind.strip().lower())
+    if kind is None:
+        raise TriggerRequestError(
+            f"kind must be one of {', '.join(sorted(REQUEST_KINDS))}, not {request.kind!r}"
+        )
+    if not request.source.strip():
+        raise TriggerRequestError("source is required: who sends the trigger (an agent id, a plugin, 'cli')")
+    attributes = request.attributes
+    window = attributes.get("window_id", "0") or "0"
+    if not window.isdigit():
+        raise TriggerRequestError("attributes.window_id must be a whole number")
+    plugin_kind = _text(attributes, "plugin_kind") or _text(attributes, "event")
+    if kind is TriggerKind.PLUGIN_EVENT and not (request.app_id and plugin_kind):
+        raise TriggerRequestError("a plugin_event needs app_id and attributes.plugin_kind")
+    if kind is TriggerKind.STATE_CHANGED and not _text(attributes, "to_state"):
+        raise TriggerRequestError("a state_changed needs attributes.to_state")
+    return Trigger(
+        kind,
+        now_ms,
+        app=request.app_id if kind is not TriggerKind.PLUGIN_EVENT else "",
+        wm_class=_text(attributes, "wm_class"),
+        window_id=int(window),
+        title=_text(attributes, "title"),
+        priority=Priority.HIGH if request.high_priority else Priority.NORMAL,
+        from_state=_text(attributes, "from_state"),
+        to_state=_text(attributes, "to_state"),
+        plugin_app_id=request.app_id if kind is TriggerKind.PLUGIN_EVENT else "",
+        plugin_kind=plugin_kind,
+    )

@@ -1,0 +1,295 @@
+"""The pipeline as a service: triggers from NATS (sensor activity, plugin events, scheduler Ticks,
+kronii.pipeline.trigger) and POST /v1/triggers go to the Runner; the run loop task advances it;
+the ports are the mesh (sensor snapshot in Redis, plugin registry, capture socket, notifications
+on NATS/SSE/D-Bus, scheduler admit/plan); runs, notifications and controls are in PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Iterable
+from typing import Any, cast
+
+import grpc
+from fastapi import APIRouter
+from google.protobuf.message import Message
+from kronii.common import subjects
+from kronii.common.service import DependencyStatus, ServiceContext
+from kronii.pipeline.adapters.controls import SourceControls, controls_router
+from kronii.pipeline.adapters.notifications import NotificationStore
+from kronii.pipeline.adapters.notify_dbus import DesktopNotifier
+from kronii.pipeline.adapters.plugin_host import serve_registrations
+from kronii.pipeline.adapters.plugins_store import PluginStore, plugins_router
+from kronii.pipeline.adapters.runs_store import RunRecord, RunStore, runs_router
+from kronii.pipeline.adapters.sse import NotificationBroadcaster, notifications_stream_router
+from kronii.pipeline.api.convert import trigger_from_message
+from kronii.pipeline.api.http_api import pipeline_router
+from kronii.pipeline.core.states import Trigger
+from kronii.pipeline.metrics import PipelineMetrics
+from kronii.pipeline.plugins.capture import CaptureClient, capture_registration, capture_socket
+from kronii.pipeline.plugins.mesh import MeshNotifier, NatsScheduler, RedisSnapshots, RegistryPlugins
+from kronii.pipeline.roles.backend import RoleBackend
+from kronii.pipeline.roles.model import BackendKind
+from kronii.pipeline.roles.rules import RulesBackend
+from kronii.pipeline.runner import NoCapture, Runner, RunnerConfig, RunnerPorts
+from kronii.pipeline.settings import PipelineSettings
+from kronii.pipeline.v1 import pipeline_pb2 as pb
+from kronii.scheduler.v1 import scheduler_pb2 as spb
+from nats.aio.subscription import Subscription
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+__all__ = ["PipelineApp", "make_backend"]
+
+log = logging.getLogger(__name__)
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def make_backend(settings: PipelineSettings) -> RoleBackend:
+    """The roles' backend chosen by settings (`rules` unless told otherwise)."""
+    if settings.llm_backend is BackendKind.RULES:
+        return RulesBackend()
+    from kronii.pipeline.model_roles import ModelRoleBackend
+
+    if settings.llm_backend is BackendKind.OPENAI:
+        from kronii.pipeline.adapters.llm_openai import OpenAIBackend
+
+        assert settings.llm_base_url is not None
+        key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+        llm: Any = OpenAIBackend(
+            settings.llm_base_url,
+            settings.llm_model,
+            key,
+            settings.llm_timeout_secs,
+            settings.llm_max_output_tokens,
+            response_format=settings.llm_response_format,
+            price_per_1k_input=settings.llm_price_per_1k_input,
+            price_per_1k_output=settings.llm_price_per_1k_output,
+        )
+    else:
+        from kronii.pipeline.adapters.llm_llamacpp import LlamaCppBackend
+
+        llm = LlamaCppBackend(str(settings.llamacpp_model_path))
+    return ModelRoleBackend(llm, max_output_tokens=settings.llm_max_output_tokens)
+
+
+class _LateEngine:
+    """The runtime asks for the HTTP routers before `start` connects PostgreSQL: the stores behind
+    the routers get this stand-in, which hands out the real engine's connections once there is one."""
+
+    def __init__(self) -> None:
+        self.engine: AsyncEngine | None = None
+
+    def _engine(self) -> AsyncEngine:
+        if self.engine is None:
+            raise RuntimeError("the pipeline has not connected to PostgreSQL yet")
+        return self.engine
+
+    def connect(self) -> Any:
+        return self._engine().connect()
+
+    def begin(self) -> Any:
+        return self._engine().begin()
+
+
+class PipelineApp:
+    def __init__(self) -> None:
+        self._ctx: ServiceContext | None = None
+        self._settings: PipelineSettings | None = None
+        self._runner: Runner | None = None
+        self._metrics: PipelineMetrics | None = None
+        self._scheduler: NatsScheduler | None = None
+        self._capture: CaptureClient | None = None
+        self._desktop: DesktopNotifier | None = None
+        self._broadcaster = NotificationBroadcaster()
+        self._subscriptions: list[Subscription] = []
+        self._loop: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        self._late_engine = _LateEngine()
+        engine = cast(AsyncEngine, self._late_engine)
+        self._plugin_store = PluginStore(engine)
+        self._run_store = RunStore(engine)
+        self._notification_store = NotificationStore(engine)
+        self._controls = SourceControls(engine)
+        self._routers: list[APIRouter] = [
+            pipeline_router(self.submit, self.status, _now_ms),
+            runs_router(self._run_store),
+            notifications_stream_router(self._broadcaster),
+            controls_router(self._notification_store, self._controls),
+            plugins_router(self._plugin_store),
+        ]
+
+    # ---- ServiceApp --------------------------------------------------------------------------
+
+    async def start(self, ctx: ServiceContext) -> None:
+        settings = ctx.settings
+        assert isinstance(settings, PipelineSettings)
+        if ctx.engine is None or ctx.redis is None:
+            raise RuntimeError(
+                "the pipeline needs PostgreSQL and Redis (KRONII_DATABASE_URL, KRONII_REDIS_URL)"
+            )
+        self._ctx, self._settings = ctx, settings
+        self._metrics = PipelineMetrics(ctx.registry)
+        self._late_engine.engine = ctx.engine
+        plugin_store, run_store = self._plugin_store, self._run_store
+        notification_store, controls = self._notification_store, self._controls
+        self._scheduler = NatsScheduler(ctx.bus, timeout_secs=settings.scheduler_admit_timeout_secs)
+        capture_port: Any = NoCapture()
+        if settings.capture_enabled:
+            self._capture = CaptureClient(capture_socket(settings.data_dir, settings.capture_socket_dir))
+            capture_port = self._capture
+            await plugin_store.register(capture_registration(settings.capture_risk_score), now=time.time())
+        if settings.desktop_notifications:
+            self._desktop = DesktopNotifier()
+            with contextlib.suppress(Exception):
+                await self._desktop.start()
+        notifier = MeshNotifier(
+            channel=settings.notify_channel,
+            store=notification_store,
+            controls=controls,
+            bus=ctx.bus,
+            stream=self._broadcaster,
+            desktop=self._desktop,
+        )
+        capture = self._capture
+        ports = RunnerPorts(
+            snapshots=RedisSnapshots(ctx.redis, _now_ms),
+            plugins=RegistryPlugins(
+                plugin_store,
+                ctx.bus,
+                capture_available=(lambda: capture.available) if capture is not None else (lambda: False),
+                timeout_secs=settings.plugin_timeout_secs,
+            ),
+            backend=make_backend(settings),
+            notifier=notifier,
+            scheduler=self._scheduler,
+            runs=run_store,
+            capture=capture_port,
+            audit=ctx.record,
+        )
+        config = RunnerConfig(
+            coalesce_window_ms=settings.coalesce_window_ms,
+            title_max_changes=settings.title_max_changes,
+            run_limits=settings.run_limits(),
+            capture_limits=settings.capture_limits(),
+            context_budget_tokens=settings.context_budget_tokens,
+            max_cooldown_ms=round(settings.max_cooldown_secs * 1000),
+            defer_backoff_ms=round(settings.defer_backoff_secs * 1000),
+            capture_ttl_ms=settings.capture_ttl_ms,
+            role_timeout_ms=round(settings.llm_timeout_secs * 2500),  # R2: two attempts, and some slack
+        )
+        self._runner = Runner(ports, _now_ms, config)
+
+        async def register(registration: pb.PluginRegistration) -> None:
+            await plugin_store.register(registration, now=time.time())
+
+        bus = ctx.bus
+        self._subscriptions += [
+            await bus.subscribe_any(subjects.ACTIVITY_ALL, self._on_message),
+            await bus.subscribe(subjects.PLUGIN_EVENTS_ALL, pb.PluginEvent, self._on_message),
+            await bus.subscribe(subjects.SCHEDULER_TICK, spb.Tick, self._on_message),
+            await bus.subscribe(subjects.PIPELINE_TRIGGER, pb.TriggerRequest, self._on_message),
+            await serve_registrations(bus, register),
+        ]
+        self._loop = asyncio.create_task(
+            self._run_loop(settings.loop_interval_ms / 1000), name="pipeline-loop"
+        )
+
+    async def stop(self) -> None:
+        for subscription in self._subscriptions:
+            with contextlib.suppress(Exception):
+                await subscription.unsubscribe()
+        self._subscriptions.clear()
+        if self._loop is not None:
+            self._loop.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._loop
+        self._broadcaster.close()
+        if self._capture is not None:
+            await self._capture.close()
+        if self._desktop is not None:
+            with contextlib.suppress(Exception):
+                await self._desktop.stop()
+
+    def routers(self) -> Iterable[APIRouter]:
+        return self._routers
+
+    def add_to_grpc(self, server: grpc.aio.Server) -> Iterable[str]:
+        return []  # gRPC serves health only
+
+    def readiness(self) -> dict[str, DependencyStatus]:
+        running = self._loop is not None and not self._loop.done()
+        status = {"run_loop": DependencyStatus(running, "running" if running else "the run loop stopped")}
+        if self._scheduler is not None:
+            answered = self._scheduler.available
+            status["scheduler"] = DependencyStatus(
+                answered is not False, self._scheduler.detail, required=False
+            )
+        if self._capture is not None:
+            up = self._capture.available
+            status["capture"] = DependencyStatus(
+                up,
+                "capture socket present" if up else "no capture service: rounds go on without screenshots",
+                required=False,
+            )
+        if self._desktop is not None:
+            status["desktop"] = DependencyStatus(
+                self._desktop.available,
+                "notifications reach the desktop"
+                if self._desktop.available
+                else "no session bus: NATS and SSE only",
+                required=False,
+            )
+        return status
+
+    def status(self) -> dict[str, Any]:
+        if self._runner is None:
+            return {"state": "starting"}
+        return self._runner.status()
+
+    # ---- triggers ----------------------------------------------------------------------------
+
+    async def submit(self, trigger: Trigger) -> str:
+        if self._runner is None or self._metrics is None:
+            raise RuntimeError("the pipeline is still starting")
+        outcome = await self._runner.submit(trigger)
+        self._metrics.triggers.labels(trigger.kind.value, outcome).inc()
+        self._wake.set()
+        return outcome
+
+    async def _on_message(self, subject: str, message: Message) -> None:
+        trigger = trigger_from_message(message, _now_ms())
+        if trigger is None:
+            return
+        try:
+            await self.submit(trigger)
+        except ValueError as error:
+            log.warning("dropped a trigger from %s: %s", subject, error)
+
+    # ---- the loop ----------------------------------------------------------------------------
+
+    async def _run_loop(self, interval: float) -> None:
+        assert self._runner is not None
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), interval)
+            self._wake.clear()
+            try:
+                for record in await self._runner.advance():
+                    self._count(record)
+            except Exception:
+                log.exception("the run loop failed; going on")
+
+    def _count(self, record: RunRecord) -> None:
+        assert self._metrics is not None
+        self._metrics.runs.labels(record.decision.split(":")[0] or "none").inc()
+        if record.finished_at is not None:
+            self._metrics.run_seconds.observe(max(0.0, record.finished_at - record.created_at))
+        for call in record.model_calls:
+            self._metrics.model_calls.labels(call.role, call.outcome).inc()
+            self._metrics.tokens.labels("in").inc(call.input_tokens)
+            self._metrics.tokens.labels("out").inc(call.output_tokens)

@@ -1,0 +1,393 @@
+"""`kronii replay FILE` and `kronii record`: a recorded activity stream through the pipeline in
+this process (the core, the rules backend or a token estimate of a model, no capture service),
+and the live bus of a running `kronii up` into such a file.
+
+Replay plays the scheduler's part too: a Tick at every wake-up a Planner asked for and a safety-net
+Tick every `--tick-secs`, so a long recording does not stay in Cooling or Deferred for want of one."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kronii.pipeline.adapters.recording import RecordedEvent, RecordingError, read_recording
+from kronii.pipeline.adapters.runs_store import RunRecord
+from kronii.pipeline.api.convert import trigger_from_message
+from kronii.pipeline.core.budget import PluginContent
+from kronii.pipeline.core.router import BaseSnapshot, PluginInfo
+from kronii.pipeline.core.states import Trigger, TriggerKind
+from kronii.pipeline.roles.backend import RoleBackend
+from kronii.pipeline.roles.model import Notification, Plan
+from kronii.pipeline.roles.rules import RulesBackend
+from kronii.pipeline.runner import Admit, InMemoryRuns, Runner, RunnerConfig, RunnerPorts
+
+__all__ = [
+    "ReplayReport",
+    "add_record_parser",
+    "add_replay_parser",
+    "replay_events",
+    "run_record",
+    "run_replay",
+]
+
+# Recordings start at offset 0; runs are dated from this epoch so their times read as times.
+_EPOCH_MS = 1_700_000_000_000
+_STEP_MS = 250
+
+
+class ReplayError(Exception):
+    """A sentence for the person at the terminal; exit code 2."""
+
+
+@dataclass
+class _Focus:
+    """The Base snapshot replay keeps from the recorded focus, state and lock events."""
+
+    base: BaseSnapshot = field(default_factory=lambda: BaseSnapshot(at_ms=_EPOCH_MS))
+
+    def observe(self, trigger: Trigger) -> None:
+        if trigger.kind in (TriggerKind.FOCUS_CHANGED, TriggerKind.TITLE_CHANGED):
+            self.base = BaseSnapshot(
+                at_ms=trigger.at_ms,
+                activity_state=self.base.activity_state,
+                app=trigger.app,
+                wm_class=trigger.wm_class,
+                title=trigger.title,
+                window_id=trigger.window_id,
+                locked=self.base.locked,
+            )
+        elif trigger.kind is TriggerKind.STATE_CHANGED and trigger.to_state:
+            self.base = BaseSnapshot(**{**_fields(self.base), "activity_state": trigger.to_state})
+        elif trigger.kind in (TriggerKind.LOCK_START, TriggerKind.LOCK_END):
+            self.base = BaseSnapshot(
+                **{**_fields(self.base), "locked": trigger.kind is TriggerKind.LOCK_START}
+            )
+
+    async def latest(self) -> BaseSnapshot | None:
+        return self.base
+
+
+def _fields(base: BaseSnapshot) -> dict[str, Any]:
+    return {name: getattr(base, name) for name in base.__slots__}
+
+
+class _NoPlugins:
+    async def infos(self) -> Sequence[PluginInfo]:
+        return ()
+
+    async def pull(self, app_ids: Sequence[str], full: bool, run_id: str) -> Sequence[PluginContent]:
+        return ()
+
+
+@dataclass
+class _Notified:
+    at_ms: int
+    run_id: str
+    title: str
+    body: str
+
+
+class _CollectingNotifier:
+    def __init__(self, clock: _VirtualClock) -> None:
+        self._clock = clock
+        self.sent: list[_Notified] = []
+
+    async def muted(self, source_key: str) -> str | None:
+        return None
+
+    async def notify(self, run_id: str, notification: Notification, source_key: str) -> str:
+        self.sent.append(_Notified(self._clock(), run_id, notification.title, notification.body))
+        return f"replay-{len(self.sent)}"
+
+
+class _LocalScheduler:
+    """No scheduler answers admissions (the core's limits decide); planned wake-ups are kept so
+    replay can fire their Ticks."""
+
+    def __init__(self) -> None:
+        self.wakeups: list[int] = []
+
+    async def admit(self, app: str, trigger: Trigger) -> Admit | None:
+        return None
+
+    async def plan(self, run_id: str, app: str, plan: Plan, now_ms: int) -> None:
+        self.wakeups.append(plan.next_wakeup_ms)
+
+
+class _VirtualClock:
+    def __init__(self) -> None:
+        self.now_ms = _EPOCH_MS
+
+    def __call__(self) -> int:
+        return self.now_ms
+
+
+@dataclass
+class ReplayReport:
+    events: int = 0
+    triggers: int = 0
+    runs: list[RunRecord] = field(default_factory=list)
+    notified: list[_Notified] = field(default_factory=list)
+    duration_ms: int = 0
+    dropped_title_churn: int = 0
+    wall_secs: float = 0.0
+
+    @property
+    def deferred(self) -> Counter[str]:
+        return Counter(
+            r.decision.removeprefix("deferred:") for r in self.runs if r.decision.startswith("deferred")
+        )
+
+    def calls_by_role(self) -> dict[str, dict[str, int]]:
+        roles: dict[str, dict[str, int]] = {}
+        for run in self.runs:
+            for call in run.model_calls:
+                row = roles.setdefault(call.role, {"calls": 0, "input_tokens": 0, "output_tokens": 0})
+                row["calls"] += 1
+                row["input_tokens"] += call.input_tokens
+                row["output_tokens"] += call.output_tokens
+        return roles
+
+    def as_json(self) -> dict[str, Any]:
+        roles = self.calls_by_role()
+        return {
+            "events": self.events,
+            "triggers": self.triggers,
+            "recorded_ms": self.duration_ms,
+            "runs": len(self.runs),
+            "decisions": dict(Counter(r.decision for r in self.runs)),
+            "notified": [
+                {"at_ms": n.at_ms - _EPOCH_MS, "title": n.title, "body": n.body} for n in self.notified
+            ],
+            "deferred": dict(self.deferred),
+            "dropped_title_churn": self.dropped_title_churn,
+            "model_calls": sum(r["calls"] for r in roles.values()),
+            "input_tokens": sum(r["input_tokens"] for r in roles.values()),
+            "output_tokens": sum(r["output_tokens"] for r in roles.values()),
+            "by_role": roles,
+            "cost_estimate": round(sum(r.cost_estimate for r in self.runs), 6),
+            "wall_secs": round(self.wall_secs, 3),
+        }
+
+
+async def replay_events(
+    events: Sequence[RecordedEvent],
+    backend: RoleBackend,
+    *,
+    realtime: bool = False,
+    tick_ms: int = 300_000,
+    config: RunnerConfig | None = None,
+) -> ReplayReport:
+    """Feed `events` through a Runner with in-process parts; as fast as it can, or at their pace."""
+    clock = _VirtualClock()
+    focus = _Focus()
+    notifier = _CollectingNotifier(clock)
+    scheduler = _LocalScheduler()
+    runs = InMemoryRuns()
+    ports = RunnerPorts(
+        snapshots=focus,
+        plugins=_NoPlugins(),
+        backend=backend,
+        notifier=notifier,
+        scheduler=scheduler,
+        runs=runs,
+    )
+    runner = Runner(ports, clock, config)
+    report = ReplayReport(events=len(events))
+    started = time.monotonic()
+    next_safety_tick = _EPOCH_MS + tick_ms
+
+    async def run_until(target_ms: int) -> None:
+        nonlocal next_safety_tick
+        while clock.now_ms < target_ms:
+            due = [w for w in scheduler.wakeups if w <= clock.now_ms]
+            if due or clock.now_ms >= next_safety_tick:
+                scheduler.wakeups = [w for w in scheduler.wakeups if w > clock.now_ms]
+                next_safety_tick = clock.now_ms + tick_ms
+                await runner.submit(Trigger(TriggerKind.TICK, clock.now_ms))
+            await runner.advance()
+            if runner.status()["pending_batches"]:
+                step = _STEP_MS
+            else:  # nothing pending: jump to the next moment something can happen
+                upcoming = [target_ms, next_safety_tick, *scheduler.wakeups]
+                step = max(1, min(upcoming) - clock.now_ms)
+            clock.now_ms = min(target_ms, clock.now_ms + step)
+            if realtime:
+                await asyncio.sleep(max(0.0, started + (clock.now_ms - _EPOCH_MS) / 1000 - time.monotonic()))
+
+    for event in events:
+        await run_until(_EPOCH_MS + event.offset_ms)
+        trigger = trigger_from_message(event.message, clock.now_ms)
+        if trigger is None:
+            continue
+        report.triggers += 1
+        focus.observe(trigger)
+        await runner.submit(trigger)
+        await runner.advance()
+    last = events[-1].offset_ms if events else 0
+    await run_until(_EPOCH_MS + last + 2 * (config or RunnerConfig()).coalesce_window_ms)
+    report.runs = sorted(runs.records.values(), key=lambda r: r.created_at)
+    report.notified = notifier.sent
+    report.duration_ms = last
+    report.dropped_title_churn = runner.dropped_title_churn
+    report.wall_secs = time.monotonic() - started
+    return report
+
+
+def _load(path: str) -> list[RecordedEvent]:
+    try:
+        return list(read_recording(path))
+    except RecordingError as error:
+        raise ReplayError(f"kronii replay: {Path(path).name} is not a kronii recording: {error}") from None
+    except FileNotFoundError:
+        raise ReplayError(f"kronii replay: there is no file {path!r}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ReplayError(f"kronii replay: cannot read {path!r}: {type(error).__name__}") from None
+
+
+def _backend(name: str, call: bool) -> RoleBackend:
+    if name == "rules":
+        return RulesBackend()
+    from kronii.pipeline.model_roles import EstimatingBackend, ModelRoleBackend
+
+    if not call:
+        return EstimatingBackend("openai")
+    from kronii.common.settings import load_settings
+    from kronii.pipeline.adapters.llm_openai import OpenAIBackend
+    from kronii.pipeline.settings import PipelineSettings
+
+    settings = load_settings(PipelineSettings, llm_backend="openai")
+    assert settings.llm_base_url is not None
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    llm = OpenAIBackend(settings.llm_base_url, settings.llm_model, key, settings.llm_timeout_secs)
+    return ModelRoleBackend(llm)
+
+
+def _print(report: ReplayReport, backend: str, as_json: bool) -> None:
+    data = report.as_json()
+    if as_json:
+        print(json.dumps({"backend": backend, **data}, indent=2))
+        return
+    minutes = report.duration_ms / 60_000
+    print(
+        f"replayed {report.events} events ({report.triggers} triggers, {minutes:.1f} min recorded) in {report.wall_secs:.2f} s"
+    )
+    print(f"runs: {len(report.runs)}  decisions: {data['decisions']}")
+    print(f"notified: {len(report.notified)}")
+    for item in report.notified:
+        print(f"  +{(item.at_ms - _EPOCH_MS) / 1000:8.1f} s  {item.title}")
+    deferred = ", ".join(f"{reason} {count}" for reason, count in sorted(report.deferred.items())) or "none"
+    print(f"deferred: {sum(report.deferred.values())} ({deferred})")
+    print(f"title changes dropped as churn: {report.dropped_title_churn}")
+    print(
+        f"cost ({backend}): {data['model_calls']} model calls, {data['input_tokens']} tokens in, {data['output_tokens']} out"
+    )
+    for role, row in sorted(data["by_role"].items()):
+        print(
+            f"  {role:<12} {row['calls']:>4} calls  {row['input_tokens']:>7} in  {row['output_tokens']:>7} out"
+        )
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    try:
+        events = _load(args.file)
+        backend = _backend(args.backend, args.call)
+        report = asyncio.run(
+            replay_events(events, backend, realtime=args.realtime, tick_ms=int(args.tick_secs * 1000))
+        )
+    except ReplayError as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    label = args.backend if args.backend == "rules" or args.call else "openai, estimated without calling"
+    _print(report, label, args.json)
+    return 0
+
+
+def add_replay_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "replay", help="feed a recorded activity stream through the pipeline in this process"
+    )
+    parser.add_argument("file", help="a recording (JSON lines from `kronii record`)")
+    parser.add_argument(
+        "--realtime", action="store_true", help="at the recorded pace (default: as fast as it can)"
+    )
+    parser.add_argument("--backend", choices=("rules", "openai"), default="rules")
+    parser.add_argument(
+        "--call",
+        action="store_true",
+        help="openai: really call the model (KRONII_PIPELINE_LLM_*), not only estimate",
+    )
+    parser.add_argument(
+        "--tick-secs", type=float, default=300.0, help="safety-net Tick interval (default 300)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.set_defaults(handler=run_replay)
+    return parser
+
+
+# ---- record -----------------------------------------------------------------------------------
+
+
+def _nats_url() -> str:
+    from kronii.common.launcher import LauncherSettings, state_path
+    from kronii.common.settings import load_settings
+    from kronii.common.status import _infra_urls
+
+    settings = load_settings(LauncherSettings)
+    try:
+        state: dict[str, Any] = json.loads(state_path(settings.data_dir).read_text())
+    except (OSError, ValueError):
+        state = {}
+    url, _ = _infra_urls(settings, state)["nats"]
+    return url
+
+
+async def _record(out: str, minutes: float) -> int:
+    from kronii.common.bus import Bus
+    from kronii.pipeline.adapters.recording import record_from_bus
+
+    bus = Bus("record")
+    try:
+        await asyncio.wait_for(bus.connect(_nats_url(), connect_timeout=3), 5)
+    except Exception as error:
+        raise ReplayError(
+            f"kronii record: cannot reach the bus of `kronii up` ({type(error).__name__}); is it running?"
+        ) from None
+    try:
+        return await record_from_bus(bus, out, minutes * 60)
+    finally:
+        await bus.close()
+
+
+def run_record(args: argparse.Namespace) -> int:
+    if args.minutes <= 0:
+        print("kronii record: --minutes must be more than 0", file=sys.stderr)
+        return 2
+    try:
+        count = asyncio.run(_record(args.out, args.minutes))
+    except ReplayError as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"kronii record: cannot write {args.out!r}: {error.strerror}", file=sys.stderr)
+        return 2
+    print(f"recorded {count} events in {args.minutes:g} min to {args.out}")
+    return 0
+
+
+def add_record_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "record", help="write the live activity of a running `kronii up` to a file for `kronii replay`"
+    )
+    parser.add_argument("--minutes", type=float, default=10.0, help="how long to record (default 10)")
+    parser.add_argument("--out", default="activity.jsonl", help="where (default activity.jsonl)")
+    parser.set_defaults(handler=run_record)
+    return parser

@@ -1,0 +1,35 @@
+"""The pipeline's Prometheus metrics, all kronii_pipeline_*. Labels are fixed codes only."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+__all__ = ["PipelineMetrics"]
+
+
+class PipelineMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.triggers = Counter(
+            "kronii_pipeline_triggers",
+            "Triggers taken, by kind and what intake did",
+            ["kind", "intake"],
+            registry=registry,
+        )
+        self.runs = Counter(
+            "kronii_pipeline_runs", "Finished runs by decision", ["decision"], registry=registry
+        )
+        self.run_seconds = Histogram(
+            "kronii_pipeline_run_seconds",
+            "From a round's start to its end",
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+            registry=registry,
+        )
+        self.model_calls = Counter(
+            "kronii_pipeline_model_calls",
+            "Role calls by role and outcome",
+            ["role", "outcome"],
+            registry=registry,
+        )
+        self.tokens = Counter(
+            "kronii_pipeline_tokens", "Model tokens by direction", ["direction"], registry=registry
+        )
