@@ -109,6 +109,10 @@ CAPTURE_METRICS: dict[str, set[str]] = {
     "kronii_capture_access_total": {"operation", "result"},
     "kronii_capture_ocr_frames_total": set(),
     "kronii_capture_purged_objects_total": {"kind"},
+    "kronii_capture_socket_refused_total": {"reason"},
+    "kronii_capture_breaker_opened_total": set(),
+    "kronii_capture_purge_runs_total": {"outcome"},
+    "kronii_capture_last_purge_timestamp_seconds": set(),
 }
 SCHEDULER_METRICS: dict[str, set[str]] = {
     "kronii_scheduler_ticks_emitted_total": {"kind"},

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import grpc
+import httpx
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -127,3 +128,45 @@ async def test_clients_add_refuses_a_key_that_is_not_ed25519_with_exit_code_2(
         infra, capture_database, "add", "x", "--public-key", str(key_file), "--capability", "root"
     )
     assert unknown.returncode == 2
+
+
+async def test_agents_log_in_over_http_too_and_every_handshake_is_counted(
+    capture_service: CaptureProc, infra: InfraUrls, capture_database: str, tmp_path: Path
+) -> None:
+    key = Ed25519PrivateKey.generate()
+    key_file = tmp_path / "agent.pub"
+    key_file.write_bytes(openssh_public(key))
+    added = await clients(infra, capture_database, "add", "http-agent", "--public-key", str(key_file))
+    assert added.returncode == 0, added.stderr
+
+    async with httpx.AsyncClient(base_url=capture_service.http, timeout=10) as http:
+        made = (await http.post("/v1/capture/challenge", json={"client_id": "http-agent"})).json()
+        bad = await http.post(
+            "/v1/capture/authenticate",
+            json={"challenge_id": made["challenge_id"], "client_id": "http-agent", "signature_hex": "zz"},
+        )
+        assert bad.status_code == 400 and "signature_hex" in bad.text
+        made = (await http.post("/v1/capture/challenge", json={"client_id": "http-agent"})).json()
+        signature = key.sign(bytes.fromhex(made["nonce_hex"])).hex()
+        session = await http.post(
+            "/v1/capture/authenticate",
+            json={
+                "challenge_id": made["challenge_id"],
+                "client_id": "http-agent",
+                "signature_hex": signature,
+            },
+        )
+        assert session.status_code == 200, session.text
+        assert session.json()["capabilities"] == ["READ_REDACTED", "REQUEST_CAPTURE"]
+        bearer = {"authorization": f"Bearer {session.json()['session_token']}"}
+        listing = await http.get("/v1/capture/screenshots", headers=bearer)
+        assert listing.status_code == 403 and "LIST_META" in listing.text
+        metrics = (await http.get("/metrics")).text
+    counted = {
+        line.split("{", 1)[1].split("}", 1)[0]
+        for line in metrics.splitlines()
+        if line.startswith("kronii_capture_access_total{")
+    }
+    assert 'operation="challenge",result="ok"' in counted
+    assert 'operation="authenticate",result="invalid_argument"' in counted
+    assert 'operation="authenticate",result="ok"' in counted

@@ -216,6 +216,9 @@ async def test_calls_over_tcp_need_a_session_and_repeated_failures_trip_the_brea
     assert codes[-1] == grpc.StatusCode.RESOURCE_EXHAUSTED
     response = httpx.get(f"{capture_service.http}/v1/capture/screenshots", timeout=10)
     assert response.status_code == 401 and "session" in response.json()["detail"]
+    metrics = httpx.get(f"{capture_service.http}/metrics", timeout=10).text
+    opened = [line for line in metrics.splitlines() if line.startswith("kronii_capture_breaker_opened_total")]
+    assert opened and float(opened[0].split()[-1]) >= 1
 
 
 async def test_no_response_log_line_or_metric_contains_a_filesystem_path(

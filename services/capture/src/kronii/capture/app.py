@@ -155,6 +155,9 @@ class CaptureApp:
                 (settings.host, settings.grpc_port),
                 AccessPolicy.build(settings.allowed_uids, settings.allowed_exes),
                 record=ctx.record,
+                on_refused=lambda reason: (
+                    self.metrics.socket_refused.labels(reason).inc() if self.metrics else None
+                ),
             )
             try:
                 await self.front_door.start()
@@ -516,10 +519,15 @@ class CaptureApp:
         while True:
             try:
                 await self.purge_now()
+                if self.metrics is not None:
+                    self.metrics.purge_runs.labels("ok").inc()
+                    self.metrics.last_purge.set(time.time())
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("the retention purge failed")
+                if self.metrics is not None:
+                    self.metrics.purge_runs.labels("failed").inc()
             await asyncio.sleep(self.settings.purge_interval_secs)
 
     # ---- operations (called by api/ after the guard) -------------------------------------------
@@ -528,6 +536,10 @@ class CaptureApp:
         """Validate, merge or queue; return (job_id, merged)."""
         jobs, metrics = self.jobs, self.metrics
         assert jobs is not None and metrics is not None
+        assert self.settings is not None
+        if not fields.get("ttl_ms"):
+            # 0 means "the default": this service's, which an operator may have set.
+            fields = {**fields, "ttl_ms": self.settings.default_ttl_ms}
         try:
             spec = validate_request(**fields)
         except RequestError as error:

@@ -51,3 +51,25 @@ class CaptureMetrics:
         self.purged = Counter(
             "kronii_capture_purged_objects", "Objects purged by retention", ["kind"], registry=registry
         )
+        self.socket_refused = Counter(
+            "kronii_capture_socket_refused",
+            "Unix-socket connections refused by the peer check, by reason",
+            ["reason"],
+            registry=registry,
+        )
+        self.breaker_opened = Counter(
+            "kronii_capture_breaker_opened",
+            "Times a client's circuit breaker opened after repeated failures",
+            registry=registry,
+        )
+        self.purge_runs = Counter(
+            "kronii_capture_purge_runs",
+            "Retention purge runs by outcome (ok, failed)",
+            ["outcome"],
+            registry=registry,
+        )
+        self.last_purge = Gauge(
+            "kronii_capture_last_purge_timestamp_seconds",
+            "When the retention purge last completed (Unix time)",
+            registry=registry,
+        )

@@ -18,6 +18,7 @@ import logging
 import os
 import socket
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from kronii.capture.adapters.access import (
@@ -89,8 +90,10 @@ class LocalFrontDoor:
         *,
         peers: PeerRegistry = PEERS,
         record: AuditRecorder | None = None,
+        on_refused: Callable[[str], None] | None = None,
     ) -> None:
         self._path = Path(path)
+        self._on_refused = on_refused
         self._upstream = upstream
         self._policy = policy
         self._peers = peers
@@ -163,6 +166,8 @@ class LocalFrontDoor:
         decision = self._policy.check(peer)
         if not decision.allowed:
             self.refused += 1
+            if self._on_refused is not None:
+                self._on_refused(decision.reason)
             log.warning(
                 "capture socket: refused uid %d pid %d (%s): %s", uid, pid, peer.exe_name, decision.reason
             )

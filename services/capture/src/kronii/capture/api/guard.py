@@ -8,14 +8,18 @@ the circuit breaker; an open breaker refuses everything from that caller until i
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
 from kronii.capture.adapters.access import identity_for_peer
 from kronii.capture.adapters.sessions import Identity
 from kronii.capture.app import CaptureApp
+from kronii.capture.core.breaker import BreakerState
 from kronii.capture.core.capabilities import LOCAL_DEFAULT, Capability
 from kronii.capture.errors import CaptureError
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Guard", "bearer_token"]
 
@@ -77,8 +81,17 @@ class Guard:
         except CaptureError as error:
             key = self.caller_key(peer, None)
             self.admit(key)
-            self.app.breaker.record_failure(key, _now_ms(), error.code)
+            self.count_failure(key, error.code)
             raise
+
+    def count_failure(self, key: str, code: str) -> None:
+        """A failed call against the caller's breaker; say so (log, metric) when it trips."""
+        app, now = self.app, _now_ms()
+        was_open = app.breaker.state(key, now) is BreakerState.OPEN
+        if app.breaker.record_failure(key, now, code) is BreakerState.OPEN and not was_open:
+            if app.metrics is not None:
+                app.metrics.breaker_opened.inc()
+            log.warning("capture: too many failed calls from one client (%s); refusing it for a while", code)
 
     @staticmethod
     def caller_key(peer: str, identity: Identity | None) -> str:
@@ -118,7 +131,14 @@ class Guard:
             and error.code in _COUNTED
             and not (identity is None and error.code == "unauthenticated")
         ):
-            app.breaker.record_failure(key, _now_ms(), error.code)
+            now = _now_ms()
+            was_open = app.breaker.state(key, now) is BreakerState.OPEN
+            if app.breaker.record_failure(key, now, error.code) is BreakerState.OPEN and not was_open:
+                if app.metrics is not None:
+                    app.metrics.breaker_opened.inc()
+                log.warning(
+                    "capture: too many failed calls from one client; refusing it for a while (%s)", error.code
+                )
         elif error is None:
             app.breaker.record_success(key, _now_ms())
         result = "ok" if error is None else error.code

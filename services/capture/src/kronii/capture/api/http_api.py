@@ -180,14 +180,22 @@ def capture_router(app: CaptureApp) -> APIRouter:
 
     @router.post("/v1/capture/challenge", response_model=None)
     async def challenge(body: ChallengeBody, request: Request) -> Any:
+        agent_key = f"agent:{body.client_id}"
         try:
-            guard.admit(f"agent:{body.client_id}")
+            guard.admit(agent_key)
             assert app.clients is not None
-            made = await app.clients.begin(body.client_id)
-        except ValueError as error:
-            return _error(CaptureError("invalid_argument", str(error), field="client_id"))
+            try:
+                made = await app.clients.begin(body.client_id)
+            except ValueError as error:
+                raise CaptureError("invalid_argument", str(error), field="client_id") from None
         except CaptureError as error:
+            await guard.outcome(
+                key=agent_key, identity=None, operation="challenge", error=error, subject=body.client_id
+            )
             return _error(error)
+        await guard.outcome(
+            key=agent_key, identity=None, operation="challenge", error=None, subject=body.client_id
+        )
         return {
             "challenge_id": made.challenge_id,
             "nonce_hex": made.nonce.hex(),
@@ -199,18 +207,23 @@ def capture_router(app: CaptureApp) -> APIRouter:
         agent_key = f"agent:{body.client_id}"
         try:
             guard.admit(agent_key)
-            signature = bytes.fromhex(body.signature_hex)
+            try:
+                signature = bytes.fromhex(body.signature_hex)
+            except ValueError:
+                raise CaptureError(
+                    "invalid_argument", "signature_hex is not hexadecimal", field="signature_hex"
+                ) from None
             assert app.clients is not None
-            session = await app.clients.authenticate(body.challenge_id, body.client_id, signature)
-        except AuthError as error:
-            failure = CaptureError("unauthenticated", error.message)
-            await guard.outcome(
-                key=agent_key, identity=None, operation="authenticate", error=failure, subject=body.client_id
-            )
-            return _error(failure)
-        except ValueError as error:
-            return _error(CaptureError("invalid_argument", str(error), field="signature_hex"))
+            try:
+                session = await app.clients.authenticate(body.challenge_id, body.client_id, signature)
+            except AuthError as error:
+                raise CaptureError("unauthenticated", error.message) from None
+            except ValueError as error:
+                raise CaptureError("invalid_argument", str(error), field="client_id") from None
         except CaptureError as error:
+            await guard.outcome(
+                key=agent_key, identity=None, operation="authenticate", error=error, subject=body.client_id
+            )
             return _error(error)
         identity = session.identity()
         await guard.outcome(
