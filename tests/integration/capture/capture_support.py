@@ -21,6 +21,7 @@ from kronii.activity.v1 import activity_pb2 as apb
 from kronii.common import subjects
 from kronii.common.bus import Bus
 from kronii.common.infra import free_port
+from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
 
 from tests.desktop import stop_process
 from tests.infra import InfraUrls
@@ -44,7 +45,6 @@ PLANTED_TEXT = "\n".join(
     for n, plant in enumerate(PLANTS)
     for line in (FILLER[n % len(FILLER)], plant.before + plant.value + plant.after)
 )
-SENSOR_SNAPSHOT_KEY = "kronii:sensor:snapshot"
 # Absolute paths of the kinds a leak would show: a home, a temp or runtime dir, the data dir.
 _PATH = re.compile(r"(?<![A-Za-z0-9_.:-])/(?:tmp|home|root|run|var|work|proc|usr|etc)(?:/|\b)")
 

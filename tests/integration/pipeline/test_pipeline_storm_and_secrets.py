@@ -18,6 +18,7 @@ from kronii.activity.v1 import activity_pb2 as apb
 from kronii.common import subjects
 from kronii.common.bus import Bus
 from kronii.common.infra import free_port
+from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
 from nats.aio.msg import Msg
 
 from tests.infra import InfraUrls
@@ -31,7 +32,6 @@ from tests.mesh import wait_until
 
 AWS_KEY = "AKIAZ3M7QX2LWPV4RT6N"
 GITHUB_TOKEN = "ghp_Zx8Kq2Lm4Np6Rs8Tv0Wy2Ab4Cd6Ef8Gh0Ij2K"
-SENSOR_SNAPSHOT_KEY = "kronii:sensor:snapshot"
 
 
 def test_a_storm_of_1000_title_changes_in_10s_makes_at_most_one_run_and_no_model_call(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import redis.asyncio as aioredis
 from kronii.activity.v1 import activity_pb2 as pb
+from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
 
 __all__ = ["SNAPSHOT_KEY", "SnapshotStore"]
 
-SNAPSHOT_KEY = "kronii:sensor:snapshot"
+SNAPSHOT_KEY = SENSOR_SNAPSHOT_KEY
 
 
 class SnapshotStore:

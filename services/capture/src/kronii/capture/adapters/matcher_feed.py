@@ -19,15 +19,12 @@ from kronii.activity.v1 import activity_pb2 as apb
 from kronii.capture.core.bypass import WindowFacts
 from kronii.common import subjects
 from kronii.common.bus import Bus
+from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
 from nats.aio.subscription import Subscription
 
 __all__ = ["SENSOR_SNAPSHOT_KEY", "DesktopView", "MatcherFeed", "facts_from_focus"]
 
 log = logging.getLogger(__name__)
-
-# The sensor's snapshot key (kronii.sensor.snapshots.SNAPSHOT_KEY); spelled here so the capture
-# service does not import the sensor package.
-SENSOR_SNAPSHOT_KEY = "kronii:sensor:snapshot"
 
 
 def facts_from_focus(focus: apb.Focus, focus_seq: int) -> WindowFacts | None:

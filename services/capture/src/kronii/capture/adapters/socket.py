@@ -30,12 +30,13 @@ from kronii.capture.adapters.access import (
     executable_of,
     peer_credentials,
 )
+from kronii.common.rendezvous import CAPTURE_SOCKET_NAME, capture_socket_path
 
 __all__ = ["SOCKET_NAME", "FrontDoorError", "LocalFrontDoor", "socket_path"]
 
 log = logging.getLogger(__name__)
 
-SOCKET_NAME = "capture.sock"
+SOCKET_NAME = CAPTURE_SOCKET_NAME
 _CHUNK = 64 * 1024
 
 
@@ -44,13 +45,8 @@ class FrontDoorError(RuntimeError):
 
 
 def socket_path(data_dir: Path, socket_dir: Path | None = None, *, runtime_dir: str | None = None) -> Path:
-    """The socket: in ``socket_dir`` when configured, else ``$XDG_RUNTIME_DIR/kronii/capture.sock``,
-    else ``<data_dir>/run/capture.sock``. ``runtime_dir`` overrides ``XDG_RUNTIME_DIR``."""
-    if socket_dir is not None:
-        return Path(socket_dir) / SOCKET_NAME
-    base = runtime_dir if runtime_dir is not None else os.environ.get("XDG_RUNTIME_DIR", "")
-    directory = Path(base) / "kronii" if base else data_dir / "run"
-    return directory / SOCKET_NAME
+    """The socket's path (kronii.common.rendezvous.capture_socket_path: clients use the same rule)."""
+    return capture_socket_path(data_dir, socket_dir, runtime_dir=runtime_dir)
 
 
 def _private_directory(directory: Path) -> None:

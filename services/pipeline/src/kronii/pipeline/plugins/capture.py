@@ -6,12 +6,12 @@ $XDG_RUNTIME_DIR/kronii, else <data_dir>/run."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import grpc
 from kronii.capture.v1 import capture_pb2 as cpb
 from kronii.capture.v1 import capture_pb2_grpc as cpb_grpc
+from kronii.common.rendezvous import capture_socket_path
 from kronii.pipeline.core.router import BaseSnapshot, Capability, PluginInfo
 from kronii.pipeline.core.states import CaptureStatus, Priority
 from kronii.pipeline.runner import CaptureOutcome
@@ -20,7 +20,6 @@ from kronii.pipeline.v1 import pipeline_pb2 as pb
 __all__ = ["SCREENCAPTURE_APP_ID", "CaptureClient", "capture_registration", "capture_socket"]
 
 SCREENCAPTURE_APP_ID = "screencapture"
-SOCKET_NAME = "capture.sock"
 
 _STATUS = {
     cpb.QUEUED: CaptureStatus.QUEUED,
@@ -39,10 +38,7 @@ _TERMINAL = frozenset({cpb.PERSISTED, cpb.EXPIRED, cpb.REJECTED, cpb.FAILED, cpb
 
 
 def capture_socket(data_dir: Path, socket_dir: Path | None) -> Path:
-    if socket_dir is not None:
-        return socket_dir / SOCKET_NAME
-    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
-    return (Path(runtime) / "kronii" if runtime else data_dir / "run") / SOCKET_NAME
+    return capture_socket_path(data_dir, socket_dir)
 
 
 def capture_registration(risk_score: float) -> pb.PluginRegistration:

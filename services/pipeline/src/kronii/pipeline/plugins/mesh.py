@@ -12,6 +12,7 @@ import redis.asyncio as aioredis
 from kronii.activity.v1 import activity_pb2 as apb
 from kronii.common import subjects
 from kronii.common.bus import Bus
+from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
 from kronii.pipeline.adapters.controls import SourceControls, muted_reason
 from kronii.pipeline.adapters.notifications import NotificationStore, deliver, new_notification
 from kronii.pipeline.adapters.notify_dbus import DesktopNotifier
@@ -33,9 +34,6 @@ __all__ = ["MeshNotifier", "NatsScheduler", "RedisSnapshots", "RegistryPlugins"]
 
 log = logging.getLogger(__name__)
 
-# The sensor's snapshot key (kronii.sensor.snapshots.SNAPSHOT_KEY), spelled here so the pipeline
-# does not import the sensor package.
-SENSOR_SNAPSHOT_KEY = "kronii:sensor:snapshot"
 _STATES = {
     apb.ACTIVITY_STATE_ACTIVE: "active",
     apb.ACTIVITY_STATE_PASSIVE: "passive",
