@@ -91,6 +91,7 @@ def test_a_rejected_capture_degrades_the_round_and_it_goes_on(
     assert path[:5] == ["idle", "collecting", "routing", "awaiting_capture", "redacting"], path
     assert path[-1] == "cooling" and "extracting" in path
     assert "capture rejected: degraded to the other context" in notes
+    assert run["notes"] == notes, "the runs API keeps the same notes as /v1/state"
     assert (
         servicer.requests
         and servicer.requests[0].window_id == 55

@@ -832,7 +832,9 @@ class Runner:
             self._deferral = defer(DeferReason.LOW_VALUE, now, backoff_ms=self._config.defer_backoff_ms)
             if not current.record.decision:
                 current.record = replace(current.record, decision="failed")
-        record = replace(current.record, states=tuple(visits), finished_at=now / 1000)
+        record = replace(
+            current.record, states=tuple(visits), finished_at=now / 1000, notes=tuple(current.notes)
+        )
         self.recent_notes.append((record.run_id, tuple(current.notes)))
         current.record = record
         await self._ports.runs.save(record)

@@ -47,6 +47,7 @@ class RunRecord:
     redaction_level: str = ""
     model_calls: tuple[CallRecord, ...] = ()
     decision: str = ""
+    notes: tuple[str, ...] = ()
     notification_id: str = ""
     next_wakeup_at: float | None = None
     finished_at: float | None = None
@@ -77,6 +78,7 @@ class RunRecord:
             "tokens_out": self.tokens_out,
             "cost_estimate": self.cost_estimate,
             "decision": self.decision,
+            "notes": list(self.notes),
             "notification_id": self.notification_id,
             "next_wakeup_at": as_datetime(self.next_wakeup_at),
             "created_at": as_datetime(self.created_at),
@@ -113,6 +115,7 @@ class RunRecord:
             redaction_level=m["redaction_level"],
             model_calls=calls,
             decision=m["decision"],
+            notes=tuple(m["notes"] or ()),
             notification_id=m["notification_id"],
             next_wakeup_at=as_epoch(m["next_wakeup_at"]),
             finished_at=as_epoch(m["finished_at"]),

@@ -40,6 +40,7 @@ runs = Table(
     Column("tokens_out", Integer, nullable=False),
     Column("cost_estimate", Float, nullable=False),
     Column("decision", Text, nullable=False),
+    Column("notes", JSONB, nullable=False),
     Column("notification_id", Text, nullable=False),
     Column("next_wakeup_at", DateTime(timezone=True)),
     Column("created_at", DateTime(timezone=True), nullable=False),

@@ -48,6 +48,8 @@ def upgrade() -> None:
         sa.Column("tokens_out", sa.Integer, nullable=False, server_default="0"),
         sa.Column("cost_estimate", sa.Float, nullable=False, server_default="0"),
         sa.Column("decision", sa.Text, nullable=False, server_default=""),
+        # Why the run went as it did: deferral reasons, refusals, capture outcomes (no content).
+        sa.Column("notes", postgresql.JSONB, nullable=False, server_default=_EMPTY_LIST),
         sa.Column("notification_id", sa.Text, nullable=False, server_default=""),
         sa.Column("next_wakeup_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
