@@ -19,6 +19,7 @@ skipped, with the reason, when missing:
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -123,11 +124,19 @@ SCHEDULER_METRICS: dict[str, set[str]] = {
     "kronii_scheduler_pending_wakeups": set(),
     "kronii_scheduler_poll_errors_total": set(),
 }
+PIPELINE_METRICS: dict[str, set[str]] = {
+    "kronii_pipeline_triggers_total": {"kind", "intake"},
+    "kronii_pipeline_runs_total": {"decision"},
+    "kronii_pipeline_run_seconds": set(),
+    "kronii_pipeline_model_calls_total": {"role", "outcome"},
+    "kronii_pipeline_tokens_total": {"direction"},
+}
 SERVICE_METRICS: dict[str, set[str]] = {
     **SENSOR_METRICS,
     **SUPERVISOR_METRICS,
     **CAPTURE_METRICS,
     **SCHEDULER_METRICS,
+    **PIPELINE_METRICS,
 }
 HISTOGRAMS = {
     "kronii_http_request_duration_seconds",
@@ -136,6 +145,7 @@ HISTOGRAMS = {
     "kronii_capture_stage_seconds",
     "kronii_capture_request_to_persisted_seconds",
     "kronii_scheduler_tick_lateness_seconds",
+    "kronii_pipeline_run_seconds",
 }
 # Labels Prometheus adds to every scraped series (job, instance) and our targets add (targets/*.yml).
 TARGET_LABELS = {"job", "instance", "component", "placement"}
@@ -924,6 +934,7 @@ def test_dashboards_are_valid_json_with_unique_ids_that_fit_the_grid() -> None:
         "kronii-supervisor.json",
         "kronii-capture.json",
         "kronii-scheduler.json",
+        "kronii-pipeline.json",
     }
     uid = provisioned_datasource()["uid"]
     uids = []
@@ -1396,22 +1407,60 @@ def test_scheduler_metric_names_match_what_the_scheduler_exports() -> None:
         assert f"`{name}`" in doc, f"docs/operations.md does not list {name}"
 
 
-@pytest.mark.parametrize("service", ["capture", "scheduler"])
+def test_pipeline_metric_names_match_what_the_pipeline_exports() -> None:
+    from kronii.pipeline.metrics import PipelineMetrics
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    PipelineMetrics(registry)
+    assert _declared_labels(registry) == PIPELINE_METRICS
+    assert set(_exported(registry)) == set(PIPELINE_METRICS)
+    assert {"kronii_pipeline_run_seconds"} == {m for m in PIPELINE_METRICS if m in HISTOGRAMS}
+    doc = OPERATIONS_DOC.read_text(encoding="utf-8")
+    for name in PIPELINE_METRICS:
+        assert f"`{name}`" in doc, f"docs/operations.md does not list {name}"
+
+
+def test_pipeline_alerts_cover_stuck_runs_model_failures_deferrals_and_notifications() -> None:
+    """The pipeline's own alerts: each reads a pipeline metric, and the four failure modes the
+    operations runbook describes each have one."""
+    pipeline_alerts = {
+        r["alert"]: r["expr"] for r in alert_rules() if r["alert"].startswith("KroniiPipeline")
+    }
+    assert set(pipeline_alerts) >= {
+        "KroniiPipelineRunsStopped",
+        "KroniiPipelineModelCallsFailing",
+        "KroniiPipelineDeferringMostRuns",
+        "KroniiPipelineNotificationsNotDelivered",
+    }
+    for alert, expr in pipeline_alerts.items():
+        assert any(s.name.startswith("kronii_pipeline_") for s in promql_selectors(expr)[0]), alert
+
+
+SERVICE_DASHBOARDS = {
+    "capture": CAPTURE_METRICS,
+    "scheduler": SCHEDULER_METRICS,
+    "pipeline": PIPELINE_METRICS,
+}
+
+
+@pytest.mark.parametrize("service", sorted(SERVICE_DASHBOARDS))
 def test_service_dashboard_charts_each_of_its_metrics(service: str) -> None:
     board = json.loads((GRAFANA / "dashboards" / f"kronii-{service}.json").read_text(encoding="utf-8"))
     used = set()
     for _, expr in dashboard_exprs(board):
         used |= {s.name for s in promql_selectors(expr)[0]}
-    metrics = CAPTURE_METRICS if service == "capture" else SCHEDULER_METRICS
+    metrics = SERVICE_DASHBOARDS[service]
     for metric in metrics:
         names = {f"{metric}_bucket", f"{metric}_sum", f"{metric}_count"} if metric in HISTOGRAMS else {metric}
         assert used & names, f"kronii-{service}.json shows no {metric}"
     assert f'up{{job="kronii", component="{service}"}}' in json.dumps(board).replace('\\"', '"')
 
 
-def test_compose_capture_settings_are_capture_settings(compose_all_layers: dict[str, Any]) -> None:
-    """The capture container's own variables are read by CaptureSettings (a misspelt one would be
-    silently ignored: the settings models ignore unknown names)."""
+def test_compose_service_settings_are_that_services_settings(compose_all_layers: dict[str, Any]) -> None:
+    """Each kronii container's own variables (KRONII_CAPTURE_*, KRONII_PIPELINE_*, ...) are read by
+    its settings model (a misspelt one would be silently ignored: the settings models ignore unknown
+    names)."""
     models = service_settings_models()
     for name, svc in kronii_services(compose_all_layers).items():
         service = _environment(svc)["KRONII_SERVICE"]
@@ -1422,3 +1471,29 @@ def test_compose_capture_settings_are_capture_settings(compose_all_layers: dict[
         for variable in _environment(svc):
             if variable.startswith(prefix):
                 assert variable in reads, f"{name}: {variable} is not a {service} setting"
+
+
+def test_compose_pipeline_settings_are_pipeline_settings(
+    compose_all_layers: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pipeline container sets only variables PipelineSettings reads, and they load as valid
+    settings with the mesh's ports (a misspelt or out-of-range value would fail here, not at start)."""
+    from kronii.pipeline.settings import PipelineSettings
+
+    (pipeline,) = [
+        svc
+        for svc in kronii_services(compose_all_layers).values()
+        if _environment(svc)["KRONII_SERVICE"] == "pipeline"
+    ]
+    env = {k: v for k, v in _environment(pipeline).items() if k.startswith("KRONII_PIPELINE_")}
+    reads = _settings_variables(PipelineSettings)
+    assert env, "the pipeline container sets its own host and ports"
+    assert set(env) <= reads, set(env) - reads
+    for name in list(os.environ):
+        if name.startswith("KRONII_PIPELINE_"):
+            monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    settings = PipelineSettings()
+    assert settings.http_port == MESH["pipeline"].http_port
+    assert settings.grpc_port == MESH["pipeline"].grpc_port

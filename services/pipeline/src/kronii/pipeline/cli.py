@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 import time
 from collections import Counter
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kronii.common.settings import SettingsError
 from kronii.pipeline.adapters.recording import RecordedEvent, RecordingError, read_recording
 from kronii.pipeline.adapters.runs_store import RunRecord
 from kronii.pipeline.api.convert import trigger_from_message
@@ -336,33 +338,33 @@ def add_replay_parser(subparsers: Any) -> argparse.ArgumentParser:
 # ---- record -----------------------------------------------------------------------------------
 
 
-def _nats_url() -> str:
-    from kronii.common.launcher import LauncherSettings, state_path
-    from kronii.common.settings import load_settings
-    from kronii.common.status import _infra_urls
-
-    settings = load_settings(LauncherSettings)
-    try:
-        state: dict[str, Any] = json.loads(state_path(settings.data_dir).read_text())
-    except (OSError, ValueError):
-        state = {}
-    url, _ = _infra_urls(settings, state)["nats"]
-    return url
+class BusUnreachable(Exception):
+    """The bus of `kronii up` does not answer."""
 
 
-async def _record(out: str, minutes: float) -> int:
+async def _record(out: str, minutes: float, stop: asyncio.Event) -> int:
     from kronii.common.bus import Bus
+    from kronii.common.status import infra_url
     from kronii.pipeline.adapters.recording import record_from_bus
 
     bus = Bus("record")
     try:
-        await asyncio.wait_for(bus.connect(_nats_url(), connect_timeout=3), 5)
+        await asyncio.wait_for(bus.connect(infra_url("nats"), connect_timeout=3), 5)
     except Exception as error:
-        raise ReplayError(
+        raise BusUnreachable(
             f"kronii record: cannot reach the bus of `kronii up` ({type(error).__name__}); is it running?"
         ) from None
     try:
-        return await record_from_bus(bus, out, minutes * 60)
+        return await record_from_bus(
+            bus,
+            out,
+            minutes * 60,
+            stop=stop,
+            ready=lambda: print(
+                f"recording activity to {out} for {minutes:g} min; Ctrl-C stops early and keeps what it has",
+                flush=True,
+            ),
+        )
     finally:
         await bus.close()
 
@@ -371,15 +373,26 @@ def run_record(args: argparse.Namespace) -> int:
     if args.minutes <= 0:
         print("kronii record: --minutes must be more than 0", file=sys.stderr)
         return 2
+
+    async def main() -> int:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        return await _record(args.out, args.minutes, stop)
+
     try:
-        count = asyncio.run(_record(args.out, args.minutes))
-    except ReplayError as error:
+        count = asyncio.run(main())
+    except BusUnreachable as error:
         print(str(error), file=sys.stderr)
-        return 2
+        return 1
+    except SettingsError as error:
+        print(error.message, file=sys.stderr)
+        return 1
     except OSError as error:
         print(f"kronii record: cannot write {args.out!r}: {error.strerror}", file=sys.stderr)
         return 2
-    print(f"recorded {count} events in {args.minutes:g} min to {args.out}")
+    print(f"recorded {count} events to {args.out}")
     return 0
 
 

@@ -134,10 +134,11 @@ async def record_from_bus(
     subject: str = subjects.ACTIVITY_ALL,
     stop: asyncio.Event | None = None,
     clock: Callable[[], float] = time.monotonic,
+    ready: Callable[[], None] | None = None,
 ) -> int:
     """Write every message on `subject` for `duration` seconds (or until `stop` is set) to `path`;
     returns how many were written. Each line is flushed, so an interrupted recording keeps what
-    it had."""
+    it had. `ready` is called once the subscription is in place."""
     stop = stop if stop is not None else asyncio.Event()
     sink = await asyncio.to_thread(Path(path).open, "w", encoding="utf-8")
     with sink:
@@ -150,6 +151,9 @@ async def record_from_bus(
             count += 1
 
         subscription = await bus.subscribe_any(subject, on_message)
+        await bus.client.flush()  # the server has the subscription: nothing published from now is missed
+        if ready is not None:
+            ready()
         try:
             await asyncio.wait_for(stop.wait(), duration)
         except TimeoutError:
