@@ -130,6 +130,7 @@ PIPELINE_METRICS: dict[str, set[str]] = {
     "kronii_pipeline_run_seconds": set(),
     "kronii_pipeline_model_calls_total": {"role", "outcome"},
     "kronii_pipeline_tokens_total": {"direction"},
+    "kronii_pipeline_deferrals_total": {"reason"},
 }
 SERVICE_METRICS: dict[str, set[str]] = {
     **SENSOR_METRICS,

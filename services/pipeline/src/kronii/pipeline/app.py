@@ -286,7 +286,10 @@ class PipelineApp:
 
     def _count(self, record: RunRecord) -> None:
         assert self._metrics is not None
-        self._metrics.runs.labels(record.decision.split(":")[0] or "none").inc()
+        kind, _, detail = record.decision.partition(":")
+        self._metrics.runs.labels(kind or "none").inc()
+        if kind == "deferred":
+            self._metrics.deferrals.labels(detail or "unknown").inc()
         if record.finished_at is not None:
             self._metrics.run_seconds.observe(max(0.0, record.finished_at - record.created_at))
         for call in record.model_calls:

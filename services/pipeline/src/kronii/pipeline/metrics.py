@@ -33,3 +33,9 @@ class PipelineMetrics:
         self.tokens = Counter(
             "kronii_pipeline_tokens", "Model tokens by direction", ["direction"], registry=registry
         )
+        self.deferrals = Counter(
+            "kronii_pipeline_deferrals",
+            "Runs deferred, by reason (locked, red, title_churn, rate_limited, ...)",
+            ["reason"],
+            registry=registry,
+        )

@@ -135,6 +135,8 @@ class NotifierPort(Protocol):
 class Admit:
     allowed: bool
     reason: str = ""
+    # When the refusing rules will have passed (the scheduler's retry_after_ms); 0 when unknown.
+    retry_after_ms: int = 0
 
 
 class SchedulerPort(Protocol):
@@ -263,6 +265,7 @@ class _Round:
     notification: Notification | None = None
     defer_reason: DeferReason | None = None
     notes: list[str] = field(default_factory=list)
+    retry_after_ms: int = 0
 
     @property
     def app(self) -> str:
@@ -547,10 +550,12 @@ class Runner:
         if answer is not None:
             if not answer.allowed:
                 current.notes.append(f"scheduler refused: {answer.reason}")
+                current.retry_after_ms = answer.retry_after_ms
             return answer.allowed
         verdict = check(self._run_ledger, current.app, now, self._config.run_limits)
         if not verdict.allowed:
             current.notes.append(f"rate limited: {verdict.reason}")
+            current.retry_after_ms = verdict.retry_after_ms
         return verdict.allowed
 
     async def _pull_plugins(self, current: _Round) -> None:
@@ -809,10 +814,12 @@ class Runner:
 
     def _defer(self, current: _Round, reason: DeferReason) -> None:
         now = self._clock()
+        backoff = self._config.defer_backoff_ms
+        if reason is DeferReason.RATE_LIMITED and current.retry_after_ms > backoff:
+            # A Tick before the limit passes would only open a round the limit refuses again.
+            backoff = current.retry_after_ms
         self._deferral = (
-            defer(reason, now)
-            if reason is DeferReason.LOCKED
-            else defer(reason, now, backoff_ms=self._config.defer_backoff_ms)
+            defer(reason, now) if reason is DeferReason.LOCKED else defer(reason, now, backoff_ms=backoff)
         )
         current.record = replace(current.record, decision=f"deferred:{reason.value}")
         self._state = RunState.DEFERRED

@@ -196,7 +196,7 @@ class NatsScheduler:
         response.ParseFromString(msg.data)
         self.available = True
         self.detail = "the scheduler admits runs"
-        return Admit(response.allowed, response.reason)
+        return Admit(response.allowed, response.reason, int(response.retry_after_ms))
 
     async def plan(self, run_id: str, app: str, plan: Plan, now_ms: int) -> None:
         message = spb.Plan(
