@@ -75,6 +75,7 @@ def pipeline_env(infra: InfraUrls, database: str, data_dir: Path, **settings: st
         KRONII_PIPELINE_HTTP_PORT=str(free_port()),
         KRONII_PIPELINE_GRPC_PORT=str(free_port()),
         KRONII_PIPELINE_CAPTURE_ENABLED="false",
+        KRONII_PIPELINE_TMUX_PLUGIN="false",
         KRONII_PIPELINE_DESKTOP_NOTIFICATIONS="false",
         KRONII_PIPELINE_RUNS_GLOBAL_PER_HOUR="1000",
         KRONII_PIPELINE_RUNS_PER_APP_PER_HOUR="1000",

@@ -164,3 +164,19 @@ def test_tick_and_pulse_are_observed_base_only() -> None:
     for kind in (K.TICK, K.ACTIVITY_PULSE):
         decision = route(batch(Trigger(kind, T0)), IDE, (VSCODE,), RouterHistory(), T0)
         assert decision.family is Family.OBSERVE and decision.policy == BaseOnly()
+
+
+TMUX = PluginInfo("tmux", True, True, frozenset({Capability.SNAPSHOT, Capability.SUMMARIZE}), 0.4, 4)
+TERMINAL = BaseSnapshot(T0, app="kitty", wm_class="kitty", title="dev@workstation: ~/src/kronii")
+
+
+def test_focus_changed_to_a_terminal_extracts_from_the_tmux_pane_when_the_plugin_is_there() -> None:
+    decision = route(batch(Trigger(K.FOCUS_CHANGED, T0)), TERMINAL, (TMUX, CAPTURE), RouterHistory(), T0)
+    assert decision.family is Family.EXTRACT
+    assert decision.policy == PluginFull(("tmux",))
+    assert not decision.needs_screenshot  # the pane's text is the context; no screenshot of it
+
+
+def test_focus_changed_to_a_terminal_without_the_tmux_plugin_is_observed() -> None:
+    decision = route(batch(Trigger(K.FOCUS_CHANGED, T0)), TERMINAL, (CAPTURE,), RouterHistory(), T0)
+    assert decision.family is Family.OBSERVE and decision.policy == BaseOnly()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import shutil
 import time
 from collections.abc import Iterable
 from typing import Any, cast
@@ -20,10 +21,11 @@ from kronii.common.service import DependencyStatus, ServiceContext
 from kronii.pipeline.adapters.controls import SourceControls, controls_router
 from kronii.pipeline.adapters.notifications import NotificationStore
 from kronii.pipeline.adapters.notify_dbus import DesktopNotifier
-from kronii.pipeline.adapters.plugin_host import serve_registrations
+from kronii.pipeline.adapters.plugin_host import PluginHost, serve_registrations
 from kronii.pipeline.adapters.plugins_store import PluginStore, plugins_router
 from kronii.pipeline.adapters.runs_store import RunRecord, RunStore, runs_router
 from kronii.pipeline.adapters.sse import NotificationBroadcaster, notifications_stream_router
+from kronii.pipeline.adapters.tmux_plugin import TmuxPane, TmuxPlugin
 from kronii.pipeline.api.convert import trigger_from_message
 from kronii.pipeline.api.http_api import pipeline_router
 from kronii.pipeline.core.states import Trigger
@@ -105,6 +107,7 @@ class PipelineApp:
         self._scheduler: NatsScheduler | None = None
         self._capture: CaptureClient | None = None
         self._desktop: DesktopNotifier | None = None
+        self._tmux_host: PluginHost | None = None
         self._broadcaster = NotificationBroadcaster()
         self._subscriptions: list[Subscription] = []
         self._loop: asyncio.Task[None] | None = None
@@ -195,11 +198,18 @@ class PipelineApp:
             await bus.subscribe(subjects.PIPELINE_TRIGGER, pb.TriggerRequest, self._on_message),
             await serve_registrations(bus, register),
         ]
+        if settings.tmux_plugin and shutil.which("tmux"):
+            # Served over the plugin protocol like any out-of-process plugin; it registers itself.
+            self._tmux_host = PluginHost(bus, TmuxPlugin(TmuxPane(settings.tmux_socket)))
+            await self._tmux_host.start()
         self._loop = asyncio.create_task(
             self._run_loop(settings.loop_interval_ms / 1000), name="pipeline-loop"
         )
 
     async def stop(self) -> None:
+        if self._tmux_host is not None:
+            with contextlib.suppress(Exception):
+                await self._tmux_host.stop()
         for subscription in self._subscriptions:
             with contextlib.suppress(Exception):
                 await subscription.unsubscribe()

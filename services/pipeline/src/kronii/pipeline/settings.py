@@ -53,6 +53,11 @@ class PipelineSettings(ServiceSettings):
     capture_ttl_ms: int = Field(default=30_000, ge=1_000, le=300_000)
     capture_risk_score: float = Field(default=0.4, ge=0, le=1)
 
+    # The tmux plugin: summarises the focused pane of the user's tmux server (or the one at this socket)
+    # when a terminal has the focus. Off, or no tmux installed: terminals get the Base context only.
+    tmux_plugin: bool = True
+    tmux_socket: str | None = None
+
     notify_channel: str = Field(default="desktop", pattern=r"^[A-Za-z0-9_-]{1,64}$")
     desktop_notifications: bool = True
     scheduler_admit_timeout_secs: float = Field(default=0.5, gt=0, le=10)

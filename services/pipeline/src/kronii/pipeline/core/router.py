@@ -180,6 +180,8 @@ _IMAGE_TITLE = re.compile(
 )
 _VIDEO_TITLE = re.compile(r"\b(youtube|vimeo|twitch|netflix)\b|\bvideo\b", re.IGNORECASE)
 _ARTIFACT_KINDS = frozenset({ContextKind.IDE, ContextKind.BROWSER, ContextKind.MEETING})
+# Plugins that read what a terminal shows (the tmux plugin summarises the focused pane).
+TERMINAL_PLUGIN_APPS = frozenset({"tmux"})
 
 
 def _active_to_passive(batch: Batch) -> bool:
@@ -297,6 +299,17 @@ def route(
                 return _defer(DeferReason.FOCUS_THRASH, "focus thrash", window)
             if window.kind in _ARTIFACT_KINDS or _visual(base):
                 return _extract(base, window, plugins, limits, f"focus on {window.kind}: extract artifact")
+            if window.kind is ContextKind.TERMINAL and _context_plugins(
+                plugins, set(TERMINAL_PLUGIN_APPS), limits
+            ):
+                return _extract(
+                    base,
+                    window,
+                    plugins,
+                    limits,
+                    "focus on terminal: extract from its pane",
+                    set(TERMINAL_PLUGIN_APPS),
+                )
             return _observe(f"focus on {window.kind} window: observe", window)
         case TriggerKind.TITLE_CHANGED:
             if batch.high_frequency:
