@@ -6,6 +6,8 @@ waits in AwaitingCapture for the capture service and goes on with what it return
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +21,7 @@ from kronii.common.infra import free_port
 from kronii.pipeline.adapters.plugin_host import PluginHost
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 
-from tests.desktop import emit_screensaver_active, focus_window, open_window
+from tests.desktop import emit_screensaver_active, focus_window, open_window, stop_process
 from tests.infra import InfraUrls
 from tests.integration.capture.capture_support import CaptureProc, capture_env, start_capture
 from tests.integration.pipeline.pipeline_support import (
@@ -217,3 +219,77 @@ def test_a_route_that_needs_a_screenshot_waits_for_the_capture_service(mesh: Mes
     assert "screencapture" in run["plugins_used"]
     notes = pipeline.get("/v1/state")["recent_notes"][run["run_id"]]
     assert "capture persisted" in notes, notes
+
+
+PRIVATE_KEY_SCREEN = """-----BEGIN OPENSSH PRIVATE KEY-----
+b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW
+QyNTUxOQAAACBq0bKzW8mT4dZ2yq3Xc7v3nPm1bT8x0c0w6QkC5w8o1AAAAJgN3hxpDd4c
+aQAAAAtzc2gtZWQyNTUxOQAAACBq0bKzW8mT4dZ2yq3Xc7v3nPm1bT8x0c0w6QkC5w8o1A
+-----END OPENSSH PRIVATE KEY-----
+"""
+
+
+def test_a_capture_the_redaction_rejects_degrades_the_round(
+    mesh: Mesh, xdisplay: str, tmp_path: Path
+) -> None:
+    """The real capture service refuses a frame showing a private key (red): the round does not wait
+    for ever and does not stop; it degrades to the other context (seed: AwaitingCapture, rejected)."""
+    pipeline = mesh.pipeline
+    wait_until(
+        lambda: pipeline.get("/v1/state")["state"] in ("idle", "cooling", "deferred"), 30, "a quiet pipeline"
+    )
+    key_file = tmp_path / "id_ed25519"
+    key_file.write_text(PRIVATE_KEY_SCREEN)
+    started = time.time()
+    editor = subprocess.Popen(
+        [
+            "xterm",
+            "-class",
+            "Code4",
+            "-name",
+            "code",
+            "-fa",
+            "DejaVu Sans Mono",
+            "-fs",
+            "12",
+            "-T",
+            "Visual Studio Code",
+            "-e",
+            "sh",
+            "-c",
+            f"cat '{key_file}'; sleep 600",
+        ],
+        env={**os.environ, "DISPLAY": xdisplay},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        window = subprocess.run(
+            ["xdotool", "search", "--sync", "--onlyvisible", "--class", "^Code4$"],
+            env={**os.environ, "DISPLAY": xdisplay},
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        ).stdout.split()[0]
+        time.sleep(1.0)  # drawn
+        focus_window(xdisplay, int(window))
+        try:
+            run = pipeline.wait_for_run(
+                lambda r: _newer(started)(r) and any(v["state"] == "awaiting_capture" for v in r["states"]),
+                60,
+            )
+        except Exception:
+            print(
+                [(r["trigger_summary"], r["route"], r["decision"], r["notes"]) for r in pipeline.runs()][:8]
+            )
+            print(pipeline.proc.output[-3000:])
+            raise
+    finally:
+        stop_process(editor)
+    path = [v["state"] for v in run["states"]]
+    waited = path.index("awaiting_capture")
+    assert path[waited + 1] == "redacting" and path[-1] in ("cooling", "deferred"), path
+    assert "capture rejected: degraded to the other context" in run["notes"], run["notes"]
+    assert not any("BEGIN OPENSSH" in note for note in run["notes"])

@@ -207,7 +207,7 @@ class AdmitRequest(_message.Message):
     app: _builtins.str
     trigger_kind: _builtins.str
     """state_changed | focus_changed | title_changed | activity_pulse | lock_start | lock_end |
-    plugin_event | tick.
+    plugin_event | tick | manual (CamelCase is accepted: FocusChanged).
     """
     priority: Global___Priority.ValueType
     justification: _builtins.str
