@@ -129,7 +129,10 @@ async def test_a_strict_request_captures_the_focused_terminal_without_its_secret
         ended = await _statuses(stub, waiting)
         assert ended[-1].status == pb.EXPIRED and "1500 ms" in ended[-1].reason
 
-        # FocusNext: whatever gains focus next, here the other app.
+        # FocusNext: whatever gains focus next, here the other app. The focus is settled first, so
+        # that no event of an earlier switch still in flight counts as "the next one".
+        focus_window(xdisplay, secrets_window.window_id)
+        await asyncio.sleep(1.5)
         following = await stub.RequestScreenCapture(
             pb.CaptureRequest(bypass=pb.FOCUS_NEXT, requester="e2e.next"), timeout=10
         )
