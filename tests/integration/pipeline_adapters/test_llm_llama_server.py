@@ -94,10 +94,8 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def role_schemas() -> dict[str, dict[str, object]]:
-    try:
-        from kronii.pipeline.roles.schemas import ROLE_SCHEMAS
-    except ImportError as error:
-        pytest.skip(f"the roles' schemas are not importable: {error}")
+    from kronii.pipeline.roles.schemas import ROLE_SCHEMAS
+
     return {str(role): dict(schema) for role, schema in ROLE_SCHEMAS.items()}
 
 
