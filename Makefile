@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: help deps sysdeps pydeps up test test-slow lint proto proto-check bench clean
+.PHONY: help deps sysdeps pydeps agentdeps up test test-slow lint proto proto-check bench clean
 
 help:
 	@echo "make up         run kronii on this machine (installs what it needs first)"
@@ -22,7 +22,10 @@ sysdeps:
 pydeps:
 	@bash scripts/install_python_deps.sh
 
-deps: sysdeps pydeps
+agentdeps:
+	@bash scripts/install_agent_clis.sh
+
+deps: sysdeps pydeps agentdeps
 
 up: deps
 	$(VENV)/bin/kronii up

@@ -13,6 +13,7 @@ import httpx
 import psycopg
 import redis.asyncio as aioredis
 from kronii.common.launcher import LauncherSettings, state_path
+from kronii.common.rendezvous import connect_host, service_http_url
 from kronii.common.services import installed_services
 from kronii.common.settings import load_settings
 from kronii.common.urls import libpq_url, redact_url
@@ -181,11 +182,14 @@ async def collect_status(settings: LauncherSettings | None = None) -> list[Statu
     tasks = [_row(name, kind, redact_url(url), checks[name](url)) for name, (url, kind) in urls.items()]
     async with httpx.AsyncClient(timeout=3.0) as client:
         for spec in installed_services():
+            # The address `kronii agents` and other commands use too (rendezvous.service_http_url).
             service_settings = load_settings(spec.settings_cls)
-            running = state.get("services", {}).get(spec.name, {})
-            http = running.get("http") or f"http://127.0.0.1:{service_settings.http_port}"
-            grpc = running.get("grpc") or (
-                f"127.0.0.1:{service_settings.grpc_port}" if service_settings.grpc_port else ""
+            found = service_http_url(spec.name, spec.settings_cls, data_dir=settings.data_dir)
+            http = found.url
+            grpc = found.grpc or (
+                f"{connect_host(service_settings.host)}:{service_settings.grpc_port}"
+                if service_settings.grpc_port
+                else ""
             )
             address = f"{http}" + (f"  grpc {grpc}" if grpc else "")
             tasks.append(_row(spec.name, "service", address, _check_service(client, http)))

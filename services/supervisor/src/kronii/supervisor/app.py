@@ -25,14 +25,16 @@ import grpc
 from fastapi import APIRouter
 from kronii.common import subjects
 from kronii.common.service import DependencyStatus, ServiceContext
-from kronii.supervisor.adapters.launcher import Launcher
-from kronii.supervisor.adapters.panes import PaneDriver, PaneState
+from kronii.supervisor import identity
+from kronii.supervisor.adapters.panes import Baseline, PaneDriver
 from kronii.supervisor.adapters.registry import Registry, RuntimeRecord
+from kronii.supervisor.adapters.sessions import find_session_id
 from kronii.supervisor.adapters.state import Snapshot, SupervisorState
 from kronii.supervisor.adapters.tmux import CONTROL_SESSION, TmuxControl, TmuxError, attach_command, pid_alive
 from kronii.supervisor.api.convert import outcome_message, runtime_message, to_epoch
 from kronii.supervisor.api.grpc_api import SupervisorServicer
 from kronii.supervisor.api.http_api import supervisor_router
+from kronii.supervisor.core.agent_state import AgentState, Delivery
 from kronii.supervisor.core.machine import (
     Defer,
     Deliver,
@@ -61,6 +63,7 @@ from kronii.supervisor.core.policy import ThreadState, assess, observe_turn, ove
 from kronii.supervisor.core.table import Phase, Signal
 from kronii.supervisor.core.tokens import Claims, TokenError, issue_token, verify_token
 from kronii.supervisor.errors import ApiError, Kind
+from kronii.supervisor.fallback import StartCheck, start_visible
 from kronii.supervisor.metrics import SupervisorMetrics
 from kronii.supervisor.settings import SupervisorSettings
 from kronii.supervisor.store import trigger_attempts, triggers
@@ -129,6 +132,11 @@ class Job:
     typed_not_submitted: bool = False
     acked_by: str = ""
     gate: str = CollisionGate.NOT_EVALUATED.value
+    # The transcript before the prompt was typed (see PaneDriver.baseline), kept with the job so
+    # a restarted supervisor can still tell whether the agent took it.
+    echoes_before: int = 0
+    was_working: bool = False
+    detail: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -149,7 +157,6 @@ class SupervisorApp:
         self._driver: PaneDriver | None = None
         self._registry: Registry | None = None
         self._state: SupervisorState | None = None
-        self._launcher = Launcher(1.0)
         self.metrics: SupervisorMetrics | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._inflight: dict[str, asyncio.Task[pb.TriggerOutcome]] = {}
@@ -159,6 +166,11 @@ class SupervisorApp:
         self._writes: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue(maxsize=20_000)
         self._tmux_problem = ""
         self._side_tasks: set[asyncio.Task[Any]] = set()
+        # One delivery in flight per pane: each prompt is typed, submitted and confirmed before
+        # the next one for that pane starts (asyncio.Lock hands the pane over in arrival order).
+        self._pane_locks: dict[str, asyncio.Lock] = {}
+        # The agent state last read off each runtime's screen.
+        self._agent_states: dict[str, str] = {}
 
     # ---- ServiceApp --------------------------------------------------------------------------------
 
@@ -171,13 +183,18 @@ class SupervisorApp:
         self.params = settings.params()
         self.kinds = settings.kinds()
         self._secret = load_or_create_secret(settings)
-        self._launcher = Launcher(settings.launch_grace_secs)
         self.metrics = SupervisorMetrics(ctx.registry)
         self._tmux = TmuxControl(settings.tmux_socket, settings.tmux_binary)
         self._driver = PaneDriver(self._tmux)
         self._registry = Registry(ctx.engine)
         await self._registry.load()
         self._state = SupervisorState(ctx.redis)
+        recovered = await self._state.release_written({Phase.DELIVERING.value, Phase.AWAITING_ACK.value})
+        if recovered:
+            log.info(
+                "%d trigger(s) were being typed when the supervisor stopped; looking at their panes",
+                recovered,
+            )
         if ctx.bus.connected:
             await ctx.bus.subscribe(subjects.SUPERVISOR_ACK, pb.AckTriggerRequest, self._on_bus_ack)
         for name, coro in (
@@ -195,7 +212,6 @@ class SupervisorApp:
                 await task
         self._tasks.clear()
         await self._drain_writes()
-        await self._launcher.close()
         if self._tmux is not None:
             with contextlib.suppress(Exception):
                 if self._tmux.connected:
@@ -277,6 +293,11 @@ class SupervisorApp:
                 Kind.FORBIDDEN, f"the caller {claims.subject!r} may not target workspace {workspace_id!r}"
             )
 
+    def identity_proof(self, nonce: str) -> str:
+        """GET /v1/identity: proof that this server holds the token secret and listens on its port
+        (never the secret itself)."""
+        return identity.identity_proof(self._secret, nonce, self.s.http_port)
+
     def issue(self, subject: str, scopes: set[str], workspaces: set[str], ttl: float | None = None) -> str:
         return issue_token(
             self._secret, subject=subject, scopes=scopes, workspaces=workspaces, now=time.time(),
@@ -289,6 +310,14 @@ class SupervisorApp:
             raise ApiError(Kind.NOT_FOUND, f"no runtime {runtime_id!r} is registered")
         self._need(claims, scope, record.workspace_id, runtime_id=runtime_id if scope == "operate" else "")
         return record
+
+    def _runtime_message(self, record: RuntimeRecord) -> pb.Runtime:
+        state = (
+            "exited"
+            if record.status is RuntimeStatus.OFFLINE
+            else self._agent_states.get(record.runtime_id, "")
+        )
+        return runtime_message(record, state)
 
     # ---- registry: section 10.1, 10.3, 10.4 --------------------------------------------------------
 
@@ -308,6 +337,7 @@ class SupervisorApp:
         with contextlib.suppress(TmuxError, TimeoutError, ValueError):
             probe = await self.tmux.probe(req.pty_target)
             pane_id, pid = probe.pane_id, pid or probe.pane_pid
+        cwd = req.cwd or _process_cwd(pid)
         record = RuntimeRecord(
             runtime_id=f"rt-{uuid.uuid4().hex[:12]}",
             agent_id=req.agent_id,
@@ -320,12 +350,13 @@ class SupervisorApp:
             kind=req.kind or "generic",
             role=req.role,
             managed=True,
+            cwd=cwd,
         )
         await self.registry.add(record)
         self._audit(claims.subject, "supervisor.register", record.runtime_id, "registered",
                     agent_id=req.agent_id, workspace_id=req.workspace_id, pty_target=pane_id, pid=pid)  # fmt: skip
         return pb.RegisterRuntimeResponse(
-            runtime_id=record.runtime_id, status=record.status.value, runtime=runtime_message(record)
+            runtime_id=record.runtime_id, status=record.status.value, runtime=self._runtime_message(record)
         )
 
     async def heartbeat(self, req: pb.HeartbeatRuntimeRequest, claims: Claims) -> pb.Runtime:
@@ -340,7 +371,7 @@ class SupervisorApp:
         )
         await self.state.bump_progress(record.runtime_id)
         self._acknowledge_runtime(record.runtime_id, "heartbeat")
-        return runtime_message(record)
+        return self._runtime_message(record)
 
     async def deregister(self, req: pb.DeregisterRuntimeRequest, claims: Claims) -> pb.Runtime:
         record = self._runtime(req.runtime_id, claims, "operate")
@@ -349,7 +380,7 @@ class SupervisorApp:
             record.runtime_id, status=RuntimeStatus.OFFLINE, offline_reason=reason, operator_busy=False
         )
         self._audit(claims.subject, "supervisor.deregister", record.runtime_id, "offline", reason=reason)
-        return runtime_message(record)
+        return self._runtime_message(record)
 
     async def list_runtimes(self, req: pb.ListRuntimesRequest, claims: Claims) -> pb.ListRuntimesResponse:
         self._need(claims, "read", req.workspace_id or None)
@@ -357,11 +388,11 @@ class SupervisorApp:
             workspace_id=req.workspace_id, agent_id=req.agent_id, include_offline=req.include_offline
         )
         return pb.ListRuntimesResponse(
-            runtimes=[runtime_message(r) for r in found if claims.allows_workspace(r.workspace_id)]
+            runtimes=[self._runtime_message(r) for r in found if claims.allows_workspace(r.workspace_id)]
         )
 
     async def get_runtime(self, req: pb.GetRuntimeRequest, claims: Claims) -> pb.Runtime:
-        return runtime_message(self._runtime(req.runtime_id, claims, "read"))
+        return self._runtime_message(self._runtime(req.runtime_id, claims, "read"))
 
     async def set_paused(self, req: pb.SetRuntimePausedRequest, claims: Claims) -> pb.Runtime:
         record = self._runtime(req.runtime_id, claims, "operate")
@@ -370,7 +401,7 @@ class SupervisorApp:
         record = await self.registry.change(record.runtime_id, paused=req.paused)
         self._audit(claims.subject, "supervisor.pause" if req.paused else "supervisor.unpause",
                     record.runtime_id, "paused" if req.paused else "running", reason=req.reason)  # fmt: skip
-        return runtime_message(record)
+        return self._runtime_message(record)
 
     async def logs(self, req: pb.RuntimeLogsRequest, claims: Claims) -> pb.RuntimeLogsResponse:
         record = self._runtime(req.runtime_id, claims, "read")
@@ -404,7 +435,7 @@ class SupervisorApp:
                     agent_id=req.agent_id, workspace_id=req.workspace_id, role=req.role, kind=record.kind)  # fmt: skip
         session = _session_name(self.s.session_prefix, req.workspace_id)
         return pb.SpawnRuntimeResponse(
-            runtime=runtime_message(record), attach_command=attach_command(self.s.tmux_socket, session)
+            runtime=self._runtime_message(record), attach_command=attach_command(self.s.tmux_socket, session)
         )
 
     async def _spawn(
@@ -412,21 +443,26 @@ class SupervisorApp:
         cwd: str | None = None,
     ) -> RuntimeRecord:  # fmt: skip
         runtime_id = f"rt-{uuid.uuid4().hex[:12]}"
-        token = self.issue(f"runtime:{runtime_id}", {f"runtime:{runtime_id}"}, {workspace_id}, ttl=30 * 86400)
-        env = {
-            "KRONII_RUNTIME_ID": runtime_id,
-            "KRONII_RUNTIME_TOKEN": token,
-            "KRONII_SUPERVISOR_URL": f"http://{_connect_host(self.s.host)}:{self.s.http_port}",
-        }
+        cwd = cwd or None
+        env = self._runtime_env(runtime_id, workspace_id)
         session = _session_name(self.s.session_prefix, workspace_id)
         window = re.sub(r"[^A-Za-z0-9_-]", "_", role or agent_id)[:30]
         pane_id, pid = await self.tmux.start_agent(session, window, argv, env=env, cwd=cwd)
         record = RuntimeRecord(
             runtime_id=runtime_id, agent_id=agent_id, workspace_id=workspace_id, pty_target=pane_id,
             registered_at=time.time(), session_id=session_id, pid=pid, kind=kind, role=role, managed=True,
-            command=tuple(argv),
+            command=tuple(argv), cwd=cwd or _process_cwd(pid),
         )  # fmt: skip
         return await self.registry.add(record)
+
+    def _runtime_env(self, runtime_id: str, workspace_id: str) -> dict[str, str]:
+        """What an agent started by the supervisor gets to acknowledge and heartbeat."""
+        token = self.issue(f"runtime:{runtime_id}", {f"runtime:{runtime_id}"}, {workspace_id}, ttl=30 * 86400)
+        return {
+            "KRONII_RUNTIME_ID": runtime_id,
+            "KRONII_RUNTIME_TOKEN": token,
+            "KRONII_SUPERVISOR_URL": f"http://{_connect_host(self.s.host)}:{self.s.http_port}",
+        }
 
     # ---- acknowledgements (section 12) -------------------------------------------------------------
 
@@ -638,6 +674,7 @@ class SupervisorApp:
                 snapshot_call, self.driver.look(record.pty_target, record.pid, kind)
             )
             pane: PaneFacts | None = seen.facts
+            self._agent_states[record.runtime_id] = seen.facts.agent_state
         else:
             snap, pane = await snapshot_call, None
         return snap, pane, alive
@@ -681,67 +718,79 @@ class SupervisorApp:
     async def _advance(
         self, job: Job, gathered: tuple[Snapshot, PaneFacts | None, bool] | None = None
     ) -> pb.TriggerOutcome:
-        params = self._job_params(job)
         record = self._target(job)
-        kind = self.kinds.get(record.kind if record else "generic")
-        can_resume = kind.can_resume and bool(record and record.session_id)
+        if record is None:
+            return await self._advance_on(job, record, gathered)
+        lock = self._pane_locks.setdefault(record.pty_target, asyncio.Lock())
+        if lock.locked():
+            gathered = None  # what was seen before waiting for the pane is stale by then
+        async with lock:
+            return await self._advance_on(job, self._target(job), gathered)
+
+    async def _machine(self, job: Job, record: RuntimeRecord | None, kind: AgentKind) -> TriggerMachine:
+        params = self._job_params(job)
         if job.machine:
-            machine = TriggerMachine.from_dict(params, job.machine)
-        else:
-            machine = TriggerMachine(
-                params, can_resume=can_resume, can_spawn=kind.can_spawn and record is not None
-            )
-        now = time.time()
-        situation = await self._situation(job, record, kind, now, gathered)
-        verdict = assess(situation, params, now, machine.busy_since)
-        if job.force or verdict.collision_gate is not CollisionGate.NOT_EVALUATED:
-            job.gate = verdict.collision_gate.value
-        effects = deque(
-            machine.handle(verdict.signal, now, defer_until=verdict.defer_until, code=verdict.code)
+            return TriggerMachine.from_dict(params, job.machine)
+        session_id = (record.session_id or await self._discover_session(record)) if record else ""
+        return TriggerMachine(
+            params,
+            can_resume=kind.can_resume and bool(session_id),
+            can_spawn=kind.can_spawn and record is not None,
         )
-        self._attempt(job, "admit", verdict.signal.value, code=verdict.code.value if verdict.code else "",
-                      **override_audit(requested=job.force, reason=job.reason,
-                                       gate=verdict.collision_gate, applied=job.force))  # fmt: skip
-        if record is not None and verdict.signal is Signal.RUNTIME_READY and record.operator_busy:
-            record = await self.registry.change(record.runtime_id, operator_busy=False)
+
+    async def _advance_on(
+        self, job: Job, record: RuntimeRecord | None, gathered: tuple[Snapshot, PaneFacts | None, bool] | None
+    ) -> pb.TriggerOutcome:
+        """One step of the trigger's lifecycle, holding its pane."""
+        kind = self.kinds.get(record.kind if record else "generic")
+        machine = await self._machine(job, record, kind)
+        if machine.phase in (Phase.DELIVERING, Phase.AWAITING_ACK):
+            # The record says the bytes were written before the supervisor stopped: look, never
+            # type again.
+            effects = deque(machine.handle(Signal.RESTARTED_AFTER_WRITE, time.time()))
+            self._attempt(job, "recover", "written_before_restart", runtime_id=job.runtime_id)
+        else:
+            now = time.time()
+            situation = await self._situation(job, record, kind, now, gathered)
+            verdict = assess(situation, machine.params, now, machine.busy_since)
+            if job.force or verdict.collision_gate is not CollisionGate.NOT_EVALUATED:
+                job.gate = verdict.collision_gate.value
+            job.detail = _admission_detail(verdict.signal, situation)
+            effects = deque(
+                machine.handle(verdict.signal, now, defer_until=verdict.defer_until, code=verdict.code)
+            )
+            self._attempt(job, "admit", verdict.signal.value, code=verdict.code.value if verdict.code else "",
+                          agent_state=situation.pane.agent_state if situation.pane else "",
+                          **override_audit(requested=job.force, reason=job.reason,
+                                           gate=verdict.collision_gate, applied=job.force))  # fmt: skip
+            if record is not None and verdict.signal is Signal.RUNTIME_READY and record.operator_busy:
+                record = await self.registry.change(record.runtime_id, operator_busy=False)
         payload = Payload(job.prompt, job.literal)
-        before = ""
         while effects:
             effect = effects.popleft()
-            signal = await self._perform(effect, job, machine, record, kind, payload, before)
-            if isinstance(signal, tuple):
-                signal, before = signal
+            signal = await self._perform(effect, job, machine, record, kind, payload)
             if isinstance(effect, Finish):
                 return await self._finish(job, machine, effect, record)
             if isinstance(effect, Defer):
                 return await self._defer(job, machine, effect, record)
             if signal is not None:
-                if isinstance(effect, LaunchSpawn) and signal is Signal.SPAWN_OK:
-                    record = self._target(job)
+                if signal in (Signal.SPAWN_OK, Signal.RESUME_OK):
+                    record = self._target(job) or record
                 effects.extend(machine.handle(signal, time.time()))
         raise RuntimeError(f"trigger {job.trigger_id}: the lifecycle stopped in phase {machine.phase.value}")
 
     async def _perform(
         self, effect: Effect, job: Job, machine: TriggerMachine, record: RuntimeRecord | None, kind: AgentKind,
-        payload: Payload, before: str,
-    ) -> Signal | tuple[Signal, str] | None:  # fmt: skip
+        payload: Payload,
+    ) -> Signal | None:  # fmt: skip
         now = time.time()
         match effect:
             case Deliver(attempt=attempt):
                 assert record is not None
-                self._background(self.state.record_attempt(job.agent_id, job.thread_id, job.trigger_id, attempt,
-                                                           now, self.params.rate_window_secs))  # fmt: skip
-                try:
-                    written = await self.driver.write(record.pty_target, payload, kind, attempt=attempt)
-                except (TmuxError, TimeoutError) as error:
-                    self._attempt(job, "deliver", "write_failed", attempt=attempt, error=str(error)[:200])
-                    return Signal.WRITE_FAILED
-                self._attempt(job, "deliver", "written", attempt=attempt, runtime_id=record.runtime_id,
-                              submit_only=written.submit_only, literal=payload.literal)  # fmt: skip
-                return Signal.WRITTEN, written.before
+                return await self._deliver(job, machine, record, kind, payload, attempt)
             case WaitAck(deadline=deadline):
                 assert record is not None
-                return await self._wait_ack(job, machine, record, kind, payload, before, deadline)
+                return await self._wait_ack(job, machine, record, kind, payload, deadline)
             case Resubmit():
                 return None
             case MarkOperatorBusy():
@@ -749,55 +798,133 @@ class SupervisorApp:
                     await self.registry.change(record.runtime_id, operator_busy=True)
                 return None
             case EmitCollision(busy_since=busy_since):
-                self.m.collisions.inc()
-                event = pb.CollisionEvent(
-                    trigger_id=job.trigger_id, runtime_id=record.runtime_id if record else "",
-                    agent_id=job.agent_id, workspace_id=job.workspace_id,
-                    fallback="resume" if machine.phase is Phase.RESUMING else machine.phase.value,
-                )  # fmt: skip
-                if busy_since is not None:
-                    event.busy_since.FromNanoseconds(int(busy_since * 1e9))
-                event.at.FromNanoseconds(int(now * 1e9))
-                await self._publish(subjects.SUPERVISOR_COLLISION, event)
-                self._audit(job.caller, "supervisor.collision", job.trigger_id, "fallback",
-                            runtime_id=event.runtime_id, busy_since=busy_since)  # fmt: skip
+                await self._emit_collision(job, machine, record, busy_since, now)
                 return None
             case LaunchResume(attempt=attempt):
                 assert record is not None
-                argv = render_argv(kind.resume_argv, self._values(job, record))
-                self.m.fallback_resume.inc()
-                result = await self._launcher.launch(argv)
-                self._attempt(job, "resume", "started" if result.ok else "failed", attempt=attempt,
-                              program=argv[0], exit_code=result.exit_code, error=result.error)  # fmt: skip
-                if not result.ok:
-                    await self.state.record_failure(job.workspace_id, job.agent_id, "resume", now,
-                                                    self.params.crash_loop_window_secs)  # fmt: skip
-                return Signal.RESUME_OK if result.ok else Signal.RESUME_FAILED
+                return await self._resume(job, record, kind, attempt)
             case LaunchSpawn(reason=reason):
                 assert record is not None
-                self.m.fallback_spawn.inc()
-                argv = render_argv(kind.spawn_argv, self._values(job, record))
-                try:
-                    new = await self._spawn(
-                        workspace_id=record.workspace_id, agent_id=record.agent_id, role=record.role,
-                        kind=record.kind, argv=argv, session_id="",
-                    )  # fmt: skip
-                except (TmuxError, TimeoutError, OSError) as error:
-                    self._attempt(job, "spawn", "failed", reason=reason, error=str(error)[:200])
-                    return Signal.SPAWN_FAILED
-                if self.s.launch_grace_secs:
-                    await asyncio.sleep(min(self.s.launch_grace_secs, 0.5))
-                ok = pid_alive(new.pid)
-                if record.status is not RuntimeStatus.OFFLINE:
-                    await self.registry.change(record.runtime_id, status=RuntimeStatus.OFFLINE,
-                                               offline_reason=f"replaced by {new.runtime_id}")  # fmt: skip
-                job.runtime_id = new.runtime_id
-                self._attempt(job, "spawn", "started" if ok else "failed", reason=reason,
-                              runtime_id=new.runtime_id, program=argv[0] if argv else "")  # fmt: skip
-                return Signal.SPAWN_OK if ok else Signal.SPAWN_FAILED
+                return await self._respawn(job, record, kind, reason)
             case Finish() | Defer():
                 return None
         return None
+
+    async def _deliver(
+        self, job: Job, machine: TriggerMachine, record: RuntimeRecord, kind: AgentKind, payload: Payload,
+        attempt: int,
+    ) -> Signal:  # fmt: skip
+        self._background(self.state.record_attempt(job.agent_id, job.thread_id, job.trigger_id, attempt,
+                                                   time.time(), self.params.rate_window_secs))  # fmt: skip
+        try:
+            if attempt == 1:
+                base = await self.driver.baseline(record.pty_target, payload, kind)
+                job.echoes_before, job.was_working = base.echoes, base.working
+                job.runtime_id = record.runtime_id
+                # Durable before the first byte: after a crash the record says "written", so the
+                # prompt is looked for, never typed again.
+                job.machine = machine.to_dict()
+                await self.state.enqueue(job.trigger_id, job.to_dict(), time.time() + self._lease(job))
+            written = await self.driver.write(record.pty_target, payload, kind, attempt=attempt)
+        except (TmuxError, TimeoutError) as error:
+            self._attempt(job, "deliver", "write_failed", attempt=attempt, error=str(error)[:200])
+            job.detail = f"writing to pane {record.pty_target} failed: {error}"
+            return Signal.WRITE_FAILED
+        self._attempt(job, "deliver", "nothing_to_resend" if written.nothing else "written", attempt=attempt,
+                      runtime_id=record.runtime_id, submit_only=written.submit_only, literal=payload.literal)  # fmt: skip
+        return Signal.WRITTEN
+
+    async def _emit_collision(
+        self,
+        job: Job,
+        machine: TriggerMachine,
+        record: RuntimeRecord | None,
+        busy_since: float | None,
+        now: float,
+    ) -> None:
+        self.m.collisions.inc()
+        event = pb.CollisionEvent(
+            trigger_id=job.trigger_id, runtime_id=record.runtime_id if record else "",
+            agent_id=job.agent_id, workspace_id=job.workspace_id,
+            fallback="resume" if machine.phase is Phase.RESUMING else machine.phase.value,
+        )  # fmt: skip
+        if busy_since is not None:
+            event.busy_since.FromNanoseconds(int(busy_since * 1e9))
+        event.at.FromNanoseconds(int(now * 1e9))
+        await self._publish(subjects.SUPERVISOR_COLLISION, event)
+        self._audit(job.caller, "supervisor.collision", job.trigger_id, "fallback",
+                    runtime_id=event.runtime_id, busy_since=busy_since)  # fmt: skip
+
+    async def _discover_session(self, record: RuntimeRecord | None) -> str:
+        """The agent's logical session, found in the files it writes; kept in the registry."""
+        if record is None or record.session_id or record.kind not in ("codex", "claude"):
+            return record.session_id if record else ""
+        try:
+            found = await asyncio.to_thread(find_session_id, record.kind, record.pid, record.cwd)
+        except OSError:
+            return ""
+        if found:
+            await self.registry.change(record.runtime_id, session_id=found)
+        return found
+
+    async def _start_visible(
+        self, record: RuntimeRecord, kind: AgentKind, argv: list[str], *, exec_style: bool, suffix: str
+    ) -> tuple[StartCheck, RuntimeRecord | None]:
+        """Start a resume or spawn in the workspace's tmux session, in the agent's directory; an
+        interactive one that proves it started becomes the agent's runtime."""
+        runtime_id = f"rt-{uuid.uuid4().hex[:12]}"
+        name = re.sub(r"[^A-Za-z0-9_-]", "_", record.role or record.agent_id)[:24]
+        check = await start_visible(
+            self.tmux, session=_session_name(self.s.session_prefix, record.workspace_id),
+            window=f"{name}-{suffix}" if suffix else name, argv=argv,
+            env=self._runtime_env(runtime_id, record.workspace_id), cwd=record.cwd or None, kind=kind,
+            exec_style=exec_style,
+        )  # fmt: skip
+        if not check.ok or exec_style:
+            return check, None
+        new = await self.registry.add(RuntimeRecord(
+            runtime_id=runtime_id, agent_id=record.agent_id, workspace_id=record.workspace_id,
+            pty_target=check.pane_id, registered_at=time.time(), pid=check.pid, kind=record.kind,
+            role=record.role, managed=True, command=tuple(argv), cwd=record.cwd,
+            session_id=record.session_id if suffix == "resume" else "",
+        ))  # fmt: skip
+        if record.status is not RuntimeStatus.OFFLINE:
+            # Superseded: deregistered, left on screen, never killed.
+            await self.registry.change(record.runtime_id, status=RuntimeStatus.OFFLINE,
+                                       offline_reason=f"superseded by {new.runtime_id}", operator_busy=False)  # fmt: skip
+        return check, new
+
+    async def _resume(self, job: Job, record: RuntimeRecord, kind: AgentKind, attempt: int) -> Signal:
+        session_id = record.session_id or await self._discover_session(record)
+        argv = render_argv(kind.resume_argv, {**self._values(job, record), "session_id": session_id})
+        self.m.fallback_resume.inc()
+        check, new = await self._start_visible(
+            record, kind, argv, exec_style=kind.resume_style == "exec", suffix="resume"
+        )
+        self._attempt(job, "resume", "started" if check.ok else "failed", attempt=attempt, program=argv[0],
+                      pane=check.pane_id, seen=check.seen, detail=check.detail, cwd=record.cwd)  # fmt: skip
+        if new is not None:
+            job.runtime_id = new.runtime_id
+        if not check.ok:
+            job.detail = f"resume failed: {check.detail}"
+            await self.state.record_failure(job.workspace_id, job.agent_id, "resume", time.time(),
+                                            self.params.crash_loop_window_secs)  # fmt: skip
+            return Signal.RESUME_FAILED
+        job.detail = f"resumed in pane {check.pane_id}: {check.detail}"
+        return Signal.RESUME_OK
+
+    async def _respawn(self, job: Job, record: RuntimeRecord, kind: AgentKind, reason: str) -> Signal:
+        self.m.fallback_spawn.inc()
+        argv = render_argv(kind.spawn_argv, self._values(job, record))
+        check, new = await self._start_visible(record, kind, argv, exec_style=False, suffix="")
+        self._attempt(job, "spawn", "started" if check.ok else "failed", reason=reason, pane=check.pane_id,
+                      seen=check.seen, detail=check.detail, program=argv[0] if argv else "", cwd=record.cwd)  # fmt: skip
+        if new is None:
+            job.detail = f"spawn failed: {check.detail}"
+            return Signal.SPAWN_FAILED
+        job.runtime_id = new.runtime_id
+        job.detail = f"spawned {new.runtime_id} in pane {new.pty_target}: {check.detail}"
+        return Signal.SPAWN_OK
 
     def _values(self, job: Job, record: RuntimeRecord) -> dict[str, str]:
         return {"session_id": record.session_id, "prompt": job.prompt, "agent_id": job.agent_id,
@@ -805,35 +932,45 @@ class SupervisorApp:
 
     async def _wait_ack(
         self, job: Job, machine: TriggerMachine, record: RuntimeRecord, kind: AgentKind, payload: Payload,
-        before: str, deadline: float,
+        deadline: float,
     ) -> Signal:  # fmt: skip
+        """Taken only when the agent shows it: the prompt left the box and its echo appeared or the
+        agent started working; or a hook acknowledged it."""
         event = self._acks.setdefault(job.trigger_id, asyncio.Event())
         waiting = self._awaiting.setdefault(record.runtime_id, set())
         waiting.add(job.trigger_id)
+        before = Baseline(job.echoes_before, job.was_working)
         try:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(event.wait(), kind.verify_delay_secs)
+            if not machine.recovered:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(event.wait(), kind.verify_delay_secs)
             while True:
                 if event.is_set():
                     job.acked_by = self._ack_source.pop(job.trigger_id, "ack")
                     return Signal.ACKED
-                state = await self.driver.state(record.pty_target, payload, kind, before)
-                if state is PaneState.TYPED:
-                    if not job.typed_not_submitted:
-                        job.typed_not_submitted = True
-                        self.m.typed_not_submitted.inc()
-                        effects = machine.handle(Signal.TYPED_NOT_SUBMITTED, time.time())
-                        if any(isinstance(e, Resubmit) for e in effects):
-                            before = await self.driver.resubmit(record.pty_target, kind)
-                            self._attempt(
-                                job, "resubmit", "typed_not_submitted", runtime_id=record.runtime_id
-                            )
-                elif state is PaneState.ACKED:
-                    job.acked_by = "output"
+                seen = await self.driver.check(record.pty_target, payload, kind, before)
+                if seen is Delivery.SUBMITTED:
+                    job.acked_by = "record" if machine.recovered else "output"
                     return Signal.ACKED
+                if seen is Delivery.TYPED and not job.typed_not_submitted:
+                    job.typed_not_submitted = True
+                    self.m.typed_not_submitted.inc()
+                    effects = machine.handle(Signal.TYPED_NOT_SUBMITTED, time.time())
+                    if any(isinstance(e, Resubmit) for e in effects):
+                        await self.driver.resubmit(record.pty_target, payload, kind)
+                        self._attempt(job, "resubmit", "typed_not_submitted", runtime_id=record.runtime_id)
                 remaining = deadline - time.time()
-                if remaining <= 0 or state is PaneState.GONE:
-                    self._attempt(job, "ack", "timeout", runtime_id=record.runtime_id)
+                if remaining <= 0 or seen is Delivery.GONE:
+                    self._attempt(job, "ack", "timeout", runtime_id=record.runtime_id, seen=seen.value)
+                    if seen is Delivery.TYPED:
+                        job.detail = (
+                            "the prompt is still in the agent's input box: the submit key did not send it"
+                        )
+                        return Signal.STUCK_IN_BOX
+                    job.detail = (
+                        "the pane went away before the agent took the prompt" if seen is Delivery.GONE
+                        else f"the prompt left the input box but the agent showed no sign of taking it within {job.ack_timeout_secs:g} s"
+                    )  # fmt: skip
                     return Signal.ACK_TIMEOUT
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(event.wait(), min(0.05, remaining))
@@ -900,6 +1037,7 @@ class SupervisorApp:
             "typed_not_submitted": job.typed_not_submitted, "attempts": machine.deliveries,
             "agent_id": job.agent_id, "workspace_id": job.workspace_id, "thread_id": job.thread_id,
             "acked_by": job.acked_by, "fallback_used": "", "delivered_at": None, "deferred_until": None,
+            "detail": job.detail,
         }  # fmt: skip
 
     def _log(self, job: Job, outcome: dict[str, Any]) -> None:
@@ -958,6 +1096,7 @@ class SupervisorApp:
         """Section 18: heartbeat expiry and PID/PTY validation."""
         stale = 0
         counts = dict.fromkeys(RuntimeStatus, 0)
+        states = dict.fromkeys((state.value for state in AgentState), 0)
         for record in self.registry.all():
             if record.status is not RuntimeStatus.OFFLINE:
                 reason = ""
@@ -973,8 +1112,11 @@ class SupervisorApp:
                     self._audit(
                         "supervisor", "supervisor.offline", record.runtime_id, "offline", reason=reason
                     )
-                elif (
-                    record.last_heartbeat_at is not None
+                else:
+                    states[await self._look_at(record)] += 1
+                if (
+                    not reason
+                    and record.last_heartbeat_at is not None
                     and now - record.last_heartbeat_at > self.s.heartbeat_ttl_secs
                 ):
                     stale += 1
@@ -983,7 +1125,21 @@ class SupervisorApp:
             counts[record.status] += 1
         for status, count in counts.items():
             self.m.runtimes.labels(status.value).set(count)
+        for name, count in states.items():
+            self.m.agent_states.labels(name).set(count)
         self.m.stale.set(stale)
+
+    async def _look_at(self, record: RuntimeRecord) -> str:
+        """Read the agent's state off its screen (for the list, the API and the gauge), and find its
+        session id once the agent has written one."""
+        look = await self.driver.look(record.pty_target, record.pid, self.kinds.get(record.kind))
+        state = (
+            look.facts.agent_state if look.facts.agent_in_foreground or not look.facts.exists else "exited"
+        )
+        self._agent_states[record.runtime_id] = state
+        if not record.session_id:
+            await self._discover_session(record)
+        return state
 
     async def _pane_alive(self, target: str) -> bool:
         try:
@@ -1007,6 +1163,7 @@ class SupervisorApp:
             "error_code": outcome["error_code"], "fallback_chain": outcome["fallback_chain"],
             "created_at": datetime.fromtimestamp(job.created_at, UTC), "updated_at": at,
             "delivered_at": datetime.fromtimestamp(outcome["delivered_at"], UTC) if outcome["delivered_at"] else None,
+            "detail": str(outcome.get("detail", ""))[:1000],
             "deferred_until": datetime.fromtimestamp(outcome["deferred_until"], UTC) if outcome["deferred_until"] else None,
         })  # fmt: skip
 
@@ -1062,6 +1219,39 @@ class SupervisorApp:
             await self.ctx.bus.publish(subject, message)
         except Exception as error:
             log.warning("publishing on %s failed: %s", subject, error)
+
+
+def _admission_detail(signal: Signal, situation: Situation) -> str:
+    """A sentence for the outcome when admission decides it (empty when delivery goes ahead)."""
+    pane = situation.pane
+    match signal:
+        case Signal.OPERATOR_BUSY:
+            if pane is not None and pane.draft:
+                return "a person's unsent text is in the agent's input box; it is left alone"
+            return "a person typed in the pane within the quiet window"
+        case Signal.AGENT_BLOCKED | Signal.BLOCKED_TOO_LONG:
+            dialog = pane.dialog if pane is not None else ""
+            return f"a dialog waits for a person on the agent's screen: {dialog!r}; kronii never answers it"
+        case Signal.AGENT_STARTING | Signal.STARTING_TOO_LONG:
+            return "the agent has not drawn its input box yet"
+        case Signal.PANE_NOT_AGENT:
+            command = pane.foreground_command if pane is not None else ""
+            return f"the pane's foreground process is {command!r}, not the registered agent"
+        case Signal.RUNTIME_UNAVAILABLE | Signal.CRASH_LOOP | Signal.SESSION_STALE:
+            return "the agent's process or pane is gone"
+        case Signal.COLLISION_MAX_DEFER:
+            return "a person kept typing past the maximum defer"
+    return ""
+
+
+def _process_cwd(pid: int) -> str:
+    """The working directory of a process of ours (empty when it cannot be read)."""
+    if pid <= 0:
+        return ""
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return ""
 
 
 def _connect_host(host: str) -> str:

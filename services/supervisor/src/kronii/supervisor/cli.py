@@ -3,8 +3,14 @@ and acknowledge deliveries from an agent's own hooks.
 
 The main `kronii` CLI mounts this with `add_agents_parser(subparsers)` and `run_agents(args)`;
 `python -m kronii.supervisor.cli agents ...` runs it alone. Exit codes: 0 done (a trigger was
-delivered, deferred or is already active); 1 the supervisor is unreachable or the trigger failed
-or timed out; 2 the request was refused (bad arguments, no token, not allowed)."""
+delivered, deferred or is already active); 1 the supervisor is unreachable, the server there is not
+this host's supervisor, or the trigger failed or timed out; 2 the request was refused (bad
+arguments, no token, not allowed).
+
+The supervisor's address: --url, else $KRONII_SUPERVISOR_URL, else the running `kronii up`'s,
+else KRONII_SUPERVISOR_HOST and KRONII_SUPERVISOR_HTTP_PORT (kronii.common.rendezvous). A token
+minted here from the local secret is sent only to a server that proves it holds the same secret
+(GET /v1/identity); a token given with --token or in the environment is sent as is."""
 
 from __future__ import annotations
 
@@ -17,12 +23,11 @@ import time
 import uuid
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
 __all__ = ["add_agents_parser", "main", "run_agents"]
-
-DEFAULT_URL = "http://127.0.0.1:8105"
 
 
 class CliError(Exception):
@@ -39,7 +44,10 @@ def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
     agents.add_argument(
         "--url",
         default=None,
-        help=f"the supervisor's HTTP address (default $KRONII_SUPERVISOR_URL or {DEFAULT_URL})",
+        help=(
+            "the supervisor's HTTP address (default $KRONII_SUPERVISOR_URL, else the running "
+            "`kronii up`'s, else KRONII_SUPERVISOR_HOST and KRONII_SUPERVISOR_HTTP_PORT)"
+        ),
     )
     agents.add_argument(
         "--token",
@@ -142,35 +150,87 @@ def _local_secret() -> bytes:
     return path.read_bytes().strip()
 
 
-def _mint(subject: str, scopes: set[str], workspaces: set[str], ttl: float) -> str:
+def _mint(
+    subject: str, scopes: set[str], workspaces: set[str], ttl: float, secret: bytes | None = None
+) -> str:
     from kronii.supervisor.core.tokens import issue_token
 
     return issue_token(
-        _local_secret(), subject=subject, scopes=scopes, workspaces=workspaces, now=time.time(), ttl_secs=ttl
-    )
+        secret if secret is not None else _local_secret(),
+        subject=subject, scopes=scopes, workspaces=workspaces, now=time.time(), ttl_secs=ttl,
+    )  # fmt: skip
 
 
-def _token(args: argparse.Namespace) -> str:
+def _given_token(args: argparse.Namespace) -> str | None:
+    """A token the caller chose: --token, $KRONII_SUPERVISOR_TOKEN or $KRONII_RUNTIME_TOKEN."""
     given = args.token or os.environ.get("KRONII_SUPERVISOR_TOKEN") or os.environ.get("KRONII_RUNTIME_TOKEN")
-    if given:
-        return str(given)
-    return _mint(f"cli:{getpass.getuser()}", {"trigger", "operate", "read"}, {"*"}, 600)
+    return str(given) if given else None
+
+
+# The identity check is one small request; a server that does not answer it soon is not trusted.
+IDENTITY_TIMEOUT_SECS = 10.0
+# How each source of the address (kronii.common.rendezvous.service_http_url) reads in a message.
+_SOURCES = {
+    "flag": "--url",
+    "env url": "KRONII_SUPERVISOR_URL",
+    "kronii up": "the running `kronii up`",
+    "settings": "KRONII_SUPERVISOR_HOST and KRONII_SUPERVISOR_HTTP_PORT",
+}
 
 
 class _Client:
     def __init__(self, args: argparse.Namespace, timeout: float = 120.0) -> None:
-        self.url = (args.url or os.environ.get("KRONII_SUPERVISOR_URL") or DEFAULT_URL).rstrip("/")
-        self.http = httpx.Client(
-            base_url=self.url, timeout=timeout, headers={"authorization": f"Bearer {_token(args)}"}
+        from kronii.common.rendezvous import service_http_url
+        from kronii.supervisor.settings import SupervisorSettings
+
+        address = service_http_url("supervisor", SupervisorSettings, flag=args.url)
+        self.url = address.url
+        self.source = address.source
+        self.http = httpx.Client(base_url=self.url, timeout=timeout)
+        token = _given_token(args)
+        if token is None:
+            # Minted from this host's secret: only for a server that proves it holds that secret.
+            secret = _local_secret()
+            self._check_identity(secret, min(timeout, IDENTITY_TIMEOUT_SECS))
+            token = _mint(f"cli:{getpass.getuser()}", {"trigger", "operate", "read"}, {"*"}, 600, secret)
+        self.http.headers["authorization"] = f"Bearer {token}"
+
+    def _unreachable(self, error: Exception) -> CliError:
+        return CliError(
+            f"kronii: the supervisor is not reachable at {self.url} (address from "
+            f"{_SOURCES.get(self.source, self.source)}; {error}); is it running?",
+            1,
         )
+
+    def _check_identity(self, secret: bytes, timeout: float) -> None:
+        from kronii.supervisor.identity import new_nonce, proof_matches
+
+        nonce = new_nonce()
+        try:
+            response = self.http.get("/v1/identity", params={"nonce": nonce}, timeout=timeout)
+        except httpx.TransportError as error:
+            raise self._unreachable(error) from None
+        try:
+            body = response.json() if response.status_code == 200 else None
+        except ValueError:
+            body = None
+        if not (
+            isinstance(body, dict)
+            and body.get("service") == "supervisor"
+            and proof_matches(secret, nonce, body.get("proof"), _dialled_port(self.url))
+        ):
+            raise CliError(
+                f"kronii: the server at {self.url} is not this host's supervisor (its identity proof "
+                "does not match the local secret); refusing to send it a token. "
+                "Set KRONII_SUPERVISOR_URL or --url",
+                1,
+            )
 
     def call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         try:
             response = self.http.request(method, path, **kwargs)
         except httpx.TransportError as error:
-            raise CliError(
-                f"kronii: the supervisor is not reachable at {self.url} ({error}); is it running?", 1
-            ) from None
+            raise self._unreachable(error) from None
         try:
             body = response.json()
         except ValueError:
@@ -180,6 +240,11 @@ class _Client:
             raise CliError(f"kronii: the supervisor refused: {detail} (HTTP {response.status_code})", 2)
         out: dict[str, Any] = body
         return out
+
+
+def _dialled_port(url: str) -> int:
+    parts = urlsplit(url)
+    return parts.port or (443 if parts.scheme == "https" else 80)
 
 
 def _print_runtimes(runtimes: list[dict[str, Any]]) -> None:

@@ -51,6 +51,13 @@ class SupervisorMetrics:
             "Runtimes that heartbeat but whose last heartbeat is older than the TTL",
             registry=registry,
         )
+        self.agent_states = Gauge(
+            "kronii_supervisor_agent_states",
+            "Live runtimes by what their screen showed at the last look "
+            "(starting, idle, draft, working, blocked, exited)",
+            ["state"],
+            registry=registry,
+        )
         self.queue_depth = Gauge(
             "kronii_supervisor_queue_depth", "Triggers queued (deferred or in flight)", registry=registry
         )

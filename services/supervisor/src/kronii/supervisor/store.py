@@ -30,6 +30,7 @@ runtimes = Table(
     Column("last_heartbeat_at", DateTime(timezone=True)),
     Column("last_activity_at", DateTime(timezone=True)),
     Column("offline_reason", Text, nullable=False),
+    Column("cwd", Text, nullable=False),
 )
 
 triggers = Table(
@@ -50,6 +51,7 @@ triggers = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False),
     Column("delivered_at", DateTime(timezone=True)),
     Column("deferred_until", DateTime(timezone=True)),
+    Column("detail", Text, nullable=False),
 )
 
 trigger_attempts = Table(

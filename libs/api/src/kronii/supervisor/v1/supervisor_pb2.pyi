@@ -44,6 +44,8 @@ class Runtime(_message.Message):
     OPERATOR_BUSY_FIELD_NUMBER: _builtins.int
     REGISTERED_AT_FIELD_NUMBER: _builtins.int
     OFFLINE_REASON_FIELD_NUMBER: _builtins.int
+    AGENT_STATE_FIELD_NUMBER: _builtins.int
+    CWD_FIELD_NUMBER: _builtins.int
     runtime_id: _builtins.str
     agent_id: _builtins.str
     workspace_id: _builtins.str
@@ -64,6 +66,13 @@ class Runtime(_message.Message):
     operator_busy: _builtins.bool
     """A person was seen typing in the pane at the last look."""
     offline_reason: _builtins.str
+    agent_state: _builtins.str
+    """What the agent's screen shows at the last look: "starting", "idle" (input box empty,
+    placeholder shown), "draft" (a person's unsent text), "working", "blocked" (a dialog:
+    trust folder, approval, login), "exited"; empty when the pane was not looked at yet.
+    """
+    cwd: _builtins.str
+    """The working directory the agent runs in; resume and spawn start there."""
     @_builtins.property
     def last_heartbeat_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -90,10 +99,12 @@ class Runtime(_message.Message):
         operator_busy: _builtins.bool = ...,
         registered_at: _timestamp_pb2.Timestamp | None = ...,
         offline_reason: _builtins.str = ...,
+        agent_state: _builtins.str = ...,
+        cwd: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["last_activity_at", b"last_activity_at", "last_heartbeat_at", b"last_heartbeat_at", "registered_at", b"registered_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_id", b"agent_id", "kind", b"kind", "last_activity_at", b"last_activity_at", "last_heartbeat_at", b"last_heartbeat_at", "managed", b"managed", "offline_reason", b"offline_reason", "operator_busy", b"operator_busy", "paused", b"paused", "pid", b"pid", "pty_backend", b"pty_backend", "pty_target", b"pty_target", "registered_at", b"registered_at", "role", b"role", "runtime_id", b"runtime_id", "session_id", b"session_id", "status", b"status", "workspace_id", b"workspace_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_id", b"agent_id", "agent_state", b"agent_state", "cwd", b"cwd", "kind", b"kind", "last_activity_at", b"last_activity_at", "last_heartbeat_at", b"last_heartbeat_at", "managed", b"managed", "offline_reason", b"offline_reason", "operator_busy", b"operator_busy", "paused", b"paused", "pid", b"pid", "pty_backend", b"pty_backend", "pty_target", b"pty_target", "registered_at", b"registered_at", "role", b"role", "runtime_id", b"runtime_id", "session_id", b"session_id", "status", b"status", "workspace_id", b"workspace_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -113,6 +124,7 @@ class RegisterRuntimeRequest(_message.Message):
     PID_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
     ROLE_FIELD_NUMBER: _builtins.int
+    CWD_FIELD_NUMBER: _builtins.int
     agent_id: _builtins.str
     workspace_id: _builtins.str
     session_id: _builtins.str
@@ -121,6 +133,8 @@ class RegisterRuntimeRequest(_message.Message):
     pid: _builtins.int
     kind: _builtins.str
     role: _builtins.str
+    cwd: _builtins.str
+    """The agent's working directory; default: the pane process's own."""
     def __init__(
         self,
         *,
@@ -132,10 +146,11 @@ class RegisterRuntimeRequest(_message.Message):
         pid: _builtins.int = ...,
         kind: _builtins.str = ...,
         role: _builtins.str = ...,
+        cwd: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_id", b"agent_id", "kind", b"kind", "pid", b"pid", "pty_backend", b"pty_backend", "pty_target", b"pty_target", "role", b"role", "session_id", b"session_id", "workspace_id", b"workspace_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_id", b"agent_id", "cwd", b"cwd", "kind", b"kind", "pid", b"pid", "pty_backend", b"pty_backend", "pty_target", b"pty_target", "role", b"role", "session_id", b"session_id", "workspace_id", b"workspace_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -247,9 +262,13 @@ class TriggerOutcome(_message.Message):
     WORKSPACE_ID_FIELD_NUMBER: _builtins.int
     THREAD_ID_FIELD_NUMBER: _builtins.int
     ACKED_BY_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
     trigger_id: _builtins.str
     result: _builtins.str
-    """"delivered" | "already_active" | "deferred" | "timeout" | "failed"."""
+    """"delivered" | "already_active" | "deferred" | "timeout" | "failed" | "typed_not_submitted".
+    "delivered" means the prompt left the agent's input box and the agent took it (it started
+    working, queued it, echoed it, or acknowledged through a hook).
+    """
     delivery_backend: _builtins.str
     """"tmux" | "resume" | "spawn", or empty."""
     error_code: _builtins.str
@@ -265,6 +284,8 @@ class TriggerOutcome(_message.Message):
     thread_id: _builtins.str
     acked_by: _builtins.str
     """How the delivery was acknowledged: "ack", "heartbeat", "output", or empty."""
+    detail: _builtins.str
+    """A sentence saying why the trigger ended (or waits) as it does."""
     @_builtins.property
     def delivered_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -290,10 +311,11 @@ class TriggerOutcome(_message.Message):
         workspace_id: _builtins.str = ...,
         thread_id: _builtins.str = ...,
         acked_by: _builtins.str = ...,
+        detail: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["deferred_until", b"deferred_until", "delivered_at", b"delivered_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["acked_by", b"acked_by", "agent_id", b"agent_id", "attempts", b"attempts", "deferred_until", b"deferred_until", "delivered_at", b"delivered_at", "delivery_backend", b"delivery_backend", "duplicate", b"duplicate", "error_code", b"error_code", "fallback_chain", b"fallback_chain", "fallback_used", b"fallback_used", "result", b"result", "runtime_id", b"runtime_id", "thread_id", b"thread_id", "trigger_id", b"trigger_id", "typed_not_submitted", b"typed_not_submitted", "workspace_id", b"workspace_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["acked_by", b"acked_by", "agent_id", b"agent_id", "attempts", b"attempts", "deferred_until", b"deferred_until", "delivered_at", b"delivered_at", "delivery_backend", b"delivery_backend", "detail", b"detail", "duplicate", b"duplicate", "error_code", b"error_code", "fallback_chain", b"fallback_chain", "fallback_used", b"fallback_used", "result", b"result", "runtime_id", b"runtime_id", "thread_id", b"thread_id", "trigger_id", b"trigger_id", "typed_not_submitted", b"typed_not_submitted", "workspace_id", b"workspace_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,15 +1,15 @@
 """Writing a prompt into an agent's pane and watching what becomes of it.
 
 The order of checks follows what the systems before learned (docs/architecture.md): look before
-writing (is the registered agent in the foreground, is a person typing); one short line as literal
-keys, anything else through a named buffer and bracketed paste; a pause; the named submit key;
-then look for the text still sitting in the input box before trusting any change on screen.
+writing (is the registered agent in the foreground, is a person typing, is a dialog up); one short
+line as literal keys, anything else through a named buffer and bracketed paste; a pause; the named
+submit key; then look: the prompt still in the input box is typed-not-submitted, and only its echo
+in the transcript (or the agent starting work) counts as taken.
 """
 
 from __future__ import annotations
 
 import asyncio
-import enum
 import os
 from dataclasses import dataclass
 
@@ -21,33 +21,46 @@ from kronii.supervisor.adapters.tmux import (
     foreground_of,
     process_name,
 )
+from kronii.supervisor.core.agent_state import (
+    AgentState,
+    Delivery,
+    Reading,
+    classify,
+    confirm,
+    echo_needle,
+    holds_prompt,
+)
 from kronii.supervisor.core.model import PaneFacts
 from kronii.supervisor.core.params import AgentKind
 from kronii.supervisor.core.payload import Payload
-from kronii.supervisor.core.screen import input_text, looks_typed, screen_hash
+from kronii.supervisor.core.screen import StyledLine, echo_count, parse_screen
 
-__all__ = ["Look", "PaneDriver", "PaneState", "Written"]
-
-
-class PaneState(enum.StrEnum):
-    ACKED = "acked"
-    TYPED = "typed_not_submitted"
-    PENDING = "pending"
-    GONE = "gone"
+__all__ = ["Baseline", "Look", "PaneDriver", "Written"]
 
 
 @dataclass(frozen=True, slots=True)
 class Look:
     facts: PaneFacts
     probe: PaneProbe | None
+    reading: Reading | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The transcript just before the prompt is typed: how often its echo shows already, and
+    whether the agent was busy. A later increase (or the start of work) is the agent taking it."""
+
+    echoes: int = 0
+    working: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Written:
-    # The screen just before the submit key: a later change is the agent reacting.
-    before: str
     # A retry found the text still in the box and only pressed the submit key.
     submit_only: bool
+    # Nothing was sent: a retry found the box without the prompt (typing it again could send it
+    # twice).
+    nothing: bool = False
 
 
 def _same_group(pid: int, group: int) -> bool:
@@ -65,14 +78,14 @@ class PaneDriver:
         try:
             probe = await self.tmux.probe(target)
         except (TmuxError, TimeoutError, ValueError):
-            return Look(PaneFacts(exists=False, agent_in_foreground=False), None)
+            return Look(PaneFacts(exists=False, agent_in_foreground=False, agent_state="exited"), None)
         if probe.dead:
-            return Look(PaneFacts(exists=False, agent_in_foreground=False), probe)
+            return Look(PaneFacts(exists=False, agent_in_foreground=False, agent_state="exited"), probe)
         group = foreground_of(probe.pane_pid)  # one small /proc read
         leader = process_name(group) if group else ""
         pid = registered_pid or probe.pane_pid
         in_front = group is not None and _same_group(pid, group) and leader not in SHELLS
-        draft = input_text(probe.screen, probe.cursor_y, kind.input_marker) if kind.input_marker else ""
+        reading = classify(parse_screen(probe.screen), probe.cursor_y, kind, alive=True)
         activity = max(probe.human_client_activity) if probe.human_client_activity else None
         return Look(
             PaneFacts(
@@ -80,43 +93,59 @@ class PaneDriver:
                 agent_in_foreground=in_front,
                 foreground_command=leader or probe.current_command,
                 human_activity_at=activity,
-                draft=draft,
+                draft=reading.draft,
+                agent_state=reading.state.value,
+                dialog=reading.evidence if reading.state is AgentState.BLOCKED else "",
             ),
             probe,
+            reading,
         )
 
-    async def _box(self, target: str, kind: AgentKind) -> tuple[str, str]:
+    async def _read(self, target: str, kind: AgentKind) -> tuple[Reading, tuple[StyledLine, ...]]:
         cursor_y, screen = await self.tmux.screen(target)
-        return input_text(screen, cursor_y, kind.input_marker), screen_hash(screen)
+        lines = parse_screen(screen)
+        return classify(lines, cursor_y, kind), lines
+
+    async def baseline(self, target: str, payload: Payload, kind: AgentKind) -> Baseline:
+        reading, lines = await self._read(target, kind)
+        return Baseline(echo_count(lines, reading.box.top, echo_needle(payload.text)), reading.working)
 
     async def write(self, target: str, payload: Payload, kind: AgentKind, *, attempt: int) -> Written:
-        """Type or paste the prompt, pause, press the submit key. A retry (attempt > 1) whose text is
-        still in the input box only presses the submit key: a prompt is never pasted twice."""
-        submit_only = False
+        """Type or paste the prompt, pause, press the submit key. A retry (attempt > 1) only
+        presses the submit key, and only when the prompt still sits in the input box: a prompt is
+        never typed twice."""
         if attempt > 1:
-            box, _ = await self._box(target, kind)
-            submit_only = looks_typed(box, payload.last_line)
-        if not submit_only:
-            if payload.literal:
-                await self.tmux.send_literal(target, payload.text)
-            else:
-                await self.tmux.paste(target, payload.text)
-            if kind.submit_pause_secs:
-                await asyncio.sleep(kind.submit_pause_secs)
-        _, before = await self._box(target, kind)
+            reading, _ = await self._read(target, kind)
+            if not holds_prompt(reading.box, payload.last_line):
+                return Written(submit_only=False, nothing=True)
+            await self.tmux.send_keys(target, kind.submit_keys)
+            return Written(submit_only=True)
+        if payload.literal:
+            await self.tmux.send_literal(target, payload.text)
+        else:
+            await self.tmux.paste(target, payload.text)
+        if kind.submit_pause_secs:
+            await asyncio.sleep(kind.submit_pause_secs)
         await self.tmux.send_keys(target, kind.submit_keys)
-        return Written(before=before, submit_only=submit_only)
+        return Written(submit_only=False)
 
-    async def resubmit(self, target: str, kind: AgentKind) -> str:
-        _, before = await self._box(target, kind)
+    async def resubmit(self, target: str, payload: Payload, kind: AgentKind) -> bool:
+        """Press the submit key once more, only if the prompt still sits in the box."""
+        reading, _ = await self._read(target, kind)
+        if not holds_prompt(reading.box, payload.last_line):
+            return False
         await self.tmux.send_keys(target, kind.submit_keys)
-        return before
+        return True
 
-    async def state(self, target: str, payload: Payload, kind: AgentKind, before: str) -> PaneState:
+    async def check(self, target: str, payload: Payload, kind: AgentKind, before: Baseline) -> Delivery:
         try:
-            box, now = await self._box(target, kind)
-        except (TmuxError, TimeoutError):
-            return PaneState.GONE
-        if looks_typed(box, payload.last_line):
-            return PaneState.TYPED
-        return PaneState.ACKED if now != before else PaneState.PENDING
+            reading, lines = await self._read(target, kind)
+            dead, _ = await self.tmux.pane_exit(target)
+        except (TmuxError, TimeoutError, ValueError):
+            return Delivery.GONE
+        if dead:
+            return Delivery.GONE
+        return confirm(
+            reading, lines, prompt=payload.text, last_line=payload.last_line, echoes_before=before.echoes,
+            was_working=before.working,
+        )  # fmt: skip

@@ -44,6 +44,7 @@ class RuntimeRecord:
     last_heartbeat_at: float | None = None
     last_activity_at: float | None = None
     offline_reason: str = ""
+    cwd: str = ""
 
     def row(self) -> dict[str, Any]:
         data = asdict(self)
@@ -75,6 +76,7 @@ class RuntimeRecord:
             last_heartbeat_at=_ts(m["last_heartbeat_at"]),
             last_activity_at=_ts(m["last_activity_at"]),
             offline_reason=m["offline_reason"],
+            cwd=m["cwd"],
         )
 
 

@@ -138,6 +138,22 @@ class SupervisorState:
         raw = await self._r.hget(f"{_P}:jobs", trigger_id)
         return json.loads(_text(raw)) if raw is not None else None
 
+    async def release_written(self, phases: set[str], now: float | None = None) -> int:
+        """At start-up: jobs whose record says their bytes were being written when the last
+        supervisor stopped are due at once (their lease would hold them for a minute)."""
+        jobs = await self._r.hgetall(f"{_P}:jobs")
+        due: dict[str, float] = {}
+        for raw_id, raw in jobs.items():
+            try:
+                machine = json.loads(_text(raw)).get("machine") or {}
+            except ValueError:
+                continue
+            if machine.get("phase") in phases:
+                due[_text(raw_id)] = now if now is not None else 0.0
+        if due:
+            await self._r.zadd(f"{_P}:queue", due)
+        return len(due)
+
     async def done(self, trigger_id: str) -> None:
         async with self._r.pipeline(transaction=True) as pipe:
             pipe.zrem(f"{_P}:queue", trigger_id)

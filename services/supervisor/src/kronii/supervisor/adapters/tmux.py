@@ -245,7 +245,7 @@ class TmuxControl:
             [
                 ["display-message", "-p", "-t", target, _PANE_FORMAT],
                 ["list-clients", "-t", target, "-F", _CLIENT_FORMAT],
-                ["capture-pane", "-p", "-t", target],
+                ["capture-pane", "-p", "-e", "-t", target],
             ]
         )
         if not lines or not lines[0].startswith("P\t"):
@@ -270,11 +270,20 @@ class TmuxControl:
         )
 
     async def screen(self, target: str) -> tuple[int, tuple[str, ...]]:
-        """The cursor row and the visible screen."""
+        """The cursor row and the visible screen, with its SGR attributes (`capture-pane -e`)."""
         lines = await self.commands(
-            [["display-message", "-p", "-t", target, "#{cursor_y}"], ["capture-pane", "-p", "-t", target]]
+            [
+                ["display-message", "-p", "-t", target, "#{cursor_y}"],
+                ["capture-pane", "-p", "-e", "-t", target],
+            ]
         )
         return int(lines[0] or 0), tuple(lines[1:])
+
+    async def pane_exit(self, target: str) -> tuple[bool, int | None]:
+        """Whether the pane's process has exited (the pane kept by remain-on-exit), and its status."""
+        lines = await self.command("display-message", "-p", "-t", target, "#{pane_dead} #{pane_dead_status}")
+        dead, _, status = (lines[0] if lines else "0 ").partition(" ")
+        return dead == "1", int(status) if status.strip().lstrip("-").isdigit() else None
 
     async def send_literal(self, target: str, text: str) -> None:
         await self.command("send-keys", "-t", target, "-l", "--", text)
@@ -309,21 +318,46 @@ class TmuxControl:
         cwd: str | None = None,
         width: int = 200,
         height: int = 50,
+        keep_on_exit: bool = False,
     ) -> tuple[str, int]:
         """Start `argv` (executed directly, no shell) in a new window of `session` (created when
-        missing); returns the pane id and the pid of the process."""
-        options: list[str] = ["-P", "-F", "#{pane_id}\t#{pane_pid}", "-n", window]
+        missing); returns the pane id and the pid of the process. With `keep_on_exit` the pane
+        stays on screen after the process ends, with its last output and exit status."""
+        where: list[str] = []
         for key, value in (env or {}).items():
-            options += ["-e", f"{key}={value}"]
+            where += ["-e", f"{key}={value}"]
         if cwd:
-            options += ["-c", cwd]
+            where += ["-c", cwd]
+        options: list[str] = ["-P", "-F", "#{pane_id}\t#{pane_pid}", "-n", window, *where]
+        # With keep_on_exit the window first holds a sleeper: remain-on-exit must be on before the
+        # agent runs, or one that fails at once takes its window (and its error) with it.
+        first = ["sleep", "2147483647"] if keep_on_exit else list(argv)
         if await self.has_session(session):
-            lines = await self.command("new-window", "-d", "-t", f"={session}:", *options, "--", *argv)
+            lines = await self.command("new-window", "-d", "-t", f"={session}:", *options, "--", *first)
         else:
             lines = await self.command(
-                "new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), *options, "--", *argv
+                "new-session",
+                "-d",
+                "-s",
+                session,
+                "-x",
+                str(width),
+                "-y",
+                str(height),
+                *options,
+                "--",
+                *first,
             )
         pane_id, _, pid = lines[0].partition("\t")
+        if keep_on_exit:
+            answer = await self.commands(
+                [
+                    ["set-option", "-p", "-t", pane_id, "remain-on-exit", "on"],
+                    ["respawn-pane", "-k", "-t", pane_id, *where, "--", *argv],
+                    ["display-message", "-p", "-t", pane_id, "#{pane_pid}"],
+                ]
+            )
+            pid = answer[-1] if answer else "0"
         return pane_id, int(pid)
 
     async def pane_exists(self, pane_id: str) -> bool:

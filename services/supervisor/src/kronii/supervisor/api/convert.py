@@ -21,7 +21,7 @@ def to_epoch(at: Timestamp) -> float:
     return at.ToNanoseconds() / 1_000_000_000
 
 
-def runtime_message(record: RuntimeRecord) -> pb.Runtime:
+def runtime_message(record: RuntimeRecord, agent_state: str = "") -> pb.Runtime:
     message = pb.Runtime(
         runtime_id=record.runtime_id,
         agent_id=record.agent_id,
@@ -38,6 +38,8 @@ def runtime_message(record: RuntimeRecord) -> pb.Runtime:
         operator_busy=record.operator_busy,
         offline_reason=record.offline_reason,
         registered_at=stamp(record.registered_at),
+        agent_state=agent_state,
+        cwd=record.cwd,
     )
     if record.last_heartbeat_at is not None:
         message.last_heartbeat_at.CopyFrom(stamp(record.last_heartbeat_at))
@@ -62,6 +64,7 @@ def outcome_message(outcome: dict[str, Any]) -> pb.TriggerOutcome:
         workspace_id=outcome.get("workspace_id", ""),
         thread_id=outcome.get("thread_id", ""),
         acked_by=outcome.get("acked_by", ""),
+        detail=outcome.get("detail", ""),
     )
     if outcome.get("delivered_at"):
         message.delivered_at.CopyFrom(stamp(float(outcome["delivered_at"])))

@@ -7,13 +7,15 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 from google.protobuf.message import Message
 from kronii.supervisor.core.tokens import Claims
 from kronii.supervisor.errors import ApiError
+from kronii.supervisor.identity import NONCE_MAX_CHARS, NONCE_MIN_CHARS, check_nonce
 from kronii.supervisor.v1 import supervisor_pb2 as pb
+from pydantic import BaseModel
 
 __all__ = ["supervisor_router"]
 
@@ -22,6 +24,7 @@ M = TypeVar("M", bound=Message)
 
 class _Supervisor(Protocol):
     def authenticate(self, token: str | None) -> Claims: ...
+    def identity_proof(self, nonce: str) -> str: ...
     async def register(
         self, req: pb.RegisterRuntimeRequest, claims: Claims
     ) -> pb.RegisterRuntimeResponse: ...
@@ -39,6 +42,11 @@ class _Supervisor(Protocol):
     async def force(self, req: pb.ForceTriggerRequest, claims: Claims) -> pb.TriggerOutcome: ...
     async def logs(self, req: pb.RuntimeLogsRequest, claims: Claims) -> pb.RuntimeLogsResponse: ...
     async def unblock(self, req: pb.UnblockThreadRequest, claims: Claims) -> pb.UnblockThreadResponse: ...
+
+
+class IdentityProof(BaseModel):
+    service: str
+    proof: str
 
 
 def as_json(message: Message) -> dict[str, Any]:
@@ -148,6 +156,22 @@ def supervisor_router(app: _Supervisor) -> APIRouter:
             raise HTTPException(400, "lines must be between 1 and 2000")
         req = pb.RuntimeLogsRequest(runtime_id=runtime_id, lines=lines)
         return await call(request, lambda c: app.logs(req, c))
+
+    @router.get("/identity", response_model=IdentityProof)
+    async def identity(
+        nonce: str = Query(
+            "",
+            description=f"required: {NONCE_MIN_CHARS} to {NONCE_MAX_CHARS} hex digits, fresh for each request",
+        ),
+    ) -> IdentityProof:
+        """Unauthenticated: proves this server holds this host's token secret without revealing it.
+        `proof` is hex HMAC-SHA256(HMAC-SHA256(secret, "identity"), "kronii-supervisor-identity:" +
+        nonce + ":" + the port it listens on); `kronii agents` checks it before sending a token minted from the local secret."""
+        try:
+            check_nonce(nonce)
+        except ValueError as error:
+            raise HTTPException(400, str(error)) from None
+        return IdentityProof(service="supervisor", proof=app.identity_proof(nonce))
 
     @router.post("/threads/unblock")
     async def unblock_thread(request: Request) -> JSONResponse:

@@ -108,6 +108,7 @@ class _State:
     resubmitted: bool = False
     resume_attempts: int = 0
     timed_out: bool = False
+    recovered: bool = False
     busy_since: float | None = None
     deferred_until: float | None = None
     code: ErrorCode | None = None
@@ -134,10 +135,15 @@ class TriggerMachine:
                 Guard.RETRIES_LEFT: lambda: self._s.deliveries <= params.ack_retries,
                 Guard.NOT_RESUBMITTED: lambda: not self._s.resubmitted,
                 Guard.RESUME_ATTEMPTS_LEFT: lambda: self._s.resume_attempts < params.resume_max_attempts,
+                Guard.RECOVERED: lambda: self._s.recovered,
             }
         )
 
     # ---- read-only view ---------------------------------------------------------------------------
+
+    @property
+    def params(self) -> SupervisorParams:
+        return self._params
 
     @property
     def phase(self) -> Phase:
@@ -154,6 +160,10 @@ class TriggerMachine:
     @property
     def resume_attempts(self) -> int:
         return self._s.resume_attempts
+
+    @property
+    def recovered(self) -> bool:
+        return self._s.recovered
 
     @property
     def busy_since(self) -> float | None:
@@ -251,6 +261,11 @@ class TriggerMachine:
                 if s.busy_since is None:
                     s.busy_since = now
                 effects.append(MarkOperatorBusy())
+            case Action.NOTE_WAIT:
+                if s.busy_since is None:
+                    s.busy_since = now
+            case Action.MARK_RECOVERED:
+                s.recovered = True
             case Action.EMIT_COLLISION:
                 effects.append(EmitCollision(s.busy_since))
             case Action.LAUNCH_RESUME:
@@ -289,6 +304,7 @@ class TriggerMachine:
             "resubmitted": s.resubmitted,
             "resume_attempts": s.resume_attempts,
             "timed_out": s.timed_out,
+            "recovered": s.recovered,
             "busy_since": s.busy_since,
             "deferred_until": s.deferred_until,
             "code": s.code.value if s.code else None,
@@ -305,6 +321,7 @@ class TriggerMachine:
             resubmitted=bool(data["resubmitted"]),
             resume_attempts=int(data["resume_attempts"]),
             timed_out=bool(data["timed_out"]),
+            recovered=bool(data.get("recovered", False)),
             busy_since=data.get("busy_since"),
             deferred_until=data.get("deferred_until"),
             code=ErrorCode(data["code"]) if data.get("code") else None,

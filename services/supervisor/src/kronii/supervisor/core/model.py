@@ -8,13 +8,16 @@ from dataclasses import dataclass, field
 
 
 class Result(enum.StrEnum):
-    """The trigger outcome of seed 002, section 10.2 (exactly these five)."""
+    """The trigger outcome of seed 002, section 10.2, plus `typed_not_submitted`: the prompt sits
+    in the agent's input box and the submit key did not send it (nothing falls back, since the
+    text is there for a person to see and send)."""
 
     DELIVERED = "delivered"
     ALREADY_ACTIVE = "already_active"
     DEFERRED = "deferred"
     TIMEOUT = "timeout"
     FAILED = "failed"
+    TYPED_NOT_SUBMITTED = "typed_not_submitted"
 
 
 class Backend(enum.StrEnum):
@@ -52,6 +55,9 @@ class ErrorCode(enum.StrEnum):
     SPAWN_FAILED = "SPAWN_FAILED"
     FALLBACK_EXHAUSTED = "FALLBACK_EXHAUSTED"
     TRIGGER_IN_FLIGHT = "TRIGGER_IN_FLIGHT"
+    AGENT_BLOCKED = "AGENT_BLOCKED"
+    AGENT_STARTING = "AGENT_STARTING"
+    TYPED_NOT_SUBMITTED = "TYPED_NOT_SUBMITTED"
 
 
 class OverrideIntent(enum.StrEnum):
@@ -80,6 +86,10 @@ class PaneFacts:
     human_activity_at: float | None = None
     # Text sitting in the agent's input line that the supervisor did not put there.
     draft: str = ""
+    # The agent's state read off its screen (core.agent_state.AgentState values).
+    agent_state: str = "idle"
+    # The dialog line when the agent is blocked.
+    dialog: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,10 +75,24 @@ class AgentKind:
     spawn_argv: tuple[str, ...] = ()
     # Wait this long after the submit key before looking for typed-not-submitted text.
     verify_delay_secs: float = 0.15
+    # Screen text (case-insensitive) that means the agent is busy with a prompt.
+    working_patterns: tuple[str, ...] = ()
+    # Screen text that means a dialog waits for a person: nothing is typed while it shows.
+    blocked_patterns: tuple[str, ...] = ()
+    # A resumed or spawned agent must reach idle or working (or an exec-style resume exit 0)
+    # within this long, else the step failed.
+    start_timeout_secs: float = 10.0
+    # "exec": the resume command runs the prompt and exits (codex exec resume); "interactive":
+    # it opens the agent's own screen (claude --resume).
+    resume_style: str = "exec"
 
     def __post_init__(self) -> None:
         if self.submit_pause_secs < 0 or self.verify_delay_secs < 0:
             raise ValueError(f"agent kind {self.name}: pauses must not be negative")
+        if not 0 < self.start_timeout_secs <= 600:
+            raise ValueError(f"agent kind {self.name}: start_timeout_secs must be in (0, 600]")
+        if self.resume_style not in ("exec", "interactive"):
+            raise ValueError(f"agent kind {self.name}: resume_style must be 'exec' or 'interactive'")
         if not self.submit_keys:
             raise ValueError(f"agent kind {self.name}: submit_keys must name at least one key")
         for template in (*self.resume_argv, *self.spawn_argv):
@@ -99,13 +113,31 @@ class AgentKind:
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> AgentKind:
         allowed = {"submit_keys", "submit_pause_secs", "input_marker", "resume_argv", "spawn_argv"}
-        allowed.add("verify_delay_secs")
+        allowed |= {"verify_delay_secs", "working_patterns", "blocked_patterns", "start_timeout_secs"}
+        allowed.add("resume_style")
         unknown = set(overrides) - allowed
         if unknown:
             raise ValueError(f"agent kind {self.name}: unknown field {sorted(unknown)[0]!r}")
         values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in overrides.items()}
         return replace(self, **values)
 
+
+# Dialogs seen on Codex 0.169's screen (folder trust, sign-in, command and patch approval).
+CODEX_DIALOGS = (
+    "Trust this folder?",
+    "Sign in with ChatGPT",
+    "Press enter to continue",
+    "Would you like to run the following command?",
+    "Would you like to make the following edits?",
+    "Allow Codex to",
+)
+# Claude Code's folder trust, permission and login prompts.
+CLAUDE_DIALOGS = (
+    "Do you trust the files in this folder?",
+    "Do you want to proceed?",
+    "Do you want to make this edit",
+    "Select login method",
+)
 
 DEFAULT_KINDS: Mapping[str, AgentKind] = MappingProxyType(
     {
@@ -115,16 +147,25 @@ DEFAULT_KINDS: Mapping[str, AgentKind] = MappingProxyType(
             input_marker="\u203a",
             resume_argv=("codex", "exec", "resume", "{session_id}", "{prompt}"),
             spawn_argv=("codex", "{prompt}"),
+            working_patterns=("esc to interrupt",),
+            blocked_patterns=CODEX_DIALOGS,
+            start_timeout_secs=10.0,
         ),
         "claude": AgentKind(
             name="claude",
             submit_pause_secs=0.1,
             input_marker=">",
-            resume_argv=("claude", "--resume", "{session_id}", "-p", "{prompt}"),
+            resume_argv=("claude", "--resume", "{session_id}", "{prompt}"),
             spawn_argv=("claude", "{prompt}"),
+            working_patterns=("esc to interrupt",),
+            blocked_patterns=CLAUDE_DIALOGS,
+            start_timeout_secs=10.0,
+            resume_style="interactive",
         ),
-        "python": AgentKind(name="python", submit_pause_secs=0.02, input_marker=">>>"),
-        "generic": AgentKind(name="generic", submit_pause_secs=0.05),
+        "python": AgentKind(
+            name="python", submit_pause_secs=0.02, input_marker=">>>", start_timeout_secs=5.0
+        ),
+        "generic": AgentKind(name="generic", submit_pause_secs=0.05, start_timeout_secs=5.0),
     }
 )
 

@@ -59,6 +59,7 @@ def _runtime_live(situation: Situation) -> bool:
         and runtime.pid_alive
         and pane is not None
         and pane.exists
+        and pane.agent_state != "exited"
     )
 
 
@@ -102,6 +103,9 @@ def assess(
     assert situation.pane is not None
     if not situation.pane.agent_in_foreground:
         return Assessment(Signal.PANE_NOT_AGENT, code=ErrorCode.PANE_NOT_AGENT)
+    waiting = _screen_wait(situation.pane.agent_state, params, now, busy_since)
+    if waiting is not None:
+        return waiting
     if situation.force_override:
         return Assessment(
             Signal.RUNTIME_READY,
@@ -124,6 +128,26 @@ def assess(
             operator_busy=True,
         )
     return Assessment(Signal.RUNTIME_READY, collision_gate=CollisionGate.ENFORCED)
+
+
+_SCREEN_WAITS = {
+    "blocked": (Signal.AGENT_BLOCKED, Signal.BLOCKED_TOO_LONG, ErrorCode.AGENT_BLOCKED),
+    "starting": (Signal.AGENT_STARTING, Signal.STARTING_TOO_LONG, ErrorCode.AGENT_STARTING),
+}
+
+
+def _screen_wait(
+    agent_state: str, params: SupervisorParams, now: float, waiting_since: float | None
+) -> Assessment | None:
+    """A dialog on the agent's screen, or no input box yet: wait (re-checking), never type; past
+    the maximum defer, the fallback chain. Even a forced trigger waits: typing into a dialog
+    would answer it."""
+    if agent_state not in _SCREEN_WAITS:
+        return None
+    wait, too_long, code = _SCREEN_WAITS[agent_state]
+    if waiting_since is not None and now - waiting_since >= params.max_defer_secs:
+        return Assessment(too_long, code=code)
+    return Assessment(wait, defer_until=now + params.recheck_secs, code=code)
 
 
 # ---- section 14: the thread guard ------------------------------------------------------------------

@@ -1,33 +1,138 @@
-"""Reading an agent's input line off its screen, as captured from the pane. Pure text functions."""
+"""Reading an agent's screen as the terminal really shows it. Pure text functions.
+
+The pane is captured with its SGR attributes (`tmux capture-pane -e`), because text alone cannot
+tell a placeholder from a draft: Codex draws "Ask Codex to do anything" in its input box dim, and
+a person's unsent line in the same place normally. Dim text inside the input box is the agent's,
+never a person's."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-__all__ = ["input_text", "looks_typed", "screen_hash"]
+__all__ = [
+    "InputBox",
+    "StyledLine",
+    "echo_count",
+    "input_box",
+    "input_text",
+    "looks_typed",
+    "parse_screen",
+    "screen_hash",
+]
+
+# CSI sequences (SGR among them), OSC strings, and two-byte escapes.
+_ESCAPE = re.compile(r"\x1b(?:\[([0-?]*)[ -/]*([@-~])|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+
+
+@dataclass(frozen=True, slots=True)
+class StyledLine:
+    """One screen row: its text and, per character, whether it is drawn dim."""
+
+    text: str
+    dim: tuple[bool, ...]
+
+    def plain_from(self, start: int) -> str:
+        """The text from `start` with dim characters left out (as blanks, so columns hold)."""
+        return "".join(" " if self.dim[i] else ch for i, ch in enumerate(self.text) if i >= start)
+
+
+def _apply_sgr(params: str, dim: bool) -> bool:
+    codes = [int(part) if part.isdigit() else 0 for part in params.split(";")] if params else [0]
+    index = 0
+    while index < len(codes):
+        code = codes[index]
+        if code == 0:
+            dim = False
+        elif code == 2:
+            dim = True
+        elif code == 22:
+            dim = False
+        elif code in (38, 48, 58):
+            # Extended colours carry their own arguments: 5;N or 2;R;G;B.
+            if index + 1 < len(codes) and codes[index + 1] == 5:
+                index += 2
+            elif index + 1 < len(codes) and codes[index + 1] == 2:
+                index += 4
+        index += 1
+    return dim
+
+
+def parse_screen(raw_lines: Sequence[str]) -> tuple[StyledLine, ...]:
+    """Lines from `capture-pane -p -e` into text plus a dim mask. The attribute state carries
+    over from one line to the next, as tmux emits it."""
+    dim = False
+    out: list[StyledLine] = []
+    for raw in raw_lines:
+        chars: list[str] = []
+        mask: list[bool] = []
+        position = 0
+        for match in _ESCAPE.finditer(raw):
+            for ch in raw[position : match.start()]:
+                chars.append(ch)
+                mask.append(dim)
+            if match.group(2) == "m":
+                dim = _apply_sgr(match.group(1) or "", dim)
+            position = match.end()
+        for ch in raw[position:]:
+            chars.append(ch)
+            mask.append(dim)
+        out.append(StyledLine("".join(chars), tuple(mask)))
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class InputBox:
+    """What sits in the agent's input box. `found` is False when no input line is on screen."""
+
+    found: bool
+    text: str = ""
+    # The rows the box spans; everything above is the transcript.
+    top: int = 0
+    bottom: int = 0
+    placeholder: bool = False
+
+
+def _box_start(line: str, marker: str) -> int | None:
+    """Column after the marker when `line` starts an input box, else None."""
+    stripped = line.lstrip(" │|")
+    if not stripped.startswith(marker):
+        return None
+    return len(line) - len(stripped) + len(marker)
+
+
+def input_box(lines: Sequence[StyledLine], cursor_y: int, marker: str) -> InputBox:
+    """The input box: from the last line at or above the cursor that starts with `marker` down to
+    the cursor line, marker and continuation indent removed, dim text left out. Without a marker
+    the cursor line alone is the input line."""
+    if not lines:
+        return InputBox(found=False)
+    cursor_y = max(0, min(cursor_y, len(lines) - 1))
+    if not marker:
+        line = lines[cursor_y]
+        text = line.plain_from(0).strip()
+        return InputBox(True, text, cursor_y, cursor_y, placeholder=not text and line.text.strip() != "")
+    for start in range(cursor_y, -1, -1):
+        column = _box_start(lines[start].text, marker)
+        if column is None:
+            continue
+        first = lines[start].plain_from(column).strip()
+        rest = [line.plain_from(0).strip(" │|") for line in lines[start + 1 : cursor_y + 1]]
+        text = "\n".join([first, *rest]).strip()
+        shown = lines[start].text[column:].strip()
+        return InputBox(True, text, start, cursor_y, placeholder=not text and bool(shown))
+    return InputBox(found=False)
+
+
+def input_text(lines: Sequence[str], cursor_y: int, marker: str) -> str:
+    """The box's text from plain lines (no attributes known: nothing is taken for a placeholder)."""
+    return input_box([StyledLine(line, (False,) * len(line)) for line in lines], cursor_y, marker).text
 
 
 def _normal(text: str) -> str:
     return " ".join(text.split())
-
-
-def input_text(lines: Sequence[str], cursor_y: int, marker: str) -> str:
-    """The text in the agent's input box: from the last line at or above the cursor that starts
-    with `marker` down to the cursor line, marker and continuation indent removed. Without a
-    marker the cursor line alone is the input line."""
-    if not lines:
-        return ""
-    cursor_y = max(0, min(cursor_y, len(lines) - 1))
-    if not marker:
-        return lines[cursor_y].strip()
-    for start in range(cursor_y, -1, -1):
-        stripped = lines[start].lstrip(" │|")
-        if stripped.startswith(marker):
-            first = stripped[len(marker) :]
-            rest = [line.strip(" │|") for line in lines[start + 1 : cursor_y + 1]]
-            return "\n".join([first.strip(), *rest]).strip()
-    return ""
 
 
 def looks_typed(box: str, last_line: str) -> bool:
@@ -36,6 +141,15 @@ def looks_typed(box: str, last_line: str) -> bool:
     if not box_n or not line_n:
         return False
     return line_n[-60:] in box_n
+
+
+def echo_count(lines: Sequence[StyledLine], above: int, needle: str) -> int:
+    """How often `needle` shows in the rows above the input box: the agent's transcript, where an
+    accepted prompt is echoed (or listed as queued)."""
+    needle_n = _normal(needle)
+    if not needle_n:
+        return 0
+    return sum(_normal(line.text).count(needle_n) for line in lines[: max(0, above)])
 
 
 def screen_hash(lines: Sequence[str]) -> str:

@@ -33,12 +33,21 @@ class Signal(enum.StrEnum):
     PAUSED = "paused"
     THREAD_BLOCKED = "thread_blocked"
     LOOP_SUPPRESSED = "loop_suppressed"
+    # The agent's screen: a dialog waits for a person, or the agent has not drawn its box yet.
+    AGENT_BLOCKED = "agent_blocked"
+    BLOCKED_TOO_LONG = "blocked_too_long"
+    AGENT_STARTING = "agent_starting"
+    STARTING_TOO_LONG = "starting_too_long"
     # Delivery through the pane.
     WRITTEN = "written"
     WRITE_FAILED = "write_failed"
     ACKED = "acked"
     TYPED_NOT_SUBMITTED = "typed_not_submitted"
     ACK_TIMEOUT = "ack_timeout"
+    # At the deadline the prompt still sits in the input box.
+    STUCK_IN_BOX = "stuck_in_box"
+    # The supervisor restarted after the prompt's bytes were written: look, never type again.
+    RESTARTED_AFTER_WRITE = "restarted_after_write"
     # The fallback chain of section 9.2.
     RESUME_OK = "resume_ok"
     RESUME_FAILED = "resume_failed"
@@ -53,6 +62,7 @@ class Guard(enum.StrEnum):
     RETRIES_LEFT = "retries_left"
     NOT_RESUBMITTED = "not_resubmitted"
     RESUME_ATTEMPTS_LEFT = "resume_attempts_left"
+    RECOVERED = "recovered"
 
 
 class Action(enum.StrEnum):
@@ -61,6 +71,8 @@ class Action(enum.StrEnum):
     RESUBMIT = "resubmit"
     DEFER = "defer"
     MARK_OPERATOR_BUSY = "mark_operator_busy"
+    NOTE_WAIT = "note_wait"
+    MARK_RECOVERED = "mark_recovered"
     EMIT_COLLISION = "emit_collision"
     LAUNCH_RESUME = "launch_resume"
     LAUNCH_SPAWN = "launch_spawn"
@@ -135,6 +147,13 @@ TABLE: tuple[Row, ...] = (
         "collision_past_max_defer", Signal.COLLISION_MAX_DEFER, ErrorCode.COLLISION_MAX_DEFER,
         _A.EMIT_COLLISION,
     ),
+    # -- the agent's own screen: never type into a dialog, never answer one --
+    Row("agent_blocked_defers_agent_blocked", _ADMIT, Signal.AGENT_BLOCKED, Guard.NONE, _P.DEFERRED,
+        (_A.NOTE_WAIT, _A.DEFER)),
+    *_admission_fallback("agent_blocked_past_max_defer", Signal.BLOCKED_TOO_LONG, ErrorCode.AGENT_BLOCKED),
+    Row("agent_starting_defers_agent_starting", _ADMIT, Signal.AGENT_STARTING, Guard.NONE, _P.DEFERRED,
+        (_A.NOTE_WAIT, _A.DEFER)),
+    *_admission_fallback("agent_starting_past_max_defer", Signal.STARTING_TOO_LONG, ErrorCode.AGENT_STARTING),
     # -- section 9.1: the happy path --
     Row("runtime_ready_delivers_to_pane", _ADMIT, Signal.RUNTIME_READY, Guard.NONE, _P.DELIVERING,
         (_A.DELIVER,)),
@@ -152,7 +171,18 @@ TABLE: tuple[Row, ...] = (
         Signal.TYPED_NOT_SUBMITTED, Guard.NOT_RESUBMITTED, _P.AWAITING_ACK, (_A.RESUBMIT,)),
     Row("typed_not_submitted_again_keeps_waiting", frozenset({_P.AWAITING_ACK}),
         Signal.TYPED_NOT_SUBMITTED, Guard.NONE, _P.AWAITING_ACK, ()),
-    # Section 12: ack timeout 8 s, 2 retries, then resume.
+    # Still in the box after the one extra submit: say so; a fallback would send it twice.
+    Row("prompt_stuck_in_box_finishes_typed_not_submitted", frozenset({_P.AWAITING_ACK}),
+        Signal.STUCK_IN_BOX, Guard.NONE, _P.DONE, (_A.FINISH,), result=Result.TYPED_NOT_SUBMITTED,
+        code=ErrorCode.TYPED_NOT_SUBMITTED),
+    # After a restart the record says the bytes were written: only look, from the record.
+    Row("restart_after_write_looks_again", frozenset({_P.DELIVERING, _P.AWAITING_ACK}),
+        Signal.RESTARTED_AFTER_WRITE, Guard.NONE, _P.AWAITING_ACK, (_A.MARK_RECOVERED, _A.WAIT_ACK)),
+    Row("recovered_ack_timeout_times_out", frozenset({_P.AWAITING_ACK}), Signal.ACK_TIMEOUT,
+        Guard.RECOVERED, _P.DONE, (_A.MARK_TIMED_OUT, _A.FINISH), result=Result.TIMEOUT,
+        code=ErrorCode.ACK_TIMEOUT),
+    # Section 12: ack timeout 8 s, 2 retries (a retry presses submit again only if the prompt is
+    # still in the box; it never types the prompt twice), then resume.
     Row("ack_timeout_retries", frozenset({_P.AWAITING_ACK}), Signal.ACK_TIMEOUT, Guard.RETRIES_LEFT,
         _P.DELIVERING, (_A.DELIVER,)),
     Row("ack_timeout_exhausted_falls_back_to_resume", frozenset({_P.AWAITING_ACK}),
