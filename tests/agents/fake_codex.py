@@ -7,7 +7,8 @@ inserts a newline instead of submitting (codex-rs paste_burst.rs). A bracketed p
 text. On submit, one JSON line goes to $FAKE_CODEX_LOG: the prompt, the raw bytes that built it,
 and CLOCK_MONOTONIC times of its first byte and of the submit.
 
-`codex exec resume SESSION PROMPT`: appends its argv to $FAKE_CODEX_ARGV_LOG and exits with
+`codex exec resume SESSION PROMPT`: appends its argv and working directory to $FAKE_CODEX_ARGV_LOG,
+waits the seconds in the file $FAKE_CODEX_RESUME_DELAY_FILE when it exists, and exits with
 $FAKE_CODEX_RESUME_EXIT (default 0), or the number in the file $FAKE_CODEX_RESUME_EXIT_FILE
 when it exists. With $FAKE_CODEX_FROZEN set, the TUI draws once and then hangs. A spawn (`codex PROMPT`) is recorded there too.
 """
@@ -33,7 +34,8 @@ def _record_argv(kind: str) -> None:
     path = os.environ.get("FAKE_CODEX_ARGV_LOG")
     if path:
         with open(path, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"kind": kind, "argv": sys.argv[1:], "at": time.monotonic()}) + "\n")
+            entry = {"kind": kind, "argv": sys.argv[1:], "cwd": os.getcwd(), "at": time.monotonic()}
+            f.write(json.dumps(entry) + "\n")
 
 
 class Tui:
@@ -172,6 +174,10 @@ def main() -> int:
     args = sys.argv[1:]
     if args[:2] == ["exec", "resume"]:
         _record_argv("resume")
+        delay_file = os.environ.get("FAKE_CODEX_RESUME_DELAY_FILE", "")
+        if delay_file and os.path.exists(delay_file):
+            with open(delay_file, encoding="utf-8") as f:
+                time.sleep(float(f.read().strip() or "0"))
         exit_file = os.environ.get("FAKE_CODEX_RESUME_EXIT_FILE", "")
         if exit_file and os.path.exists(exit_file):
             with open(exit_file, encoding="utf-8") as f:

@@ -3,6 +3,7 @@ tmux server, with the fake Codex on its PATH and short collision and reconcile s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -32,7 +33,11 @@ SETTINGS = {
     "KRONII_SUPERVISOR_COOLDOWN_FAILURES": "0",
     # "hasty" is Codex without its pause before Enter: its prompts land inside the paste window.
     "KRONII_SUPERVISOR_AGENT_KINDS": json.dumps(
-        {"hasty": {"submit_pause_secs": 0, "input_marker": "\u203a", "resume_argv": [], "spawn_argv": []}}
+        {
+            "hasty": {"submit_pause_secs": 0, "input_marker": "\u203a", "resume_argv": [], "spawn_argv": []},
+            # Like Claude Code started offline: the spawned agent dies after a second.
+            "quitter": {"input_marker": "\u203a", "resume_argv": [], "spawn_argv": ["sh", "-c", "sleep 1; exit 3"]},
+        }
     ),
 }
 
@@ -76,13 +81,14 @@ class Supervisor:
         session_id: str = "",
         command: list[str] | None = None,
         role: str = "",
+        cwd: str = "",
     ) -> dict[str, Any]:
         argv = command or [sys.executable, str(FAKE_CODEX)]
         with self.client() as http:
             response = http.post(
                 "/v1/runtimes/spawn",
                 json={"workspace_id": workspace, "agent_id": agent, "kind": kind, "command": argv,
-                      "session_id": session_id, "role": role or agent},
+                      "session_id": session_id, "role": role or agent, "cwd": cwd},
             )  # fmt: skip
         assert response.status_code == 201, response.text
         body: dict[str, Any] = response.json()
@@ -122,32 +128,44 @@ def wait_ready_pane(sup: Supervisor, runtime_id: str, marker: str = "\u203a") ->
     raise AssertionError(f"runtime {runtime_id} never showed {marker!r}")
 
 
+@contextlib.contextmanager
+def start_supervisor(
+    infra: InfraUrls, database: str, folder: Path, socket: str, *, settings: dict[str, str] | None = None,
+    extra_env: dict[str, str] | None = None, ports: tuple[int, int] | None = None,
+) -> Iterator[Supervisor]:  # fmt: skip
+    """A supervisor process on free ports (or `ports`, to restart one in place) with the fake Codex
+    on its PATH; `settings` replaces the brisk SETTINGS (pass {} for the defaults)."""
+    codex = codex_bin(folder)
+    http_port, grpc_port = ports or (free_port(), free_port())
+    env = dict(os.environ)
+    env.update(infra.env())
+    env.update(codex.env(FAKE_CODEX_RESUME_EXIT_FILE=str(folder / "resume_exit"),
+                         FAKE_CODEX_RESUME_DELAY_FILE=str(folder / "resume_delay")))  # fmt: skip
+    env.update(SETTINGS if settings is None else settings)
+    env.update(
+        KRONII_DATABASE_URL=database,
+        KRONII_DATA_DIR=str(folder / "data"),
+        KRONII_SUPERVISOR_HTTP_PORT=str(http_port),
+        KRONII_SUPERVISOR_GRPC_PORT=str(grpc_port),
+        KRONII_SUPERVISOR_TMUX_SOCKET=socket,
+        KRONII_SUPERVISOR_TOKEN_SECRET=SECRET,
+        KRONII_LOG_FORMAT="json",
+    )
+    env.update(extra_env or {})
+    proc = Proc(python_module("kronii.supervisor"), env)
+    url = f"http://127.0.0.1:{http_port}"
+    try:
+        wait_http_ready(url, proc=proc)
+        yield Supervisor(proc, url, grpc_port, socket, codex, folder, database, infra.nats)
+    finally:
+        if proc.process.poll() is None:
+            proc.terminate()
+
+
 @pytest.fixture(scope="module")
 def supervisor(
     infra: InfraUrls, migrated_database: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Supervisor]:
     folder = tmp_path_factory.mktemp("supervisor")
-    codex = codex_bin(folder)
-    http_port, grpc_port = free_port(), free_port()
-    with private_socket() as socket:
-        env = dict(os.environ)
-        env.update(infra.env())
-        env.update(codex.env(FAKE_CODEX_RESUME_EXIT_FILE=str(folder / "resume_exit")))
-        env.update(SETTINGS)
-        env.update(
-            KRONII_DATABASE_URL=migrated_database,
-            KRONII_DATA_DIR=str(folder / "data"),
-            KRONII_SUPERVISOR_HTTP_PORT=str(http_port),
-            KRONII_SUPERVISOR_GRPC_PORT=str(grpc_port),
-            KRONII_SUPERVISOR_TMUX_SOCKET=socket,
-            KRONII_SUPERVISOR_TOKEN_SECRET=SECRET,
-            KRONII_LOG_FORMAT="json",
-        )
-        proc = Proc(python_module("kronii.supervisor"), env)
-        url = f"http://127.0.0.1:{http_port}"
-        try:
-            wait_http_ready(url, proc=proc)
-            yield Supervisor(proc, url, grpc_port, socket, codex, folder, migrated_database, infra.nats)
-        finally:
-            if proc.process.poll() is None:
-                proc.terminate()
+    with private_socket() as socket, start_supervisor(infra, migrated_database, folder, socket) as sup:
+        yield sup

@@ -387,13 +387,34 @@ def test_a_draft_left_past_the_max_defer_falls_back_to_resume_with_a_collision_e
     assert "kronii_supervisor_collisions_total 1.0" in supervisor.metrics()
 
 
-def test_force_override_types_over_a_draft_and_writes_the_audit_fields(supervisor: Supervisor) -> None:
+def test_force_override_passes_a_person_typing_but_never_their_draft(supervisor: Supervisor) -> None:
+    agent = _agent("forcedraft")
+    _live(supervisor, agent, workspace="wsg", role="forced")
+    person = AttachedClient(supervisor.socket, "agents_wsg", window="forced")
+    try:
+        time.sleep(0.3)
+        person.type("my own half line")
+        time.sleep(0.2)
+        outcome = supervisor.trigger(agent, "operator says go", workspace="wsg", force_override=True,
+                                     reason="human_override: release blocker")  # fmt: skip
+        assert outcome["result"] == "deferred" and outcome["error_code"] == "OPERATOR_BUSY", outcome
+        assert "unsent text" in outcome["detail"]
+        time.sleep(0.5)
+        assert _submits_for(supervisor, "operator says go") == []
+        person.type("\r")
+        _eventually(lambda: len(_submits_for(supervisor, "my own half line")) == 1, 5, "the person's own submit")
+    finally:
+        person.close()
+    assert all("operator says go" not in entry["prompt"] for entry in supervisor.codex.submits())
+
+
+def test_force_override_types_over_a_person_typing_and_writes_the_audit_fields(supervisor: Supervisor) -> None:
     agent = _agent("force")
     _live(supervisor, agent, workspace="wsf", role="forced")
     person = AttachedClient(supervisor.socket, "agents_wsf", window="forced")
     try:
         time.sleep(0.3)
-        person.type("draft")
+        person.type("draft\r")  # the person sent their own line just now: their keys are recent
         time.sleep(0.2)
         outcome = supervisor.trigger(agent, "operator says go", workspace="wsf", force_override=True,
                                      reason="human_override: release blocker")  # fmt: skip

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from kronii.supervisor.adapters.panes import PaneDriver, PaneState
+from kronii.supervisor.adapters.panes import PaneDriver
+from kronii.supervisor.core.agent_state import Delivery
 from kronii.supervisor.adapters.tmux import TmuxControl, TmuxError, pid_alive
 from kronii.supervisor.core.params import DEFAULT_KINDS
 from kronii.supervisor.core.payload import Payload, clean_prompt
@@ -92,18 +93,18 @@ async def test_short_line_arrives_as_exactly_its_bytes_then_the_named_enter(
     look = await driver.look(pane, pid, CODEX)
     assert look.facts.agent_in_foreground and look.facts.draft == ""
     prompt = payload("review PR 12, then report")
-    written = await driver.write(pane, prompt, CODEX, attempt=1)
+    before = await driver.baseline(pane, prompt, CODEX)
+    await driver.write(pane, prompt, CODEX, attempt=1)
     await wait_for(lambda: len(codex.submits()) == 1, 5, "the submit")
     (entry,) = codex.submits()
     assert entry["prompt"] == "review PR 12, then report"
     assert CodexBin.raw(entry) == b"review PR 12, then report\r"
     assert entry["submit_at"] - entry["first_byte_at"] >= CODEX.submit_pause_secs - 0.01
 
-    async def changed() -> bool:
-        return await driver.state(pane, prompt, CODEX, written.before) is PaneState.ACKED
+    async def taken() -> bool:
+        return await driver.check(pane, prompt, CODEX, before) is Delivery.SUBMITTED
 
-    await wait_for(changed, 5, "the pane to change")
-    assert await driver.state(pane, prompt, CODEX, written.before) is PaneState.ACKED
+    await wait_for(taken, 5, "the prompt's echo in the transcript")
 
 
 async def test_multiline_prompt_with_control_characters_arrives_clean_by_bracketed_paste_and_submitted(
@@ -128,12 +129,13 @@ async def test_typed_not_submitted_is_detected_and_the_submit_key_sent_once_more
     hasty = replace(CODEX, submit_pause_secs=0.0)  # Enter lands inside Codex's 120 ms paste window
     driver = PaneDriver(tmux)
     prompt = clean_prompt("summarise the open review threads", max_bytes=16384, literal_max_chars=200)
-    written = await driver.write(pane, prompt, hasty, attempt=1)
+    before = await driver.baseline(pane, prompt, hasty)
+    await driver.write(pane, prompt, hasty, attempt=1)
     # Past the fake's 120 ms paste window (its clock, not ours).
     await asyncio.sleep(hasty.verify_delay_secs)
-    assert await driver.state(pane, prompt, hasty, written.before) is PaneState.TYPED
+    assert await driver.check(pane, prompt, hasty, before) is Delivery.TYPED
     assert codex.submits() == []
-    await driver.resubmit(pane, hasty)
+    assert await driver.resubmit(pane, prompt, hasty)
     await wait_for(lambda: len(codex.submits()) == 1, 5, "the submit after the second Enter")
     (entry,) = codex.submits()
     assert entry["prompt"] == "summarise the open review threads"
@@ -166,14 +168,15 @@ async def test_plain_python_repl_runs_the_line(tmux: TmuxControl) -> None:
     driver = PaneDriver(tmux)
     assert (await driver.look(pane, pid, PYTHON)).facts.agent_in_foreground
     prompt = clean_prompt("print(6 * 7, 'kronii')", max_bytes=1000, literal_max_chars=200)
-    written = await driver.write(pane, prompt, PYTHON, attempt=1)
+    before = await driver.baseline(pane, prompt, PYTHON)
+    await driver.write(pane, prompt, PYTHON, attempt=1)
 
     async def answered() -> bool:
         _, screen = await tmux.screen(pane)
         return "42 kronii" in screen
 
     await wait_for(answered, 5, "python's answer")
-    assert await driver.state(pane, prompt, PYTHON, written.before) is PaneState.ACKED
+    assert await driver.check(pane, prompt, PYTHON, before) is Delivery.SUBMITTED
 
 
 async def test_a_shell_in_the_foreground_is_never_the_agent(tmux: TmuxControl) -> None:

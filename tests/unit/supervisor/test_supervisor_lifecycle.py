@@ -386,6 +386,103 @@ def test_row_spawn_failed_fails() -> None:
     fired(m, "spawn_failed_fails")
 
 
+# ---- the agent's own screen: dialogs and start-up ------------------------------------------------------
+
+
+def test_row_agent_blocked_defers_agent_blocked() -> None:
+    m = machine()
+    effects = m.handle(Signal.AGENT_BLOCKED, T0, defer_until=T0 + 5, code=ErrorCode.AGENT_BLOCKED)
+    assert effects == [Defer(T0 + 5, ErrorCode.AGENT_BLOCKED)]
+    assert m.phase is Phase.DEFERRED and m.busy_since == T0, "the wait is timed from the first look"
+    fired(m, "agent_blocked_defers_agent_blocked")
+
+
+def test_row_agent_blocked_past_max_defer_falls_back_to_resume() -> None:
+    m = machine()
+    m.handle(Signal.AGENT_BLOCKED, T0, defer_until=T0 + 5, code=ErrorCode.AGENT_BLOCKED)
+    assert m.handle(Signal.BLOCKED_TOO_LONG, T0 + 60, code=ErrorCode.AGENT_BLOCKED) == [LaunchResume(1)]
+    fired(m, "agent_blocked_past_max_defer_falls_back_to_resume")
+
+
+def test_row_agent_blocked_past_max_defer_spawns_without_resume() -> None:
+    m = machine(can_resume=False)
+    assert m.handle(Signal.BLOCKED_TOO_LONG, T0, code=ErrorCode.AGENT_BLOCKED) == [
+        LaunchSpawn("agent_blocked_past_max_defer_spawns_without_resume")
+    ]
+    fired(m, "agent_blocked_past_max_defer_spawns_without_resume")
+
+
+def test_row_agent_blocked_past_max_defer_fails_without_fallback() -> None:
+    m = machine(can_resume=False, can_spawn=False)
+    assert m.handle(Signal.BLOCKED_TOO_LONG, T0, code=ErrorCode.AGENT_BLOCKED) == [
+        Finish(Result.FAILED, Backend.NONE, ErrorCode.AGENT_BLOCKED, "")
+    ]
+    fired(m, "agent_blocked_past_max_defer_fails_without_fallback")
+
+
+def test_row_agent_starting_defers_agent_starting() -> None:
+    m = machine()
+    effects = m.handle(Signal.AGENT_STARTING, T0, defer_until=T0 + 5, code=ErrorCode.AGENT_STARTING)
+    assert effects == [Defer(T0 + 5, ErrorCode.AGENT_STARTING)]
+    fired(m, "agent_starting_defers_agent_starting")
+
+
+def test_row_agent_starting_past_max_defer_falls_back_to_resume() -> None:
+    m = machine()
+    assert m.handle(Signal.STARTING_TOO_LONG, T0, code=ErrorCode.AGENT_STARTING) == [LaunchResume(1)]
+    fired(m, "agent_starting_past_max_defer_falls_back_to_resume")
+
+
+def test_row_agent_starting_past_max_defer_spawns_without_resume() -> None:
+    m = machine(can_resume=False)
+    assert m.handle(Signal.STARTING_TOO_LONG, T0, code=ErrorCode.AGENT_STARTING) == [
+        LaunchSpawn("agent_starting_past_max_defer_spawns_without_resume")
+    ]
+    fired(m, "agent_starting_past_max_defer_spawns_without_resume")
+
+
+def test_row_agent_starting_past_max_defer_fails_without_fallback() -> None:
+    m = machine(can_resume=False, can_spawn=False)
+    assert m.handle(Signal.STARTING_TOO_LONG, T0, code=ErrorCode.AGENT_STARTING) == [
+        Finish(Result.FAILED, Backend.NONE, ErrorCode.AGENT_STARTING, "")
+    ]
+    fired(m, "agent_starting_past_max_defer_fails_without_fallback")
+
+
+# ---- delivery that is true: stuck in the box, and a restart after the write ------------------------------
+
+
+def test_row_prompt_stuck_in_box_finishes_typed_not_submitted() -> None:
+    m = awaiting_ack(machine())
+    assert m.handle(Signal.TYPED_NOT_SUBMITTED, T0 + 0.2) == [Resubmit()]
+    effects = m.handle(Signal.STUCK_IN_BOX, T0 + 8)
+    assert effects == [Finish(Result.TYPED_NOT_SUBMITTED, Backend.NONE, ErrorCode.TYPED_NOT_SUBMITTED, "")]
+    assert m.done, "no fallback: the text is in the box, a resume would send it twice"
+    fired(m, "prompt_stuck_in_box_finishes_typed_not_submitted")
+
+
+def test_row_restart_after_write_looks_again() -> None:
+    m = machine()
+    m.handle(Signal.RUNTIME_READY, T0)
+    again = TriggerMachine.from_dict(PARAMS, m.to_dict())
+    assert again.phase is Phase.DELIVERING
+    effects = again.handle(Signal.RESTARTED_AFTER_WRITE, T0 + 30)
+    assert effects == [WaitAck(T0 + 30 + PARAMS.ack_timeout_secs)], "looks, never types again"
+    assert again.recovered and again.deliveries == 1
+    fired(again, "restart_after_write_looks_again")
+    assert again.handle(Signal.ACKED, T0 + 31) == [Finish(Result.DELIVERED, Backend.TMUX, None, "")]
+
+
+def test_row_recovered_ack_timeout_times_out() -> None:
+    m = awaiting_ack(machine())
+    again = TriggerMachine.from_dict(PARAMS, m.to_dict())
+    again.handle(Signal.RESTARTED_AFTER_WRITE, T0 + 30)
+    effects = again.handle(Signal.ACK_TIMEOUT, T0 + 40)
+    assert effects == [Finish(Result.TIMEOUT, Backend.NONE, ErrorCode.ACK_TIMEOUT, "")]
+    assert "resume" not in again.chain, "no retry and no fallback after a restart: never sent twice"
+    fired(again, "recovered_ack_timeout_times_out")
+
+
 # ---- the table as a whole ------------------------------------------------------------------------------
 
 

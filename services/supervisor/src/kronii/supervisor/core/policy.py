@@ -106,7 +106,9 @@ def assess(
     waiting = _screen_wait(situation.pane.agent_state, params, now, busy_since)
     if waiting is not None:
         return waiting
-    if situation.force_override:
+    # A forced trigger passes a person's recent keys, never their unsent text: typing into a box
+    # that holds a draft would merge the two into one message.
+    if situation.force_override and not situation.pane.draft.strip():
         return Assessment(
             Signal.RUNTIME_READY,
             collision_gate=CollisionGate.BYPASSED,
