@@ -149,9 +149,33 @@ def test_busy_for_sixty_seconds_is_collision_max_defer() -> None:
 
 
 def test_force_override_bypasses_the_collision_gate_and_says_so() -> None:
-    verdict = assess(situation(pane=PaneFacts(draft="typing"), force=True), P, NOW)
+    verdict = assess(situation(pane=PaneFacts(human_activity_at=NOW - 1), force=True), P, NOW)
     assert verdict.signal is Signal.RUNTIME_READY
     assert verdict.collision_gate is CollisionGate.BYPASSED and verdict.operator_busy
+
+
+def test_force_override_never_types_into_a_persons_draft() -> None:
+    verdict = assess(situation(pane=PaneFacts(draft="fix the login bug"), force=True), P, NOW)
+    assert verdict.signal is Signal.OPERATOR_BUSY and verdict.collision_gate is CollisionGate.ENFORCED
+
+
+def test_a_dialog_on_the_agents_screen_defers_even_a_forced_trigger() -> None:
+    pane = PaneFacts(agent_state="blocked", dialog="Trust this folder?")
+    verdict = assess(situation(pane=pane, force=True), P, NOW)
+    assert verdict.signal is Signal.AGENT_BLOCKED and verdict.code is ErrorCode.AGENT_BLOCKED
+    assert verdict.defer_until == NOW + P.recheck_secs
+    late = assess(situation(pane=pane), P, NOW, busy_since=NOW - P.max_defer_secs)
+    assert late.signal is Signal.BLOCKED_TOO_LONG
+
+
+def test_an_agent_without_its_input_box_yet_is_waited_for() -> None:
+    verdict = assess(situation(pane=PaneFacts(agent_state="starting")), P, NOW)
+    assert verdict.signal is Signal.AGENT_STARTING and verdict.code is ErrorCode.AGENT_STARTING
+
+
+def test_an_exited_agent_is_not_live_and_goes_to_the_fallback_chain() -> None:
+    verdict = assess(situation(pane=PaneFacts(agent_state="exited")), P, NOW)
+    assert verdict.signal is Signal.RUNTIME_UNAVAILABLE
 
 
 # ---- section 14: thread guard -------------------------------------------------------------------------

@@ -4,7 +4,7 @@ and acknowledge deliveries from an agent's own hooks.
 The main `kronii` CLI mounts this with `add_agents_parser(subparsers)` and `run_agents(args)`;
 `python -m kronii.supervisor.cli agents ...` runs it alone. Exit codes: 0 done (a trigger was
 delivered, deferred or is already active); 1 the supervisor is unreachable, the server there is not
-this host's supervisor, or the trigger failed or timed out; 2 the request was refused (bad
+this host's supervisor, or the trigger failed, timed out or sits typed but not submitted; 2 the request was refused (bad
 arguments, no token, not allowed).
 
 The supervisor's address: --url, else $KRONII_SUPERVISOR_URL, else the running `kronii up`'s,
@@ -248,7 +248,7 @@ def _dialled_port(url: str) -> int:
 
 
 def _print_runtimes(runtimes: list[dict[str, Any]]) -> None:
-    header = ("RUNTIME", "WORKSPACE", "AGENT", "ROLE", "KIND", "STATUS", "PANE", "PID", "FLAGS")
+    header = ("RUNTIME", "WORKSPACE", "AGENT", "ROLE", "KIND", "STATUS", "STATE", "PANE", "PID", "FLAGS")
     rows = [header]
     for r in runtimes:
         flags = (
@@ -256,7 +256,7 @@ def _print_runtimes(runtimes: list[dict[str, Any]]) -> None:
             or "-"
         )
         rows.append((r["runtime_id"], r["workspace_id"], r["agent_id"], r.get("role") or "-", r["kind"], r["status"],
-                     r["pty_target"], str(r["pid"]), flags))  # fmt: skip
+                     r.get("agent_state") or "-", r["pty_target"], str(r["pid"]), flags))  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
@@ -334,7 +334,9 @@ def _run(args: argparse.Namespace) -> int:
             if outcome.get("deferred_until"):
                 parts.append(f"until {outcome['deferred_until']}")
             print(" ".join(parts))
-        return 1 if outcome["result"] in ("timeout", "failed") else 0
+            if outcome.get("detail"):
+                print(f"  {outcome['detail']}")
+        return 1 if outcome["result"] in ("timeout", "failed", "typed_not_submitted") else 0
     if command in ("pause", "resume"):
         runtime = client.call("POST", f"/v1/runtimes/{args.runtime}/{command}", json={"reason": args.reason})
         print(f"{runtime['runtime_id']}: {'paused' if runtime['paused'] else 'running'}")

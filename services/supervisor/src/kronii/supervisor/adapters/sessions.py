@@ -10,7 +10,8 @@ Codex writes `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local time>-<id>.jsonl`, 
 local day the session began; the file appears with the first prompt, and the first line (many KB
 of instructions) carries `session_meta`. A resumed session keeps appending to its old file, which
 the process holds open: that open file answers first. Claude Code writes
-`$CLAUDE_CONFIG_DIR/projects/<the cwd with each character but ASCII letters and digits as "-">/<id>.jsonl`.
+`$CLAUDE_CONFIG_DIR/projects/<folder>/<id>.jsonl`, the folder being the cwd with each character
+but ASCII letters and digits turned into "-".
 """
 
 from __future__ import annotations

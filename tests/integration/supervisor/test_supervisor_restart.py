@@ -1,0 +1,94 @@
+"""A supervisor killed with SIGKILL between typing a prompt and seeing it taken: the one that starts
+next reports the trigger from the record (the bytes were written), never types it again and never
+calls it failed, even when the client retries the same trigger_id."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.agents.harness import private_socket
+from tests.infra import InfraUrls
+from tests.integration.supervisor.conftest import SETTINGS, start_supervisor, token
+
+PYTHON_STARTUP = """
+import json as _json, os as _os
+def seen(text):
+    with open(_os.environ["SEEN_LOG"], "a") as f:
+        f.write(_json.dumps(text) + "\\n")
+"""
+
+
+def _settings() -> dict[str, str]:
+    kinds = json.loads(SETTINGS["KRONII_SUPERVISOR_AGENT_KINDS"])
+    # A REPL whose supervisor looks at the screen only 30 s after the submit key: the window in
+    # which the test kills it.
+    kinds["slowack"] = {"input_marker": ">>>", "submit_pause_secs": 0.02, "verify_delay_secs": 30}
+    return {**SETTINGS, "KRONII_SUPERVISOR_AGENT_KINDS": json.dumps(kinds)}
+
+
+def _wait(check: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def test_sigkill_between_typing_and_ack_is_delivered_from_the_record_and_typed_once(
+    infra: InfraUrls, migrated_database: str, tmp_path: Path
+) -> None:
+    startup, seen_log = tmp_path / "startup.py", tmp_path / "seen.jsonl"
+    startup.write_text(PYTHON_STARTUP)
+    folder = tmp_path / "sup"
+    folder.mkdir()
+    headers = {"authorization": f"Bearer {token()}"}
+    body = {"trigger_id": "t-crash-1", "agent_id": "py-crash", "workspace_id": "wscrash", "thread_id": "th-crash",
+            "prompt": 'seen("typed before the crash")'}  # fmt: skip
+    answers: list[Any] = []
+    with private_socket() as socket:
+        with start_supervisor(infra, migrated_database, folder, socket, settings=_settings()) as first:
+            with httpx.Client(base_url=first.url, headers=headers, timeout=60) as http:
+                spawned = http.post("/v1/runtimes/spawn", json={
+                    "workspace_id": "wscrash", "agent_id": "py-crash", "role": "py", "kind": "slowack",
+                    "command": ["env", f"PYTHONSTARTUP={startup}", f"SEEN_LOG={seen_log}", "python3", "-i", "-q"],
+                })  # fmt: skip
+                runtime_id = spawned.json()["runtime"]["runtime_id"]
+                _wait(lambda: http.get(f"/v1/runtimes/{runtime_id}").json()["agent_state"] == "idle", 20,
+                      "the REPL's prompt")  # fmt: skip
+
+            def call() -> None:
+                try:
+                    answers.append(httpx.post(f"{first.url}/v1/triggers", json=body, headers=headers, timeout=60))
+                except httpx.HTTPError as error:
+                    answers.append(error)
+
+            caller = threading.Thread(target=call)
+            caller.start()
+            _wait(lambda: seen_log.exists() and seen_log.read_text().strip() != "", 10, "the REPL to run it")
+            first.proc.process.kill()  # SIGKILL: no shutdown code runs
+            first.proc.process.wait(10)
+            caller.join(10)
+        assert answers and isinstance(answers[0], httpx.HTTPError), "the first call never got an answer"
+        with start_supervisor(infra, migrated_database, folder, socket, settings=_settings()) as second:
+            with httpx.Client(base_url=second.url, headers=headers, timeout=60) as http:
+                retry = http.post("/v1/triggers", json=body).json()
+                assert retry["duplicate"] and retry["result"] in ("already_active", "delivered"), retry
+
+                def outcome() -> dict[str, Any]:
+                    answer: dict[str, Any] = http.get("/v1/triggers/t-crash-1").json()
+                    return answer
+
+                _wait(lambda: outcome()["result"] == "delivered", 20, "the outcome from the record")
+                final = outcome()
+                assert final["acked_by"] == "record" and final["delivery_backend"] == "tmux", final
+                time.sleep(1)
+                again = http.post("/v1/triggers", json=body).json()
+                assert again["result"] == "delivered" and again["duplicate"], again
+    assert [json.loads(line) for line in seen_log.read_text().splitlines()] == ["typed before the crash"]
