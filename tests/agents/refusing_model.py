@@ -32,7 +32,7 @@ class _Refuse(http.server.BaseHTTPRequestHandler):
     do_GET = _refuse
     do_POST = _refuse
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: object) -> None:
         return
 
 

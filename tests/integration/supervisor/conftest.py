@@ -9,10 +9,12 @@ import os
 import sys
 import time
 import uuid
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import pytest
@@ -36,7 +38,11 @@ SETTINGS = {
         {
             "hasty": {"submit_pause_secs": 0, "input_marker": "\u203a", "resume_argv": [], "spawn_argv": []},
             # Like Claude Code started offline: the spawned agent dies after a second.
-            "quitter": {"input_marker": "\u203a", "resume_argv": [], "spawn_argv": ["sh", "-c", "sleep 1; exit 3"]},
+            "quitter": {
+                "input_marker": "\u203a",
+                "resume_argv": [],
+                "spawn_argv": ["sh", "-c", "sleep 1; exit 3"],
+            },
         }
     ),
 }
@@ -128,6 +134,11 @@ def wait_ready_pane(sup: Supervisor, runtime_id: str, marker: str = "\u203a") ->
     raise AssertionError(f"runtime {runtime_id} never showed {marker!r}")
 
 
+def _redis_db(url: str, db: int) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{db}"))
+
+
 @contextlib.contextmanager
 def start_supervisor(
     infra: InfraUrls, database: str, folder: Path, socket: str, *, settings: dict[str, str] | None = None,
@@ -139,6 +150,10 @@ def start_supervisor(
     http_port, grpc_port = ports or (free_port(), free_port())
     env = dict(os.environ)
     env.update(infra.env())
+    # Each supervisor keeps its queue in a Redis database of its own: two running at once (as
+    # module fixtures do) must not take each other's deferred triggers. The same folder (a restart)
+    # gets the same database.
+    env["KRONII_REDIS_URL"] = _redis_db(infra.redis, 1 + zlib.crc32(str(folder).encode()) % 15)
     env.update(codex.env(FAKE_CODEX_RESUME_EXIT_FILE=str(folder / "resume_exit"),
                          FAKE_CODEX_RESUME_DELAY_FILE=str(folder / "resume_delay")))  # fmt: skip
     env.update(SETTINGS if settings is None else settings)

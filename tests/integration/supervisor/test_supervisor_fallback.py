@@ -73,7 +73,9 @@ def test_a_resume_that_exits_1_after_5_s_fails_and_spawn_follows_in_the_agents_c
     assert old["status"] == "offline"
 
 
-def test_a_spawned_agent_that_dies_within_2_s_is_a_failed_spawn_not_a_delivery(supervisor: Supervisor) -> None:
+def test_a_spawned_agent_that_dies_within_2_s_is_a_failed_spawn_not_a_delivery(
+    supervisor: Supervisor,
+) -> None:
     agent = _agent("quitter")
     runtime = supervisor.spawn(agent, kind="quitter", workspace="wsq", role="quits")["runtime"]
     wait_ready_pane(supervisor, runtime["runtime_id"])

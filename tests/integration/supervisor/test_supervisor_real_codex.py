@@ -43,16 +43,18 @@ def real_codex(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealCodex]:
         path.mkdir()
         subprocess.run(["git", "init", "-q", str(path)], check=True)
     with refusing_model_server() as base_url:
-        env = prepare_codex_home(folder / "home", trusted=[project], model_base_url=base_url)
+        env = prepare_codex_home(folder / "home", trusted=[project], base_url=base_url)
         yield RealCodex(Path(env["CODEX_HOME"]), project, untrusted, env)
 
 
 def _supervisor(
     infra: InfraUrls, database: str, folder: Path, codex: RealCodex, settings: dict[str, str]
 ) -> Iterator[Supervisor]:
-    with private_socket() as socket:
-        with start_supervisor(infra, database, folder, socket, settings=settings, extra_env=codex.env) as sup:
-            yield sup
+    with (
+        private_socket() as socket,
+        start_supervisor(infra, database, folder, socket, settings=settings, extra_env=codex.env) as sup,
+    ):
+        yield sup
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +95,9 @@ def _runtime(sup: Supervisor, runtime_id: str) -> dict[str, Any]:
     return body
 
 
-def _start_codex(sup: Supervisor, codex: RealCodex, workspace: str, *, cwd: Path | None = None) -> dict[str, Any]:
+def _start_codex(
+    sup: Supervisor, codex: RealCodex, workspace: str, *, cwd: Path | None = None
+) -> dict[str, Any]:
     agent = f"codex-{uuid.uuid4().hex[:6]}"
     with sup.client() as http:
         response = http.post("/v1/runtimes/spawn", json={
@@ -106,7 +110,9 @@ def _start_codex(sup: Supervisor, codex: RealCodex, workspace: str, *, cwd: Path
 
 
 def _wait_state(sup: Supervisor, runtime_id: str, state: str, timeout: float = 40) -> None:
-    _eventually(lambda: _runtime(sup, runtime_id)["agent_state"] == state, timeout, f"the agent to be {state}")
+    _eventually(
+        lambda: _runtime(sup, runtime_id)["agent_state"] == state, timeout, f"the agent to be {state}"
+    )
 
 
 def _screen(sup: Supervisor, pane: str) -> str:
@@ -141,7 +147,9 @@ def test_real_codex_with_default_settings_takes_a_one_line_and_a_15_line_prompt(
     assert fifteen["result"] == "delivered" and fifteen["delivery_backend"] == "tmux", fifteen
     _eventually(lambda: FIFTEEN_LINES in real_codex.texts(), 30, "the 15-line prompt as one history entry")
     assert real_codex.texts().count(FIFTEEN_LINES) == 1
-    assert "list the files in this folder" not in [t for t in real_codex.texts() if t != "list the files in this folder"]
+    assert "list the files in this folder" not in [
+        t for t in real_codex.texts() if t != "list the files in this folder"
+    ]
 
 
 def test_real_codex_with_a_person_typing_in_a_second_client_defers_and_never_touches_the_draft(
@@ -162,8 +170,17 @@ def test_real_codex_with_a_person_typing_in_a_second_client_defers_and_never_tou
         assert brisk.get_trigger(outcome["trigger_id"])["result"] == "deferred"
         person.type("\r")  # the person sends their own message
         _eventually(lambda: "fix the login bug" in real_codex.texts(), 20, "the person's own message")
-        _eventually(lambda: brisk.get_trigger(outcome["trigger_id"])["result"] == "delivered", 30,
-                    "the trigger after the quiet window")  # fmt: skip
+        try:
+            _eventually(lambda: brisk.get_trigger(outcome["trigger_id"])["result"] == "delivered", 30,
+                        "the trigger after the quiet window")  # fmt: skip
+        except AssertionError:
+            raise AssertionError(
+                (
+                    brisk.get_trigger(outcome["trigger_id"]),
+                    _screen(brisk, runtime["pty_target"]),
+                    _runtime(brisk, runtime["runtime_id"]),
+                )
+            ) from None
     finally:
         person.close()
     _eventually(lambda: "run the supervisor case four" in real_codex.texts(), 20, "the trigger's own entry")
@@ -189,12 +206,12 @@ def test_real_codex_at_its_trust_dialog_is_blocked_and_nothing_is_typed(
     assert _runtime(brisk, runtime["runtime_id"])["agent_state"] == "blocked"
 
 
-PYTHON_STARTUP = '''
+PYTHON_STARTUP = """
 import json as _json, os as _os
 def seen(text):
     with open(_os.environ["SEEN_LOG"], "a") as f:
         f.write(_json.dumps(text) + "\\n")
-'''
+"""
 
 
 def test_twenty_pairs_of_simultaneous_triggers_give_forty_separate_prompts_in_order(
@@ -231,11 +248,15 @@ def test_twenty_pairs_of_simultaneous_triggers_give_forty_separate_prompts_in_or
             for future in futures:
                 future.result()
     assert len(outcomes) == 80
-    assert {o["result"] for o in outcomes} == {"delivered"}, [o for o in outcomes if o["result"] != "delivered"]
+    assert {o["result"] for o in outcomes} == {"delivered"}, [
+        o for o in outcomes if o["result"] != "delivered"
+    ]
     expected_codex = {f"pair {p:02d} {w}" for p in range(20) for w in ("first", "second")}
     _eventually(lambda: expected_codex <= set(real_codex.texts()), 60, "every Codex prompt in its history")
     codex_texts = [t for t in real_codex.texts() if t.startswith("pair ")]
-    assert sorted(codex_texts) == sorted(expected_codex), "each prompt its own message, none mixed, none twice"
+    assert sorted(codex_texts) == sorted(expected_codex), (
+        "each prompt its own message, none mixed, none twice"
+    )
     pairs = [int(t.split()[1]) for t in codex_texts]
     assert pairs == sorted(pairs), "pairs in order"
     _eventually(lambda: seen_log.exists() and len(seen_log.read_text().splitlines()) == 40, 20, "python's 40")

@@ -65,7 +65,9 @@ def test_sigkill_between_typing_and_ack_is_delivered_from_the_record_and_typed_o
 
             def call() -> None:
                 try:
-                    answers.append(httpx.post(f"{first.url}/v1/triggers", json=body, headers=headers, timeout=60))
+                    answers.append(
+                        httpx.post(f"{first.url}/v1/triggers", json=body, headers=headers, timeout=60)
+                    )
                 except httpx.HTTPError as error:
                     answers.append(error)
 
@@ -76,19 +78,21 @@ def test_sigkill_between_typing_and_ack_is_delivered_from_the_record_and_typed_o
             first.proc.process.wait(10)
             caller.join(10)
         assert answers and isinstance(answers[0], httpx.HTTPError), "the first call never got an answer"
-        with start_supervisor(infra, migrated_database, folder, socket, settings=_settings()) as second:
-            with httpx.Client(base_url=second.url, headers=headers, timeout=60) as http:
-                retry = http.post("/v1/triggers", json=body).json()
-                assert retry["duplicate"] and retry["result"] in ("already_active", "delivered"), retry
+        with (
+            start_supervisor(infra, migrated_database, folder, socket, settings=_settings()) as second,
+            httpx.Client(base_url=second.url, headers=headers, timeout=60) as http,
+        ):
+            retry = http.post("/v1/triggers", json=body).json()
+            assert retry["duplicate"] and retry["result"] in ("already_active", "delivered"), retry
 
-                def outcome() -> dict[str, Any]:
-                    answer: dict[str, Any] = http.get("/v1/triggers/t-crash-1").json()
-                    return answer
+            def outcome() -> dict[str, Any]:
+                answer: dict[str, Any] = http.get("/v1/triggers/t-crash-1").json()
+                return answer
 
-                _wait(lambda: outcome()["result"] == "delivered", 20, "the outcome from the record")
-                final = outcome()
-                assert final["acked_by"] == "record" and final["delivery_backend"] == "tmux", final
-                time.sleep(1)
-                again = http.post("/v1/triggers", json=body).json()
-                assert again["result"] == "delivered" and again["duplicate"], again
+            _wait(lambda: outcome()["result"] == "delivered", 20, "the outcome from the record")
+            final = outcome()
+            assert final["acked_by"] == "record" and final["delivery_backend"] == "tmux", final
+            time.sleep(1)
+            again = http.post("/v1/triggers", json=body).json()
+            assert again["result"] == "delivered" and again["duplicate"], again
     assert [json.loads(line) for line in seen_log.read_text().splitlines()] == ["typed before the crash"]

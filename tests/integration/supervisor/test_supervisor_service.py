@@ -402,13 +402,17 @@ def test_force_override_passes_a_person_typing_but_never_their_draft(supervisor:
         time.sleep(0.5)
         assert _submits_for(supervisor, "operator says go") == []
         person.type("\r")
-        _eventually(lambda: len(_submits_for(supervisor, "my own half line")) == 1, 5, "the person's own submit")
+        _eventually(
+            lambda: len(_submits_for(supervisor, "my own half line")) == 1, 5, "the person's own submit"
+        )
     finally:
         person.close()
     assert all("operator says go" not in entry["prompt"] for entry in supervisor.codex.submits())
 
 
-def test_force_override_types_over_a_person_typing_and_writes_the_audit_fields(supervisor: Supervisor) -> None:
+def test_force_override_types_over_a_person_typing_and_writes_the_audit_fields(
+    supervisor: Supervisor,
+) -> None:
     agent = _agent("force")
     _live(supervisor, agent, workspace="wsf", role="forced")
     person = AttachedClient(supervisor.socket, "agents_wsf", window="forced")

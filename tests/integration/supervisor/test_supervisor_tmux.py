@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from kronii.supervisor.adapters.panes import PaneDriver
-from kronii.supervisor.core.agent_state import Delivery
 from kronii.supervisor.adapters.tmux import TmuxControl, TmuxError, pid_alive
+from kronii.supervisor.core.agent_state import Delivery
 from kronii.supervisor.core.params import DEFAULT_KINDS
 from kronii.supervisor.core.payload import Payload, clean_prompt
 

@@ -88,7 +88,6 @@ async def test_identity_route_refuses_a_bad_nonce_with_400_and_a_sentence(params
     assert response.json()["detail"] == "nonce must be 16 to 128 hex digits (0-9, a-f)"
 
 
-
 async def test_identity_route_is_in_the_openapi_document() -> None:
     schema = (await _get(_Proving(), "/openapi.json")).json()
     operation = schema["paths"]["/v1/identity"]["get"]
