@@ -2,27 +2,33 @@
 by `make deps`, scripts/install_agent_clis.sh), a private CODEX_HOME that reaches the main screen
 offline, and a private tmux server to run it in.
 
-What the experiments with Codex 0.169.0 showed, and what this module relies on:
+What experiments with Codex 0.169.0 in tmux showed (tests/data/agents/README.md has the screens):
 
 - `codex login --with-api-key` (a dummy key on stdin) must run before the TUI: without it the TUI
   opens on its sign-in onboarding; with it the TUI goes straight to its main screen.
-- The main screen's input box shows the placeholder `› Ask Codex to do anything`, the text drawn
-  dim (SGR 2): `ESC[1m›ESC[0m... ESC[2mAsk Codex to do anything`. It appears about 0.5 s after the
-  launch, before Codex has finished starting (offline that takes about 3.5 s more): until then the
-  footer shows only `? for shortcuts`, afterwards the model line and `← for agents · ? for
-  shortcuts`. A prompt submitted before that shows `Waiting for startup` and is sent once started.
-- After a submit, `esc to interrupt` marks a running turn, and the prompt is appended to
-  $CODEX_HOME/history.jsonl at once. Offline, Codex retries (`Reconnecting... 1/5`..`5/5`) and then
-  waits for the network for as long as it runs (`Reconnecting... waiting for network`); it never
-  gives up by itself. Against an endpoint that answers 401 it ends the turn with `■ unexpected
-  status 401 Unauthorized: ...` after its 5 retries (about 12 s).
-- Six or more characters arriving together are a paste burst: an Enter right after one inserts a
-  newline instead of submitting. Type, wait until the text is on screen and a moment more, then
-  press Enter.
+- The input box's first line starts with a bold U+203A (MARK); empty, it shows the placeholder
+  `Ask Codex to do anything` drawn dim: `ESC[2mAsk Codex to do anything` (PLACEHOLDER_DIM). It is
+  there about 0.5 s after the launch, before Codex has finished starting (offline about 3.5 s
+  more): until then the footer shows only `? for shortcuts`, then the model line and
+  `← for agents · ? for shortcuts` (READY_FOOTER). Text typed before the TUI is up is kept.
+- Offline, Codex can start a turn only about 10 s after the launch (it first tries to fetch its
+  model list, with retries). A prompt submitted earlier shows `Waiting for startup` (before the
+  footer is complete) or `Queued follow-up inputs` (after), and is sent when the turn can start.
+- When a turn starts, `esc to interrupt` (WORKING) marks it and the prompt is appended to
+  $CODEX_HOME/history.jsonl; the first one also creates the session's rollout file. Offline, Codex
+  retries (`Reconnecting... 1/5`..`5/5`) and then shows `Reconnecting... waiting for network` for as
+  long as it runs: it never gives up by itself. Against an endpoint that answers 401 it ends the
+  turn with `■ unexpected status 401 Unauthorized: ...` after its retries.
+- Enter while a turn runs sends the new prompt into it at once (a steer, in history.jsonl too); Tab
+  queues it (`Queued follow-up inputs`). Enter in an empty box does nothing. Ctrl-C clears a draft,
+  and in an empty box exits Codex. Esc interrupts a turn and puts queued prompts back in the box.
+- Characters arriving together (one `send-keys -l` of a whole prompt) are a paste burst: an Enter
+  right after one inserts a newline instead of submitting. Wait until the text is on screen and a
+  moment more (0.3 s is enough), then press Enter.
 - By default Codex starts a shared background server (`codex app-server --managed-daemon` and an
-  updater) in its own session, which outlives the TUI and copies the 400 MB binary into
-  $CODEX_HOME/packages. The config written here turns that off (`[features] daemon_auto_start =
-  false`) unless asked for; `stop_codex_daemons` ends any that were started.
+  updater loop) in sessions of their own, which outlive the TUI, after copying the 400 MB binary
+  into $CODEX_HOME/packages. The config written here turns that off (`[features]
+  daemon_auto_start = false`) unless asked for; `stop_codex_daemons` ends any that were started.
 - A CODEX_HOME under /tmp makes Codex print `WARNING: proceeding, even though we could not create
   PATH aliases` on stderr before the TUI starts; it is harmless. Without bubblewrap on PATH the
   footer shows `⚠ 1 warning · f2 to view`.
@@ -50,18 +56,22 @@ __all__ = [
     "CODEX_BIN",
     "CODEX_BIN_DIR",
     "DUMMY_API_KEY",
+    "MARK",
     "PLACEHOLDER",
     "PLACEHOLDER_DIM",
     "READY_FOOTER",
     "WORKING",
     "CodexPane",
+    "RealCodex",
     "Rollout",
     "codex_env",
     "codex_version",
+    "git_repository",
     "history",
     "pinned_codex_version",
     "plain",
     "prepare_codex_home",
+    "real_codex",
     "require_codex",
     "rollouts",
     "stop_codex_daemons",
@@ -73,6 +83,7 @@ CODEX_BIN_DIR = AGENTS_DIR / "node_modules" / ".bin"
 CODEX_BIN = CODEX_BIN_DIR / "codex"
 DUMMY_API_KEY = "sk-kronii-test-not-a-real-key"
 
+MARK = "\u203a"  # starts the input box's first line, and each prompt shown in the transcript
 PLACEHOLDER = "Ask Codex to do anything"
 PLACEHOLDER_DIM = "\x1b[2m" + PLACEHOLDER
 READY_FOOTER = "for agents"  # `← for agents · ? for shortcuts`, once startup has finished
@@ -392,3 +403,56 @@ _SGR = re.compile(r"\x1b\[[0-9;:]*m")
 def plain(screen: str) -> str:
     """A captured screen without its SGR escape codes."""
     return _SGR.sub("", screen)
+
+
+@dataclass
+class RealCodex:
+    """A private CODEX_HOME, a project folder (a git repository) and a private tmux server."""
+
+    home: Path
+    project: Path
+    codex_vars: dict[str, str]
+    socket: str
+    panes: list[CodexPane] = field(default_factory=list)
+
+    def start(self, *args: str, cwd: Path | None = None, name: str | None = None) -> CodexPane:
+        """Launch the real Codex TUI (`codex ARGS`) in a new 120x40 tmux session, in the project
+        folder unless cwd is given."""
+        pane = CodexPane.start(
+            self.socket,
+            [str(CODEX_BIN), *args],
+            cwd=cwd or self.project,
+            env=self.codex_vars,
+            name=name or f"codex{len(self.panes)}",
+        )
+        self.panes.append(pane)
+        return pane
+
+    def history(self) -> list[dict[str, Any]]:
+        return history(self.home)
+
+    def rollouts(self) -> list[Rollout]:
+        return rollouts(self.home)
+
+
+def git_repository(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(folder)], capture_output=True, timeout=30, check=True)
+    return folder
+
+
+@contextlib.contextmanager
+def real_codex(
+    folder: Path, *, trusted: bool = True, base_url: str | None = None, daemon: bool = False
+) -> Iterator[RealCodex]:
+    """Everything a test needs to run the real Codex offline in tmux, under `folder`: CODEX_HOME in
+    folder/codex-home, the project (trusted unless told otherwise) in folder/project. Afterwards
+    the tmux server is killed, which ends Codex, and any background server Codex started is ended."""
+    home = folder / "codex-home"
+    project = git_repository(folder / "project")
+    codex_vars = prepare_codex_home(home, [project] if trusted else [], base_url=base_url, daemon=daemon)
+    try:
+        with tmux_server(codex_env(codex_vars)) as socket:
+            yield RealCodex(home.resolve(), project.resolve(), codex_vars, socket)
+    finally:
+        stop_codex_daemons(home)

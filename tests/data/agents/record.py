@@ -10,14 +10,10 @@ screens show), with no network. Timings go to stdout.
 
 from __future__ import annotations
 
-import http.server
-import json
 import shutil
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from tests.agents.real_codex import (
@@ -34,6 +30,7 @@ from tests.agents.real_codex import (
     stop_codex_daemons,
     tmux_server,
 )
+from tests.agents.refusing_model import refusing_model_server
 
 OUT = Path(__file__).resolve().parent
 ROOT = Path("/tmp/kronii-agents-rec")
@@ -54,37 +51,6 @@ def git_init(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", str(folder)], check=True)
     return folder
-
-
-def timed(what: str, start: float, wait: Callable[[], object]) -> None:
-    wait()
-    print(f"{what}: {time.monotonic() - start:.2f} s")
-
-
-class Unauthorized(http.server.BaseHTTPRequestHandler):
-    """A loopback stand-in for the API that turns every request down as OpenAI does a bad key."""
-
-    def _deny(self) -> None:
-        body = json.dumps(
-            {
-                "error": {
-                    "message": "Incorrect API key provided.",
-                    "type": "invalid_request_error",
-                    "param": None,
-                    "code": "invalid_api_key",
-                }
-            }
-        ).encode()
-        self.send_response(401)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_POST = _deny
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
 
 
 def record_codex() -> None:
@@ -166,7 +132,7 @@ def record_codex() -> None:
         pane.wait_idle(10)
         pane.keys("C-c")  # an empty box: Codex exits
         pane.wait_screen(lambda s: pane.dead(), 15, "Codex to exit")
-        time.sleep(0.3)
+        time.sleep(1)
         save(pane, "codex", "exited")
 
         untrusted = git_init(ROOT / "untrusted")
@@ -176,13 +142,48 @@ def record_codex() -> None:
         save(pane, "codex", "trust_dialog")
 
 
-def record_codex_error() -> None:
+def record_codex_startup() -> None:
+    """A prompt submitted while Codex starts. Offline, Codex can start a turn only about 10 s after the
+    launch, once it has given up fetching its model list: a prompt submitted before the main screen's
+    footer is complete shows `Waiting for startup`; one submitted after it, `Queued follow-up inputs`.
+    Either is sent (and appended to history.jsonl) when Codex can start the turn."""
     codex = str(require_codex())
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Unauthorized)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    for early in (True, False):
+        home = ROOT / ("home-early" if early else "home-queued")
+        codex_vars = prepare_codex_home(home, [PROJECT])
+        with tmux_server(codex_env(codex_vars)) as socket:
+            start = time.monotonic()
+            pane = CodexPane.start(socket, [codex], cwd=PROJECT, env=codex_vars)
+            if early:
+                pane.wait_screen(lambda s: PLACEHOLDER_DIM in s, 30, "the placeholder")
+            else:
+                pane.wait_idle(30)
+            pane.type("say hello")
+            time.sleep(0.3)
+            pane.keys("Enter")
+            if early:
+                pane.wait_text("Waiting for startup", 10)
+                time.sleep(0.3)
+                save(pane, "codex", "waiting_for_startup")
+            else:
+                pane.wait_text("Queued follow-up inputs", 10)
+                time.sleep(0.3)
+                save(pane, "codex", "queued_at_startup")
+            pane.wait_text(WORKING, 30)
+            when = "before" if early else "after"
+            print(
+                f"prompt submitted {when} the footer was complete: start to {WORKING!r} {time.monotonic() - start:.2f} s"
+            )
+            print(f"history: {[entry['text'] for entry in history(home)]}")
+
+
+def record_codex_error() -> None:
+    """A turn that ends in an error: Codex's provider pointed at a loopback endpoint that answers
+    every request with HTTP 401 (tests/agents/refusing_model.py), as the API does a bad key."""
+    codex = str(require_codex())
+    with refusing_model_server() as base_url:
         home = ROOT / "home-401"
-        codex_vars = prepare_codex_home(home, [PROJECT], base_url=f"http://127.0.0.1:{server.server_port}/v1")
+        codex_vars = prepare_codex_home(home, [PROJECT], base_url=base_url)
         with tmux_server(codex_env(codex_vars)) as socket:
             pane = CodexPane.start(socket, [codex], cwd=PROJECT, env=codex_vars)
             pane.wait_idle(30)
@@ -191,17 +192,13 @@ def record_codex_error() -> None:
             submit = time.monotonic()
             pane.keys("Enter")
             pane.wait_screen(
-                lambda s: (
-                    "unexpected status 401" in plain(s) and WORKING not in plain(s) and PLACEHOLDER_DIM in s
-                ),
+                lambda s: "401 Unauthorized" in plain(s) and WORKING not in plain(s) and PLACEHOLDER_DIM in s,
                 90,
                 "the final error",
             )
             print(f"submit to the final error (401 endpoint): {time.monotonic() - submit:.1f} s")
             time.sleep(0.5)
             save(pane, "codex", "error")
-    finally:
-        server.shutdown()
 
 
 def record_codex_daemon_exit() -> None:
@@ -216,7 +213,7 @@ def record_codex_daemon_exit() -> None:
             save(pane, "codex", "idle_daemon")
             pane.keys("C-c")
             pane.wait_screen(lambda s: pane.dead(), 15, "Codex to exit")
-            time.sleep(0.3)
+            time.sleep(1)
             save(pane, "codex", "exited_daemon")
     finally:
         stop_codex_daemons(home)
@@ -247,9 +244,11 @@ def main() -> None:
         f"{CODEX_BIN.name} {subprocess.run([str(CODEX_BIN), '--version'], capture_output=True, text=True, check=True).stdout.strip()}"
     )
     try:
-        which = set(sys.argv[1:]) or {"codex", "error", "daemon", "python"}
+        which = set(sys.argv[1:]) or {"codex", "startup", "error", "daemon", "python"}
         if "codex" in which:
             record_codex()
+        if "startup" in which:
+            record_codex_startup()
         if "error" in which:
             record_codex_error()
         if "daemon" in which:

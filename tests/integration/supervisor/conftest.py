@@ -4,12 +4,12 @@ tmux server, with the fake Codex on its PATH and short collision and reconcile s
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import sys
 import time
 import uuid
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,6 +134,9 @@ def wait_ready_pane(sup: Supervisor, runtime_id: str, marker: str = "\u203a") ->
     raise AssertionError(f"runtime {runtime_id} never showed {marker!r}")
 
 
+_REDIS_DBS = itertools.count()
+
+
 def _redis_db(url: str, db: int) -> str:
     parts = urlsplit(url)
     return urlunsplit(parts._replace(path=f"/{db}"))
@@ -142,7 +145,7 @@ def _redis_db(url: str, db: int) -> str:
 @contextlib.contextmanager
 def start_supervisor(
     infra: InfraUrls, database: str, folder: Path, socket: str, *, settings: dict[str, str] | None = None,
-    extra_env: dict[str, str] | None = None, ports: tuple[int, int] | None = None,
+    extra_env: dict[str, str] | None = None, ports: tuple[int, int] | None = None, redis_db: int = 0,
 ) -> Iterator[Supervisor]:  # fmt: skip
     """A supervisor process on free ports (or `ports`, to restart one in place) with the fake Codex
     on its PATH; `settings` replaces the brisk SETTINGS (pass {} for the defaults)."""
@@ -151,9 +154,8 @@ def start_supervisor(
     env = dict(os.environ)
     env.update(infra.env())
     # Each supervisor keeps its queue in a Redis database of its own: two running at once (as
-    # module fixtures do) must not take each other's deferred triggers. The same folder (a restart)
-    # gets the same database.
-    env["KRONII_REDIS_URL"] = _redis_db(infra.redis, 1 + zlib.crc32(str(folder).encode()) % 15)
+    # module fixtures do) must not take each other's deferred triggers. A restart passes its own.
+    env["KRONII_REDIS_URL"] = _redis_db(infra.redis, redis_db or 1 + next(_REDIS_DBS) % 14)
     env.update(codex.env(FAKE_CODEX_RESUME_EXIT_FILE=str(folder / "resume_exit"),
                          FAKE_CODEX_RESUME_DELAY_FILE=str(folder / "resume_delay")))  # fmt: skip
     env.update(SETTINGS if settings is None else settings)

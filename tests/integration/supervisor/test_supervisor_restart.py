@@ -53,7 +53,9 @@ def test_sigkill_between_typing_and_ack_is_delivered_from_the_record_and_typed_o
             "prompt": 'seen("typed before the crash")'}  # fmt: skip
     answers: list[Any] = []
     with private_socket() as socket:
-        with start_supervisor(infra, migrated_database, folder, socket, settings=_settings()) as first:
+        with start_supervisor(
+            infra, migrated_database, folder, socket, settings=_settings(), redis_db=15
+        ) as first:
             with httpx.Client(base_url=first.url, headers=headers, timeout=60) as http:
                 spawned = http.post("/v1/runtimes/spawn", json={
                     "workspace_id": "wscrash", "agent_id": "py-crash", "role": "py", "kind": "slowack",
@@ -79,7 +81,9 @@ def test_sigkill_between_typing_and_ack_is_delivered_from_the_record_and_typed_o
             caller.join(10)
         assert answers and isinstance(answers[0], httpx.HTTPError), "the first call never got an answer"
         with (
-            start_supervisor(infra, migrated_database, folder, socket, settings=_settings()) as second,
+            start_supervisor(
+                infra, migrated_database, folder, socket, settings=_settings(), redis_db=15
+            ) as second,
             httpx.Client(base_url=second.url, headers=headers, timeout=60) as http,
         ):
             retry = http.post("/v1/triggers", json=body).json()

@@ -878,7 +878,7 @@ class SupervisorApp:
             self.tmux, session=_session_name(self.s.session_prefix, record.workspace_id),
             window=f"{name}-{suffix}" if suffix else name, argv=argv,
             env=self._runtime_env(runtime_id, record.workspace_id), cwd=record.cwd or None, kind=kind,
-            exec_style=exec_style,
+            exec_style=exec_style, status_dir=self.s.data_dir / "supervisor" / "exits",
         )  # fmt: skip
         if not check.ok or exec_style:
             return check, None

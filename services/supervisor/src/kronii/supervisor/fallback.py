@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from kronii.supervisor.adapters.tmux import TmuxControl, TmuxError
 from kronii.supervisor.core.agent_state import AgentState, classify
@@ -35,20 +37,39 @@ class StartCheck:
 
 async def start_visible(
     tmux: TmuxControl, *, session: str, window: str, argv: Sequence[str], env: Mapping[str, str],
-    cwd: str | None, kind: AgentKind, exec_style: bool,
+    cwd: str | None, kind: AgentKind, exec_style: bool, status_dir: Path,
 ) -> StartCheck:  # fmt: skip
-    """Start `argv` in a new window of `session` and watch it until it proves it started."""
+    """Start `argv` in a new window of `session` and watch it until it proves it started. An
+    exec-style command runs under a small shell that writes its exit status into `status_dir`."""
     if not argv or not argv[0]:
         return StartCheck(False, detail="the agent kind has no command for this step")
+    status_file: Path | None = None
+    if exec_style:
+        await asyncio.to_thread(status_dir.mkdir, parents=True, exist_ok=True, mode=0o700)
+        status_file = status_dir / f"exit-{uuid.uuid4().hex}"
     try:
-        pane_id, pid = await tmux.start_agent(session, window, argv, env=env, cwd=cwd, keep_on_exit=True)
+        pane_id, pid = await tmux.start_agent(
+            session, window, argv, env=env, cwd=cwd, keep_on_exit=True,
+            status_file=str(status_file) if status_file else None,
+        )  # fmt: skip
     except (TmuxError, TimeoutError, OSError) as error:
         return StartCheck(False, detail=f"tmux could not start {argv[0]}: {error}")
+    try:
+        return await _watch(tmux, pane_id, pid, argv, kind, exec_style, status_file)
+    finally:
+        if status_file is not None:
+            status_file.unlink(missing_ok=True)
+
+
+async def _watch(
+    tmux: TmuxControl, pane_id: str, pid: int, argv: Sequence[str], kind: AgentKind, exec_style: bool,
+    status_file: Path | None,
+) -> StartCheck:  # fmt: skip
     started = time.monotonic()
     deadline = started + kind.start_timeout_secs
     while True:
         try:
-            check = await _look(tmux, pane_id, pid, kind, exec_style, time.monotonic() - started)
+            check = await _look(tmux, pane_id, pid, kind, exec_style, time.monotonic() - started, status_file)
         except (TmuxError, TimeoutError, ValueError) as error:
             return StartCheck(False, pane_id, pid, "gone", f"the new pane {pane_id} went away: {error}")
         if check is not None:
@@ -68,15 +89,27 @@ async def start_visible(
     )  # fmt: skip
 
 
+def _reported(status_file: Path | None) -> int | None:
+    if status_file is None:
+        return None
+    try:
+        text = status_file.read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.lstrip("-").isdigit() else None
+
+
 async def _look(
-    tmux: TmuxControl, pane_id: str, pid: int, kind: AgentKind, exec_style: bool, elapsed: float
-) -> StartCheck | None:
+    tmux: TmuxControl, pane_id: str, pid: int, kind: AgentKind, exec_style: bool, elapsed: float,
+    status_file: Path | None,
+) -> StartCheck | None:  # fmt: skip
     dead, status = await tmux.pane_exit(pane_id)
     if dead:
+        status = _reported(status_file) if status_file is not None else status
         ok = exec_style and status == 0
-        seen = f"exited {status}"
-        detail = "exited 0" if ok else f"exited with status {status} after {elapsed:.1f} s"
-        return StartCheck(ok, pane_id, pid, seen, detail)
+        said = f"status {status}" if status is not None else "an exit status tmux did not report"
+        detail = "exited 0" if ok else f"exited with {said} after {elapsed:.1f} s"
+        return StartCheck(ok, pane_id, pid, f"exited {status}", detail)
     if exec_style:
         return None
     cursor_y, screen = await tmux.screen(pane_id)

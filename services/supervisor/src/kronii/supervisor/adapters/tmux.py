@@ -40,6 +40,10 @@ _PANE_FORMAT = "P\t#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{cursor_y}\t#{pane_he
 _CLIENT_FORMAT = "C\t#{client_control_mode}\t#{client_activity}"
 
 
+# Waits for the go line, runs the command, and leaves its exit status in $KRONII_EXIT_FILE.
+_REPORT_EXIT = 'IFS= read -r _; "$@"; s=$?; printf "%s\\n" "$s" > "$KRONII_EXIT_FILE"; exit "$s"'
+
+
 class TmuxError(RuntimeError):
     pass
 
@@ -319,6 +323,7 @@ class TmuxControl:
         width: int = 200,
         height: int = 50,
         keep_on_exit: bool = False,
+        status_file: str | None = None,
     ) -> tuple[str, int]:
         """Start `argv` (executed directly, no shell) in a new window of `session` (created when
         missing); returns the pane id and the pid of the process. With `keep_on_exit` the pane
@@ -329,9 +334,17 @@ class TmuxControl:
         if cwd:
             where += ["-c", cwd]
         options: list[str] = ["-P", "-F", "#{pane_id}\t#{pane_pid}", "-n", window, *where]
-        # With keep_on_exit the window first holds a sleeper: remain-on-exit must be on before the
-        # agent runs, or one that fails at once takes its window (and its error) with it.
-        first = ["sleep", "2147483647"] if keep_on_exit else list(argv)
+        # With keep_on_exit the agent waits for one line on its terminal before it starts (the
+        # same process then execs it, keeping pid and exit status): remain-on-exit must be on
+        # before it runs, or one that fails at once takes its window, and its error, with it.
+        # With a status file the shell stays as the pane's process and writes the agent's exit
+        # status there (tmux's own #{pane_dead_status} is sometimes never filled in).
+        first = list(argv)
+        if status_file:
+            options += ["-e", f"KRONII_EXIT_FILE={status_file}"]
+            first = ["sh", "-c", _REPORT_EXIT, "kronii-start", *argv]
+        elif keep_on_exit:
+            first = ["sh", "-c", 'IFS= read -r _; exec "$@"', "kronii-start", *argv]
         if await self.has_session(session):
             lines = await self.command("new-window", "-d", "-t", f"={session}:", *options, "--", *first)
         else:
@@ -349,15 +362,13 @@ class TmuxControl:
                 *first,
             )
         pane_id, _, pid = lines[0].partition("\t")
-        if keep_on_exit:
-            answer = await self.commands(
+        if keep_on_exit or status_file:
+            await self.commands(
                 [
                     ["set-option", "-p", "-t", pane_id, "remain-on-exit", "on"],
-                    ["respawn-pane", "-k", "-t", pane_id, *where, "--", *argv],
-                    ["display-message", "-p", "-t", pane_id, "#{pane_pid}"],
+                    ["send-keys", "-t", pane_id, "Enter"],
                 ]
             )
-            pid = answer[-1] if answer else "0"
         return pane_id, int(pid)
 
     async def pane_exists(self, pane_id: str) -> bool:
