@@ -55,6 +55,14 @@ def _find(lines: Sequence[StyledLine], patterns: Sequence[str]) -> str:
     return ""
 
 
+def _match(lines: Sequence[StyledLine], patterns: Sequence[str]) -> str:
+    compiled = [re.compile(p, re.IGNORECASE) for p in patterns if p]
+    for line in lines:
+        if any(c.search(line.text) for c in compiled):
+            return line.text.strip()
+    return ""
+
+
 def classify(lines: Sequence[StyledLine], cursor_y: int, kind: AgentKind, *, alive: bool = True) -> Reading:
     box = input_box(lines, cursor_y, kind.input_marker)
     if not alive:
@@ -64,6 +72,9 @@ def classify(lines: Sequence[StyledLine], cursor_y: int, kind: AgentKind, *, ali
         return Reading(AgentState.BLOCKED, box, dialog)
     if not box.found:
         return Reading(AgentState.STARTING, box)
+    starting = _match(lines, kind.starting_patterns)
+    if starting:
+        return Reading(AgentState.STARTING, box, starting)
     busy = _find(lines[: box.top], kind.working_patterns) or _find(
         lines[box.bottom + 1 :], kind.working_patterns
     )
@@ -108,7 +119,8 @@ def confirm(
     if reading.state is AgentState.EXITED:
         return Delivery.GONE
     if holds_prompt(reading.box, last_line):
-        return Delivery.TYPED
+        # A starting agent keeps a submitted prompt in its box and sends it once it can.
+        return Delivery.PENDING if reading.state is AgentState.STARTING else Delivery.TYPED
     if reading.state is AgentState.BLOCKED:
         return Delivery.PENDING
     echoed = echo_count(lines, reading.box.top, echo_needle(prompt)) > echoes_before

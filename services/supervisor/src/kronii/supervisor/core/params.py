@@ -79,6 +79,9 @@ class AgentKind:
     working_patterns: tuple[str, ...] = ()
     # Screen text that means a dialog waits for a person: nothing is typed while it shows.
     blocked_patterns: tuple[str, ...] = ()
+    # Regular expressions (case-insensitive, per screen line) that mean the agent is still starting
+    # although its input box is drawn.
+    starting_patterns: tuple[str, ...] = ()
     # A resumed or spawned agent must reach idle or working (or an exec-style resume exit 0)
     # within this long, else the step failed.
     start_timeout_secs: float = 10.0
@@ -93,6 +96,11 @@ class AgentKind:
             raise ValueError(f"agent kind {self.name}: start_timeout_secs must be in (0, 600]")
         if self.resume_style not in ("exec", "interactive"):
             raise ValueError(f"agent kind {self.name}: resume_style must be 'exec' or 'interactive'")
+        for pattern in self.starting_patterns:
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise ValueError(f"agent kind {self.name}: starting pattern {pattern!r}: {error}") from None
         if not self.submit_keys:
             raise ValueError(f"agent kind {self.name}: submit_keys must name at least one key")
         for template in (*self.resume_argv, *self.spawn_argv):
@@ -114,6 +122,7 @@ class AgentKind:
     def with_overrides(self, overrides: Mapping[str, Any]) -> AgentKind:
         allowed = {"submit_keys", "submit_pause_secs", "input_marker", "resume_argv", "spawn_argv"}
         allowed |= {"verify_delay_secs", "working_patterns", "blocked_patterns", "start_timeout_secs"}
+        allowed.add("starting_patterns")
         allowed.add("resume_style")
         unknown = set(overrides) - allowed
         if unknown:
@@ -149,6 +158,9 @@ DEFAULT_KINDS: Mapping[str, AgentKind] = MappingProxyType(
             spawn_argv=("codex", "{prompt}"),
             working_patterns=("esc to interrupt",),
             blocked_patterns=CODEX_DIALOGS,
+            # Its box shows before it can take a prompt: the header reads "loading", and a prompt
+            # sent then waits in the box under "Waiting for startup".
+            starting_patterns=(r"^\s*loading\s*$", r"Waiting for startup"),
             start_timeout_secs=10.0,
         ),
         "claude": AgentKind(
