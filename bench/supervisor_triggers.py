@@ -4,13 +4,17 @@
   agent in its PTY, and to the submit key, p50/p95/p99, per API;
 - sustained: 1,000 triggers over 20 panes at once (half HTTP, half gRPC): triggers per second,
   the same latencies under load, and the supervisor's CPU and memory;
-- baseline, in the same run: a raw `tmux send-keys -l` subprocess call, from its start to the first
-  byte in the PTY (and how long the call itself takes).
+- baseline, in the same run: a raw `tmux send-keys` subprocess call, from its start to the first
+  byte in the PTY (and how long the call itself takes);
+- the real Codex CLI (bench/_codex_panes.py): one trigger at a time into a live Codex pane (to
+  first byte, to submit, to delivered) next to raw `tmux send-keys` into the same pane, and 200
+  triggers at once over 5 Codex panes, each checked against Codex's own history.
 
 The agent kind is Codex's: a 150 ms pause before Enter (its paste-burst window), so the submit
 latency includes it by design.
 
 Usage: python bench/supervisor_triggers.py [--sequential 200] [--sustained 1000] [--panes 20]
+       [--codex 50] [--codex-burst 200] [--codex-panes 5]
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any
 import grpc
 import httpx
 import psutil
+from _codex_panes import CodexPanes, codex_config, concurrent, raw_send_keys, sequential
 from _common import machine, percentile, save
 from kronii.common.db import migrate_up
 from kronii.common.infra import free_port
@@ -37,6 +42,8 @@ from kronii.supervisor.v1 import supervisor_pb2 as pb
 from kronii.supervisor.v1 import supervisor_pb2_grpc as pb_grpc
 
 from tests.agents.harness import FAKE_CODEX, codex_bin, private_socket, read_jsonl
+from tests.agents.real_codex import codex_version, prepare_codex_home
+from tests.agents.refusing_model import refusing_model_server
 from tests.infra import start_test_infra
 from tests.mesh import Proc, python_module, wait_http_ready
 
@@ -139,15 +146,17 @@ def raw_tmux(socket: str, pane: str, log: Path, count: int) -> dict[str, Any]:
     return {"call": figures(call), "to_first_byte": figures(to_first_byte)}
 
 
-async def run(sequential: int, sustained: int, panes: int) -> None:
+async def run(sequential_count: int, sustained: int, panes: int, real: dict[str, int]) -> None:
     folder = Path(tempfile.mkdtemp(prefix="kronii-bench-sup-"))
     codex = codex_bin(folder)
-    with start_test_infra() as infra, private_socket() as socket:
+    codex_home, project = codex_config(folder)
+    with start_test_infra() as infra, private_socket() as socket, refusing_model_server() as model_url:
         migrate_up(infra.database)
         http_port, grpc_port = free_port(), free_port()
         env = dict(os.environ)
         env.update(infra.env())
         env.update(codex.env())
+        env.update(prepare_codex_home(codex_home, trusted=[project], base_url=model_url))
         env.update(
             KRONII_DATA_DIR=str(folder / "data"), KRONII_SUPERVISOR_HTTP_PORT=str(http_port),
             KRONII_SUPERVISOR_GRPC_PORT=str(grpc_port), KRONII_SUPERVISOR_TMUX_SOCKET=socket,
@@ -164,7 +173,7 @@ async def run(sequential: int, sustained: int, panes: int) -> None:
 
             start = len(read_jsonl(codex.submit_log))
             results: list[str] = []
-            for index in range(sequential):
+            for index in range(sequential_count):
                 results.append(await bench.trigger("http" if index % 2 == 0 else "grpc", "agent00", index))
             uncontended = bench.latencies(start)
 
@@ -198,6 +207,7 @@ async def run(sequential: int, sustained: int, panes: int) -> None:
             cpu = (cpu_after.user + cpu_after.system) - (cpu_before.user + cpu_before.system)
 
             raw = raw_tmux(socket, runtimes[-1]["pty_target"], codex.submit_log, 100)
+            real_codex = await real_codex_section(bench, socket, codex_home, project, folder, real)
         finally:
             await bench.close()
             supervisor.terminate()
@@ -214,8 +224,9 @@ async def run(sequential: int, sustained: int, panes: int) -> None:
         {
             "machine": machine(),
             "agent": "fake Codex TUI (bracketed paste, 120 ms paste-burst rule); codex kind: 150 ms before Enter",
+            "real_codex": real_codex,
             "uncontended": {
-                "triggers": sequential,
+                "triggers": sequential_count,
                 "delivered": results.count("delivered"),
                 "latency": shaped(uncontended),
             },
@@ -239,13 +250,52 @@ async def run(sequential: int, sustained: int, panes: int) -> None:
     )
 
 
+async def real_codex_section(
+    bench: Bench, socket: str, codex_home: Path, project: Path, folder: Path, real: dict[str, int]
+) -> dict[str, Any]:
+    panes = CodexPanes(bench.http, socket, codex_home, project, folder)
+    agents = [f"codex{n}" for n in range(real["panes"])]
+    runtimes = [await panes.spawn(agent) for agent in agents]
+    one = await sequential(panes, agents[0], runtimes[0]["pty_target"], real["sequential"])
+    raw = await raw_send_keys(panes, runtimes[0]["pty_target"], real["sequential"])
+    burst = await concurrent(panes, agents, real["burst"])
+    first_p95 = figures(one["first_byte"])["p95_ms"]
+    raw_p95 = figures(raw["first_byte"])["p95_ms"]
+    return {
+        "agent": f"Codex CLI {codex_version()} (npm), offline, model endpoint refusing at once",
+        "one_at_a_time": {
+            "triggers": len(one["delivered"]),
+            "delivered": int(sum(one["results"])),
+            "to_first_byte": figures(one["first_byte"]),
+            "to_submit": figures(one["submit"]),
+            "to_delivered": figures(one["delivered"]),
+        },
+        "raw_tmux_send_keys": {
+            "to_first_byte": figures(raw["first_byte"]),
+            "to_submit": figures(raw["submit"]),
+        },
+        "concurrent": burst,
+        "targets": {
+            "first_byte_p95_within_2x_raw": first_p95 <= 2 * raw_p95,
+            "first_byte_p95_ratio_to_raw": round(first_p95 / raw_p95, 2) if raw_p95 else None,
+            "delivered_p95_under_1_s": figures(one["delivered"])["p95_ms"] < 1000,
+        },
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sequential", type=int, default=200)
     parser.add_argument("--sustained", type=int, default=1000)
     parser.add_argument("--panes", type=int, default=20)
+    parser.add_argument("--codex", type=int, default=50, help="one-at-a-time triggers into a real Codex pane")
+    parser.add_argument(
+        "--codex-burst", type=int, default=200, help="concurrent triggers over the Codex panes"
+    )
+    parser.add_argument("--codex-panes", type=int, default=5)
     args = parser.parse_args()
-    asyncio.run(run(args.sequential, args.sustained, args.panes))
+    real = {"sequential": args.codex, "burst": args.codex_burst, "panes": args.codex_panes}
+    asyncio.run(run(args.sequential, args.sustained, args.panes, real))
 
 
 if __name__ == "__main__":
