@@ -52,4 +52,4 @@ bench: deps
 	$(PY) bench/run_all.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache tests/agents/node_modules

@@ -100,6 +100,7 @@ SUPERVISOR_METRICS: dict[str, set[str]] = {
     "kronii_supervisor_runtimes": {"status"},
     "kronii_supervisor_stale_heartbeats": set(),
     "kronii_supervisor_queue_depth": set(),
+    "kronii_supervisor_agent_states": {"state"},
 }
 CAPTURE_METRICS: dict[str, set[str]] = {
     "kronii_capture_jobs_total": {"status"},
