@@ -79,6 +79,8 @@ log = logging.getLogger(__name__)
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$")
 _OVERRIDE_PREFIXES = ("human_override:", "coordinator_override:")
 PENDING = "pending"
+# Agent kinds whose session id can be found in the files the agent writes (adapters/sessions.py).
+_SESSION_KINDS = frozenset({"codex", "claude"})
 
 
 def load_or_create_secret(settings: SupervisorSettings) -> bytes:
@@ -718,24 +720,28 @@ class SupervisorApp:
     async def _advance(
         self, job: Job, gathered: tuple[Snapshot, PaneFacts | None, bool] | None = None
     ) -> pb.TriggerOutcome:
-        record = self._target(job)
-        if record is None:
-            return await self._advance_on(job, record, gathered)
-        lock = self._pane_locks.setdefault(record.pty_target, asyncio.Lock())
-        if lock.locked():
-            gathered = None  # what was seen before waiting for the pane is stale by then
-        async with lock:
-            return await self._advance_on(job, self._target(job), gathered)
+        while True:
+            record = self._target(job)
+            if record is None:
+                return await self._advance_on(job, record, gathered)
+            lock = self._pane_locks.setdefault(record.pty_target, asyncio.Lock())
+            if lock.locked():
+                gathered = None  # what was seen before waiting for the pane is stale by then
+            async with lock:
+                now_target = self._target(job)
+                # The agent moved to another pane (a spawn) while this one waited: queue there.
+                if now_target is None or now_target.pty_target == record.pty_target:
+                    return await self._advance_on(job, now_target, gathered)
 
     async def _machine(self, job: Job, record: RuntimeRecord | None, kind: AgentKind) -> TriggerMachine:
         params = self._job_params(job)
         if job.machine:
             return TriggerMachine.from_dict(params, job.machine)
-        session_id = (record.session_id or await self._discover_session(record)) if record else ""
+        # The session id of a Codex or Claude Code runtime may still be found in its files when
+        # the resume runs (the reconcile loop looks for it meanwhile); never on the delivery path.
+        findable = record is not None and (bool(record.session_id) or record.kind in _SESSION_KINDS)
         return TriggerMachine(
-            params,
-            can_resume=kind.can_resume and bool(session_id),
-            can_spawn=kind.can_spawn and record is not None,
+            params, can_resume=kind.can_resume and findable, can_spawn=kind.can_spawn and record is not None
         )
 
     async def _advance_on(
@@ -857,7 +863,7 @@ class SupervisorApp:
 
     async def _discover_session(self, record: RuntimeRecord | None) -> str:
         """The agent's logical session, found in the files it writes; kept in the registry."""
-        if record is None or record.session_id or record.kind not in ("codex", "claude"):
+        if record is None or record.session_id or record.kind not in _SESSION_KINDS:
             return record.session_id if record else ""
         try:
             found = await asyncio.to_thread(find_session_id, record.kind, record.pid, record.cwd)
@@ -896,6 +902,10 @@ class SupervisorApp:
 
     async def _resume(self, job: Job, record: RuntimeRecord, kind: AgentKind, attempt: int) -> Signal:
         session_id = record.session_id or await self._discover_session(record)
+        if not session_id and any("{session_id}" in part for part in kind.resume_argv):
+            job.detail = "resume failed: the agent's session id is not known and none was found in its files"
+            self._attempt(job, "resume", "failed", attempt=attempt, detail=job.detail)
+            return Signal.RESUME_FAILED
         argv = render_argv(kind.resume_argv, {**self._values(job, record), "session_id": session_id})
         self.m.fallback_resume.inc()
         check, new = await self._start_visible(
