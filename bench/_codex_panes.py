@@ -94,6 +94,8 @@ class CodexPanes:
         response = await self.http.post("/v1/triggers", json={
             "trigger_id": trigger_id, "agent_id": agent, "workspace_id": "benchcodex", "thread_id": trigger_id,
             "prompt": prompt})  # fmt: skip
+        if response.status_code != 200:
+            return f"HTTP {response.status_code}: {response.text[:300]}"
         return str(response.json()["result"])
 
     def pipe(self, pane: str, out: Path) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -160,7 +161,7 @@ async def run(sequential_count: int, sustained: int, panes: int, real: dict[str,
         env.update(
             KRONII_DATA_DIR=str(folder / "data"), KRONII_SUPERVISOR_HTTP_PORT=str(http_port),
             KRONII_SUPERVISOR_GRPC_PORT=str(grpc_port), KRONII_SUPERVISOR_TMUX_SOCKET=socket,
-            KRONII_SUPERVISOR_TOKEN_SECRET=SECRET, KRONII_LOG_LEVEL="WARNING",
+            KRONII_SUPERVISOR_TOKEN_SECRET=SECRET, KRONII_LOG_LEVEL=os.environ.get("BENCH_LOG_LEVEL", "WARNING"),
         )  # fmt: skip
         supervisor = Proc(python_module("kronii.supervisor"), env)
         bench = Bench(f"http://127.0.0.1:{http_port}", grpc_port, codex.submit_log)
@@ -208,6 +209,18 @@ async def run(sequential_count: int, sustained: int, panes: int, real: dict[str,
 
             raw = raw_tmux(socket, runtimes[-1]["pty_target"], codex.submit_log, 100)
             real_codex = await real_codex_section(bench, socket, codex_home, project, folder, real)
+        except Exception:
+            print("the supervisor's last log lines:\n" + "\n".join(supervisor.lines[-40:]), file=sys.stderr)
+            raise
+        else:
+            first = next(
+                (i for i, line in enumerate(supervisor.lines) if "Traceback" in line or "ERROR" in line), None
+            )
+            if first is not None:
+                print(
+                    "the supervisor logged errors:\n" + "\n".join(supervisor.lines[first : first + 60]),
+                    file=sys.stderr,
+                )
         finally:
             await bench.close()
             supervisor.terminate()
@@ -259,6 +272,7 @@ async def real_codex_section(
     one = await sequential(panes, agents[0], runtimes[0]["pty_target"], real["sequential"])
     raw = await raw_send_keys(panes, runtimes[0]["pty_target"], real["sequential"])
     burst = await concurrent(panes, agents, real["burst"])
+    print(json.dumps(burst, indent=2), file=sys.stderr)
     first_p95 = figures(one["first_byte"])["p95_ms"]
     raw_p95 = figures(raw["first_byte"])["p95_ms"]
     return {

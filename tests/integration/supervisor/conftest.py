@@ -107,7 +107,7 @@ class Supervisor:
                 "thread_id": thread or f"th-{uuid.uuid4().hex[:8]}", "prompt": prompt, **extra}  # fmt: skip
         with self.client() as http:
             response = http.post("/v1/triggers", json=body)
-        assert response.status_code == 200, response.text
+        assert response.status_code == 200, (response.text, self.proc.output[-4000:])
         out: dict[str, Any] = response.json()
         return out
 

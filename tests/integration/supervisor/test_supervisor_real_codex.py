@@ -265,3 +265,19 @@ def test_twenty_pairs_of_simultaneous_triggers_give_forty_separate_prompts_in_or
     python_texts = [json.loads(line) for line in seen_log.read_text().splitlines()]
     assert sorted(python_texts) == sorted(f"pair {p:02d} {w}" for p in range(20) for w in ("first", "second"))
     assert [int(t.split()[1]) for t in python_texts] == sorted(int(t.split()[1]) for t in python_texts)
+
+
+def test_forty_triggers_at_once_into_one_real_codex_pane_are_forty_separate_messages(
+    brisk: Supervisor, real_codex: RealCodex
+) -> None:
+    runtime = _start_codex(brisk, real_codex, "real5")
+    _wait_state(brisk, runtime["runtime_id"], "idle")
+    prompts = [f"crowd {i:02d} {uuid.uuid4().hex[:6]}" for i in range(40)]
+    with ThreadPoolExecutor(max_workers=40) as pool:
+        outcomes = list(pool.map(lambda p: _trigger(brisk, runtime["agent_id"], "real5", p), prompts))
+    assert {o["result"] for o in outcomes} == {"delivered"}, [
+        o for o in outcomes if o["result"] != "delivered"
+    ][:3]
+    _eventually(lambda: set(prompts) <= set(real_codex.texts()), 90, "every prompt in Codex's history")
+    crowd = [t for t in real_codex.texts() if t.startswith("crowd ")]
+    assert sorted(crowd) == sorted(prompts), "each its own message, none mixed, none twice"

@@ -119,7 +119,12 @@ class _Runtime:
             self.ctx.sessions = make_sessionmaker(self.ctx.engine)
             self.ctx.audit = AuditLog(self.ctx.sessions, self.spec.name)
         if "redis" in self.spec.needs and s.redis_url:
-            self.ctx.redis = aioredis.from_url(s.redis_url, socket_connect_timeout=2, socket_timeout=2)
+            # A blocking pool: a burst of requests waits up to 10 s for one of 100 connections
+            # instead of failing at once with "Too many connections" (redis-py's default pool).
+            pool = aioredis.BlockingConnectionPool.from_url(
+                s.redis_url, max_connections=100, timeout=10, socket_connect_timeout=2, socket_timeout=2
+            )
+            self.ctx.redis = aioredis.Redis.from_pool(pool)
         if "nats" in self.spec.needs and s.nats_url:
             await self._retry("nats", lambda: self.ctx.bus.connect(s.nats_url or ""))
 

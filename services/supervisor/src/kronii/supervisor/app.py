@@ -69,6 +69,7 @@ from kronii.supervisor.settings import SupervisorSettings
 from kronii.supervisor.store import trigger_attempts, triggers
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 from kronii.supervisor.v1 import supervisor_pb2_grpc as pb_grpc
+from redis.exceptions import RedisError
 from sqlalchemy import insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
@@ -548,12 +549,20 @@ class SupervisorApp:
         # At least once: the job is in the queue (leased) before anything touches the pane.
         record = self._target(job)
         kind = self.kinds.get(record.kind if record else "generic")
-        admitted, gathered = await asyncio.gather(
-            self.state.admit(
-                req.trigger_id, first, self.s.dedupe_ttl_secs, job.to_dict(), now + self._lease(job)
-            ),
-            self._gather(job, record, kind, now),
-        )
+        try:
+            admitted, gathered = await asyncio.gather(
+                self.state.admit(
+                    req.trigger_id, first, self.s.dedupe_ttl_secs, job.to_dict(), now + self._lease(job)
+                ),
+                self._gather(job, record, kind, now),
+            )
+        except RedisError as error:
+            # Nothing was typed yet; a retry with the same trigger_id gets the one outcome.
+            raise ApiError(
+                Kind.UNAVAILABLE,
+                f"the supervisor's queue (Redis) did not answer: {error}; retry with the same trigger_id",
+            ) from None
+
         existing = admitted
         if existing is not None:
             if existing.get("result") == PENDING:
