@@ -959,10 +959,10 @@ class SupervisorApp:
         waiting = self._awaiting.setdefault(record.runtime_id, set())
         waiting.add(job.trigger_id)
         before = Baseline(job.echoes_before, job.was_working)
+        # Taken is looked for at once; the prompt still in the box counts as typed-not-submitted
+        # only after the kind's verify delay (the agent may not have read the key yet).
+        patience = time.monotonic() + (0 if machine.recovered else kind.verify_delay_secs)
         try:
-            if not machine.recovered:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(event.wait(), kind.verify_delay_secs)
             while True:
                 if event.is_set():
                     job.acked_by = self._ack_source.pop(job.trigger_id, "ack")
@@ -971,7 +971,7 @@ class SupervisorApp:
                 if seen is Delivery.SUBMITTED:
                     job.acked_by = "record" if machine.recovered else "output"
                     return Signal.ACKED
-                if seen is Delivery.TYPED and not job.typed_not_submitted:
+                if seen is Delivery.TYPED and not job.typed_not_submitted and time.monotonic() >= patience:
                     job.typed_not_submitted = True
                     self.m.typed_not_submitted.inc()
                     effects = machine.handle(Signal.TYPED_NOT_SUBMITTED, time.time())
@@ -992,7 +992,7 @@ class SupervisorApp:
                     )  # fmt: skip
                     return Signal.ACK_TIMEOUT
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(event.wait(), min(0.05, remaining))
+                    await asyncio.wait_for(event.wait(), min(0.02, remaining))
         finally:
             waiting.discard(job.trigger_id)
             self._acks.pop(job.trigger_id, None)
