@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from kronii.common.infra import free_port
 
 from tests.agents.harness import FAKE_CODEX, codex_bin, private_socket
 from tests.mesh import Proc, standalone_env, wait_until
@@ -22,12 +21,12 @@ KRONII = str(Path(sys.executable).parent / "kronii")
 def test_kronii_up_runs_the_supervisor_which_spawns_triggers_and_audits(tmp_path: Path) -> None:
     codex = codex_bin(tmp_path)
     data_dir = tmp_path / "kronii-data"
-    http = free_port()
     with private_socket() as socket:
         env = standalone_env(data_dir)
+        # The port standalone_env chose: one picked apart could be handed out again to another service.
+        http = int(env["KRONII_SUPERVISOR_HTTP_PORT"])
         env.update(codex.env())
         env.update(
-            KRONII_SUPERVISOR_HTTP_PORT=str(http),
             KRONII_SUPERVISOR_TMUX_SOCKET=socket,
             KRONII_TEST_FAST_PG="1",
             DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",

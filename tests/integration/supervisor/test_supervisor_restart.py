@@ -16,19 +16,35 @@ from tests.agents.harness import private_socket
 from tests.infra import InfraUrls
 from tests.integration.supervisor.conftest import SETTINGS, start_supervisor, token
 
-PYTHON_STARTUP = """
-import json as _json, os as _os
-def seen(text):
-    with open(_os.environ["SEEN_LOG"], "a") as f:
-        f.write(_json.dumps(text) + "\\n")
+# A REPL that shows nothing of a line for 10 s after it read it (terminal echo off): the window in
+# which the test kills the supervisor, after the bytes were written and before anything confirms them.
+LATE_ECHO = """
+import json, os, sys, termios, time
+attrs = termios.tcgetattr(0)
+attrs[3] &= ~termios.ECHO
+termios.tcsetattr(0, termios.TCSANOW, attrs)
+while True:
+    sys.stdout.write(">>> ")
+    sys.stdout.flush()
+    line = sys.stdin.readline()
+    if not line:
+        break
+    open(os.environ["GOT_FLAG"], "w").close()
+    time.sleep(10)
+    sys.stdout.write(line)
+    with open(os.environ["SEEN_LOG"], "a") as f:
+        f.write(json.dumps(line.strip()) + "\\n")
 """
 
 
 def _settings() -> dict[str, str]:
     kinds = json.loads(SETTINGS["KRONII_SUPERVISOR_AGENT_KINDS"])
-    # A REPL whose supervisor looks at the screen only 30 s after the submit key: the window in
-    # which the test kills it.
-    kinds["slowack"] = {"input_marker": ">>>", "submit_pause_secs": 0.02, "verify_delay_secs": 30}
+    kinds["lateecho"] = {
+        "input_marker": ">>>",
+        "submit_pause_secs": 0.02,
+        "resume_argv": [],
+        "spawn_argv": [],
+    }
     return {**SETTINGS, "KRONII_SUPERVISOR_AGENT_KINDS": json.dumps(kinds)}
 
 
@@ -44,13 +60,13 @@ def _wait(check: Any, timeout: float, what: str) -> None:
 def test_sigkill_between_typing_and_ack_is_delivered_from_the_record_and_typed_once(
     infra: InfraUrls, migrated_database: str, tmp_path: Path
 ) -> None:
-    startup, seen_log = tmp_path / "startup.py", tmp_path / "seen.jsonl"
-    startup.write_text(PYTHON_STARTUP)
+    program, seen_log, got = tmp_path / "late_echo.py", tmp_path / "seen.jsonl", tmp_path / "got"
+    program.write_text(LATE_ECHO)
     folder = tmp_path / "sup"
     folder.mkdir()
     headers = {"authorization": f"Bearer {token()}"}
     body = {"trigger_id": "t-crash-1", "agent_id": "py-crash", "workspace_id": "wscrash", "thread_id": "th-crash",
-            "prompt": 'seen("typed before the crash")'}  # fmt: skip
+            "prompt": "typed before the crash", "ack_timeout_ms": 60000}  # fmt: skip
     answers: list[Any] = []
     with private_socket() as socket:
         with start_supervisor(
@@ -58,8 +74,8 @@ def test_sigkill_between_typing_and_ack_is_delivered_from_the_record_and_typed_o
         ) as first:
             with httpx.Client(base_url=first.url, headers=headers, timeout=60) as http:
                 spawned = http.post("/v1/runtimes/spawn", json={
-                    "workspace_id": "wscrash", "agent_id": "py-crash", "role": "py", "kind": "slowack",
-                    "command": ["env", f"PYTHONSTARTUP={startup}", f"SEEN_LOG={seen_log}", "python3", "-i", "-q"],
+                    "workspace_id": "wscrash", "agent_id": "py-crash", "role": "py", "kind": "lateecho",
+                    "command": ["env", f"GOT_FLAG={got}", f"SEEN_LOG={seen_log}", "python3", str(program)],
                 })  # fmt: skip
                 runtime_id = spawned.json()["runtime"]["runtime_id"]
                 _wait(lambda: http.get(f"/v1/runtimes/{runtime_id}").json()["agent_state"] == "idle", 20,
@@ -75,7 +91,8 @@ def test_sigkill_between_typing_and_ack_is_delivered_from_the_record_and_typed_o
 
             caller = threading.Thread(target=call)
             caller.start()
-            _wait(lambda: seen_log.exists() and seen_log.read_text().strip() != "", 10, "the REPL to run it")
+            _wait(got.exists, 10, "the REPL to read the line")
+            assert not seen_log.exists(), "nothing confirmed it yet"
             first.proc.process.kill()  # SIGKILL: no shutdown code runs
             first.proc.process.wait(10)
             caller.join(10)
