@@ -31,7 +31,6 @@ SETTINGS = {
     "KRONII_SUPERVISOR_RECHECK_SECS": "0.3",
     "KRONII_SUPERVISOR_MAX_DEFER_SECS": "4",
     "KRONII_SUPERVISOR_RECONCILE_INTERVAL_SECS": "0.2",
-    "KRONII_SUPERVISOR_LAUNCH_GRACE_SECS": "0.3",
     "KRONII_SUPERVISOR_COOLDOWN_FAILURES": "0",
     # "hasty" is Codex without its pause before Enter: its prompts land inside the paste window.
     "KRONII_SUPERVISOR_AGENT_KINDS": json.dumps(

@@ -631,7 +631,13 @@ class SupervisorApp:
     # ---- the lifecycle ----------------------------------------------------------------------------
 
     def _lease(self, job: Job) -> float:
-        return job.ack_timeout_secs * (self.params.ack_retries + 1) + 4 * self.s.launch_grace_secs + 30
+        # Long enough for every delivery attempt and every start of the fallback chain.
+        start = max(kind.start_timeout_secs for kind in self.kinds.kinds.values())
+        return (
+            job.ack_timeout_secs * (self.params.ack_retries + 1)
+            + (self.params.resume_max_attempts + 1) * start
+            + 30
+        )
 
     def _job_params(self, job: Job) -> SupervisorParams:
         return replace(self.params, ack_timeout_secs=job.ack_timeout_secs)
@@ -742,7 +748,7 @@ class SupervisorApp:
                 if now_target is None or now_target.pty_target == record.pty_target:
                     return await self._advance_on(job, now_target, gathered)
 
-    async def _machine(self, job: Job, record: RuntimeRecord | None, kind: AgentKind) -> TriggerMachine:
+    def _machine(self, job: Job, record: RuntimeRecord | None, kind: AgentKind) -> TriggerMachine:
         params = self._job_params(job)
         if job.machine:
             return TriggerMachine.from_dict(params, job.machine)
@@ -758,7 +764,7 @@ class SupervisorApp:
     ) -> pb.TriggerOutcome:
         """One step of the trigger's lifecycle, holding its pane."""
         kind = self.kinds.get(record.kind if record else "generic")
-        machine = await self._machine(job, record, kind)
+        machine = self._machine(job, record, kind)
         if machine.phase in (Phase.DELIVERING, Phase.AWAITING_ACK):
             # The record says the bytes were written before the supervisor stopped: look, never
             # type again.

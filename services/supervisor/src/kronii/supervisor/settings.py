@@ -36,8 +36,6 @@ class SupervisorSettings(ServiceSettings):
     stale_session_secs: float = Field(default=12 * 3600.0, gt=0)
     crash_loop_failures: int = Field(default=3, ge=0)
     crash_loop_window_secs: float = Field(default=900.0, gt=0)
-    # A resume or spawn that exits non-zero within this grace failed; one still running started.
-    launch_grace_secs: float = Field(default=1.0, ge=0, le=60)
     # Sections 12 and 13.2.
     quiet_window_secs: float = Field(default=20.0, ge=0)
     recheck_secs: float = Field(default=5.0, gt=0)
