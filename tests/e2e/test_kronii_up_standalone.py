@@ -36,7 +36,7 @@ def test_kronii_up_runs_embedded_infra_refuses_a_second_instance_and_stops_clean
             assert "embedded" in line
             assert "@" not in line or "kronii@" in line, "a password was printed"
         secrets = data_dir / "secrets"
-        assert {p.name for p in secrets.iterdir()} == {"nats_token", "redis_password", "postgres_password"}
+        assert {p.name for p in secrets.iterdir()} == {"nats_token", "redis_password", "postgres_password", "api_token"}
         assert all((p.stat().st_mode & 0o777) == 0o600 for p in secrets.iterdir())
         assert all(p.read_text().strip() not in proc.output for p in secrets.iterdir())
 

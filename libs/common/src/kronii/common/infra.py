@@ -1,7 +1,8 @@
 """Embedded infrastructure: real NATS, Redis and PostgreSQL servers installed from PyPI.
 
 `kronii up` and the test fixtures start them the same way, for each one whose URL is not set.
-Their data and generated credentials live in the kronii data directory (0700, files 0600).
+Their data and generated credentials live in the kronii data directory (0700, files 0600). A server
+that dies can be started again on the same directory, port and credentials (`respawn`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
+from kronii.common.posix_acl import grant_traverse, has_acl, traversable_by
 from kronii.common.processes import Child, LineSink
 from kronii.common.urls import redact_url
 
@@ -32,7 +35,9 @@ __all__ = [
     "InfraServer",
     "ensure_private_dir",
     "free_port",
+    "mesh_token",
     "redact_url",
+    "tighten_private_tree",
 ]
 
 log = logging.getLogger(__name__)
@@ -70,8 +75,27 @@ def free_port() -> int:
 
 def ensure_private_dir(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path.chmod(0o700)
+    # With an ACL the group bits are its mask: clearing them would also take the PostgreSQL user's
+    # traverse entry away (the mask's --x opens nothing to the owning group, whose entry is empty).
+    wanted = 0o700 | (0o010 if has_acl(path) else 0)
+    if path.stat().st_mode & 0o777 != wanted:
+        path.chmod(wanted)
     return path
+
+
+def tighten_private_tree(root: Path) -> int:
+    """Take group and other permissions off everything under `root` (files an older kronii left
+    readable); returns how many entries changed. Symbolic links are not followed."""
+    changed = 0
+    for directory, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:
+            path = Path(directory) / name
+            with contextlib.suppress(FileNotFoundError):
+                info = path.lstat()
+                if not stat.S_ISLNK(info.st_mode) and info.st_mode & 0o077 and not has_acl(path):
+                    path.chmod(stat.S_IMODE(info.st_mode) & 0o700)
+                    changed += 1
+    return changed
 
 
 def _secret(directory: Path, name: str) -> str:
@@ -83,6 +107,11 @@ def _secret(directory: Path, name: str) -> str:
         with os.fdopen(fd, "w") as handle:
             handle.write(secrets.token_urlsafe(24))
     return file.read_text().strip()
+
+
+def mesh_token(data_dir: Path) -> str:
+    """The token kronii's own services present where the kernel cannot tell who is calling."""
+    return _secret(ensure_private_dir(data_dir), "api_token")
 
 
 def _port_open(port: int) -> bool:
@@ -129,7 +158,6 @@ class EmbeddedInfra:
         self, *, nats_url: str | None, redis_url: str | None, database_url: str | None, timeout: float = 30.0
     ) -> dict[str, InfraServer]:
         configured = {"nats": nats_url, "redis": redis_url, "postgres": database_url}
-        spawners = {"nats": self._spawn_nats, "redis": self._spawn_redis, "postgres": self._spawn_postgres}
         # Spawn every server first, then wait for each: they start side by side. Spawning stays on
         # this thread because a child's parent-death signal fires when the spawning thread ends.
         try:
@@ -138,7 +166,9 @@ class EmbeddedInfra:
                 if url:
                     self.servers[name] = InfraServer(name, url, False)
                 else:
-                    server, port = spawners[name]()
+                    port = getattr(self.ports, name)
+                    self._check_port(name, port)
+                    server = self._spawn(name)
                     self.servers[name] = server
                     pending.append((server, port))
             for server, port in pending:
@@ -150,6 +180,51 @@ class EmbeddedInfra:
             self.stop()
             raise
         return {name: self.servers[name] for name in ("nats", "redis", "postgres")}
+
+    def respawn(self, name: str, timeout: float = 5.0) -> Child:
+        """Start a dead embedded server again on its data directory, port and credentials.
+
+        Returns at once with the new child; `answers(name)` tells when it serves again.
+        """
+        server = self.servers[name]
+        old = server.child
+        if old is None:
+            raise InfraError(f"{name} is not an embedded server")
+        # Reaps it and kills what it left in its process group: PostgreSQL's backends outlive a
+        # killed postmaster for a moment, and a new one refuses to start while they hold its memory.
+        old.stop(0.1)
+        deadline = time.monotonic() + timeout
+        while not old.group_gone() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        child = self._spawn(name).child
+        if child is None:
+            raise InfraError(f"the embedded {name} could not be started again")
+        server.child = child
+        return child
+
+    def answers(self, name: str) -> bool:
+        """Whether the embedded server takes requests: its port is open and, for PostgreSQL, a
+        session opens (it opens its port before crash recovery ends). Blocks at most about 1 s."""
+        port = getattr(self.ports, name)
+        if not _port_open(port):
+            return False
+        if name != "postgres":
+            return True
+        import psycopg
+
+        try:
+            with psycopg.connect(
+                host="127.0.0.1",
+                port=port,
+                user="kronii",
+                password=_secret(self.data_dir, "postgres_password"),
+                dbname="kronii",
+                connect_timeout=1,
+            ) as conn:
+                conn.execute("SELECT 1")
+            return True
+        except psycopg.Error:
+            return False
 
     def stop(self, timeout: float = 3.0) -> None:
         for name in ("postgres", "redis", "nats"):
@@ -172,9 +247,12 @@ class EmbeddedInfra:
             child.stop(2)
             raise InfraError(f"the embedded {child.name} did not start within {timeout:.0f} s:\n{tail}")
 
-    def _spawn_nats(self) -> tuple[InfraServer, int]:
+    def _spawn(self, name: str) -> InfraServer:
+        spawners = {"nats": self._spawn_nats, "redis": self._spawn_redis, "postgres": self._spawn_postgres}
+        return spawners[name]()
+
+    def _spawn_nats(self) -> InfraServer:
         port = self.ports.nats
-        self._check_port("nats", port)
         store = ensure_private_dir(self.data_dir / "nats")
         token = _secret(self.data_dir, "nats_token")
         config = store / "nats.conf"
@@ -185,11 +263,10 @@ class EmbeddedInfra:
             f'jetstream {{ store_dir: "{store / "jetstream"}" }}\n',
         )
         child = Child("nats", [str(nats_server_binary()), "-c", str(config)], sink=self.sink)
-        return InfraServer("nats", f"nats://{token}@127.0.0.1:{port}", True, child), port
+        return InfraServer("nats", f"nats://{token}@127.0.0.1:{port}", True, child)
 
-    def _spawn_redis(self) -> tuple[InfraServer, int]:
+    def _spawn_redis(self) -> InfraServer:
         port = self.ports.redis
-        self._check_port("redis", port)
         store = ensure_private_dir(self.data_dir / "redis")
         password = _secret(self.data_dir, "redis_password")
         config = store / "redis.conf"
@@ -200,11 +277,10 @@ class EmbeddedInfra:
             f'dir "{store}"\nrequirepass "{password}"\nappendonly yes\nsave ""\nloglevel warning\n',
         )
         child = Child("redis", [str(redis_server_binary()), str(config)], sink=self.sink)
-        return InfraServer("redis", f"redis://:{password}@127.0.0.1:{port}/0", True, child), port
+        return InfraServer("redis", f"redis://:{password}@127.0.0.1:{port}/0", True, child)
 
-    def _spawn_postgres(self) -> tuple[InfraServer, int]:
+    def _spawn_postgres(self) -> InfraServer:
         port = self.ports.postgres
-        self._check_port("postgres", port)
         bin_dir = postgres_bin_dir()
         pgdata = self.data_dir / "postgres"
         password = _secret(self.data_dir, "postgres_password")
@@ -236,7 +312,7 @@ class EmbeddedInfra:
             death_signal=signal.SIGQUIT,
         )
         url = f"postgresql://kronii:{quote(password, safe='')}@127.0.0.1:{port}/kronii"
-        return InfraServer("postgres", url, True, child), port
+        return InfraServer("postgres", url, True, child)
 
     def _postgres_identity(self, pgdata: Path) -> tuple[int | None, int | None]:
         """PostgreSQL refuses to run as root; as root it runs as a dedicated system user."""
@@ -258,12 +334,7 @@ class EmbeddedInfra:
                 capture_output=True,
             )
             entry = pwd.getpwnam(POSTGRES_SYSTEM_USER)
-        # That user must be able to walk to its data directory and binaries (traverse only, no listing).
-        for target in (pgdata.parent, postgres_bin_dir()):
-            for ancestor in [target, *target.parents]:
-                mode = ancestor.stat().st_mode
-                if not mode & 0o001:
-                    ancestor.chmod(mode | 0o001)
+        _grant_postgres_reach(pgdata, entry.pw_uid, entry.pw_gid)
         ensure_private_dir(pgdata)
         os.chown(pgdata, entry.pw_uid, entry.pw_gid)
         return entry.pw_uid, entry.pw_gid
@@ -322,6 +393,31 @@ class EmbeddedInfra:
                 if time.monotonic() > deadline or not child.alive():
                     raise InfraError(f"postgres is not accepting connections: {error}") from None
                 time.sleep(0.1)
+
+
+def _grant_postgres_reach(pgdata: Path, uid: int, gid: int) -> None:
+    """Let the PostgreSQL user walk to its data directory and its installation, and nowhere else:
+    a traverse-only ACL entry for that user on each directory it could not pass (the data
+    directory, a home directory), instead of opening those directories to every user."""
+    install = postgres_bin_dir().parent
+    targets = [
+        pgdata.parent,
+        *(install / part for part in ("bin", "lib", "share") if (install / part).is_dir()),
+    ]
+    done: set[Path] = set()
+    for target in targets:
+        for directory in reversed([target, *target.parents]):
+            if directory in done:
+                continue
+            done.add(directory)
+            if not traversable_by(directory, uid, gid):
+                try:
+                    grant_traverse(directory, uid)
+                except OSError as error:
+                    raise InfraError(
+                        f"cannot let the PostgreSQL user {POSTGRES_SYSTEM_USER} reach {directory} "
+                        f"({error.strerror}); run kronii as a regular user, or set KRONII_DATABASE_URL"
+                    ) from None
 
 
 def _write_private(path: Path, content: str) -> None:

@@ -2,7 +2,8 @@
 
 Starts embedded NATS, Redis and PostgreSQL for each URL that is not set, applies migrations, starts
 every installed service as its own process, waits for each to be ready, prints their addresses,
-streams their logs, and on Ctrl-C or SIGTERM stops everything within 10 s.
+streams their logs, and on Ctrl-C or SIGTERM stops everything within 10 s. A service or embedded
+server that dies is started again (on the same data, port and credentials), unless it keeps dying.
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import httpx
-from kronii.common.infra import EmbeddedInfra, InfraError, InfraPorts, InfraServer, ensure_private_dir
+from kronii.common.infra import (
+    EmbeddedInfra,
+    InfraError,
+    InfraPorts,
+    InfraServer,
+    ensure_private_dir,
+    mesh_token,
+    tighten_private_tree,
+)
 from kronii.common.processes import Child, LineSink
 from kronii.common.services import installed_services
 from kronii.common.settings import KroniiSettings, ServiceSettings, load_settings
@@ -33,9 +42,12 @@ __all__ = ["LaunchError", "Launcher", "LauncherSettings", "state_path"]
 
 SERVICE_STOP_SECS = 5.0
 INFRA_STOP_SECS = 3.0
-# A service that dies is started again, unless it keeps dying: then kronii stops and says so.
+# A service or embedded server that dies is started again, unless it keeps dying: then kronii
+# stops and says so.
 MAX_RESTARTS = 3
 RESTART_WINDOW_SECS = 60.0
+# How many outages per server the state file keeps for `kronii status`.
+OUTAGES_KEPT = 10
 
 
 class LauncherSettings(KroniiSettings):
@@ -73,6 +85,26 @@ class RunningService:
             if self.settings.grpc_port
             else ""
         )
+
+
+@dataclass
+class ServerRecord:
+    """An embedded server's deaths (for the restart limit) and outages (for `kronii status`)."""
+
+    deaths: list[float] = field(default_factory=list)
+    restarts: int = 0
+    outages: list[dict[str, Any]] = field(default_factory=list)
+    down_since: float | None = None
+    down_since_wall: float = 0.0
+    reason: str = ""
+    deadline: float = 0.0
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "restarts": self.restarts,
+            "outages": self.outages[-OUTAGES_KEPT:],
+            "down_since": self.down_since_wall if self.down_since is not None else None,
+        }
 
 
 def _connect_host(host: str) -> str:
@@ -114,11 +146,13 @@ class Launcher:
         self.infra: EmbeddedInfra | None = None
         self.servers: dict[str, InfraServer] = {}
         self.services: list[RunningService] = []
+        self.records: dict[str, ServerRecord] = {}
         self._lock_handle: TextIO | None = None
         self._print_lock = threading.Lock()
         self._log_format = log_format
         self._width = 9
         self._started = time.monotonic()
+        self._started_wall = time.time()
 
     # ---- output ------------------------------------------------------------------------------
 
@@ -136,7 +170,9 @@ class Launcher:
     def single_instance(self) -> Iterator[None]:
         data_dir = ensure_private_dir(self.settings.data_dir)
         lock_file = data_dir / "up.lock"
-        handle = open(lock_file, "a+")  # noqa: SIM115 - held for the whole run
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+        os.fchmod(fd, 0o600)
+        handle = os.fdopen(fd, "a+")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -149,6 +185,8 @@ class Launcher:
                 "or use another KRONII_DATA_DIR"
             ) from None
         self._lock_handle = handle
+        # Files an older kronii (or a command run under a loose umask) left readable to others.
+        tighten_private_tree(data_dir)
         try:
             yield
         finally:
@@ -205,6 +243,8 @@ class Launcher:
         env["KRONII_REDIS_URL"] = self.servers["redis"].url
         env["KRONII_DATABASE_URL"] = self.servers["postgres"].url
         env["KRONII_DATA_DIR"] = str(self.settings.data_dir)
+        # The mesh token lets the services reach each other where the kernel cannot vouch for the caller.
+        env.setdefault("KRONII_API_TOKEN", mesh_token(self.settings.data_dir))
         if self._log_format and "KRONII_LOG_FORMAT" not in os.environ:
             env["KRONII_LOG_FORMAT"] = self._log_format
         env["PYTHONUNBUFFERED"] = "1"
@@ -240,9 +280,13 @@ class Launcher:
     def _write_state(self) -> None:
         state: dict[str, Any] = {
             "pid": os.getpid(),
-            "started_at": time.time(),
+            "started_at": self._started_wall,
             "infra": {
-                name: {"url": server.display_url, "embedded": server.embedded}
+                name: {
+                    "url": server.display_url,
+                    "embedded": server.embedded,
+                    **self.records.get(name, ServerRecord()).state(),
+                }
                 for name, server in self.servers.items()
             },
             "services": {
@@ -265,28 +309,93 @@ class Launcher:
     def watch(self) -> int:
         """Wait for a stop request or a child's death. Returns the exit code for `kronii up`."""
         while not self.stop_requested.wait(0.2):
-            for index, running in enumerate(self.services):
-                if running.child.alive():
-                    continue
-                code = running.child.process.returncode
-                now = time.monotonic()
-                running.restarts = [at for at in running.restarts if now - at < RESTART_WINDOW_SECS]
-                if len(running.restarts) >= MAX_RESTARTS:
+            code = self._watch_services()
+            if code is None:
+                code = self._watch_servers()
+            if code is not None:
+                return code
+        return 0
+
+    def _watch_services(self) -> int | None:
+        for index, running in enumerate(self.services):
+            if running.child.alive():
+                continue
+            code = running.child.process.returncode
+            now = time.monotonic()
+            running.restarts = [at for at in running.restarts if now - at < RESTART_WINDOW_SECS]
+            if len(running.restarts) >= MAX_RESTARTS:
+                self.say(
+                    f"kronii: {running.spec.name} exited with code {code} "
+                    f"{MAX_RESTARTS + 1} times within {RESTART_WINDOW_SECS:.0f} s; stopping kronii"
+                )
+                return 1
+            self.say(f"kronii: {running.spec.name} exited unexpectedly with code {code}; restarting it")
+            restarted = self._start_service(running.spec, self._child_env())
+            restarted.restarts = [*running.restarts, now]
+            self.services[index] = restarted
+            self._write_state()
+        return None
+
+    def _watch_servers(self) -> int | None:
+        """Restart a dead embedded server; between ticks, look once whether a restarted one answers,
+        so that a slow PostgreSQL recovery never holds up the watch of the other children."""
+        for server in self.servers.values():
+            if server.child is None:
+                continue
+            record = self.records.setdefault(server.name, ServerRecord())
+            if not server.child.alive():
+                code = self._server_died(server, record)
+                if code is not None:
+                    return code
+            elif record.down_since is not None:
+                if self.infra is not None and self.infra.answers(server.name):
+                    self._server_back(server, record)
+                elif time.monotonic() > record.deadline:
                     self.say(
-                        f"kronii: {running.spec.name} exited with code {code} "
-                        f"{MAX_RESTARTS + 1} times within {RESTART_WINDOW_SECS:.0f} s; stopping kronii"
+                        f"kronii: the embedded {server.name} did not come back within "
+                        f"{self.settings.ready_timeout_secs:.0f} s; stopping kronii"
                     )
                     return 1
-                self.say(f"kronii: {running.spec.name} exited unexpectedly with code {code}; restarting it")
-                restarted = self._start_service(running.spec, self._child_env())
-                restarted.restarts = [*running.restarts, now]
-                self.services[index] = restarted
-                self._write_state()
-            for server in self.servers.values():
-                if server.child is not None and not server.child.alive():
-                    self.say(f"kronii: the embedded {server.name} exited unexpectedly; stopping kronii")
-                    return 1
-        return 0
+        return None
+
+    def _server_died(self, server: InfraServer, record: ServerRecord) -> int | None:
+        assert server.child is not None and self.infra is not None
+        reason = server.child.exit_reason()
+        now = time.monotonic()
+        record.deaths = [at for at in record.deaths if now - at < RESTART_WINDOW_SECS]
+        if len(record.deaths) >= MAX_RESTARTS:
+            self.say(
+                f"kronii: the embedded {server.name} exited ({reason}) {MAX_RESTARTS + 1} times "
+                f"within {RESTART_WINDOW_SECS:.0f} s; stopping kronii"
+            )
+            return 1
+        record.deaths.append(now)
+        if record.down_since is None:
+            record.down_since, record.down_since_wall, record.reason = now, time.time(), reason
+            self.say(f"kronii: the embedded {server.name} exited unexpectedly ({reason}); restarting it")
+        else:
+            self.say(
+                f"kronii: the embedded {server.name} exited again while starting ({reason}); restarting it"
+            )
+        record.deadline = now + self.settings.ready_timeout_secs
+        try:
+            self.infra.respawn(server.name)
+        except (InfraError, OSError) as error:
+            self.say(f"kronii: the embedded {server.name} cannot be started again: {error}; stopping kronii")
+            return 1
+        record.restarts += 1
+        self._write_state()
+        return None
+
+    def _server_back(self, server: InfraServer, record: ServerRecord) -> None:
+        assert record.down_since is not None
+        down = time.monotonic() - record.down_since
+        record.outages.append(
+            {"died_at": record.down_since_wall, "down_secs": round(down, 2), "reason": record.reason}
+        )
+        record.down_since = None
+        self.say(f"kronii: {server.name} is back after {down:.1f} s")
+        self._write_state()
 
     def stop(self) -> None:
         _stop_all([running.child for running in self.services], SERVICE_STOP_SECS)

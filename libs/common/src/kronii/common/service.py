@@ -26,10 +26,20 @@ from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from kronii.common.access import (
+    OPEN_HTTP_PATHS,
+    AccessInterceptor,
+    AccessMiddleware,
+    AccessPolicy,
+    AccessRules,
+)
 from kronii.common.audit import AuditLog
-from kronii.common.bus import Bus
+from kronii.common.bus import Bus, JetStreamUnavailable
 from kronii.common.db import make_engine, make_sessionmaker
+from kronii.common.grpc_guard import GuardInterceptor
+from kronii.common.limits import install_limits
 from kronii.common.logs import configure_logging
+from kronii.common.openapi import install_openapi
 from kronii.common.settings import ServiceSettings, SettingsError
 from kronii.common.spec import DependencyStatus, ServiceSpec
 from kronii.common.telemetry import CommonMetrics, configure_tracing
@@ -108,6 +118,10 @@ class _Runtime:
         self.health = health.aio.HealthServicer()
         self.grpc_server: grpc.aio.Server | None = None
         self.grpc_names: list[str] = []
+        self.grpc_bound_port = 0
+        self.access = AccessPolicy(
+            api_token=settings.api_token, rules=getattr(self.app, "access_rules", AccessRules())
+        )
 
     # ---- dependencies ------------------------------------------------------------------------
 
@@ -181,6 +195,10 @@ class _Runtime:
         app = FastAPI(title=f"kronii {self.spec.name}", version="0.1.0", docs_url="/docs", redoc_url=None)
         metrics = self.metrics
         name = self.spec.name
+        install_limits(app)  # inside the access check: a refused caller's body is never read
+        install_openapi(app, open_paths=OPEN_HTTP_PATHS, token_free=self.access.rules.token_free_http)
+        # Added first, so it sits inside the request counter: refusals are counted too.
+        app.add_middleware(AccessMiddleware, policy=self.access)
 
         @app.middleware("http")
         async def count_requests(request: Request, call_next: Any) -> Response:
@@ -223,7 +241,8 @@ class _Runtime:
     async def start_grpc(self) -> None:
         if not self.settings.grpc_port:
             return
-        server = grpc.aio.server()
+        access = AccessInterceptor(self.access, lambda: self.grpc_bound_port)
+        server = grpc.aio.server(interceptors=[access, GuardInterceptor()])
         names = list(self.app.add_to_grpc(server))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection(
@@ -231,7 +250,8 @@ class _Runtime:
             server,
         )
         address = f"{self.settings.host}:{self.settings.grpc_port}"
-        if server.add_insecure_port(address) == 0:
+        self.grpc_bound_port = server.add_insecure_port(address)
+        if self.grpc_bound_port == 0:
             raise OSError(f"cannot listen for gRPC on {address}")
         await server.start()
         self.grpc_server = server
@@ -308,6 +328,12 @@ class _Runtime:
         log.info("%s stopped", self.spec.name)
 
 
+def _failure_reason(error: BaseException) -> str:
+    """The first line of the error's own message, for the one-line summary above its traceback."""
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else f"unexpected {type(error).__name__}"
+
+
 def run_service(spec: ServiceSpec, settings: ServiceSettings) -> None:
     """Run one service until SIGTERM; `kronii.common.spec.launch` checks the settings first."""
     configure_logging(spec.name, settings.log_level, settings.log_format)
@@ -334,6 +360,10 @@ def run_service(spec: ServiceSpec, settings: ServiceSettings) -> None:
     except SettingsError as error:
         log.error("%s", error.message)
         raise SystemExit(2) from None
-    except Exception:
-        log.exception("%s failed", spec.name)
+    except JetStreamUnavailable as error:
+        # A setting to change, like a SettingsError: the sentence says it all, a traceback would not help.
+        log.error("%s failed: %s", spec.name, error)
+        raise SystemExit(2) from None
+    except Exception as error:
+        log.exception("%s failed: %s", spec.name, _failure_reason(error))
         raise SystemExit(1) from None

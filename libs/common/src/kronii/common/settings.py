@@ -45,6 +45,8 @@ class KroniiSettings(BaseSettings):
     data_dir: Path = _shared("DATA_DIR", None)
     log_level: LogLevel = _shared("LOG_LEVEL", "INFO")
     log_format: Literal["json", "text"] = _shared("LOG_FORMAT", "json")
+    # The mesh token: callers the kernel cannot place (containers, other hosts) present it.
+    api_token: str | None = _shared("API_TOKEN", None)
 
     @field_validator("data_dir", mode="before")
     @classmethod

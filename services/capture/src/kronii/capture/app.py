@@ -28,6 +28,8 @@ from kronii.capture.adapters.access import AccessPolicy
 from kronii.capture.adapters.frames import CaptureUnavailable, Frame, FrameGrabber, WindowGone
 from kronii.capture.adapters.jobs import JobStore, StoredJob
 from kronii.capture.adapters.matcher_feed import DesktopView, MatcherFeed
+from kronii.capture.adapters.polkit import PolkitClient
+from kronii.capture.adapters.presence import PresenceGate
 from kronii.capture.adapters.sessions import ClientSessions, Identity
 from kronii.capture.adapters.socket import FrontDoorError, LocalFrontDoor, socket_path
 from kronii.capture.adapters.text_density import ocr_text_density
@@ -54,6 +56,7 @@ from kronii.capture.metrics import CaptureMetrics
 from kronii.capture.settings import CaptureSettings
 from kronii.capture.worker import Redactor, encode_png, score_burst
 from kronii.common import subjects
+from kronii.common.access import AccessRules
 from kronii.common.service import DependencyStatus, ServiceContext
 from kronii.redaction.pixels import png_bytes
 
@@ -79,6 +82,18 @@ class StatusUpdate:
 
 
 class CaptureApp:
+    # Every private route checks an agent session itself; agents sign in through the handshake.
+    access_rules = AccessRules(
+        self_authenticating=True,
+        token_free_http=frozenset({"/v1/capture/challenge", "/v1/capture/authenticate"}),
+        token_free_grpc=frozenset(
+            {
+                "/kronii.capture.v1.ScreenCapture/BeginChallenge",
+                "/kronii.capture.v1.ScreenCapture/Authenticate",
+            }
+        ),
+    )
+
     def __init__(self) -> None:
         self.ctx: ServiceContext | None = None
         self.settings: CaptureSettings | None = None
@@ -88,6 +103,7 @@ class CaptureApp:
         self.vault: ObjectVault | None = None
         self.tokens: TokenBook | None = None
         self.clients: ClientSessions | None = None
+        self.presence: PresenceGate | None = None
         self.breaker = CircuitBreaker()
         self.front_door: LocalFrontDoor | None = None
         self._feed: MatcherFeed | None = None
@@ -143,6 +159,12 @@ class CaptureApp:
         )
         self.tokens = TokenBook(ctx.redis, settings.token_ttl_secs)
         self.clients = ClientSessions(ctx.redis, ctx.sessions, session_ttl_secs=settings.session_ttl_secs)
+        self.presence = PresenceGate(
+            ctx.redis,
+            PolkitClient(timeout_s=settings.polkit_timeout_secs),
+            window_secs=settings.human_window_secs,
+            record=ctx.record,
+        )
         self.jobs = JobStore(ctx.redis, ctx.sessions)
         self._redactor = Redactor(settings.max_masked_area)
         self._grabber = await self._open_display(settings.display)

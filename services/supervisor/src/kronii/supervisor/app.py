@@ -24,6 +24,7 @@ from typing import Any
 import grpc
 from fastapi import APIRouter
 from kronii.common import subjects
+from kronii.common.access import AccessRules
 from kronii.common.service import DependencyStatus, ServiceContext
 from kronii.supervisor import identity
 from kronii.supervisor.adapters.panes import Baseline, PaneDriver
@@ -150,6 +151,9 @@ class Job:
 
 
 class SupervisorApp:
+    # Every route verifies a signed service token itself (scopes and workspaces).
+    access_rules = AccessRules(self_authenticating=True)
+
     def __init__(self) -> None:
         self._ctx: ServiceContext | None = None
         self.settings: SupervisorSettings | None = None
@@ -427,6 +431,11 @@ class SupervisorApp:
         self._need(claims, "operate", req.workspace_id)
         if not req.command:
             raise ApiError(Kind.INVALID, "command is required: the agent's argument vector (no shell)")
+        if req.kind and req.kind not in self.kinds.kinds:
+            known = ", ".join(sorted(self.kinds.kinds))
+            raise ApiError(Kind.INVALID, f"kind must be a configured agent kind ({known})")
+        if req.cwd and not await asyncio.to_thread(os.path.isdir, req.cwd):
+            raise ApiError(Kind.INVALID, "cwd must be an existing directory")
         try:
             record = await self._spawn(
                 workspace_id=req.workspace_id, agent_id=req.agent_id, role=req.role, kind=req.kind or "generic",
