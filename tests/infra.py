@@ -9,13 +9,14 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from kronii.common.infra import EmbeddedInfra, InfraPorts, free_port
 from kronii.common.urls import libpq_url
 
-__all__ = ["InfraUrls", "create_database", "start_test_infra"]
+__all__ = ["InfraUrls", "create_database", "service_context", "start_test_infra"]
 
 
 @dataclass(frozen=True)
@@ -87,3 +88,29 @@ def create_database(url: str, name: str) -> str:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
     return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, ""))
+
+
+def service_context(database_url: str, redis: Any, name: str = "supervisor") -> Any:
+    """A ServiceContext wired as the runtime wires it (engine, sessions, audit log, audit outbox),
+    for tests of code that takes one; `database_url` may point at a closed port (PostgreSQL away)."""
+    from kronii.common.audit import AuditLog
+    from kronii.common.bus import Bus
+    from kronii.common.db import make_engine, make_sessionmaker
+    from kronii.common.durable import AuditOutbox
+    from kronii.common.service import ServiceContext
+    from kronii.common.settings import ServiceSettings
+    from kronii.common.spec import ServiceSpec
+    from kronii.common.telemetry import CommonMetrics
+    from prometheus_client import CollectorRegistry
+
+    spec = ServiceSpec(name, ServiceSettings, f"kronii.{name}.app:App")
+    registry = CollectorRegistry()
+    metrics = CommonMetrics(name, registry)
+    engine = make_engine(database_url)
+    sessions = make_sessionmaker(engine)
+    audit = AuditLog(sessions, name)
+    return ServiceContext(
+        spec, ServiceSettings(), metrics, registry, Bus(name, metrics),
+        redis=redis, engine=engine, sessions=sessions, audit=audit,
+        audit_outbox=AuditOutbox(redis, audit, name),
+    )  # fmt: skip

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -20,9 +20,12 @@ from sqlalchemy.dialects.postgresql import CHAR, JSONB
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Mapped, mapped_column
 
-__all__ = ["GENESIS_HASH", "AuditLog", "AuditRow", "VerifyReport", "row_hash"]
+__all__ = ["DETAIL_VALUE_CAP", "GENESIS_HASH", "AuditLog", "AuditRow", "VerifyReport", "capped", "row_hash"]
 
 GENESIS_HASH = "0" * 64
+# A detail value longer than this (as text) is stored cut, with the digest and length of the whole:
+# the row still says what it was, and a caller cannot grow the audit log by megabytes per request.
+DETAIL_VALUE_CAP = 2_000
 _LOCK_KEY = 0x6B726F6E6969  # "kronii": one advisory lock for the whole chain
 
 
@@ -73,6 +76,29 @@ def row_hash(
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _capped_value(value: Any, cap: int) -> Any:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if len(text) <= cap:
+        return value
+    return {
+        "truncated": text[:cap],
+        "length": len(text),
+        "sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+    }
+
+
+def _plain(detail: Mapping[str, Any]) -> dict[str, Any]:
+    """JSON's view of the values (what JSONB stores), before they are measured."""
+    plain: dict[str, Any] = json.loads(json.dumps(dict(detail), default=str))
+    return plain
+
+
+def capped(detail: Mapping[str, Any], cap: int = DETAIL_VALUE_CAP) -> dict[str, Any]:
+    """`detail` with each value longer than `cap` characters (as JSON text, strings as themselves)
+    replaced by {"truncated": its first `cap` characters, "length": its length, "sha256": its digest}."""
+    return {key: _capped_value(value, cap) for key, value in detail.items()}
+
+
 def _hash_of(row: AuditRow) -> str:
     return row_hash(
         row_id=row.id,
@@ -112,9 +138,13 @@ class AuditLog:
         outcome: str = "",
         detail: Mapping[str, Any] | None = None,
         at: datetime | None = None,
+        then: Callable[[AsyncSession], Awaitable[None]] | None = None,
     ) -> AuditRow:
+        """Append one row. `then(session)` runs inside the row's transaction, before the commit:
+        rows it writes through `session` and this row stand or fall together, and if it raises, no
+        row is written."""
         # JSON round trip: the hash must be computed over exactly what JSONB gives back.
-        clean_detail: dict[str, Any] = json.loads(json.dumps(dict(detail or {}), default=str))
+        clean_detail: dict[str, Any] = json.loads(json.dumps(capped(_plain(detail or {})), default=str))
         moment = (at or datetime.now(UTC)).astimezone(UTC)
         async with self._sessions() as session, session.begin():
             await session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK_KEY})
@@ -134,7 +164,18 @@ class AuditLog:
             )
             row.row_hash = _hash_of(row)
             session.add(row)
+            await session.flush()
+            if then is not None:
+                await then(session)
         return row
+
+    async def has_outbox_row(self, outbox_id: str) -> bool:
+        """Whether a row that waited in an outbox (kronii.common.durable) is already in the chain."""
+        async with self._sessions() as session:
+            found = await session.scalar(
+                select(AuditRow.id).where(AuditRow.detail["outbox_id"].astext == outbox_id).limit(1)
+            )
+        return found is not None
 
     async def tail(self, limit: int = 20) -> list[AuditRow]:
         async with self._sessions() as session:

@@ -15,8 +15,9 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import grpc
@@ -36,6 +37,13 @@ from kronii.common.access import (
 from kronii.common.audit import AuditLog
 from kronii.common.bus import Bus, JetStreamUnavailable
 from kronii.common.db import make_engine, make_sessionmaker
+from kronii.common.durable import (
+    AuditOutbox,
+    StoreUnavailable,
+    install_unavailable_handlers,
+    is_store_error,
+    store_error,
+)
 from kronii.common.grpc_guard import GuardInterceptor
 from kronii.common.limits import install_limits
 from kronii.common.logs import configure_logging
@@ -77,7 +85,15 @@ class ServiceContext:
     engine: AsyncEngine | None = None
     sessions: async_sessionmaker[AsyncSession] | None = None
     audit: AuditLog | None = None
+    audit_outbox: AuditOutbox | None = None
     started_at: float = field(default_factory=time.time)
+    # Set by the runtime's watch while PostgreSQL does not answer (the wall-clock time it went away).
+    postgres_down_since: float | None = None
+
+    def require_postgres(self) -> None:
+        """Refuse work at the door while PostgreSQL is known to be away (503, nothing done)."""
+        if self.postgres_down_since is not None:
+            raise StoreUnavailable("PostgreSQL is not reachable; nothing was done, try again shortly")
 
     @property
     def name(self) -> str:
@@ -86,7 +102,8 @@ class ServiceContext:
     async def record(
         self, *, actor: str, action: str, subject: str = "", outcome: str = "", **detail: Any
     ) -> None:
-        """Append an audit row; an audit failure is logged, counted, and never hides the action."""
+        """Append an audit row; it never hides the action. While PostgreSQL is away the row waits in
+        the audit outbox (Redis) and is appended, with its original time, when it is back."""
         if self.audit is None:
             return
         try:
@@ -94,8 +111,43 @@ class ServiceContext:
                 actor=actor, action=action, subject=subject, outcome=outcome, detail=detail
             )
             self.metrics.audit_rows.labels(self.name, action).inc()
+            return
+        except Exception as error:
+            if self.audit_outbox is None or not is_store_error(error):
+                log.exception("audit append failed for %s", action)
+                return
+        fields = {"actor": actor, "action": action, "subject": subject, "outcome": outcome, "detail": detail}
+        try:
+            await self.audit_outbox.keep(fields)
+            log.warning("PostgreSQL did not take the audit row for %s; it waits in the outbox", action)
         except Exception:
-            log.exception("audit append failed for %s", action)
+            log.exception("the audit row for %s was lost: neither PostgreSQL nor Redis took it", action)
+
+    async def record_durably(
+        self,
+        *,
+        actor: str,
+        action: str,
+        subject: str = "",
+        outcome: str = "",
+        then: Callable[[AsyncSession], Awaitable[None]] | None = None,
+        **detail: Any,
+    ) -> None:
+        """Append an audit row for work about to be acknowledged, and do `then` in its transaction.
+
+        Raises StoreUnavailable when the row cannot be committed: the caller answers 503, never a
+        success whose record may be lost."""
+        if self.audit is None:
+            raise StoreUnavailable("PostgreSQL is not configured; work that must be recorded is refused")
+        try:
+            await self.audit.append(
+                actor=actor, action=action, subject=subject, outcome=outcome, detail=detail, then=then
+            )
+        except Exception as error:
+            if is_store_error(error):
+                raise store_error(error) from error
+            raise
+        self.metrics.audit_rows.labels(self.name, action).inc()
 
 
 class _Server(uvicorn.Server):
@@ -139,6 +191,8 @@ class _Runtime:
                 s.redis_url, max_connections=100, timeout=10, socket_connect_timeout=2, socket_timeout=2
             )
             self.ctx.redis = aioredis.Redis.from_pool(pool)
+            if self.ctx.audit is not None:
+                self.ctx.audit_outbox = AuditOutbox(self.ctx.redis, self.ctx.audit, self.spec.name)
         if "nats" in self.spec.needs and s.nats_url:
             await self._retry("nats", lambda: self.ctx.bus.connect(s.nats_url or ""))
 
@@ -189,6 +243,44 @@ class _Runtime:
         async with self.ctx.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
 
+    async def watch_postgres(self, every: float = 1.0) -> None:
+        """Notice an outage of PostgreSQL at once, and put it in the audit log when it ends."""
+        if "postgres" not in self.spec.needs or self.ctx.engine is None:
+            return
+        while not self.stopping.is_set():
+            ok = (await self._probe(self._ping_postgres)).ready
+            down_since = self.ctx.postgres_down_since
+            if not ok and down_since is None:
+                self.ctx.postgres_down_since = time.time()
+                log.warning(
+                    "PostgreSQL is not reachable; work that needs it is answered 503 until it is back"
+                )
+            if ok and self.ctx.audit_outbox is not None:
+                await self._drain_audit_outbox(self.ctx.audit_outbox)
+            if ok and down_since is not None:
+                self.ctx.postgres_down_since = None
+                seconds = round(time.time() - down_since, 1)
+                log.warning("PostgreSQL is back after %.1f s", seconds)
+                await self.ctx.record(
+                    actor="kronii",
+                    action="service.outage",
+                    subject="postgres",
+                    outcome="recovered",
+                    down_at=datetime.fromtimestamp(down_since, UTC).isoformat(),
+                    seconds=seconds,
+                )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), every)
+
+    async def _drain_audit_outbox(self, outbox: AuditOutbox) -> None:
+        try:
+            moved = await outbox.drain_once()
+        except Exception as error:
+            log.debug("the audit outbox waits: %s", error)
+            return
+        if moved:
+            log.info("appended %d audit row(s) that waited in the outbox", moved)
+
     # ---- HTTP --------------------------------------------------------------------------------
 
     def http_app(self) -> FastAPI:
@@ -199,6 +291,7 @@ class _Runtime:
         install_openapi(app, open_paths=OPEN_HTTP_PATHS, token_free=self.access.rules.token_free_http)
         # Added first, so it sits inside the request counter: refusals are counted too.
         app.add_middleware(AccessMiddleware, policy=self.access)
+        install_unavailable_handlers(app)
 
         @app.middleware("http")
         async def count_requests(request: Request, call_next: Any) -> Response:
@@ -295,11 +388,13 @@ class _Runtime:
                 self.settings.http_port,
                 self.settings.grpc_port or "-",
             )
+            watch = asyncio.create_task(self.watch_postgres(), name="postgres-watch")
             stop_wait = asyncio.create_task(self.stopping.wait())
             done, _ = await asyncio.wait({stop_wait, http_task}, return_when=asyncio.FIRST_COMPLETED)
             if http_task in done and not self.stopping.is_set():
                 raise RuntimeError("the HTTP server stopped unexpectedly (is the port in use?)")
             stop_wait.cancel()
+            watch.cancel()
         finally:
             await self.shutdown(http, http_task)
 

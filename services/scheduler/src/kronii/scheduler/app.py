@@ -15,6 +15,7 @@ from typing import Any
 import grpc
 from fastapi import APIRouter
 from kronii.common import subjects
+from kronii.common.durable import StoreUnavailable
 from kronii.common.service import DependencyStatus, ServiceContext
 from kronii.scheduler.adapters.replies import serve_requests
 from kronii.scheduler.adapters.timers import RedisTimers
@@ -131,10 +132,28 @@ class SchedulerApp:
         except InvalidRequest:
             metrics.plans.labels("invalid").inc()
             raise
-        if applied.wakeup is not None:
-            await timers.put_wakeup(applied.wakeup)
-        await timers.set_cooldown(applied.cooldown)
-        await timers.merge_filters(applied.filters)
+        ctx = self._ctx
+        if ctx is None:
+            raise RuntimeError("the scheduler has not started")
+        ctx.require_postgres()
+
+        async def apply(_session: Any) -> None:
+            if applied.wakeup is not None:
+                await timers.put_wakeup(applied.wakeup)
+            await timers.set_cooldown(applied.cooldown)
+            await timers.merge_filters(applied.filters)
+
+        # The plan takes effect inside its audit row's transaction: answered only once both stand.
+        await ctx.record_durably(
+            actor=plan.run_id or "planner",
+            action="schedule.plan",
+            subject=plan.app,
+            outcome="applied",
+            then=apply,
+            wakeup_at=applied.wakeup.due_at if applied.wakeup is not None else None,
+            cooldown_until=applied.cooldown.until if applied.cooldown is not None else None,
+            filters=sorted(applied.filters),
+        )
         metrics.plans.labels("applied").inc()
         wakeup_in = f"{applied.wakeup.due_at - now:.1f} s" if applied.wakeup is not None else "never"
         cooldown = f"{applied.cooldown.until - now:.1f} s" if applied.cooldown is not None else "none"
@@ -146,15 +165,6 @@ class SchedulerApp:
             cooldown,
             ", ".join(applied.filters) or "none",
         )
-        self._audit(
-            actor=plan.run_id or "planner",
-            action="schedule.plan",
-            subject=plan.app,
-            outcome="applied",
-            wakeup_at=applied.wakeup.due_at if applied.wakeup is not None else None,
-            cooldown_until=applied.cooldown.until if applied.cooldown is not None else None,
-            filters=sorted(applied.filters),
-        )
         return plan_response(applied)
 
     async def _on_plan(self, subject: str, plan: pb.Plan) -> None:
@@ -162,6 +172,8 @@ class SchedulerApp:
             await self.submit_plan(plan)
         except InvalidRequest as error:
             log.warning("refused a plan from run %s: %s", plan.run_id or "?", error)
+        except StoreUnavailable as error:
+            log.warning("could not apply a plan from run %s: %s", plan.run_id or "?", error.message)
 
     # ---- admission ---------------------------------------------------------------------------
 

@@ -66,6 +66,7 @@ from kronii.supervisor.core.tokens import Claims, TokenError, issue_token, verif
 from kronii.supervisor.errors import ApiError, Kind
 from kronii.supervisor.fallback import StartCheck, start_visible
 from kronii.supervisor.metrics import SupervisorMetrics
+from kronii.supervisor.records import TriggerRecords
 from kronii.supervisor.settings import SupervisorSettings
 from kronii.supervisor.store import trigger_attempts, triggers
 from kronii.supervisor.v1 import supervisor_pb2 as pb
@@ -178,6 +179,7 @@ class SupervisorApp:
         self._pane_locks: dict[str, asyncio.Lock] = {}
         # The agent state last read off each runtime's screen.
         self._agent_states: dict[str, str] = {}
+        self._records: TriggerRecords | None = None
 
     # ---- ServiceApp --------------------------------------------------------------------------------
 
@@ -196,6 +198,7 @@ class SupervisorApp:
         self._registry = Registry(ctx.engine)
         await self._registry.load()
         self._state = SupervisorState(ctx.redis)
+        self._records = TriggerRecords(ctx, ctx.redis)
         recovered = await self._state.release_written({Phase.DELIVERING.value, Phase.AWAITING_ACK.value})
         if recovered:
             log.info(
@@ -208,6 +211,7 @@ class SupervisorApp:
             ("supervisor-queue", self._queue_loop()),
             ("supervisor-reconcile", self._reconcile_loop()),
             ("supervisor-writer", self._writer()),
+            ("supervisor-outbox", self.records.drain_forever()),
         ):
             self._tasks.append(asyncio.create_task(coro, name=name))
 
@@ -253,6 +257,11 @@ class SupervisorApp:
     def registry(self) -> Registry:
         assert self._registry is not None
         return self._registry
+
+    @property
+    def records(self) -> TriggerRecords:
+        assert self._records is not None
+        return self._records
 
     @property
     def state(self) -> SupervisorState:
@@ -528,6 +537,11 @@ class SupervisorApp:
         if req.thread_id:
             _require_id("thread_id", req.thread_id)
         self._need(claims, "trigger", req.workspace_id)
+        if self.ctx.postgres_down_since is not None:
+            # Nothing is typed that could not be recorded: refuse at the door while PostgreSQL is away.
+            raise ApiError(
+                Kind.UNAVAILABLE, "PostgreSQL is not reachable; nothing was typed, try again shortly"
+            )
         if req.force_override and not req.reason.startswith(_OVERRIDE_PREFIXES):
             raise ApiError(
                 Kind.INVALID,
@@ -1022,7 +1036,7 @@ class SupervisorApp:
         await self.state.put_outcome(job.trigger_id, outcome, self.s.dedupe_ttl_secs)
         self.m.outcomes.labels(Result.DEFERRED.value, effect.code.value).inc()
         self._attempt(job, "defer", effect.code.value, until=effect.until, **self._override(job))
-        self._persist_trigger(job, outcome)
+        await self.records.commit(self._trigger_row(job, outcome), None)
         self._log(job, outcome)
         return outcome_message(outcome)
 
@@ -1047,12 +1061,14 @@ class SupervisorApp:
             await self.state.record_failure(job.workspace_id, job.agent_id, effect.result.value, time.time(),
                                             self.params.crash_loop_window_secs)  # fmt: skip
         self.m.outcomes.labels(effect.result.value, code).inc()
-        self._persist_trigger(job, outcome)
-        self._audit(job.caller, "supervisor.trigger", job.trigger_id, effect.result.value,
+        # Durable before it is answered (or published): the row and its audit row, or the outbox.
+        audit = {"actor": job.caller, "action": "supervisor.trigger", "subject": job.trigger_id,
+                 "outcome": effect.result.value}  # fmt: skip
+        await self.records.commit(self._trigger_row(job, outcome), {**audit, **dict(
                     request_id=job.request_id, agent_id=job.agent_id, workspace_id=job.workspace_id,
                     thread_id=job.thread_id, runtime_id=outcome["runtime_id"], reason=job.reason,
                     delivery_backend=effect.backend.value, error_code=code, fallback_chain=list(machine.chain),
-                    **self._override(job))  # fmt: skip
+                    **self._override(job))})  # fmt: skip
         await self._publish(subjects.SUPERVISOR_OUTCOME, outcome_message(outcome))
         self._log(job, outcome)
         return outcome_message(outcome)
@@ -1188,9 +1204,9 @@ class SupervisorApp:
         self._queue_write("attempt", {"trigger_id": job.trigger_id, "at": datetime.now(UTC), "step": step,
                                       "outcome": outcome, "detail": detail})  # fmt: skip
 
-    def _persist_trigger(self, job: Job, outcome: dict[str, Any]) -> None:
+    def _trigger_row(self, job: Job, outcome: dict[str, Any]) -> dict[str, Any]:
         at = datetime.now(UTC)
-        self._queue_write("trigger", {
+        return {
             "trigger_id": job.trigger_id, "agent_id": job.agent_id, "workspace_id": job.workspace_id,
             "thread_id": job.thread_id, "runtime_id": outcome["runtime_id"], "caller": job.caller,
             "reason": job.reason[:500], "result": outcome["result"], "delivery_backend": outcome["delivery_backend"],
@@ -1199,7 +1215,7 @@ class SupervisorApp:
             "delivered_at": datetime.fromtimestamp(outcome["delivered_at"], UTC) if outcome["delivered_at"] else None,
             "detail": str(outcome.get("detail", ""))[:1000],
             "deferred_until": datetime.fromtimestamp(outcome["deferred_until"], UTC) if outcome["deferred_until"] else None,
-        })  # fmt: skip
+        }  # fmt: skip
 
     def _audit(self, actor: str, action: str, subject: str, outcome: str, **detail: Any) -> None:
         self._queue_write(
