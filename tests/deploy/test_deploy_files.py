@@ -1172,7 +1172,7 @@ def test_templates_take_security_contexts_probes_and_secrets_from_one_place() ->
         assert re.search(probe + r":\s*\n\s*grpc:\s*\n\s*port: \{\{ \$svc\.grpcPort \}\}", helpers), probe
     assert re.search(r"readinessProbe:\s*\n\s*httpGet:\s*\n\s*path: /readyz\s*\n\s*port: http", helpers)
     assert helpers.count("automountServiceAccountToken: false") >= 2, "on the ServiceAccount and on the pod"
-    assert helpers.count("secretKeyRef:") == 3
+    assert helpers.count("secretKeyRef:") == 4  # NATS, Redis, PostgreSQL URLs and the mesh token
     known = known_kronii_variables()
     for name in re.findall(r"- name: (KRONII_(?:\{\{ \$upper \}\}|[A-Z_])+)", helpers):
         for tier in HELM_TIERS:

