@@ -285,6 +285,7 @@ class Launcher:
                 name: {
                     "url": server.display_url,
                     "embedded": server.embedded,
+                    "pid": server.child.pid if server.child is not None else None,
                     **self.records.get(name, ServerRecord()).state(),
                 }
                 for name, server in self.servers.items()
@@ -300,9 +301,12 @@ class Launcher:
         }
         path = state_path(self.settings.data_dir)
         ensure_private_dir(path.parent)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # Written beside and renamed: `kronii status` may read it while a restart rewrites it.
+        scratch = path.with_name(f".{path.name}.{os.getpid()}")
+        fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:
             json.dump(state, handle, indent=2)
+        os.replace(scratch, path)
 
     # ---- run and stop ------------------------------------------------------------------------
 

@@ -40,7 +40,10 @@ def _die_with_parent(death_signal: int) -> Callable[[], None]:
 
 
 class Child:
-    """A named child process. `stop()` sends `stop_signal`, waits, then kills."""
+    """A named child process. `stop()` sends `stop_signal`, waits, then kills.
+
+    It runs under umask 077 unless told otherwise: nothing it creates is readable by other users.
+    """
 
     def __init__(
         self,
@@ -54,6 +57,7 @@ class Child:
         group: int | None = None,
         stop_signal: int = signal.SIGTERM,
         death_signal: int = signal.SIGTERM,
+        umask: int = 0o077,
     ) -> None:
         self.name = name
         self.stop_signal = stop_signal
@@ -70,6 +74,8 @@ class Child:
             group=group,
             extra_groups=[] if user is not None else None,
             start_new_session=True,
+            # What a child creates in the data directory is its owner's alone, whatever the caller's umask.
+            umask=umask,
             preexec_fn=_die_with_parent(death_signal),
             text=True,
             errors="replace",
@@ -94,6 +100,23 @@ class Child:
 
     def alive(self) -> bool:
         return self.process.poll() is None
+
+    def exit_reason(self) -> str:
+        """'signal 9' or 'code 1': how the child ended (empty while it runs)."""
+        code = self.process.poll()
+        if code is None:
+            return ""
+        return f"signal {-code}" if code < 0 else f"code {code}"
+
+    def group_gone(self) -> bool:
+        """True when no process is left in the child's process group (orphans of a killed server)."""
+        try:
+            os.killpg(self.process.pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
 
     def stop(self, timeout: float) -> int | None:
         """Stop politely, then by force; return the exit code (None if it could not be reaped)."""

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import grpc
 import redis.asyncio as aioredis
+import redis.exceptions
 import uvicorn
 from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
@@ -52,6 +53,8 @@ from kronii.common.settings import ServiceSettings, SettingsError
 from kronii.common.spec import DependencyStatus, ServiceSpec
 from kronii.common.telemetry import CommonMetrics, configure_tracing
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -187,8 +190,17 @@ class _Runtime:
         if "redis" in self.spec.needs and s.redis_url:
             # A blocking pool: a burst of requests waits up to 10 s for one of 100 connections
             # instead of failing at once with "Too many connections" (redis-py's default pool).
+            # Retried on connection errors: after a restart of redis-server every pooled connection
+            # fails its next command once. A command whose reply was lost may run twice; the
+            # services' Redis writes are idempotent (sets, upserts, deduplicated queues).
             pool = aioredis.BlockingConnectionPool.from_url(
-                s.redis_url, max_connections=100, timeout=10, socket_connect_timeout=2, socket_timeout=2
+                s.redis_url,
+                max_connections=100,
+                timeout=10,
+                socket_connect_timeout=2,
+                socket_timeout=2,
+                retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3),
+                retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError],
             )
             self.ctx.redis = aioredis.Redis.from_pool(pool)
             if self.ctx.audit is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,24 @@ class StatusRow:
     address: str
     ready: bool
     detail: str
+    restarts: int = 0
+
+
+def outage_note(entry: dict[str, Any]) -> tuple[int, str]:
+    """(restarts, a few words) from an embedded server's record in the state file of `kronii up`:
+    'restarted 1 time, last down 1.4 s at 10:02:11', or how long it has been down so far."""
+    restarts = int(entry.get("restarts") or 0)
+    down_since = entry.get("down_since")
+    if isinstance(down_since, (int, float)):
+        at = time.strftime("%H:%M:%S", time.localtime(down_since))
+        return restarts, f"down since {at} ({time.time() - down_since:.1f} s), kronii up is restarting it"
+    outages = entry.get("outages") or []
+    if not restarts or not outages:
+        return restarts, ""
+    last = outages[-1]
+    at = time.strftime("%H:%M:%S", time.localtime(float(last["died_at"])))
+    times = "time" if restarts == 1 else "times"
+    return restarts, f"restarted {restarts} {times}, last down {float(last['down_secs']):.1f} s at {at}"
 
 
 def _secret(data_dir: Path, name: str) -> str | None:
@@ -171,6 +190,16 @@ async def _row(name: str, kind: str, address: str, check: Any) -> StatusRow:
     return StatusRow(name, kind, address, True, str(result))
 
 
+async def _infra_row(name: str, kind: str, url: str, check: Any, entry: dict[str, Any]) -> StatusRow:
+    row = await _row(name, kind, redact_url(url), check)
+    try:
+        restarts, note = outage_note(entry)
+    except (KeyError, TypeError, ValueError):
+        return row
+    detail = f"{row.detail}; {note}" if note else row.detail
+    return StatusRow(row.name, row.kind, row.address, row.ready, detail, restarts)
+
+
 async def collect_status(settings: LauncherSettings | None = None) -> list[StatusRow]:
     settings = settings or load_settings(LauncherSettings)
     try:
@@ -179,7 +208,10 @@ async def collect_status(settings: LauncherSettings | None = None) -> list[Statu
         state = {}
     urls = _infra_urls(settings, state)
     checks = {"nats": _check_nats, "redis": _check_redis, "postgres": _check_postgres}
-    tasks = [_row(name, kind, redact_url(url), checks[name](url)) for name, (url, kind) in urls.items()]
+    tasks = [
+        _infra_row(name, kind, url, checks[name](url), state.get("infra", {}).get(name, {}))
+        for name, (url, kind) in urls.items()
+    ]
     async with httpx.AsyncClient(timeout=3.0) as client:
         for spec in installed_services():
             # The address `kronii agents` and other commands use too (rendezvous.service_http_url).

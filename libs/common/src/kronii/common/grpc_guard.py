@@ -1,0 +1,161 @@
+"""Every gRPC method answers bad input and its own failures with a code and a plain sentence.
+
+grpc.aio answers a request it cannot parse, and an exception a servicer lets escape, with UNKNOWN
+and the Python exception's class in the detail. The interceptor here takes parsing over from the
+server (each handler gets an identity deserializer and the behaviour parses the bytes itself), so
+a malformed message is INVALID_ARGUMENT naming the expected message type, and an escaped exception
+is INTERNAL with a sentence (the traceback goes to the log, never to the caller).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+
+__all__ = ["INTERNAL_SENTENCE", "GuardInterceptor", "guard_handler", "malformed_sentence"]
+
+log = logging.getLogger(__name__)
+
+INTERNAL_SENTENCE = "the service failed on this call; its log has the details"
+
+_Deserializer = Callable[[bytes], Any]
+_Abort = (grpc.aio.AbortError, grpc.aio.UsageError)
+
+
+def malformed_sentence(message_name: str) -> str:
+    return f"the request is not a valid {message_name} message"
+
+
+def _message_name(deserializer: _Deserializer | None, method: str) -> str:
+    """The full protobuf name the deserializer parses (generated code passes `Type.FromString`)."""
+    owner = getattr(deserializer, "__self__", None)
+    descriptor = getattr(owner, "DESCRIPTOR", None)
+    name = getattr(descriptor, "full_name", "")
+    return str(name) if name else f"request for {method}"
+
+
+class _Parser:
+    def __init__(self, deserializer: _Deserializer | None, method: str) -> None:
+        self.deserializer = deserializer
+        self.sentence = malformed_sentence(_message_name(deserializer, method))
+
+    async def parse(self, raw: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        if self.deserializer is None or not isinstance(raw, bytes | bytearray | memoryview):
+            return raw
+        try:
+            return self.deserializer(bytes(raw))
+        except Exception:  # DecodeError, or whatever a custom deserializer raises on these bytes
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, self.sentence)
+            raise AssertionError("abort returned") from None  # pragma: no cover
+
+    async def stream(
+        self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[Any]:
+        async for raw in requests:
+            yield await self.parse(raw, context)
+
+
+async def _internal(context: grpc.aio.ServicerContext[Any, Any], method: str) -> None:
+    log.exception("gRPC %s failed", method)
+    await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_SENTENCE)
+
+
+def _unary_in(behaviour: Any, parser: _Parser, method: str, streaming_out: bool) -> Any:
+    if streaming_out:
+
+        async def stream_call(raw: Any, context: Any) -> AsyncIterator[Any]:
+            request = await parser.parse(raw, context)
+            try:
+                async for item in _as_stream(behaviour(request, context)):
+                    yield item
+            except _Abort:
+                raise
+            except Exception:
+                await _internal(context, method)
+
+        return stream_call
+
+    async def call(raw: Any, context: Any) -> Any:
+        request = await parser.parse(raw, context)
+        try:
+            return await _settled(behaviour(request, context))
+        except _Abort:
+            raise
+        except Exception:
+            await _internal(context, method)
+
+    return call
+
+
+def _stream_in(behaviour: Any, parser: _Parser, method: str, streaming_out: bool) -> Any:
+    if streaming_out:
+
+        async def stream_call(requests: Any, context: Any) -> AsyncIterator[Any]:
+            try:
+                async for item in _as_stream(behaviour(parser.stream(requests, context), context)):
+                    yield item
+            except _Abort:
+                raise
+            except Exception:
+                await _internal(context, method)
+
+        return stream_call
+
+    async def call(requests: Any, context: Any) -> Any:
+        try:
+            return await _settled(behaviour(parser.stream(requests, context), context))
+        except _Abort:
+            raise
+        except Exception:
+            await _internal(context, method)
+
+    return call
+
+
+async def _settled(result: Any) -> Any:
+    return await result if inspect.isawaitable(result) else result
+
+
+async def _as_stream(result: Any) -> AsyncIterator[Any]:
+    """A streaming behaviour is an async generator, or a coroutine that writes with context.write."""
+    if hasattr(result, "__aiter__"):
+        async for item in result:
+            yield item
+    elif inspect.isawaitable(result):
+        await result
+
+
+def guard_handler(handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+    parser = _Parser(handler.request_deserializer, method)
+    serializer = {"request_deserializer": None, "response_serializer": handler.response_serializer}
+    if handler.unary_unary:
+        return grpc.unary_unary_rpc_method_handler(
+            _unary_in(handler.unary_unary, parser, method, False), **serializer
+        )
+    if handler.unary_stream:
+        return grpc.unary_stream_rpc_method_handler(
+            _unary_in(handler.unary_stream, parser, method, True), **serializer
+        )
+    if handler.stream_unary:
+        return grpc.stream_unary_rpc_method_handler(
+            _stream_in(handler.stream_unary, parser, method, False), **serializer
+        )
+    return grpc.stream_stream_rpc_method_handler(
+        _stream_in(handler.stream_stream, parser, method, True), **serializer
+    )
+
+
+class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc ships no stubs
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return None
+        return guard_handler(handler, str(handler_call_details.method))
