@@ -1,0 +1,214 @@
+"""kill -9 of each embedded server in turn while supervisor triggers and scheduler plans flow
+through a real `kronii up`: every server is back without a person, every acknowledged item has its
+row and its audit row, and no prompt is typed twice.
+
+Capture jobs are not in the flow: `kronii up` here has no display, so the capture service refuses
+requests (its jobs live in Redis and are covered by the Redis kill of the capture suite's tests)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+import psycopg
+import pytest
+
+from tests.agents.harness import FAKE_CODEX, CodexBin, codex_bin, private_socket
+from tests.mesh import Proc, standalone_env, wait_until
+
+KRONII = str(Path(sys.executable).parent / "kronii")
+
+
+@dataclass
+class Up:
+    env: dict[str, str]
+    data_dir: Path
+    proc: Proc
+    codex: CodexBin
+    token: str
+
+    def url(self, service: str) -> str:
+        return f"http://127.0.0.1:{self.env[f'KRONII_{service.upper()}_HTTP_PORT']}"
+
+    def status_ok(self) -> bool:
+        done = subprocess.run([KRONII, "status"], env=self.env, capture_output=True, text=True, timeout=30)
+        return done.returncode == 0
+
+    def database(self) -> psycopg.Connection[Any]:
+        password = (self.data_dir / "secrets" / "postgres_password").read_text().strip()
+        return psycopg.connect(
+            host="127.0.0.1",
+            port=int(self.env["KRONII_EMBEDDED_POSTGRES_PORT"]),
+            user="kronii",
+            password=password,
+            dbname="kronii",
+            autocommit=True,
+        )
+
+
+@pytest.fixture(scope="module")
+def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
+    folder = tmp_path_factory.mktemp("kill9")
+    codex = codex_bin(folder)
+    data_dir = folder / "data"
+    with private_socket() as socket:
+        env = {**standalone_env(data_dir), **codex.env(), "KRONII_TEST_FAST_PG": "1"}
+        env["KRONII_SUPERVISOR_TMUX_SOCKET"] = socket
+        proc = Proc([KRONII, "up"], env)
+        try:
+            proc.wait_for_line(lambda line: line.strip() == "kronii is up", 120)
+            cli = {**env, "KRONII_SUPERVISOR_URL": f"http://127.0.0.1:{env['KRONII_SUPERVISOR_HTTP_PORT']}"}
+            agents = [sys.executable, "-m", "kronii.supervisor.cli", "agents"]
+            spawned = subprocess.run(
+                [*agents, "spawn", "--workspace", "chaos", "--agent", "worker", "--kind", "codex", "--",
+                 sys.executable, str(FAKE_CODEX)],
+                env=cli, capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+            assert spawned.returncode == 0, spawned.stderr
+            token = subprocess.run(
+                [*agents, "token", "--scope", "trigger", "--scope", "read"],
+                env=cli, capture_output=True, text=True, timeout=60, check=True,
+            ).stdout.strip()  # fmt: skip
+            yield Up(env, data_dir, proc, codex, token)
+        finally:
+            proc.terminate(timeout=30)
+
+
+@dataclass
+class Flow:
+    """Triggers and plans sent one after another until stopped; what each was answered."""
+
+    up: Up
+    stop: threading.Event = field(default_factory=threading.Event)
+    triggers: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
+    plans: list[tuple[str, int]] = field(default_factory=list)
+
+    def _triggers(self) -> None:
+        with httpx.Client(base_url=self.up.url("supervisor"), timeout=20) as http:
+            while not self.stop.is_set():
+                trigger_id = f"k9-{uuid.uuid4().hex[:10]}"
+                body = {"trigger_id": trigger_id, "agent_id": "worker", "workspace_id": "chaos",
+                        "thread_id": trigger_id, "prompt": f"prompt {trigger_id}"}  # fmt: skip
+                try:
+                    answer = http.post(
+                        "/v1/triggers", json=body, headers={"authorization": f"Bearer {self.up.token}"}
+                    )
+                    self.triggers.append((trigger_id, answer.status_code, answer.json()))
+                except httpx.HTTPError:
+                    self.triggers.append((trigger_id, 0, {}))
+                    time.sleep(0.2)
+
+    def _plans(self) -> None:
+        with httpx.Client(base_url=self.up.url("scheduler"), timeout=20) as http:
+            while not self.stop.is_set():
+                run_id = f"k9-{uuid.uuid4().hex[:10]}"
+                try:
+                    answer = http.post(
+                        "/v1/plans", json={"run_id": run_id, "app": "chaos", "wakeup_in_ms": 600_000}
+                    )
+                    self.plans.append((run_id, answer.status_code))
+                except httpx.HTTPError:
+                    self.plans.append((run_id, 0))
+                time.sleep(0.05)
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[Flow]:
+        threads = [threading.Thread(target=self._triggers), threading.Thread(target=self._plans)]
+        for thread in threads:
+            thread.start()
+        try:
+            yield self
+        finally:
+            self.stop.set()
+            for thread in threads:
+                thread.join(30)
+
+
+def _server_pid(data_dir: Path, name: str) -> int | None:
+    """The live pid `kronii up` has for the server (its state file), None while it is down."""
+    try:
+        state = json.loads((data_dir / "run" / "up.json").read_text())
+        pid = int(state["infra"][name]["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return pid if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE else None
+
+
+def _missing(up: Up, flow: Flow) -> tuple[list[str], list[str]]:
+    """Acknowledged items without their rows: (triggers, plans)."""
+    acked_triggers = {tid: body for tid, code, body in flow.triggers if code == 200}
+    acked_plans = {run_id for run_id, code in flow.plans if code == 200}
+    with up.database() as conn:
+        rows = {
+            r[0]
+            for r in conn.execute("SELECT trigger_id FROM supervisor_triggers WHERE trigger_id LIKE 'k9-%'")
+        }
+        audited = {
+            r[0] for r in conn.execute("SELECT subject FROM audit_log WHERE action = 'supervisor.trigger'")
+        }
+        planned = {r[0] for r in conn.execute("SELECT actor FROM audit_log WHERE action = 'schedule.plan'")}
+    missing_triggers = [
+        tid
+        for tid, body in acked_triggers.items()
+        if tid not in rows or (body.get("result") != "deferred" and tid not in audited)
+    ]
+    return missing_triggers, sorted(acked_plans - planned)
+
+
+@pytest.mark.parametrize("server", ["postgres", "redis", "nats"])
+def test_kill9_of_a_server_under_load_loses_no_acknowledged_item(up: Up, server: str) -> None:
+    flow = Flow(up)
+    with flow.running():
+        time.sleep(2)
+        pid = _server_pid(up.data_dir, server)
+        assert pid is not None, f"kronii up names no live {server}"
+        killed_at = time.monotonic()
+        psutil.Process(pid).send_signal(signal.SIGKILL)
+        wait_until(
+            lambda: _server_pid(up.data_dir, server) not in (None, pid),
+            30,
+            f"the embedded {server} restarted",
+        )
+        wait_until(up.status_ok, 60, "kronii status all ready again", interval=0.5)
+        back_in = time.monotonic() - killed_at
+        time.sleep(2)
+    assert sum(code == 200 for _, code, _ in flow.triggers) > 0, flow.triggers[-5:]
+    assert sum(code == 200 for _, code in flow.plans) > 0, flow.plans[-5:]
+    refused = {code for _, code, _ in flow.triggers} | {code for _, code in flow.plans}
+    assert refused <= {0, 200, 503}, f"answers other than success or 503 Retry-After: {refused}"
+
+    # Outboxes drain within a few seconds of PostgreSQL's return.
+    with contextlib.suppress(AssertionError):
+        wait_until(lambda: _missing(up, flow) == ([], []), 30, "every acknowledged item recorded", interval=1)
+    missing_triggers, missing_plans = _missing(up, flow)
+    assert not missing_triggers, (
+        f"{len(missing_triggers)} acknowledged trigger(s) have no row: {missing_triggers[:5]}"
+    )
+    assert not missing_plans, (
+        f"{len(missing_plans)} acknowledged plan(s) have no audit row: {missing_plans[:5]}"
+    )
+
+    prompts = [entry["prompt"] for entry in up.codex.submits()]
+    assert len(prompts) == len(set(prompts)), "a prompt was typed twice"
+    verify = subprocess.run(
+        [KRONII, "audit", "verify"], env=up.env, capture_output=True, text=True, timeout=60
+    )
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    answers = {
+        "triggers": dict(Counter(code for _, code, _ in flow.triggers)),
+        "plans": dict(Counter(code for _, code in flow.plans)),
+    }
+    print(json.dumps({"server": server, "back_in_s": round(back_in, 1), **answers}))
