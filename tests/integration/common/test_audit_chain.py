@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from collections.abc import AsyncIterator
 
 import psycopg
 import pytest
-from kronii.common.audit import GENESIS_HASH, AuditLog
+from kronii.common.audit import DETAIL_VALUE_CAP, GENESIS_HASH, AuditLog
 from kronii.common.db import make_engine, make_sessionmaker, migrate_up
 from kronii.common.urls import libpq_url
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -113,3 +114,23 @@ async def test_kronii_audit_verify_cli_exits_nonzero_and_names_the_row(
     )
     assert broken.returncode == 1
     assert f"BROKEN at row {rows[1].id}" in broken.stdout
+
+
+async def test_long_detail_values_are_stored_capped_and_the_chain_still_verifies(audit: AuditLog) -> None:
+    long_text = "p" * (DETAIL_VALUE_CAP * 50)
+    long_list = [f"item-{n}" for n in range(2_000)]
+    row = await audit.append(
+        actor="t", action="test.cap", detail={"prompt": long_text, "items": long_list, "short": "kept"}
+    )
+    await audit.append(actor="t", action="test.after")
+    assert row.detail["short"] == "kept"
+    assert row.detail["prompt"] == {
+        "truncated": long_text[:DETAIL_VALUE_CAP],
+        "length": len(long_text),
+        "sha256": hashlib.sha256(long_text.encode()).hexdigest(),
+    }
+    assert row.detail["items"]["length"] > DETAIL_VALUE_CAP
+    stored = (await audit.tail(2))[0]
+    assert stored.detail == row.detail
+    report = await audit.verify()
+    assert report.ok and report.rows_checked == 2

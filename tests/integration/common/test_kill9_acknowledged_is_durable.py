@@ -201,6 +201,15 @@ def test_kill9_of_a_server_under_load_loses_no_acknowledged_item(up: Up, server:
         f"{len(missing_plans)} acknowledged plan(s) have no audit row: {missing_plans[:5]}"
     )
 
+    if server == "postgres":
+        # The outage itself is in the audit log once it ends, as each service that needs PostgreSQL saw it.
+        with up.database() as conn:
+            outages = conn.execute(
+                "SELECT service, detail FROM audit_log WHERE action = 'service.outage' AND subject = 'postgres'"
+            ).fetchall()
+        assert {"scheduler", "supervisor"} <= {service for service, _ in outages}, outages
+        assert all(detail["seconds"] > 0 for _, detail in outages)
+
     prompts = [entry["prompt"] for entry in up.codex.submits()]
     assert len(prompts) == len(set(prompts)), "a prompt was typed twice"
     verify = subprocess.run(

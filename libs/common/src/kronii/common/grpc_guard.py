@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import inspect
 import logging
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
+from kronii.common.durable import is_store_error, store_error
 
 __all__ = ["INTERNAL_SENTENCE", "GuardInterceptor", "guard_handler", "malformed_sentence"]
 
@@ -60,6 +62,11 @@ class _Parser:
 
 
 async def _internal(context: grpc.aio.ServicerContext[Any, Any], method: str) -> None:
+    error = sys.exc_info()[1]
+    if error is not None and is_store_error(error):
+        # PostgreSQL or Redis is away: nothing was done, and the caller may retry (HTTP: 503).
+        log.warning("gRPC %s answered UNAVAILABLE: %s", method, store_error(error).message)
+        await context.abort(grpc.StatusCode.UNAVAILABLE, store_error(error).message)
     log.exception("gRPC %s failed", method)
     await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_SENTENCE)
 

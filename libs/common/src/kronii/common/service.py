@@ -93,6 +93,12 @@ class ServiceContext:
     # Set by the runtime's watch while PostgreSQL does not answer (the wall-clock time it went away).
     postgres_down_since: float | None = None
 
+    def note_postgres_trouble(self) -> None:
+        """A query failed for want of PostgreSQL: an outage begins now, unless one is already open
+        (the runtime's watch closes it, and writes its audit row, once PostgreSQL answers again)."""
+        if self.postgres_down_since is None:
+            self.postgres_down_since = time.time()
+
     def require_postgres(self) -> None:
         """Refuse work at the door while PostgreSQL is known to be away (503, nothing done)."""
         if self.postgres_down_since is not None:
@@ -119,6 +125,7 @@ class ServiceContext:
             if self.audit_outbox is None or not is_store_error(error):
                 log.exception("audit append failed for %s", action)
                 return
+            self.note_postgres_trouble()
         fields = {"actor": actor, "action": action, "subject": subject, "outcome": outcome, "detail": detail}
         try:
             await self.audit_outbox.keep(fields)
@@ -148,6 +155,7 @@ class ServiceContext:
             )
         except Exception as error:
             if is_store_error(error):
+                self.note_postgres_trouble()
                 raise store_error(error) from error
             raise
         self.metrics.audit_rows.labels(self.name, action).inc()
@@ -174,6 +182,7 @@ class _Runtime:
         self.grpc_server: grpc.aio.Server | None = None
         self.grpc_names: list[str] = []
         self.grpc_bound_port = 0
+        self._outage_logged = False
         self.access = AccessPolicy(
             api_token=settings.api_token, rules=getattr(self.app, "access_rules", AccessRules())
         )
@@ -255,15 +264,16 @@ class _Runtime:
         async with self.ctx.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
 
-    async def watch_postgres(self, every: float = 1.0) -> None:
+    async def watch_postgres(self, every: float = 0.5) -> None:
         """Notice an outage of PostgreSQL at once, and put it in the audit log when it ends."""
         if "postgres" not in self.spec.needs or self.ctx.engine is None:
             return
         while not self.stopping.is_set():
             ok = (await self._probe(self._ping_postgres)).ready
             down_since = self.ctx.postgres_down_since
-            if not ok and down_since is None:
-                self.ctx.postgres_down_since = time.time()
+            if not ok and not self._outage_logged:
+                self.ctx.note_postgres_trouble()
+                self._outage_logged = True
                 log.warning(
                     "PostgreSQL is not reachable; work that needs it is answered 503 until it is back"
                 )
@@ -271,6 +281,7 @@ class _Runtime:
                 await self._drain_audit_outbox(self.ctx.audit_outbox)
             if ok and down_since is not None:
                 self.ctx.postgres_down_since = None
+                self._outage_logged = False
                 seconds = round(time.time() - down_since, 1)
                 log.warning("PostgreSQL is back after %.1f s", seconds)
                 await self.ctx.record(

@@ -69,6 +69,7 @@ class TriggerRecords:
         except Exception as error:
             if not is_store_error(error) and not isinstance(error, OSError):
                 raise
+            self.ctx.note_postgres_trouble()
             reason = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
         try:
             await self.redis.rpush(OUTBOX_KEY, _encode({"row": row, "audit": audit}))

@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
+from kronii.common.limits import PathId
+from kronii.common.openapi import errors, json_body
 from kronii.pipeline.adapters.notifications import NotificationStore
 from kronii.pipeline.adapters.tables import as_datetime, as_epoch, source_controls
 from sqlalchemy import delete, or_, select
@@ -166,8 +168,19 @@ def controls_router(
             raise HTTPException(409, f"notification {notification_id!r} has no source to snooze or disable")
         return message.source_key
 
-    @router.post("/notifications/{notification_id}/snooze")
-    async def snooze(notification_id: str, request: Request) -> dict[str, Any]:
+    snooze_body = {
+        "type": "object",
+        "properties": {
+            "duration_secs": {"type": "number", "exclusiveMinimum": 0, "maximum": max_snooze_secs}
+        },
+    }
+
+    @router.post(
+        "/notifications/{notification_id}/snooze",
+        responses=errors(404, 409),
+        openapi_extra=json_body(snooze_body, required=False),
+    )
+    async def snooze(notification_id: PathId, request: Request) -> dict[str, Any]:
         secs = await _snooze_secs(request, default_snooze_secs, max_snooze_secs)
         source_key = await source_of(notification_id)
         now = clock()
@@ -176,8 +189,8 @@ def controls_router(
         )
         return control.as_json()
 
-    @router.post("/notifications/{notification_id}/disable")
-    async def disable(notification_id: str) -> dict[str, Any]:
+    @router.post("/notifications/{notification_id}/disable", responses=errors(404, 409))
+    async def disable(notification_id: PathId) -> dict[str, Any]:
         source_key = await source_of(notification_id)
         control = await controls.disable(source_key, now=clock(), notification_id=notification_id)
         return control.as_json()
@@ -189,8 +202,8 @@ def controls_router(
             "controls": [control.as_json() for control in sorted(active.values(), key=lambda c: c.source_key)]
         }
 
-    @router.delete("/controls/{source_key}")
-    async def clear_control(source_key: str) -> dict[str, Any]:
+    @router.delete("/controls/{source_key}", responses=errors(404))
+    async def clear_control(source_key: PathId) -> dict[str, Any]:
         if not await controls.clear(source_key):
             raise HTTPException(404, f"nothing snoozed or disabled for {source_key!r}")
         return {"source_key": source_key, "cleared": True}

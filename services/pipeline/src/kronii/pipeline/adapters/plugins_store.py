@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from fastapi import APIRouter, HTTPException
+from kronii.common.limits import PathId
+from kronii.common.openapi import errors
 from kronii.pipeline.adapters.tables import as_datetime, as_epoch, plugins
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 from sqlalchemy import select, update
@@ -160,8 +162,8 @@ def plugins_router(store: PluginStore, clock: Callable[[], float] = time.time) -
     async def list_plugins() -> dict[str, Any]:
         return {"plugins": [record.as_json() for record in await store.list()]}
 
-    @router.get("/{app_id}")
-    async def get_plugin(app_id: str) -> dict[str, Any]:
+    @router.get("/{app_id}", responses=errors(404))
+    async def get_plugin(app_id: PathId) -> dict[str, Any]:
         record = await store.get(app_id)
         if record is None:
             raise HTTPException(404, str(UnknownPlugin(app_id)))
@@ -174,12 +176,12 @@ def plugins_router(store: PluginStore, clock: Callable[[], float] = time.time) -
             raise HTTPException(404, str(error)) from None
         return record.as_json()
 
-    @router.post("/{app_id}/enable")
-    async def enable_plugin(app_id: str) -> dict[str, Any]:
+    @router.post("/{app_id}/enable", responses=errors(404))
+    async def enable_plugin(app_id: PathId) -> dict[str, Any]:
         return await set_enabled(app_id, True)
 
-    @router.post("/{app_id}/disable")
-    async def disable_plugin(app_id: str) -> dict[str, Any]:
+    @router.post("/{app_id}/disable", responses=errors(404))
+    async def disable_plugin(app_id: PathId) -> dict[str, Any]:
         return await set_enabled(app_id, False)
 
     return router

@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Query
+from kronii.common.limits import PathId
+from kronii.common.openapi import errors
 from kronii.pipeline.adapters.llm import CallRecord
 from kronii.pipeline.adapters.tables import as_datetime, as_epoch, runs
 from sqlalchemy import select
@@ -18,6 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 __all__ = ["MAX_PAGE", "RunRecord", "RunStore", "StateVisit", "runs_router"]
 
 MAX_PAGE = 500
+# `before` is epoch seconds; later than this (2100-01-01) is a mistake, not a page.
+MAX_BEFORE = 4_102_444_800.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +167,11 @@ def runs_router(store: RunStore) -> APIRouter:
     router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
     @router.get("")
-    async def list_runs(limit: int = 50, before: float | None = None, decision: str = "") -> dict[str, Any]:
+    async def list_runs(
+        limit: int = Query(50, ge=1, le=MAX_PAGE),
+        before: float | None = Query(None, ge=0, le=MAX_BEFORE, allow_inf_nan=False),
+        decision: str = Query("", max_length=64),
+    ) -> dict[str, Any]:
         if not 1 <= limit <= MAX_PAGE:
             raise HTTPException(400, f"limit must be between 1 and {MAX_PAGE}")
         records = await store.list(limit=limit, before=before, decision=decision)
@@ -173,8 +181,8 @@ def runs_router(store: RunStore) -> APIRouter:
             "next_before": records[-1].created_at if len(records) == limit else None,
         }
 
-    @router.get("/{run_id}")
-    async def get_run(run_id: str) -> dict[str, Any]:
+    @router.get("/{run_id}", responses=errors(404))
+    async def get_run(run_id: PathId) -> dict[str, Any]:
         record = await store.get(run_id)
         if record is None:
             raise HTTPException(404, f"no run {run_id!r}")

@@ -169,7 +169,11 @@ def notifications_stream_router(
                     return
                 yield event.encode()
 
-    @router.get("/stream")
+    @router.get(
+        "/stream",
+        response_class=StreamingResponse,
+        responses={200: {"description": "server-sent events", "content": {"text/event-stream": {}}}},
+    )
     async def stream(request: Request) -> StreamingResponse:
         subscription = broadcaster.subscribe(_last_event_id(request))
         return StreamingResponse(

@@ -5,14 +5,16 @@ coalescing windows and the run loop share one time base."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from google.protobuf.message import Message
 from kronii.activity.v1 import activity_pb2 as apb
+from kronii.common.openapi import message_schema
 from kronii.pipeline.core.states import Priority, Trigger, TriggerKind
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 from kronii.scheduler.v1 import scheduler_pb2 as spb
 
-__all__ = ["TriggerRequestError", "trigger_from_message", "trigger_from_request"]
+__all__ = ["REQUEST_SCHEMA", "TriggerRequestError", "trigger_from_message", "trigger_from_request"]
 
 _STATE_NAMES = {
     apb.ACTIVITY_STATE_ACTIVE: "active",
@@ -31,6 +33,22 @@ REQUEST_KINDS = {
     "manual": TriggerKind.TICK,
 }
 _MAX_TEXT = 1_000
+_MAX_WINDOW_DIGITS = 20  # an X window id is 32 bits; more digits are not an id
+
+
+def _request_schema() -> dict[str, Any]:
+    """What POST /v1/triggers documents: the proto's fields (ParseDict refuses unknown ones), with
+    the kinds it takes listed and a source required."""
+    schema = message_schema(pb.TriggerRequest.DESCRIPTOR)
+    schema["properties"].update(
+        kind={"type": "string", "enum": sorted(REQUEST_KINDS)},
+        source={"type": "string", "minLength": 1, "pattern": r"\S"},
+    )
+    schema["required"] = ["kind", "source"]
+    return schema
+
+
+REQUEST_SCHEMA = _request_schema()
 
 
 class TriggerRequestError(ValueError):
@@ -96,7 +114,8 @@ def _text(attributes: Mapping[str, str], name: str) -> str:
 def trigger_from_request(request: pb.TriggerRequest, now_ms: int) -> Trigger:
     """A TriggerRequest (POST /v1/triggers, kronii.pipeline.trigger) as a Trigger, or
     TriggerRequestError naming the field that is wrong."""
-    kind = REQUEST_KINDS.get(request.kind.strip().lower())
+    # Exactly as listed: "TICK" or "manual\n" is a caller's mistake to hear about, not to guess.
+    kind = REQUEST_KINDS.get(request.kind)
     if kind is None:
         raise TriggerRequestError(
             f"kind must be one of {', '.join(sorted(REQUEST_KINDS))}, not {request.kind!r}"
@@ -105,8 +124,10 @@ def trigger_from_request(request: pb.TriggerRequest, now_ms: int) -> Trigger:
         raise TriggerRequestError("source is required: who sends the trigger (an agent id, a plugin, 'cli')")
     attributes = request.attributes
     window = attributes.get("window_id", "0") or "0"
-    if not window.isdigit():
+    if not window.isdigit() or not window.isascii():
         raise TriggerRequestError("attributes.window_id must be a whole number")
+    if len(window) > _MAX_WINDOW_DIGITS:
+        raise TriggerRequestError(f"attributes.window_id has more than {_MAX_WINDOW_DIGITS} digits")
     plugin_kind = _text(attributes, "plugin_kind") or _text(attributes, "event")
     if kind is TriggerKind.PLUGIN_EVENT and not (request.app_id and plugin_kind):
         raise TriggerRequestError("a plugin_event needs app_id and attributes.plugin_kind")

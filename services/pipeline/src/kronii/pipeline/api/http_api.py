@@ -8,7 +8,8 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 from google.protobuf.json_format import ParseDict, ParseError
-from kronii.pipeline.api.convert import TriggerRequestError, trigger_from_request
+from kronii.common.openapi import errors, json_body
+from kronii.pipeline.api.convert import REQUEST_SCHEMA, TriggerRequestError, trigger_from_request
 from kronii.pipeline.core.states import Trigger
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 
@@ -22,7 +23,7 @@ def pipeline_router(
 ) -> APIRouter:
     router = APIRouter(prefix="/v1", tags=["pipeline"])
 
-    @router.post("/triggers", status_code=202)
+    @router.post("/triggers", status_code=202, responses=errors(422), openapi_extra=json_body(REQUEST_SCHEMA))
     async def post_trigger(request: Request) -> dict[str, Any]:
         try:
             body = json.loads(await request.body() or b"null")

@@ -9,6 +9,7 @@ from typing import Any, Protocol, TypeVar
 from fastapi import APIRouter, HTTPException, Request
 from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 from google.protobuf.message import Message
+from kronii.common.openapi import json_body, message_schema
 from kronii.scheduler.core.model import InvalidRequest
 from kronii.scheduler.v1 import scheduler_pb2 as pb
 
@@ -42,6 +43,14 @@ async def _body(request: Request, message: M) -> M:
         raise HTTPException(400, f"invalid request: {error}") from None
 
 
+def _schema(message: type[Message]) -> dict[str, Any]:
+    """The proto's JSON form as this API takes it: `priority` in lower case."""
+    schema = message_schema(message.DESCRIPTOR)
+    if "priority" in schema["properties"]:
+        schema["properties"]["priority"] = {"type": "string", "enum": ["normal", "high"]}
+    return json_body(schema, required=False)
+
+
 def scheduler_router(app: _Scheduler) -> APIRouter:
     router = APIRouter(prefix="/v1", tags=["scheduler"])
 
@@ -50,7 +59,7 @@ def scheduler_router(app: _Scheduler) -> APIRouter:
         """Pending wake-ups, the cooldown, live trigger filters, run counters and ceilings."""
         return as_json(await app.schedule())
 
-    @router.post("/plans")
+    @router.post("/plans", openapi_extra=_schema(pb.Plan))
     async def post_plan(request: Request) -> dict[str, Any]:
         """Apply a Planner's plan (the same as a Plan on kronii.scheduler.plan)."""
         plan = await _body(request, pb.Plan())
@@ -59,7 +68,7 @@ def scheduler_router(app: _Scheduler) -> APIRouter:
         except InvalidRequest as error:
             raise HTTPException(400, str(error)) from None
 
-    @router.post("/admit")
+    @router.post("/admit", openapi_extra=_schema(pb.AdmitRequest))
     async def post_admit(request: Request) -> dict[str, Any]:
         """May a run start now? 200 with the decision, refused or not; 400 for a bad request."""
         admit = await _body(request, pb.AdmitRequest())

@@ -11,6 +11,8 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 from google.protobuf.message import Message
+from kronii.common.limits import PathId
+from kronii.common.openapi import errors, message_schema, proto_body
 from kronii.supervisor.core.tokens import Claims
 from kronii.supervisor.errors import ApiError
 from kronii.supervisor.identity import NONCE_MAX_CHARS, NONCE_MIN_CHARS, check_nonce
@@ -73,8 +75,30 @@ async def _body(request: Request, message: M, **path: Any) -> M:
         raise HTTPException(400, f"invalid request: {error}") from None
 
 
+# Every call verifies the caller's signed token and may meet any of these (ApiError's kinds).
+_ERRORS = errors(404, 409)
+
+
+def _proto(message: type[Message], *path: str) -> dict[str, Any]:
+    """The body's schema: the proto's fields, less those the path gives."""
+    schema = proto_body(message)
+    properties = schema["requestBody"]["content"]["application/json"]["schema"]["properties"]
+    for name in path:
+        properties.pop(name, None)
+    return schema
+
+
+def _spawn_body() -> dict[str, Any]:
+    schema = message_schema(pb.SpawnRuntimeRequest.DESCRIPTOR)
+    schema["properties"]["kind"]["description"] = (
+        "one of the configured agent kinds (codex, claude, python, generic, ...)"
+    )
+    schema["properties"]["cwd"]["description"] = "an existing directory; empty for the supervisor's own"
+    return {"requestBody": {"required": False, "content": {"application/json": {"schema": schema}}}}
+
+
 def supervisor_router(app: _Supervisor) -> APIRouter:
-    router = APIRouter(prefix="/v1", tags=["supervisor"])
+    router = APIRouter(prefix="/v1", tags=["supervisor"], responses=_ERRORS)
 
     async def call(
         request: Request, run: Callable[[Claims], Awaitable[Message]], status: int = 200
@@ -86,7 +110,7 @@ def supervisor_router(app: _Supervisor) -> APIRouter:
             raise HTTPException(error.http_status, error.message) from None
         return JSONResponse(as_json(result), status_code=status)
 
-    @router.post("/triggers")
+    @router.post("/triggers", openapi_extra=_proto(pb.TriggerRuntimeRequest))
     async def trigger_runtime(request: Request) -> JSONResponse:
         """trigger_runtime (seed 002, 10.2): result delivered | already_active | deferred | timeout | failed."""
         req = await _body(request, pb.TriggerRuntimeRequest())
@@ -94,32 +118,35 @@ def supervisor_router(app: _Supervisor) -> APIRouter:
         return await call(request, lambda c: app.trigger(req, c, request_id))
 
     @router.get("/triggers/{trigger_id}")
-    async def get_trigger(trigger_id: str, request: Request) -> JSONResponse:
+    async def get_trigger(trigger_id: PathId, request: Request) -> JSONResponse:
         return await call(request, lambda c: app.get_trigger(pb.GetTriggerRequest(trigger_id=trigger_id), c))
 
-    @router.post("/triggers/{trigger_id}/force")
-    async def force_trigger(trigger_id: str, request: Request) -> JSONResponse:
+    @router.post("/triggers/{trigger_id}/force", openapi_extra=_proto(pb.ForceTriggerRequest, "trigger_id"))
+    async def force_trigger(trigger_id: PathId, request: Request) -> JSONResponse:
         req = await _body(request, pb.ForceTriggerRequest(), trigger_id=trigger_id)
         return await call(request, lambda c: app.force(req, c))
 
-    @router.post("/acks")
+    @router.post("/acks", openapi_extra=_proto(pb.AckTriggerRequest))
     async def ack_trigger(request: Request) -> JSONResponse:
         req = await _body(request, pb.AckTriggerRequest())
         return await call(request, lambda c: app.ack(req, c))
 
-    @router.post("/runtimes")
+    @router.post("/runtimes", status_code=201, openapi_extra=_proto(pb.RegisterRuntimeRequest))
     async def register_runtime(request: Request) -> JSONResponse:
         req = await _body(request, pb.RegisterRuntimeRequest())
         return await call(request, lambda c: app.register(req, c), status=201)
 
-    @router.post("/runtimes/spawn")
+    @router.post("/runtimes/spawn", status_code=201, openapi_extra=_spawn_body())
     async def spawn_runtime(request: Request) -> JSONResponse:
         req = await _body(request, pb.SpawnRuntimeRequest())
         return await call(request, lambda c: app.spawn(req, c), status=201)
 
     @router.get("/runtimes")
     async def list_runtimes(
-        request: Request, workspace_id: str = "", agent_id: str = "", include_offline: bool = False
+        request: Request,
+        workspace_id: str = Query("", max_length=128),
+        agent_id: str = Query("", max_length=128),
+        include_offline: bool = False,
     ) -> JSONResponse:
         req = pb.ListRuntimesRequest(
             workspace_id=workspace_id, agent_id=agent_id, include_offline=include_offline
@@ -127,33 +154,43 @@ def supervisor_router(app: _Supervisor) -> APIRouter:
         return await call(request, lambda c: app.list_runtimes(req, c))
 
     @router.get("/runtimes/{runtime_id}")
-    async def get_runtime(runtime_id: str, request: Request) -> JSONResponse:
+    async def get_runtime(runtime_id: PathId, request: Request) -> JSONResponse:
         return await call(request, lambda c: app.get_runtime(pb.GetRuntimeRequest(runtime_id=runtime_id), c))
 
-    @router.post("/runtimes/{runtime_id}/heartbeat")
-    async def heartbeat_runtime(runtime_id: str, request: Request) -> JSONResponse:
+    @router.post(
+        "/runtimes/{runtime_id}/heartbeat", openapi_extra=_proto(pb.HeartbeatRuntimeRequest, "runtime_id")
+    )
+    async def heartbeat_runtime(runtime_id: PathId, request: Request) -> JSONResponse:
         req = await _body(request, pb.HeartbeatRuntimeRequest(), runtime_id=runtime_id)
         return await call(request, lambda c: app.heartbeat(req, c))
 
-    @router.post("/runtimes/{runtime_id}/deregister")
-    async def deregister_runtime(runtime_id: str, request: Request) -> JSONResponse:
+    @router.post(
+        "/runtimes/{runtime_id}/deregister", openapi_extra=_proto(pb.DeregisterRuntimeRequest, "runtime_id")
+    )
+    async def deregister_runtime(runtime_id: PathId, request: Request) -> JSONResponse:
         req = await _body(request, pb.DeregisterRuntimeRequest(), runtime_id=runtime_id)
         return await call(request, lambda c: app.deregister(req, c))
 
-    @router.post("/runtimes/{runtime_id}/pause")
-    async def pause_runtime(runtime_id: str, request: Request) -> JSONResponse:
+    @router.post(
+        "/runtimes/{runtime_id}/pause",
+        openapi_extra=_proto(pb.SetRuntimePausedRequest, "runtime_id", "paused"),
+    )
+    async def pause_runtime(runtime_id: PathId, request: Request) -> JSONResponse:
         req = await _body(request, pb.SetRuntimePausedRequest(), runtime_id=runtime_id, paused=True)
         return await call(request, lambda c: app.set_paused(req, c))
 
-    @router.post("/runtimes/{runtime_id}/resume")
-    async def resume_runtime(runtime_id: str, request: Request) -> JSONResponse:
+    @router.post(
+        "/runtimes/{runtime_id}/resume",
+        openapi_extra=_proto(pb.SetRuntimePausedRequest, "runtime_id", "paused"),
+    )
+    async def resume_runtime(runtime_id: PathId, request: Request) -> JSONResponse:
         req = await _body(request, pb.SetRuntimePausedRequest(), runtime_id=runtime_id, paused=False)
         return await call(request, lambda c: app.set_paused(req, c))
 
     @router.get("/runtimes/{runtime_id}/logs")
-    async def runtime_logs(runtime_id: str, request: Request, lines: int = 50) -> JSONResponse:
-        if not 1 <= lines <= 2000:
-            raise HTTPException(400, "lines must be between 1 and 2000")
+    async def runtime_logs(
+        runtime_id: PathId, request: Request, lines: int = Query(50, ge=1, le=2000)
+    ) -> JSONResponse:
         req = pb.RuntimeLogsRequest(runtime_id=runtime_id, lines=lines)
         return await call(request, lambda c: app.logs(req, c))
 
@@ -173,7 +210,7 @@ def supervisor_router(app: _Supervisor) -> APIRouter:
             raise HTTPException(400, str(error)) from None
         return IdentityProof(service="supervisor", proof=app.identity_proof(nonce))
 
-    @router.post("/threads/unblock")
+    @router.post("/threads/unblock", openapi_extra=_proto(pb.UnblockThreadRequest))
     async def unblock_thread(request: Request) -> JSONResponse:
         req = await _body(request, pb.UnblockThreadRequest())
         return await call(request, lambda c: app.unblock(req, c))

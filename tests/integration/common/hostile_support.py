@@ -1,0 +1,161 @@
+"""The five services as real processes on free ports (started at once, in threads), for the tests
+that feed them hostile input: the same starters the services' own integration tests use."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from kronii.common.db import migrate_up
+from kronii.common.infra import EmbeddedInfra, InfraPorts, free_port
+
+from tests.agents.harness import private_socket
+from tests.infra import InfraUrls, create_database
+from tests.integration.capture.capture_support import capture_env, start_capture
+from tests.integration.pipeline.pipeline_support import pipeline_database, pipeline_env, start_pipeline
+from tests.integration.scheduler.conftest import new_prefix, start_scheduler
+from tests.integration.supervisor.conftest import start_supervisor, token
+from tests.mesh import Proc, python_module, wait_http_ready
+
+__all__ = ["SERVICES", "Mesh", "Service", "mesh_of_five"]
+
+SERVICES = ("sensor", "capture", "pipeline", "scheduler", "supervisor")
+
+
+@dataclass(frozen=True)
+class Service:
+    name: str
+    url: str
+    grpc_port: int
+    # What every call carries: the supervisor verifies its own signed token on every route.
+    headers: dict[str, str]
+    proc: Proc
+
+
+@contextlib.contextmanager
+def _sensor(infra: InfraUrls, database: str, folder: Path) -> Iterator[Service]:
+    http, grpc_port = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KRONII_") and k != "DISPLAY"}
+    env.update(infra.env())
+    env.update(
+        KRONII_DATABASE_URL=database,
+        KRONII_DATA_DIR=str(folder / "data"),
+        KRONII_SENSOR_HTTP_PORT=str(http),
+        KRONII_SENSOR_GRPC_PORT=str(grpc_port),
+        DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
+        DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
+    )
+    proc = Proc(python_module("kronii.sensor"), env)
+    url = f"http://127.0.0.1:{http}"
+    try:
+        wait_http_ready(url, proc=proc, timeout=60)
+        yield Service("sensor", url, grpc_port, {}, proc)
+    finally:
+        if proc.process.poll() is None:
+            proc.terminate()
+
+
+@contextlib.contextmanager
+def _capture(infra: InfraUrls, database: str, folder: Path) -> Iterator[Service]:
+    with start_capture(capture_env(infra, database, folder / "capture", None)) as capture:
+        yield Service("capture", capture.http, capture.grpc_port, {}, capture.proc)
+
+
+@contextlib.contextmanager
+def _pipeline(infra: InfraUrls, database: str, folder: Path) -> Iterator[Service]:
+    env = pipeline_env(infra, pipeline_database(infra, "hostile"), folder / "pipeline")
+    with start_pipeline(env) as pipeline:
+        port = int(env["KRONII_PIPELINE_GRPC_PORT"])
+        yield Service("pipeline", pipeline.url, port, {}, pipeline.proc)
+
+
+@contextlib.contextmanager
+def _scheduler(infra: InfraUrls, database: str, folder: Path) -> Iterator[Service]:
+    scheduler = start_scheduler(infra, database, new_prefix("hostile"))
+    try:
+        yield Service("scheduler", scheduler.url, scheduler.grpc_port, {}, scheduler.proc)
+    finally:
+        if scheduler.proc.process.poll() is None:
+            scheduler.proc.terminate()
+
+
+@contextlib.contextmanager
+def _supervisor(infra: InfraUrls, database: str, folder: Path) -> Iterator[Service]:
+    with private_socket() as socket, start_supervisor(infra, database, folder / "supervisor", socket) as sup:
+        headers = {"authorization": f"Bearer {token()}"}
+        yield Service("supervisor", sup.url, sup.grpc_port, headers, sup.proc)
+
+
+@dataclass(frozen=True)
+class Mesh:
+    services: dict[str, Service]
+    # The database the sensor, capture, scheduler and supervisor share (the audit log is there).
+    database: str
+
+    def __getitem__(self, name: str) -> Service:
+        return self.services[name]
+
+
+_STARTERS: dict[str, Callable[[InfraUrls, str, Path], contextlib.AbstractContextManager[Service]]] = {
+    "sensor": _sensor,
+    "capture": _capture,
+    "pipeline": _pipeline,
+    "scheduler": _scheduler,
+    "supervisor": _supervisor,
+}
+
+
+@contextlib.contextmanager
+def _private_bus_and_cache(infra: InfraUrls, folder: Path) -> Iterator[InfraUrls]:
+    """A NATS and a Redis of the mesh's own (PostgreSQL is shared, in a database of its own): its
+    scheduler and pipeline join queue groups and its sensor writes the snapshot key, which must not
+    reach the other tests' services."""
+    own = EmbeddedInfra(folder / "infra", InfraPorts(free_port(), free_port(), free_port()))
+    try:
+        servers = own.start(nats_url=None, redis_url=None, database_url=infra.database)
+        yield InfraUrls(servers["nats"].url, servers["redis"].url, infra.database)
+    finally:
+        own.stop()
+
+
+@contextlib.contextmanager
+def mesh_of_five(shared: InfraUrls, folder: Path) -> Iterator[Mesh]:
+    """All five services, started in parallel (each takes seconds to come up), stopped at the end."""
+    with _private_bus_and_cache(shared, folder) as infra:
+        yield from _mesh(infra, folder)
+
+
+def _mesh(infra: InfraUrls, folder: Path) -> Iterator[Mesh]:
+    database = create_database(infra.database, f"kronii_hostile_{uuid.uuid4().hex[:6]}")
+    migrate_up(database)
+    stacks = {name: contextlib.ExitStack() for name in SERVICES}
+    started: dict[str, Service] = {}
+    failures: list[BaseException] = []
+
+    def start(name: str) -> None:
+        try:
+            started[name] = stacks[name].enter_context(_STARTERS[name](infra, database, folder))
+        except BaseException as error:  # reported below, on the test's thread
+            failures.append(error)
+
+    try:
+        _each(start)
+        if failures:
+            raise failures[0]
+        yield Mesh(started, database)
+    finally:
+        # Stopping takes each service a second or more: stop them all at once too.
+        _each(lambda name: stacks[name].close())
+
+
+def _each(action: Callable[[str], None]) -> None:
+    threads = [threading.Thread(target=action, args=(name,)) for name in SERVICES]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
