@@ -2,7 +2,8 @@
 an xterm shows planted secrets; a Strict request over gRPC waits until the window manager focuses
 that window, streams queued -> ... -> persisted, and the single-use token yields a PNG in which
 Tesseract finds none of the planted values (and the token fails the second time). A window that
-never gains focus expires; FocusNext captures the next app that gains focus."""
+never gains focus expires; FocusNext captures the next app that gains focus. The reader is a
+registered agent (READ_REDACTED); a person's reads need a terminal (test_capture_presence.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 import grpc
 import pytest
 import pytest_asyncio
+from kronii.capture.core.capabilities import Capability
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
 from kronii.common.infra import free_port
@@ -25,6 +27,8 @@ from tests.infra import InfraUrls, create_database
 from tests.integration.capture.capture_support import (
     PLANTS,
     CaptureProc,
+    Metadata,
+    agent_bearer,
     capture_env,
     path_like,
     planted_window,
@@ -41,7 +45,7 @@ PROGRESSION = [pb.QUEUED, pb.WAITING, pb.CAPTURING, pb.SCORING, pb.REDACTING, pb
 @pytest.fixture(scope="module")
 def desktop_mesh(
     infra: InfraUrls, xdisplay: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[Proc, CaptureProc]]:
+) -> Iterator[tuple[Proc, CaptureProc, str]]:
     from kronii.common.db import migrate_up
 
     database = create_database(infra.database, "kronii_capture_e2e")
@@ -60,14 +64,14 @@ def desktop_mesh(
         wait_http_ready(f"http://127.0.0.1:{sensor_env['KRONII_SENSOR_HTTP_PORT']}", proc=sensor, timeout=60)
         env = capture_env(infra, database, data_dir, xdisplay)
         with start_capture(env) as capture:
-            yield sensor, capture
+            yield sensor, capture, database
     finally:
         if sensor.process.poll() is None:
             sensor.terminate()
 
 
 @pytest_asyncio.fixture
-async def stub(desktop_mesh: tuple[Proc, CaptureProc]) -> AsyncIterator[pb_grpc.ScreenCaptureStub]:
+async def stub(desktop_mesh: tuple[Proc, CaptureProc, str]) -> AsyncIterator[pb_grpc.ScreenCaptureStub]:
     async with grpc.aio.insecure_channel(desktop_mesh[1].unix_target) as channel:
         yield pb_grpc.ScreenCaptureStub(channel)
 
@@ -78,14 +82,20 @@ async def _statuses(
     return [status async for status in stub.WatchCapture(job, timeout=timeout)]
 
 
-async def _png(stub: pb_grpc.ScreenCaptureStub, screenshot_id: str, token: str) -> bytes:
+async def _png(stub: pb_grpc.ScreenCaptureStub, screenshot_id: str, token: str, reader: Metadata) -> bytes:
     request = pb.GetScreenshotRequest(screenshot_id=screenshot_id, single_use_token=token)
-    return b"".join([chunk.data async for chunk in stub.GetScreenshot(request, timeout=30)])
+    return b"".join([chunk.data async for chunk in stub.GetScreenshot(request, metadata=reader, timeout=30)])
 
 
 async def test_a_strict_request_captures_the_focused_terminal_without_its_secrets(
-    stub: pb_grpc.ScreenCaptureStub, xdisplay: str, desktop_mesh: tuple[Proc, CaptureProc]
+    stub: pb_grpc.ScreenCaptureStub,
+    xdisplay: str,
+    desktop_mesh: tuple[Proc, CaptureProc, str],
+    infra: InfraUrls,
 ) -> None:
+    reader = await agent_bearer(
+        desktop_mesh[1].unix_target, infra.redis, desktop_mesh[2], Capability.READ_REDACTED
+    )
     with (
         planted_window(xdisplay) as secrets_window,
         planted_window(xdisplay, "plain notes\nstaging pipeline", geometry="40x5+600+450") as other,
@@ -109,14 +119,16 @@ async def test_a_strict_request_captures_the_focused_terminal_without_its_secret
         assert [status.status for status in seen] == PROGRESSION, seen
         screenshot_id = seen[-1].primary_screenshot_id
 
-        token = await stub.IssueToken(pb.IssueTokenRequest(screenshot_id=screenshot_id), timeout=10)
-        image = Image.open(io.BytesIO(await _png(stub, screenshot_id, token.single_use_token)))
+        token = await stub.IssueToken(
+            pb.IssueTokenRequest(screenshot_id=screenshot_id), metadata=reader, timeout=10
+        )
+        image = Image.open(io.BytesIO(await _png(stub, screenshot_id, token.single_use_token, reader)))
         text = read_back(image)
         assert "deployment" in text
         for plant in PLANTS:
             assert squeeze(plant.value) not in squeeze(text)
         with pytest.raises(grpc.aio.AioRpcError) as second:
-            await _png(stub, screenshot_id, token.single_use_token)
+            await _png(stub, screenshot_id, token.single_use_token, reader)
         assert second.value.code() == grpc.StatusCode.PERMISSION_DENIED
 
         # Never focused: the other window stays in the background until the TTL ends the job.

@@ -1,6 +1,8 @@
 """Shared by the capture service's integration and end-to-end tests: an xterm showing planted
 values (its real X window id and pid), the service as a process, a stand-in sensor that publishes
-focus on NATS and keeps a snapshot in Redis, and a scan of responses for filesystem paths."""
+focus on NATS and keeps a snapshot in Redis, a scan of responses for filesystem paths, commands run
+on a real pseudo-terminal (a person's terminal: reading screenshots needs one), and a registered
+agent's session for tests whose reader is an agent."""
 
 from __future__ import annotations
 
@@ -8,18 +10,28 @@ import contextlib
 import itertools
 import os
 import re
+import select
 import subprocess
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import grpc
 import redis.asyncio as aioredis
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from google.protobuf.timestamp_pb2 import Timestamp
 from kronii.activity.v1 import activity_pb2 as apb
+from kronii.capture.adapters.sessions import ClientSessions
+from kronii.capture.core.capabilities import Capability
+from kronii.capture.v1 import capture_pb2 as pb
+from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
 from kronii.common import subjects
 from kronii.common.bus import Bus
+from kronii.common.db import make_engine, make_sessionmaker
 from kronii.common.infra import free_port
 from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
 
@@ -29,16 +41,24 @@ from tests.mesh import Proc, python_module, wait_http_ready
 from tests.unit.redaction_pixels.pixels_support import FILLER, PLANTS
 
 __all__ = [
+    "NO_SYSTEM_BUS",
     "PLANTED_TEXT",
     "PLANTS",
     "CaptureProc",
     "FakeSensor",
+    "Metadata",
     "PlantedWindow",
+    "TerminalRun",
+    "agent_bearer",
     "capture_env",
     "path_like",
     "planted_window",
+    "run_on_terminal",
     "start_capture",
 ]
+
+# No polkit authority unless a test starts one: the TTY binding is the proof of presence.
+NO_SYSTEM_BUS = "unix:path=/nonexistent/kronii-test-system-bus"
 
 PLANTED_TEXT = "\n".join(
     line
@@ -185,6 +205,7 @@ def capture_env(infra: InfraUrls, database: str, data_dir: Path, display: str | 
         KRONII_CAPTURE_INPUT_BACKOFF_MS="0",
         KRONII_CAPTURE_MERGE_WINDOW_MS="2000",
         DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
+        DBUS_SYSTEM_BUS_ADDRESS=NO_SYSTEM_BUS,
     )
     if display:
         env["KRONII_CAPTURE_DISPLAY"] = display
@@ -218,3 +239,84 @@ def start_capture(env: dict[str, str]) -> Iterator[CaptureProc]:
     finally:
         if proc.process.poll() is None:
             proc.terminate()
+
+
+@dataclass(frozen=True)
+class TerminalRun:
+    code: int
+    shown: str
+    # The session id: the shell's pid, which setsid made a session leader without forking.
+    session: int
+
+
+def run_on_terminal(script: str, env: dict[str, str], timeout: float = 90) -> TerminalRun:
+    """Run ``sh -c script`` as a person's terminal session would: a new session whose controlling
+    terminal is a fresh pseudo-terminal, standard input, output and error on it. (exit code, what
+    the terminal showed, session id)."""
+    master, slave = os.openpty()
+    try:
+        process = subprocess.Popen(
+            ["setsid", "--ctty", "sh", "-c", script],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            close_fds=True,
+        )
+    finally:
+        os.close(slave)
+    shown = bytearray()
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"the terminal command did not finish in {timeout} s: {shown[-500:]!r}")
+            ready, _, _ = select.select([master], [], [], min(left, 0.5))
+            if not ready:
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: every process holding the terminal has exited
+                break
+            if not chunk:
+                break
+            shown += chunk
+        code = process.wait(timeout=10)
+        return TerminalRun(code, shown.decode(errors="replace").replace("\r\n", "\n"), process.pid)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(master)
+
+
+Metadata = tuple[tuple[str, str], ...]
+
+
+async def agent_bearer(target: str, redis_url: str, database: str, capabilities: Capability) -> Metadata:
+    """Register a fresh Ed25519 agent with ``capabilities`` and log it in by challenge-response over
+    ``target``; the call metadata that carries its session."""
+    key = Ed25519PrivateKey.generate()
+    client_id = f"it-agent-{uuid.uuid4().hex[:10]}"
+    engine = make_engine(database)
+    redis = aioredis.from_url(redis_url)
+    try:
+        await ClientSessions(redis, make_sessionmaker(engine)).register_client(
+            client_id, key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw), capabilities
+        )
+    finally:
+        await redis.aclose()
+        await engine.dispose()
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = pb_grpc.ScreenCaptureStub(channel)
+        challenge = await stub.BeginChallenge(pb.ChallengeRequest(client_id=client_id), timeout=10)
+        session = await stub.Authenticate(
+            pb.AuthenticateRequest(
+                challenge_id=challenge.challenge_id,
+                client_id=client_id,
+                signature=key.sign(challenge.nonce),
+            ),
+            timeout=10,
+        )
+    return (("authorization", f"Bearer {session.session_token}"),)

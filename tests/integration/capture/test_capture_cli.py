@@ -1,5 +1,7 @@
 """`kronii capture request|watch|get|list` as a person runs it, against the capture service over its
-Unix socket: exit codes, what it prints, the PNG it writes, and sentences for what went wrong."""
+Unix socket: exit codes, what it prints, the PNG it writes, and sentences for what went wrong.
+`request` runs without a terminal (any local process of the user may ask for a capture); `list` and
+`get` read screenshots, so they run on a real pseudo-terminal, the person's proof of presence."""
 
 from __future__ import annotations
 
@@ -17,7 +19,14 @@ import pytest
 from kronii.common.urls import libpq_url
 from PIL import Image
 
-from tests.integration.capture.capture_support import CaptureProc, FakeSensor, PlantedWindow, planted_window
+from tests.integration.capture.capture_support import (
+    CaptureProc,
+    FakeSensor,
+    PlantedWindow,
+    TerminalRun,
+    planted_window,
+    run_on_terminal,
+)
 
 KRONII = str(Path(sys.executable).with_name("kronii"))
 
@@ -35,6 +44,14 @@ async def kronii(
     return await asyncio.to_thread(
         subprocess.run, command, capture_output=True, text=True, timeout=90, env=env or dict(os.environ)
     )
+
+
+async def kronii_on_terminal(service: CaptureProc, *commands: str) -> TerminalRun:
+    """`kronii capture --socket S <command>` for each command, one after the other, from one shell on
+    a real pseudo-terminal; each is followed by `rc=<exit code>`."""
+    prefix = f"'{KRONII}' capture --socket '{service.socket}' --timeout 60"
+    script = "; ".join(f"{prefix} {command}; echo rc=$?" for command in commands)
+    return await asyncio.to_thread(run_on_terminal, script, dict(os.environ))
 
 
 def audit_rows(database: str, subject: str) -> list[tuple[str, str, str, dict[str, Any]]]:
@@ -79,25 +96,21 @@ async def test_request_wait_prints_the_progression_and_get_writes_the_redacted_p
     ]
     screenshot_id = lines[-1].split()[-1]
 
-    listed = await kronii(capture_service, "list", "-n", "5")
-    assert listed.returncode == 0, listed.stderr
-    assert any(line.startswith(screenshot_id) and job_id in line for line in listed.stdout.splitlines())
-
     out = tmp_path / "shot.png"
-    got = await kronii(capture_service, "get", f"job:{job_id}", "-o", str(out))
-    assert got.returncode == 0, got.stderr
-    assert "redacted PNG" in got.stderr
+    piped = tmp_path / "piped.png"
+    # `--`: a screenshot id may begin with "-".
+    shell = await kronii_on_terminal(
+        capture_service,
+        "list -n 5",
+        f"get job:{job_id} -o '{out}'",
+        f"get -o - -- {screenshot_id} > '{piped}'",
+    )
+    assert shell.shown.count("rc=0") == 3, shell.shown
+    assert any(line.startswith(screenshot_id) and job_id in line for line in shell.shown.splitlines())
+    assert "redacted PNG" in shell.shown
     image = Image.open(io.BytesIO(out.read_bytes()))
     assert image.format == "PNG" and image.width > 100
-
-    to_stdout = await asyncio.to_thread(
-        subprocess.run,
-        [KRONII, "capture", "--socket", str(capture_service.socket), "get", screenshot_id, "-o", "-"],
-        capture_output=True,
-        timeout=90,
-    )
-    assert to_stdout.returncode == 0
-    assert to_stdout.stdout == out.read_bytes()
+    assert piped.read_bytes() == out.read_bytes()
 
     # Every access is an audit row naming the local client by pid and executable, with the level.
     reads = [row for row in audit_rows(capture_database, screenshot_id) if row[0] == "capture.get_screenshot"]
@@ -106,15 +119,16 @@ async def test_request_wait_prints_the_progression_and_get_writes_the_redacted_p
         assert outcome == "ok"
         assert detail["client_kind"] == "local" and detail["pid"] > 0 and detail["exe"]
         assert detail["redaction_level"] == "amber"
+        assert detail["proof"] in ("tty", "window")  # a person's proof, or its window still open
     assert any(row[0] == "capture.request" for row in audit_rows(capture_database, job_id))
 
 
 async def test_an_unknown_screenshot_is_refused_with_exit_code_2_and_a_sentence(
     capture_service: CaptureProc, tmp_path: Path
 ) -> None:
-    got = await kronii(capture_service, "get", "no-such-screenshot-id", "-o", str(tmp_path / "x.png"))
-    assert got.returncode == 2
-    assert got.stderr.startswith("kronii: capture get refused:")
+    got = await kronii_on_terminal(capture_service, f"get no-such-screenshot-id -o '{tmp_path / 'x.png'}'")
+    assert "rc=2" in got.shown
+    assert "kronii: capture get refused: no such screenshot" in got.shown
     assert not (tmp_path / "x.png").exists()
 
 

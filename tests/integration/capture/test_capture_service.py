@@ -1,6 +1,9 @@
 """The capture service as a process under Xvfb, on real NATS, Redis and PostgreSQL, with a stand-in
 sensor: the status progression, single-use tokens, merging, expiry, cancellation, FocusNext,
-errors that name the field, no raw bytes without READ_RAW_ENCRYPTED, no paths in any response."""
+errors that name the field, no raw bytes without READ_RAW_ENCRYPTED, no paths in any response.
+Local calls (this process, through the Unix socket, no terminal) request and follow captures; the
+reads are an agent's, registered with READ_REDACTED and LIST_META (a person's reads are in
+test_capture_presence.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import grpc
 import httpx
 import pytest
 import pytest_asyncio
+from kronii.capture.core.capabilities import Capability
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
 from kronii.common import subjects
@@ -24,7 +28,9 @@ from tests.infra import InfraUrls
 from tests.integration.capture.capture_support import (
     CaptureProc,
     FakeSensor,
+    Metadata,
     PlantedWindow,
+    agent_bearer,
     path_like,
     planted_window,
 )
@@ -37,6 +43,17 @@ PROGRESSION = [pb.QUEUED, pb.WAITING, pb.CAPTURING, pb.SCORING, pb.REDACTING, pb
 async def stub(capture_service: CaptureProc) -> AsyncIterator[pb_grpc.ScreenCaptureStub]:
     async with grpc.aio.insecure_channel(capture_service.unix_target) as channel:
         yield pb_grpc.ScreenCaptureStub(channel)
+
+
+@pytest_asyncio.fixture(scope="module")
+async def reader(capture_service: CaptureProc, infra: InfraUrls, capture_database: str) -> Metadata:
+    """The session metadata of an agent that may read screenshots and list them."""
+    return await agent_bearer(
+        capture_service.unix_target,
+        infra.redis,
+        capture_database,
+        Capability.READ_REDACTED | Capability.LIST_META,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +78,11 @@ async def statuses(
 
 
 async def test_strict_request_goes_queued_to_persisted_and_the_token_reads_a_redacted_png_once(
-    stub: pb_grpc.ScreenCaptureStub, sensor: FakeSensor, terminal: PlantedWindow, infra: InfraUrls
+    stub: pb_grpc.ScreenCaptureStub,
+    sensor: FakeSensor,
+    terminal: PlantedWindow,
+    infra: InfraUrls,
+    reader: Metadata,
 ) -> None:
     bus = Bus("test-listener")
     await bus.connect(infra.nats)
@@ -94,7 +115,7 @@ async def test_strict_request_goes_queued_to_persisted_and_the_token_reads_a_red
     assert list(result.screenshot_ids) == []  # raw ids are for READ_RAW_ENCRYPTED holders only
 
     token = await stub.IssueToken(
-        pb.IssueTokenRequest(screenshot_id=persisted.primary_screenshot_id), timeout=10
+        pb.IssueTokenRequest(screenshot_id=persisted.primary_screenshot_id), metadata=reader, timeout=10
     )
     chunks = [
         chunk
@@ -102,6 +123,7 @@ async def test_strict_request_goes_queued_to_persisted_and_the_token_reads_a_red
             pb.GetScreenshotRequest(
                 screenshot_id=persisted.primary_screenshot_id, single_use_token=token.single_use_token
             ),
+            metadata=reader,
             timeout=30,
         )
     ]
@@ -118,6 +140,7 @@ async def test_strict_request_goes_queued_to_persisted_and_the_token_reads_a_red
             pb.GetScreenshotRequest(
                 screenshot_id=persisted.primary_screenshot_id, single_use_token=token.single_use_token
             ),
+            metadata=reader,
             timeout=10,
         ):
             pass
@@ -190,16 +213,36 @@ async def test_focus_next_captures_whatever_window_gains_focus_next(
 
 
 async def test_without_read_raw_encrypted_no_call_returns_raw_bytes(
-    stub: pb_grpc.ScreenCaptureStub, capture_service: CaptureProc
+    stub: pb_grpc.ScreenCaptureStub, capture_service: CaptureProc, reader: Metadata
 ) -> None:
-    listing = await stub.ListScreenshots(pb.ListScreenshotsRequest(limit=50), timeout=10)
+    listing = await stub.ListScreenshots(pb.ListScreenshotsRequest(limit=50), metadata=reader, timeout=10)
     assert listing.screenshots and {item.kind for item in listing.screenshots} == {"redacted"}
-    with pytest.raises(grpc.aio.AioRpcError) as refused:
-        async for _ in stub.GetRawEncrypted(
-            pb.GetRawEncryptedRequest(screenshot_id=listing.screenshots[0].screenshot_id), timeout=10
-        ):
-            pass
-    assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    for metadata in (reader, ()):  # the agent, and a local process
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            async for _ in stub.GetRawEncrypted(
+                pb.GetRawEncryptedRequest(screenshot_id=listing.screenshots[0].screenshot_id),
+                metadata=metadata,
+                timeout=10,
+            ):
+                pass
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+async def test_a_local_process_without_a_person_may_follow_its_jobs_but_not_read_screenshots(
+    stub: pb_grpc.ScreenCaptureStub, reader: Metadata
+) -> None:
+    listing = await stub.ListScreenshots(pb.ListScreenshotsRequest(limit=1), metadata=reader, timeout=10)
+    shot = listing.screenshots[0]
+    result = await stub.GetCaptureResult(pb.CaptureJobId(job_id=shot.job_id), timeout=10)
+    assert result.primary_screenshot_id == shot.screenshot_id  # its job's status: allowed
+    for call in (
+        stub.ListScreenshots(pb.ListScreenshotsRequest(limit=1), timeout=10),
+        stub.IssueToken(pb.IssueTokenRequest(screenshot_id=shot.screenshot_id), timeout=10),
+    ):
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await call
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        assert (refused.value.details() or "").startswith("reading screenshots needs a person at a terminal")
 
 
 async def test_calls_over_tcp_need_a_session_and_repeated_failures_trip_the_breaker(
@@ -222,10 +265,11 @@ async def test_calls_over_tcp_need_a_session_and_repeated_failures_trip_the_brea
 
 
 async def test_no_response_log_line_or_metric_contains_a_filesystem_path(
-    stub: pb_grpc.ScreenCaptureStub, capture_service: CaptureProc
+    stub: pb_grpc.ScreenCaptureStub, capture_service: CaptureProc, reader: Metadata
 ) -> None:
-    texts = [str(await stub.ListScreenshots(pb.ListScreenshotsRequest(limit=50), timeout=10))]
-    for item in (await stub.ListScreenshots(pb.ListScreenshotsRequest(limit=50), timeout=10)).screenshots:
+    listing = await stub.ListScreenshots(pb.ListScreenshotsRequest(limit=50), metadata=reader, timeout=10)
+    texts = [str(listing)]
+    for item in listing.screenshots:
         result = await stub.GetCaptureResult(pb.CaptureJobId(job_id=item.job_id), timeout=10)
         texts.append(str(result))
     texts.append(httpx.get(f"{capture_service.http}/readyz", timeout=10).text)

@@ -147,11 +147,14 @@ async def test_re_registering_a_key_ends_sessions_proven_with_the_old_one(book: 
     assert await book.resolve(session.token) is None
 
 
-def test_a_local_identity_carries_the_peer_and_the_local_default_capabilities() -> None:
+def test_a_local_identity_carries_the_peer_and_may_only_request_captures() -> None:
     identity = Identity.local(PeerIdentity(uid=1000, pid=42, exe="/usr/bin/kronii-client"))
 
     assert identity.kind == "local"
     assert identity.actor == "local:uid:1000"
     assert (identity.uid, identity.pid) == (1000, 42)
     assert identity.allows(Capability.REQUEST_CAPTURE)
+    # Reading needs a person's proof of presence first (adapters.presence), never the bare socket.
+    assert not identity.allows(Capability.READ_REDACTED)
+    assert not identity.allows(Capability.LIST_META)
     assert not identity.allows(Capability.READ_RAW_ENCRYPTED)

@@ -1,25 +1,31 @@
 """The Unix-socket front door: a 0600 socket in a 0700 directory, peer credentials from the kernel,
 allowed peers spliced to a real gRPC server that can tell who is calling, others refused and
-audited. Tests run as root; the other user is `nobody`, through setpriv."""
+audited; and what /proc tells about a caller on a pseudo-terminal (its terminal, session, standard
+input, start time) for the proof of presence. Tests run as root; the other user is `nobody`,
+through setpriv."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import pwd
 import shutil
 import socket
 import stat
+import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 import pytest_asyncio
-from kronii.capture.adapters.access import PEERS, AccessPolicy, identity_for_peer
+from kronii.capture.adapters.access import PEERS, AccessPolicy, PeerIdentity, PeerRegistry, identity_for_peer
+from kronii.capture.adapters.procinfo import claimed_device, proc_facts, start_ticks
 from kronii.capture.adapters.socket import FrontDoorError, LocalFrontDoor, socket_path
 from kronii.common.audit import AuditLog
 
@@ -237,3 +243,56 @@ async def test_a_stale_socket_file_is_replaced(runtime_dir: Path, grpc_port: int
         assert (await _call_whoami(path))["uid"] == os.getuid()
     finally:
         await door.stop()
+
+
+async def test_the_front_door_records_the_peer_start_time_so_a_reused_pid_is_told_apart(
+    runtime_dir: Path, grpc_port: int
+) -> None:
+    seen: list[PeerIdentity] = []
+
+    class Recording(PeerRegistry):
+        def register(self, port: int, identity: PeerIdentity) -> None:
+            seen.append(identity)
+            super().register(port, identity)
+
+    path = socket_path(Path("unused"), runtime_dir=str(runtime_dir))
+    door = LocalFrontDoor(path, ("127.0.0.1", grpc_port), AccessPolicy.build(), peers=Recording())
+    await door.start()
+    try:
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            await _call_whoami(path)  # this registry is not the one the gRPC side reads
+    finally:
+        await door.stop()
+
+    assert seen and seen[0].pid == os.getpid()
+    assert seen[0].start_ticks == start_ticks(os.getpid()) and seen[0].start_ticks > 0
+
+
+def test_proc_facts_of_a_process_on_a_pseudo_terminal_name_its_terminal_session_and_stdin() -> None:
+    master, slave = os.openpty()
+    device = os.fstat(slave).st_rdev
+    process = subprocess.Popen(
+        ["setsid", "--ctty", "sleep", "30"], stdin=slave, stdout=subprocess.DEVNULL, close_fds=True
+    )
+    try:
+        facts = None
+        for _ in range(100):  # until setsid has made the terminal its controlling one
+            facts = proc_facts(process.pid, os.getuid())
+            if facts is not None and facts.tty is not None:
+                break
+            time.sleep(0.02)
+        assert facts is not None
+        assert facts.tty == (os.major(device), os.minor(device))
+        assert facts.session == process.pid  # setsid made it the session leader without forking
+        assert facts.stdin == facts.tty
+        assert facts.leader_start_ticks == facts.start_ticks == start_ticks(process.pid)
+        assert claimed_device(os.ttyname(slave)) == facts.tty
+        assert claimed_device("/dev/../etc/passwd") is None
+        assert claimed_device("/etc/passwd") is None
+        ours = proc_facts(os.getpid(), os.getuid())
+        assert ours is not None and ours.session != facts.session
+    finally:
+        process.kill()
+        process.wait()
+        os.close(master)
+        os.close(slave)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from kronii.capture.core.capabilities import (
     AGENT_DEFAULT,
+    HUMAN_WINDOW,
     LOCAL_DEFAULT,
     Capability,
     names,
@@ -38,8 +39,14 @@ def test_names_round_trip_in_declaration_order() -> None:
 def test_raw_encrypted_reading_is_off_in_both_defaults() -> None:
     assert Capability.READ_RAW_ENCRYPTED not in LOCAL_DEFAULT
     assert Capability.READ_RAW_ENCRYPTED not in AGENT_DEFAULT
-    assert names(LOCAL_DEFAULT) == ["READ_REDACTED", "LIST_META", "REQUEST_CAPTURE"]
     assert names(AGENT_DEFAULT) == ["READ_REDACTED", "REQUEST_CAPTURE"]
+
+
+def test_an_unproven_local_process_may_only_request_and_a_persons_window_may_only_read() -> None:
+    assert names(LOCAL_DEFAULT) == ["REQUEST_CAPTURE"]
+    assert names(HUMAN_WINDOW) == ["READ_REDACTED", "LIST_META"]
+    assert Capability.REQUEST_CAPTURE not in HUMAN_WINDOW
+    assert Capability.READ_RAW_ENCRYPTED not in HUMAN_WINDOW
 
 
 def test_raw_and_redacted_expire_after_their_own_days() -> None:

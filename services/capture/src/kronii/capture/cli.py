@@ -1,5 +1,8 @@
 """`kronii capture request|watch|get|list`: the capture service's gRPC API over its local Unix
-socket (the same calls agents make; the socket's peer check admits this user).
+socket (the same calls agents make; the socket's peer check admits this user). `request` and
+`watch` need nothing more; `get` and `list` read screenshots, which needs a person: polkit asks them
+(when it runs on the system bus), or else they run this from their own terminal (standard input a
+terminal, which the service checks against /proc). One proof opens a short read-only window.
 
 Exit codes: 0 done (for `request --wait` and `watch`: the job persisted); 1 the service is
 unreachable, or the job ended without an image (expired, rejected, failed, cancelled); 2 the request
@@ -19,13 +22,14 @@ import grpc
 import httpx
 from kronii.capture.adapters.socket import socket_path
 from kronii.capture.clients import add_clients_parser, run_clients
+from kronii.capture.core.presence import SESSION_HEADER, TTY_HEADER
 from kronii.capture.settings import CaptureSettings
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
 from kronii.common.launcher import state_path
 from kronii.common.settings import load_settings
 
-__all__ = ["add_capture_parser", "main", "run_capture"]
+__all__ = ["add_capture_parser", "main", "presence_metadata", "run_capture"]
 
 _REFUSED = {
     grpc.StatusCode.INVALID_ARGUMENT,
@@ -115,9 +119,26 @@ def _target(args: argparse.Namespace) -> str:
     return f"unix:{socket_path(settings.data_dir, settings.socket_dir)}"
 
 
-def _watch(stub: pb_grpc.ScreenCaptureStub, job_id: str, timeout: float) -> int:
+Metadata = tuple[tuple[str, str], ...]
+
+
+def presence_metadata() -> Metadata:
+    """What the service's TTY binding cross-checks with /proc: the terminal on standard input and
+    this process's session. Nothing when standard input is not a terminal (the service then
+    refuses reads, unless polkit asks the person or their read-only window is still open)."""
+    try:
+        if not os.isatty(0):
+            return ()
+        return ((TTY_HEADER, os.ttyname(0)), (SESSION_HEADER, str(os.getsid(0))))
+    except OSError:
+        return ()
+
+
+def _watch(stub: pb_grpc.ScreenCaptureStub, job_id: str, timeout: float, metadata: Metadata = ()) -> int:
     final = 0
-    stream: Iterator[pb.CaptureStatus] = stub.WatchCapture(pb.CaptureJobId(job_id=job_id), timeout=timeout)
+    stream: Iterator[pb.CaptureStatus] = stub.WatchCapture(
+        pb.CaptureJobId(job_id=job_id), timeout=timeout, metadata=metadata
+    )
     for status in stream:
         name = pb.CaptureStatusCode.Name(status.status).lower()
         line = f"{status.at.ToDatetime().isoformat(timespec='milliseconds')}Z  {name}"
@@ -130,17 +151,24 @@ def _watch(stub: pb_grpc.ScreenCaptureStub, job_id: str, timeout: float) -> int:
     return 0 if final == pb.PERSISTED else 1
 
 
-def _get(stub: pb_grpc.ScreenCaptureStub, screenshot_id: str, output: str, timeout: float) -> int:
+def _get(
+    stub: pb_grpc.ScreenCaptureStub, screenshot_id: str, output: str, timeout: float, metadata: Metadata
+) -> int:
     if screenshot_id.startswith("job:"):
-        result = stub.GetCaptureResult(pb.CaptureJobId(job_id=screenshot_id[4:]), timeout=timeout)
+        result = stub.GetCaptureResult(
+            pb.CaptureJobId(job_id=screenshot_id[4:]), timeout=timeout, metadata=metadata
+        )
         if not result.primary_screenshot_id:
             print("kronii: that job has no screenshot (it did not persist)", file=sys.stderr)
             return 1
         screenshot_id = result.primary_screenshot_id
-    token = stub.IssueToken(pb.IssueTokenRequest(screenshot_id=screenshot_id), timeout=timeout)
+    token = stub.IssueToken(
+        pb.IssueTokenRequest(screenshot_id=screenshot_id), timeout=timeout, metadata=metadata
+    )
     chunks = stub.GetScreenshot(
         pb.GetScreenshotRequest(screenshot_id=screenshot_id, single_use_token=token.single_use_token),
         timeout=timeout,
+        metadata=metadata,
     )
     data = b"".join(chunk.data for chunk in chunks)
     if output == "-":
@@ -181,6 +209,7 @@ def run_capture(args: argparse.Namespace) -> int:
 def _dispatch(stub: pb_grpc.ScreenCaptureStub, args: argparse.Namespace) -> int:
     timeout = args.timeout
     command = args.capture_command
+    metadata = presence_metadata()
     if command == "request":
         if args.bypass == "strict" and not (args.pid or args.window or args.app):
             focus = focused_window()
@@ -206,18 +235,21 @@ def _dispatch(stub: pb_grpc.ScreenCaptureStub, args: argparse.Namespace) -> int:
                 requester=args.requester,
             ),
             timeout=timeout,
+            metadata=metadata,
         )
         print(reply.job_id, flush=True)
-        return _watch(stub, reply.job_id, timeout) if args.wait else 0
+        return _watch(stub, reply.job_id, timeout, metadata) if args.wait else 0
     if command == "watch":
-        return _watch(stub, args.job_id, timeout)
+        return _watch(stub, args.job_id, timeout, metadata)
     if command == "get":
-        return _get(stub, args.screenshot_id, args.output, timeout)
+        return _get(stub, args.screenshot_id, args.output, timeout, metadata)
     if command == "list":
         if args.limit <= 0:
             print("kronii: --limit must be a positive number", file=sys.stderr)
             return 2
-        found = stub.ListScreenshots(pb.ListScreenshotsRequest(limit=args.limit), timeout=timeout)
+        found = stub.ListScreenshots(
+            pb.ListScreenshotsRequest(limit=args.limit), timeout=timeout, metadata=metadata
+        )
         for item in found.screenshots:
             created = item.created_at.ToDatetime().isoformat(timespec="seconds")
             print(

@@ -15,14 +15,14 @@ import base64
 import binascii
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import redis.asyncio as aioredis
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from kronii.capture.adapters.sessions import ClientRecord, ClientSessions
 from kronii.capture.core.capabilities import AGENT_DEFAULT, Capability, names, parse_capabilities
-from kronii.common.db import make_engine, make_sessionmaker
+
+if TYPE_CHECKING:
+    from kronii.capture.adapters.sessions import ClientRecord
 
 __all__ = ["add_clients_parser", "load_public_key", "run_clients"]
 
@@ -81,6 +81,10 @@ def add_clients_parser(capture_actions: Any) -> None:
 
 
 def run_clients(args: argparse.Namespace) -> int:
+    # The database and Redis clients load here, not with the CLI: `kronii capture get` starts faster.
+    import redis.asyncio as aioredis
+    from kronii.capture.adapters.sessions import ClientSessions
+    from kronii.common.db import make_engine, make_sessionmaker
     from kronii.common.status import infra_url
 
     try:

@@ -57,6 +57,12 @@ class CaptureSettings(ServiceSettings):
     token_ttl_secs: int = Field(default=60, ge=1, le=3600)
     session_ttl_secs: int = Field(default=600, ge=10, le=86_400)
     read_raw_encrypted_enabled: bool = False
+    # A person's read-only window after a proof of presence (polkit, else the TTY binding), and how
+    # long polkit's agent may wait for the person. Unregistered local processes may request
+    # captures unless local_request_capture is off; reading always needs the proof.
+    human_window_secs: float = Field(default=120.0, gt=0, le=3600)
+    polkit_timeout_secs: float = Field(default=60.0, gt=0, le=600)
+    local_request_capture: bool = True
     breaker_failures: int = Field(default=5, ge=1)
     breaker_window_secs: float = Field(default=60.0, gt=0)
     breaker_open_secs: float = Field(default=120.0, gt=0)

@@ -42,11 +42,13 @@ class AuditRecorder(Protocol):
 
 @dataclass(frozen=True)
 class PeerIdentity:
-    """A local client as the kernel reports it. ``exe`` is empty when /proc would not tell."""
+    """A local client as the kernel reports it. ``exe`` is empty when /proc would not tell;
+    ``start_ticks`` (0 when unknown) tells the process from a later one that reuses its pid."""
 
     uid: int
     pid: int
     exe: str
+    start_ticks: int = 0
 
     @property
     def exe_name(self) -> str:

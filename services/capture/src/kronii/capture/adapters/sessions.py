@@ -85,7 +85,10 @@ class AuthError(Exception):
 
 @dataclass(frozen=True)
 class Identity:
-    """Who a call comes from: a local process through the Unix socket, or an authenticated agent."""
+    """Who a call comes from: a local process through the Unix socket, or an authenticated agent.
+
+    ``proof`` says how a local caller's read capabilities were earned (a person's window: "tty",
+    "polkit", or "window" for one still open); empty otherwise."""
 
     kind: Literal["local", "agent"]
     client_id: str
@@ -93,10 +96,12 @@ class Identity:
     pid: int | None
     exe: str
     capabilities: Capability
+    proof: str = ""
 
     @classmethod
     def local(cls, peer: PeerIdentity, capabilities: Capability = LOCAL_DEFAULT) -> Identity:
-        """A client that came through the Unix socket (see ``access.identity_for_peer``)."""
+        """A client that came through the Unix socket (see ``access.identity_for_peer``); without a
+        person's proof of presence it may only request captures (LOCAL_DEFAULT)."""
         return cls("local", f"uid:{peer.uid}", peer.uid, peer.pid, peer.exe, capabilities)
 
     def allows(self, needed: Capability) -> bool:

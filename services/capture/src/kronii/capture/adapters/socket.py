@@ -30,6 +30,7 @@ from kronii.capture.adapters.access import (
     executable_of,
     peer_credentials,
 )
+from kronii.capture.adapters.procinfo import start_ticks
 from kronii.common.rendezvous import CAPTURE_SOCKET_NAME, capture_socket_path
 
 __all__ = ["SOCKET_NAME", "FrontDoorError", "LocalFrontDoor", "socket_path"]
@@ -158,7 +159,7 @@ class LocalFrontDoor:
         except OSError as error:
             log.warning("capture socket: no peer credentials on a connection (%s); closed", error)
             return
-        peer = PeerIdentity(uid=uid, pid=pid, exe=executable_of(pid))
+        peer = PeerIdentity(uid=uid, pid=pid, exe=executable_of(pid), start_ticks=start_ticks(pid) or 0)
         decision = self._policy.check(peer)
         if not decision.allowed:
             self.refused += 1

@@ -33,11 +33,17 @@ _GRPC_CODE = {
 }
 
 
+def _metadata(context: Context) -> dict[str, str]:
+    """The call's text metadata by lower-case key (binary values are never ours)."""
+    return {
+        str(key).lower(): value
+        for key, value in context.invocation_metadata() or ()
+        if isinstance(value, str)
+    }
+
+
 def _authorization(context: Context) -> str:
-    for key, value in context.invocation_metadata() or ():
-        if key.lower() == "authorization":
-            return str(value)
-    return ""
+    return _metadata(context).get("authorization", "")
 
 
 async def _abort(context: Context, error: CaptureError) -> NoReturn:
@@ -50,15 +56,31 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
         self._app = app
         self._guard = Guard(app)
 
-    async def _enter(self, context: Context, capability: Capability) -> tuple[str, Identity]:
-        """(breaker key, identity); raises CaptureError."""
+    async def _enter(
+        self, context: Context, capability: Capability, operation: str, subject: str = ""
+    ) -> tuple[str, Identity]:
+        """(breaker key, identity). A caller that cannot be identified raises CaptureError; one
+        that is refused after that is audited under its identity (pid, exe) and aborted here."""
         peer = context.peer() or ""
         # Identify first: local clients come in from loopback too, and must not share the
         # unauthenticated callers' breaker.
         identity = await self._guard.identify_or_count(peer, _authorization(context))
         key = Guard.caller_key(peer, identity)
-        self._guard.admit(key)
-        Guard.require(identity, capability)
+        try:
+            self._guard.admit(key)
+            if capability is Capability.NONE:
+                # Job status: whoever may request captures, or a reader (a person's window).
+                if not identity.capabilities & (Capability.REQUEST_CAPTURE | Capability.LIST_META):
+                    identity = await self._guard.authorize(
+                        peer, identity, Capability.LIST_META, _metadata(context)
+                    )
+                if not identity.capabilities & (Capability.REQUEST_CAPTURE | Capability.LIST_META):
+                    raise CaptureError("permission_denied", "this client lacks REQUEST_CAPTURE or LIST_META")
+            else:
+                identity = await self._guard.authorize(peer, identity, capability, _metadata(context))
+                Guard.require(identity, capability)
+        except CaptureError as error:
+            await self._fail(context, operation, key, identity, error, subject)
         return key, identity
 
     async def _fail(
@@ -80,7 +102,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
     async def RequestScreenCapture(self, request: pb.CaptureRequest, context: Context) -> pb.CaptureJobId:
         key, identity = "", None
         try:
-            key, identity = await self._enter(context, Capability.REQUEST_CAPTURE)
+            key, identity = await self._enter(context, Capability.REQUEST_CAPTURE, "request")
             assert identity is not None
             job_id, merged = await self._app.request_capture(
                 identity,
@@ -109,10 +131,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
     async def _job_access(self, context: Context, operation: str, job_id: str) -> tuple[str, Identity]:
         key, identity = "", None
         try:
-            key, identity = await self._enter(context, Capability.NONE)
-            assert identity is not None
-            if not identity.capabilities & (Capability.REQUEST_CAPTURE | Capability.LIST_META):
-                raise CaptureError("permission_denied", "this client lacks REQUEST_CAPTURE or LIST_META")
+            key, identity = await self._enter(context, Capability.NONE, operation, job_id)
         except CaptureError as error:
             await self._fail(
                 context,
@@ -155,7 +174,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
     async def CancelCapture(self, request: pb.CaptureJobId, context: Context) -> pb.CaptureStatus:
         key, identity = "", None
         try:
-            key, identity = await self._enter(context, Capability.REQUEST_CAPTURE)
+            key, identity = await self._enter(context, Capability.REQUEST_CAPTURE, "cancel", request.job_id)
             record = await self._app.cancel(request.job_id)
         except CaptureError as error:
             await self._fail(
@@ -176,7 +195,9 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
     async def IssueToken(self, request: pb.IssueTokenRequest, context: Context) -> pb.ScreenshotToken:
         key, identity = "", None
         try:
-            key, identity = await self._enter(context, Capability.READ_REDACTED)
+            key, identity = await self._enter(
+                context, Capability.READ_REDACTED, "issue_token", request.screenshot_id
+            )
             assert identity is not None
             token, expires_at = await self._app.issue_token(identity, request.screenshot_id)
         except CaptureError as error:
@@ -200,7 +221,9 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
     ) -> AsyncIterator[pb.ScreenshotChunk]:
         key, identity = "", None
         try:
-            key, identity = await self._enter(context, Capability.READ_REDACTED)
+            key, identity = await self._enter(
+                context, Capability.READ_REDACTED, "get_screenshot", request.screenshot_id
+            )
             png, meta = await self._app.screenshot(request.screenshot_id, request.single_use_token)
         except CaptureError as error:
             await self._fail(
@@ -232,7 +255,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
     ) -> pb.ListScreenshotsResponse:
         key, identity = "", None
         try:
-            key, identity = await self._enter(context, Capability.LIST_META)
+            key, identity = await self._enter(context, Capability.LIST_META, "list")
             found = await self._app.list_meta(request.limit)
         except CaptureError as error:
             await self._fail(
@@ -246,7 +269,9 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
     ) -> AsyncIterator[pb.RawEncryptedChunk]:
         key, identity = "", None
         try:
-            key, identity = await self._enter(context, Capability.READ_RAW_ENCRYPTED)
+            key, identity = await self._enter(
+                context, Capability.READ_RAW_ENCRYPTED, "get_raw_encrypted", request.screenshot_id
+            )
             sealed, version = await self._app.raw_encrypted(request.screenshot_id)
         except CaptureError as error:
             await self._fail(
@@ -275,7 +300,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
             self._guard.admit(key)
             assert self._app.clients is not None
             challenge = await self._app.clients.begin(request.client_id)
-        except ValueError as error:
+        except (AuthError, ValueError) as error:  # AuthError here: the client id is malformed
             await self._fail(
                 context,
                 "challenge",

@@ -1,22 +1,28 @@
 """Who is calling, may they, and the audit row: shared by the gRPC and HTTP layers.
 
-A call through the Unix socket is a local client (peer uid/pid/exe from the front door's registry,
-capabilities LOCAL_DEFAULT, plus READ_RAW_ENCRYPTED when the operator enabled it); any other call
-needs an agent session (`authorization: Bearer <token>`). Failed calls count against the caller in
-the circuit breaker; an open breaker refuses everything from that caller until it cools down.
+A call with a live agent session (`authorization: Bearer <token>`) is that agent, with its
+registered capabilities, whichever way it came in. Any other call through the Unix socket is a
+local client (peer uid/pid/exe from the front door's registry) that may request captures
+(LOCAL_DEFAULT, unless the operator turned that off); to read screenshots or their metadata it needs
+a person's proof of presence (adapters.presence), which opens a short read-only window. Other calls
+are refused. Failed calls count against the caller in the circuit breaker; an open breaker refuses
+everything from that caller until it cools down.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from kronii.capture.adapters.access import identity_for_peer
+from kronii.capture.adapters.presence import PresenceRefused
 from kronii.capture.adapters.sessions import Identity
 from kronii.capture.app import CaptureApp
 from kronii.capture.core.breaker import BreakerState
-from kronii.capture.core.capabilities import LOCAL_DEFAULT, Capability
+from kronii.capture.core.capabilities import HUMAN_WINDOW, LOCAL_DEFAULT, Capability
 from kronii.capture.errors import CaptureError
 
 log = logging.getLogger(__name__)
@@ -50,28 +56,39 @@ class Guard:
 
     async def identify(self, peer: str, authorization: str | None) -> Identity:
         """The caller, or CaptureError(unauthenticated)."""
-        local = identity_for_peer(peer)
-        if local is not None:
-            caps = LOCAL_DEFAULT
-            if self.app.settings is not None and self.app.settings.read_raw_encrypted_enabled:
-                caps |= Capability.READ_RAW_ENCRYPTED
-            return Identity("local", f"uid:{local.uid}", local.uid, local.pid, local.exe, caps)
         token = bearer_token(authorization)
         if token and self.app.clients is not None:
             session = await self.app.clients.resolve(token)
             if session is not None:
                 identity = session.identity()
-                return Identity(
-                    identity.kind,
-                    identity.client_id,
-                    identity.uid,
-                    identity.pid,
-                    identity.exe,
-                    self._effective(identity.capabilities),
-                )
+                return replace(identity, capabilities=self._effective(identity.capabilities))
+        local = identity_for_peer(peer)
+        if local is not None:
+            settings = self.app.settings
+            allowed = settings is None or settings.local_request_capture
+            return Identity.local(local, LOCAL_DEFAULT if allowed else Capability.NONE)
         raise CaptureError(
             "unauthenticated",
             "this call needs the local socket or an agent session (authorization: Bearer <session token>)",
+        )
+
+    async def authorize(
+        self, peer: str, identity: Identity, needed: Capability, metadata: Mapping[str, str]
+    ) -> Identity:
+        """A local caller that lacks a read capability it needs gets it from a person's window
+        (open, or proven now); anyone else is returned as they are, for ``require`` to judge."""
+        gate = self.app.presence
+        if identity.kind != "local" or identity.allows(needed) or needed not in HUMAN_WINDOW:
+            return identity
+        local = identity_for_peer(peer)
+        if gate is None or local is None or needed is Capability.NONE:
+            return identity
+        try:
+            presence = await gate.window(local, metadata)
+        except PresenceRefused as refused:
+            raise CaptureError("permission_denied", str(refused)) from None
+        return replace(
+            identity, capabilities=identity.capabilities | presence.capabilities, proof=presence.proof
         )
 
     async def identify_or_count(self, peer: str, authorization: str | None) -> Identity:
@@ -154,5 +171,6 @@ class Guard:
                 pid=identity.pid if identity is not None else None,
                 exe=identity.exe if identity is not None else "",
                 reason="" if error is None else error.message,
+                **({"proof": identity.proof} if identity is not None and identity.proof else {}),
                 **detail,
             )

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from kronii.capture.adapters.sessions import AuthError, Identity
 from kronii.capture.api.convert import as_json, meta_message, result_message, status_message
@@ -16,6 +16,8 @@ from kronii.capture.api.guard import Guard
 from kronii.capture.app import CaptureApp, spec_fields
 from kronii.capture.core.capabilities import Capability, names
 from kronii.capture.errors import HTTP_STATUS, CaptureError
+from kronii.common.limits import PathId
+from kronii.common.openapi import errors
 from pydantic import BaseModel, Field
 
 __all__ = ["capture_router"]
@@ -23,28 +25,37 @@ __all__ = ["capture_router"]
 T = TypeVar("T")
 
 
+_U32 = 2**32 - 1
+_TEXT = 256  # app names, requesters, enum names: longer is not one
+# What sessions accept as a client id; declared here so a bad one is refused before any lookup.
+_CLIENT_ID = r"^[A-Za-z0-9._:@-]{1,64}$"
+# An enum by name or by number.
+_EnumValue = Annotated[str, Field(max_length=_TEXT)] | Annotated[int, Field(ge=0, le=_U32)]
+
+
 class CaptureRequestBody(BaseModel):
-    process_id: int = 0
-    app_name: str = ""
-    app_start_time: int = 0
-    window_id: int = 0
-    bypass: str | int = 0
-    burst_count: int = 0
-    burst_interval_ms: int = 0
-    priority: str | int = 0
-    ttl_ms: int = 0
-    requester: str = ""
+    # The bounds of capture.proto's field types.
+    process_id: int = Field(0, ge=0, le=_U32)
+    app_name: str = Field("", max_length=_TEXT)
+    app_start_time: int = Field(0, ge=-(2**63), le=2**63 - 1)
+    window_id: int = Field(0, ge=0, le=2**64 - 1)
+    bypass: _EnumValue = 0
+    burst_count: int = Field(0, ge=0, le=_U32)
+    burst_interval_ms: int = Field(0, ge=0, le=_U32)
+    priority: _EnumValue = 0
+    ttl_ms: int = Field(0, ge=0, le=_U32)
+    requester: str = Field("", max_length=_TEXT)
 
 
 class ChallengeBody(BaseModel):
-    client_id: str = Field(min_length=1, max_length=64)
+    client_id: str = Field(min_length=1, max_length=64, pattern=_CLIENT_ID)
 
 
 class AuthenticateBody(BaseModel):
-    challenge_id: str
-    client_id: str
+    challenge_id: str = Field(max_length=_TEXT)
+    client_id: str = Field(max_length=64, pattern=_CLIENT_ID)
     # Hex of the 64-byte Ed25519 signature over the nonce.
-    signature_hex: str
+    signature_hex: str = Field(max_length=_TEXT)
 
 
 def _error(error: CaptureError) -> JSONResponse:
@@ -55,8 +66,16 @@ def _error(error: CaptureError) -> JSONResponse:
     return JSONResponse(body, status_code=HTTP_STATUS[error.code], headers=headers)
 
 
+# The guard's answers on every route (a breaker open on a caller is 429), and the job's states.
+_ERRORS = errors(404, 409, 429)
+
+
+def _streamed(media_type: str, description: str) -> dict[int | str, dict[str, Any]]:
+    return {200: {"description": description, "content": {media_type: {}}}}
+
+
 def capture_router(app: CaptureApp) -> APIRouter:
-    router = APIRouter(tags=["capture"])
+    router = APIRouter(tags=["capture"], responses=_ERRORS)
     guard = Guard(app)
 
     async def call(
@@ -106,7 +125,7 @@ def capture_router(app: CaptureApp) -> APIRouter:
         return await call(request, "request", Capability.REQUEST_CAPTURE, action)
 
     @router.get("/v1/capture/jobs/{job_id}", response_model=None)
-    async def get_result(job_id: str, request: Request) -> Any:
+    async def get_result(job_id: PathId, request: Request) -> Any:
         async def action(identity: Identity) -> dict[str, Any]:
             record = await app.job(job_id)
             include_raw = identity.allows(Capability.READ_RAW_ENCRYPTED)
@@ -114,8 +133,12 @@ def capture_router(app: CaptureApp) -> APIRouter:
 
         return await call(request, "result", Capability.NONE, action, job_id)
 
-    @router.get("/v1/capture/jobs/{job_id}/watch", response_model=None)
-    async def watch(job_id: str, request: Request) -> Any:
+    @router.get(
+        "/v1/capture/jobs/{job_id}/watch",
+        response_model=None,
+        responses=_streamed("application/x-ndjson", "one JSON status per line until the job ends"),
+    )
+    async def watch(job_id: PathId, request: Request) -> Any:
         """One JSON status per line (NDJSON), oldest first, until the job ends."""
 
         async def action(identity: Identity) -> StreamingResponse:
@@ -130,14 +153,14 @@ def capture_router(app: CaptureApp) -> APIRouter:
         return await call(request, "watch", Capability.NONE, action, job_id)
 
     @router.post("/v1/capture/jobs/{job_id}/cancel", response_model=None)
-    async def cancel(job_id: str, request: Request) -> Any:
+    async def cancel(job_id: PathId, request: Request) -> Any:
         async def action(identity: Identity) -> dict[str, Any]:
             return as_json(status_message(await app.cancel(job_id)))
 
         return await call(request, "cancel", Capability.REQUEST_CAPTURE, action, job_id)
 
     @router.post("/v1/capture/screenshots/{screenshot_id}/token", response_model=None)
-    async def issue_token(screenshot_id: str, request: Request) -> Any:
+    async def issue_token(screenshot_id: PathId, request: Request) -> Any:
         async def action(identity: Identity) -> dict[str, Any]:
             token, expires_at = await app.issue_token(identity, screenshot_id)
             return {
@@ -148,8 +171,14 @@ def capture_router(app: CaptureApp) -> APIRouter:
 
         return await call(request, "issue_token", Capability.READ_REDACTED, action, screenshot_id)
 
-    @router.get("/v1/screenshots/{screenshot_id}", response_model=None)
-    async def get_screenshot(screenshot_id: str, request: Request, token: str = "") -> Any:
+    @router.get(
+        "/v1/screenshots/{screenshot_id}",
+        response_model=None,
+        responses=_streamed("image/png", "the redacted screenshot"),
+    )
+    async def get_screenshot(
+        screenshot_id: PathId, request: Request, token: str = Query("", max_length=256)
+    ) -> Any:
         async def action(identity: Identity) -> Response:
             png, meta = await app.screenshot(screenshot_id, token)
             return Response(
@@ -161,15 +190,19 @@ def capture_router(app: CaptureApp) -> APIRouter:
         return await call(request, "get_screenshot", Capability.READ_REDACTED, action, screenshot_id)
 
     @router.get("/v1/capture/screenshots", response_model=None)
-    async def list_screenshots(request: Request, limit: int = 0) -> Any:
+    async def list_screenshots(request: Request, limit: int = Query(0, ge=0, le=500)) -> Any:
         async def action(identity: Identity) -> dict[str, Any]:
             found = await app.list_meta(limit)
             return {"screenshots": [as_json(meta_message(item)) for item in found]}
 
         return await call(request, "list", Capability.LIST_META, action)
 
-    @router.get("/v1/capture/screenshots/{screenshot_id}/raw-encrypted", response_model=None)
-    async def raw_encrypted(screenshot_id: str, request: Request) -> Any:
+    @router.get(
+        "/v1/capture/screenshots/{screenshot_id}/raw-encrypted",
+        response_model=None,
+        responses=_streamed("application/octet-stream", "the sealed original"),
+    )
+    async def raw_encrypted(screenshot_id: PathId, request: Request) -> Any:
         async def action(identity: Identity) -> Response:
             sealed, version = await app.raw_encrypted(screenshot_id)
             return Response(
@@ -186,7 +219,7 @@ def capture_router(app: CaptureApp) -> APIRouter:
             assert app.clients is not None
             try:
                 made = await app.clients.begin(body.client_id)
-            except ValueError as error:
+            except (AuthError, ValueError) as error:
                 raise CaptureError("invalid_argument", str(error), field="client_id") from None
         except CaptureError as error:
             await guard.outcome(
@@ -202,7 +235,7 @@ def capture_router(app: CaptureApp) -> APIRouter:
             "expires_at": made.expires_at.isoformat(),
         }
 
-    @router.post("/v1/capture/authenticate", response_model=None)
+    @router.post("/v1/capture/authenticate", response_model=None, responses=errors(401))
     async def authenticate(body: AuthenticateBody, request: Request) -> Any:
         agent_key = f"agent:{body.client_id}"
         try:

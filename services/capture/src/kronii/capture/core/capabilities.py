@@ -15,7 +15,11 @@ class Capability(enum.Flag):
     READ_RAW_ENCRYPTED = enum.auto()
 
 
-LOCAL_DEFAULT = Capability.READ_REDACTED | Capability.LIST_META | Capability.REQUEST_CAPTURE
+# An unregistered local process (Unix socket, no agent session) may ask for captures; reading
+# screenshots or their metadata needs a person's proof of presence, which opens a short window
+# with HUMAN_WINDOW only (seed 000: kronictl is read-only, REQUEST_CAPTURE typically disallowed).
+LOCAL_DEFAULT = Capability.REQUEST_CAPTURE
+HUMAN_WINDOW = Capability.READ_REDACTED | Capability.LIST_META
 AGENT_DEFAULT = Capability.READ_REDACTED | Capability.REQUEST_CAPTURE
 
 _SINGLE: tuple[Capability, ...] = (

@@ -1,0 +1,145 @@
+"""Proof that a person is there before an unregistered local process reads screenshots.
+
+polkit when its authority owns its name on the system bus (CheckAuthorization of
+``org.kronii.read-screenshots`` for the caller's process, the person's agent asking them); else the
+TTY binding (the client's claimed terminal and session, cross-checked with /proc). A proof opens a
+read-only window (HUMAN_WINDOW) in Redis that expires by itself; a read after that asks again.
+Every proof, given or refused, is an audit row ``capture.presence``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import redis.asyncio as aioredis
+from kronii.capture.adapters.access import AuditRecorder, PeerIdentity
+from kronii.capture.adapters.polkit import ACTION_READ_SCREENSHOTS, PolkitClient, PolkitError
+from kronii.capture.adapters.procinfo import claimed_device, proc_facts
+from kronii.capture.core.capabilities import HUMAN_WINDOW, Capability, names
+from kronii.capture.core.presence import (
+    SESSION_HEADER,
+    TTY_HEADER,
+    ProcFacts,
+    TtyClaim,
+    tty_refusal,
+    window_key,
+)
+
+__all__ = ["Presence", "PresenceGate", "PresenceRefused", "tty_claim"]
+
+log = logging.getLogger(__name__)
+
+_WINDOW_PREFIX = "kronii:capture:presence:"
+
+
+class PresenceRefused(Exception):
+    """No proof of presence; ``str()`` is the sentence for the caller."""
+
+
+@dataclass(frozen=True)
+class Presence:
+    """A person's read-only window: its capabilities and how it was proven ("window" when an
+    earlier proof's window was still open)."""
+
+    capabilities: Capability
+    proof: str
+
+
+def tty_claim(metadata: Mapping[str, str]) -> TtyClaim | None:
+    name = metadata.get(TTY_HEADER, "").strip()
+    if not name:
+        return None
+    session_text = metadata.get(SESSION_HEADER, "").strip()
+    session = int(session_text) if session_text.isdigit() else None
+    return TtyClaim(name=name, device=claimed_device(name), session=session)
+
+
+def _tty_label(name: str) -> str:
+    # "pts/3" for the audit row: the device, not a filesystem path.
+    return name.removeprefix("/dev/")[:32]
+
+
+class PresenceGate:
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        polkit: PolkitClient,
+        *,
+        window_secs: float = 120.0,
+        record: AuditRecorder | None = None,
+    ) -> None:
+        self._redis = redis
+        self._polkit = polkit
+        self._window_ms = max(1, int(window_secs * 1000))
+        self._record = record
+
+    async def window(self, peer: PeerIdentity, metadata: Mapping[str, str]) -> Presence:
+        """The caller's open window, or a fresh proof; PresenceRefused with a sentence."""
+        facts = proc_facts(peer.pid, peer.uid)
+        if facts is None or (peer.start_ticks and facts.start_ticks != peer.start_ticks):
+            await self._audit(peer, "refused", "", "the calling process is gone", {})
+            raise PresenceRefused("the calling process could not be looked up, so it cannot be checked")
+        key = _WINDOW_PREFIX + window_key(facts)
+        if await self._redis.exists(key):
+            return Presence(HUMAN_WINDOW, "window")
+        method, refusal, detail = await self._prove(peer, facts, metadata)
+        if refusal is not None:
+            await self._audit(peer, "refused", method, refusal, detail)
+            raise PresenceRefused(refusal)
+        opened = json.dumps({"method": method, "pid": peer.pid, "at_ms": int(time.time() * 1000)})
+        await self._redis.set(key, opened, px=self._window_ms)
+        await self._audit(peer, "ok", method, "", {**detail, "window_ms": self._window_ms})
+        return Presence(HUMAN_WINDOW, method)
+
+    async def _prove(
+        self, peer: PeerIdentity, facts: ProcFacts, metadata: Mapping[str, str]
+    ) -> tuple[str, str | None, dict[str, Any]]:
+        detail: dict[str, Any] = {"session": facts.session}
+        if await self._polkit.available():
+            refusal = await self._ask_polkit(peer, facts)
+            return "polkit", refusal, {**detail, "polkit_action": ACTION_READ_SCREENSHOTS}
+        claim = tty_claim(metadata)
+        if claim is not None:
+            detail["tty"] = _tty_label(claim.name)
+        return "tty", tty_refusal(claim, facts), detail
+
+    async def _ask_polkit(self, peer: PeerIdentity, facts: ProcFacts) -> str | None:
+        try:
+            answer = await self._polkit.check(
+                pid=peer.pid, start_ticks=facts.start_ticks, uid=peer.uid, action=ACTION_READ_SCREENSHOTS
+            )
+        except PolkitError as error:
+            return str(error)
+        if answer.authorized:
+            return None
+        if answer.challenge:
+            return (
+                "polkit did not authorize reading screenshots: nobody confirmed with their password "
+                "(no authentication agent asked, or it was dismissed)"
+            )
+        return "polkit does not allow this user to read screenshots"
+
+    async def _audit(
+        self, peer: PeerIdentity, outcome: str, method: str, reason: str, detail: dict[str, Any]
+    ) -> None:
+        if outcome != "ok":
+            log.warning("capture: no proof of presence from pid %d (%s): %s", peer.pid, peer.exe_name, reason)
+        if self._record is None:
+            return
+        await self._record(
+            actor=f"local:uid:{peer.uid}",
+            action="capture.presence",
+            outcome=outcome,
+            uid=peer.uid,
+            pid=peer.pid,
+            exe=peer.exe,
+            method=method,
+            capabilities=names(HUMAN_WINDOW) if outcome == "ok" else [],
+            reason=reason,
+            **detail,
+        )

@@ -1,0 +1,311 @@
+"""polkit as the proof of presence: the real polkitd (Debian's polkitd) on a system bus of the test's
+own (dbus-daemon with a private address), with kronii's shipped action file and a rule file of the
+test's, both bind-mounted over polkit's directories in a private mount namespace (the machine's own
+polkit configuration is not touched). The capture service runs as a process pointed at that bus;
+the capture CLI's `list` runs without a terminal, so only polkit can let it read. It runs as
+`nobody` (polkit authorizes uid 0 for everything, so a root subject would prove nothing), through a
+socket the test opens to that user."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from kronii.capture.adapters.polkit import ACTION_READ_SCREENSHOTS, PolkitClient
+from kronii.common.urls import libpq_url
+
+from tests.desktop import stop_process
+from tests.infra import InfraUrls
+from tests.integration.capture.capture_support import CaptureProc, capture_env, start_capture
+
+POLKITD = "/usr/lib/polkit-1/polkitd"
+POLICY = Path(__file__).resolve().parents[3] / "deploy" / "polkit" / f"{ACTION_READ_SCREENSHOTS}.policy"
+# polkit's own directories, hidden from the test's polkitd behind the test's files.
+ACTIONS_DIR = "/usr/share/polkit-1/actions"
+RULES_DIRS = ("/etc/polkit-1/rules.d", "/usr/share/polkit-1/rules.d")
+
+pytestmark = [
+    pytest.mark.skipif(os.getuid() != 0, reason="a private mount namespace for polkitd needs root"),
+    pytest.mark.skipif(
+        not (os.path.exists(POLKITD) and shutil.which("dbus-daemon") and shutil.which("unshare")),
+        reason="polkitd, dbus-daemon or unshare is not installed (scripts/install_system_deps.sh)",
+    ),
+]
+
+_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path={socket}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+  </policy>
+</busconfig>
+"""
+
+NOBODY = pwd.getpwnam("nobody").pw_uid
+AS_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
+
+_RULE = """polkit.addRule(function(action, subject) {{
+    if (action.id == "{action}" && subject.user == "{user}") {{
+        return polkit.Result.{result};
+    }}
+}});
+"""
+
+
+@pytest.fixture(scope="module")
+def workdir() -> Iterator[Path]:
+    # polkitd runs as its own user: it must reach the bus socket and read the rules.
+    base = Path(tempfile.mkdtemp(prefix="kronii-polkit-"))
+    base.chmod(0o755)
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def system_bus(workdir: Path) -> Iterator[str]:
+    socket = workdir / "system_bus_socket"
+    config = workdir / "bus.conf"
+    config.write_text(_BUS_CONFIG.format(socket=socket))
+    daemon = subprocess.Popen(
+        ["dbus-daemon", f"--config-file={config}", "--nofork", "--nopidfile"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while not socket.exists():
+            assert daemon.poll() is None and time.monotonic() < deadline, "dbus-daemon did not start"
+            time.sleep(0.05)
+        yield f"unix:path={socket}"
+    finally:
+        stop_process(daemon)
+
+
+def _start_polkitd(workdir: Path, bus: str, rule: str | None) -> subprocess.Popen[bytes]:
+    actions, rules, empty = workdir / "actions", workdir / "rules", workdir / "empty"
+    for directory in (actions, rules, empty):
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.mkdir(mode=0o755)
+    shutil.copy(POLICY, actions / POLICY.name)
+    if rule is not None:
+        (rules / "10-kronii-test.rules").write_text(rule)
+    mounts = " && ".join(
+        f"mount --bind '{source}' '{target}'"
+        for source, target in ((actions, ACTIONS_DIR), (rules, RULES_DIRS[0]), (empty, RULES_DIRS[1]))
+    )
+    return subprocess.Popen(
+        ["unshare", "--mount", "sh", "-c", f"{mounts} && exec {POLKITD} --no-debug"],
+        env={**os.environ, "DBUS_SYSTEM_BUS_ADDRESS": bus},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+async def _owned(bus: str, timeout: float = 15) -> None:
+    client = PolkitClient(bus_address=bus)
+    deadline = time.monotonic() + timeout
+    while not await client.available():
+        assert time.monotonic() < deadline, "polkitd did not take its name on the bus"
+        await asyncio.sleep(0.1)
+
+
+class Polkitd:
+    def __init__(self, workdir: Path, bus: str) -> None:
+        self._workdir, self._bus = workdir, bus
+        self._process: subprocess.Popen[bytes] | None = None
+
+    async def start(self, result: str | None) -> None:
+        """polkitd with a rule that answers ``result`` (YES, NO) for nobody, or no rule at all (the
+        action's own default, auth_self)."""
+        self.stop()
+        rule = None
+        if result is not None:
+            rule = _RULE.format(action=ACTION_READ_SCREENSHOTS, user="nobody", result=result)
+        self._process = _start_polkitd(self._workdir, self._bus, rule)
+        try:
+            await _owned(self._bus)
+        except AssertionError:
+            self.stop()
+            pytest.skip("polkitd cannot run here (a private mount namespace or its user is missing)")
+
+    def stop(self) -> None:
+        if self._process is not None:
+            stop_process(self._process)
+            self._process = None
+
+
+@pytest.fixture(scope="module")
+def nobody_can_run_the_cli() -> None:
+    probe = subprocess.run(
+        [*AS_NOBODY, sys.executable, "-c", "import grpc, kronii.capture.cli"],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    if probe.returncode != 0:
+        pytest.skip("nobody cannot run this checkout's Python (its directories are private)")
+
+
+@pytest.fixture
+def polkitd(workdir: Path, system_bus: str, nobody_can_run_the_cli: None) -> Iterator[Polkitd]:
+    daemon = Polkitd(workdir, system_bus)
+    try:
+        yield daemon
+    finally:
+        daemon.stop()
+
+
+@pytest.fixture(scope="module")
+def polkit_capture(
+    infra: InfraUrls,
+    capture_database: str,
+    system_bus: str,
+    workdir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[CaptureProc]:
+    env = capture_env(infra, capture_database, tmp_path_factory.mktemp("capture-polkit"), None)
+    env.update(
+        DBUS_SYSTEM_BUS_ADDRESS=system_bus,
+        KRONII_CAPTURE_BREAKER_FAILURES="1000",
+        KRONII_CAPTURE_SOCKET_DIR=str(workdir / "sock"),
+        KRONII_CAPTURE_ALLOWED_UIDS=f"{os.getuid()} {NOBODY}",
+    )
+    with start_capture(env) as service:
+        # Opened to nobody on purpose (the service makes them 0700 and 0600).
+        service.socket.parent.chmod(0o755)
+        service.socket.chmod(0o666)
+        yield service
+
+
+@dataclass(frozen=True)
+class Listed:
+    returncode: int
+    stderr: str
+    session: int
+
+
+def _list(service: CaptureProc) -> Listed:
+    process = subprocess.Popen(
+        [
+            *AS_NOBODY,
+            sys.executable,
+            "-m",
+            "kronii.capture.cli",
+            "capture",
+            "--socket",
+            str(service.socket),
+            "list",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("KRONII_")},
+        start_new_session=True,
+    )
+    try:
+        _, err = process.communicate(timeout=90)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return Listed(process.returncode, err, process.pid)
+
+
+async def list_without_a_terminal(service: CaptureProc) -> Listed:
+    """The capture CLI's `list` as nobody, in a new session with no terminal at all (setpriv execs
+    it, so its sid is the pid)."""
+    return await asyncio.to_thread(_list, service)
+
+
+def proof_of(database: str, listed: Listed) -> tuple[str, dict[str, Any]]:
+    """The one capture.presence audit row of that run."""
+    with psycopg.connect(libpq_url(database)) as conn:
+        rows = conn.execute(
+            "SELECT outcome, detail FROM audit_log WHERE action = 'capture.presence' "
+            "AND (detail->>'session')::bigint = %s",
+            (listed.session,),
+        ).fetchall()
+    assert len(rows) == 1, rows
+    return rows[0][0], rows[0][1]
+
+
+async def test_with_no_authority_on_the_system_bus_the_tty_binding_decides(
+    polkit_capture: CaptureProc, capture_database: str, nobody_can_run_the_cli: None
+) -> None:
+    listed = await list_without_a_terminal(polkit_capture)
+
+    assert listed.returncode == 2
+    assert "reading screenshots needs a person at a terminal" in listed.stderr
+    outcome, detail = proof_of(capture_database, listed)
+    assert (outcome, detail["method"]) == ("refused", "tty")
+
+
+async def test_polkit_authorizes_a_read_when_its_rule_says_yes(
+    polkit_capture: CaptureProc, polkitd: Polkitd, capture_database: str
+) -> None:
+    await polkitd.start("YES")
+
+    listed = await list_without_a_terminal(polkit_capture)
+
+    assert listed.returncode == 0, listed.stderr + polkit_capture.proc.output[-3000:]
+    outcome, detail = proof_of(capture_database, listed)
+    assert (outcome, detail["method"], detail["polkit_action"]) == ("ok", "polkit", ACTION_READ_SCREENSHOTS)
+    assert detail["capabilities"] == ["READ_REDACTED", "LIST_META"]
+    assert detail["pid"] > 0 and detail["uid"] == NOBODY and detail["reason"] == ""
+
+
+async def test_polkit_refuses_a_read_when_its_rule_says_no(
+    polkit_capture: CaptureProc, polkitd: Polkitd, capture_database: str
+) -> None:
+    await polkitd.start("NO")
+
+    listed = await list_without_a_terminal(polkit_capture)
+
+    assert listed.returncode == 2
+    assert (
+        "kronii: capture list refused: polkit does not allow this user to read screenshots" in listed.stderr
+    )
+    outcome, detail = proof_of(capture_database, listed)
+    assert (outcome, detail["method"]) == ("refused", "polkit")
+    assert detail["reason"].startswith("polkit does not allow")
+
+
+async def test_polkit_refuses_when_nobody_is_there_to_authenticate(
+    polkit_capture: CaptureProc, polkitd: Polkitd, capture_database: str
+) -> None:
+    # No rule: the shipped action's auth_self, and no authentication agent to ask anyone.
+    await polkitd.start(None)
+
+    listed = await list_without_a_terminal(polkit_capture)
+
+    assert listed.returncode == 2
+    assert "nobody confirmed with their password" in listed.stderr
+    outcome, detail = proof_of(capture_database, listed)
+    assert (outcome, detail["method"]) == ("refused", "polkit")
