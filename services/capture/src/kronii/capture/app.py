@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 import time
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, replace
@@ -38,6 +37,7 @@ from kronii.capture.adapters.vault import ObjectMeta, ObjectNotFound, ObjectVaul
 from kronii.capture.core.admission import RateLimiter, RateLimits, input_backoff_ms, merge_key
 from kronii.capture.core.breaker import CircuitBreaker
 from kronii.capture.core.bypass import MatchParams, Readiness, WindowFacts, readiness
+from kronii.capture.core.ids import new_id
 from kronii.capture.core.request import RequestError, validate_request
 from kronii.capture.core.retention import expires_at_ms, keep_raw
 from kronii.capture.core.status import (
@@ -570,7 +570,7 @@ class CaptureApp:
             metrics.requests.labels("refused").inc()
             raise CaptureError("unavailable", self._display_problem or "no display to capture")
         key = merge_key(spec)
-        job_id = secrets.token_urlsafe(12)
+        job_id = new_id(12)
         assert self.settings is not None
         holder = await jobs.claim_merge(key, job_id, self.settings.merge_window_ms)
         if holder is not None:

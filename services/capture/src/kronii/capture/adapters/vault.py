@@ -16,7 +16,6 @@ import contextlib
 import logging
 import os
 import re
-import secrets
 import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kronii.capture.adapters.access import AuditRecorder
+from kronii.capture.core.ids import new_id
 from kronii.crypto import DecryptionError, MasterKeyProvider, SealedObject, WrappedKey, open_sealed, seal
 from sqlalchemy import (
     BigInteger,
@@ -277,7 +277,7 @@ class ObjectVault:
             raise ValueError(f"kind must be 'raw' or 'redacted', not {kind!r}")
         if kind == "raw" and not self._store_raw:
             raise RawStorageDisabled("raw frames are not kept: raw retention is 0 days")
-        object_id = secrets.token_urlsafe(_OBJECT_ID_BYTES)
+        object_id = new_id(_OBJECT_ID_BYTES)
         path = self._path(object_id)
         sealed = await asyncio.to_thread(
             seal, png, master=self._provider, associated_data=object_id.encode("ascii")
