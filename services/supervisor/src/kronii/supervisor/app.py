@@ -369,7 +369,7 @@ class SupervisorApp:
             cwd=cwd,
         )
         await self.registry.add(record)
-        self._audit(claims.subject, "supervisor.register", record.runtime_id, "registered",
+        await self._audit(claims.subject, "supervisor.register", record.runtime_id, "registered",
                     agent_id=req.agent_id, workspace_id=req.workspace_id, pty_target=pane_id, pid=pid)  # fmt: skip
         return pb.RegisterRuntimeResponse(
             runtime_id=record.runtime_id, status=record.status.value, runtime=self._runtime_message(record)
@@ -395,7 +395,9 @@ class SupervisorApp:
         record = await self.registry.change(
             record.runtime_id, status=RuntimeStatus.OFFLINE, offline_reason=reason, operator_busy=False
         )
-        self._audit(claims.subject, "supervisor.deregister", record.runtime_id, "offline", reason=reason)
+        await self._audit(
+            claims.subject, "supervisor.deregister", record.runtime_id, "offline", reason=reason
+        )
         return self._runtime_message(record)
 
     async def list_runtimes(self, req: pb.ListRuntimesRequest, claims: Claims) -> pb.ListRuntimesResponse:
@@ -415,7 +417,7 @@ class SupervisorApp:
         if not claims.has("operate"):
             raise ApiError(Kind.FORBIDDEN, "pausing a runtime needs the 'operate' scope")
         record = await self.registry.change(record.runtime_id, paused=req.paused)
-        self._audit(claims.subject, "supervisor.pause" if req.paused else "supervisor.unpause",
+        await self._audit(claims.subject, "supervisor.pause" if req.paused else "supervisor.unpause",
                     record.runtime_id, "paused" if req.paused else "running", reason=req.reason)  # fmt: skip
         return self._runtime_message(record)
 
@@ -452,7 +454,7 @@ class SupervisorApp:
             )  # fmt: skip
         except (TmuxError, TimeoutError, OSError) as error:
             raise ApiError(Kind.UNAVAILABLE, f"tmux could not start the agent: {error}") from None
-        self._audit(claims.subject, "supervisor.spawn", record.runtime_id, "started",
+        await self._audit(claims.subject, "supervisor.spawn", record.runtime_id, "started",
                     agent_id=req.agent_id, workspace_id=req.workspace_id, role=req.role, kind=record.kind)  # fmt: skip
         session = _session_name(self.s.session_prefix, req.workspace_id)
         return pb.SpawnRuntimeResponse(
@@ -647,7 +649,7 @@ class SupervisorApp:
         data = await self.state.thread_state(req.agent_id, req.thread_id)
         state = ThreadState.from_dict(data) if data else ThreadState()
         await self.state.put_thread_state(req.agent_id, req.thread_id, ThreadState().to_dict())
-        self._audit(claims.subject, "supervisor.unblock", f"{req.agent_id}/{req.thread_id}", "unblocked",
+        await self._audit(claims.subject, "supervisor.unblock", f"{req.agent_id}/{req.thread_id}", "unblocked",
                     reason=req.reason, was_blocked=state.blocked)  # fmt: skip
         return pb.UnblockThreadResponse(was_blocked=state.blocked)
 
@@ -896,7 +898,7 @@ class SupervisorApp:
             event.busy_since.FromNanoseconds(int(busy_since * 1e9))
         event.at.FromNanoseconds(int(now * 1e9))
         await self._publish(subjects.SUPERVISOR_COLLISION, event)
-        self._audit(job.caller, "supervisor.collision", job.trigger_id, "fallback",
+        await self._audit(job.caller, "supervisor.collision", job.trigger_id, "fallback",
                     runtime_id=event.runtime_id, busy_since=busy_since)  # fmt: skip
 
     async def _discover_session(self, record: RuntimeRecord | None) -> str:
@@ -1159,7 +1161,7 @@ class SupervisorApp:
                                                         offline_reason=reason, operator_busy=False)  # fmt: skip
                     await self.state.record_failure(record.workspace_id, record.agent_id, "offline", now,
                                                     self.params.crash_loop_window_secs)  # fmt: skip
-                    self._audit(
+                    await self._audit(
                         "supervisor", "supervisor.offline", record.runtime_id, "offline", reason=reason
                     )
                 else:
@@ -1217,10 +1219,9 @@ class SupervisorApp:
             "deferred_until": datetime.fromtimestamp(outcome["deferred_until"], UTC) if outcome["deferred_until"] else None,
         }  # fmt: skip
 
-    def _audit(self, actor: str, action: str, subject: str, outcome: str, **detail: Any) -> None:
-        self._queue_write(
-            "audit", {"actor": actor, "action": action, "subject": subject, "outcome": outcome, **detail}
-        )
+    async def _audit(self, actor: str, action: str, subject: str, outcome: str, **detail: Any) -> None:
+        """Before the answer: committed, or waiting in the audit outbox (Redis) while PostgreSQL is away."""
+        await self.ctx.record(actor=actor, action=action, subject=subject, outcome=outcome, **detail)
 
     def _queue_write(self, kind: str, fields: dict[str, Any]) -> None:
         try:
@@ -1258,9 +1259,6 @@ class SupervisorApp:
                     await conn.execute(stmt.on_conflict_do_update(index_elements=["trigger_id"], set_=update))
         except Exception as error:
             log.warning("persisting %d supervisor rows failed: %s", len(batch), error)
-        for kind, fields in batch:
-            if kind == "audit":
-                await ctx.record(**fields)
 
     async def _publish(self, subject: str, message: Any) -> None:
         if not self.ctx.bus.connected:
