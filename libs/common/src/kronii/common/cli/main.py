@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
@@ -157,6 +159,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader left (`kronii status | head -3`): as for any Unix tool, stop quietly.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as error:  # a sentence, not a traceback, for the person at the terminal
         print(f"kronii: {args.command} failed: {type(error).__name__}: {error}", file=sys.stderr)
         return 1
