@@ -30,13 +30,19 @@ def test_kronii_up_runs_embedded_infra_refuses_a_second_instance_and_stops_clean
     proc = Proc([KRONII, "up"], env)
     try:
         proc.wait_for_line(lambda line: line.strip() == "kronii is up", 90)
-        assert (data_dir.stat().st_mode & 0o777) in (0o700, 0o710)  # 0710: the ACL mask, when root runs PostgreSQL
+        # 0710 when root runs PostgreSQL: the group bits show the ACL mask of its traversal entry.
+        assert (data_dir.stat().st_mode & 0o777) in (0o700, 0o710)
         for name in ("nats", "redis", "postgres"):
             line = next(line for line in proc.lines if line.startswith(name) and "://" in line)
             assert "embedded" in line
             assert "@" not in line or "kronii@" in line, "a password was printed"
         secrets = data_dir / "secrets"
-        assert {p.name for p in secrets.iterdir()} == {"nats_token", "redis_password", "postgres_password", "api_token"}
+        assert {p.name for p in secrets.iterdir()} == {
+            "nats_token",
+            "redis_password",
+            "postgres_password",
+            "api_token",
+        }
         assert all((p.stat().st_mode & 0o777) == 0o600 for p in secrets.iterdir())
         assert all(p.read_text().strip() not in proc.output for p in secrets.iterdir())
 

@@ -1,9 +1,7 @@
-"""kill -9 of each embedded server in turn while supervisor triggers and scheduler plans flow
-through a real `kronii up`: every server is back without a person, every acknowledged item has its
-row and its audit row, and no prompt is typed twice.
-
-Capture jobs are not in the flow: `kronii up` here has no display, so the capture service refuses
-requests (its jobs live in Redis and are covered by the Redis kill of the capture suite's tests)."""
+"""kill -9 of each embedded server in turn while supervisor triggers, scheduler plans and capture
+jobs flow through a real `kronii up` on a virtual desktop (Xvfb, openbox, an xterm in focus): every
+server is back without a person, every acknowledged item has its row and its audit row, and no
+prompt is typed twice."""
 
 from __future__ import annotations
 
@@ -21,12 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import grpc
 import httpx
 import psutil
 import psycopg
 import pytest
+from kronii.capture.v1 import capture_pb2 as cpb
+from kronii.capture.v1 import capture_pb2_grpc as cpb_grpc
+from kronii.common.rendezvous import capture_socket_path
 
 from tests.agents.harness import FAKE_CODEX, CodexBin, codex_bin, private_socket
+from tests.desktop import start_xvfb
+from tests.integration.capture.capture_support import planted_window
 from tests.mesh import Proc, standalone_env, wait_until
 
 KRONII = str(Path(sys.executable).parent / "kronii")
@@ -64,9 +68,11 @@ def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
     folder = tmp_path_factory.mktemp("kill9")
     codex = codex_bin(folder)
     data_dir = folder / "data"
-    with private_socket() as socket:
+    with private_socket() as socket, start_xvfb() as display, planted_window(display, "kill -9 chaos"):
         env = {**standalone_env(data_dir), **codex.env(), "KRONII_TEST_FAST_PG": "1"}
-        env["KRONII_SUPERVISOR_TMUX_SOCKET"] = socket
+        env.update(KRONII_SUPERVISOR_TMUX_SOCKET=socket, DISPLAY=display)
+        # Room for the flow's one request every 0.3 s (the default allows 10 a minute per app).
+        env.update(KRONII_CAPTURE_GLOBAL_PER_MINUTE="600", KRONII_CAPTURE_PER_APP_PER_MINUTE="600")
         proc = Proc([KRONII, "up"], env)
         try:
             proc.wait_for_line(lambda line: line.strip() == "kronii is up", 120)
@@ -95,6 +101,7 @@ class Flow:
     stop: threading.Event = field(default_factory=threading.Event)
     triggers: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
     plans: list[tuple[str, int]] = field(default_factory=list)
+    captures: list[tuple[str, str]] = field(default_factory=list)  # (job id or "", gRPC code)
 
     def _triggers(self) -> None:
         with httpx.Client(base_url=self.up.url("supervisor"), timeout=20) as http:
@@ -124,9 +131,31 @@ class Flow:
                     self.plans.append((run_id, 0))
                 time.sleep(0.05)
 
+    def _captures(self) -> None:
+        socket = capture_socket_path(self.up.data_dir)
+        with grpc.insecure_channel(f"unix:{socket}") as channel, httpx.Client(timeout=5) as http:
+            stub = cpb_grpc.ScreenCaptureStub(channel)
+            while not self.stop.is_set():
+                try:
+                    focus = http.get(f"{self.up.url('sensor')}/v1/snapshot").json().get("focus") or {}
+                    request = cpb.CaptureRequest(
+                        process_id=int(focus.get("pid", 0)), window_id=int(focus.get("window_id", 0)),
+                        app_name=str(focus.get("app_name", "")), app_start_time=int(focus.get("app_start_time", 0)),
+                        bypass=cpb.STRICT, requester="chaos",
+                    )  # fmt: skip
+                    job = stub.RequestScreenCapture(request, timeout=10)
+                    self.captures.append((job.job_id, "OK"))
+                except grpc.RpcError as error:
+                    self.captures.append(("", error.code().name))
+                except (httpx.HTTPError, ValueError):
+                    self.captures.append(("", "SENSOR"))
+                time.sleep(0.3)
+
     @contextlib.contextmanager
     def running(self) -> Iterator[Flow]:
-        threads = [threading.Thread(target=self._triggers), threading.Thread(target=self._plans)]
+        threads = [
+            threading.Thread(target=target) for target in (self._triggers, self._plans, self._captures)
+        ]
         for thread in threads:
             thread.start()
         try:
@@ -147,8 +176,9 @@ def _server_pid(data_dir: Path, name: str) -> int | None:
     return pid if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE else None
 
 
-def _missing(up: Up, flow: Flow) -> tuple[list[str], list[str]]:
-    """Acknowledged items without their rows: (triggers, plans)."""
+def _missing(up: Up, flow: Flow) -> tuple[list[str], list[str], list[str]]:
+    """Acknowledged items without their rows: (triggers, plans, capture jobs). A capture job's
+    record is its terminal audit row (the job itself lives in Redis until it ends)."""
     acked_triggers = {tid: body for tid, code, body in flow.triggers if code == 200}
     acked_plans = {run_id for run_id, code in flow.plans if code == 200}
     with up.database() as conn:
@@ -160,12 +190,14 @@ def _missing(up: Up, flow: Flow) -> tuple[list[str], list[str]]:
             r[0] for r in conn.execute("SELECT subject FROM audit_log WHERE action = 'supervisor.trigger'")
         }
         planned = {r[0] for r in conn.execute("SELECT actor FROM audit_log WHERE action = 'schedule.plan'")}
+        jobs = {r[0] for r in conn.execute("SELECT subject FROM audit_log WHERE action = 'capture.job'")}
     missing_triggers = [
         tid
         for tid, body in acked_triggers.items()
         if tid not in rows or (body.get("result") != "deferred" and tid not in audited)
     ]
-    return missing_triggers, sorted(acked_plans - planned)
+    acked_jobs = {job_id for job_id, code in flow.captures if code == "OK"}
+    return missing_triggers, sorted(acked_plans - planned), sorted(acked_jobs - jobs)
 
 
 @pytest.mark.parametrize("server", ["postgres", "redis", "nats"])
@@ -189,16 +221,24 @@ def test_kill9_of_a_server_under_load_loses_no_acknowledged_item(up: Up, server:
     assert sum(code == 200 for _, code in flow.plans) > 0, flow.plans[-5:]
     refused = {code for _, code, _ in flow.triggers} | {code for _, code in flow.plans}
     assert refused <= {0, 200, 503}, f"answers other than success or 503 Retry-After: {refused}"
+    capture_codes = {code for _, code in flow.captures}
+    assert capture_codes <= {"OK", "UNAVAILABLE", "RESOURCE_EXHAUSTED", "SENSOR"}, capture_codes
 
-    # Outboxes drain within a few seconds of PostgreSQL's return.
+    assert any(code == "OK" for _, code in flow.captures), flow.captures[-5:]
+    # Outboxes drain within a few seconds of PostgreSQL's return; capture jobs end within their TTL.
     with contextlib.suppress(AssertionError):
-        wait_until(lambda: _missing(up, flow) == ([], []), 30, "every acknowledged item recorded", interval=1)
-    missing_triggers, missing_plans = _missing(up, flow)
+        wait_until(
+            lambda: _missing(up, flow) == ([], [], []), 60, "every acknowledged item recorded", interval=1
+        )
+    missing_triggers, missing_plans, missing_jobs = _missing(up, flow)
     assert not missing_triggers, (
         f"{len(missing_triggers)} acknowledged trigger(s) have no row: {missing_triggers[:5]}"
     )
     assert not missing_plans, (
         f"{len(missing_plans)} acknowledged plan(s) have no audit row: {missing_plans[:5]}"
+    )
+    assert not missing_jobs, (
+        f"{len(missing_jobs)} acknowledged capture job(s) never ended on record: {missing_jobs[:5]}"
     )
 
     if server == "postgres":
@@ -219,5 +259,6 @@ def test_kill9_of_a_server_under_load_loses_no_acknowledged_item(up: Up, server:
     answers = {
         "triggers": dict(Counter(code for _, code, _ in flow.triggers)),
         "plans": dict(Counter(code for _, code in flow.plans)),
+        "captures": dict(Counter(code for _, code in flow.captures)),
     }
     print(json.dumps({"server": server, "back_in_s": round(back_in, 1), **answers}))
