@@ -16,6 +16,8 @@ BENCHMARKS = [
     ["supervisor_triggers.py", "--sequential", "200", "--sustained", "1000", "--panes", "20"],
     ["pipeline_decision.py", "--decisions", "50", "--storm", "10000"],
     ["pipeline_replay.py"],
+    ["chaos_servers.py"],
+    ["access_check.py"],
 ]
 
 
