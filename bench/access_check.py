@@ -14,6 +14,7 @@ import json
 import os
 import socket
 import statistics
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +24,7 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 from kronii.common.access import AccessMiddleware, AccessPolicy, _proc_uid, tcp_peer_uid
+from kronii.common.infra import free_port
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -54,7 +56,8 @@ def lookups(idle: int = 200) -> dict[str, float]:
     return {"sock_diag_us": round(diag, 1), "proc_net_tcp_us": round(proc, 1), "open_connections": idle + 1}
 
 
-async def _requests(guarded: bool, count: int) -> list[float]:
+def _requests(guarded: bool, count: int) -> list[float]:
+    """Time `count` GETs from this thread to a real uvicorn server running on another."""
     app = FastAPI()
 
     @app.get("/v1/thing")
@@ -63,29 +66,32 @@ async def _requests(guarded: bool, count: int) -> list[float]:
 
     if guarded:
         app.add_middleware(AccessMiddleware, policy=AccessPolicy())
-    sock = socket.create_server(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="off"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    for _ in range(500):  # up to 5 s for the server to listen
-        if server.started:
-            break
-        await asyncio.sleep(0.01)
+    # Bound by uvicorn as the services are (a socket handed in answers after a 40 ms delayed ACK).
+    port = free_port()
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_config=None, access_log=False, lifespan="off"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 5
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
     timings = []
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
         for _ in range(count):
             started = time.perf_counter()
-            answer = await client.get("/v1/thing")
+            answer = client.get("/v1/thing")
             timings.append((time.perf_counter() - started) * 1e6)
             assert answer.status_code == 200
     server.should_exit = True
-    await task
+    thread.join(5)
     return timings
 
 
 def requests(count: int = 2000) -> dict[str, float]:
-    plain = statistics.median(asyncio.run(_requests(False, count)))
-    guarded = statistics.median(asyncio.run(_requests(True, count)))
+    plain = statistics.median(_requests(False, count))
+    guarded = statistics.median(_requests(True, count))
     return {
         "request_plain_us": round(plain, 1),
         "request_guarded_us": round(guarded, 1),
