@@ -21,9 +21,17 @@
   as .conf, the rest as .txt; as an upper bound it also reads each document under five names and the union of
   its reports counts.
 
+- secret-dense text (--dense-mb MB, default 2): lines of the labelled documents, four in five of them holding
+  a label (the rest their unlabelled lines), drawn with a fixed seed, as one file. kronii redacts it in process
+  (one `redact` call, as the CLI makes) and as the CLI, whole process (`kronii redact FILE`, start-up included),
+  and detect-secrets scans the same file as its CLI, `detect-secrets scan --no-verify FILE` (its default mode
+  waits on network verification, not a fair comparison offline), whole process too. Also the start-up cost:
+  `kronii redact` of one line on standard input, whole process, median of --cli-runs runs.
+
 Wall and CPU seconds are both reported: on a shared machine the CPU figures are the steadier ones.
 
 Usage: python bench/redaction_text.py [--size-mb 10] [--title-iterations 20000] [--detect-secrets-mb N]
+       [--dense-mb 2] [--cli-runs 5] [--dense-only]
 """
 
 from __future__ import annotations
@@ -31,7 +39,10 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
+import shutil
 import statistics
+import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -55,6 +66,7 @@ from kronii.redaction import (
     RedactionResult,
     category_of,
 )
+from kronii.redaction.detectors import ScanText
 
 from tests.unit.redaction.test_redaction_corpus import Document, load_corpus
 
@@ -574,6 +586,166 @@ def _by_kind(chunks: list[Chunk], timing: Timing) -> dict[str, float]:
     return {kind: round(sizes[kind] / MB / seconds[kind], 3) for kind in sorted(sizes) if seconds[kind] > 0}
 
 
+# --- secret-dense text, in process and as whole processes ---------------------------------------------------
+
+DENSE_SEED = 20261124
+DENSE_LABELLED_SHARE = 0.8
+
+
+def dense_text(documents: list[Document], size: int) -> str:
+    """About `size` bytes of lines from the labelled documents, most of them holding a label."""
+    labelled: list[str] = []
+    plain: list[str] = []
+    for document in documents:
+        position = 0
+        for line in document.text.split("\n"):
+            end = position + len(line)
+            touched = any(label.start < end and position < label.end for label in document.labels)
+            (labelled if touched else plain).append(line)
+            position = end + 1
+    rng = random.Random(DENSE_SEED)
+    lines: list[str] = []
+    taken = 0
+    while taken < size:
+        line = rng.choice(labelled if rng.random() < DENSE_LABELLED_SHARE else plain)
+        lines.append(line)
+        taken += len(line.encode("utf-8")) + 1
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class ProcessRun:
+    wall: float
+    cpu: float  # user + system seconds of the finished child
+    exit_code: int
+
+
+def _whole_process(command: Sequence[str], *, stdin: bytes = b"", cwd: Path | None = None) -> ProcessRun:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return ProcessRun(wall, cpu, done.returncode)
+
+
+def _median_run(runs: list[ProcessRun]) -> dict[str, Any]:
+    return {
+        "runs": len(runs),
+        "wall_s": round(statistics.median(r.wall for r in runs), 3),
+        "cpu_s": round(statistics.median(r.cpu for r in runs), 3),
+        "wall_min_s": round(min(r.wall for r in runs), 3),
+        "wall_max_s": round(max(r.wall for r in runs), 3),
+        "exit_codes": sorted({r.exit_code for r in runs}),
+    }
+
+
+def _script(name: str) -> str:
+    """A console script of this environment (beside its Python), else the one on PATH."""
+    beside = Path(sys.executable).with_name(name)
+    found = str(beside) if beside.exists() else shutil.which(name)
+    if found is None:
+        sys.exit(f"{name} is not installed in this environment")
+    return found
+
+
+def run_dense(
+    engine: RedactionEngine, documents: list[Document], size_mb: float, runs: int
+) -> dict[str, Any]:
+    """Secret-dense text: kronii in process and as the CLI, detect-secrets' CLI, and `kronii redact` start-up."""
+    text = dense_text(documents, int(size_mb * MB))
+    size = len(text.encode("utf-8"))
+    kronii, detect_secrets = _script("kronii"), _script("detect-secrets")
+    engine.redact(text[:20000])  # warm-up: the regex caches, lazily built tables
+    in_process: list[tuple[float, float]] = []
+    for _ in range(runs):
+        started, started_cpu = time.perf_counter(), time.process_time()
+        result = engine.redact(text)
+        in_process.append((time.perf_counter() - started, time.process_time() - started_cpu))
+    lines = text.count("\n")
+    with tempfile.TemporaryDirectory(prefix="kronii-bench-dense-") as tmp:
+        path = Path(tmp) / "dense.txt"
+        path.write_text(text, encoding="utf-8")
+        cli = [_whole_process([kronii, "redact", str(path)]) for _ in range(runs)]
+        one_line = [_whole_process([kronii, "redact"], stdin=b"x\n") for _ in range(max(runs, 5))]
+        # detect-secrets is slow: one run, in a directory holding only the file (no git repository around).
+        ds = _whole_process([detect_secrets, "scan", "--no-verify", path.name], cwd=Path(tmp))
+    wall = statistics.median(w for w, _ in in_process)
+    cpu = statistics.median(c for _, c in in_process)
+    cli_figures, ds_figures = _median_run(cli), _median_run([ds])
+    ds_mbps = size / MB / ds.wall
+
+    def mbps(seconds: float) -> float:
+        return round(size / MB / seconds, 3)
+
+    return {
+        "bytes": size,
+        "lines": lines,
+        "seed": DENSE_SEED,
+        "lines_with_a_finding": round(_lines_touched(text, result.findings) / lines, 3),
+        "detector_ms": _detector_ms(engine, text),
+        "findings": len(result.findings),
+        "level": str(result.level),
+        "kronii_in_process": {
+            "wall_s": round(wall, 3),
+            "cpu_s": round(cpu, 3),
+            "mb_per_s": mbps(wall),
+            "mb_per_cpu_s": mbps(cpu),
+            "runs": runs,
+        },
+        "kronii_cli": {
+            **cli_figures,
+            "mb_per_s": mbps(cli_figures["wall_s"]),
+            "command": "kronii redact FILE",
+        },
+        "kronii_cli_one_line": {**_median_run(one_line), "command": "echo x | kronii redact"},
+        "detect_secrets_cli": {
+            **ds_figures,
+            "mb_per_s": round(ds_mbps, 4),
+            "command": "detect-secrets scan --no-verify FILE",
+        },
+        "ratio_in_process_vs_detect_secrets": round(mbps(wall) / ds_mbps, 1),
+        "ratio_cli_vs_detect_secrets": round(mbps(cli_figures["wall_s"]) / ds_mbps, 1),
+    }
+
+
+def _lines_touched(text: str, findings: Sequence[Finding]) -> int:
+    starts = [0, *(i + 1 for i, char in enumerate(text) if char == "\n")]
+    touched: set[int] = set()
+    for finding in findings:
+        touched.update(range(bisect_right(starts, finding.start) - 1, bisect_right(starts, finding.end - 1)))
+    return len(touched)
+
+
+def _detector_ms(engine: RedactionEngine, text: str) -> dict[str, float]:
+    """Each detector's own time on the whole text, slowest first: where the engine's time goes."""
+    scan = ScanText(text)
+    _ = scan.lower
+    spent: dict[str, float] = {}
+    for detector in engine.detectors:
+        started = time.perf_counter()
+        for _candidate in detector.detect(scan):
+            pass
+        spent[detector.name] = round((time.perf_counter() - started) * 1000, 1)
+    return dict(sorted(spent.items(), key=lambda item: -item[1]))
+
+
+def _print_dense(dense: dict[str, Any]) -> None:
+    k, c, one, d = (
+        dense[key] for key in ("kronii_in_process", "kronii_cli", "kronii_cli_one_line", "detect_secrets_cli")
+    )
+    print(
+        f"secret-dense: {dense['bytes'] / MB:.2f} MB, {dense['lines_with_a_finding']:.0%} of lines with a finding | "
+        f"kronii in process {k['mb_per_s']} MB/s (CPU {k['mb_per_cpu_s']}) | kronii CLI {c['mb_per_s']} MB/s "
+        f"(whole process {c['wall_s']} s) | detect-secrets --no-verify {d['mb_per_s']} MB/s ({d['wall_s']} s) | "
+        f"ratio in process {dense['ratio_in_process_vs_detect_secrets']}x, CLI "
+        f"{dense['ratio_cli_vs_detect_secrets']}x | `echo x | kronii redact` {one['wall_s']} s wall, "
+        f"{one['cpu_s']} s CPU",
+        flush=True,
+    )
+
+
 def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
@@ -590,11 +762,27 @@ def main() -> int:
         default=DEFAULT_DS_MB,
         help="detect-secrets scans only the first chunks up to this many MB (default 0: the whole corpus)",
     )
+    parser.add_argument(
+        "--dense-mb", type=float, default=2.0, help="size of the secret-dense text (default 2)"
+    )
+    parser.add_argument("--cli-runs", type=int, default=3, help="runs of each kronii measurement (default 3)")
+    parser.add_argument("--dense-only", action="store_true", help="only the secret-dense measurements")
     args = parser.parse_args()
     size = int(args.size_mb * MB)
     load_before = _load()
 
     documents = load_corpus()
+    dense = run_dense(RedactionEngine(), documents, args.dense_mb, args.cli_runs)
+    _print_dense(dense)
+    if args.dense_only:
+        save(
+            "redaction_text_dense",
+            {
+                "machine": {**machine(), "load_average_before": load_before, "load_average_after": _load()},
+                "secret_dense": dense,
+            },
+        )
+        return 0
     built = time.perf_counter()
     chunks = build_corpus(size, documents)
     build_seconds = time.perf_counter() - built
@@ -735,6 +923,7 @@ def main() -> int:
             ),
         },
         "window_title": title,
+        "secret_dense": dense,
         "recall": {
             "secret_types": sorted(k_scores.labels),
             "rule": "labels whose type is in category 'secret'; kronii: any finding overlapping the span; "
@@ -761,6 +950,13 @@ def main() -> int:
             "detect_secrets_line_precision": d_fig["line_precision"],
             "title_p50_us": title["p50_us"],
             "title_p99_us": title["p99_us"],
+            "dense_kronii_in_process_mb_per_s": dense["kronii_in_process"]["mb_per_s"],
+            "dense_kronii_cli_mb_per_s": dense["kronii_cli"]["mb_per_s"],
+            "dense_detect_secrets_cli_mb_per_s": dense["detect_secrets_cli"]["mb_per_s"],
+            "dense_ratio_in_process": dense["ratio_in_process_vs_detect_secrets"],
+            "dense_speed_target_5_mb_per_s_met": dense["kronii_in_process"]["mb_per_s"] >= 5,
+            "dense_ratio_target_40x_met": dense["ratio_in_process_vs_detect_secrets"] >= 40,
+            "cli_one_line_wall_s": dense["kronii_cli_one_line"]["wall_s"],
         },
     }
     save("redaction_text", figures)

@@ -174,3 +174,86 @@ def test_redact_lines_maps_findings_to_each_line(engine: RedactionEngine) -> Non
     for span in redaction.line_spans:
         finding = redaction.result.findings[span.finding]
         assert finding.type in ("EMAIL", "PRIVATE_KEY")
+
+
+# --- the pre-filter -----------------------------------------------------------------------------------------
+
+
+class _Recording:
+    """A detector that declares `anchors` and records the texts it was asked to scan."""
+
+    name = "recording"
+
+    def __init__(self, anchors: object) -> None:
+        self.anchors = anchors
+        self.seen: list[str] = []
+
+    def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        self.seen.append(scan.text)
+        return iter(())
+
+
+def test_anchored_detector_is_skipped_on_a_line_without_its_anchor() -> None:
+    recording = _Recording(("zq:",))
+    engine = RedactionEngine(detectors=[recording, EmailDetector()])
+    engine.redact("nothing to see here")
+    engine.redact("mail bob@example.com")
+    assert recording.seen == []
+    engine.redact("prefix ZQ: value")  # anchors match the lowered text
+    assert recording.seen == ["prefix ZQ: value"]
+
+
+@pytest.mark.parametrize("anchors", [None, (), ("UPPER",), ("",), ("é",), ["list"]])
+def test_detector_without_usable_anchors_always_runs(anchors: object) -> None:
+    recording = _Recording(anchors)
+    RedactionEngine(detectors=[recording]).redact("plain words")
+    assert recording.seen == ["plain words"]
+
+
+def test_overlapping_anchors_are_all_seen() -> None:
+    # "secretoken": "token" starts inside "secret"; "pass" is a prefix of the longer anchor "password".
+    token, password = _Recording(("token",)), _Recording(("pass",))
+    engine = RedactionEngine(detectors=[_Recording(("secret",)), token, _Recording(("password",)), password])
+    engine.redact("x secretoken y")
+    engine.redact("x password y")
+    assert token.seen == ["x secretoken y"]
+    assert password.seen == ["x password y"]
+
+
+def _corpus_texts() -> Iterator[str]:
+    from tests.unit.redaction.test_redaction_corpus import load_corpus
+
+    for document in load_corpus():
+        yield document.text
+        yield from document.text.splitlines()
+
+
+def test_skipped_detectors_would_have_found_nothing(engine: RedactionEngine) -> None:
+    """No regression: on every labelled document and each of its lines, a detector the pre-filter skips
+    reports nothing when run anyway, and a plain line skips every anchored detector."""
+    from kronii.redaction._prefilter import Prefilter
+
+    prefilter = Prefilter(engine.detectors)
+    skipped_runs = 0
+    for text in _corpus_texts():
+        scan = ScanText(text)
+        chosen = prefilter.select(scan)
+        for detector in engine.detectors:
+            if detector not in chosen:
+                skipped_runs += 1
+                assert list(detector.detect(scan)) == [], (detector.name, text)
+    assert skipped_runs > 1000  # the filter does skip work on this corpus
+    anchored = {d.name for d in engine.detectors if getattr(d, "anchors", None)}
+    assert anchored >= {"jwt", "url_credentials", "private_keys", "keyword_secrets", "email"}
+    plain = {d.name for d in prefilter.select(ScanText("Refactor the parser - Visual Studio Code"))}
+    assert not plain & anchored
+
+
+def test_anchor_across_a_window_boundary_of_a_long_text() -> None:
+    from kronii.redaction._prefilter import _WINDOW
+
+    for offset in range(-8, 2):  # the anchor ends just before, straddles, or starts at the boundary
+        recording = _Recording(("zq:anchor",))
+        text = "a" * (_WINDOW + offset) + "ZQ:ANCHOR" + "b" * (_WINDOW * 2)
+        RedactionEngine(detectors=[recording]).redact(text)
+        assert len(recording.seen) == 1, offset

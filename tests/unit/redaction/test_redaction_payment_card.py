@@ -46,3 +46,20 @@ def test_near_misses(text: str) -> None:
 def test_luhn() -> None:
     assert is_luhn_valid("79927398713")
     assert not is_luhn_valid("79927398710")
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        # The greedy candidate took the amount's "49" as a fifth group, and the whole run failed the layout test.
+        ("charged 4111 1111 1111 1111 49.00 EUR", "4111 1111 1111 1111"),
+        ("Visa 5555 5555 5555 4444 12 29 cvc 123", "5555 5555 5555 4444"),
+        ("paid with 3782 822463 10005 1200 USD", "3782 822463 10005"),
+    ],
+)
+def test_card_followed_by_more_digit_groups(text: str, number: str) -> None:
+    assert values(DETECTOR, text) == [number]
+
+
+def test_trailing_groups_do_not_make_a_card_of_a_non_card() -> None:
+    assert values(DETECTOR, "charged 4111 1111 1111 1112 49.00 EUR") == []

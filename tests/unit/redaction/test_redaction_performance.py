@@ -4,6 +4,9 @@ text must go at megabytes per second (detect-secrets does about 0.2 MB/s on the 
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -47,3 +50,62 @@ def test_bulk_throughput(engine: RedactionEngine) -> None:
     assert result.findings
     # A guard against regressions on a shared machine, not the benchmark: detect-secrets needs about 5 s here.
     assert elapsed < 2.0, f"{len(text) / elapsed / 1e6:.2f} MB/s"
+
+
+# Modules a one-line `kronii redact` must not import: start-up used to take seconds of CPU for them.
+_HEAVY = (
+    "sqlalchemy",
+    "redis",
+    "grpc",
+    "kronii.capture",
+    "kronii.pipeline",
+    "kronii.supervisor",
+    "pydantic",
+    "httpx",
+    "numpy",
+    "PIL",
+    "kronii.redaction.pixels",
+)
+
+
+def test_kronii_redact_starts_without_heavy_imports(tmp_path: Path) -> None:
+    """The whole `kronii` command, as a process: `redact` of one line imports none of the services' stacks."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "kronii.common.cli.main", "redact"],
+        input=b"mail alice@example.com\n",
+        capture_output=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 10, done.stderr.decode()[-2000:]  # amber: the address was masked
+    assert done.stdout == b"mail [EMAIL_1]\n"
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines() if "|" in line}
+    assert "kronii.redaction._engine" in imported  # the listing is real
+    heavy = sorted(m for m in imported if m.split(".")[0] in _HEAVY or m.startswith(_HEAVY))
+    assert heavy == []
+
+
+def test_other_commands_are_still_listed() -> None:
+    """Loading the other packages' commands only when needed must not hide them from `kronii --help`."""
+    done = subprocess.run(
+        [sys.executable, "-m", "kronii.common.cli.main", "--help"], capture_output=True, check=False
+    )
+    assert done.returncode == 0
+    listed = done.stdout.decode()
+    for command in ("up", "status", "migrate", "redact", "audit", "agents", "capture", "replay"):
+        assert f"    {command} " in listed or f"    {command}\n" in listed, command
+
+
+def test_settings_errors_still_exit_2(tmp_path: Path) -> None:
+    """Settings are imported lazily now; an invalid one must still be a sentence and exit code 2."""
+    done = subprocess.run(
+        [sys.executable, "-m", "kronii.common.cli.main", "status"],
+        capture_output=True,
+        check=False,
+        cwd=tmp_path,
+        env={**os.environ, "KRONII_REDIS_URL": "http://localhost:6379"},
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert b"KRONII_REDIS_URL is invalid" in done.stderr
+    assert b"Traceback" not in done.stderr

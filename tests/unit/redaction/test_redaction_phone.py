@@ -46,7 +46,58 @@ def test_not_phone_numbers(text: str) -> None:
     assert values(DETECTOR, text) == []
 
 
-def test_regions_come_from_the_policy() -> None:
-    german = PhoneDetector(("DE",))
-    assert values(german, "Telefon: 0151 23456789") == ["0151 23456789"]
-    assert values(DETECTOR, "Telefon: 0151 23456789") == []
+def test_regions_come_from_the_policy_without_a_phone_word() -> None:
+    text = "Rückruf unter 0151 23456789 bitte"
+    assert values(PhoneDetector(("DE",)), text) == ["0151 23456789"]
+    assert values(DETECTOR, text) == []
+    assert values(PhoneDetector(("FR",)), "Bureau 01 23 45 67 89") == ["01 23 45 67 89"]
+    assert values(DETECTOR, "Bureau 01 23 45 67 89") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        # National formats, read in the region the word's language or the rest of the world gives.
+        ("Portable : 06 12 34 56 78", "06 12 34 56 78"),  # FR mobile
+        ("Tél. 01 23 45 67 89", "01 23 45 67 89"),  # FR fixed line
+        ("mobile 098765 43210", "098765 43210"),  # IN mobile with trunk 0
+        ("Telefon: 0151 23456789", "0151 23456789"),  # DE mobile
+        ("Handy 0171 2345678", "0171 2345678"),
+        ("celular: (11) 91234-5678", "(11) 91234-5678"),  # BR mobile
+        ("móvil 612 34 56 78", "612 34 56 78"),  # ES mobile
+        ("電話 03-1234-5678", "03-1234-5678"),  # JP Tokyo
+        ("WhatsApp 0612345678", "0612345678"),
+        ("le client rappelle au 06 12 34 56 78 demain", "06 12 34 56 78"),  # a French call word
+        # International form needs no word.
+        ("Rahul +91 98765 43210", "+91 98765 43210"),
+        ("+33 1 23 45 67 89 standard", "+33 1 23 45 67 89"),
+        # Glued to the key.
+        ("mobile=+91 98765 43210", "+91 98765 43210"),
+        ("tel:0612345678", "0612345678"),
+        ("contact.phone=+49 30 901820", "+49 30 901820"),
+        ('"mobile":"+33612345678"', "+33612345678"),
+    ],
+)
+def test_national_formats_and_glued_values(text: str, number: str) -> None:
+    assert values(DETECTOR, text) == [number]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "build_id=0612345678",  # glued, but the key names no phone
+        "ts:0612345678",
+        "mobile 0612345670123456",  # too long for any plan
+        "Portable : 06 12 34",  # too short
+        "tel 00 01 00 00 00 00 00 00",  # a hex dump after a phone word: not valid anywhere
+        "postcode 01310-100",
+        "numéro d'assurance sociale 329 531 768",  # a Canadian SIN: "numéro" is any number
+        # Phone words count only at the start of a word, and not as the start of these.
+        "Hotel room 1234567",
+        "syscall 12345678",
+        "telemetry: 20240517 rows",
+        "telegram 123456789 joined",
+    ],
+)
+def test_not_phone_numbers_in_national_format(text: str) -> None:
+    assert values(DETECTOR, text) == []

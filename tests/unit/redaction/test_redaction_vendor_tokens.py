@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from kronii.redaction import RedactionEngine
 from kronii.redaction.detectors import AwsSecretKeyDetector, VendorTokenDetector
 
 from tests.unit.redaction.redaction_support import detect
@@ -145,10 +146,41 @@ def test_vendor_token_found(text: str, expected_type: str, expected_value: str) 
     assert (expected_type, expected_value) in detect(VENDOR, text)
 
 
-def test_discord_bot_token_needs_discord_context() -> None:
+def test_discord_bot_token_is_masked_whole_with_or_without_context() -> None:
+    # The first part is base64url("123456789012345678"), a snowflake id: it names the bot and is masked too.
     token = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GaBcDe.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789ab"
-    assert detect(VENDOR, f"DISCORD_BOT_TOKEN={token}") == [("DISCORD_TOKEN", token)]
+    assert ("DISCORD_TOKEN", token) in detect(VENDOR, f"DISCORD_BOT_TOKEN={token}")
+    assert detect(VENDOR, f"value={token}") == [("DISCORD_TOKEN", token)]
+    assert detect(VENDOR, f'client.run("{token}")') == [("DISCORD_TOKEN", token)]
+
+
+def test_discord_shape_without_a_snowflake_needs_discord_context() -> None:
+    # Same shape, but the first part decodes to "345abcdefghijklmnop", which is no user id.
+    token = "MzQ1YWJjZGVmZ2hpamtsbW5vcA.GaBcDe.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789ab"
     assert detect(VENDOR, f"value={token}") == []
+    assert detect(VENDOR, f"discord bot: {token}") == [("DISCORD_TOKEN", token)]
+
+
+@pytest.mark.parametrize(
+    ("text", "token"),
+    [
+        # The Bot API documentation's example token (34 characters after the colon, one short of real ones).
+        (
+            "TOKEN=110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
+            "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
+        ),
+        (
+            "curl https://api.telegram.org/bot7012345678:AAFx9kLmN2pQrStUvWxYz0123456789abcd/getMe",
+            "bot7012345678:AAFx9kLmN2pQrStUvWxYz0123456789abcd",
+        ),
+        (
+            'Bot(token="98765:AAE1x2y3z4A5B6C7D8E9F0g1h2i3j4k5l6m")',
+            "98765:AAE1x2y3z4A5B6C7D8E9F0g1h2i3j4k5l6m",
+        ),
+    ],
+)
+def test_telegram_bot_token_is_masked_with_its_bot_id(text: str, token: str) -> None:
+    assert detect(VENDOR, text) == [("TELEGRAM_BOT_TOKEN", token)]
 
 
 @pytest.mark.parametrize(
@@ -180,3 +212,18 @@ def test_aws_secret_key_needs_aws_context() -> None:
 def test_aws_secret_key_ignores_hex_digests() -> None:
     text = "aws_secret_access_key is rotated; commit 0123456789abcdef0123456789abcdef01234567"
     assert detect(AWS_SECRET, text) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "redacted"),
+    [
+        (
+            'client.run("MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.GaBcDe.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789ab")',
+            'client.run("[DISCORD_TOKEN_1]")',
+        ),
+        ("TOKEN=110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw", "TOKEN=[TELEGRAM_BOT_TOKEN_1]"),
+    ],
+)
+def test_engine_masks_bot_tokens_whole(line: str, redacted: str) -> None:
+    # Before, the id half survived next to a secret half masked as HIGH_ENTROPY.
+    assert RedactionEngine().redact(line).text == redacted

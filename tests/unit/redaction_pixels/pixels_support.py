@@ -36,8 +36,8 @@ THEMES = {
 }
 NEUTRAL = "deployment"
 FakeWord = tuple[str, Box, int]  # what a stand-in for Tesseract reads: text, box, line number
-# One Tesseract run on the whole image at its own size: a stand-in's boxes are then the image's.
-ONE_PASS = OcrSettings(workers=1, scale=1.0)
+# One Tesseract run on the whole image (no blocks) at its own size: a stand-in's boxes are then the image's.
+ONE_PASS = OcrSettings(workers=1, scale=1.0, regions=False)
 
 
 def blank(width: int = 400, height: int = 120, colour: tuple[int, int, int] = (255, 255, 255)) -> Image.Image:

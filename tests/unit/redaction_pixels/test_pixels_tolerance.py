@@ -48,6 +48,10 @@ def test_card_with_a_misread_digit_is_still_found(engine: RedactionEngine) -> No
         ("mail maria.keller @ fastmail .com today", "EMAIL"),
         ("export AlIS_SECRET_ACCESS_KEY=wJalrXUtnFEM] /K7MDENG/bPxRF iCYEXAMPLEKEY", "SECRET"),
         ("deploy_token: Tr0ub4dor-3-horse-staple", "SECRET"),
+        ("host 2001:db8:85a3: : 8a2e:370:7334 is down", "IP_ADDRESS"),
+        ("host 2001:db8:85a3:-8a2e:370:7334 is down", "IP_ADDRESS"),
+        ("key key-3ax6xnjp 29jd6fds4gc373sgvjxteol0 for mail", "MAILGUN_KEY"),
+        ("url ?sv=2021-06-08&sr=b&sp=r&sig=K3b9MROZI7tq8Y v2WxA4n6 shared", "AZURE_KEY"),
     ],
 )
 def test_tokens_garbled_by_ocr_are_found_with_the_ocr_patterns(
@@ -82,7 +86,8 @@ def test_ocr_patterns_leave_ordinary_technical_text_alone(engine: RedactionEngin
         "Refactor the parser (src/parser.py) in Visual Studio Code 1.89 on Ubuntu 24.04\n"
         "pytest -q: 412 passed in 38.2s; ruff check ok; mypy --strict ok\n"
         "kubectl rollout status deployment/gateway-v2 --namespace staging\n"
-        "NAME READY STATUS RESTARTS AGE gateway 1/1 Running 0 3h12m"
+        "NAME READY STATUS RESTARTS AGE gateway 1/1 Running 0 3h12m\n"
+        "backup at 02:30:15 finished, key-management and key-value stores ok"
     )
     assert engine.redact(text, hints=with_ocr_patterns(None)).findings == ()
 

@@ -7,7 +7,6 @@ a leaked context reveals neither the values nor, without the key, a way to test 
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import os
 import re
@@ -19,9 +18,11 @@ _MIN_KEY_BYTES = 16
 _SEPARATORS = re.compile(r"[\s\-.()/]+")
 # Types whose values are written in several ways that mean the same thing (spaces in a card number,
 # case in an e-mail address); normalising first keeps their placeholder stable across spellings.
+# Written with or without separators, the same value gets the same placeholder.
 _DIGIT_LIKE = frozenset(
-    {"PAYMENT_CARD", "IBAN", "PHONE", "US_SSN", "UK_NINO", "NL_BSN", "ES_DNI", "FI_HETU", "IT_FISCAL_CODE"}
-)
+    {"PAYMENT_CARD", "IBAN", "PHONE", "US_SSN", "UK_NINO", "NL_BSN", "ES_DNI", "FI_HETU", "IT_FISCAL_CODE",
+     "BR_CPF", "BR_CNPJ", "IN_AADHAAR", "FR_NIR", "DE_STEUER_ID", "PL_PESEL", "CA_SIN", "AU_TFN"}
+)  # fmt: skip
 _CASE_INSENSITIVE = frozenset({"EMAIL", "DENIED"})
 
 
@@ -72,7 +73,8 @@ class RedactionContext:
 
     def digest(self, finding_type: str, value: str) -> bytes:
         message = f"{finding_type}\x00{_normalise(finding_type, value)}".encode("utf-8", "surrogatepass")
-        return hmac.new(self._key, message, hashlib.sha256).digest()
+        # The one-shot C function: about three times faster than building an HMAC object per finding.
+        return hmac.digest(self._key, message, "sha256")
 
     def placeholder(self, finding_type: str, value: str) -> str:
         """`[TYPE_n]`, the same n for the same value and type within this context."""

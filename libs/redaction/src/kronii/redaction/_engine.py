@@ -13,6 +13,7 @@ from ._context import RedactionContext
 from ._lines import LinesRedaction, join_lines, map_to_lines
 from ._model import ENGINE_ERROR_TEXT, WITHHELD_TEXT, Finding, Level, RedactionResult
 from ._policy import PolicyHints, RedactionPolicy
+from ._prefilter import Prefilter
 from ._resolve import MaskedSpan, merge_overlaps
 from .detectors import (
     Candidate,
@@ -50,6 +51,7 @@ class RedactionEngine:
             for detector in (*chosen, *policy_detectors)
             if detector.name not in self._policy.disabled_detectors
         )
+        self._prefilter = Prefilter(self._detectors)
         self._red_types = self._policy.red_types | {p.type for p in self._policy.custom_patterns if p.red}
 
     @property
@@ -76,12 +78,13 @@ class RedactionEngine:
                 raise TypeError("text must be a str")
             scan = ScanText(text)
             candidates: list[Candidate] = []
-            for detector in (*self._detectors, *self._hint_detectors(hints)):
+            stage = "prefilter"
+            for detector in (*self._prefilter.select(scan), *self._hint_detectors(hints)):
                 stage = detector.name
                 candidates.extend(detector.detect(scan))
             stage = "engine"
             candidates.extend(self._hint_spans(hints, len(text)))
-            kept = [candidate for candidate in candidates if self._keep(text, candidate)]
+            kept = self._kept(text, candidates)
             spans = merge_overlaps(kept)
             return self._result(
                 text, spans, context if context is not None else RedactionContext.random(), hints
@@ -128,10 +131,14 @@ class RedactionEngine:
             for span in hints.spans
         )
 
-    def _keep(self, text: str, candidate: Candidate) -> bool:
-        if candidate.confidence < self._policy.min_confidence:
-            return False
-        return not self._policy.is_allowed(text[candidate.start : candidate.end])
+    def _kept(self, text: str, candidates: list[Candidate]) -> list[Candidate]:
+        policy = self._policy
+        floor = policy.min_confidence
+        if not (policy.allow_values or policy.allow_patterns):  # the usual case: no value to slice and test
+            return [c for c in candidates if c.confidence >= floor]
+        return [
+            c for c in candidates if c.confidence >= floor and not policy.is_allowed(text[c.start : c.end])
+        ]
 
     def _result(
         self, text: str, spans: list[MaskedSpan], context: RedactionContext, hints: PolicyHints | None
@@ -142,10 +149,15 @@ class RedactionEngine:
             return RedactionResult(text, Level.GREEN, "nothing found")
         pieces: list[str] = []
         findings: list[Finding] = []
+        # A value repeated in one text (an address on every log line) is numbered once: HMAC is the cost here.
+        numbered: dict[tuple[str, str], str] = {}
         cursor = 0
         for span in spans:
             winner = span.winner
-            placeholder = context.placeholder(winner.type, text[winner.start : winner.end])
+            key = (winner.type, text[winner.start : winner.end])
+            placeholder = numbered.get(key)
+            if placeholder is None:
+                placeholder = numbered[key] = context.placeholder(*key)
             pieces.append(text[cursor : span.start])
             pieces.append(placeholder)
             cursor = span.end

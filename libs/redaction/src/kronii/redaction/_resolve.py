@@ -40,5 +40,8 @@ def merge_overlaps(candidates: Iterable[Candidate]) -> list[MaskedSpan]:
 
 
 def _span_of(group: list[Candidate], end: int) -> MaskedSpan:
+    if len(group) == 1:  # most spans: no choice to make
+        only = group[0]
+        return MaskedSpan(only.start, end, only, frozenset((only.type,)))
     winner = max(group, key=lambda c: (c.confidence, c.end - c.start, -c.start))
     return MaskedSpan(group[0].start, end, winner, frozenset(c.type for c in group))

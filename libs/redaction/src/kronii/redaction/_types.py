@@ -92,6 +92,19 @@ class FindingType(StrEnum):
     ES_DNI = "ES_DNI"
     FI_HETU = "FI_HETU"
     IT_FISCAL_CODE = "IT_FISCAL_CODE"
+    BR_CPF = "BR_CPF"
+    BR_CNPJ = "BR_CNPJ"
+    IN_AADHAAR = "IN_AADHAAR"
+    FR_NIR = "FR_NIR"
+    DE_STEUER_ID = "DE_STEUER_ID"
+    PL_PESEL = "PL_PESEL"
+    CA_SIN = "CA_SIN"
+    AU_TFN = "AU_TFN"
+    PASSPORT = "PASSPORT"
+    MRZ = "MRZ"
+    DATE_OF_BIRTH = "DATE_OF_BIRTH"
+    MAC_ADDRESS = "MAC_ADDRESS"
+    POSTAL_ADDRESS = "POSTAL_ADDRESS"
     IP_ADDRESS = "IP_ADDRESS"
     USERNAME = "USERNAME"
     # User policy.
@@ -110,6 +123,19 @@ _PERSONAL = frozenset(
         FindingType.ES_DNI,
         FindingType.FI_HETU,
         FindingType.IT_FISCAL_CODE,
+        FindingType.BR_CPF,
+        FindingType.BR_CNPJ,
+        FindingType.IN_AADHAAR,
+        FindingType.FR_NIR,
+        FindingType.DE_STEUER_ID,
+        FindingType.PL_PESEL,
+        FindingType.CA_SIN,
+        FindingType.AU_TFN,
+        FindingType.PASSPORT,
+        FindingType.MRZ,
+        FindingType.DATE_OF_BIRTH,
+        FindingType.MAC_ADDRESS,
+        FindingType.POSTAL_ADDRESS,
         FindingType.IP_ADDRESS,
         FindingType.USERNAME,
     }

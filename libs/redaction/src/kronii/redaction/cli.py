@@ -19,12 +19,17 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._engine import RedactionEngine
 from ._model import Level, RedactionResult
 from ._policy import PolicyError, RedactionPolicy
-from .pixels import Box, ImageRedaction, png_bytes, redact_image
+
+if TYPE_CHECKING:
+    from .pixels import Box, ImageRedaction
+
+# `.pixels` (NumPy, Pillow, the OCR wrapper) is imported only by the paths that handle an image: a one-line text
+# redaction must not pay for it at start-up.
 
 __all__ = ["EXIT_AMBER", "EXIT_GREEN", "EXIT_RED", "EXIT_USAGE", "add_redact_parser", "main", "run_redact"]
 
@@ -39,6 +44,8 @@ class _UsageError(Exception):
 
 
 def _box(text: str) -> Box:
+    from .pixels import Box
+
     try:
         x0, y0, x1, y1 = (int(part) for part in text.split(","))
     except ValueError:
@@ -173,6 +180,8 @@ def _run_image(args: argparse.Namespace, engine: RedactionEngine) -> int:
         raise _UsageError("kronii redact: give either FILE (text) or --image IN, not both")
     if args.output is None and not args.json:
         raise _UsageError("kronii redact: --image needs -o OUT.png (or --json for the findings alone)")
+    from .pixels import png_bytes, redact_image
+
     data = _read_input(args.image)
     result = redact_image(data, engine=engine, app=args.app, region=args.region, extra_regions=args.mask)
     if result.image is not None and args.output is not None:

@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import os
 import sys
 from collections.abc import Sequence
-from importlib.metadata import entry_points
-
-from kronii.common.settings import SettingsError, load_settings
-from kronii.redaction.cli import add_redact_parser, run_redact
 
 __all__ = ["main"]
 
+# Start-up cost matters: `echo x | kronii redact` used to spend seconds importing SQLAlchemy, Redis, gRPC and
+# pydantic for one line. Heavy modules are imported inside the handlers that need them, and the commands of
+# other packages (entry points, whose modules pull in their services) are loaded only when the command asked
+# for is not one of these.
+_BUILT_IN = frozenset({"up", "status", "migrate", "redact", "audit"})
 
-def _parser() -> argparse.ArgumentParser:
+
+def _wants_plugins(argv: Sequence[str]) -> bool:
+    """Whether parsing `argv` needs the other packages' commands: for help, errors and their own commands."""
+    return not argv or argv[0] not in _BUILT_IN
+
+
+def _parser(*, plugins: bool = True) -> argparse.ArgumentParser:
+    from kronii.redaction.cli import add_redact_parser
+
     parser = argparse.ArgumentParser(
         prog="kronii",
         description="kronii: privacy-first context engine and agent supervisor for your desktop.",
@@ -36,8 +44,11 @@ def _parser() -> argparse.ArgumentParser:
 
     add_redact_parser(sub)
     # Commands of other installed packages (`kronii agents` from the supervisor, ...).
-    for entry in sorted(entry_points(group="kronii.commands"), key=lambda item: item.name):
-        entry.load()(sub)
+    if plugins:
+        from importlib.metadata import entry_points
+
+        for entry in sorted(entry_points(group="kronii.commands"), key=lambda item: item.name):
+            entry.load()(sub)
 
     audit = sub.add_parser("audit", help="check or read the audit log")
     audit_sub = audit.add_subparsers(dest="audit_command", metavar="ACTION")
@@ -57,12 +68,15 @@ def _database_url() -> str:
 
 def _cmd_up() -> int:
     from kronii.common.launcher import Launcher, LauncherSettings
+    from kronii.common.settings import load_settings
 
     settings = load_settings(LauncherSettings)
     return Launcher(settings, log_format="text" if sys.stdout.isatty() else None).run()
 
 
 def _cmd_status(as_json: bool) -> int:
+    import asyncio
+
     from kronii.common.status import collect_status, render_table
 
     rows = asyncio.run(collect_status())
@@ -133,8 +147,19 @@ async def _audit(command: str, lines: int, as_json: bool) -> int:
         await engine.dispose()
 
 
+def _settings_error_message(error: SystemExit) -> str | None:
+    """The sentence of a `SettingsError` (a SystemExit), else None. Its module is looked up, not imported:
+    a command that never loaded the settings (pydantic) cannot have raised one."""
+    settings = sys.modules.get("kronii.common.settings")
+    error_type = getattr(settings, "SettingsError", None)
+    if error_type is None or not isinstance(error, error_type):
+        return None
+    return str(getattr(error, "message", error))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    args = _parser(plugins=_wants_plugins(arguments)).parse_args(arguments)
     try:
         if args.command == "up":
             return _cmd_up()
@@ -143,6 +168,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "migrate":
             return _cmd_migrate(args.revision, args.down)
         if args.command == "redact":
+            from kronii.redaction.cli import run_redact
+
             return run_redact(args)
         handler = getattr(args, "handler", None)
         if handler is not None:
@@ -151,11 +178,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             if getattr(args, "lines", 1) <= 0:
                 print("kronii: --lines must be a positive number", file=sys.stderr)
                 return 2
+            import asyncio
+
             return asyncio.run(
                 _audit(args.audit_command, getattr(args, "lines", 20), getattr(args, "json", False))
             )
-    except SettingsError as error:
-        print(error.message, file=sys.stderr)
+    except SystemExit as error:
+        message = _settings_error_message(error)
+        if message is None:
+            raise
+        print(message, file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 from ._base import Candidate, Detector, ScanText
 from .aws import AwsSecretKeyDetector
+from .birth_dates import BirthDateDetector
+from .checked_ids import CheckedIdDetector
 from .command_secrets import CommandSecretDetector
 from .email import EmailDetector
 from .entropy import EntropyDetector
@@ -16,18 +18,23 @@ from .iban import IbanDetector
 from .ip_address import IpAddressDetector
 from .jwt import JwtDetector
 from .keyword_secrets import KeywordSecretDetector
+from .mac_address import MacAddressDetector
 from .national_ids import NationalIdDetector
+from .passports import PassportDetector
 from .password_context import ContextualPasswordDetector
 from .payment_card import PaymentCardDetector
 from .phone import PhoneDetector
 from .policy_terms import CustomPatternDetector, DenyTermDetector
+from .postal_address import PostalAddressDetector
 from .private_keys import PrivateKeyDetector
 from .url_credentials import UrlCredentialDetector
 from .vendor_tokens import VendorTokenDetector
 
 __all__ = [
     "AwsSecretKeyDetector",
+    "BirthDateDetector",
     "Candidate",
+    "CheckedIdDetector",
     "CommandSecretDetector",
     "ContextualPasswordDetector",
     "CustomPatternDetector",
@@ -40,9 +47,12 @@ __all__ = [
     "IpAddressDetector",
     "JwtDetector",
     "KeywordSecretDetector",
+    "MacAddressDetector",
     "NationalIdDetector",
+    "PassportDetector",
     "PaymentCardDetector",
     "PhoneDetector",
+    "PostalAddressDetector",
     "PrivateKeyDetector",
     "ScanText",
     "UrlCredentialDetector",
@@ -65,9 +75,14 @@ def built_in_detectors(*, phone_regions: Sequence[str] = ("US", "GB")) -> tuple[
         EntropyDetector(),
         EmailDetector(),
         PhoneDetector(phone_regions),
+        PostalAddressDetector(),
         PaymentCardDetector(),
         IbanDetector(),
         NationalIdDetector(),
+        CheckedIdDetector(),
+        PassportDetector(),
+        BirthDateDetector(),
+        MacAddressDetector(),
         IpAddressDetector(),
         HomePathDetector(),
     )

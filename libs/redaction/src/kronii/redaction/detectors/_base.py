@@ -59,7 +59,13 @@ _ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
 
 
 class Detector(Protocol):
-    """A small unit that finds one family of sensitive values. `name` appears in findings and policy."""
+    """A small unit that finds one family of sensitive values. `name` appears in findings and policy.
+
+    Optionally a class attribute `anchors: tuple[str, ...]`: lower-case ASCII literals, at least one of which
+    occurs in `scan.lower` wherever the detector could report anything. The engine's pre-filter then skips the
+    detector on texts holding none of them. Declare only what `detect` itself requires; without `anchors`
+    the detector always runs.
+    """
 
     @property
     def name(self) -> str: ...

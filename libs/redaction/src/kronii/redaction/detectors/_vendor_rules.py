@@ -142,8 +142,15 @@ PREFIX_RULES: tuple[PrefixRule, ...] = (
         r"\d{17,20}/[A-Za-z0-9_\-]{60,68}",
         with_scheme=True,
     ),
+    # The bot id before the colon names the bot: it is masked with the secret. In the Bot API's URLs it follows
+    # `/bot` (`api.telegram.org/bot123456789:AA.../getMe`). Ids are 5 to 16 digits long (gitleaks' bound); the
+    # secret is 35 characters, one or two fewer in shortened examples such as the Bot API documentation's own.
     PrefixRule(
-        T.TELEGRAM_BOT_TOKEN, (":AA",), r"[A-Za-z0-9_\-]{33}" + _END_URLSAFE, head=r"[0-9]{8,10}", head_max=10
+        T.TELEGRAM_BOT_TOKEN,
+        (":AA",),
+        r"[A-Za-z0-9_\-]{30,34}" + _END_URLSAFE,
+        head=r"(?:bot)?[0-9]{5,16}",
+        head_max=19,
     ),
     PrefixRule(
         T.TERRAFORM_TOKEN,

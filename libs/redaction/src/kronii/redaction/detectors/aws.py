@@ -31,6 +31,7 @@ _BEFORE, _AFTER = 120, 240
 
 class AwsSecretKeyDetector:
     name = "aws_secret_key"
+    anchors = ("secret", "akia", "asia")  # a secret label or a key id
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text

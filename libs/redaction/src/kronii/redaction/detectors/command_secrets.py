@@ -43,6 +43,7 @@ _RULES = (
 
 class CommandSecretDetector:
     name = "command_secrets"
+    anchors = tuple(rule.keyword for rule in _RULES)
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text, lower = scan.text, scan.lower

@@ -73,6 +73,7 @@ _AUTHORITY_LOOKBACK = 128
 
 class EmailDetector:
     name = "email"
+    anchors = ("@", "%40")
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text

@@ -10,6 +10,9 @@ words, paths, UUIDs, and hashes in lock files and `git` output.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import re
 from bisect import bisect_right
 from collections.abc import Iterator
@@ -36,6 +39,12 @@ _SECRET_ID_PREFIXES = frozenset(
     {"sk", "rk", "key", "secret", "token", "tok", "pat", "api", "apikey", "pw", "pwd", "auth"}
 )
 _HASH_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-", "md5-", "sha1:", "sha256:", "sha512:")
+# `algorithm:hex` right before a hex token of that algorithm's length is a content digest (OCI image references
+# `name@sha256:...`, pip's `--hash=sha256:...`), whatever the line says: an image named `api-server` made the
+# word "api" count as secret context.
+_DIGEST_LABELS = {"sha1:": 40, "sha256:": 64, "sha384:": 96, "sha512:": 128, "md5:": 32}
+# Words that make an encoded JSON document worth masking even when it reads as harmless configuration.
+_ENCODED_SECRET_WORDS = ("secret", "token", "key", "pass", "pwd", "auth", "credential", "signature", "bearer")
 
 # (length, minimum bits per character): about the 1st percentile of random Base64 of that length.
 _FLOOR_LENGTHS = (20, 24, 28, 32, 40, 48, 64, 86)
@@ -103,9 +112,11 @@ class EntropyDetector:
                 continue
             core = token.rstrip("=")
             if _HEX.fullmatch(core):
+                if _is_labelled_digest(text, match.start(), core):
+                    continue
                 confidence = self._hex_confidence(scan, match.start(), match.end(), core)
             else:
-                confidence = _base64_confidence(core)
+                confidence = 0.0 if _is_harmless_encoded_json(token) else _base64_confidence(core)
             if confidence > 0.0 and not self._in_hash_context(scan, match.start(), match.end()):
                 yield Candidate(FindingType.HIGH_ENTROPY, match.start(), match.end(), confidence, self.name)
 
@@ -124,6 +135,35 @@ class EntropyDetector:
         if any(word in before for word in _SECRET_CONTEXT):
             return False
         return any(word in before for word in _HASH_CONTEXT)
+
+
+def _is_labelled_digest(text: str, start: int, core: str) -> bool:
+    for label, length in _DIGEST_LABELS.items():
+        if len(core) == length and text.startswith(label, start - len(label)):
+            return True
+    return False
+
+
+def _is_harmless_encoded_json(token: str) -> bool:
+    """Base64 of a JSON document with no secret in it: `echo 'eyJ1c2VyIjoi...' | base64 -d`.
+
+    Random key material never decodes to JSON, so a token that does is encoded data; it is left alone only
+    when the document names no secret and holds no random-looking string of its own.
+    """
+    if not token.startswith(("ey", "ew", "W")):  # how `{"`, `{ `, `{` + newline and `[` encode
+        return False
+    try:
+        decoded = base64.b64decode(token.replace("-", "+").replace("_", "/") + "=" * (-len(token) % 4))
+        text = decoded.decode("utf-8")
+        document = json.loads(text)
+    except (binascii.Error, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return False
+    if not isinstance(document, dict | list):
+        return False
+    lowered = text.lower()
+    if any(word in lowered for word in _ENCODED_SECRET_WORDS):
+        return False
+    return not any(_base64_confidence(inner.group().rstrip("=")) > 0.0 for inner in _TOKEN.finditer(text))
 
 
 def _is_object_id(token: str) -> bool:

@@ -51,6 +51,7 @@ _GENERIC_NAMES = frozenset(
 
 class HomePathDetector:
     name = "home_paths"
+    anchors = ("/home/", "/users/", ":\\users\\", ":\\\\users\\\\", ":/users/", "~", "@")
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text

@@ -23,6 +23,7 @@ _JWT = re.compile(
 
 class JwtDetector:
     name = "jwt"
+    anchors = ("eyj",)  # `detect` needs "eyJ"
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text

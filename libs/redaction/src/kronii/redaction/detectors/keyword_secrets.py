@@ -50,6 +50,8 @@ _PROSE = re.compile(r"(?i)\b(?:the|your|enter|please|must|should|invalid|incorre
 
 class KeywordSecretDetector:
     name = "keyword_secrets"
+    # The words of `_HIT`, and the `"sensitive"` of Terraform's sensitive values.
+    anchors = (*_HIT.pattern.split("|"), "sensitive")
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text, lower = scan.text, scan.lower

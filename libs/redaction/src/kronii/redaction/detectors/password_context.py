@@ -32,6 +32,7 @@ _NOT_PASSWORDS = re.compile(r"https?.*|www\..*|.*@.*\..*|.*\.[A-Za-z]{1,5}|.*[0-
 
 class ContextualPasswordDetector:
     name = "password_context"
+    anchors = ("pass", "pw", "cred", "login", "log in", "sign in")  # what `_CONTEXT` can match
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text

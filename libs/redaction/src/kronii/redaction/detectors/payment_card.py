@@ -57,13 +57,28 @@ class PaymentCardDetector:
                 continue
             if end < len(text) and (text[end].isalnum() or text[end] in "_"):
                 continue
-            raw = match.group()
-            digits = raw.replace(" ", "").replace("-", "")
-            if len(digits) < 12:  # dates and times match the shape; this cheap test drops them first
-                continue
-            if not _is_card_layout(raw) or not _is_known_scheme(digits) or not is_luhn_valid(digits):
-                continue
-            yield Candidate(FindingType.PAYMENT_CARD, start, end, 0.9, self.name)
+            raw = _card_prefix(match.group())
+            if raw is not None:
+                yield Candidate(FindingType.PAYMENT_CARD, start, start + len(raw), 0.9, self.name)
+
+
+def _card_prefix(raw: str) -> str | None:
+    """The card number at the start of a candidate, or None.
+
+    The regex is greedy and Python checks the result, so a group written after the card (the amount in
+    `4111 1111 1111 1111 49.00 EUR`, a CVC, a year) would make the whole run fail the layout test: the trailing
+    groups are dropped one at a time until a card is left. A single run of digits is never cut.
+    """
+    while True:
+        digits = raw.replace(" ", "").replace("-", "")
+        if len(digits) < 12:  # dates and times match the shape; this cheap test drops them first
+            return None
+        if _is_card_layout(raw) and _is_known_scheme(digits) and is_luhn_valid(digits):
+            return raw
+        cut = max(raw.rfind(" "), raw.rfind("-"))
+        if cut < 0:
+            return None
+        raw = raw[:cut]
 
 
 def _is_card_layout(raw: str) -> bool:

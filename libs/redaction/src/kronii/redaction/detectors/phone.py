@@ -6,6 +6,12 @@ and a requirement that a bare digit run (`4155552671`, which is also a build num
 phone word before it keep the false positives down. Numbers written the way phone numbers are written (the
 North American layout, or a country code or trunk "0" and digit groups) but in an unassigned or fictional range
 (`(555) 123-4567`, `07700 900982`, common in examples) are still masked, with less confidence.
+
+A number in national format is read in the policy's regions and in those of the phone word's language before
+it. Written with a trunk "0" after a word that only means "phone" (phone, tel, mobile, Handy, portable, móvil,
+celular, WhatsApp, ...), it is read in every region the library knows, the language's regions first:
+`Portable : 06 12 34 56 78` is French, `mobile 098765 43210` Indian. A value glued to its key
+(`mobile=+91 98765 43210`, `tel:0612345678`) is read when a phone word stands just before it.
 """
 
 from __future__ import annotations
@@ -59,7 +65,67 @@ _PHONE_WORDS = (
     "mob",
     "☎",
     "📞",
+    "tél",
+    "portable",
+    "móvil",
+    "movil",
+    "celular",
+    "cellulare",
+    "telemóvel",
+    "mobiel",
+    "viber",
+    "電話",
+    "携帯",
+    "appel",  # French: appeler, rappeler
+    "rappel",
 )
+# Words that say phone and nothing else ("call" and "contact" also name function calls and contact forms): only
+# these open the reading in every region.
+_STRONG_PHONE_WORDS = (
+    "phone",
+    "tel",
+    "tél",
+    "mobile",
+    "cell",
+    "fax",
+    "whatsapp",
+    "viber",
+    "sms",
+    "handy",
+    "portable",
+    "móvil",
+    "movil",
+    "celular",
+    "mobiel",
+    "my number",
+    "☎",
+    "📞",
+    "電話",
+    "携帯",
+)
+# The regions a phone word's language points to, tried before the rest of the world.
+_LANGUAGE_REGIONS = (
+    (("tél", "portable", "mobile", "appel", "rappel"), ("FR", "BE", "CH", "LU")),
+    (("telefon", "handy", "festnetz", "mobil"), ("DE", "AT", "CH")),
+    (("teléfono", "telefono", "móvil", "movil"), ("ES", "MX", "AR", "CO", "CL", "PE")),
+    (("telefone", "celular", "telemóvel"), ("BR", "PT")),
+    (("cellulare",), ("IT",)),
+    (("telefoon", "mobiel"), ("NL", "BE")),
+    (("電話", "携帯"), ("JP",)),
+    (("mobile", "phone", "whatsapp"), ("IN",)),
+)
+_ALL_REGIONS = tuple(sorted(phonenumbers.SUPPORTED_REGIONS))
+
+
+def _word_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    """The words at the start of a word (`tel` in `tel:` and `Telefon`, not in `hotel` or `telnet`)."""
+    alternation = "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+    return re.compile(f"(?<![a-zà-ÿ])(?:{alternation})(?!emetry|net|egra|escope)")
+
+
+_PHONE_WORD = _word_pattern(_PHONE_WORDS)
+_STRONG_PHONE_WORD = _word_pattern(_STRONG_PHONE_WORDS)
+_GLUE = frozenset(":=")
 _NOT_PHONE_WORDS = (
     "build",
     "version",
@@ -115,7 +181,12 @@ class PhoneDetector:
 
     def _classify(self, scan: ScanText, start: int, end: int) -> Candidate | None:
         text = scan.text
-        if start > 0 and (text[start - 1].isalnum() or text[start - 1] in _BOUNDARY_CHARS):
+        if (
+            start > 0
+            and (text[start - 1].isalnum() or text[start - 1] in _BOUNDARY_CHARS)
+            # A value glued to a key that names a phone: `mobile=+91 ...`, `tel:0612...`.
+            and not (text[start - 1] in _GLUE and _key_names_phone(scan.lower, start - 1))
+        ):
             return None
         if end < len(text) and (text[end].isalnum() or text[end] == "_"):
             return None
@@ -128,13 +199,16 @@ class PhoneDetector:
         if not 7 <= digits <= 15 or _DATE_OR_TIME.match(raw) or _DOTTED_SHORT.fullmatch(raw):
             return None
         before = scan.lower[max(0, start - _CONTEXT_BEFORE) : start]
-        has_phone_word = any(word in before for word in _PHONE_WORDS)
+        has_phone_word = _PHONE_WORD.search(before) is not None
         if not has_phone_word and any(word in before for word in _NOT_PHONE_WORDS):
             return None
         formatted = digits != len(raw)
         if not formatted and not has_phone_word:
             return None
-        span = self._validated_span(raw)
+        regions = self._regions
+        if has_phone_word and not raw.startswith("+"):
+            regions = _regions_for(before, self._regions, raw.lstrip("(").startswith("0"))
+        span = _matched_span(raw, regions, phonenumbers.Leniency.VALID)
         if span is not None:
             return Candidate(
                 FindingType.PHONE, start + span[0], start + span[1], 0.9 if has_phone_word else 0.8, self.name
@@ -149,6 +223,31 @@ class PhoneDetector:
         self, raw: str, leniency: int = phonenumbers.Leniency.VALID
     ) -> tuple[int, int] | None:
         return _matched_span(raw, self._regions, leniency)
+
+
+def _key_names_phone(lower: str, glue: int) -> bool:
+    """`mobile=`, `tel:`, `contact.phone=`, `sms queued to=`: the key glued to the value, or the words just
+    before it, name a phone. Other keys (`id=`, `ts:`) hold numbers of every kind."""
+    before = lower[max(0, glue - _CONTEXT_BEFORE) : glue]
+    return _PHONE_WORD.search(before) is not None
+
+
+@lru_cache(maxsize=256)
+def _regions_for(before: str, policy: tuple[str, ...], trunk_prefix: bool) -> tuple[str, ...]:
+    """The policy's regions, then those of the phone word's language, then, for a number written with a trunk
+    "0" after a word that only means phone, every region: such a number is valid in few regions, and the word
+    already says what it is. Without the trunk "0" a digit run is valid somewhere far too often (and reading
+    it in 245 regions takes milliseconds), so it stays with the policy's and the language's regions."""
+    hinted = [
+        region
+        for words, regions in _LANGUAGE_REGIONS
+        if any(w in before for w in words)
+        for region in regions
+    ]
+    ordered = dict.fromkeys((*policy, *hinted))
+    if trunk_prefix and _STRONG_PHONE_WORD.search(before) is not None:
+        ordered.update(dict.fromkeys(_ALL_REGIONS))
+    return tuple(ordered)
 
 
 @lru_cache(maxsize=4096)

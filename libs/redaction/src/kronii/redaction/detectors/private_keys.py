@@ -27,6 +27,7 @@ _PUTTY_END = re.compile(r"Private-(?:MAC|Hash): *[0-9a-fA-F]*")
 
 class PrivateKeyDetector:
     name = "private_keys"
+    anchors = ("private key", "putty-user-key-file-")
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text

@@ -27,6 +27,7 @@ _SCHEME_CHAR = re.compile(r"[A-Za-z0-9+.\-]")
 
 class UrlCredentialDetector:
     name = "url_credentials"
+    anchors = ("://",)
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text

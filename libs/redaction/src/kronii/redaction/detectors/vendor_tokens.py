@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .._types import FindingType
 from ._base import Candidate, ScanText, literal_alternation
 from ._vendor_rules import CONTEXT_RULES, PREFIX_RULES
 
@@ -33,6 +36,12 @@ class _CompiledContext:
 
 
 _SCHEMES = ("https://", "http://")
+# A Discord bot token is base64url(the bot's user id) . base64url(timestamp) . HMAC. The id is a snowflake, a
+# decimal number of 17 to 20 digits, so its Base64 starts M, N or O and decodes to digits only: that check
+# finds the token without the word "discord" nearby, and keeps the id half from surviving next to a secret half
+# masked as high entropy.
+_DISCORD_SHAPE = re.compile(r"[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}")
+_URLSAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 class VendorTokenDetector:
@@ -90,6 +99,7 @@ class VendorTokenDetector:
                 elif rule.with_scheme:
                     start = _with_scheme(text, start)
                 yield Candidate(rule.type, start, match.end(), rule.confidence, self.name)
+        yield from _discord_bot_tokens(text, self.name)
         for context_rule in self._contextual:
             if not scan.lower_contains_any(context_rule.keywords):
                 continue
@@ -104,3 +114,22 @@ def _with_scheme(text: str, start: int) -> int:
         if start >= len(scheme) and text.startswith(scheme, start - len(scheme)):
             return start - len(scheme)
     return start
+
+
+def _discord_bot_tokens(text: str, detector: str) -> Iterator[Candidate]:
+    if text.count(".") < 2:
+        return
+    for match in _DISCORD_SHAPE.finditer(text):
+        start, end = match.span()
+        if (start > 0 and text[start - 1] in _URLSAFE) or (end < len(text) and text[end] in _URLSAFE):
+            continue
+        if _is_snowflake_base64(match.group().partition(".")[0]):
+            yield Candidate(FindingType.DISCORD_TOKEN, start, end, 0.95, detector)
+
+
+def _is_snowflake_base64(part: str) -> bool:
+    try:
+        decoded = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return 17 <= len(decoded) <= 20 and decoded.isdigit()

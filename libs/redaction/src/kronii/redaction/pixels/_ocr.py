@@ -1,11 +1,13 @@
-"""Tesseract word boxes for a prepared frame, from parallel single-threaded runs on horizontal bands.
+"""Tesseract word boxes for the prepared blocks of a frame, from parallel single-threaded runs on bands.
 
-The bands are cut along blank rows, so no line of text is split; each band's words come back in its own
-reading order, with their boxes moved into the frame's coordinates.
+Each block (see `_blocks`) is prepared on its own and cut into horizontal bands along blank rows, so no line
+of text is split; each band's words come back in its own reading order, with their boxes moved into the
+frame's coordinates and their confidence.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +21,7 @@ from ._model import Box
 from ._prepare import Prepared
 from ._settings import OcrSettings
 
-__all__ = ["OCR_BORDER", "OcrWord", "band_cuts", "read_words"]
+__all__ = ["OCR_BORDER", "OcrWord", "band_cuts", "read_regions"]
 
 _WORD_LEVEL = 5
 OCR_BORDER = 10  # white margin around each band: Tesseract reads text that touches the edge poorly
@@ -28,11 +30,13 @@ _CUT_SEARCH = 0.25  # look for a blank row within this share of a band's height 
 
 @dataclass(frozen=True, slots=True)
 class OcrWord:
-    """A word Tesseract read: its text, its box in the prepared image, and which line it belongs to."""
+    """A word Tesseract read: its text, its box in the prepared image (in the frame, from read_regions),
+    which line it belongs to, and Tesseract's confidence in it (0-100)."""
 
     text: str
     box: Box
     line: tuple[int, int, int, int]  # band, block, paragraph, line
+    conf: float = 100.0
 
 
 def _workers(settings: OcrSettings) -> int:
@@ -99,24 +103,48 @@ def _read_band(image: Image.Image, top: int, band: int, settings: OcrSettings) -
             int(data["par_num"][index]),
             int(data["line_num"][index]),
         )
-        words.append(OcrWord(str(text).strip(), box, line))
+        words.append(OcrWord(str(text).strip(), box, line, float(data["conf"][index])))
     return words
 
 
-def read_words(prepared: Prepared, settings: OcrSettings) -> list[OcrWord]:
-    """Every word in the prepared image, band by band, in reading order. Raises if any run fails."""
+def _to_frame(word: OcrWord, band: int, scale: float, area: Box) -> OcrWord:
+    """A word read on a block's prepared image, with its box rounded outward into the frame's pixels."""
+    box = word.box
+    frame_box = Box(
+        math.floor(box.x0 / scale) + area.x0,
+        math.floor(box.y0 / scale) + area.y0,
+        math.ceil(box.x1 / scale) + area.x0,
+        math.ceil(box.y1 / scale) + area.y0,
+    )
+    return OcrWord(word.text, frame_box, (band, *word.line[1:]), word.conf)
+
+
+def read_regions(parts: Sequence[tuple[Prepared, Box]], settings: OcrSettings) -> list[OcrWord]:
+    """Every word in each prepared block (with the block's rectangle in the frame), boxes in the frame's
+    pixels, in reading order. The blocks' bands share one pool of single-threaded Tesseract runs; a block
+    is cut into bands in proportion to its height, so a tall window is split and small ones are not."""
     if settings.limit_threads:
         # pytesseract starts tesseract with this process's environment and takes no other. Tesseract's
         # OpenMP threads spin against each other and against everything else on a small machine (a plain
         # pass took ~10 s of CPU for ~2 s of work here); one thread per process, one process per band.
         # An operator's own OMP_THREAD_LIMIT is kept.
         os.environ.setdefault("OMP_THREAD_LIMIT", "1")
-    image = prepared.image
-    cuts = band_cuts(prepared.ink, _workers(settings), settings.min_band_px)
-    bands = [(image.crop((0, top, image.width, bottom)), top) for top, bottom in pairwise(cuts)]
-    if len(bands) == 1:
-        return _read_band(image, 0, 0, settings)
-    with ThreadPoolExecutor(max_workers=len(bands), thread_name_prefix="kronii-ocr") as pool:
-        futures = [pool.submit(_read_band, band, top, n, settings) for n, (band, top) in enumerate(bands)]
-        results = [future.result() for future in futures]
-    return [word for words in results for word in words]
+    workers = _workers(settings)
+    total = sum(prepared.image.height for prepared, _ in parts) or 1
+    jobs: list[tuple[Image.Image, int, int]] = []
+    for index, (prepared, _) in enumerate(parts):
+        share = max(1, round(workers * prepared.image.height / total))
+        cuts = band_cuts(prepared.ink, share, settings.min_band_px)
+        image = prepared.image
+        jobs += [(image.crop((0, top, image.width, bottom)), top, index) for top, bottom in pairwise(cuts)]
+    if len(jobs) <= 1:
+        results = [_read_band(image, top, 0, settings) for image, top, _ in jobs]
+    else:
+        with ThreadPoolExecutor(max_workers=min(workers, len(jobs)), thread_name_prefix="kronii-ocr") as pool:
+            futures = [pool.submit(_read_band, image, top, 0, settings) for image, top, _ in jobs]
+            results = [future.result() for future in futures]
+    return [
+        _to_frame(word, band, parts[index][0].scale, parts[index][1])
+        for band, ((_, _, index), words) in enumerate(zip(jobs, results, strict=True))
+        for word in words
+    ]

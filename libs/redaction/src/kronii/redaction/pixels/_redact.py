@@ -9,22 +9,25 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from PIL import Image
 
 from .._context import RedactionContext
 from .._engine import RedactionEngine
-from .._lines import LineSpan
+from .._lines import LineSpan, LinesRedaction
 from .._model import Level, RedactionResult
 from .._policy import PolicyHints, RedactionPolicy
+from ._blocks import text_blocks
 from ._fill import FILL, boxes_for_spans, fill, masked_share
 from ._io import ImageInputError, load_image
 from ._layout import OcrLine, assemble_lines, masked_text
 from ._model import Box, ImageFinding, ImageRedaction
-from ._ocr import read_words
-from ._prepare import Prepared, flatten, prepare
+from ._ocr import OcrWord, read_regions
+from ._prepare import flatten, prepare
 from ._settings import OcrSettings
 from ._tolerance import normalize_line, widen, with_ocr_patterns
+from ._unreadable import unread_ink, unreadable
 
 __all__ = ["REGION_DETECTOR", "REGION_TYPE", "redact_image"]
 
@@ -55,11 +58,49 @@ def _verify(image: Image.Image, boxes: Sequence[Box]) -> None:
             raise RuntimeError("a filled box is not uniform")
 
 
-def _read(frame: Image.Image, settings: OcrSettings) -> tuple[Prepared, list[OcrLine], float]:
+def _read(frame: Image.Image, settings: OcrSettings) -> tuple[Image.Image, list[OcrWord], float]:
+    """The frame's words (boxes in its pixels), read block by block, and the frame in black text on white
+    (each block binarised at its own polarity) to find where glyphs end."""
     started = time.perf_counter()
-    prepared = prepare(frame, settings)
-    lines = assemble_lines(read_words(prepared, settings))
-    return prepared, lines, (time.perf_counter() - started) * 1000
+    whole = Box(0, 0, *frame.size)
+    # No block found (a blank frame, or text fainter than the block finder sees): read the page as a whole,
+    # so that what Tesseract can still read there is read, and a failing Tesseract still fails closed.
+    blocks = (text_blocks(frame) if settings.regions else []) or [whole]
+    parts = [
+        (prepare(frame if block == whole else frame.crop(block.as_tuple()), settings), block)
+        for block in blocks
+    ]
+    binary = Image.new("L", frame.size, 255)
+    for prepared, block in parts:
+        binary.paste(prepared.binary, (block.x0, block.y0))
+    words = read_regions(parts, settings)
+    return binary, words, (time.perf_counter() - started) * 1000
+
+
+_RANK = {Level.GREEN: 0, Level.AMBER: 1, Level.RED: 2}
+
+
+def _covered(span: LineSpan, by: Sequence[LineSpan]) -> bool:
+    return any(o.line == span.line and o.start <= span.start and span.end <= o.end for o in by)
+
+
+def _merge(normal: LinesRedaction, raw: LinesRedaction) -> tuple[RedactionResult, list[LineSpan]]:
+    """The findings on the normalised lines, plus those on the lines as read that they do not cover."""
+    base = list(normal.line_spans)
+    extra = [
+        n
+        for n in range(len(raw.result.findings))
+        if not all(_covered(span, base) for span in raw.line_spans if span.finding == n)
+    ]
+    number = {old: len(normal.result.findings) + new for new, old in enumerate(extra)}
+    spans = base + [
+        LineSpan(span.line, span.start, span.end, number[span.finding])
+        for span in raw.line_spans
+        if span.finding in number
+    ]
+    worse = raw.result if _RANK[raw.result.level] > _RANK[normal.result.level] else normal.result
+    findings = (*normal.result.findings, *(raw.result.findings[n] for n in extra))
+    return replace(normal.result, findings=findings, level=worse.level, reason=worse.reason), spans
 
 
 def _scan(
@@ -70,19 +111,28 @@ def _scan(
     app: str | None,
     hints: PolicyHints | None,
 ) -> tuple[RedactionResult, list[LineSpan]]:
-    """The text engine over the OCR lines; with OCR tolerance, on normalised text with the lenient patterns."""
+    """The text engine over the OCR lines; with OCR tolerance, on normalised text with the lenient patterns,
+    and on the text as read too: normalising reads a letter among digits as a digit, which breaks values
+    whose letter is part of them (an ES DNI's check letter `12345678Z` becomes `123456782`)."""
+    raw_texts = [line.text for line in lines]
     if not tolerant:
-        plain = engine.redact_lines([line.text for line in lines], context=context, app=app, hints=hints)
+        plain = engine.redact_lines(raw_texts, context=context, app=app, hints=hints)
         return plain.result, list(plain.line_spans)
-    texts = [normalize_line(line.text) for line in lines]
-    redaction = engine.redact_lines(texts, context=context, app=app, hints=with_ocr_patterns(hints))
-    return redaction.result, widen(redaction.line_spans, lines)
+    texts = [normalize_line(text) for text in raw_texts]
+    ocr_hints = with_ocr_patterns(hints)
+    normal = engine.redact_lines(texts, context=context, app=app, hints=ocr_hints)
+    if texts != raw_texts:
+        raw = engine.redact_lines(raw_texts, context=context, app=app, hints=ocr_hints)
+        result, spans = _merge(normal, raw)
+    else:
+        result, spans = normal.result, list(normal.line_spans)
+    return result, widen(spans, lines)
 
 
 def _findings(
-    result: RedactionResult, spans: list[LineSpan], lines: Sequence[OcrLine], prepared: Prepared
+    result: RedactionResult, spans: list[LineSpan], lines: Sequence[OcrLine], binary: Image.Image
 ) -> list[ImageFinding]:
-    bars = boxes_for_spans(spans, lines, prepared.scale, prepared.binary)
+    bars = boxes_for_spans(spans, lines, 1.0, binary)
     if set(bars) != set(range(len(result.findings))):
         raise RuntimeError("a finding has no box to fill")
     return [
@@ -139,14 +189,20 @@ def redact_image(
             return _withheld("content of a red-listed app")
         frame, area = _frame(image, region)
         stage = "ocr"
-        prepared, lines, ocr_ms = _read(frame, settings)
+        binary, words, ocr_ms = _read(frame, settings)
+        lines = assemble_lines(words)
         stage = "text engine"
         result, spans = _scan(lines, engine, settings.tolerant, context, app, hints)
         if result.level is Level.RED:
             found = [ImageFinding(f.type, f.detector, f.confidence, ()) for f in result.findings]
             return _withheld(f"text engine: {result.reason}", found, ocr_ms)
         stage = "fill"
-        findings = _findings(result, spans, lines, prepared) + _regions(extra_regions, area, frame.size)
+        findings = [
+            *_findings(result, spans, lines, binary),
+            *unreadable(words, settings.min_conf),
+            *(unread_ink(frame, words) if settings.regions else ()),
+            *_regions(extra_regions, area, frame.size),
+        ]
         text = masked_text(lines, spans, [finding.placeholder for finding in result.findings])
         return _masked(frame, findings, policy, ocr_ms, text)
     except Exception as error:  # fail closed, whatever went wrong

@@ -9,7 +9,10 @@ and on a 1280x800 xterm frame):
 - upscaling every frame (x1.5, x2, or all lines to 24 px) costs 15-35% more time on a frame; only lines
   under 14 px (12 px fonts) gain from it (DejaVu Mono's small `@` is misread below about 24 px), so only
   those are upscaled;
-- one single-threaded Tesseract per CPU on bands of the frame halves the wall time on 2 cores.
+- one single-threaded Tesseract per CPU on bands of the frame halves the wall time on 2 cores;
+- on a whole 1920x1080 desktop of six xterms (6x13 bitmap, DejaVu Sans Mono 8-18 pt, light and dark), reading
+  block by block lifts recall from 0.6-0.8 to 1.0 on the 8 and 14 pt windows, keeps 91-100% of ordinary
+  words readable (73-100% read as one page), and takes about the time of one plain single-threaded pass.
 """
 
 from __future__ import annotations
@@ -38,6 +41,10 @@ class OcrSettings:
       a light window, at a small cost).
     - `timeout_s`: a Tesseract run that takes longer fails (and so the image is withheld).
     - `tolerant`: make up for OCR errors (see `_tolerance`); off only to measure what it adds.
+    - `regions`: find the blocks of text first (see `_blocks`) and prepare and read each on its own, so a
+      small-font or dark window on a large screen is read as well as when cropped; off: one page.
+    - `min_conf`: a word Tesseract reads with less confidence (0-100) is text it could not read: it is
+      masked and the frame is amber, never green.
     """
 
     psm: int = 6
@@ -57,6 +64,8 @@ class OcrSettings:
     limit_threads: bool = True
     timeout_s: float = 30.0
     tolerant: bool = True
+    regions: bool = True
+    min_conf: float = 30.0
 
     def __post_init__(self) -> None:
         if self.psm not in (3, 4, 6, 11, 12):

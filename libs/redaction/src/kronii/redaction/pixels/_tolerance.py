@@ -102,6 +102,20 @@ OCR_PATTERNS: tuple[CustomPattern, ...] = (
         r"|credentials?|auth[_\- ]?key)[A-Za-z0-9_\-]*[\"']? ?[:=] ?(?P<value>[^\s\[].*?) *$",
         confidence=0.7,
     ),
+    # A Mailgun key whose 32 characters OCR split in two (`key-3ax6xnjp 29jd6f...`): `widen` takes the rest.
+    CustomPattern(
+        FindingType.MAILGUN_KEY, r"(?<![A-Za-z0-9])key-(?=[a-z0-9]*[0-9])[a-z0-9|]{6,}", confidence=0.8
+    ),
+    # An Azure SAS signature that OCR split or garbled: everything after `sig=` up to the next space, and
+    # `widen` takes the pieces after it.
+    CustomPattern(FindingType.AZURE_KEY, r"(?i)[?&]sig ?= ?(?P<value>[^\s&]{4,})", confidence=0.8),
+    # An IPv6 address (or a MAC) whose colons OCR spaced out or misread (`85a3: : 8a2e`, `85a3:-8a2e`):
+    # four groups of hex digits or more; a time of day has three at most.
+    CustomPattern(
+        FindingType.IP_ADDRESS,
+        r"(?<![0-9A-Za-z:])[0-9A-Fa-f]{1,4}(?: ?[:;](?: ?[:\-])? ?[0-9A-Fa-f]{1,4}){3,7}(?![0-9A-Za-z:])",
+        confidence=0.6,
+    ),
     # A long word with letters and digits, in two cases or mostly capitals: a token, not a word.
     CustomPattern(
         FindingType.HIGH_ENTROPY,

@@ -1,0 +1,247 @@
+"""Postal addresses written with a person's name: DE, FR, UK, US, IN, BR and JP formats.
+
+An address alone is often a company's or a shop's (footers, invoices from the vendor), and a name alone is
+too ambiguous to mask (issue 12); a name on the line above an address, or before it on the same line, is a
+person's home or delivery address. The span masked runs from the name to the end of the address.
+
+Each country's format is anchored on its postal code, the rarest part of the address: 5 digits (DE, FR, US),
+the UK postcode, the Indian PIN (6 digits, first 1-8), the Brazilian CEP (`01310-100`), the Japanese
+`〒100-0001`. Only around an anchor are the street, city and name patterns tried, on a window of a few lines.
+Formats: Deutsche Post (street and number, then PLZ and city), La Poste (number, street type, name; then code
+postal and city), Royal Mail (number and street, town, postcode), USPS Publication 28 (number, street and
+suffix, city, state abbreviation, ZIP or ZIP+4), India Post (street or locality, city, PIN), Correios (street,
+number, district, city - UF, CEP), Japan Post (〒 code, prefecture, city, block).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from .._types import FindingType
+from ._base import Candidate, ScanText
+
+__all__ = ["PostalAddressDetector"]
+
+_UPPER = "A-ZÀ-ÖØ-Þ"
+_LOWER = "a-zß-öø-ÿ"
+_WORD = f"[{_UPPER}][{_LOWER}'\u2019\\-]+"
+_CAPS_WORD = f"[{_UPPER}][{_UPPER}'\u2019\\-]+"
+# Between the parts of an address: a comma or a line break.
+_SEP = r"(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*)"
+_CITY = f"[{_UPPER}][{_LOWER}{_UPPER}'\u2019.\\-]+(?:[ \\-](?:[{_UPPER}][{_LOWER}{_UPPER}'\u2019.\\-]*|am|an|der|im|sur|sous|en|le|la|les|de|du|des|lès|upon|on))*"
+
+_DE = (
+    f"(?:[{_UPPER}][{_LOWER}]+(?:[ \\-][{_UPPER}]?[{_LOWER}]+)*"
+    r"[ \-]?(?i:straße|strasse|str\.|weg|platz|allee|gasse|ring|damm|chaussee|ufer|markt|steig|pfad|graben|kai)"
+    f"|(?:Am|An der|An den|Im|In der|Auf der|Zum|Zur|Unter den)\\s+[{_UPPER}][{_LOWER}]+)"
+    r"\s*\d{1,4}\s?[a-zA-Z]?" + _SEP + r"(?:D-\s?)?\d{5}\s+" + _CITY
+)
+_FR = (
+    r"\d{1,4}(?:\s?(?:bis|ter))?,?\s+"
+    r"(?i:rue|avenue|av\.|boulevard|bd|place|chemin|allée|impasse|quai|route|cours|square|passage|faubourg)"
+    r"\s[^\n,]{2,50}" + _SEP + r"\d{5}\s+" + _CITY + r"(?:\s+CEDEX(?:\s\d{1,2})?)?"
+)
+_UK_POSTCODE = r"(?:[A-PR-UWYZ][0-9][0-9A-HJKMNPR-Y]?|[A-PR-UWYZ][A-HK-Y][0-9][0-9ABEHMNPRVWXY]?)\s?[0-9][ABD-HJLNP-UW-Z]{2}"
+_UK = (
+    r"(?:(?:Flat|Apartment)\s\d+[A-Za-z]?,?\s+)?\d{1,4}[A-Za-z]?,?\s+"
+    f"{_WORD}(?:\\s{_WORD})*\\s"
+    r"(?:Street|St|Road|Rd|Lane|Ln|Avenue|Ave|Close|Drive|Dr|Way|Court|Ct|Place|Pl|Crescent|Gardens|Terrace"
+    r"|Grove|Square|Sq|Hill|Row|Mews|Walk|Park|Green|Parade)\.?"
+    + f"(?:{_SEP}{_CITY}){{1,2}}(?:{_SEP}|\\s+)"
+    + _UK_POSTCODE
+    + r"(?![A-Za-z0-9])"
+)
+_US_STATES = (
+    "AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC|ND"
+    "|OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|PR|GU|VI|AS|MP"
+)
+_US = (
+    r"\d{1,6}\s+(?:[NSEW]\.?\s+)?[A-Z0-9][A-Za-z0-9'.\-]*(?:\s[A-Z0-9][A-Za-z0-9'.\-]*){0,4}\s"
+    r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter"
+    r"|Circle|Cir|Parkway|Pkwy|Highway|Hwy|Trail|Trl|Square|Sq|Loop)\.?(?:\s(?:NE|NW|SE|SW|[NSEW]))?"
+    r"(?:,?\s+(?:Apt|Suite|Ste|Unit|#)\.?\s?#?[A-Za-z0-9\-]+)?"
+    + _SEP
+    + r"[A-Z][A-Za-z'.\-]+(?:\s[A-Z][A-Za-z'.\-]+){0,3},?\s+(?:"
+    + _US_STATES
+    + r")\s+\d{5}(?:-\d{4})?(?![0-9])"
+)
+_IN = (
+    r"(?:(?:(?i:flat|house|h\.?\s?no\.?|plot|door)\s?|#)[\w/\-]+,?\s+)?(?:\d{1,5}[A-Za-z]?(?:[/\-]\d{1,4})?,?\s+)?"
+    r"[^\n,]{0,40}?\b(?i:road|rd\.|marg|nagar|street|lane|colony|sector|layout|cross|vihar|enclave"
+    r"|apartments?|society|block|bagh|puram|chowk)\b[^\n]{0,40}?"
+    + _SEP
+    + f"(?:{_CITY}{_SEP}){{0,2}}"
+    + _CITY
+    + r"(?:\s*[,\-\u2013]\s*|\s+)(?:PIN:?\s*)?[1-8][0-9]{2}\s?[0-9]{3}(?![0-9])"
+)
+_BR = (
+    r"(?:Rua|R\.|Avenida|Av\.|Alameda|Al\.|Travessa|Praça|Estrada|Rodovia|Largo)\s[^\n,]{2,50},\s*"
+    r"(?:n[º°o]\.?\s*)?\d{1,5}(?:[^\n]{0,80}\n?){0,2}?(?:CEP:?\s*)?[0-9]{5}-[0-9]{3}(?![0-9])"
+    + f"(?:[ \\t]*[,\\-\\u2013]?[ \\t]*{_CITY}(?:[ \\t]*[-/][ \\t]*[A-Z]{{2}})?)?"
+)
+_JP = r"〒\s?[0-9]{3}-?[0-9]{4}[ \t\u3000]*\n?[ \t\u3000]*[^\n]{0,6}[都道府県][^\n]{2,60}"
+
+# Each country's postal code is the anchor: the detector tries a format only around a code, and only the formats
+# that code can belong to. Three scans that start on a digit, a space or a literal: an alternation of every
+# country's code shape would be tried at every capital letter.
+_DIGIT_CODE = re.compile(r"[0-9]{3}(?:[0-9]{2}-[0-9]{3}|[0-9]{2,3}| [0-9]{3})(?![0-9])")
+_UK_INWARD = re.compile(r" [0-9][A-Z]{2}(?![A-Za-z0-9])")
+_UK_OUTWARD = re.compile(r"[A-Z][A-Z0-9]{1,3}\Z")
+_JP_MARK = "〒"
+_JP_FORMATS = (re.compile(_JP),)
+_BR_FORMATS = (re.compile(_BR),)
+_FIVE_DIGIT_FORMATS = (re.compile(_DE), re.compile(_FR), re.compile(_US))
+_IN_FORMATS = (re.compile(_IN),)
+_UK_FORMATS = (re.compile(_UK),)
+_COMPANY_WORDS = frozenset(
+    [
+        "corp",
+        "corporation",
+        "inc",
+        "ltd",
+        "llc",
+        "plc",
+        "gmbh",
+        "ag",
+        "sa",
+        "sarl",
+        "sas",
+        "co",
+        "company",
+        "bank",
+    ]
+)
+
+_TITLE = r"(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Herr|Frau|M|Mme|Mlle|Sr|Sra|Srta|Shri|Smt)\.?\s+)"
+_PARTICLE = r"(?:van|von|de|da|der|den|du|dos|das|di|le|la|bin|al|zu)"
+_NAME_WORD = f"(?:{_WORD}|{_CAPS_WORD})"
+_LATIN_NAME = f"{_TITLE}?{_NAME_WORD}(?:\\s+(?:{_PARTICLE}\\s+)?{_NAME_WORD}){{1,3}}"
+# Kanji surname and given name with a space between them, or a name with an honorific (様, さん, 殿); katakana
+# names with a space or a middle dot. A run of Japanese text without those is a word, not a name.
+_CJK_NAME = (
+    r"(?:[\u4e00-\u9fff]{1,4}[ \u3000][\u4e00-\u9fff]{1,4}|[\u30a0-\u30ff]{2,8}[ \u3000・][\u30a0-\u30ff]{2,8})"
+    r"(?:[ \u3000]?(?:様|さん|殿))?|[\u4e00-\u9fff]{2,6}[ \u3000]?(?:様|さん|殿)"
+)
+_CJK_NAME_LINE = re.compile(f"[ \\t\u3000]*(?P<name>{_CJK_NAME})[ \\t\u3000]*")
+# A name on its own line, with the labels letters and forms put before it.
+_LABEL = r"(?:(?i:name|to|ship to|deliver to|recipient|addressee|an|à|destinataire|para|宛先|氏名)\s*:?\s*)?"
+_NAME_LINE = re.compile(f"[ \\t]*{_LABEL}(?P<name>{_LATIN_NAME}|{_CJK_NAME})[ \\t]*,?[ \\t]*")
+# A name just before the address on the same line: `Jane Doe, 12 rue de la Paix, 75002 Paris`.
+_NAME_BEFORE = re.compile(f"{_LABEL}(?P<name>{_LATIN_NAME}|{_CJK_NAME})[ \\t]*(?:,|[-\u2013])?[ \\t]*\\Z")
+# Words that start a capitalised pair but never a person's name.
+_NOT_NAMES = frozenset(
+    {"the", "our", "your", "this", "office", "company", "address", "street", "invoice", "shipping", "billing"}
+)
+_WINDOW_LINES_BEFORE = 4
+_WINDOW_CHARS = 320
+
+
+class PostalAddressDetector:
+    name = "postal_address"
+
+    def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        text = scan.text
+        found: set[tuple[int, int]] = set()
+        covered_to = -1
+        for code_start, code_end, formats in sorted(_anchors(text), key=lambda anchor: anchor[:2]):
+            if code_start < covered_to:
+                continue
+            for start, end in _addresses_around(text, code_start, code_end, formats):
+                span = _with_name(text, start, end, after=formats is _JP_FORMATS)
+                if span is not None and span not in found:
+                    found.add(span)
+                    covered_to = max(covered_to, span[1])
+                    yield Candidate(FindingType.POSTAL_ADDRESS, span[0], span[1], 0.85, self.name)
+
+
+def _with_name(text: str, start: int, end: int, *, after: bool) -> tuple[int, int] | None:
+    """The address with its person's name, or None. Japanese letters often put the name on the line after."""
+    name_start = _name_start(text, start)
+    if name_start is not None:
+        return name_start, end
+    if not after or not text.startswith("\n", end):
+        return None
+    next_end = text.find("\n", end + 1)
+    next_line = _CJK_NAME_LINE.fullmatch(text, end + 1, len(text) if next_end < 0 else next_end)
+    if next_line is None:
+        return None
+    return start, next_line.end("name")
+
+
+def _anchors(text: str) -> Iterator[tuple[int, int, tuple[re.Pattern[str], ...]]]:
+    """The postal codes in the text, each with the formats it can belong to."""
+    for match in _DIGIT_CODE.finditer(text):
+        start, end = match.span()
+        if _inside_longer_number(text, start):
+            continue
+        code = match.group()
+        if "-" in code:
+            yield start, end, _BR_FORMATS
+        elif len(code) == 5:
+            yield start, end, _FIVE_DIGIT_FORMATS
+        elif code[0] not in "09":  # Indian PINs start 1 to 8
+            yield start, end, _IN_FORMATS
+    for match in _UK_INWARD.finditer(text):
+        outward = _UK_OUTWARD.search(text, max(0, match.start() - 4), match.start())
+        if outward is not None:
+            yield outward.start(), match.end(), _UK_FORMATS
+    start = text.find(_JP_MARK)
+    while start >= 0:
+        yield start, start + 1, _JP_FORMATS
+        start = text.find(_JP_MARK, start + 1)
+
+
+def _inside_longer_number(text: str, start: int) -> bool:
+    """`0123456`, `12-34567`; but `D-50667` is the old country prefix of a German code."""
+    if start == 0:
+        return False
+    if text[start - 1] == "-":
+        return start > 1 and text[start - 2].isdigit()
+    return text[start - 1].isalnum()
+
+
+def _addresses_around(
+    text: str, anchor_start: int, anchor_end: int, formats: tuple[re.Pattern[str], ...]
+) -> Iterator[tuple[int, int]]:
+    """The addresses of any format in the few lines around a postal code that contain that code."""
+    window_start = anchor_start
+    for _ in range(_WINDOW_LINES_BEFORE):
+        window_start = text.rfind("\n", max(0, anchor_start - _WINDOW_CHARS), max(0, window_start - 1)) + 1
+        if window_start == 0:
+            break
+    window_start = max(window_start, anchor_start - _WINDOW_CHARS)
+    line_end = text.find("\n", anchor_end)
+    window_end = min(len(text) if line_end < 0 else line_end, anchor_end + 120)
+    if text.startswith("〒", anchor_start):  # Japanese addresses put the block on the line after the code
+        next_end = text.find("\n", window_end + 1)
+        window_end = min(len(text) if next_end < 0 else next_end, anchor_end + 120)
+    for pattern in formats:
+        for match in pattern.finditer(text, window_start, window_end):
+            if match.start() <= anchor_start < match.end():
+                yield match.start(), match.end()
+
+
+def _name_start(text: str, start: int) -> int | None:
+    """Where the person's name before the address starts: on the same line, or alone on the line above."""
+    line_start = text.rfind("\n", 0, start) + 1
+    before = text[line_start:start]
+    if before.strip():
+        same_line = _NAME_BEFORE.search(before)
+        if same_line is None or not _is_name(same_line.group("name")):
+            return None
+        return line_start + same_line.start("name")
+    if line_start == 0:
+        return None
+    previous_start = text.rfind("\n", 0, line_start - 1) + 1
+    previous = _NAME_LINE.fullmatch(text, previous_start, line_start - 1)
+    if previous is None or not _is_name(previous.group("name")):
+        return None
+    return previous.start("name")
+
+
+def _is_name(name: str) -> bool:
+    words = [word.strip(".,").lower() for word in name.split()]
+    if not words or words[0] in _NOT_NAMES or any(word in _COMPANY_WORDS for word in words):
+        return False
+    return not any(char.isdigit() for char in name)
