@@ -179,8 +179,10 @@ def _anchors(text: str) -> Iterator[tuple[int, int, tuple[re.Pattern[str], ...]]
         if "-" in code:
             yield start, end, _BR_FORMATS
         elif len(code) == 5:
-            yield start, end, _FIVE_DIGIT_FORMATS
-        elif code[0] not in "09":  # Indian PINs start 1 to 8
+            formats = _five_digit_formats(text, start, end)
+            if formats:
+                yield start, end, formats
+        elif code[0] not in "09" and _could_be_indian(text, start):  # Indian PINs start 1 to 8
             yield start, end, _IN_FORMATS
     for match in _UK_INWARD.finditer(text):
         outward = _UK_OUTWARD.search(text, max(0, match.start() - 4), match.start())
@@ -190,6 +192,41 @@ def _anchors(text: str) -> Iterator[tuple[int, int, tuple[re.Pattern[str], ...]]
     while start >= 0:
         yield start, start + 1, _JP_FORMATS
         start = text.find(_JP_MARK, start + 1)
+
+
+# What must surround a five-digit code for each format to be possible, checked on a few characters
+# before the formats themselves run: most five-digit numbers (ports, ids, sizes in logs) fail both.
+_CITY_AFTER_CODE = re.compile(f"\\s+[{_UPPER}]")
+_SEPARATOR_BEFORE_CODE = re.compile(r"(?:,|\n)[ \t]*(?:D-\s?)?\Z")
+_STATE_BEFORE_CODE = re.compile(f"(?<![A-Za-z])(?:{_US_STATES})\\s+\\Z")
+_DE_FR_FORMATS = (_FIVE_DIGIT_FORMATS[0], _FIVE_DIGIT_FORMATS[1])
+_US_FORMATS = (_FIVE_DIGIT_FORMATS[2],)
+
+
+def _five_digit_formats(text: str, start: int, end: int) -> tuple[re.Pattern[str], ...]:
+    """DE and FR put a separator before the code and the city after it; US puts the state before it."""
+    before = text[max(0, start - 12) : start]
+    if _STATE_BEFORE_CODE.search(before):
+        return _US_FORMATS
+    if _SEPARATOR_BEFORE_CODE.search(before) and _CITY_AFTER_CODE.match(text, end):
+        return _DE_FR_FORMATS
+    return ()
+
+
+# An Indian address names its city right before the PIN and has a locality word a little before that.
+_CITY_BEFORE_PIN = re.compile(
+    f"[{_UPPER}][{_LOWER}{_UPPER}'.\\-]+(?:\\s*[,\\-\u2013]\\s*|\\s+)(?:PIN:?\\s*)?\\Z"
+)
+_INDIAN_LOCALITY = re.compile(
+    r"(?i:road|rd\.|marg|nagar|street|lane|colony|sector|layout|cross|vihar|enclave|apartment|society|block|bagh"
+    r"|puram|chowk)"
+)
+
+
+def _could_be_indian(text: str, start: int) -> bool:
+    if not _CITY_BEFORE_PIN.search(text, max(0, start - 48), start):
+        return False
+    return _INDIAN_LOCALITY.search(text, max(0, start - _WINDOW_CHARS), start) is not None
 
 
 def _inside_longer_number(text: str, start: int) -> bool:
