@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from kronii.common.grpc_guard import rewrapped
 
 __all__ = [
     "OPEN_GRPC_PREFIXES",
@@ -313,33 +314,20 @@ _Check = Callable[[Any], Awaitable[None]]
 
 
 def _guarded(handler: grpc.RpcMethodHandler, check: _Check) -> grpc.RpcMethodHandler:
-    def unary(behavior: Any) -> Any:
+    def wrap(behaviour: Any, _streaming_in: bool, streaming_out: bool) -> Any:
         async def call(request: Any, context: Any) -> Any:
             await check(context)
-            return await behavior(request, context)
+            return await behaviour(request, context)
 
-        return call
-
-    def streaming(behavior: Any) -> Any:
-        async def call(request: Any, context: Any) -> Any:
+        async def stream(request: Any, context: Any) -> Any:
             await check(context)
-            result = behavior(request, context)
+            result = behaviour(request, context)
             if hasattr(result, "__aiter__"):
                 async for item in result:
                     yield item
             else:
                 await result
 
-        return call
+        return stream if streaming_out else call
 
-    serializers = {
-        "request_deserializer": handler.request_deserializer,
-        "response_serializer": handler.response_serializer,
-    }
-    if handler.unary_unary:
-        return grpc.unary_unary_rpc_method_handler(unary(handler.unary_unary), **serializers)
-    if handler.unary_stream:
-        return grpc.unary_stream_rpc_method_handler(streaming(handler.unary_stream), **serializers)
-    if handler.stream_unary:
-        return grpc.stream_unary_rpc_method_handler(unary(handler.stream_unary), **serializers)
-    return grpc.stream_stream_rpc_method_handler(streaming(handler.stream_stream), **serializers)
+    return rewrapped(handler, wrap)

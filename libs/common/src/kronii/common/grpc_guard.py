@@ -136,24 +136,40 @@ async def _as_stream(result: Any) -> AsyncIterator[Any]:
         await result
 
 
+# Wraps one behaviour: (behaviour, streaming_in, streaming_out) -> the behaviour to serve.
+Rewrap = Callable[[Any, bool, bool], Any]
+_KINDS = (
+    ("unary_unary", grpc.unary_unary_rpc_method_handler, False, False),
+    ("unary_stream", grpc.unary_stream_rpc_method_handler, False, True),
+    ("stream_unary", grpc.stream_unary_rpc_method_handler, True, False),
+    ("stream_stream", grpc.stream_stream_rpc_method_handler, True, True),
+)
+
+
+def rewrapped(
+    handler: grpc.RpcMethodHandler, wrap: Rewrap, *, parse_inside: bool = False
+) -> grpc.RpcMethodHandler:
+    """The same method with its behaviour wrapped, whichever of the four shapes it has (the one place
+    that rebuilds handlers, for every interceptor). `parse_inside`: the wrapper parses the request."""
+    for attribute, build, streaming_in, streaming_out in _KINDS:
+        behaviour = getattr(handler, attribute)
+        if behaviour:
+            return build(
+                wrap(behaviour, streaming_in, streaming_out),
+                request_deserializer=None if parse_inside else handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+    return handler
+
+
 def guard_handler(handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
     parser = _Parser(handler.request_deserializer, method)
-    serializer = {"request_deserializer": None, "response_serializer": handler.response_serializer}
-    if handler.unary_unary:
-        return grpc.unary_unary_rpc_method_handler(
-            _unary_in(handler.unary_unary, parser, method, False), **serializer
-        )
-    if handler.unary_stream:
-        return grpc.unary_stream_rpc_method_handler(
-            _unary_in(handler.unary_stream, parser, method, True), **serializer
-        )
-    if handler.stream_unary:
-        return grpc.stream_unary_rpc_method_handler(
-            _stream_in(handler.stream_unary, parser, method, False), **serializer
-        )
-    return grpc.stream_stream_rpc_method_handler(
-        _stream_in(handler.stream_stream, parser, method, True), **serializer
-    )
+
+    def wrap(behaviour: Any, streaming_in: bool, streaming_out: bool) -> Any:
+        build = _stream_in if streaming_in else _unary_in
+        return build(behaviour, parser, method, streaming_out)
+
+    return rewrapped(handler, wrap, parse_inside=True)
 
 
 class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc ships no stubs
