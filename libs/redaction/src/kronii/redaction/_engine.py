@@ -152,22 +152,19 @@ class RedactionEngine:
         # A value repeated in one text (an address on every log line) is numbered once: HMAC is the cost here.
         numbered: dict[tuple[str, str], str] = {}
         cursor = 0
-        for span in spans:
-            winner = span.winner
+        for start, end, winner, _types in spans:
             key = (winner.type, text[winner.start : winner.end])
             placeholder = numbered.get(key)
             if placeholder is None:
                 placeholder = numbered[key] = context.placeholder(*key)
-            pieces.append(text[cursor : span.start])
+            pieces.append(text[cursor:start])
             pieces.append(placeholder)
-            cursor = span.end
+            cursor = end
             findings.append(
-                Finding(
-                    str(winner.type), span.start, span.end, winner.detector, winner.confidence, placeholder
-                )
+                Finding(str(winner.type), start, end, winner.detector, winner.confidence, placeholder)
             )
         pieces.append(text[cursor:])
-        masked = sum(span.end - span.start for span in spans)
+        masked = sum(end - start for start, end, _winner, _types in spans)
         share = masked / len(text)
         level, reason = self._grade(spans, share, len(text), hints)
         return RedactionResult("".join(pieces), level, reason, tuple(findings), share)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
 __all__ = [
     "Candidate",
@@ -32,11 +32,28 @@ class Candidate:
     detector: str
 
 
+_A = TypeVar("_A", bound=Hashable)
+_T = TypeVar("_T")
+
+
 class ScanText:
     """The text under scan, with views that several detectors want, computed at most once."""
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self._memo: dict[tuple[Callable[[Any], object], Hashable], object] = {}
+
+    def memo(self, function: Callable[[_A], _T], argument: _A) -> _T:
+        """`function(argument)` for a pure `function`, computed once per distinct argument in this text.
+
+        Logs and configs repeat the same keys and values line after line. The results live as long as this
+        ScanText (one engine call), so no value from one text stays in memory after it.
+        """
+        key = (function, argument)
+        if key in self._memo:
+            return cast(_T, self._memo[key])
+        result = self._memo[key] = function(argument)
+        return result
 
     @cached_property
     def lower(self) -> str:
@@ -45,6 +62,11 @@ class ScanText:
         # str.lower turns a few characters into two ("İ" -> "i̇"), which would shift every later offset;
         # equal lengths mean every character stayed one. Otherwise lower ASCII only (slower, but exact).
         return lowered if len(lowered) == len(self.text) else self.text.translate(_ASCII_LOWER)
+
+    @cached_property
+    def reversed(self) -> str:
+        """The text backwards: a regex `match` at `len(text) - i` reads leftwards from text[i - 1], in C."""
+        return self.text[::-1]
 
     def contains_any(self, needles: tuple[str, ...]) -> bool:
         text = self.text

@@ -178,7 +178,8 @@ CONTEXT_RULES: tuple[ContextRule, ...] = (
     ContextRule(
         T.DISCORD_TOKEN,
         ("discord",),
-        r"(?<![A-Za-z0-9_\-])[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}"
+        # The look-behind after the first letter: a pattern that opens with one is tried at every position.
+        r"[MNO](?<![A-Za-z0-9_\-][MNO])[A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}"
         + _END_URLSAFE,
     ),
 )

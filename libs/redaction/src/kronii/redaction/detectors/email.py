@@ -17,7 +17,9 @@ __all__ = ["EmailDetector"]
 
 # RFC 5322 allows more symbols in the local part, but in running text they are far more often delimiters
 # (`user=alice@...`, `'alice@...'`) than part of an address.
-_LOCAL_TAIL = re.compile(r"[A-Za-z0-9._%+\-]{1,64}\Z")
+# Matched on the reversed text from the "@" leftwards: a search for the same class ending at the "@"
+# (`[...]{1,64}\Z` in a 64-character window) retried every start position in that window.
+_LOCAL_BACKWARDS = re.compile(r"[A-Za-z0-9._%+\-]{1,64}")
 _DOMAIN = re.compile(
     r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+([A-Za-z]{2,24})(?![A-Za-z0-9\-])"
 )
@@ -81,17 +83,19 @@ class EmailDetector:
         for separator in ("@", "%40"):
             at = text.find(separator)
             while at >= 0:
-                candidate = self._around(text, at, len(separator))
+                candidate = self._around(scan, at, len(separator))
                 if candidate is not None:
                     yield candidate
                 at = text.find(separator, at + 1)
 
-    def _around(self, text: str, at: int, width: int) -> Candidate | None:
-        local = _LOCAL_TAIL.search(text, max(0, at - 64), at)
+    def _around(self, scan: ScanText, at: int, width: int) -> Candidate | None:
+        text = scan.text
+        behind = len(text) - at
+        local = _LOCAL_BACKWARDS.match(scan.reversed, behind)
         domain = _DOMAIN.match(text, at + width)
         if local is None or domain is None:
             return None
-        start = local.start()
+        start = at - (local.end() - behind)
         while start < at and text[start] in ".-":
             start += 1
         local_part = text[start:at]

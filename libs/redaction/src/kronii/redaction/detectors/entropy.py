@@ -16,7 +16,6 @@ import json
 import re
 from bisect import bisect_right
 from collections.abc import Iterator
-from itertools import pairwise
 
 from .._types import FindingType
 from ._base import Candidate, ScanText, line_bounds, reads_as_words, shannon_entropy
@@ -29,6 +28,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{20,}={0,2}")
 _DIGIT, _UPPER, _LOWER = re.compile("[0-9]"), re.compile("[A-Z]"), re.compile("[a-z]")
 _HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_CLASS_RUN = re.compile(r"[a-z]+|[A-Z]+|[0-9]+|[^A-Za-z0-9]+")
 _SEGMENT_SPLIT = re.compile(r"[_\-/.+]+")
 _WORDISH_SEGMENT = re.compile(r"[A-Za-z]{2,}\d{0,3}|\d{1,4}|[A-Za-z]")
 _PUBLIC_BEGIN = re.compile(
@@ -104,21 +104,28 @@ class EntropyDetector:
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
         public_blocks = _public_blocks(text)
+        # What the token alone says, computed once per distinct token: logs and configs repeat the same ids
+        # and keys line after line. Local to this call, so no value outlives it.
+        verdicts: dict[str, float] = {}
         for match in _TOKEN.finditer(text):
             token = match.group()
-            if token.startswith(_HASH_PREFIXES) or _UUID.search(token) or _is_object_id(token):
+            verdict = verdicts.get(token)
+            if verdict is None:
+                verdict = verdicts[token] = _token_verdict(token)
+            if verdict == 0.0:
                 continue
-            if public_blocks and any(start <= match.start() < end for start, end in public_blocks):
+            start, end = match.span()
+            if public_blocks and any(
+                block_start <= start < block_end for block_start, block_end in public_blocks
+            ):
                 continue
-            core = token.rstrip("=")
-            if _HEX.fullmatch(core):
-                if _is_labelled_digest(text, match.start(), core):
+            if verdict == _NEEDS_CONTEXT:
+                core = token.rstrip("=")
+                if _is_labelled_digest(text, start, core):
                     continue
-                confidence = self._hex_confidence(scan, match.start(), match.end(), core)
-            else:
-                confidence = 0.0 if _is_harmless_encoded_json(token) else _base64_confidence(core)
-            if confidence > 0.0 and not self._in_hash_context(scan, match.start(), match.end()):
-                yield Candidate(FindingType.HIGH_ENTROPY, match.start(), match.end(), confidence, self.name)
+                verdict = self._hex_confidence(scan, start, end, core)
+            if verdict > 0.0 and not self._in_hash_context(scan, start, end):
+                yield Candidate(FindingType.HIGH_ENTROPY, start, end, verdict, self.name)
 
     def _hex_confidence(self, scan: ScanText, start: int, end: int, core: str) -> float:
         # A bare hex string is far more often a digest (commits, checksums, image ids) than a secret,
@@ -135,6 +142,19 @@ class EntropyDetector:
         if any(word in before for word in _SECRET_CONTEXT):
             return False
         return any(word in before for word in _HASH_CONTEXT)
+
+
+_NEEDS_CONTEXT = -1.0  # a hex token: whether it counts depends on its line
+
+
+def _token_verdict(token: str) -> float:
+    """The token's confidence from its own characters: 0.0 for none, `_NEEDS_CONTEXT` for hex."""
+    if token.startswith(_HASH_PREFIXES) or _UUID.search(token) or _is_object_id(token):
+        return 0.0
+    core = token.rstrip("=")
+    if _HEX.fullmatch(core):
+        return _NEEDS_CONTEXT
+    return 0.0 if _is_harmless_encoded_json(token) else _base64_confidence(core)
 
 
 def _is_labelled_digest(text: str, start: int, core: str) -> bool:
@@ -211,7 +231,7 @@ def _is_path_or_identifier(core: str) -> bool:
         wordish = sum(1 for segment in segments if _WORDISH_SEGMENT.fullmatch(segment))
         if wordish * 4 >= len(segments) * 3:
             return True
-    # Random text switches between upper, lower and digits at about two characters in three.
-    kinds = [0 if char.islower() else 1 if char.isupper() else 2 if char.isdigit() else 3 for char in core]
-    switches = sum(1 for left, right in pairwise(kinds) if left != right)
+    # Random text switches between upper, lower and digits at about two characters in three. Tokens are
+    # ASCII (see _TOKEN), so the switches are the runs of one class, less one, counted in C.
+    switches = len(_CLASS_RUN.findall(core)) - 1
     return switches * 5 < (len(core) - 1) * 2

@@ -11,7 +11,9 @@ from ._base import Candidate, ScanText
 __all__ = ["IbanDetector", "is_iban_valid"]
 
 # Printed in groups of four ("GB82 WEST 1234 5698 7654 32") or as one run.
-_CANDIDATE = re.compile(r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?")
+# The first letter is a class of its own, not part of a repeat: CPython skips ahead to a pattern's first character
+# only when the pattern opens with a plain class (`[A-Z]{2}` hides it), which made this scan about twice as fast.
+_CANDIDATE = re.compile(r"[A-Z][A-Z]\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?")
 
 # Lengths from the SWIFT IBAN registry.
 _LENGTHS = {

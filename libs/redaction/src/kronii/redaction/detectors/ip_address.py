@@ -64,14 +64,12 @@ class IpAddressDetector:
             window = scan.lower[max(0, start - _VERSION_WINDOW) : start]
             if _VERSION_CONTEXT.search(window):
                 continue
-            try:
-                address = ipaddress.IPv4Address(text[start:end])
-            except ValueError:
+            # Parsing is the costly step, and logs repeat the same few addresses: once per address and text.
+            if not scan.memo(_names_a_host_v4, text[start:end]):
                 continue
             if end - start == 7 and not _IP_CONTEXT.search(scan.lower, max(0, start - _IP_WINDOW), start):
                 continue  # 1.2.3.4: single-digit parts read as a version unless the text says "address"
-            if _is_identifying_v4(address):
-                yield Candidate(FindingType.IP_ADDRESS, start, end, 0.85, self.name)
+            yield Candidate(FindingType.IP_ADDRESS, start, end, 0.85, self.name)
 
     def _ipv6(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
@@ -116,6 +114,14 @@ def _widen(text: str, start: int, end: int) -> tuple[int, int]:
 
 def _continues_dotted(text: str, end: int) -> bool:
     return text[end] == "." and end + 1 < len(text) and text[end + 1].isdigit()
+
+
+def _names_a_host_v4(value: str) -> bool:
+    try:
+        address = ipaddress.IPv4Address(value)
+    except ValueError:
+        return False
+    return _is_identifying_v4(address)
 
 
 def _is_identifying_v4(address: ipaddress.IPv4Address) -> bool:

