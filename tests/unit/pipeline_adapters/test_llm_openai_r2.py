@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 from kronii.pipeline.adapters.llm import ModelOutputError, ModelUnavailableError, UnredactedInputError
-from kronii.pipeline.adapters.llm_openai import OpenAIBackend
+from kronii.pipeline.adapters.llm_openai import FormatMemory, OpenAIBackend
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -49,6 +49,7 @@ class FakeServer:
 
 
 def backend(server: FakeServer, **options: Any) -> OpenAIBackend:
+    options.setdefault("formats", FormatMemory())  # each test meets the server for the first time
     return OpenAIBackend(
         "http://llm.test/v1", "test-model", transport=httpx.MockTransport(server.handler), **options
     )
@@ -208,10 +209,14 @@ async def test_the_api_key_is_sent_as_a_bearer_token_and_base_urls_are_normalise
     assert seen[0].headers["authorization"] == "Bearer k-123"
 
 
-async def test_length_bounds_are_left_out_of_what_the_server_gets_but_still_checked_here() -> None:
-    bounded = {**SCHEMA, "properties": {**SCHEMA["properties"], "reason": {"type": "string", "maxLength": 5}}}
-    server = FakeServer([VALID, json.dumps({"notify": True, "reason": "short"})])
+async def test_large_length_bounds_are_left_out_of_what_the_server_gets_but_still_checked_here() -> None:
+    # llama.cpp turns a length bound into one grammar rule per character: 2000 kills its server,
+    # a short one keeps a small model from rambling.
+    properties = {**SCHEMA["properties"], "reason": {"type": "string", "maxLength": 2000, "minLength": 12}}
+    bounded = {**SCHEMA, "properties": {**properties, "title": {"type": "string", "maxLength": 40}}}
+    server = FakeServer([json.dumps({"notify": True, "reason": "short"}), VALID])
     reply = await backend(server).complete_json(role="planner", system="s", user="u", schema=bounded)
     sent = server.requests[0]["response_format"]["json_schema"]["schema"]
-    assert "maxLength" not in json.dumps(sent)
-    assert reply.call.attempts == 2  # the first reply's reason was longer than 5 characters
+    assert sent["properties"]["reason"] == {"type": "string", "minLength": 12}
+    assert sent["properties"]["title"] == {"type": "string", "maxLength": 40}
+    assert reply.call.attempts == 2  # the first reply's reason was shorter than 12 characters

@@ -28,13 +28,11 @@ from kronii.pipeline.adapters.sse import NotificationBroadcaster, notifications_
 from kronii.pipeline.adapters.tmux_plugin import TmuxPane, TmuxPlugin
 from kronii.pipeline.api.convert import trigger_from_message
 from kronii.pipeline.api.http_api import pipeline_router
+from kronii.pipeline.backends import make_backend
 from kronii.pipeline.core.states import Trigger
 from kronii.pipeline.metrics import PipelineMetrics
 from kronii.pipeline.plugins.capture import CaptureClient, capture_registration, capture_socket
 from kronii.pipeline.plugins.mesh import MeshNotifier, NatsScheduler, RedisSnapshots, RegistryPlugins
-from kronii.pipeline.roles.backend import RoleBackend
-from kronii.pipeline.roles.model import BackendKind
-from kronii.pipeline.roles.rules import RulesBackend
 from kronii.pipeline.runner import NoCapture, Runner, RunnerConfig, RunnerPorts
 from kronii.pipeline.settings import PipelineSettings
 from kronii.pipeline.v1 import pipeline_pb2 as pb
@@ -42,41 +40,13 @@ from kronii.scheduler.v1 import scheduler_pb2 as spb
 from nats.aio.subscription import Subscription
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-__all__ = ["PipelineApp", "make_backend"]
+__all__ = ["PipelineApp"]
 
 log = logging.getLogger(__name__)
 
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-def make_backend(settings: PipelineSettings) -> RoleBackend:
-    """The roles' backend chosen by settings (`rules` unless told otherwise)."""
-    if settings.llm_backend is BackendKind.RULES:
-        return RulesBackend()
-    from kronii.pipeline.model_roles import ModelRoleBackend
-
-    if settings.llm_backend is BackendKind.OPENAI:
-        from kronii.pipeline.adapters.llm_openai import OpenAIBackend
-
-        assert settings.llm_base_url is not None
-        key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-        llm: Any = OpenAIBackend(
-            settings.llm_base_url,
-            settings.llm_model,
-            key,
-            settings.llm_timeout_secs,
-            settings.llm_max_output_tokens,
-            response_format=settings.llm_response_format,
-            price_per_1k_input=settings.llm_price_per_1k_input,
-            price_per_1k_output=settings.llm_price_per_1k_output,
-        )
-    else:
-        from kronii.pipeline.adapters.llm_llamacpp import LlamaCppBackend
-
-        llm = LlamaCppBackend(str(settings.llamacpp_model_path))
-    return ModelRoleBackend(llm, max_output_tokens=settings.llm_max_output_tokens)
 
 
 class _LateEngine:
@@ -183,7 +153,8 @@ class PipelineApp:
             max_cooldown_ms=round(settings.max_cooldown_secs * 1000),
             defer_backoff_ms=round(settings.defer_backoff_secs * 1000),
             capture_ttl_ms=settings.capture_ttl_ms,
-            role_timeout_ms=round(settings.llm_timeout_secs * 2500),  # R2: two attempts, and some slack
+            # The backend bounds a role's call (both R2 attempts) by the timeout; this is the backstop.
+            role_timeout_ms=round(settings.llm_timeout_secs * 1000) + 5_000,
         )
         self._runner = Runner(ports, _now_ms, config)
 
@@ -304,5 +275,7 @@ class PipelineApp:
             self._metrics.run_seconds.observe(max(0.0, record.finished_at - record.created_at))
         for call in record.model_calls:
             self._metrics.model_calls.labels(call.role, call.outcome).inc()
+            if call.fallback:
+                self._metrics.model_fallbacks.labels(call.role, call.fallback.split(":", 1)[0]).inc()
             self._metrics.tokens.labels("in").inc(call.input_tokens)
             self._metrics.tokens.labels("out").inc(call.output_tokens)

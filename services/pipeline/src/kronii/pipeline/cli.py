@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kronii.common.settings import SettingsError
+from kronii.pipeline.adapters.llm import CallRecord as LlmCallRecord
 from kronii.pipeline.adapters.recording import RecordedEvent, RecordingError, read_recording
 from kronii.pipeline.adapters.runs_store import RunRecord
 from kronii.pipeline.api.convert import trigger_from_message
@@ -132,6 +133,17 @@ class _VirtualClock:
         return self.now_ms
 
 
+_ROLE_COUNTS = ("calls", "input_tokens", "output_tokens", "first_try", "after_retry", "fell_back")
+
+
+def call_verdict(call: LlmCallRecord) -> str:
+    """How a role call ended: the model's answer valid at its first try or after R2's retry, or
+    the rules' answer used instead (the model failed, timed out, or was overruled)."""
+    if call.outcome != "ok" or call.fallback.startswith(("overruled", "invalid_output")):
+        return "fell_back"
+    return "first_try" if call.attempts <= 1 else "after_retry"
+
+
 @dataclass
 class ReplayReport:
     events: int = 0
@@ -148,14 +160,21 @@ class ReplayReport:
             r.decision.removeprefix("deferred:") for r in self.runs if r.decision.startswith("deferred")
         )
 
-    def calls_by_role(self) -> dict[str, dict[str, int]]:
-        roles: dict[str, dict[str, int]] = {}
+    def calls_by_role(self) -> dict[str, dict[str, Any]]:
+        roles: dict[str, dict[str, Any]] = {}
+        latencies: dict[str, list[int]] = {}
         for run in self.runs:
             for call in run.model_calls:
-                row = roles.setdefault(call.role, {"calls": 0, "input_tokens": 0, "output_tokens": 0})
+                row = roles.setdefault(call.role, dict.fromkeys(_ROLE_COUNTS, 0))
                 row["calls"] += 1
                 row["input_tokens"] += call.input_tokens
                 row["output_tokens"] += call.output_tokens
+                row[call_verdict(call)] += 1
+                latencies.setdefault(call.role, []).append(call.latency_ms)
+        for role, row in roles.items():
+            ordered = sorted(latencies[role])
+            row["p50_ms"] = ordered[(len(ordered) - 1) // 2]
+            row["p95_ms"] = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
         return roles
 
     def as_json(self) -> dict[str, Any]:
@@ -258,19 +277,42 @@ def _load(path: str) -> list[RecordedEvent]:
 def _backend(name: str, call: bool) -> RoleBackend:
     if name == "rules":
         return RulesBackend()
-    from kronii.pipeline.model_roles import EstimatingBackend, ModelRoleBackend
+    from kronii.pipeline.model_roles import EstimatingBackend
 
-    if not call:
+    if not call and name == "openai":
         return EstimatingBackend("openai")
     from kronii.common.settings import load_settings
-    from kronii.pipeline.adapters.llm_openai import OpenAIBackend
+    from kronii.pipeline.backends import make_backend
     from kronii.pipeline.settings import PipelineSettings
 
-    settings = load_settings(PipelineSettings, llm_backend="openai")
-    assert settings.llm_base_url is not None
-    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-    llm = OpenAIBackend(settings.llm_base_url, settings.llm_model, key, settings.llm_timeout_secs)
-    return ModelRoleBackend(llm)
+    try:
+        settings = load_settings(PipelineSettings, llm_backend=name)
+    except SettingsError as error:
+        raise ReplayError(
+            error.message.replace("kronii: cannot start:", f"kronii replay --backend {name}:")
+        ) from None
+    try:
+        return make_backend(settings, on_call=_Progress())
+    except (RuntimeError, ValueError) as error:  # llama-cpp-python missing, a model file that is not there
+        raise ReplayError(f"kronii replay --backend {name}: {error}") from None
+
+
+class _Progress:
+    """One line on standard error per model call, as it ends: a replay with a local model takes
+    minutes, and a person should see it move."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, call: LlmCallRecord) -> None:
+        self.calls += 1
+        verdict = call_verdict(call).replace("_", " ")
+        why = f"  ({call.fallback[:120]})" if call.fallback else ""
+        print(
+            f"  call {self.calls:>3}  {call.role:<11} {verdict:<11} {call.latency_ms / 1000:6.1f} s{why}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _print(report: ReplayReport, backend: str, as_json: bool) -> None:
@@ -295,6 +337,8 @@ def _print(report: ReplayReport, backend: str, as_json: bool) -> None:
     for role, row in sorted(data["by_role"].items()):
         print(
             f"  {role:<12} {row['calls']:>4} calls  {row['input_tokens']:>7} in  {row['output_tokens']:>7} out"
+            f"  first try {row['first_try']}, after retry {row['after_retry']}, rules used {row['fell_back']}"
+            f"  p50 {row['p50_ms'] / 1000:.1f} s  p95 {row['p95_ms'] / 1000:.1f} s"
         )
 
 
@@ -308,7 +352,8 @@ def run_replay(args: argparse.Namespace) -> int:
     except ReplayError as error:
         print(str(error), file=sys.stderr)
         return 2
-    label = args.backend if args.backend == "rules" or args.call else "openai, estimated without calling"
+    calls = args.call or args.backend == "llamacpp"
+    label = args.backend if args.backend == "rules" or calls else "openai, estimated without calling"
     _print(report, label, args.json)
     return 0
 
@@ -321,11 +366,11 @@ def add_replay_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--realtime", action="store_true", help="at the recorded pace (default: as fast as it can)"
     )
-    parser.add_argument("--backend", choices=("rules", "openai"), default="rules")
+    parser.add_argument("--backend", choices=("rules", "openai", "llamacpp"), default="rules")
     parser.add_argument(
         "--call",
         action="store_true",
-        help="openai: really call the model (KRONII_PIPELINE_LLM_*), not only estimate",
+        help="openai: really call the model (KRONII_PIPELINE_LLM_*), not only estimate; llamacpp always calls",
     )
     parser.add_argument(
         "--tick-secs", type=float, default=300.0, help="safety-net Tick interval (default 300)"

@@ -30,6 +30,16 @@ class PipelineMetrics:
             ["role", "outcome"],
             registry=registry,
         )
+        self.model_fallbacks = Counter(
+            "kronii_pipeline_model_fallbacks",
+            "Role calls where the rules' answer was kept instead of the model's, by role and reason "
+            "(timeout, unavailable, invalid_output, unredacted, overruled, bounded)",
+            ["role", "reason"],
+            registry=registry,
+        )
+        for role in ("extractor", "synthesizer", "planner", "notifier"):
+            for reason in ("timeout", "unavailable", "invalid_output", "unredacted", "overruled", "bounded"):
+                self.model_fallbacks.labels(role, reason)
         self.tokens = Counter(
             "kronii_pipeline_tokens", "Model tokens by direction", ["direction"], registry=registry
         )

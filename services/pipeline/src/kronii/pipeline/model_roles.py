@@ -8,15 +8,24 @@ extracted from it, the synthesis and the plan); the backends' InputGuard checks 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kronii.pipeline.adapters.llm import CallRecord as LlmCallRecord
-from kronii.pipeline.adapters.llm import LlmBackend, estimate_tokens
+from kronii.pipeline.adapters.llm import (
+    LlmBackend,
+    LlmError,
+    ModelOutputError,
+    UnredactedInputError,
+    estimate_tokens,
+)
 from kronii.pipeline.core.router import Family
-from kronii.pipeline.roles import codec
+from kronii.pipeline.roles import bounds, codec, rules
+from kronii.pipeline.roles import floor as floors
+from kronii.pipeline.roles.bounds import LIMITS, ModelBounds, output_budget
 from kronii.pipeline.roles.model import (
     Called,
     CallRecord,
@@ -28,32 +37,45 @@ from kronii.pipeline.roles.model import (
     RoleContext,
     Synthesis,
 )
-from kronii.pipeline.roles.rules import RulesBackend
-from kronii.pipeline.roles.schemas import ROLE_SCHEMAS
+from kronii.pipeline.roles.rules import RulesBackend, RulesParams
+from kronii.pipeline.roles.schemas import RoleOutputError
 
 __all__ = ["SYSTEM_PROMPTS", "EstimatingBackend", "ModelRoleBackend", "role_prompt"]
 
 SYSTEM_PROMPTS = {
     Role.EXTRACTOR: (
-        "You extract facts about what the user is working on from a desktop context. "
-        'Return a JSON object {"fragments": [{"kind", "value", "confidence", "source"}]}: '
-        'kinds like file, project, page, meeting, app; source "window" for the window title, '
-        '"plugin:<id>" for plugin content. Placeholders like [EMAIL_1] stay as they are.'
+        "You extract facts about what the user is working on from a desktop context given as JSON. "
+        'Return {"fragments": [{"kind", "value", "confidence", "source"}]} with at most '
+        f"{LIMITS.fragments} fragments. kind is one lower-case word (file, project, page, repository, "
+        "meeting, error, command); value is copied from the context, at most "
+        f"{LIMITS.fragment_value} characters, never the kind itself; confidence is between 0.1 and 1; "
+        'source is "window" for the window title or "plugin:<id>" for plugin content. '
+        'Placeholders like [EMAIL_1] stay as they are. No facts found: {"fragments": []}.'
     ),
     Role.SYNTHESIZER: (
-        "You merge extracted facts into at most three candidate suggestions, best first. "
-        'Return {"candidates": [{"action", "title", "rationale", "confidence"}], '
-        '"conflicts": [], "cost_label": "low"|"medium"|"high"}.'
+        "You turn facts about the user's work into at most "
+        f"{LIMITS.candidates} suggestions worth a desktop notification, best first. Return "
+        '{"candidates": [{"action", "title", "rationale", "confidence"}], "conflicts": [], '
+        '"cost_label": "low"|"medium"|"high"}. action is one lower-case word (review, '
+        "related_tasks, meeting_notes, resume, fix_test); title is a short imperative sentence "
+        f"naming the fact (at most {LIMITS.title} characters); rationale says in one sentence why "
+        f"(at most {LIMITS.rationale} characters); confidence is between 0.1 and 1. "
+        'Nothing worth suggesting: {"candidates": [], "conflicts": [], "cost_label": "low"}.'
     ),
     Role.PLANNER: (
         "You decide whether the best candidate is worth a notification now and when to look again. "
-        'Return {"notify": bool, "next_wakeup_ms": epoch ms, "min_cooldown_ms": int, '
-        '"trigger_filters": [trigger kinds to ignore until then], "reason": str}.'
+        'Return {"notify": true|false, "next_wakeup_ms": <one of wakeup_options_ms>, '
+        '"min_cooldown_ms": <600000 for ten minutes up to 3600000 for an hour>, '
+        '"trigger_filters": [], "reason": "<one sentence>"}. '
+        "Notify only for a high-confidence candidate whose context hash is not among the recently "
+        "planned ones and whose key was not surfaced today."
     ),
     Role.NOTIFIER: (
-        "You write one short desktop notification for the planned suggestion, or null. Return "
-        '{"notification": null} or {"notification": {"title", "body", "source_summary", '
-        '"actions": [{"kind": "snooze", "label"}, {"kind": "disable", "label"}]}}.'
+        "You write one short desktop notification for the planned suggestion. Return "
+        '{"notification": {"title", "body", "source_summary", "actions": [{"kind": "snooze", '
+        '"label"}, {"kind": "disable", "label"}]}}, or {"notification": null} when the plan does '
+        f"not notify. title at most {LIMITS.title} characters, body one or two sentences (at most "
+        f"{LIMITS.body}), source_summary says what it is based on; labels are short button texts."
     ),
 }
 
@@ -90,8 +112,15 @@ def synthesize_payload(fragments: Sequence[Fragment]) -> dict[str, Any]:
 
 
 def plan_payload(synthesis: Synthesis, history: PlanHistory) -> dict[str, Any]:
+    now = history.now_ms
     return {
-        "now_ms": history.now_ms,
+        "now_ms": now,
+        # A small model copies a number far better than it adds one.
+        "wakeup_options_ms": {
+            "in_10_minutes": now + 600_000,
+            "in_30_minutes": now + 1_800_000,
+            "in_1_hour": now + 3_600_000,
+        },
         "synthesis": codec.synthesis_to_json(synthesis),
         "recently_planned_hashes": [h for h, _ in history.recent_hashes][-10:],
         "surfaced_today": sorted(history.surfaced_today),
@@ -109,48 +138,128 @@ def _short(call: LlmCallRecord, role: Role) -> CallRecord:
     return CallRecord(role, call.backend, call.input_tokens, call.output_tokens, call.latency_ms)
 
 
-class ModelRoleBackend:
-    """`RoleBackend` over an `LlmBackend`. `last_call` is the full record of the latest call
-    (model, attempts, cost), which the Runner puts in the run's audit."""
+def _fallback_code(error: Exception) -> str:
+    if isinstance(error, UnredactedInputError):
+        return "unredacted"
+    if isinstance(error, ModelOutputError) or not isinstance(error, LlmError):
+        return "invalid_output"
+    return "timeout" if "did not answer within" in str(error) or "ran out of" in str(error) else "unavailable"
 
-    def __init__(self, llm: LlmBackend, *, max_output_tokens: int | None = None) -> None:
+
+class ModelRoleBackend:
+    """`RoleBackend` over an `LlmBackend`, with the rules as the floor (`roles.floor`).
+
+    Each role call asks the model within the role's output budget and the call's time, checks the
+    answer against the schema and the domain's bounds, and combines it with the rules' answer for
+    the same input. A model that fails, times out, answers out of bounds or contradicts a hard rule
+    leaves the rules' answer in place. `last_call` is the full record of the latest call (model,
+    attempts, cost, and `fallback`: "<code>: <why>" when the rules' answer was used)."""
+
+    def __init__(
+        self,
+        llm: LlmBackend,
+        *,
+        timeout_secs: float = 30.0,
+        budgets: Mapping[Role, int] | None = None,
+        bounds: ModelBounds | None = None,
+        rules_params: RulesParams | None = None,
+        on_call: Callable[[LlmCallRecord], None] | None = None,
+    ) -> None:
         self._llm = llm
-        self._max_output_tokens = max_output_tokens
+        self._timeout_secs = timeout_secs
+        self._budgets = dict(budgets) if budgets is not None else {role: output_budget(role) for role in Role}
+        self._bounds = bounds or ModelBounds()
+        self._params = rules_params or RulesParams()
+        self._on_call = on_call
         self.last_call: LlmCallRecord | None = None
 
     @property
     def name(self) -> str:
         return self._llm.name
 
-    async def _complete(self, role: Role, payload: dict[str, Any]) -> tuple[dict[str, Any], CallRecord]:
+    async def _ask(
+        self, role: Role, payload: dict[str, Any], *, now_ms: int
+    ) -> tuple[dict[str, Any] | None, LlmCallRecord, str]:
         system, user = role_prompt(role, payload)
-        reply = await self._llm.complete_json(
-            role=role.value,
-            system=system,
-            user=user,
-            schema=ROLE_SCHEMAS[role],
-            max_output_tokens=self._max_output_tokens,
-        )
-        self.last_call = reply.call
-        return reply.data, _short(reply.call, role)
+        try:
+            reply = await self._llm.complete_json(
+                role=role.value,
+                system=system,
+                user=user,
+                schema=bounds.model_schema(role),
+                max_output_tokens=self._budgets[role],
+                timeout_secs=self._timeout_secs,
+                check=lambda data: bounds.problems(
+                    role, data, now_ms=now_ms, context=user, bounds=self._bounds
+                ),
+            )
+        except LlmError as error:
+            call = error.call or LlmCallRecord(role.value, self.name, outcome="error")
+            return None, call, f"{_fallback_code(error)}: {error}"
+        return reply.data, reply.call, ""
+
+    def _settle(self, role: Role, call: LlmCallRecord, fallback: str) -> CallRecord:
+        self.last_call = dataclasses.replace(call, fallback=fallback)
+        if self._on_call is not None:
+            self._on_call(self.last_call)
+        return _short(self.last_call, role)
 
     async def extract(self, context: RoleContext, family: Family) -> Called[list[Fragment]]:
-        data, call = await self._complete(Role.EXTRACTOR, extract_payload(context, family))
-        return Called(codec.fragments_from_json(data), call)
+        floor = rules.extract(context, family)
+        data, call, fallback = await self._ask(
+            Role.EXTRACTOR, extract_payload(context, family), now_ms=context.now_ms
+        )
+        model: list[Fragment] = []
+        if data is not None:
+            try:
+                model = codec.fragments_from_json(data)
+            except (RoleOutputError, ValueError, KeyError) as error:
+                fallback = f"invalid_output: {error}"
+        return Called(floors.fragments(model, floor), self._settle(Role.EXTRACTOR, call, fallback))
 
     async def synthesize(self, fragments: Sequence[Fragment]) -> Called[Synthesis]:
-        data, call = await self._complete(Role.SYNTHESIZER, synthesize_payload(fragments))
-        return Called(codec.synthesis_from_json(data, fragments), call)
+        floor = rules.synthesize(fragments)
+        data, call, fallback = await self._ask(Role.SYNTHESIZER, synthesize_payload(fragments), now_ms=0)
+        value = floor
+        if data is not None:
+            try:
+                value = floors.synthesis(codec.synthesis_from_json(data, fragments), floor)
+            except (RoleOutputError, ValueError, KeyError) as error:
+                fallback = f"invalid_output: {error}"
+        return Called(value, self._settle(Role.SYNTHESIZER, call, fallback))
 
     async def plan(self, synthesis: Synthesis, history: PlanHistory) -> Called[Plan]:
-        data, call = await self._complete(Role.PLANNER, plan_payload(synthesis, history))
-        return Called(codec.plan_from_json(data), call)
+        floor = rules.plan(synthesis, history, self._params)
+        data, call, fallback = await self._ask(
+            Role.PLANNER, plan_payload(synthesis, history), now_ms=history.now_ms
+        )
+        value = floor
+        if data is not None:
+            try:
+                model = codec.plan_from_json(data)
+            except (RoleOutputError, ValueError, KeyError) as error:
+                fallback = f"invalid_output: {error}"
+            else:
+                value, overruled = floors.plan(
+                    model, floor, synthesis, history, self._params.repeat_window_ms
+                )
+                fallback = overruled
+        return Called(value, self._settle(Role.PLANNER, call, fallback))
 
     async def notify(self, plan: Plan, synthesis: Synthesis) -> Called[Notification | None]:
-        data, call = await self._complete(Role.NOTIFIER, notify_payload(plan, synthesis))
-        top = synthesis.top
-        value = codec.notification_from_json(data, synthesis.context_hash, top.key if top else "")
-        return Called(value, call)
+        floor = rules.notify(plan, synthesis, self._params)
+        data, call, fallback = await self._ask(Role.NOTIFIER, notify_payload(plan, synthesis), now_ms=0)
+        value = floor
+        if data is not None:
+            top = synthesis.top
+            try:
+                model = codec.notification_from_json(data, synthesis.context_hash, top.key if top else "")
+            except (RoleOutputError, ValueError, KeyError) as error:
+                fallback = f"invalid_output: {error}"
+            else:
+                value, overruled = floors.notification(model, floor, plan)
+                fallback = overruled
+        return Called(value, self._settle(Role.NOTIFIER, call, fallback))
 
 
 class EstimatingBackend:

@@ -726,9 +726,10 @@ class Runner:
             current.notes.append(f"role call failed: {type(error).__name__}")
             return None
         detail = getattr(backend, "last_call", None)
-        self._add_call(
-            current, _llm_record(called.call, detail if isinstance(detail, LlmCallRecord) else None)
-        )
+        record = _llm_record(called.call, detail if isinstance(detail, LlmCallRecord) else None)
+        if record.fallback:
+            current.notes.append(f"{record.role}: rules' answer kept ({record.fallback[:200]})")
+        self._add_call(current, record)
         return called
 
     def _add_call(self, current: _Round, call: LlmCallRecord) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from kronii.common.settings import ServiceSettings
 from kronii.pipeline.core.limits import RateLimits
-from kronii.pipeline.roles.model import BackendKind
+from kronii.pipeline.roles.bounds import ModelBounds, output_budget
+from kronii.pipeline.roles.model import BackendKind, Role
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 
@@ -25,7 +26,9 @@ class PipelineSettings(ServiceSettings):
     llm_base_url: str | None = None
     llm_model: str = ""
     llm_api_key: SecretStr | None = None
+    # One role call, all its attempts together; a call past it is cancelled and the rules answer.
     llm_timeout_secs: float = Field(default=30.0, gt=0, le=600)
+    # A ceiling: each role asks for what its largest allowed answer needs (`roles.bounds`).
     llm_max_output_tokens: int = Field(default=512, ge=16, le=32_768)
     llm_response_format: str = "auto"
     llm_price_per_1k_input: float = Field(default=0.0, ge=0)
@@ -73,7 +76,23 @@ class PipelineSettings(ServiceSettings):
             )
         if self.llm_backend is BackendKind.LLAMACPP and self.llamacpp_model_path is None:
             raise ValueError("the llamacpp backend needs KRONII_PIPELINE_LLAMACPP_MODEL_PATH")
+        short = {
+            str(role): need for role, need in self.role_budgets().items() if need > self.llm_max_output_tokens
+        }
+        if short:
+            needs = ", ".join(f"the {role} {need}" for role, need in short.items())
+            raise ValueError(
+                f"KRONII_PIPELINE_LLM_MAX_OUTPUT_TOKENS={self.llm_max_output_tokens} cannot fit every role's "
+                f"largest answer ({needs} tokens): raise it to at least {max(short.values())}"
+            )
         return self
+
+    def role_budgets(self) -> dict[Role, int]:
+        """Output tokens per role call: what the role's largest allowed answer needs."""
+        return {role: output_budget(role) for role in Role}
+
+    def model_bounds(self) -> ModelBounds:
+        return ModelBounds(max_cooldown_ms=round(self.max_cooldown_secs * 1000))
 
     def run_limits(self) -> RateLimits:
         return RateLimits(

@@ -20,6 +20,7 @@ __all__ = [
     "ChatMessage",
     "InputGuard",
     "InvalidOutput",
+    "JsonObjectEnd",
     "LlmBackend",
     "LlmError",
     "LlmReply",
@@ -79,6 +80,8 @@ class CallRecord:
     # "ok", "invalid_output" or "error".
     outcome: str = "ok"
     tokens_estimated: bool = False
+    # Why the rules' answer was used instead of the model's ("" when the model's stood).
+    fallback: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -92,6 +95,7 @@ class CallRecord:
             "cost_estimate": self.cost_estimate,
             "outcome": self.outcome,
             "tokens_estimated": self.tokens_estimated,
+            "fallback": self.fallback,
         }
 
     @classmethod
@@ -107,6 +111,7 @@ class CallRecord:
             cost_estimate=float(data.get("cost_estimate", 0.0)),
             outcome=str(data.get("outcome", "ok")),
             tokens_estimated=bool(data.get("tokens_estimated", False)),
+            fallback=str(data.get("fallback", "")),
         )
 
 
@@ -130,6 +135,7 @@ class LlmBackend(Protocol):
         schema: Mapping[str, Any],
         max_output_tokens: int | None = None,
         timeout_secs: float | None = None,
+        check: Check | None = None,
     ) -> LlmReply: ...
 
 
@@ -236,8 +242,10 @@ class _Tally:
         )
 
 
-Complete = Callable[[Sequence[ChatMessage]], Awaitable[RawCompletion]]
+Complete = Callable[[Sequence[ChatMessage], float], Awaitable[RawCompletion]]
 Cost = Callable[[int, int], float]
+# Problems of a reply that is valid for the schema but out of the domain's bounds; empty when fine.
+Check = Callable[[dict[str, Any]], Sequence[str]]
 
 
 async def run_json_protocol(
@@ -249,15 +257,21 @@ async def run_json_protocol(
     user: str,
     schema: Mapping[str, Any],
     complete: Complete,
+    timeout_secs: float,
+    check: Check | None = None,
     cost: Cost = lambda _in, _out: 0.0,
     clock: Callable[[], float] = time.monotonic,
 ) -> LlmReply:
     """Ask, validate, retry once with a stricter prompt (R2), and account for every attempt.
 
-    `complete` sends one conversation and may raise ModelUnavailableError (not retried: R2 is
-    about invalid output, and a second call to a dead server only doubles the wait)."""
+    `complete` sends one conversation with the seconds it may take and may raise
+    ModelUnavailableError (not retried: R2 is about invalid output, and a second call to a dead
+    server only doubles the wait). `timeout_secs` bounds all attempts together, so a role's call
+    never outlives its budget. A reply valid for the schema that `check` finds out of bounds is
+    invalid like one that is not JSON."""
     jsonschema.validators.validator_for(schema).check_schema(schema)
     started = clock()
+    deadline = started + timeout_secs
     tally = _Tally()
 
     def record(outcome: str) -> CallRecord:
@@ -277,8 +291,15 @@ async def run_json_protocol(
     system_prompt = system
     while tally.attempts < MAX_ATTEMPTS:
         messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": user}]
+        remaining = deadline - clock()
+        if remaining <= 0:
+            raise ModelUnavailableError(
+                f"the {role} model ran out of its {timeout_secs:g} s after {tally.attempts} attempt(s): "
+                f"{'; '.join(tally.reasons)}",
+                record("error"),
+            )
         try:
-            raw = await complete(messages)
+            raw = await complete(messages, remaining)
         except ModelUnavailableError as error:
             raise ModelUnavailableError(str(error), record("error")) from error
         tally.add(messages, raw)
@@ -286,6 +307,9 @@ async def run_json_protocol(
             if raw.truncated:
                 raise InvalidOutput("cut off at the output token budget")
             data = parse_reply(raw.text, schema)
+            problems = list(check(data)) if check is not None else []
+            if problems:
+                raise InvalidOutput(f"out of bounds: {'; '.join(problems)}")
         except InvalidOutput as invalid:
             tally.reasons.append(str(invalid))
             system_prompt = stricter_system_prompt(system, schema, str(invalid))
@@ -296,3 +320,42 @@ async def run_json_protocol(
         record("invalid_output"),
         tally.reasons,
     )
+
+
+class JsonObjectEnd:
+    """Follows a streamed reply and says when its first top-level JSON object is closed.
+
+    Small models keep writing after the object (whitespace, a second object, prose); the stream
+    is closed at the closing brace so the server stops generating and the time is not spent."""
+
+    def __init__(self) -> None:
+        self._depth = 0
+        self._started = False
+        self._in_string = False
+        self._escaped = False
+        self.closed_at: int | None = None  # characters of the text up to and with the brace
+        self._seen = 0
+
+    def feed(self, piece: str) -> bool:
+        """Take the next piece of the text; True once the object is complete."""
+        for offset, char in enumerate(piece):
+            if self.closed_at is not None:
+                break
+            if self._in_string:
+                if self._escaped:
+                    self._escaped = False
+                elif char == "\\":
+                    self._escaped = True
+                elif char == '"':
+                    self._in_string = False
+            elif char == '"' and self._started:
+                self._in_string = True
+            elif char == "{":
+                self._started = True
+                self._depth += 1
+            elif char == "}" and self._started:
+                self._depth -= 1
+                if self._depth == 0:
+                    self.closed_at = self._seen + offset + 1
+        self._seen += len(piece)
+        return self.closed_at is not None

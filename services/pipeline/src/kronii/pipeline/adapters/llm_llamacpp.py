@@ -1,19 +1,26 @@
 """A GGUF model in process through llama-cpp-python (the optional `llamacpp` extra).
 
 llama_cpp is imported only when a backend is built, so the pipeline runs without it; the schema is
-handed to llama.cpp as a JSON grammar, and R2's retry still applies to what comes back."""
+handed to llama.cpp as a JSON grammar, and R2's retry still applies to what comes back.
+
+Generation is streamed token by token in a worker thread that checks a stop flag between tokens: a
+call that runs out of time stops llama.cpp within one token instead of running on, and a reply
+stops at the closing brace of its JSON object."""
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from kronii.pipeline.adapters.llm import (
     ChatMessage,
+    Check,
     InputGuard,
+    JsonObjectEnd,
     LlmReply,
     ModelUnavailableError,
     RawCompletion,
@@ -44,8 +51,8 @@ def load_llama_cpp() -> Any:
 class LlamaCppBackend:
     """`complete_json` with llama_cpp.Llama. One call at a time: a Llama object is not thread-safe.
 
-    A call that outlives its timeout is abandoned, not stopped (llama.cpp cannot be interrupted
-    from Python); the lock keeps the next call waiting until it finishes."""
+    A call that outlives its time is told to stop and does so at the next token; the lock keeps
+    the next call waiting until the worker thread has really let go of the model."""
 
     name = "llamacpp"
 
@@ -84,22 +91,26 @@ class LlamaCppBackend:
         schema: Mapping[str, Any],
         max_output_tokens: int | None = None,
         timeout_secs: float | None = None,
+        check: Check | None = None,
     ) -> LlmReply:
         self._guard.check(system, user)
         budget = max_output_tokens or self._max_output_tokens
-        timeout = timeout_secs or self._timeout_secs
 
-        async def complete(messages: Sequence[ChatMessage]) -> RawCompletion:
+        async def complete(messages: Sequence[ChatMessage], wait_secs: float) -> RawCompletion:
             await self._lock.acquire()
-            work = asyncio.ensure_future(asyncio.to_thread(self._create, messages, schema, budget))
+            stop = threading.Event()
+            work = asyncio.ensure_future(asyncio.to_thread(self._generate, messages, schema, budget, stop))
             work.add_done_callback(self._finished)
             try:
-                answer = await asyncio.wait_for(asyncio.shield(work), timeout)
+                return await asyncio.wait_for(asyncio.shield(work), wait_secs)
             except TimeoutError:
-                raise ModelUnavailableError(f"the model did not answer within {timeout:.1f} s") from None
+                raise ModelUnavailableError(
+                    f"the model did not answer within {wait_secs:.1f} s (generation was stopped)"
+                ) from None
             except (ValueError, RuntimeError, KeyError) as error:
                 raise ModelUnavailableError(f"llama.cpp failed: {error}") from None
-            return _raw(answer)
+            finally:
+                stop.set()  # on a timeout or a cancelled run, llama.cpp stops at its next token
 
         return await run_json_protocol(
             role=role,
@@ -109,6 +120,8 @@ class LlamaCppBackend:
             user=user,
             schema=schema,
             complete=complete,
+            timeout_secs=timeout_secs or self._timeout_secs,
+            check=check,
         )
 
     def _finished(self, work: asyncio.Future[Any]) -> None:
@@ -117,21 +130,33 @@ class LlamaCppBackend:
         if not work.cancelled():
             work.exception()  # retrieved, so an abandoned call's error is not reported as unhandled
 
-    def _create(self, messages: Sequence[ChatMessage], schema: Mapping[str, Any], budget: int) -> Any:
-        return self._llama.create_chat_completion(
+    def _generate(
+        self, messages: Sequence[ChatMessage], schema: Mapping[str, Any], budget: int, stop: threading.Event
+    ) -> RawCompletion:
+        chunks = self._llama.create_chat_completion(
             messages=list(messages),
             response_format={"type": "json_object", "schema": grammar_friendly(schema)},
             max_tokens=budget,
             temperature=0.0,
+            stream=True,
         )
-
-
-def _raw(answer: Any) -> RawCompletion:
-    choice = answer["choices"][0]
-    usage = answer.get("usage") or {}
-    return RawCompletion(
-        text=choice["message"].get("content") or "",
-        input_tokens=usage.get("prompt_tokens"),
-        output_tokens=usage.get("completion_tokens"),
-        truncated=choice.get("finish_reason") == "length",
-    )
+        pieces: list[str] = []
+        end = JsonObjectEnd()
+        finish: str | None = None
+        tokens = 0
+        try:
+            for chunk in chunks:
+                choice = chunk["choices"][0]
+                piece = (choice.get("delta") or {}).get("content") or ""
+                finish = choice.get("finish_reason") or finish
+                tokens += 1 if piece else 0
+                pieces.append(piece)
+                if end.feed(piece):
+                    return RawCompletion("".join(pieces)[: end.closed_at], output_tokens=tokens)
+                if stop.is_set():
+                    break
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()  # ends the generator: llama.cpp frees the sequence now
+        return RawCompletion("".join(pieces), output_tokens=tokens, truncated=finish == "length")
