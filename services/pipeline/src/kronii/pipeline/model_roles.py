@@ -22,6 +22,7 @@ from kronii.pipeline.adapters.llm import (
     UnredactedInputError,
     estimate_tokens,
 )
+from kronii.pipeline.core.budget import ItemSource
 from kronii.pipeline.core.router import Family
 from kronii.pipeline.roles import bounds, codec, rules
 from kronii.pipeline.roles import floor as floors
@@ -65,8 +66,8 @@ SYSTEM_PROMPTS = {
     Role.PLANNER: (
         "You decide whether the best candidate is worth a notification now and when to look again. "
         'Return {"notify": true|false, "next_wakeup_ms": <one of wakeup_options_ms>, '
-        '"min_cooldown_ms": <600000 for ten minutes up to 3600000 for an hour>, '
-        '"trigger_filters": [], "reason": "<one sentence>"}. '
+        '"min_cooldown_ms": <one of 300000, 600000, 1200000, 1800000, 3600000>, '
+        '"trigger_filters": [], "reason": "<why, in one sentence>"}. '
         "Notify only for a high-confidence candidate whose context hash is not among the recently "
         "planned ones and whose key was not surfaced today."
     ),
@@ -116,11 +117,7 @@ def plan_payload(synthesis: Synthesis, history: PlanHistory) -> dict[str, Any]:
     return {
         "now_ms": now,
         # A small model copies a number far better than it adds one.
-        "wakeup_options_ms": {
-            "in_10_minutes": now + 600_000,
-            "in_30_minutes": now + 1_800_000,
-            "in_1_hour": now + 3_600_000,
-        },
+        "wakeup_options_ms": [now + ahead for ahead in bounds.WAKEUP_CHOICES_MS],
         "synthesis": codec.synthesis_to_json(synthesis),
         "recently_planned_hashes": [h for h, _ in history.recent_hashes][-10:],
         "surfaced_today": sorted(history.surfaced_today),
@@ -132,6 +129,12 @@ def notify_payload(plan: Plan, synthesis: Synthesis) -> dict[str, Any]:
         "plan": codec.plan_to_json(plan),
         "best_candidate": codec.synthesis_to_json(synthesis)["candidates"][:1],
     }
+
+
+def fragment_sources(context: RoleContext) -> list[str]:
+    """Where this round's facts can come from: the window title and each plugin in the budget."""
+    plugins = [f"plugin:{item.name}" for item in context.budget.items if item.source is ItemSource.PLUGIN]
+    return ["window", *plugins]
 
 
 def _short(call: LlmCallRecord, role: Role) -> CallRecord:
@@ -178,7 +181,7 @@ class ModelRoleBackend:
         return self._llm.name
 
     async def _ask(
-        self, role: Role, payload: dict[str, Any], *, now_ms: int
+        self, role: Role, payload: dict[str, Any], *, now_ms: int, sources: Sequence[str] = ()
     ) -> tuple[dict[str, Any] | None, LlmCallRecord, str]:
         system, user = role_prompt(role, payload)
         try:
@@ -186,7 +189,7 @@ class ModelRoleBackend:
                 role=role.value,
                 system=system,
                 user=user,
-                schema=bounds.model_schema(role),
+                schema=bounds.model_schema(role, sources=sources, now_ms=now_ms or None),
                 max_output_tokens=self._budgets[role],
                 timeout_secs=self._timeout_secs,
                 check=lambda data: bounds.problems(
@@ -207,7 +210,10 @@ class ModelRoleBackend:
     async def extract(self, context: RoleContext, family: Family) -> Called[list[Fragment]]:
         floor = rules.extract(context, family)
         data, call, fallback = await self._ask(
-            Role.EXTRACTOR, extract_payload(context, family), now_ms=context.now_ms
+            Role.EXTRACTOR,
+            extract_payload(context, family),
+            now_ms=context.now_ms,
+            sources=fragment_sources(context),
         )
         model: list[Fragment] = []
         if data is not None:

@@ -23,8 +23,10 @@ from kronii.pipeline.roles.model import Role
 from kronii.pipeline.roles.schemas import ROLE_SCHEMAS
 
 __all__ = [
+    "COOLDOWN_CHOICES_MS",
     "FILTERABLE_TRIGGERS",
     "LIMITS",
+    "WAKEUP_CHOICES_MS",
     "ModelBounds",
     "TextLimits",
     "largest_answer",
@@ -67,6 +69,11 @@ class ModelBounds:
     past_tolerance_ms: int = 60_000
     max_snooze_ms: int = 24 * 3_600_000
 
+
+# The planner picks its times from these (a small model copies a number far better than it adds
+# one); the grammar offers exactly these values, relative to the call's now.
+WAKEUP_CHOICES_MS = (600_000, 1_800_000, 3_600_000)
+COOLDOWN_CHOICES_MS = (300_000, 600_000, 1_200_000, 1_800_000, 3_600_000)
 
 # Lock start and end carry the privacy rules (capture stops when the screen locks): never muted.
 FILTERABLE_TRIGGERS = frozenset(
@@ -115,6 +122,8 @@ def _text(problems: list[str], where: str, value: object, limit: int, *, empty: 
         problems.append(f"{where} is longer than {limit} characters")
     elif text.lower() in FIELD_NAMES:
         problems.append(f"{where} is the field name {text!r}, not a value")
+    elif text.startswith("<") and text.endswith(">"):
+        problems.append(f"{where} is the prompt's placeholder {text!r}, not a value")
     return text.lower()
 
 
@@ -295,11 +304,13 @@ def _narrow(node: dict[str, Any], drop: Iterable[str] = (), **max_lengths: int) 
         properties[name]["maxLength"] = limit
 
 
-def model_schema(role: Role) -> dict[str, Any]:
+def model_schema(role: Role, *, sources: Iterable[str] = (), now_ms: int | None = None) -> dict[str, Any]:
     """The role's schema as a model is asked for it: without the fields the pipeline computes
     itself (hashes, keys, sources, snooze times), with the counts and lengths of `LIMITS`. All
     bounds are short enough for llama.cpp's grammar (one rule per allowed character), so a
-    grammar-constrained model cannot ramble past them; the full schema still checks the result."""
+    grammar-constrained model cannot ramble past them; the full schema still checks the result.
+    `sources` are the extractor's possible fragment sources for this call (window, plugin:<id>...);
+    `now_ms` the planner's now, from which its wake-up choices are counted."""
     schema = copy.deepcopy(dict(ROLE_SCHEMAS[role]))
     schema.pop("$schema", None)
     properties = schema["properties"]
@@ -311,6 +322,9 @@ def model_schema(role: Role) -> dict[str, Any]:
             value=LIMITS.fragment_value,
             source=LIMITS.fragment_source,
         )
+        if sources:
+            fragment = properties["fragments"]["items"]["properties"]
+            fragment["source"] = {"enum": sorted(set(sources))}
     elif role is Role.SYNTHESIZER:
         _narrow(schema, drop=("fragments", "context_hash"))
         properties["candidates"]["maxItems"] = LIMITS.candidates
@@ -326,6 +340,9 @@ def model_schema(role: Role) -> dict[str, Any]:
     elif role is Role.PLANNER:
         _narrow(schema, drop=("capture_preemption",), reason=LIMITS.reason)
         properties["trigger_filters"]["items"] = {"enum": sorted(FILTERABLE_TRIGGERS)}
+        properties["min_cooldown_ms"] = {"enum": list(COOLDOWN_CHOICES_MS)}
+        if now_ms is not None:
+            properties["next_wakeup_ms"] = {"enum": [now_ms + ahead for ahead in WAKEUP_CHOICES_MS]}
     else:
         notification = properties["notification"]["oneOf"][1]
         _narrow(
