@@ -33,7 +33,8 @@ up: deps
 test: deps
 	$(PY) -m pytest
 
-test-slow: deps
+test-slow: sysdeps agentdeps
+	@KRONII_PY_EXTRAS=llamacpp bash scripts/install_python_deps.sh
 	$(PY) -m pytest -m ''
 
 lint: pydeps

@@ -9,4 +9,7 @@ if ! command -v uv >/dev/null 2>&1; then
   export PATH="$HOME/.local/bin:$PATH"
 fi
 py="$(command -v python3.11 || command -v python3.12 || command -v python3.13 || command -v python3)"
-uv sync --quiet --python "$py" --all-packages
+# KRONII_PY_EXTRAS=llamacpp (make test-slow) adds the in-process llama.cpp backend; building it takes minutes.
+extras=()
+for extra in ${KRONII_PY_EXTRAS:-}; do extras+=(--extra "$extra"); done
+uv sync --quiet --python "$py" --all-packages "${extras[@]}"
