@@ -132,8 +132,19 @@ async def test_an_unknown_screenshot_is_refused_with_exit_code_2_and_a_sentence(
     assert not (tmp_path / "x.png").exists()
 
 
+def without_display() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+
+
+def on_display(display: str) -> dict[str, str]:
+    return {**os.environ, "DISPLAY": display}
+
+
 async def test_an_out_of_range_request_names_the_field_and_exits_2(capture_service: CaptureProc) -> None:
-    refused = await kronii(capture_service, "request", "--pid", "1", "--window", "1", "--burst-count", "9")
+    # Without a display, a target named in full (pid and window id) goes to the service as it is.
+    refused = await kronii(
+        capture_service, "request", "--pid", "1", "--window", "1", "--burst-count", "9", env=without_display()
+    )
     assert refused.returncode == 2
     assert "burst_count" in refused.stderr
 
@@ -162,3 +173,64 @@ async def test_a_socket_nobody_listens_on_is_exit_code_1_with_a_sentence(tmp_pat
     assert result.returncode == 1
     assert result.stderr.startswith("kronii: the capture service did not answer")
     assert "Traceback" not in result.stderr
+
+
+async def test_targets_lists_the_windows_a_person_can_name(
+    capture_service: CaptureProc, notes: PlantedWindow
+) -> None:
+    import json
+
+    listed = await asyncio.to_thread(
+        subprocess.run, [KRONII, "capture", "targets", "--json"], capture_output=True, text=True,
+        timeout=30, env=on_display(notes.display),
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    windows = json.loads(listed.stdout)
+    assert {"window": hex(notes.window_id), "pid": notes.pid, "app": notes.wm_class} in [
+        {key: w[key] for key in ("window", "pid", "app")} for w in windows
+    ]
+    table = await asyncio.to_thread(
+        subprocess.run, [KRONII, "capture", "targets"], capture_output=True, text=True, timeout=30,
+        env=on_display(notes.display),
+    )  # fmt: skip
+    assert table.stdout.splitlines()[0].split() == ["WINDOW", "PID", "APP", "TITLE"]
+    assert any(
+        line.startswith(hex(notes.window_id)) and notes.wm_class in line for line in table.stdout.splitlines()
+    )
+
+
+async def test_a_request_names_its_target_by_app_and_the_policy_follows(
+    capture_service: CaptureProc, sensor: FakeSensor, notes: PlantedWindow
+) -> None:
+    await sensor.focus(notes)
+    by_app = await kronii(
+        capture_service, "request", "--app", notes.wm_class.lower(), "--wait", env=on_display(notes.display)
+    )
+    assert by_app.returncode == 0, by_app.stderr
+    assert f"target: the app {notes.wm_class} (pid {notes.pid}) (app_relaxed)" in by_app.stderr
+    assert by_app.stdout.splitlines()[-1].split()[1] == "persisted"
+    by_pid = await kronii(capture_service, "request", "--pid", str(notes.pid), env=on_display(notes.display))
+    assert by_pid.returncode == 0, by_pid.stderr
+    assert f"any window of pid {notes.pid}" in by_pid.stderr and "(window_relaxed)" in by_pid.stderr
+    by_id = await kronii(
+        capture_service, "request", "--window", str(notes.window_id), env=on_display(notes.display)
+    )
+    assert by_id.returncode == 0, by_id.stderr
+    assert f"target: the window {notes.window_id:#x} {notes.wm_class} pid {notes.pid}" in by_id.stderr
+    assert "(strict)" in by_id.stderr
+
+
+async def test_a_target_that_is_not_on_the_display_is_a_sentence_and_exit_2(
+    capture_service: CaptureProc, notes: PlantedWindow
+) -> None:
+    for named, sentence in (
+        (["--window", "zzz-no-such-title"], "no window's title contains 'zzz-no-such-title'"),
+        (
+            ["--window", "0x7fffffff"],
+            "no window 0x7fffffff on this display; `kronii capture targets` lists the windows",
+        ),
+        (["--app", "NoSuchApp"], "no window of an app named 'NoSuchApp'; the display shows:"),
+    ):
+        refused = await kronii(capture_service, "request", *named, env=on_display(notes.display))
+        assert refused.returncode == 2, refused.stderr
+        assert sentence in refused.stderr and "Traceback" not in refused.stderr

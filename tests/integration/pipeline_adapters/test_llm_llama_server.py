@@ -179,6 +179,7 @@ async def test_each_roles_schema_comes_back_valid_in_process(in_process: Any, ro
     assert_valid_within_budget(role, schema, reply)
 
 
+@pytest.mark.timeout(1_800)  # 36 role calls of up to 20 s each on two cores
 def test_a_replay_with_call_finishes_and_notifies_at_least_what_the_rules_do(llama_server: str) -> None:
     def replay(*options: str, env: dict[str, str] | None = None) -> dict[str, Any]:
         done = subprocess.run(

@@ -23,6 +23,7 @@ import httpx
 from kronii.capture.adapters.socket import socket_path
 from kronii.capture.clients import add_clients_parser, run_clients
 from kronii.capture.core.presence import SESSION_HEADER, TTY_HEADER
+from kronii.capture.core.targets import TargetError, parse_window_id, resolve_target
 from kronii.capture.settings import CaptureSettings
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
@@ -59,11 +60,26 @@ def add_capture_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Without --pid, --window or --app, and with --bypass strict, the target is the "
         "window that has the focus now, as the sensor reports it.",
     )
-    request.add_argument("--pid", type=int, default=0, help="the target's process id")
-    request.add_argument("--app", default="", help="the target's app name (WM_CLASS class)")
+    request.add_argument(
+        "--window",
+        default="",
+        help="a window: its id (0x1a00007 or decimal) or a piece of its title; that window only (strict)",
+    )
+    request.add_argument(
+        "--pid", type=int, default=0, help="a process id: any window of that process (window_relaxed)"
+    )
+    request.add_argument(
+        "--app",
+        default="",
+        help="an app name (WM_CLASS class, e.g. XTerm): that app, even restarted (app_relaxed)",
+    )
     request.add_argument("--start-time", type=int, default=0, help="the process start time, epoch ms")
-    request.add_argument("--window", type=lambda text: int(text, 0), default=0, help="the X window id")
-    request.add_argument("--bypass", choices=sorted(_BYPASS), default="strict")
+    request.add_argument(
+        "--bypass",
+        choices=sorted(_BYPASS),
+        default=None,
+        help="override the policy picked from what was named (`kronii capture targets` lists what can be named)",
+    )
     request.add_argument("--burst-count", type=int, default=0)
     request.add_argument("--burst-interval-ms", type=int, default=0)
     request.add_argument("--priority", choices=sorted(_PRIORITY), default="normal")
@@ -80,9 +96,18 @@ def add_capture_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     listing = sub.add_parser("list", help="the stored redacted screenshots, newest first")
     listing.add_argument("-n", "--limit", type=int, default=20)
+
+    targets = sub.add_parser(
+        "targets", help="the windows on this display that `request --window/--pid/--app` can name"
+    )
+    targets.add_argument("--json", action="store_true", help="one JSON array instead of a table")
     add_clients_parser(sub)
     capture.set_defaults(handler=run_capture)
     return capture
+
+
+class FocusUnknown(Exception):
+    """The sensor cannot tell which window has the focus (it is down, or nothing has the focus)."""
 
 
 def focused_window() -> dict[str, Any]:
@@ -97,19 +122,15 @@ def focused_window() -> dict[str, Any]:
     try:
         snapshot = httpx.get(f"{base}/v1/snapshot", timeout=5.0).json()
     except (httpx.HTTPError, ValueError) as error:
-        raise TargetError(
+        raise FocusUnknown(
             f"the sensor did not answer at {base} ({type(error).__name__}); name the target with --pid and --window"
         ) from None
     focus = snapshot.get("focus") or {}
     if not focus.get("window_id"):
-        raise TargetError(
+        raise FocusUnknown(
             "no window has the focus now; name the target with --pid and --window, or use --bypass focus_next"
         )
     return focus
-
-
-class TargetError(Exception):
-    """The target of a request cannot be found."""
 
 
 def _target(args: argparse.Namespace) -> str:
@@ -180,9 +201,52 @@ def _get(
     return 0
 
 
+def _targets(as_json: bool) -> int:
+    from kronii.capture.adapters.x_windows import DisplayUnavailable, list_windows
+
+    try:
+        windows = list_windows()
+    except DisplayUnavailable as error:
+        print(f"kronii: capture targets: {error}", file=sys.stderr)
+        return 1
+    if as_json:
+        print(
+            json.dumps(
+                [
+                    {"window": f"{w.window_id:#x}", "pid": w.pid, "app": w.app, "title": w.title}
+                    for w in windows
+                ]
+            )
+        )
+        return 0
+    print(f"{'WINDOW':<11} {'PID':>7}  {'APP':<16} TITLE")
+    for w in windows:
+        print(f"{w.window_id:<#11x} {w.pid or '?':>7}  {w.app or '?':<16} {w.title[:60]}")
+    return 0
+
+
+def _named_target(args: argparse.Namespace) -> None:
+    """Fill the request's pid, window, app and bypass from what the person named."""
+    from kronii.capture.adapters.x_windows import DisplayUnavailable, list_windows
+
+    number = parse_window_id(args.window) if args.window else None
+    try:
+        windows = list_windows()
+    except DisplayUnavailable as error:
+        if number is not None and args.pid:  # both named in full: nothing to look up
+            args.window, args.bypass = number, args.bypass or "strict"
+            return
+        raise TargetError(f"{error}; name the target with --pid and --window <id>") from None
+    target = resolve_target(windows, window=args.window, pid=args.pid, app=args.app, bypass=args.bypass)
+    args.pid, args.window, args.app, args.bypass = target.pid, target.window_id, target.app, target.bypass
+    print(f"target: {target.why} ({target.bypass})", file=sys.stderr)
+
+
 def run_capture(args: argparse.Namespace) -> int:
     if args.capture_command == "clients":
         return run_clients(args)
+    if args.capture_command == "targets":
+        return _targets(args.json)
     try:
         target = _target(args)
         with grpc.insecure_channel(target) as channel:
@@ -200,6 +264,9 @@ def run_capture(args: argparse.Namespace) -> int:
         return 1
     except TargetError as error:
         print(f"kronii: capture request: {error}", file=sys.stderr)
+        return 2
+    except FocusUnknown as error:
+        print(f"kronii: capture request: {error}", file=sys.stderr)
         return 1
     except OSError as error:
         print(f"kronii: capture {args.capture_command} failed: {error.strerror or error}", file=sys.stderr)
@@ -211,7 +278,10 @@ def _dispatch(stub: pb_grpc.ScreenCaptureStub, args: argparse.Namespace) -> int:
     command = args.capture_command
     metadata = presence_metadata()
     if command == "request":
-        if args.bypass == "strict" and not (args.pid or args.window or args.app):
+        if args.window or args.pid or args.app:
+            _named_target(args)
+        elif args.bypass in (None, "strict"):
+            args.bypass = "strict"
             focus = focused_window()
             args.pid = int(focus.get("pid", 0))
             args.window = int(focus.get("window_id", 0))
