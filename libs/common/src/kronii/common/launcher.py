@@ -57,6 +57,8 @@ class LauncherSettings(KroniiSettings):
     embedded_redis_port: int = Field(default=16379, ge=0, le=65535)
     embedded_postgres_port: int = Field(default=15432, ge=0, le=65535)
     ready_timeout_secs: float = Field(default=45.0, gt=0)
+    # The agents' tmux sessions outlive kronii unless asked: a coding agent mid-task is the user's work.
+    stop_agents: bool = False
 
 
 class LaunchError(RuntimeError):
@@ -408,6 +410,20 @@ class Launcher:
         if self.infra is not None and not self.servers:
             self.infra.stop(INFRA_STOP_SECS)
 
+    def _settle_agents(self) -> None:
+        """Stop the agents' tmux sessions when asked to; otherwise say that they run on, and how to stop them."""
+        from kronii.common.agent_sessions import AgentSessions
+
+        sessions = AgentSessions.from_environment()
+        if self.settings.stop_agents:
+            stopped = sessions.stop()
+            if stopped:
+                self.say(f"kronii: stopped {len(stopped)} agent session(s): {', '.join(stopped)}")
+            return
+        running = sessions.running()
+        if running:
+            self.say(f"kronii: {sessions.how_to_stop(running)}")
+
     def run(self) -> int:
         """Start, watch, stop. Signals set a flag; the main thread does all the work."""
         previous = {
@@ -429,6 +445,7 @@ class Launcher:
                     self.say("kronii: stopping")
                     started = time.monotonic()
                     self.stop()
+                    self._settle_agents()
                     self.say(f"kronii: stopped in {time.monotonic() - started:.1f} s")
         except LaunchError as error:
             self.say(f"kronii: {error}")

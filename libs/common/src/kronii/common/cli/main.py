@@ -33,7 +33,12 @@ def _parser(*, plugins: bool = True) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    sub.add_parser("up", help="run the whole mesh on this machine (Ctrl-C stops it)")
+    up = sub.add_parser("up", help="run the whole mesh on this machine (Ctrl-C stops it)")
+    up.add_argument(
+        "--stop-agents",
+        action="store_true",
+        help="stop the agents' tmux sessions too when kronii stops (default: they keep running)",
+    )
 
     status = sub.add_parser("status", help="show each server and service, its address and readiness")
     status.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -66,11 +71,11 @@ def _database_url() -> str:
     return infra_url("postgres")
 
 
-def _cmd_up() -> int:
+def _cmd_up(stop_agents: bool) -> int:
     from kronii.common.launcher import Launcher, LauncherSettings
     from kronii.common.settings import load_settings
 
-    settings = load_settings(LauncherSettings)
+    settings = load_settings(LauncherSettings, **({"stop_agents": True} if stop_agents else {}))
     return Launcher(settings, log_format="text" if sys.stdout.isatty() else None).run()
 
 
@@ -162,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser(plugins=_wants_plugins(arguments)).parse_args(arguments)
     try:
         if args.command == "up":
-            return _cmd_up()
+            return _cmd_up(args.stop_agents)
         if args.command == "status":
             return _cmd_status(args.json)
         if args.command == "migrate":
