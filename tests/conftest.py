@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
 from kronii.common.db import make_engine, make_sessionmaker, migrate_up
 
 from tests.infra import InfraUrls, create_database, start_test_infra
+
+# A person's own ~/.config/kronii/config.toml must not change what the suite tests; tests of the
+# config file point KRONII_CONFIG (or XDG_CONFIG_HOME) at their own.
+os.environ.setdefault("KRONII_CONFIG", str(Path(tempfile.gettempdir()) / "kronii-tests" / "no-config.toml"))
 
 
 @pytest.fixture(scope="session")

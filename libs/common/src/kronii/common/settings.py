@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from pydantic import AliasChoices, Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 __all__ = [
     "KroniiSettings",
@@ -47,6 +47,26 @@ class KroniiSettings(BaseSettings):
     log_format: Literal["json", "text"] = _shared("LOG_FORMAT", "json")
     # The mesh token: callers the kernel cannot place (containers, other hosts) present it.
     api_token: str | None = _shared("API_TOKEN", None)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The environment wins over the config file (config_file.py), which wins over the defaults.
+        from kronii.common.config_file import ConfigFileSource
+
+        return (
+            init_settings,
+            env_settings,
+            ConfigFileSource(settings_cls),
+            dotenv_settings,
+            file_secret_settings,
+        )
 
     @field_validator("data_dir", mode="before")
     @classmethod
@@ -112,15 +132,30 @@ def _variable_name(cls: type[BaseSettings], field: str) -> str:
     return f"{prefix}{field}".upper()
 
 
+def _with_origin(cls: type[BaseSettings], field: str, variable: str) -> str:
+    """`variable`, or where in the config file the bad value came from when the environment has none."""
+    if variable in os.environ:
+        return variable
+    from kronii.common.config_file import config_path, file_key, read_config
+
+    key = file_key(cls, field, read_config())
+    return f"{variable} ({config_path()}: {key})" if key else variable
+
+
 def load_settings(cls: type[S], **overrides: Any) -> S:
     """Build `cls` from the environment; turn a validation error into one sentence per variable."""
+    from kronii.common.config_file import ConfigFileError
+
     try:
         return cls(**overrides)
+    except ConfigFileError as error:
+        raise SettingsError(f"kronii: cannot start: {error}") from None
     except ValidationError as error:
         problems = []
         for item in error.errors():
             field = str(item["loc"][0]) if item["loc"] else "?"
             variable = field if field.startswith("KRONII_") else _variable_name(cls, field)
+            variable = _with_origin(cls, field, variable)
             given = item.get("input")
             shown = f" (got {given!r})" if isinstance(given, str | int | float) and given != "" else ""
             problems.append(f"{variable} is invalid: {item['msg']}{shown}.")

@@ -15,7 +15,7 @@ __all__ = ["main"]
 # pydantic for one line. Heavy modules are imported inside the handlers that need them, and the commands of
 # other packages (entry points, whose modules pull in their services) are loaded only when the command asked
 # for is not one of these.
-_BUILT_IN = frozenset({"up", "status", "migrate", "redact", "audit"})
+_BUILT_IN = frozenset({"up", "status", "migrate", "redact", "audit", "config"})
 
 
 def _wants_plugins(argv: Sequence[str]) -> bool:
@@ -48,6 +48,9 @@ def _parser(*, plugins: bool = True) -> argparse.ArgumentParser:
     migrate.add_argument("--down", action="store_true", help="migrate down to REVISION (e.g. base)")
 
     add_redact_parser(sub)
+    from kronii.common.cli.config_cmd import add_config_parser
+
+    add_config_parser(sub)
     # Commands of other installed packages (`kronii agents` from the supervisor, ...).
     if plugins:
         from importlib.metadata import entry_points
@@ -172,6 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_status(args.json)
         if args.command == "migrate":
             return _cmd_migrate(args.revision, args.down)
+        if args.command == "config":
+            from kronii.common.cli.config_cmd import run_config
+
+            return run_config(args)
         if args.command == "redact":
             from kronii.redaction.cli import run_redact
 
