@@ -15,6 +15,8 @@ have tesseract || need+=(tesseract-ocr tesseract-ocr-eng)
 have xterm || need+=(xterm)
 have gnome-keyring-daemon || need+=(gnome-keyring)  # a real Secret Service for the master-key tests
 [ -x /usr/lib/polkit-1/polkitd ] || need+=(polkitd)  # a real polkit authority for the capture presence tests
+have systemd-analyze || need+=(systemd)  # checks the user unit of `kronii service install`
+have desktop-file-validate || need+=(desktop-file-utils)  # checks its autostart entry
 have promtool || need+=(prometheus)  # promtool checks the alert rules and runs their unit tests
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi

@@ -15,7 +15,7 @@ __all__ = ["main"]
 # pydantic for one line. Heavy modules are imported inside the handlers that need them, and the commands of
 # other packages (entry points, whose modules pull in their services) are loaded only when the command asked
 # for is not one of these.
-_BUILT_IN = frozenset({"up", "status", "migrate", "redact", "audit", "config"})
+_BUILT_IN = frozenset({"up", "status", "migrate", "redact", "audit", "config", "service"})
 
 
 def _wants_plugins(argv: Sequence[str]) -> bool:
@@ -39,6 +39,11 @@ def _parser(*, plugins: bool = True) -> argparse.ArgumentParser:
         action="store_true",
         help="stop the agents' tmux sessions too when kronii stops (default: they keep running)",
     )
+    up.add_argument(
+        "--autostart",
+        action="store_true",
+        help="as the desktop's autostart entry runs it: step aside when the systemd user unit runs kronii",
+    )
 
     status = sub.add_parser("status", help="show each server and service, its address and readiness")
     status.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -49,8 +54,10 @@ def _parser(*, plugins: bool = True) -> argparse.ArgumentParser:
 
     add_redact_parser(sub)
     from kronii.common.cli.config_cmd import add_config_parser
+    from kronii.common.cli.service_cmd import add_service_parser
 
     add_config_parser(sub)
+    add_service_parser(sub)
     # Commands of other installed packages (`kronii agents` from the supervisor, ...).
     if plugins:
         from importlib.metadata import entry_points
@@ -170,11 +177,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser(plugins=_wants_plugins(arguments)).parse_args(arguments)
     try:
         if args.command == "up":
+            if args.autostart:
+                from kronii.common.desktop_units import unit_enabled
+
+                if unit_enabled():
+                    print("kronii: the kronii.service user unit runs kronii in this session")
+                    return 0
             return _cmd_up(args.stop_agents)
         if args.command == "status":
             return _cmd_status(args.json)
         if args.command == "migrate":
             return _cmd_migrate(args.revision, args.down)
+        if args.command == "service":
+            from kronii.common.cli.service_cmd import run_service_command
+
+            return run_service_command(args)
         if args.command == "config":
             from kronii.common.cli.config_cmd import run_config
 

@@ -1,0 +1,137 @@
+"""`kronii service install|uninstall|status`: kronii as a desktop daemon (desktop_units.py)."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_service_parser", "run_service_command"]
+
+
+def add_service_parser(subparsers: Any) -> None:
+    service = subparsers.add_parser(
+        "service", help="run kronii with your desktop session: a systemd user unit and an autostart entry"
+    )
+    actions = service.add_subparsers(dest="service_command", metavar="ACTION")
+    actions.required = True
+    install = actions.add_parser(
+        "install", help="write the user unit and the autostart entry, and enable the unit"
+    )
+    install.add_argument("--no-autostart", action="store_true", help="only the systemd user unit")
+    install.add_argument("--no-enable", action="store_true", help="write the files, do not enable or start")
+    install.add_argument("--stop-agents", action="store_true", help="the unit runs `kronii up --stop-agents`")
+    actions.add_parser("uninstall", help="stop and disable the unit, remove both files")
+    status = actions.add_parser("status", help="which files are installed, and the unit's state")
+    status.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _kronii() -> str:
+    """The absolute path of this `kronii`, so the unit runs the same installation."""
+    here = Path(sys.argv[0])
+    if here.name == "kronii" and here.exists():
+        return str(here.resolve())
+    found = shutil.which("kronii")
+    return str(Path(found).resolve()) if found else str(Path(sys.executable).with_name("kronii"))
+
+
+def _systemctl(*args: str) -> subprocess.CompletedProcess[str] | None:
+    """`systemctl --user ...`, or None when there is no user manager to talk to."""
+    if shutil.which("systemctl") is None:
+        return None
+    try:
+        done = subprocess.run(
+            ["systemctl", "--user", *args], capture_output=True, text=True, timeout=15, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if "Failed to connect to bus" in done.stderr or "No medium found" in done.stderr:
+        return None
+    return done
+
+
+def _install(args: argparse.Namespace) -> int:
+    from kronii.common.desktop_units import UNIT_NAME, autostart_entry, service_unit, unit_files
+
+    files = unit_files()
+    kronii = _kronii()
+    files.unit.parent.mkdir(parents=True, exist_ok=True)
+    files.unit.write_text(service_unit(kronii, stop_agents=args.stop_agents))
+    print(f"wrote {files.unit}")
+    if not args.no_autostart:
+        files.autostart.parent.mkdir(parents=True, exist_ok=True)
+        files.autostart.write_text(autostart_entry(kronii))
+        print(f"wrote {files.autostart}")
+    if args.no_enable:
+        print(f"enable it with: systemctl --user enable --now {UNIT_NAME}")
+        return 0
+    if _systemctl("daemon-reload") is None:
+        where = (
+            "the autostart entry starts it with your next session"
+            if not args.no_autostart
+            else "start it with `kronii up`"
+        )
+        print(f"no systemd user manager here: {where}")
+        return 0
+    enabled = _systemctl("enable", "--now", UNIT_NAME)
+    if enabled is None or enabled.returncode != 0:
+        reason = enabled.stderr.strip() if enabled is not None else "systemctl did not answer"
+        print(f"kronii: service install: cannot enable {UNIT_NAME}: {reason}", file=sys.stderr)
+        return 1
+    print(f"enabled and started {UNIT_NAME}; its log: journalctl --user -u {UNIT_NAME} -f")
+    return 0
+
+
+def _uninstall() -> int:
+    from kronii.common.desktop_units import UNIT_NAME, unit_files
+
+    files = unit_files()
+    if files.unit.exists():
+        _systemctl("disable", "--now", UNIT_NAME)
+    removed = [path for path in (files.unit, files.autostart) if path.exists()]
+    for path in removed:
+        path.unlink()
+        print(f"removed {path}")
+    if removed:
+        _systemctl("daemon-reload")
+    else:
+        print("kronii is not installed as a service: nothing to remove")
+    return 0
+
+
+def _status(as_json: bool) -> int:
+    import json
+
+    from kronii.common.desktop_units import UNIT_NAME, unit_files
+
+    files = unit_files()
+    active = _systemctl("is-active", UNIT_NAME)
+    enabled = _systemctl("is-enabled", UNIT_NAME)
+    state = {
+        "unit": str(files.unit) if files.unit.exists() else None,
+        "autostart": str(files.autostart) if files.autostart.exists() else None,
+        "manager": active is not None,
+        "active": active.stdout.strip() if active is not None else None,
+        "enabled": enabled.stdout.strip() if enabled is not None else None,
+    }
+    if as_json:
+        print(json.dumps(state, indent=2))
+        return 0
+    print(f"user unit   {state['unit'] or 'not installed'}")
+    print(f"autostart   {state['autostart'] or 'not installed'}")
+    if active is None:
+        print("systemd     no user manager here")
+    else:
+        print(f"systemd     {state['enabled'] or 'unknown'}, {state['active'] or 'unknown'}")
+    return 0
+
+
+def run_service_command(args: argparse.Namespace) -> int:
+    if args.service_command == "install":
+        return _install(args)
+    if args.service_command == "uninstall":
+        return _uninstall()
+    return _status(args.json)
