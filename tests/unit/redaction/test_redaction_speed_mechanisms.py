@@ -1,7 +1,8 @@
 """The mechanisms behind the speed pass on secret-dense text: each must give exactly what the slower code gave.
 
-Per-text memos (`ScanText.memo`), the reversed view that finds an identifier's start, the two-sort merge, and
-regexes rewritten so that CPython can skip ahead to their first character. The rewritten regexes are compared
+Per-text memos (`ScanText.memo`), the reversed view that finds an identifier's start, the two-sort merge,
+regexes rewritten so that CPython can skip ahead to their first character, the keyword detector's findings
+replayed on repeated lines, and line-local formats found once per distinct line (`line_local_findings`). The rewritten regexes are compared
 with the patterns they replaced, on the labelled corpus and on edge cases.
 """
 
@@ -17,15 +18,19 @@ from kronii.redaction.detectors import (
     Candidate,
     EmailDetector,
     EntropyDetector,
+    KeywordSecretDetector,
     ScanText,
     home_paths,
     iban,
+    keyword_secrets,
     mac_address,
     national_ids,
     payment_card,
     postal_address,
     private_keys,
 )
+from kronii.redaction.detectors._assignment import parse_assignment
+from kronii.redaction.detectors._base import line_local_findings
 from kronii.redaction.detectors._vendor_rules import CONTEXT_RULES
 from kronii.redaction.detectors.keyword_secrets import _identifier_bounds
 
@@ -267,3 +272,163 @@ def test_windows_homes_are_found_where_the_full_pattern_finds_them(corpus_text: 
     for text in (corpus_text, *edges):
         found = [m.span() for m in home_paths._windows_homes(text)]
         assert found == [m.span() for m in home_paths._WINDOWS_HOME.finditer(text)], text
+
+
+# --- the keyword detector's findings replayed per distinct line ----------------------------------------------
+
+
+def _former_keyword_detect(scan: ScanText) -> list[Candidate]:
+    """The keyword detector as it was: every hit of the whole text worked out in place, no line replayed."""
+    text, lower = scan.text, scan.lower
+    found: list[Candidate] = []
+    seen_keys: set[int] = set()
+    for hit in keyword_secrets._HIT.finditer(lower):
+        if hit.group() == "identified by":
+            key_start, key_end = hit.start(), hit.end()
+            finding_type: str | None = "PASSWORD"
+        else:
+            key_start, key_end = _identifier_bounds(scan, hit.start(), hit.end())
+            if key_start in seen_keys:
+                continue
+            seen_keys.add(key_start)
+            finding_type = keyword_secrets._classify_key(text[key_start:key_end])
+        if finding_type is None or keyword_secrets._is_reference_sigil(text, key_start):
+            continue
+        assignment = parse_assignment(text, key_start, key_end, is_flag=text.startswith("-", key_start))
+        if assignment is None:
+            continue
+        assignment = keyword_secrets._skip_auth_scheme(text, text[key_start:key_end], assignment)
+        if assignment is None or not keyword_secrets._is_literal_secret(
+            scan, assignment, finding_type, key_start
+        ):
+            continue
+        confidence = 0.85 if assignment.operator in ("=", ":", "xml", "flag") else 0.7
+        found.append(Candidate(finding_type, assignment.start, assignment.end, confidence, "keyword_secrets"))
+    if '"sensitive"' in lower:
+        found.extend(KeywordSecretDetector()._sensitive_values(text))
+    return found
+
+
+def _repeated_lines(text: str, seed: int, count: int) -> str:
+    """Lines of `text` drawn with repeats, as logs and the secret-dense benchmark repeat them."""
+    lines = text.split("\n")
+    rng = random.Random(seed)
+    return "\n".join(rng.choice(lines) for _ in range(count))
+
+
+def test_keyword_findings_on_repeated_lines_match_the_former_whole_text_scan(corpus_text: str) -> None:
+    for text in (corpus_text, _repeated_lines(corpus_text, 3, 4000), _repeated_lines(corpus_text, 5, 800)):
+        assert list(KeywordSecretDetector().detect(ScanText(text))) == _former_keyword_detect(ScanText(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # An XML value that closes on a later line: found at every repetition, not only the first.
+        "<password>\nHunter2Secret99</password>\n" * 3,
+        "<password>\nHunter2Secret99</password>\n<password>\n</b></password>\n<password>\n",
+        # A quoted value that a backslash continues onto the next line.
+        'token = "ab12cd34\\\nef56"\ntoken = "ab12cd34\\\nzz"\n' * 2,
+        "password=Pa55word\npassword=Pa55word",  # the last line has no newline after it
+        "%API_TOKEN%=x1y2z3w4\n%API_TOKEN%=x1y2z3w4\n",
+        "password=Pa55word\r\npassword=Pa55word\r\n",
+        "db password: Pa55word identified by Pa55word\n" * 2,
+    ],
+)
+def test_keyword_findings_on_lines_that_read_past_their_end_match_the_former_scan(text: str) -> None:
+    assert list(KeywordSecretDetector().detect(ScanText(text))) == _former_keyword_detect(ScanText(text))
+
+
+def test_a_repeated_keyword_line_gives_its_finding_at_every_occurrence() -> None:
+    line = "export GITHUB_TOKEN=ghx12345abcdef67890\n"
+    text = "header\n" + line * 3
+    spans = [(c.start, c.end) for c in KeywordSecretDetector().detect(ScanText(text))]
+    value_start = line.index("ghx")
+    assert spans == [(7 + i * len(line) + value_start, 7 + (i + 1) * len(line) - 1) for i in range(3)]
+
+
+def test_only_lines_that_cannot_read_past_their_ends_are_replayed() -> None:
+    assert keyword_secrets._is_line_local("password=Pa55word")
+    assert not keyword_secrets._is_line_local("<password>")
+    assert not keyword_secrets._is_line_local('token = "ab\\')
+
+
+# --- line-local formats found once per distinct line -----------------------------------------------------------
+
+
+def test_distinct_lines_keep_each_line_once_and_where_every_line_came_from() -> None:
+    lines = ["alpha 1", "beta 22", "alpha 1", "", "gamma 333", "beta 22", "alpha 1"] * 1000
+    text = "\n".join(lines)
+    index = ScanText(text).distinct_lines
+    assert index is not None
+    assert index.compact == "alpha 1\nbeta 22\n\ngamma 333"
+    assert index.compact_starts == [0, 8, 16, 17]
+    assert [index.compact.split("\n")[number] for number in index.order] == lines
+    assert [text[start : start + len(line)] for start, line in zip(index.starts, lines, strict=True)] == lines
+    assert all(start == 0 or text[start - 1] == "\n" for start in index.starts)
+
+
+def test_distinct_lines_are_not_used_where_they_would_not_halve_the_text() -> None:
+    assert ScanText("a\n" * 100).distinct_lines is None  # short: the whole text is scanned
+    unique = "\n".join(f"line number {n}" for n in range(5000))
+    assert ScanText(unique).distinct_lines is None  # no line repeats
+
+
+def _sixes_in(scan: ScanText) -> list[Candidate]:
+    return _sixes(scan.text)
+
+
+def _sixes(text: str) -> list[Candidate]:
+    return [Candidate("SIX", m.start(), m.end(), 0.5, "t") for m in re.finditer(r"[0-9]{6}", text)]
+
+
+@pytest.mark.parametrize("ending", ["", "\n", "\n\n"])
+def test_line_local_findings_are_those_of_the_whole_text_in_its_order(ending: str) -> None:
+    lines = ["123456 x 654321", "no digits", "", "x123456", "111111"]
+    text = "\n".join(random.Random(2).choice(lines) for _ in range(6000)) + ending
+    scan = ScanText(text)
+    assert scan.distinct_lines is not None
+    assert list(line_local_findings(scan, _sixes_in)) == _sixes(text)
+
+
+def test_line_local_findings_scan_the_whole_text_when_lines_do_not_repeat() -> None:
+    text = "\n".join(f"{n:06d}" for n in range(4000))
+    assert list(line_local_findings(ScanText(text), _sixes_in)) == _sixes(text)
+
+
+def _whole_text_scan(text: str) -> ScanText:
+    scan = ScanText(text)
+    scan.distinct_lines = None  # what the detectors did before: every format over the whole text
+    return scan
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_every_detector_finds_on_distinct_lines_what_it_finds_on_the_whole_text(
+    engine: RedactionEngine, corpus_text: str, seed: int
+) -> None:
+    text = _repeated_lines(corpus_text, seed, 6000)
+    assert ScanText(text).distinct_lines is not None
+    for detector in engine.detectors:
+        found = list(detector.detect(ScanText(text)))
+        assert found == list(detector.detect(_whole_text_scan(text))), detector.name
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "4111 1111 1111 1111",  # a card at a line's start and end
+        "iban GB82WEST12345698765432",
+        "mac aa:bb:cc:dd:ee:ff",
+        "ssn 123-45-6789 nie X1234567L nino AB123456C cf RSSMRA85T10A562S",
+        "cpf 123.456.789-09 aadhaar 2345 6789 0124",
+        "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw5-",
+    ],
+)
+def test_a_value_on_a_repeated_line_is_found_at_every_occurrence(engine: RedactionEngine, line: str) -> None:
+    text = ("filler line\n" + line + "\n") * 1000 + line
+    scan = ScanText(text)
+    assert scan.distinct_lines is not None
+    for detector in engine.detectors:
+        assert list(detector.detect(scan)) == list(detector.detect(_whole_text_scan(text))), detector.name

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Protocol, TypeVar, cast
+from itertools import accumulate
+from typing import Any, NamedTuple, Protocol, TypeVar, cast
 
 __all__ = [
     "Candidate",
     "Detector",
+    "DistinctLines",
     "ScanText",
     "line_bounds",
+    "line_local_findings",
     "literal_alternation",
     "reads_as_words",
     "shannon_entropy",
@@ -30,6 +34,32 @@ class Candidate:
     end: int
     confidence: float
     detector: str
+
+
+class DistinctLines(NamedTuple):
+    """The lines of a text with each distinct one kept once, and where each line of the text came from."""
+
+    compact: str  # the distinct lines in their first order, joined by "\n"
+    compact_starts: list[int]  # where distinct line i starts in `compact`
+    order: list[int]  # for each line of the text, in order, the number of its distinct line
+    starts: list[int]  # where each line of the text starts in it
+
+
+# Below this size, or when the distinct lines are more than half the text, the whole text is scanned instead.
+_DISTINCT_MIN_CHARS = 16_384
+
+
+def _distinct_lines(text: str) -> DistinctLines | None:
+    if len(text) < _DISTINCT_MIN_CHARS:
+        return None
+    lines = text.split("\n")
+    numbers = {line: number for number, line in enumerate(dict.fromkeys(lines))}
+    compact = "\n".join(numbers)
+    if len(compact) * 2 > len(text):
+        return None
+    compact_starts = [0, *accumulate(len(line) + 1 for line in numbers)][:-1]
+    starts = [0, *accumulate(len(line) + 1 for line in lines)][:-1]
+    return DistinctLines(compact, compact_starts, [numbers[line] for line in lines], starts)
 
 
 _A = TypeVar("_A", bound=Hashable)
@@ -68,6 +98,11 @@ class ScanText:
         """The text backwards: a regex `match` at `len(text) - i` reads leftwards from text[i - 1], in C."""
         return self.text[::-1]
 
+    @cached_property
+    def distinct_lines(self) -> DistinctLines | None:
+        """Each distinct line once, for `line_local_findings`; None when that would not halve the text."""
+        return _distinct_lines(self.text)
+
     def contains_any(self, needles: tuple[str, ...]) -> bool:
         text = self.text
         return any(needle in text for needle in needles)
@@ -100,6 +135,46 @@ def line_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
     return line_start, len(text) if line_end < 0 else line_end
+
+
+def line_local_findings(
+    scan: ScanText, find: Callable[[ScanText], Iterable[Candidate]]
+) -> Iterator[Candidate]:
+    """What `find` finds in the text, found once per distinct line and repeated wherever that line repeats.
+
+    Only for a `find` whose findings on a line depend on that line alone and never cross its newline: then a
+    line gives the same findings, shifted, wherever it stands, and at the start or end of the text as between
+    two others. Logs and dense configs repeat many lines; each regex then walks the distinct lines only.
+    The findings come in the order `find` gives them on the whole text when it reports line after line.
+    """
+    lines = scan.distinct_lines
+    if lines is None:
+        yield from find(scan)
+        return
+    compact_starts = lines.compact_starts
+    per_line: dict[int, list[Candidate]] = {}
+    # One ScanText of the distinct lines per text, shared by the detectors. Its lower-case view equals the
+    # text's, line for line: it holds the same characters, and str.lower reads no context across a newline.
+    for found in find(scan.memo(ScanText, lines.compact)):
+        number = bisect_right(compact_starts, found.start) - 1
+        base = compact_starts[number]
+        shifted = Candidate(
+            found.type, found.start - base, found.end - base, found.confidence, found.detector
+        )
+        per_line.setdefault(number, []).append(shifted)
+    if not per_line:
+        return
+    for line_start, number in zip(lines.starts, lines.order, strict=True):
+        on_line = per_line.get(number)
+        if on_line is not None:
+            for found in on_line:
+                yield Candidate(
+                    found.type,
+                    line_start + found.start,
+                    line_start + found.end,
+                    found.confidence,
+                    found.detector,
+                )
 
 
 def shannon_entropy(value: str) -> float:

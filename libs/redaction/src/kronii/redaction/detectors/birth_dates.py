@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from datetime import date
 
 from .._types import FindingType
-from ._base import Candidate, ScanText
+from ._base import Candidate, ScanText, line_local_findings
 from ._tables import column_cells
 
 __all__ = ["BirthDateDetector"]
@@ -100,8 +100,16 @@ class BirthDateDetector:
     )  # fmt: skip
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
-        lower = scan.lower
         found: set[int] = set()
+        # Line-local: a date is looked for after its word up to the line's end, and the characters read
+        # around the word and the date are on the line or are the newline, which passes as the text's edge.
+        for candidate in line_local_findings(scan, self._after_words):
+            found.add(candidate.start)
+            yield candidate
+        yield from self._table_cells(scan.lower, found)
+
+    def _after_words(self, scan: ScanText) -> Iterator[Candidate]:
+        lower = scan.lower
         for word in _BIRTH_WORDS.finditer(lower):
             if word.start() > 0 and lower[word.start() - 1].isalnum():
                 continue  # inside a longer word; checked here, as a leading lookbehind slows the scan
@@ -110,9 +118,7 @@ class BirthDateDetector:
             # Dates are matched in the lowered text: month names may be capitalised.
             match = _DATE.search(lower, word.end(), limit)
             if match is not None and not _glued(lower, match.start(), match.end()) and _valid(match):
-                found.add(match.start())
                 yield Candidate(FindingType.DATE_OF_BIRTH, match.start(), match.end(), 0.85, self.name)
-        yield from self._table_cells(lower, found)
 
     def _table_cells(self, lower: str, found: set[int]) -> Iterator[Candidate]:
         """Dates in a table column whose header names birth (`date_of_birth`, `nascimento`, `dob`)."""

@@ -20,12 +20,14 @@ or invoice numbers share, only on a line that names the id. A wrong check digit 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
+from functools import partial
+from operator import attrgetter
 
 from .._types import FindingType
-from ._base import Candidate, ScanText, line_bounds
+from ._base import Candidate, ScanText, line_bounds, line_local_findings
 from ._tables import column_cells
 
 __all__ = ["CheckedIdDetector"]
@@ -232,34 +234,77 @@ class CheckedIdDetector:
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         seen: set[tuple[int, int]] = set()  # a printed NIR matches its own rule and the named one
+        words = _context_words(scan)
         for rule in _RULES:
-            for start, end in self._regions(scan, rule):
-                for match in rule.pattern.finditer(scan.text, start + rule.lead, end):
-                    span = (match.start() - rule.lead, match.end())
-                    value = scan.text[span[0] : span[1]]
-                    if span in seen or (rule.lead and not _ascii_digits(value[: rule.lead])):
-                        continue
-                    if _glued(scan.text, *span) or not rule.valid(value):
-                        continue
+            if rule.context is None:
+                # Line-local: no pattern matches a newline, and a lead or a neighbour across the line's start
+                # is the newline itself, which fails the checks as the text's edge does.
+                found: Iterable[Candidate] = line_local_findings(scan, partial(self._anywhere, rule=rule))
+            else:
+                found = self._named(scan, rule, words[rule.context])
+            for candidate in found:
+                span = (candidate.start, candidate.end)
+                if span not in seen:
                     seen.add(span)
-                    yield Candidate(rule.type, *span, 0.85 if rule.context else 0.9, self.name)
+                    yield candidate
 
-    def _regions(self, scan: ScanText, rule: _Rule) -> Iterator[tuple[int, int]]:
-        """Where a rule looks: everywhere, or the lines that name its id and the table columns headed by it."""
-        if rule.context is None:
-            yield 0, len(scan.text)
-            return
+    def _anywhere(self, scan: ScanText, *, rule: _Rule) -> Iterator[Candidate]:
+        yield from self._matches(scan.text, rule, 0, len(scan.text))
+
+    def _named(self, scan: ScanText, rule: _Rule, words: list[Candidate]) -> Iterator[Candidate]:
+        for start, end in self._regions(scan, words):
+            yield from self._matches(scan.text, rule, start, end)
+
+    def _matches(self, text: str, rule: _Rule, start: int, end: int) -> Iterator[Candidate]:
+        for match in rule.pattern.finditer(text, start + rule.lead, end):
+            span = (match.start() - rule.lead, match.end())
+            value = text[span[0] : span[1]]
+            if rule.lead and not _ascii_digits(value[: rule.lead]):
+                continue
+            if _glued(text, *span) or not rule.valid(value):
+                continue
+            yield Candidate(rule.type, *span, 0.85 if rule.context else 0.9, self.name)
+
+    def _regions(self, scan: ScanText, words: list[Candidate]) -> Iterator[tuple[int, int]]:
+        """The lines that name a rule's id, and the table columns headed by it."""
         last_line = -1
         lower = scan.lower
-        # One search per rule: a single alternation of every rule's words, tried, scanned twice as slowly.
-        for word in rule.context.finditer(lower):
-            if word.start() > 0 and "a" <= lower[word.start() - 1] <= "z":
+        for word in words:
+            if word.start > 0 and "a" <= lower[word.start - 1] <= "z":
                 continue  # inside a longer word ("basin", "latin")
-            line_start, line_end = line_bounds(scan.text, word.start(), word.end())
+            line_start, line_end = line_bounds(scan.text, word.start, word.end)
             if line_start != last_line:
                 last_line = line_start
                 yield line_start, line_end
-            yield from column_cells(scan.text, word.start())
+            yield from column_cells(scan.text, word.start)
+
+
+_CONTEXTS = tuple(dict.fromkeys(rule.context for rule in _RULES if rule.context is not None))
+
+
+def _context_words(scan: ScanText) -> dict[re.Pattern[str], list[Candidate]]:
+    """Where each rule's words occur in the text, in order: found once per distinct line, since no word
+    holds a newline. One search per rule: a single alternation of every rule's words scanned twice as slowly.
+    The regions around them still come from the whole text (a table column reads the lines below)."""
+    words: dict[re.Pattern[str], list[Candidate]] = {context: [] for context in _CONTEXTS}
+    for word in line_local_findings(scan, _words_on):
+        words[_CONTEXTS[int(word.type)]].append(word)
+    return words
+
+
+def _words_on(scan: ScanText) -> Iterator[Candidate]:
+    """Each context's words on one line (a Candidate whose type is the context's number), line by line."""
+    lower = scan.lower
+    found = [
+        Candidate(str(number), word.start(), word.end(), 0.0, "")
+        for number, context in enumerate(_CONTEXTS)
+        for word in context.finditer(lower)
+    ]
+    found.sort(key=_START)  # stable: on one line, each context's words stay in their order
+    return iter(found)
+
+
+_START = attrgetter("start")
 
 
 def _ascii_digits(value: str) -> bool:

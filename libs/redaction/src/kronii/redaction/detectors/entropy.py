@@ -16,9 +16,10 @@ import json
 import re
 from bisect import bisect_right
 from collections.abc import Iterator
+from functools import partial
 
 from .._types import FindingType
-from ._base import Candidate, ScanText, line_bounds, reads_as_words, shannon_entropy
+from ._base import Candidate, ScanText, line_bounds, line_local_findings, reads_as_words, shannon_entropy
 
 __all__ = ["EntropyDetector"]
 
@@ -102,8 +103,16 @@ class EntropyDetector:
     name = "entropy"
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        public_blocks = _public_blocks(scan.text)
+        if public_blocks:  # a certificate spans lines: its tokens are judged on the whole text
+            yield from self._tokens(scan, public_blocks)
+            return
+        # Without one the detector is line-local: a token stays on its line, and the words and labels read
+        # before it are taken from its line only (`line_bounds`) or, crossing its start, fail on the newline.
+        yield from line_local_findings(scan, partial(self._tokens, public_blocks=public_blocks))
+
+    def _tokens(self, scan: ScanText, public_blocks: list[tuple[int, int]]) -> Iterator[Candidate]:
         text = scan.text
-        public_blocks = _public_blocks(text)
         # What the token alone says, computed once per distinct token: logs and configs repeat the same ids
         # and keys line after line. Local to this call, so no value outlives it.
         verdicts: dict[str, float] = {}

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from .._types import FindingType
-from ._base import Candidate, ScanText
+from ._base import Candidate, ScanText, line_local_findings
 
 __all__ = ["IbanDetector", "is_iban_valid"]
 
@@ -33,6 +33,11 @@ class IbanDetector:
     name = "iban"
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        # Line-local: no pattern matches a newline, and a neighbour across the line's edge is the newline
+        # itself, which passes the boundary checks as the text's edge does.
+        return line_local_findings(scan, self._find)
+
+    def _find(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
         for match in _CANDIDATE.finditer(text):
             start = match.start()

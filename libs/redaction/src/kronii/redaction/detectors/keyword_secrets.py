@@ -54,28 +54,23 @@ class KeywordSecretDetector:
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text, lower = scan.text, scan.lower
-        seen_keys: set[int] = set()
-        for hit in _HIT.finditer(lower):
-            if hit.group() == "identified by":
-                key_start, key_end = hit.start(), hit.end()
-                finding_type: str | None = FindingType.PASSWORD
-            else:
-                key_start, key_end = _identifier_bounds(scan, hit.start(), hit.end())
-                if key_start in seen_keys:
-                    continue
-                seen_keys.add(key_start)
-                finding_type = scan.memo(_classify_key, text[key_start:key_end])
-            if finding_type is None or _is_reference_sigil(text, key_start):
-                continue
-            is_flag = text.startswith("-", key_start)
-            assignment = parse_assignment(text, key_start, key_end, is_flag=is_flag)
-            if assignment is None:
-                continue
-            assignment = _skip_auth_scheme(text, text[key_start:key_end], assignment)
-            if assignment is None or not _is_literal_secret(scan, assignment, finding_type, key_start):
-                continue
-            confidence = 0.85 if assignment.operator in ("=", ":", "xml", "flag") else 0.7
-            yield Candidate(finding_type, assignment.start, assignment.end, confidence, self.name)
+        # Logs and configs repeat whole lines; a line that cannot read past its own ends gives the same
+        # findings wherever it stands, so they are worked out once per distinct line of this text.
+        replay: dict[str, tuple[tuple[str, int, int, float], ...]] = {}
+        position = 0
+        while (hit := _HIT.search(lower, position)) is not None:
+            line_start = text.rfind("\n", 0, hit.start()) + 1
+            line_end = text.find("\n", hit.end())
+            line_end = len(text) if line_end < 0 else line_end
+            line = text[line_start:line_end]
+            found = replay.get(line)
+            if found is None:
+                found = tuple(_line_findings(scan, hit.start(), line_start, line_end))
+                if _is_line_local(line):
+                    replay[line] = found
+            for finding_type, start, end, confidence in found:
+                yield Candidate(finding_type, line_start + start, line_start + end, confidence, self.name)
+            position = line_end
         if '"sensitive"' in lower:
             yield from self._sensitive_values(text)
 
@@ -88,6 +83,41 @@ class KeywordSecretDetector:
             owner = _OWNER_KEY.search(text, max(0, match.start() - _IDENT_WINDOW), match.start())
             finding_type = (_classify_key(owner.group(1)) if owner else None) or FindingType.SECRET
             yield Candidate(finding_type, match.start(group), match.end(group), 0.85, self.name)
+
+
+def _is_line_local(line: str) -> bool:
+    """Whether the findings on `line` depend on it alone: an XML value (`<password>`) may close on a later
+    line, and a backslash at the end of a line lets a quoted value run on."""
+    return "<" not in line and not line.endswith("\\")
+
+
+def _line_findings(
+    scan: ScanText, first_hit: int, line_start: int, line_end: int
+) -> Iterator[tuple[str, int, int, float]]:
+    """The findings of the keyword hits on one line, as (type, start, end, confidence) from the line's start."""
+    text = scan.text
+    seen_keys: set[int] = set()
+    for hit in _HIT.finditer(scan.lower, first_hit, line_end):
+        if hit.group() == "identified by":
+            key_start, key_end = hit.start(), hit.end()
+            finding_type: str | None = FindingType.PASSWORD
+        else:
+            key_start, key_end = _identifier_bounds(scan, hit.start(), hit.end())
+            if key_start in seen_keys:
+                continue
+            seen_keys.add(key_start)
+            finding_type = scan.memo(_classify_key, text[key_start:key_end])
+        if finding_type is None or _is_reference_sigil(text, key_start):
+            continue
+        is_flag = text.startswith("-", key_start)
+        assignment = parse_assignment(text, key_start, key_end, is_flag=is_flag)
+        if assignment is None:
+            continue
+        assignment = _skip_auth_scheme(text, text[key_start:key_end], assignment)
+        if assignment is None or not _is_literal_secret(scan, assignment, finding_type, key_start):
+            continue
+        confidence = 0.85 if assignment.operator in ("=", ":", "xml", "flag") else 0.7
+        yield finding_type, assignment.start - line_start, assignment.end - line_start, confidence
 
 
 def _identifier_bounds(scan: ScanText, hit_start: int, hit_end: int) -> tuple[int, int]:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 
 from .._types import FindingType
-from ._base import Candidate, ScanText
+from ._base import Candidate, ScanText, line_local_findings
 
 __all__ = ["MacAddressDetector"]
 
@@ -39,6 +39,11 @@ class MacAddressDetector:
     anchors = tuple(digit + separator for digit in "0123456789abcdef" for separator in ":-.")
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        # Line-local: the pattern matches no newline; a head or neighbour read across the line's start or end
+        # meets the newline, which fails the hex test and passes the boundary test as the text's edge does.
+        return line_local_findings(scan, self._find)
+
+    def _find(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
         for match in _MAC_TAIL.finditer(text):
             dotted = text[match.start()] == "."

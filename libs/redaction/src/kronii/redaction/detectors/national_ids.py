@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from datetime import date
+from functools import partial
 
 from .._types import FindingType
-from ._base import Candidate, ScanText
+from ._base import Candidate, ScanText, line_local_findings
 
 __all__ = ["NationalIdDetector"]
 
@@ -124,6 +125,24 @@ class NationalIdDetector:
     name = "national_ids"
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        # The formats found anywhere are line-local: no pattern matches a newline, and the characters read
+        # around a match (`_is_glued`) are on its line or are the newline itself. Each is found on the distinct
+        # lines only, one format after the other as before.
+        yield from line_local_findings(scan, self._digit_led_ids)
+        for pattern, finding_type, validate in (
+            (_NIE, FindingType.ES_DNI, _nie_valid),
+            (_NINO, FindingType.UK_NINO, _nino_valid),
+        ):
+            yield from line_local_findings(
+                scan, partial(self._letter_led, pattern=pattern, finding_type=finding_type, validate=validate)
+            )
+        yield from line_local_findings(scan, self._fiscal_codes)
+        yield from self._after_words(
+            scan, _SSN_WORDS, _SSN, FindingType.US_SSN, lambda m: _ssn_text_valid(m.group())
+        )
+        yield from self._after_words(scan, _BSN_WORDS, _BSN, FindingType.NL_BSN, _bsn_valid)
+
+    def _digit_led_ids(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
         for match in _DIGIT_LED.finditer(text):
             start, end = match.span()
@@ -132,11 +151,6 @@ class NationalIdDetector:
             found = self._digit_led(match)
             if found is not None:
                 yield Candidate(found, start, end, 0.85, self.name)
-        yield from self._letter_led(text)
-        yield from self._after_words(
-            scan, _SSN_WORDS, _SSN, FindingType.US_SSN, lambda m: _ssn_text_valid(m.group())
-        )
-        yield from self._after_words(scan, _BSN_WORDS, _BSN, FindingType.NL_BSN, _bsn_valid)
 
     def _digit_led(self, match: re.Match[str]) -> str | None:
         value = match.group()
@@ -148,17 +162,25 @@ class NationalIdDetector:
         dni = _DNI.fullmatch(value)
         return FindingType.ES_DNI if dni is not None and _dni_valid(dni) else None
 
-    def _letter_led(self, text: str) -> Iterator[Candidate]:
-        for pattern, finding_type, validate in (
-            (_NIE, FindingType.ES_DNI, _nie_valid),
-            (_NINO, FindingType.UK_NINO, _nino_valid),
-        ):
-            for match in pattern.finditer(text):
-                start, end = match.span()
-                if not (_is_glued(text, start - 1, -1) or _is_glued(text, end, 1)) and validate(match):
-                    yield Candidate(finding_type, start, end, 0.85, self.name)
+    def _letter_led(
+        self,
+        scan: ScanText,
+        *,
+        pattern: re.Pattern[str],
+        finding_type: str,
+        validate: Callable[[re.Match[str]], bool],
+    ) -> Iterator[Candidate]:
+        text = scan.text
+        for match in pattern.finditer(text):
+            start, end = match.span()
+            if not (_is_glued(text, start - 1, -1) or _is_glued(text, end, 1)) and validate(match):
+                yield Candidate(finding_type, start, end, 0.85, self.name)
+
+    def _fiscal_codes(self, scan: ScanText) -> Iterator[Candidate]:
+        text = scan.text
         for match in _FISCAL_TAIL.finditer(text):
             start, end = match.start() - 6, match.end()
+            # The six letters before the tail: a newline among them fails the match, as the text's start does.
             if start < 0 or _FISCAL_HEAD.fullmatch(text, start, match.start()) is None:
                 continue
             if not (_is_glued(text, start - 1, -1) or _is_glued(text, end, 1)) and _fiscal_code_valid(

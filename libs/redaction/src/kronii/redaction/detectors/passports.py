@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 
 from .._types import FindingType
-from ._base import Candidate, ScanText
+from ._base import Candidate, ScanText, line_local_findings
 
 __all__ = ["PassportDetector", "mrz_check_digit"]
 
@@ -75,7 +75,9 @@ class PassportDetector:
             yield from self._mrz(scan.text)
         lower = scan.lower
         if "pas" in lower or "reisepass" in lower:
-            yield from self._numbers(scan)
+            # Line-local: the word, its separators and the number stay on one line ([ \t] only), and the
+            # letter checked before the word is the newline at a line's start, as at the text's.
+            yield from line_local_findings(scan, self._numbers)
 
     def _numbers(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .._types import FindingType
-from ._base import Candidate, ScanText, literal_alternation
+from ._base import Candidate, ScanText, line_local_findings, literal_alternation
 from ._vendor_rules import CONTEXT_RULES, PREFIX_RULES
 
 __all__ = ["VendorTokenDetector"]
@@ -78,6 +78,20 @@ class VendorTokenDetector:
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
+        yield from line_local_findings(scan, self._prefixed_tokens)
+        yield from _discord_bot_tokens(text, self.name)
+        for context_rule in self._contextual:
+            if not scan.lower_contains_any(context_rule.keywords):
+                continue
+            for match in context_rule.regex.finditer(text):
+                yield Candidate(
+                    context_rule.type, match.start(), match.end(), context_rule.confidence, self.name
+                )
+
+    def _prefixed_tokens(self, scan: ScanText) -> Iterator[Candidate]:
+        """The prefixed formats. Line-local: no prefix, head or body matches a newline, and what is read
+        around a hit (the character before it, a URL scheme) is on its line or is the newline itself."""
+        text = scan.text
         for hit in self._any_prefix.finditer(text):
             position = hit.start()
             # A prefix glued to a longer word ("monkey-..." for "key-") is not the vendor's token.
@@ -99,14 +113,6 @@ class VendorTokenDetector:
                 elif rule.with_scheme:
                     start = _with_scheme(text, start)
                 yield Candidate(rule.type, start, match.end(), rule.confidence, self.name)
-        yield from _discord_bot_tokens(text, self.name)
-        for context_rule in self._contextual:
-            if not scan.lower_contains_any(context_rule.keywords):
-                continue
-            for match in context_rule.regex.finditer(text):
-                yield Candidate(
-                    context_rule.type, match.start(), match.end(), context_rule.confidence, self.name
-                )
 
 
 def _with_scheme(text: str, start: int) -> int:
