@@ -93,7 +93,7 @@ def test_other_commands_are_still_listed() -> None:
     assert done.returncode == 0
     listed = done.stdout.decode()
     for command in ("up", "status", "migrate", "redact", "audit", "agents", "capture", "replay"):
-        assert f"    {command} " in listed or f"    {command}\n" in listed, command
+        assert f"\n  {command} " in listed, command
 
 
 def test_settings_errors_still_exit_2(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from kronii.common.services import installed_services
 from kronii.common.settings import load_settings
 from kronii.common.urls import libpq_url, redact_url
 
-__all__ = ["StatusRow", "collect_status", "infra_url", "render_table"]
+__all__ = ["StatusRow", "collect_status", "infra_url", "render_table", "row_json"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,6 @@ def infra_url(name: str) -> str:
 
     Raises SettingsError with a sentence when neither exists yet.
     """
-    from kronii.common.settings import SettingsError
 
     settings = load_settings(LauncherSettings)
     # A running `kronii up` may use other ports than these settings say: its state file knows.
@@ -86,8 +85,11 @@ def infra_url(name: str) -> str:
             "redis": "KRONII_REDIS_URL",
             "postgres": "KRONII_DATABASE_URL",
         }[name]
-        raise SettingsError(
-            f"kronii: {variable} is not set and no embedded {name} exists yet; run `kronii up` first"
+        from kronii.common.cli.exits import UNREACHABLE, CommandError
+
+        raise CommandError(
+            f"kronii: {variable} is not set and no embedded {name} exists yet: start kronii with `kronii up`",
+            UNREACHABLE,
         )
     return url
 
@@ -226,6 +228,18 @@ async def collect_status(settings: LauncherSettings | None = None) -> list[Statu
             address = f"{http}" + (f"  grpc {grpc}" if grpc else "")
             tasks.append(_row(spec.name, "service", address, _check_service(client, http)))
         return list(await asyncio.gather(*tasks))
+
+
+def row_json(row: StatusRow) -> dict[str, Any]:
+    """One row for `kronii status --json`: each address in its own field."""
+    http, _, grpc = row.address.partition("  grpc ")
+    data: dict[str, Any] = {"name": row.name, "kind": row.kind}
+    if row.kind == "service":
+        data.update(http=http, grpc=grpc or None)
+    else:
+        data["url"] = row.address
+    data.update(ready=row.ready, detail=row.detail, restarts=row.restarts)
+    return data
 
 
 def render_table(rows: list[StatusRow]) -> str:

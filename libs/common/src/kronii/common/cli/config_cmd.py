@@ -3,36 +3,19 @@ value comes from (the environment, the file, or the default), and whether the fi
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import SecretStr
-from pydantic_settings import BaseSettings
+import click
 
-__all__ = ["add_config_parser", "run_config"]
+if TYPE_CHECKING:  # pydantic is imported by the commands that run, not by `kronii --help`
+    from pydantic_settings import BaseSettings
+
+__all__ = ["config"]
 
 _SECRET_WORDS = ("token", "password", "api_key", "secret")
-
-
-def add_config_parser(subparsers: Any) -> None:
-    config = subparsers.add_parser(
-        "config", help="the config file: where it is, what it sets, whether it is right"
-    )
-    actions = config.add_subparsers(dest="config_command", metavar="ACTION")
-    actions.required = True
-    actions.add_parser(
-        "path", help="print the config file's path (KRONII_CONFIG, else $XDG_CONFIG_HOME/kronii/config.toml)"
-    )
-    show = actions.add_parser(
-        "show", help="every setting, its value and where it comes from (env, file, default)"
-    )
-    show.add_argument("--json", action="store_true", help="print JSON instead of TOML-like text")
-    actions.add_parser(
-        "check", help="check the file: TOML, known keys, valid values (exit 2 with sentences if not)"
-    )
 
 
 def _classes() -> list[type[BaseSettings]]:
@@ -43,6 +26,8 @@ def _classes() -> list[type[BaseSettings]]:
 
 
 def _shown(name: str, value: Any) -> Any:
+    from pydantic import SecretStr
+
     if isinstance(value, SecretStr) or (value and any(word in name for word in _SECRET_WORDS)):
         return "********"
     if isinstance(value, str) and "://" in value and "@" in value:
@@ -124,12 +109,28 @@ def _check() -> int:
     return 0
 
 
-def run_config(args: argparse.Namespace) -> int:
-    if args.config_command == "path":
-        from kronii.common.config_file import config_path
+@click.group("config", help="the config file: where it is, what it sets, whether it is right")
+def config() -> None:
+    pass
 
-        print(config_path())
-        return 0
-    if args.config_command == "show":
-        return _show(args.json)
-    return _check()
+
+@config.command(
+    "path", help="print the config file's path (KRONII_CONFIG, else $XDG_CONFIG_HOME/kronii/config.toml)"
+)
+def config_path_command() -> None:
+    from kronii.common.config_file import config_path
+
+    click.echo(config_path())
+
+
+@config.command("show", help="every setting, its value and where it comes from (env, file, default)")
+@click.option("--json", "as_json", is_flag=True, help="print JSON instead of TOML-like text")
+def config_show(as_json: bool) -> None:
+    raise SystemExit(_show(as_json))
+
+
+@config.command(
+    "check", help="check the file: TOML, known keys, valid values (exit 2 with a sentence each if not)"
+)
+def config_check() -> None:
+    raise SystemExit(_check())

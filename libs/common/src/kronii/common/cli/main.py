@@ -1,165 +1,139 @@
-"""`kronii`: run the mesh, look at it, migrate its database, check its audit log."""
+"""`kronii`: one command for the whole mesh (click). Subcommands load lazily: `kronii --help` and
+`kronii redact` import no service's code, and a command of another package (`kronii agents` from the
+supervisor, `kronii capture`, `kronii replay`) is imported only when it is the one that runs.
+
+The packages' commands are still written with argparse (each `add_*_parser` of the
+`kronii.commands` entry points); `bridged` runs them under this group with the same exit codes,
+errors and closed-pipe handling. Exit codes: `kronii.common.cli.exits`.
+"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-__all__ = ["main"]
+import click
+from kronii.common.cli import exits
 
-# Start-up cost matters: `echo x | kronii redact` used to spend seconds importing SQLAlchemy, Redis, gRPC and
-# pydantic for one line. Heavy modules are imported inside the handlers that need them, and the commands of
-# other packages (entry points, whose modules pull in their services) are loaded only when the command asked
-# for is not one of these.
-_BUILT_IN = frozenset({"up", "status", "migrate", "redact", "audit", "config", "service"})
+__all__ = ["cli", "main"]
+
+# One line of help for the packages' commands, so that `kronii --help` needs none of their code.
+_PACKAGE_HELP = {
+    "agents": "spawn, wake and watch the AI coding agents in tmux panes (the supervisor)",
+    "capture": "request, watch and fetch redacted window captures; list the windows you can name",
+    "keys": "the capture service's encryption keys: rotate, rewrap, show",
+    "record": "record the desktop's activity stream from a running kronii up, for replay",
+    "redact": "mask secrets and personal data in text or a screenshot (standard input or files)",
+    "replay": "feed a recorded activity stream through the pipeline here, with the rules or a model",
+}
+_BRIDGED_BUILT_IN = {"redact": "kronii.redaction.cli:add_redact_parser"}
 
 
-def _wants_plugins(argv: Sequence[str]) -> bool:
-    """Whether parsing `argv` needs the other packages' commands: for help, errors and their own commands."""
-    return not argv or argv[0] not in _BUILT_IN
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    for distribution in ("kronii", "kronii-common"):
+        with contextlib.suppress(PackageNotFoundError):
+            return version(distribution)
+    return "unknown"
 
 
-def _parser(*, plugins: bool = True) -> argparse.ArgumentParser:
-    from kronii.redaction.cli import add_redact_parser
+def _package_commands() -> dict[str, str]:
+    """name -> "module:attribute" of every installed package's command, without importing any."""
+    from importlib.metadata import entry_points
 
-    parser = argparse.ArgumentParser(
-        prog="kronii",
-        description="kronii: privacy-first context engine and agent supervisor for your desktop.",
+    found = dict(_BRIDGED_BUILT_IN)
+    for entry in entry_points(group="kronii.commands"):
+        found.setdefault(entry.name, entry.value)
+    return found
+
+
+def _load(target: str) -> Any:
+    import importlib
+
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def _run_argparse(name: str, target: str, argv: Sequence[str]) -> int:
+    """Run one package's argparse command as `kronii <name> ...`."""
+    parser = argparse.ArgumentParser(prog="kronii")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    own: argparse.ArgumentParser | None = _load(target)(commands)
+    args, extra = parser.parse_known_args([name, *argv])
+    if extra:  # the command's own usage, not the top level's
+        (own or parser).error(f"unrecognized arguments: {' '.join(extra)}")
+    if name == "redact":
+        from kronii.redaction.cli import run_redact
+
+        return run_redact(args)
+    handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
+    if handler is None:
+        (own or parser).print_help()
+        return exits.USAGE
+    return int(handler(args))
+
+
+def bridged(name: str, target: str) -> click.Command:
+    @click.pass_context
+    def run(ctx: click.Context) -> None:
+        raise SystemExit(_run_argparse(name, target, ctx.args))
+
+    return click.Command(
+        name,
+        callback=run,
+        help=_PACKAGE_HELP.get(name, f"the {name} command ({target.partition(':')[0]})"),
+        add_help_option=False,  # `kronii agents --help` is the command's own help
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
-
-    up = sub.add_parser("up", help="run the whole mesh on this machine (Ctrl-C stops it)")
-    up.add_argument(
-        "--stop-agents",
-        action="store_true",
-        help="stop the agents' tmux sessions too when kronii stops (default: they keep running)",
-    )
-    up.add_argument(
-        "--autostart",
-        action="store_true",
-        help="as the desktop's autostart entry runs it: step aside when the systemd user unit runs kronii",
-    )
-
-    status = sub.add_parser("status", help="show each server and service, its address and readiness")
-    status.add_argument("--json", action="store_true", help="print JSON instead of a table")
-
-    migrate = sub.add_parser("migrate", help="apply database migrations (default: up to the latest)")
-    migrate.add_argument("revision", nargs="?", default="head", help="target revision (default: head)")
-    migrate.add_argument("--down", action="store_true", help="migrate down to REVISION (e.g. base)")
-
-    add_redact_parser(sub)
-    from kronii.common.cli.config_cmd import add_config_parser
-    from kronii.common.cli.service_cmd import add_service_parser
-
-    add_config_parser(sub)
-    add_service_parser(sub)
-    # Commands of other installed packages (`kronii agents` from the supervisor, ...).
-    if plugins:
-        from importlib.metadata import entry_points
-
-        for entry in sorted(entry_points(group="kronii.commands"), key=lambda item: item.name):
-            entry.load()(sub)
-
-    audit = sub.add_parser("audit", help="check or read the audit log")
-    audit_sub = audit.add_subparsers(dest="audit_command", metavar="ACTION")
-    audit_sub.required = True
-    audit_sub.add_parser("verify", help="walk the hash chain and report the first broken row")
-    tail = audit_sub.add_parser("tail", help="show the most recent audit rows")
-    tail.add_argument("-n", "--lines", type=int, default=20, help="how many rows (default 20)")
-    tail.add_argument("--json", action="store_true", help="one JSON object per row")
-    return parser
 
 
-def _database_url() -> str:
-    from kronii.common.status import infra_url
+class Kronii(click.Group):
+    """Built-in commands (cli/builtin.py) and the packages' commands, each loaded when asked for."""
 
-    return infra_url("postgres")
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from kronii.common.cli.builtin import BUILT_IN
 
+        return sorted({*BUILT_IN, *_package_commands()})
 
-def _cmd_up(stop_agents: bool) -> int:
-    from kronii.common.launcher import Launcher, LauncherSettings
-    from kronii.common.settings import load_settings
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        from kronii.common.cli.builtin import BUILT_IN
 
-    settings = load_settings(LauncherSettings, **({"stop_agents": True} if stop_agents else {}))
-    return Launcher(settings, log_format="text" if sys.stdout.isatty() else None).run()
+        if name in BUILT_IN:
+            return BUILT_IN[name]
+        target = _package_commands().get(name)
+        return bridged(name, target) if target else None
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Help lines for the packages' commands come from _PACKAGE_HELP: listing loads no module.
+        from kronii.common.cli.builtin import BUILT_IN
 
-def _cmd_status(as_json: bool) -> int:
-    import asyncio
-
-    from kronii.common.status import collect_status, render_table
-
-    rows = asyncio.run(collect_status())
-    if as_json:
-        print(json.dumps([row.__dict__ for row in rows], indent=2))
-    else:
-        print(render_table(rows))
-    return 0 if all(row.ready for row in rows) else 1
-
-
-def _cmd_migrate(revision: str, down: bool) -> int:
-    from kronii.common.db import migrate_down, migrate_up
-
-    url = _database_url()
-    if down:
-        if revision == "head":
-            print(
-                "kronii: --down needs a target revision, e.g. `kronii migrate --down base`", file=sys.stderr
-            )
-            return 2
-        migrate_down(url, revision)
-        print(f"kronii: database migrated down to {revision}")
-    else:
-        migrate_up(url, revision)
-        print(f"kronii: database migrated up to {revision}")
-    return 0
+        rows = []
+        for name in self.list_commands(ctx):
+            command = BUILT_IN.get(name)
+            text = command.get_short_help_str(80) if command else _PACKAGE_HELP.get(name, "")
+            rows.append((name, text))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
-async def _audit(command: str, lines: int, as_json: bool) -> int:
-    from kronii.common.audit import AuditLog
-    from kronii.common.db import make_engine, make_sessionmaker
-
-    engine = make_engine(_database_url())
-    try:
-        audit = AuditLog(make_sessionmaker(engine), service="cli")
-        if command == "verify":
-            report = await audit.verify()
-            if report.ok:
-                print(f"audit chain intact: {report.rows_checked} rows verified")
-                return 0
-            print(f"audit chain BROKEN at row {report.first_broken_id}: {report.reason}")
-            return 1
-        for row in await audit.tail(lines):
-            if as_json:
-                print(
-                    json.dumps(
-                        {
-                            "id": row.id,
-                            "at": row.at.isoformat(),
-                            "service": row.service,
-                            "actor": row.actor,
-                            "action": row.action,
-                            "subject": row.subject,
-                            "outcome": row.outcome,
-                            "detail": row.detail,
-                            "row_hash": row.row_hash,
-                        }
-                    )
-                )
-            else:
-                detail = " ".join(f"{k}={v}" for k, v in sorted(row.detail.items()))
-                print(
-                    f"{row.id:>6}  {row.at.isoformat(timespec='seconds')}  {row.service:<9} {row.action:<18} "
-                    f"{row.actor:<12} {row.outcome:<10} {row.subject} {detail}".rstrip()
-                )
-        return 0
-    finally:
-        await engine.dispose()
+@click.group(
+    cls=Kronii,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog="Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 refused, 5 unreachable "
+    '(redact: 0 clean, 10 masked, 20 withheld). Completion: eval "$(kronii completion bash)".',
+)
+@click.version_option(_version(), "-V", "--version", prog_name="kronii", message="%(prog)s %(version)s")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """kronii: privacy-first context engine and agent supervisor for your desktop."""
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
 
 
 def _settings_error_message(error: SystemExit) -> str | None:
@@ -172,63 +146,47 @@ def _settings_error_message(error: SystemExit) -> str | None:
     return str(getattr(error, "message", error))
 
 
+def _quiet_stdout() -> None:
+    with contextlib.suppress(OSError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
-    args = _parser(plugins=_wants_plugins(arguments)).parse_args(arguments)
     try:
-        if args.command == "up":
-            if args.autostart:
-                from kronii.common.desktop_units import unit_enabled
-
-                if unit_enabled():
-                    print("kronii: the kronii.service user unit runs kronii in this session")
-                    return 0
-            return _cmd_up(args.stop_agents)
-        if args.command == "status":
-            return _cmd_status(args.json)
-        if args.command == "migrate":
-            return _cmd_migrate(args.revision, args.down)
-        if args.command == "service":
-            from kronii.common.cli.service_cmd import run_service_command
-
-            return run_service_command(args)
-        if args.command == "config":
-            from kronii.common.cli.config_cmd import run_config
-
-            return run_config(args)
-        if args.command == "redact":
-            from kronii.redaction.cli import run_redact
-
-            return run_redact(args)
-        handler = getattr(args, "handler", None)
-        if handler is not None:
-            return int(handler(args))
-        if args.command == "audit":
-            if getattr(args, "lines", 1) <= 0:
-                print("kronii: --lines must be a positive number", file=sys.stderr)
-                return 2
-            import asyncio
-
-            return asyncio.run(
-                _audit(args.audit_command, getattr(args, "lines", 20), getattr(args, "json", False))
-            )
+        cli.main(arguments, prog_name="kronii", complete_var="_KRONII_COMPLETE", standalone_mode=False)
     except SystemExit as error:
         message = _settings_error_message(error)
-        if message is None:
-            raise
-        print(message, file=sys.stderr)
-        return 2
+        if message is not None:
+            click.echo(message, err=True)
+            return exits.USAGE
+        return (
+            error.code if isinstance(error.code, int) else (exits.OK if error.code is None else exits.FAILED)
+        )
+    except click.exceptions.NoArgsIsHelpError as error:  # pragma: no cover - bare `kronii` prints help itself
+        click.echo(error.ctx.get_help() if error.ctx else "")
+        return exits.OK
+    except exits.CommandError as error:
+        click.echo(error.message, err=True)
+        return error.code
+    except click.UsageError as error:
+        error.show()
+        return exits.USAGE
+    except click.exceptions.Abort:
+        return exits.INTERRUPTED
+    except click.ClickException as error:
+        error.show()
+        return error.exit_code
     except KeyboardInterrupt:
-        return 130
+        return exits.INTERRUPTED
     except BrokenPipeError:
-        # The reader left (`kronii status | head -3`): as for any Unix tool, stop quietly.
-        with contextlib.suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
+        _quiet_stdout()  # the reader left (`kronii status | head -3`): stop quietly, like any Unix tool
+        return exits.PIPE_CLOSED
     except Exception as error:  # a sentence, not a traceback, for the person at the terminal
-        print(f"kronii: {args.command} failed: {type(error).__name__}: {error}", file=sys.stderr)
-        return 1
-    return 2
+        command = arguments[0] if arguments else "kronii"
+        click.echo(f"kronii: {command} failed: {type(error).__name__}: {error}", err=True)
+        return exits.FAILED
+    return exits.OK
 
 
 if __name__ == "__main__":

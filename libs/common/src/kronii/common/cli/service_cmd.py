@@ -2,31 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-__all__ = ["add_service_parser", "run_service_command"]
+import click
 
-
-def add_service_parser(subparsers: Any) -> None:
-    service = subparsers.add_parser(
-        "service", help="run kronii with your desktop session: a systemd user unit and an autostart entry"
-    )
-    actions = service.add_subparsers(dest="service_command", metavar="ACTION")
-    actions.required = True
-    install = actions.add_parser(
-        "install", help="write the user unit and the autostart entry, and enable the unit"
-    )
-    install.add_argument("--no-autostart", action="store_true", help="only the systemd user unit")
-    install.add_argument("--no-enable", action="store_true", help="write the files, do not enable or start")
-    install.add_argument("--stop-agents", action="store_true", help="the unit runs `kronii up --stop-agents`")
-    actions.add_parser("uninstall", help="stop and disable the unit, remove both files")
-    status = actions.add_parser("status", help="which files are installed, and the unit's state")
-    status.add_argument("--json", action="store_true", help="print JSON")
+__all__ = ["service"]
 
 
 def _kronii() -> str:
@@ -53,25 +36,25 @@ def _systemctl(*args: str) -> subprocess.CompletedProcess[str] | None:
     return done
 
 
-def _install(args: argparse.Namespace) -> int:
+def _install(*, no_autostart: bool, no_enable: bool, stop_agents: bool) -> int:
     from kronii.common.desktop_units import UNIT_NAME, autostart_entry, service_unit, unit_files
 
     files = unit_files()
     kronii = _kronii()
     files.unit.parent.mkdir(parents=True, exist_ok=True)
-    files.unit.write_text(service_unit(kronii, stop_agents=args.stop_agents))
+    files.unit.write_text(service_unit(kronii, stop_agents=stop_agents))
     print(f"wrote {files.unit}")
-    if not args.no_autostart:
+    if not no_autostart:
         files.autostart.parent.mkdir(parents=True, exist_ok=True)
         files.autostart.write_text(autostart_entry(kronii))
         print(f"wrote {files.autostart}")
-    if args.no_enable:
+    if no_enable:
         print(f"enable it with: systemctl --user enable --now {UNIT_NAME}")
         return 0
     if _systemctl("daemon-reload") is None:
         where = (
             "the autostart entry starts it with your next session"
-            if not args.no_autostart
+            if not no_autostart
             else "start it with `kronii up`"
         )
         print(f"no systemd user manager here: {where}")
@@ -129,9 +112,27 @@ def _status(as_json: bool) -> int:
     return 0
 
 
-def run_service_command(args: argparse.Namespace) -> int:
-    if args.service_command == "install":
-        return _install(args)
-    if args.service_command == "uninstall":
-        return _uninstall()
-    return _status(args.json)
+@click.group(
+    "service", help="run kronii with your desktop session: a systemd user unit and an autostart entry"
+)
+def service() -> None:
+    pass
+
+
+@service.command("install", help="write the user unit and the autostart entry, and enable the unit")
+@click.option("--no-autostart", is_flag=True, help="only the systemd user unit")
+@click.option("--no-enable", is_flag=True, help="write the files, do not enable or start")
+@click.option("--stop-agents", is_flag=True, help="the unit runs `kronii up --stop-agents`")
+def service_install(no_autostart: bool, no_enable: bool, stop_agents: bool) -> None:
+    raise SystemExit(_install(no_autostart=no_autostart, no_enable=no_enable, stop_agents=stop_agents))
+
+
+@service.command("uninstall", help="stop and disable the unit, remove both files")
+def service_uninstall() -> None:
+    raise SystemExit(_uninstall())
+
+
+@service.command("status", help="which files are installed, and the unit's state")
+@click.option("--json", "as_json", is_flag=True, help="print JSON")
+def service_status(as_json: bool) -> None:
+    raise SystemExit(_status(as_json))

@@ -1,0 +1,182 @@
+"""The commands `kronii` itself carries: up, status, migrate, audit, config, service, completion.
+Defining them is light (click only); each imports what it needs when it runs."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import click
+from kronii.common.cli import exits
+from kronii.common.cli.config_cmd import config
+from kronii.common.cli.service_cmd import service
+
+__all__ = ["BUILT_IN", "audit", "completion", "config", "migrate", "service", "status", "up"]
+
+
+@click.command("up", help="run the whole mesh on this machine (Ctrl-C stops it)")
+@click.option(
+    "--stop-agents",
+    is_flag=True,
+    help="stop the agents' tmux sessions too when kronii stops (default: they keep running)",
+)
+@click.option(
+    "--autostart",
+    is_flag=True,
+    help="as the desktop's autostart entry runs it: step aside when the systemd user unit runs kronii",
+)
+def up(stop_agents: bool, autostart: bool) -> None:
+    if autostart:
+        from kronii.common.desktop_units import unit_enabled
+
+        if unit_enabled():
+            click.echo("kronii: the kronii.service user unit runs kronii in this session")
+            raise SystemExit(exits.OK)
+    from kronii.common.launcher import Launcher, LauncherSettings
+    from kronii.common.settings import load_settings
+
+    settings = load_settings(LauncherSettings, **({"stop_agents": True} if stop_agents else {}))
+    raise SystemExit(Launcher(settings, log_format="text" if sys.stdout.isatty() else None).run())
+
+
+@click.command(
+    "status", help="each server and service: its address, readiness and restarts (exit 1 if one is not ready)"
+)
+@click.option("--json", "as_json", is_flag=True, help="print JSON instead of a table")
+def status(as_json: bool) -> None:
+    from kronii.common.status import collect_status, render_table, row_json
+
+    rows = asyncio.run(collect_status())
+    if as_json:
+        click.echo(json.dumps([row_json(row) for row in rows], indent=2))
+    else:
+        click.echo(render_table(rows))
+    raise SystemExit(exits.OK if all(row.ready for row in rows) else exits.FAILED)
+
+
+@click.command("migrate", help="apply database migrations (default: up to the latest)")
+@click.argument("revision", default="head")
+@click.option("--down", is_flag=True, help="migrate down to REVISION (e.g. base)")
+def migrate(revision: str, down: bool) -> None:
+    from kronii.common.db import migrate_down, migrate_up
+    from kronii.common.status import infra_url
+
+    if down and revision == "head":
+        raise click.UsageError("--down needs a target revision, e.g. `kronii migrate --down base`")
+    url = infra_url("postgres")
+    with _postgres_or_sentence():
+        (migrate_down if down else migrate_up)(url, revision)
+    click.echo(f"kronii: database migrated {'down' if down else 'up'} to {revision}")
+
+
+@contextlib.contextmanager
+def _postgres_or_sentence() -> Iterator[None]:
+    """PostgreSQL unreachable becomes one sentence and the UNREACHABLE exit code, not a driver's trace."""
+    try:
+        yield
+    except Exception as error:
+        import psycopg
+        from kronii.common.durable import is_store_error
+
+        if not (is_store_error(error) or isinstance(error, psycopg.OperationalError)):
+            raise
+        click.echo(
+            "kronii: PostgreSQL is not reachable: start kronii with `kronii up`, or set KRONII_DATABASE_URL",
+            err=True,
+        )
+        raise SystemExit(exits.UNREACHABLE) from None
+
+
+@click.group("audit", help="check or read the audit log")
+def audit() -> None:
+    pass
+
+
+async def _audit_log() -> Any:
+    from kronii.common.audit import AuditLog
+    from kronii.common.db import make_engine, make_sessionmaker
+    from kronii.common.status import infra_url
+
+    engine = make_engine(infra_url("postgres"))
+    return engine, AuditLog(make_sessionmaker(engine), service="cli")
+
+
+@audit.command("verify", help="walk the hash chain and report the first broken row (exit 1 if broken)")
+@click.option("--json", "as_json", is_flag=True, help="print JSON")
+def audit_verify(as_json: bool) -> None:
+    async def run() -> int:
+        engine, log = await _audit_log()
+        try:
+            report = await log.verify()
+        finally:
+            await engine.dispose()
+        if as_json:
+            click.echo(json.dumps({"ok": report.ok, "rows_checked": report.rows_checked,
+                                   "first_broken_id": report.first_broken_id, "reason": report.reason}))  # fmt: skip
+        elif report.ok:
+            click.echo(f"audit chain intact: {report.rows_checked} rows verified")
+        else:
+            click.echo(f"audit chain BROKEN at row {report.first_broken_id}: {report.reason}")
+        return exits.OK if report.ok else exits.FAILED
+
+    with _postgres_or_sentence():
+        raise SystemExit(asyncio.run(run()))
+
+
+def _when(at: datetime) -> str:
+    """Local time, to the second: what a person reads in a log."""
+    return at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+@audit.command("tail", help="the most recent audit rows, oldest first")
+@click.option(
+    "-n", "--lines", type=click.IntRange(min=1), default=20, show_default=True, help="how many rows"
+)
+@click.option("--json", "as_json", is_flag=True, help="one JSON object per row")
+def audit_tail(lines: int, as_json: bool) -> None:
+    async def run() -> int:
+        engine, log = await _audit_log()
+        try:
+            rows = await log.tail(lines)
+        finally:
+            await engine.dispose()
+        if not as_json:
+            click.echo(
+                f"{'ID':>6}  {'AT':<19}  {'SERVICE':<10} {'ACTION':<24} {'ACTOR':<12} {'OUTCOME':<10} SUBJECT"
+            )
+        for row in rows:
+            if as_json:
+                click.echo(json.dumps({"id": row.id, "at": row.at.isoformat(), "service": row.service,
+                                       "actor": row.actor, "action": row.action, "subject": row.subject,
+                                       "outcome": row.outcome, "detail": row.detail, "row_hash": row.row_hash}))  # fmt: skip
+                continue
+            detail = " ".join(f"{k}={v}" for k, v in sorted(row.detail.items()))
+            click.echo(
+                f"{row.id:>6}  {_when(row.at):<19}  {row.service:<10} {row.action:<24} {row.actor:<12} "
+                f"{row.outcome:<10} {row.subject} {detail}".rstrip()
+            )
+        return exits.OK
+
+    with _postgres_or_sentence():
+        raise SystemExit(asyncio.run(run()))
+
+
+@click.command("completion", help='print the shell completion script: eval "$(kronii completion bash)"')
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    from click.shell_completion import get_completion_class
+    from kronii.common.cli.main import cli
+
+    completer = get_completion_class(shell)
+    assert completer is not None  # the three choices are click's own
+    click.echo(completer(cli, {}, "kronii", "_KRONII_COMPLETE").source())
+
+
+BUILT_IN: dict[str, click.Command] = {
+    command.name or "": command for command in (up, status, migrate, audit, config, service, completion)
+}
