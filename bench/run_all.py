@@ -18,6 +18,7 @@ BENCHMARKS = [
     ["pipeline_replay.py"],
     ["chaos_servers.py"],
     ["access_check.py"],
+    ["cli_startup.py", "--runs", "7"],
 ]
 
 

@@ -123,11 +123,11 @@ async def test_request_wait_prints_the_progression_and_get_writes_the_redacted_p
     assert any(row[0] == "capture.request" for row in audit_rows(capture_database, job_id))
 
 
-async def test_an_unknown_screenshot_is_refused_with_exit_code_2_and_a_sentence(
+async def test_an_unknown_screenshot_is_not_found_with_exit_code_3_and_a_sentence(
     capture_service: CaptureProc, tmp_path: Path
 ) -> None:
     got = await kronii_on_terminal(capture_service, f"get no-such-screenshot-id -o '{tmp_path / 'x.png'}'")
-    assert "rc=2" in got.shown
+    assert "rc=3" in got.shown
     assert "kronii: capture get refused: no such screenshot" in got.shown
     assert not (tmp_path / "x.png").exists()
 
@@ -157,12 +157,12 @@ async def test_a_request_without_a_target_says_when_the_sensor_cannot_tell_the_f
     env = {k: v for k, v in os.environ.items() if not k.startswith("KRONII_")}
     env.update(KRONII_DATA_DIR=str(tmp_path), KRONII_SENSOR_HTTP_PORT=str(free_port()))
     refused = await kronii(capture_service, "request", env=env)
-    assert refused.returncode == 1
+    assert refused.returncode == 5
     assert "the sensor did not answer" in refused.stderr
     assert "--pid and --window" in refused.stderr
 
 
-async def test_a_socket_nobody_listens_on_is_exit_code_1_with_a_sentence(tmp_path: Path) -> None:
+async def test_capture_not_running_is_exit_code_5_with_a_sentence(tmp_path: Path) -> None:
     result = await asyncio.to_thread(
         subprocess.run,
         [KRONII, "capture", "--socket", str(tmp_path / "none.sock"), "--timeout", "3", "list"],
@@ -170,8 +170,10 @@ async def test_a_socket_nobody_listens_on_is_exit_code_1_with_a_sentence(tmp_pat
         text=True,
         timeout=30,
     )
-    assert result.returncode == 1
-    assert result.stderr.startswith("kronii: the capture service did not answer")
+    assert result.returncode == 5
+    assert result.stderr.strip() == (
+        f"kronii: capture is not running (no socket at {tmp_path / 'none.sock'}): start it with `kronii up`"
+    )
     assert "Traceback" not in result.stderr
 
 
@@ -220,7 +222,7 @@ async def test_a_request_names_its_target_by_app_and_the_policy_follows(
     assert "(strict)" in by_id.stderr
 
 
-async def test_a_target_that_is_not_on_the_display_is_a_sentence_and_exit_2(
+async def test_a_target_that_is_not_on_the_display_is_a_sentence_and_exit_3(
     capture_service: CaptureProc, notes: PlantedWindow
 ) -> None:
     for named, sentence in (
@@ -232,5 +234,5 @@ async def test_a_target_that_is_not_on_the_display_is_a_sentence_and_exit_2(
         (["--app", "NoSuchApp"], "no window of an app named 'NoSuchApp'; the display shows:"),
     ):
         refused = await kronii(capture_service, "request", *named, env=on_display(notes.display))
-        assert refused.returncode == 2, refused.stderr
+        assert refused.returncode == 3, refused.stderr
         assert sentence in refused.stderr and "Traceback" not in refused.stderr

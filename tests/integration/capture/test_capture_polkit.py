@@ -261,7 +261,7 @@ async def test_with_no_authority_on_the_system_bus_the_tty_binding_decides(
 ) -> None:
     listed = await list_without_a_terminal(polkit_capture)
 
-    assert listed.returncode == 2
+    assert listed.returncode == 4  # refused
     assert "reading screenshots needs a person at a terminal" in listed.stderr
     outcome, detail = proof_of(capture_database, listed)
     assert (outcome, detail["method"]) == ("refused", "tty")
@@ -288,7 +288,7 @@ async def test_polkit_refuses_a_read_when_its_rule_says_no(
 
     listed = await list_without_a_terminal(polkit_capture)
 
-    assert listed.returncode == 2
+    assert listed.returncode == 4  # refused
     assert (
         "kronii: capture list refused: polkit does not allow this user to read screenshots" in listed.stderr
     )
@@ -305,7 +305,7 @@ async def test_polkit_refuses_when_nobody_is_there_to_authenticate(
 
     listed = await list_without_a_terminal(polkit_capture)
 
-    assert listed.returncode == 2
+    assert listed.returncode == 4  # refused
     assert "nobody confirmed with their password" in listed.stderr
     outcome, detail = proof_of(capture_database, listed)
     assert (outcome, detail["method"]) == ("refused", "polkit")

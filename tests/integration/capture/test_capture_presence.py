@@ -190,7 +190,7 @@ async def test_the_cli_without_a_terminal_on_standard_input_is_refused_with_a_se
 
     run = await on_terminal(cli(presence_service, f"get -o '{out}' -- {screenshot_id} < /dev/null"))
 
-    assert run.code == 2
+    assert run.code == 4  # refused
     assert f"kronii: capture get refused: {NEEDS_A_PERSON}" in run.shown
     assert "Traceback" not in run.shown and not out.exists()
     proofs = presence_rows(capture_database, run.session)
@@ -233,7 +233,7 @@ async def test_a_process_that_names_a_terminal_or_session_not_its_own_is_refused
     assert "standard input is not its terminal" in found["own-terminal"]
     assert "no controlling terminal" in results(headless.stdout)["own-terminal"], headless.stdout
     # None of them opened a window: the next read from that terminal session still needs a proof.
-    assert "after=2" in on_pty.shown and NEEDS_A_PERSON in on_pty.shown
+    assert "after=4" in on_pty.shown and NEEDS_A_PERSON in on_pty.shown
     refused = [detail for outcome, _, detail in presence_rows(capture_database, on_pty.session)]
     assert len(refused) == 4 and all(detail["reason"] for detail in refused)
     assert all(outcome == "refused" for outcome, _, _ in presence_rows(capture_database, on_pty.session))
@@ -249,7 +249,7 @@ async def test_after_the_window_expires_a_read_asks_again(
     )
 
     assert "first=0" in run.shown and "within=0" in run.shown, run.shown
-    assert "expired=2" in run.shown and NEEDS_A_PERSON in run.shown
+    assert "expired=4" in run.shown and NEEDS_A_PERSON in run.shown
     assert "again=0" in run.shown
     assert run.shown.count(screenshot_id) == 3  # the three reads that were allowed listed it
     proofs = [
@@ -268,5 +268,5 @@ async def test_the_read_only_window_never_allows_request_capture(
     )
 
     assert "listed=0" in run.shown and screenshot_id in run.shown, run.shown
-    assert "requested=2" in run.shown
+    assert "requested=4" in run.shown
     assert "capture request refused: this client lacks the REQUEST_CAPTURE capability" in run.shown

@@ -78,7 +78,7 @@ async def test_record_writes_the_live_activity_that_replay_then_reads(
     assert "runs:" in replayed.stdout
 
 
-def test_record_without_a_bus_exits_1_with_a_sentence(tmp_path: Path) -> None:
+def test_record_without_a_bus_exits_5_with_a_sentence(tmp_path: Path) -> None:
     result = subprocess.run(
         [KRONII, "record", "--minutes", "1", "--out", str(tmp_path / "x.jsonl")],
         env=_env(f"nats://127.0.0.1:{free_port()}"),
@@ -86,6 +86,6 @@ def test_record_without_a_bus_exits_1_with_a_sentence(tmp_path: Path) -> None:
         text=True,
         timeout=60,
     )
-    assert result.returncode == 1
+    assert result.returncode == 5
     assert "cannot reach the bus of `kronii up`" in result.stderr
     assert "Traceback" not in result.stderr

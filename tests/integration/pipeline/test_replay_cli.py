@@ -74,4 +74,4 @@ def test_replay_of_a_bad_file_exits_2_with_a_sentence(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "is not a kronii recording: line 1" in result.stderr
     missing = _kronii("replay", str(tmp_path / "absent.jsonl"))
-    assert missing.returncode == 2 and "there is no file" in missing.stderr
+    assert missing.returncode == 3 and "there is no file" in missing.stderr

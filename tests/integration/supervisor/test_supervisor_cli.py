@@ -117,7 +117,7 @@ def test_ack_from_a_hook_uses_the_runtime_environment(supervisor: Supervisor) ->
     )
     hook_env = {"KRONII_RUNTIME_ID": runtime_id, "KRONII_RUNTIME_TOKEN": minted.stdout.strip()}
     refused = kronii(supervisor, "agents", "ack", env=hook_env)
-    assert refused.returncode == 2 and "lacks the 'operate' scope" in refused.stderr
+    assert refused.returncode == 4 and "lacks the 'operate' scope" in refused.stderr
     operator = kronii(supervisor, "agents", "token", "--workspace", "cli").stdout.strip()
     ok = kronii(
         supervisor,
@@ -140,11 +140,12 @@ def test_ack_from_a_hook_uses_the_runtime_environment(supervisor: Supervisor) ->
 
 def test_errors_are_sentences_with_exit_codes(supervisor: Supervisor) -> None:
     unreachable = kronii(supervisor, "agents", "list", env={"KRONII_SUPERVISOR_URL": "http://127.0.0.1:9"})
-    assert unreachable.returncode == 1 and "not reachable" in unreachable.stderr
+    assert unreachable.returncode == 5 and "not reachable" in unreachable.stderr
+    assert "start it with `kronii up`" in unreachable.stderr
     no_command = kronii(supervisor, "agents", "spawn", "--workspace", "cli", "--agent", "x")
     assert no_command.returncode == 2 and "give the agent's command after --" in no_command.stderr
     refused = kronii(supervisor, "agents", "trigger", "--workspace", "cli", "--agent", "x", "--force", "go")
-    assert refused.returncode == 2 and "human_override:" in refused.stderr
+    assert refused.returncode == 2 and "human_override:" in refused.stderr  # a bad request: usage
     failed = kronii(
         supervisor,
         "agents",
@@ -157,7 +158,7 @@ def test_errors_are_sentences_with_exit_codes(supervisor: Supervisor) -> None:
     )
     assert failed.returncode == 1 and "failed" in failed.stdout and "RUNTIME_OFFLINE" in failed.stdout
     missing = kronii(supervisor, "agents", "logs", "rt-missing")
-    assert missing.returncode == 2 and "no runtime 'rt-missing'" in missing.stderr
+    assert missing.returncode == 3 and "no runtime 'rt-missing'" in missing.stderr
 
 
 # ---- the supervisor's address, and who gets a minted token ------------------------------------------
@@ -261,7 +262,7 @@ def test_agents_refuses_to_send_a_minted_token_to_a_server_that_is_not_the_super
         supervisor, "agents", "list",
         env=_by_port(foreign.port, tmp_path / "data"), without=("KRONII_SUPERVISOR_URL",),
     )  # fmt: skip
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == 4, done.stdout + done.stderr
     assert f"kronii: the server at {foreign.url} {NOT_THIS_SUPERVISOR}" in done.stderr
     assert [path.split("?")[0] for path, _ in foreign.requests] == ["/v1/identity"]
     assert all(authorization is None for _, authorization in foreign.requests)
@@ -271,7 +272,7 @@ def test_agents_refuses_a_foreign_server_named_by_the_url_flag_too(
     supervisor: Supervisor, foreign: Foreign
 ) -> None:
     done = kronii(supervisor, "agents", "--url", foreign.url, "list")
-    assert done.returncode == 1 and NOT_THIS_SUPERVISOR in done.stderr
+    assert done.returncode == 4 and NOT_THIS_SUPERVISOR in done.stderr
     assert all(authorization is None for _, authorization in foreign.requests)
 
 

@@ -4,9 +4,10 @@ socket (the same calls agents make; the socket's peer check admits this user). `
 (when it runs on the system bus), or else they run this from their own terminal (standard input a
 terminal, which the service checks against /proc). One proof opens a short read-only window.
 
-Exit codes: 0 done (for `request --wait` and `watch`: the job persisted); 1 the service is
-unreachable, or the job ended without an image (expired, rejected, failed, cancelled); 2 the request
-was refused (bad arguments, not allowed, unknown id)."""
+Exit codes (kronii.common.cli.exits): 0 done (for `request --wait` and `watch`: the job persisted);
+1 the job ended without an image (expired, rejected, failed, cancelled); 2 bad arguments; 3 no such
+screenshot, job or window; 4 refused (not allowed, no person present, rate limited); 5 the capture
+service (or, for the focused window, the sensor) is not running."""
 
 from __future__ import annotations
 
@@ -27,17 +28,23 @@ from kronii.capture.core.targets import TargetError, parse_window_id, resolve_ta
 from kronii.capture.settings import CaptureSettings
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
+from kronii.common.cli import exits
+from kronii.common.cli.exits import CommandError
 from kronii.common.launcher import state_path
 from kronii.common.settings import load_settings
 
 __all__ = ["add_capture_parser", "main", "presence_metadata", "run_capture"]
 
-_REFUSED = {
-    grpc.StatusCode.INVALID_ARGUMENT,
-    grpc.StatusCode.PERMISSION_DENIED,
-    grpc.StatusCode.UNAUTHENTICATED,
-    grpc.StatusCode.NOT_FOUND,
-    grpc.StatusCode.RESOURCE_EXHAUSTED,
+_EXIT_FOR_STATUS = {
+    grpc.StatusCode.INVALID_ARGUMENT: exits.USAGE,
+    grpc.StatusCode.OUT_OF_RANGE: exits.USAGE,
+    grpc.StatusCode.NOT_FOUND: exits.NOT_FOUND,
+    grpc.StatusCode.PERMISSION_DENIED: exits.REFUSED,
+    grpc.StatusCode.UNAUTHENTICATED: exits.REFUSED,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: exits.REFUSED,
+    grpc.StatusCode.FAILED_PRECONDITION: exits.REFUSED,
+    grpc.StatusCode.UNAVAILABLE: exits.UNREACHABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED: exits.UNREACHABLE,
 }
 _BYPASS = {"strict": 1, "window_relaxed": 2, "app_relaxed": 3, "focus_next": 4}
 _PRIORITY = {"low": 1, "normal": 2, "high": 3}
@@ -109,6 +116,10 @@ def add_capture_parser(subparsers: Any) -> argparse.ArgumentParser:
 class FocusUnknown(Exception):
     """The sensor cannot tell which window has the focus (it is down, or nothing has the focus)."""
 
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
 
 def focused_window() -> dict[str, Any]:
     """The sensor's current focus (pid, app_name, app_start_time, window_id), from its snapshot."""
@@ -123,21 +134,30 @@ def focused_window() -> dict[str, Any]:
         snapshot = httpx.get(f"{base}/v1/snapshot", timeout=5.0).json()
     except (httpx.HTTPError, ValueError) as error:
         raise FocusUnknown(
-            f"the sensor did not answer at {base} ({type(error).__name__}); name the target with --pid and --window"
+            f"the sensor did not answer at {base} ({type(error).__name__}); name the target with --pid and --window",
+            exits.UNREACHABLE,
         ) from None
     focus = snapshot.get("focus") or {}
     if not focus.get("window_id"):
         raise FocusUnknown(
-            "no window has the focus now; name the target with --pid and --window, or use --bypass focus_next"
+            "no window has the focus now; name the target with --pid and --window, or use --bypass focus_next",
+            exits.NOT_FOUND,
         )
     return focus
 
 
 def _target(args: argparse.Namespace) -> str:
     if args.socket:
-        return f"unix:{args.socket}"
-    settings = load_settings(CaptureSettings)
-    return f"unix:{socket_path(settings.data_dir, settings.socket_dir)}"
+        path = Path(args.socket)
+    else:
+        settings = load_settings(CaptureSettings)
+        path = socket_path(settings.data_dir, settings.socket_dir)
+    if not path.exists():
+        raise CommandError(
+            f"kronii: capture is not running (no socket at {path}): start it with `kronii up`",
+            exits.UNREACHABLE,
+        )
+    return f"unix:{path}"
 
 
 Metadata = tuple[tuple[str, str], ...]
@@ -181,7 +201,7 @@ def _get(
         )
         if not result.primary_screenshot_id:
             print("kronii: that job has no screenshot (it did not persist)", file=sys.stderr)
-            return 1
+            return exits.NOT_FOUND
         screenshot_id = result.primary_screenshot_id
     token = stub.IssueToken(
         pb.IssueTokenRequest(screenshot_id=screenshot_id), timeout=timeout, metadata=metadata
@@ -208,7 +228,7 @@ def _targets(as_json: bool) -> int:
         windows = list_windows()
     except DisplayUnavailable as error:
         print(f"kronii: capture targets: {error}", file=sys.stderr)
-        return 1
+        return exits.UNREACHABLE
     if as_json:
         print(
             json.dumps(
@@ -253,24 +273,24 @@ def run_capture(args: argparse.Namespace) -> int:
             stub = pb_grpc.ScreenCaptureStub(channel)
             return _dispatch(stub, args)
     except grpc.RpcError as error:
-        code = error.code()
-        if code in _REFUSED:
+        code = _EXIT_FOR_STATUS.get(error.code(), exits.FAILED)
+        if code == exits.UNREACHABLE:
+            print(
+                f"kronii: capture is not running or does not answer ({error.details()}): start it with `kronii up`",
+                file=sys.stderr,
+            )
+        else:
             print(f"kronii: capture {args.capture_command} refused: {error.details()}", file=sys.stderr)
-            return 2
-        print(
-            f"kronii: the capture service did not answer ({code.name.lower()}): {error.details()}",
-            file=sys.stderr,
-        )
-        return 1
+        return code
     except TargetError as error:
         print(f"kronii: capture request: {error}", file=sys.stderr)
-        return 2
+        return exits.NOT_FOUND
     except FocusUnknown as error:
         print(f"kronii: capture request: {error}", file=sys.stderr)
-        return 1
+        return error.code
     except OSError as error:
         print(f"kronii: capture {args.capture_command} failed: {error.strerror or error}", file=sys.stderr)
-        return 1
+        return exits.FAILED
 
 
 def _dispatch(stub: pb_grpc.ScreenCaptureStub, args: argparse.Namespace) -> int:
@@ -316,7 +336,7 @@ def _dispatch(stub: pb_grpc.ScreenCaptureStub, args: argparse.Namespace) -> int:
     if command == "list":
         if args.limit <= 0:
             print("kronii: --limit must be a positive number", file=sys.stderr)
-            return 2
+            return exits.USAGE
         found = stub.ListScreenshots(
             pb.ListScreenshotsRequest(limit=args.limit), timeout=timeout, metadata=metadata
         )

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kronii.common.cli import exits
 from kronii.common.settings import SettingsError
 from kronii.pipeline.adapters.llm import CallRecord as LlmCallRecord
 from kronii.pipeline.adapters.recording import RecordedEvent, RecordingError, read_recording
@@ -47,7 +48,11 @@ _STEP_MS = 250
 
 
 class ReplayError(Exception):
-    """A sentence for the person at the terminal; exit code 2."""
+    """A sentence for the person at the terminal, and its exit code (kronii.common.cli.exits)."""
+
+    def __init__(self, message: str, code: int = exits.USAGE) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass
@@ -269,7 +274,7 @@ def _load(path: str) -> list[RecordedEvent]:
     except RecordingError as error:
         raise ReplayError(f"kronii replay: {Path(path).name} is not a kronii recording: {error}") from None
     except FileNotFoundError:
-        raise ReplayError(f"kronii replay: there is no file {path!r}") from None
+        raise ReplayError(f"kronii replay: there is no file {path!r}", exits.NOT_FOUND) from None
     except (OSError, UnicodeDecodeError) as error:
         raise ReplayError(f"kronii replay: cannot read {path!r}: {type(error).__name__}") from None
 
@@ -351,7 +356,7 @@ def run_replay(args: argparse.Namespace) -> int:
         )
     except ReplayError as error:
         print(str(error), file=sys.stderr)
-        return 2
+        return error.code
     calls = args.call or args.backend == "llamacpp"
     label = args.backend if args.backend == "rules" or calls else "openai, estimated without calling"
     _print(report, label, args.json)
@@ -430,10 +435,10 @@ def run_record(args: argparse.Namespace) -> int:
         count = asyncio.run(main())
     except BusUnreachable as error:
         print(str(error), file=sys.stderr)
-        return 1
+        return exits.UNREACHABLE
     except SettingsError as error:
         print(error.message, file=sys.stderr)
-        return 1
+        return exits.USAGE
     except OSError as error:
         print(f"kronii record: cannot write {args.out!r}: {error.strerror}", file=sys.stderr)
         return 2

@@ -2,10 +2,11 @@
 and acknowledge deliveries from an agent's own hooks.
 
 The main `kronii` CLI mounts this with `add_agents_parser(subparsers)` and `run_agents(args)`;
-`python -m kronii.supervisor.cli agents ...` runs it alone. Exit codes: 0 done (a trigger was
-delivered, deferred or is already active); 1 the supervisor is unreachable, the server there is not
-this host's supervisor, or the trigger failed, timed out or sits typed but not submitted; 2 the request was refused (bad
-arguments, no token, not allowed).
+`python -m kronii.supervisor.cli agents ...` runs it alone. Exit codes (kronii.common.cli.exits):
+0 done (a trigger was delivered, deferred or is already active); 1 the trigger failed, timed out or
+sits typed but not submitted; 2 bad arguments; 3 no such runtime, workspace or trigger; 4 refused
+(no token, a scope it lacks, a human override, the server there is not this host's supervisor);
+5 the supervisor is not running or does not answer.
 
 The supervisor's address: --url, else $KRONII_SUPERVISOR_URL, else the running `kronii up`'s,
 else KRONII_SUPERVISOR_HOST and KRONII_SUPERVISOR_HTTP_PORT (kronii.common.rendezvous). A token
@@ -26,6 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from kronii.common.cli import exits
 
 __all__ = ["add_agents_parser", "main", "run_agents"]
 
@@ -198,8 +200,8 @@ class _Client:
     def _unreachable(self, error: Exception) -> CliError:
         return CliError(
             f"kronii: the supervisor is not reachable at {self.url} (address from "
-            f"{_SOURCES.get(self.source, self.source)}; {error}); is it running?",
-            1,
+            f"{_SOURCES.get(self.source, self.source)}; {error}): start it with `kronii up`",
+            exits.UNREACHABLE,
         )
 
     def _check_identity(self, secret: bytes, timeout: float) -> None:
@@ -223,7 +225,7 @@ class _Client:
                 f"kronii: the server at {self.url} is not this host's supervisor (its identity proof "
                 "does not match the local secret); refusing to send it a token. "
                 "Set KRONII_SUPERVISOR_URL or --url",
-                1,
+                exits.REFUSED,
             )
 
     def call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
@@ -237,9 +239,25 @@ class _Client:
             body = {"detail": response.text}
         if response.status_code >= 400:
             detail = body.get("detail") if isinstance(body, dict) else body
-            raise CliError(f"kronii: the supervisor refused: {detail} (HTTP {response.status_code})", 2)
+            raise CliError(
+                f"kronii: the supervisor refused: {detail} (HTTP {response.status_code})",
+                _exit_for_status(response.status_code),
+            )
         out: dict[str, Any] = body
         return out
+
+
+def _exit_for_status(status: int) -> int:
+    """The exit code for an HTTP refusal: what was wrong, in the vocabulary of every kronii command."""
+    if status in (400, 422):
+        return exits.USAGE
+    if status == 404:
+        return exits.NOT_FOUND
+    if status in (401, 403, 409, 423, 429):
+        return exits.REFUSED
+    if status in (502, 503, 504):
+        return exits.UNREACHABLE
+    return exits.FAILED
 
 
 def _dialled_port(url: str) -> int:
