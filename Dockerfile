@@ -11,7 +11,12 @@
 # Nothing secret is baked in: every URL and password comes from the environment at run time.
 # docs/operations.md describes the image, compose and the Helm chart.
 
-ARG PYTHON_IMAGE=python:3.11-slim
+# The base image, pinned by digest so a rebuild gets the same bytes (the tag alone floats with every
+# Debian and CPython patch release). To move to a newer python:3.11-slim, look its digest up and
+# override or update this default:
+#   docker buildx imagetools inspect python:3.11-slim     # "Digest:" of the multi-platform index
+#   docker build --build-arg PYTHON_IMAGE=python:3.11-slim@sha256:<digest> .
+ARG PYTHON_IMAGE=python:3.11-slim@sha256:9c900dea9e8fb7e16277c179b555cc72d29a352dbc33cff48ad5a0412fd5bfc7
 
 # ---- build: resolve the locked dependencies into /app/.venv -------------------------------------------
 FROM ${PYTHON_IMAGE} AS manifests
@@ -63,5 +68,10 @@ USER 10001:10001
 # HTTP (/healthz, /readyz, /metrics) on 81xx and gRPC (grpc.health.v1) on 71xx, one pair per service.
 EXPOSE 8101-8106 7101-7106
 STOPSIGNAL SIGTERM
+# Healthy while the service's own /readyz answers 200 (every required dependency ready). The port and
+# address come from the service's settings (KRONII_<SERVICE>_HTTP_PORT, KRONII_<SERVICE>_HOST), the
+# same ones the service listens on; a wildcard bind is probed on loopback. Compose may override it.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["/app/.venv/bin/python", "-c", "import importlib, os, urllib.request; spec = importlib.import_module('kronii.' + os.environ['KRONII_SERVICE'] + '.service').SERVICE; s = spec.settings_cls(); host = '127.0.0.1' if s.host in ('', '0.0.0.0', '::') else s.host; host = '[' + host + ']' if ':' in host else host; urllib.request.urlopen(f'http://{host}:{s.http_port}/readyz', timeout=4)"]
 # `exec` replaces the shell with python, so SIGTERM from `docker stop` or the kubelet reaches the service.
 ENTRYPOINT ["/bin/sh", "-c", "exec /app/.venv/bin/python -m \"kronii.${KRONII_SERVICE}\" \"$@\"", "kronii"]

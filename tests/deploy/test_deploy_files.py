@@ -76,9 +76,12 @@ COMMON_METRICS: dict[str, set[str]] = {
     "kronii_http_request_duration_seconds": {"service", "route"},
     "kronii_bus_published_total": {"service", "subject"},
     "kronii_bus_received_total": {"service", "subject"},
-    "kronii_dependency_ready": {"service", "dependency"},
+    "kronii_dependency_ready": {"service", "dependency", "required"},
     "kronii_audit_rows_total": {"service", "action"},
+    "kronii_build_info": {"service", "version", "python"},
 }
+# Exported but charted by no dashboard: an info series, for joins and `kronii_build_info == 1` look-ups.
+NOT_CHARTED = {"kronii_build_info"}
 SENSOR_METRICS: dict[str, set[str]] = {
     "kronii_sensor_transitions_total": {"from", "to"},
     "kronii_sensor_events_published_total": {"kind"},
@@ -130,6 +133,7 @@ PIPELINE_METRICS: dict[str, set[str]] = {
     "kronii_pipeline_runs_total": {"decision"},
     "kronii_pipeline_run_seconds": set(),
     "kronii_pipeline_model_calls_total": {"role", "outcome"},
+    "kronii_pipeline_model_fallbacks_total": {"role", "reason"},
     "kronii_pipeline_tokens_total": {"direction"},
     "kronii_pipeline_deferrals_total": {"reason"},
 }
@@ -468,6 +472,11 @@ def alert_rules() -> list[dict[str, Any]]:
     return [rule for group in load_yaml(PROMETHEUS / "alerts.yml")["groups"] for rule in group["rules"]]
 
 
+def documented(metric: str, doc: str) -> bool:
+    """The doc names the metric in backticks, alone or with its labels (`name{label,...}`)."""
+    return re.search(r"`" + re.escape(metric) + r"(\{[^`}]*\})?`", doc) is not None
+
+
 def doc_headings() -> set[str]:
     return {
         m.group(1).strip()
@@ -501,7 +510,10 @@ def dockerfile_stages() -> list[list[tuple[str, str]]]:
     return stages
 
 
-def test_dockerfile_builds_every_stage_from_python_311_slim() -> None:
+PINNED_BASE = re.compile(r"python:3\.11-slim@sha256:[0-9a-f]{64}")
+
+
+def test_dockerfile_builds_every_stage_from_python_311_slim_pinned_by_digest() -> None:
     global_args = {}
     for keyword, rest in dockerfile_instructions():
         if keyword == "FROM":
@@ -514,7 +526,64 @@ def test_dockerfile_builds_every_stage_from_python_311_slim() -> None:
     for stage in stages:
         image = stage[0][1].split()[0]
         image = re.sub(r"\$\{?(\w+)\}?", lambda m: global_args.get(m.group(1), m.group(0)), image)
-        assert image == "python:3.11-slim", f"stage built from {image}"
+        assert PINNED_BASE.fullmatch(image), f"stage built from {image}: python:3.11-slim@sha256:<digest>"
+
+
+def _healthcheck() -> tuple[list[str], str]:
+    """The runtime stage's HEALTHCHECK: its options and its exec-form command."""
+    checks = [rest for keyword, rest in dockerfile_stages()[-1] if keyword == "HEALTHCHECK"]
+    assert len(checks) == 1, "the runtime stage has one HEALTHCHECK"
+    options, _, command = checks[0].partition("CMD ")
+    return options.split(), command.strip()
+
+
+def test_dockerfile_healthcheck_asks_the_services_readyz() -> None:
+    options, command = _healthcheck()
+    flags = dict(option.lstrip("-").split("=", 1) for option in options)
+    assert set(flags) >= {"interval", "timeout", "start-period", "retries"}, flags
+    argv = json.loads(command)
+    assert argv[0] == "/app/.venv/bin/python", "the image has no curl or wget: the venv's python asks"
+    assert "/readyz" in argv[-1] and "KRONII_SERVICE" in argv[-1]
+
+
+@pytest.mark.parametrize(("status", "healthy"), [(200, True), (503, False)])
+def test_dockerfile_healthcheck_follows_readyz_on_the_configured_port(
+    status: int, healthy: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check's own code, run against a stand-in /readyz on the port the settings name."""
+    import sys
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[str] = []
+
+    class Readyz(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            self.send_response(status)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Readyz)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KRONII_")}
+        env.update(
+            KRONII_SERVICE="scheduler",
+            KRONII_SCHEDULER_HOST=ANY_ADDRESS,
+            KRONII_SCHEDULER_HTTP_PORT=str(server.server_address[1]),
+        )
+        argv = json.loads(_healthcheck()[1])
+        result = subprocess.run(
+            [sys.executable, *argv[1:]], env=env, capture_output=True, text=True, timeout=60
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert asked == ["/readyz"], result.stderr
+    assert (result.returncode == 0) is healthy, result.stderr
 
 
 def test_dockerfile_installs_the_locked_workspace_into_app_venv_without_dev_tools() -> None:
@@ -994,7 +1063,7 @@ def test_dashboards_chart_every_kronii_metric() -> None:
     for path in dashboards():
         for _, expr in dashboard_exprs(json.loads(path.read_text(encoding="utf-8"))):
             used |= {s.name for s in promql_selectors(expr)[0]}
-    for metric in {**COMMON_METRICS, **SERVICE_METRICS}:
+    for metric in set({**COMMON_METRICS, **SERVICE_METRICS}) - NOT_CHARTED:
         names = {f"{metric}_bucket", f"{metric}_sum", f"{metric}_count"} if metric in HISTOGRAMS else {metric}
         assert used & names, f"no dashboard panel shows {metric}"
 
@@ -1021,6 +1090,7 @@ def test_common_metric_names_match_what_the_shared_library_exports() -> None:
         ("bus_received", "kronii_bus_received_total"),
         ("dependency_ready", "kronii_dependency_ready"),
         ("audit_rows", "kronii_audit_rows_total"),
+        ("build_info", "kronii_build_info"),
     ):
         assert set(getattr(metrics, attr)._labelnames) == COMMON_METRICS[name], name
 
@@ -1137,6 +1207,12 @@ def test_helm_values_validate_against_the_values_schema(
         ("pipline", {"create": True}),
         ("llm.create", True),  # without a model claim
         ("llm.model.file", "/etc/passwd"),
+        ("image.tag", "latest"),
+        ("image.digest", "sha256:1234"),
+        ("image.digest", "latest"),
+        ("llm.image.tag", "latest"),
+        ("llm.image.tag", "server"),
+        ("llm.image.digest", "md5:" + "0" * 32),
     ],
 )
 def test_helm_values_schema_rejects_unsafe_or_mistyped_values(
@@ -1329,6 +1405,41 @@ def test_helm_refuses_values_that_break_the_schema_or_reuse_a_port(helm: Any) ->
             render(helm, overrides)
 
 
+def test_helm_values_pin_every_image(values: dict[str, Any]) -> None:
+    chart = load_yaml(CHART / "Chart.yaml")
+    kronii_tag = values["image"]["tag"] or chart["appVersion"]
+    assert re.fullmatch(r"\d+\.\d+\.\d+(-[\w.]+)?", kronii_tag), f"kronii image tag {kronii_tag!r}"
+    llm_tag = values["llm"]["image"]["tag"]
+    assert re.fullmatch(r"server-b\d+", llm_tag), f"llama.cpp image tag {llm_tag!r}: a release build"
+    for image in (values["image"], values["llm"]["image"]):
+        assert "digest" in image, "a digest can pin the image"
+        assert re.fullmatch(r"(sha256:[0-9a-f]{64})?", image["digest"])
+
+
+def _images(docs: list[dict[str, Any]]) -> dict[str, list[str]]:
+    return {
+        workload["metadata"]["name"]: [c["image"] for c in workload["spec"]["template"]["spec"]["containers"]]
+        for workload in _workloads(docs)
+    }
+
+
+def test_helm_renders_pinned_images_and_digests(helm: Any, rendered: list[dict[str, Any]]) -> None:
+    for where, images in _images(rendered).items():
+        for image in images:
+            name, _, tag = image.rpartition(":")
+            assert name and tag and tag not in ("latest", "server") and "/" not in tag, f"{where}: {image}"
+    kronii_digest, llm_digest = "sha256:" + "a" * 64, "sha256:" + "b" * 64
+    overrides = {
+        **ALL_ON,
+        "image": {"digest": kronii_digest},
+        "llm": {**ALL_ON["llm"], "image": {"digest": llm_digest}},
+    }
+    for where, images in _images(render(helm, overrides)).items():
+        for image in images:
+            digest = llm_digest if where.endswith("-llm") else kronii_digest
+            assert re.fullmatch(r"[\w./-]+:[\w.-]+@" + digest, image), f"{where}: {image}"
+
+
 def test_helm_llm_tier_serves_the_model_from_the_claim_read_only(rendered: list[dict[str, Any]]) -> None:
     (llm,) = [w for w in _workloads(rendered) if _component(w) == "llm"]
     pod = llm["spec"]["template"]["spec"]
@@ -1360,7 +1471,7 @@ def test_supervisor_metric_names_match_what_the_supervisor_exports() -> None:
         assert name in exported, f"seed 002 names {name}"
     doc = OPERATIONS_DOC.read_text(encoding="utf-8")
     for name in SUPERVISOR_METRICS:
-        assert f"`{name}`" in doc, f"docs/operations.md does not list {name}"
+        assert documented(name, doc), f"docs/operations.md does not list {name}"
 
 
 def _exported(registry: Any) -> dict[str, set[str]]:
@@ -1395,7 +1506,7 @@ def test_capture_metric_names_match_what_the_capture_service_exports() -> None:
     assert set(_exported(registry)) == set(CAPTURE_METRICS)
     doc = OPERATIONS_DOC.read_text(encoding="utf-8")
     for name in CAPTURE_METRICS:
-        assert f"`{name}`" in doc, f"docs/operations.md does not list {name}"
+        assert documented(name, doc), f"docs/operations.md does not list {name}"
 
 
 def test_scheduler_metric_names_match_what_the_scheduler_exports() -> None:
@@ -1408,7 +1519,7 @@ def test_scheduler_metric_names_match_what_the_scheduler_exports() -> None:
     assert set(_exported(registry)) == set(SCHEDULER_METRICS)
     doc = OPERATIONS_DOC.read_text(encoding="utf-8")
     for name in SCHEDULER_METRICS:
-        assert f"`{name}`" in doc, f"docs/operations.md does not list {name}"
+        assert documented(name, doc), f"docs/operations.md does not list {name}"
 
 
 def test_pipeline_metric_names_match_what_the_pipeline_exports() -> None:
@@ -1422,7 +1533,7 @@ def test_pipeline_metric_names_match_what_the_pipeline_exports() -> None:
     assert {"kronii_pipeline_run_seconds"} == {m for m in PIPELINE_METRICS if m in HISTOGRAMS}
     doc = OPERATIONS_DOC.read_text(encoding="utf-8")
     for name in PIPELINE_METRICS:
-        assert f"`{name}`" in doc, f"docs/operations.md does not list {name}"
+        assert documented(name, doc), f"docs/operations.md does not list {name}"
 
 
 def test_pipeline_alerts_cover_stuck_runs_model_failures_deferrals_and_notifications() -> None:

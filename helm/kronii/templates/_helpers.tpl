@@ -41,8 +41,15 @@ app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{- end }}
 
+{{- /* repository:tag, or repository:tag@digest when a digest pins the image. */ -}}
+{{- define "kronii.imageRef" -}}
+{{- $ref := printf "%s:%s" .repository .tag }}
+{{- if .digest }}{{ $ref = printf "%s@%s" $ref .digest }}{{ end }}
+{{- $ref }}
+{{- end }}
+
 {{- define "kronii.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- include "kronii.imageRef" (dict "repository" .Values.image.repository "tag" (default .Chart.AppVersion .Values.image.tag) "digest" .Values.image.digest) }}
 {{- end }}
 
 {{- define "kronii.serviceAccountName" -}}

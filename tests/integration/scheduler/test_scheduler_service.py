@@ -47,7 +47,8 @@ async def test_plan_on_nats_emits_one_tick_on_nats_at_its_due_time(
         await asyncio.sleep(1.0)
         assert len(ticks.for_wakeup(tick.wakeup_id)) == 1, "a due wake-up fires once"
     assert _pending_for(scheduler, app) == []
-    assert 'kronii_scheduler_ticks_emitted_total{kind="planned"}' in scheduler.metrics()
+    # Counters start at 0 for every kind: the planned one must have counted this Tick.
+    assert 'kronii_scheduler_ticks_emitted_total{kind="planned"} 1.0' in scheduler.metrics()
 
 
 async def test_a_new_plan_for_the_same_app_replaces_its_pending_wakeup(

@@ -155,7 +155,7 @@ class _Runtime:
         if self.app_started:
             status.update(self.app.readiness())
         for name, item in status.items():
-            self.metrics.dependency_ready.labels(self.spec.name, name).set(1 if item.ready else 0)
+            self.metrics.set_dependency(name, item.ready, item.required)
         return status
 
     async def _probe(self, check: Callable[[], Any]) -> DependencyStatus:
@@ -258,6 +258,9 @@ class _Runtime:
 
         @app.get("/metrics", tags=["health"])
         async def prometheus_metrics() -> Response:
+            # Probed on every scrape too, so kronii_dependency_ready is current even where nothing
+            # polls /readyz (host agents under `kronii up`).
+            await self.dependency_status()
             return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
 
         for router in self.app.routers():

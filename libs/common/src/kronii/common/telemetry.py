@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
+import platform
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
@@ -10,7 +12,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["CommonMetrics", "configure_tracing", "tracer"]
+__all__ = ["CommonMetrics", "configure_tracing", "service_version", "tracer"]
 
 
 class CommonMetrics:
@@ -34,15 +36,42 @@ class CommonMetrics:
         self.bus_received = Counter(
             "kronii_bus_received", "NATS messages received", ["service", "subject"], registry=registry
         )
+        # `required` is "true" when the dependency decides /readyz, "false" for an optional one
+        # (a display, lock signals, desktop notifications): alert on required="true" only.
         self.dependency_ready = Gauge(
             "kronii_dependency_ready",
-            "1 when a dependency is ready",
-            ["service", "dependency"],
+            "1 when a dependency is ready, 0 when not; required=true ones decide /readyz",
+            ["service", "dependency", "required"],
             registry=registry,
         )
         self.audit_rows = Counter(
             "kronii_audit_rows", "Audit rows appended", ["service", "action"], registry=registry
         )
+        self.build_info = Gauge(
+            "kronii_build_info",
+            "Always 1: the service's package version and the Python it runs on",
+            ["service", "version", "python"],
+            registry=registry,
+        )
+        self.build_info.labels(service, service_version(service), platform.python_version()).set(1)
+        self._required: dict[str, str] = {}
+
+    def set_dependency(self, dependency: str, ready: bool, required: bool) -> None:
+        """One dependency's readiness gauge. A dependency whose `required` changes keeps one series."""
+        flag = "true" if required else "false"
+        previous = self._required.get(dependency)
+        if previous is not None and previous != flag:
+            self.dependency_ready.remove(self.service, dependency, previous)
+        self._required[dependency] = flag
+        self.dependency_ready.labels(self.service, dependency, flag).set(1 if ready else 0)
+
+
+def service_version(service: str) -> str:
+    """The installed version of the service's distribution (kronii-<service>), else "unknown"."""
+    try:
+        return importlib.metadata.version(f"kronii-{service}")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 _configured = False

@@ -3,6 +3,7 @@ never a path, a title or an id."""
 
 from __future__ import annotations
 
+from kronii.capture.core.status import TERMINAL
 from kronii.common.service import ServiceContext
 from prometheus_client import Counter, Gauge, Histogram
 
@@ -73,3 +74,15 @@ class CaptureMetrics:
             "When the retention purge last completed (Unix time)",
             registry=registry,
         )
+        # Every known label value starts at 0, so a panel or a rate shows 0 rather than no data.
+        # access{operation,result} is left to appear on first use (operations times error codes).
+        for status in sorted(TERMINAL):
+            self.jobs.labels(status.value)
+        for outcome in ("queued", "merged", "refused"):
+            self.requests.labels(outcome)
+        for kind in ("raw", "redacted"):
+            self.purged.labels(kind)
+        for reason in ("uid_not_allowed", "executable_unknown", "executable_not_allowed"):
+            self.socket_refused.labels(reason)
+        for outcome in ("ok", "failed"):
+            self.purge_runs.labels(outcome)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kronii.pipeline.core.deferral import DeferReason
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 __all__ = ["PipelineMetrics"]
@@ -49,3 +50,14 @@ class PipelineMetrics:
             ["reason"],
             registry=registry,
         )
+        # Every known label value starts at 0, so a panel or a rate shows 0 rather than no data.
+        # triggers{kind,intake} appear on first use.
+        for decision in ("notify", "silent", "deferred", "failed"):
+            self.runs.labels(decision)
+        for role in ("extractor", "synthesizer", "planner", "notifier"):
+            for outcome in ("ok", "invalid_output", "error"):
+                self.model_calls.labels(role, outcome)
+        for direction in ("in", "out"):
+            self.tokens.labels(direction)
+        for reason in DeferReason:
+            self.deferrals.labels(reason.value)

@@ -3,6 +3,8 @@ a reason sentence: only fixed reason codes and tick kinds."""
 
 from __future__ import annotations
 
+from kronii.scheduler.core.model import TickKind
+from kronii.scheduler.core.rules import ADMISSION_RULES, PREEMPTING_KINDS
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 __all__ = ["SchedulerMetrics"]
@@ -43,3 +45,14 @@ class SchedulerMetrics:
         self.poll_errors = Counter(
             "kronii_scheduler_poll_errors", "Failed polls of Redis for due wake-ups", registry=registry
         )
+        # Every known label value starts at 0, so a panel or a rate shows 0 rather than no data.
+        for kind in TickKind:
+            self.ticks.labels(kind.value)
+        for reason in ("admitted", "preempted_cooldown"):
+            self.admits.labels("allowed", reason)
+        for rule in ADMISSION_RULES:
+            self.admits.labels("refused", rule.reason)
+        for trigger_kind in PREEMPTING_KINDS:
+            self.preemptions.labels(trigger_kind)
+        for outcome in ("applied", "invalid"):
+            self.plans.labels(outcome)

@@ -3,6 +3,7 @@ the rest are kronii_supervisor_*. No label carries a prompt, a path or a person'
 
 from __future__ import annotations
 
+from kronii.supervisor.core.model import Backend, Result
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 __all__ = ["SupervisorMetrics"]
@@ -61,3 +62,12 @@ class SupervisorMetrics:
         self.queue_depth = Gauge(
             "kronii_supervisor_queue_depth", "Triggers queued (deferred or in flight)", registry=registry
         )
+        # Every known label value starts at 0, so a panel or a rate shows 0 rather than no data.
+        # outcomes' error codes appear on first use (a code belongs to some results only); a deferral
+        # always carries one.
+        for backend in Backend:
+            if backend.value:
+                self.delivered.labels(backend.value)
+        for result in Result:
+            if result is not Result.DEFERRED:
+                self.outcomes.labels(result.value, "")
