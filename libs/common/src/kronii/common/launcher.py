@@ -220,6 +220,9 @@ class Launcher:
             self.say(f"{server.name:<{self._width}}  {server.display_url}  ({origin})")
         # Services take seconds to import; they start while the migrations run, and are
         # only waited for once the schema is in place.
+        marker = self._schema_ready_file()
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.unlink(missing_ok=True)
         env = self._child_env()
         for spec in specs:
             self._check_stop()
@@ -228,6 +231,7 @@ class Launcher:
         from kronii.common.db import migrate_up  # alembic is slow to import; only `up` needs it
 
         migrate_up(self.servers["postgres"].url)
+        marker.touch()
         self.say(f"{'migrate':<{self._width}}  database schema is up to date")
         for running in self.services:
             self._wait_ready(running)
@@ -250,7 +254,14 @@ class Launcher:
         if self._log_format and "KRONII_LOG_FORMAT" not in os.environ:
             env["KRONII_LOG_FORMAT"] = self._log_format
         env["PYTHONUNBUFFERED"] = "1"
+        # Services start while the migrations run; each waits for this file before touching its tables.
+        env["KRONII_SCHEMA_READY_FILE"] = str(self._schema_ready_file())
+        # `kronii up` prints each service's ready line itself.
+        env["KRONII_LAUNCHED_BY_UP"] = "1"
         return env
+
+    def _schema_ready_file(self) -> Path:
+        return self.settings.data_dir / "run" / "schema.ready"
 
     def _start_service(self, spec: ServiceSpec, env: dict[str, str]) -> RunningService:
         settings = load_settings(spec.settings_cls)

@@ -101,6 +101,19 @@ class _Runtime:
 
     # ---- dependencies ------------------------------------------------------------------------
 
+    async def wait_for_schema(self) -> None:
+        """Under `kronii up`, wait until the launcher's migrations are done (it touches the file), so
+        that a service's start never queries a table that does not exist yet."""
+        marker = os.environ.get("KRONII_SCHEMA_READY_FILE")
+        if not marker:
+            return
+        while not await asyncio.to_thread(os.path.exists, marker):
+            try:
+                await asyncio.wait_for(self.stopping.wait(), 0.1)
+            except TimeoutError:
+                continue
+            return  # stopping before the schema was ready
+
     async def connect(self) -> None:
         """Connect every dependency, retrying until it answers or the service is told to stop."""
         s = self.settings
@@ -313,13 +326,16 @@ class _Runtime:
         http_task = asyncio.create_task(http.serve(), name="http")
         try:
             await self.connect()
+            await self.wait_for_schema()
             if self.stopping.is_set():
                 return
             await self.app.start(self.ctx)
             self.app_started = True
             await self.start_grpc()
             await self.set_serving(True)
-            log.info(
+            # Under `kronii up` the launcher prints the ready line: once is enough.
+            log.log(
+                logging.DEBUG if os.environ.get("KRONII_LAUNCHED_BY_UP") else logging.INFO,
                 "%s ready: http %s:%s grpc %s",
                 self.spec.name,
                 self.settings.host,
