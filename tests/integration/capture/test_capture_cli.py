@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import os
 import subprocess
 import sys
@@ -101,11 +102,16 @@ async def test_request_wait_prints_the_progression_and_get_writes_the_redacted_p
     # `--`: a screenshot id may begin with "-".
     shell = await kronii_on_terminal(
         capture_service,
+        "list -n 5 --json",
         "list -n 5",
         f"get job:{job_id} -o '{out}'",
         f"get -o - -- {screenshot_id} > '{piped}'",
     )
-    assert shell.shown.count("rc=0") == 3, shell.shown
+    assert shell.shown.count("rc=0") == 4, shell.shown
+    listed = json.loads(next(line for line in shell.shown.splitlines() if line.startswith("[{")))
+    assert {"screenshot_id": screenshot_id, "job_id": job_id, "redaction_level": "amber"}.items() <= listed[
+        0
+    ].items()
     assert any(line.startswith(screenshot_id) and job_id in line for line in shell.shown.splitlines())
     assert "redacted PNG" in shell.shown
     image = Image.open(io.BytesIO(out.read_bytes()))

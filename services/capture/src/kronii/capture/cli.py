@@ -103,6 +103,7 @@ def add_capture_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     listing = sub.add_parser("list", help="the stored redacted screenshots, newest first")
     listing.add_argument("-n", "--limit", type=int, default=20)
+    listing.add_argument("--json", action="store_true", help="one JSON array instead of lines")
 
     targets = sub.add_parser(
         "targets", help="the windows on this display that `request --window/--pid/--app` can name"
@@ -340,6 +341,9 @@ def _dispatch(stub: pb_grpc.ScreenCaptureStub, args: argparse.Namespace) -> int:
         found = stub.ListScreenshots(
             pb.ListScreenshotsRequest(limit=args.limit), timeout=timeout, metadata=metadata
         )
+        if args.json:
+            print(json.dumps([_screenshot_json(item) for item in found.screenshots]))
+            return 0
         for item in found.screenshots:
             created = item.created_at.ToDatetime().isoformat(timespec="seconds")
             print(
@@ -348,6 +352,19 @@ def _dispatch(stub: pb_grpc.ScreenCaptureStub, args: argparse.Namespace) -> int:
             )
         return 0
     return 2
+
+
+def _screenshot_json(item: Any) -> dict[str, Any]:
+    return {
+        "screenshot_id": item.screenshot_id,
+        "created_at": item.created_at.ToDatetime().isoformat(timespec="seconds") + "Z",
+        "app": item.app_name or None,
+        "width": item.width,
+        "height": item.height,
+        "redaction_level": item.redaction_level,
+        "score": round(item.score, 3),
+        "job_id": item.job_id,
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
