@@ -13,6 +13,7 @@ import random
 import subprocess
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -78,6 +79,35 @@ PLANTS: tuple[Plant, ...] = (
     Plant("card", "card ", "4539 1488 0343 6467", " billed deployment", ("4539", "1488", "0343", "6467")),
     Plant("phone", "call ", "+44 20 7946 0958", " after deployment", ("7946", "0958")),
 )
+# Values the text engine catches that were seen still readable after image redaction on rendered terminal
+# screens in small, dark and proportional fonts (issue 12), each on a line as a terminal shows it.
+SEEN_READABLE: tuple[Plant, ...] = (
+    Plant(
+        "iban", "IBAN ", "DE89 3704 0044 0532 0130 00", " refund deployment", ("3704", "0044", "0532", "0130")
+    ),
+    Plant(
+        "ipv6",
+        "inet6 ",
+        "2001:db8:85a3::8a2e:370:7334",
+        "/64 scope global deployment",
+        ("2001:db8", "85a3", "8a2e", "7334"),
+    ),
+    Plant("dni", "DNI ", "12345678Z", " on the deployment contract", ("12345678", "345678Z")),
+    Plant(
+        "mailgun",
+        "mailgun sending key ",
+        "key-7f3a9c2e5b8d4f1a6c0e9b2d7a4f8c31",
+        " deployment",
+        ("7f3a9c2e", "5b8d4f1a", "6c0e9b2d", "7a4f8c31"),
+    ),
+    Plant(
+        "azure_sas",
+        "GET /logs?sv=2022-11-02&sp=r&sig=",
+        "Zq8wR2nT5yHb0LmXc4VdK7pS9fGj3AeU1oWi6NzQt2E%3D",
+        " deployment",
+        ("Zq8wR2nT", "5yHb0LmX", "c4VdK7pS", "9fGj3AeU", "1oWi6NzQ"),
+    ),
+)
 _FIRST = ("maria", "john", "aiko", "lars", "fatima", "pedro", "chen", "olga")
 _LAST = ("keller", "smith", "tanaka", "berg", "haddad", "silva", "wang", "ivanova")
 _DOMAINS = ("fastmail.com", "example.org", "proton.me", "acme.io")
@@ -112,6 +142,51 @@ def random_plants(seed: int) -> tuple[Plant, ...]:
         Plant("email", "mail ", email, " about deployment", (local, domain)),
         Plant("card", "card ", card, " billed deployment", tuple(card.split()[1:])),
         Plant("phone", "call ", phone, " after deployment", (phone[-9:],)),
+    )
+
+
+_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"
+
+
+def _iban_de(rng: random.Random) -> str:
+    bban = "".join(str(rng.randrange(10)) for _ in range(18))
+    check = 98 - int(bban + "131400") % 97  # D=13, E=14, then "00" for the check digits
+    text = f"DE{check:02d}{bban}"
+    return " ".join(text[i : i + 4] for i in range(0, len(text), 4))
+
+
+def random_seen_readable(seed: int) -> tuple[Plant, ...]:
+    """Fresh values of the kinds in SEEN_READABLE: a German IBAN with its check digits, an IPv6 address in
+    the documentation range, an ES DNI with its check letter, a Mailgun key, an Azure SAS signature (the
+    base64 of an HMAC-SHA256, URL-encoded as it appears in a URL)."""
+    rng = random.Random(seed)
+    iban = _iban_de(rng)
+    groups = [f"{rng.randrange(0x1000, 0x10000):x}" for _ in range(5)]
+    ipv6 = f"2001:db8:{groups[0]}::{groups[1]}:{groups[2]}:{groups[3]}"
+    number = rng.randrange(10_000_000, 100_000_000)
+    dni = f"{number}{_DNI_LETTERS[number % 23]}"
+    mailgun = "key-" + "".join(rng.choice("0123456789abcdef") for _ in range(32))
+    sig = "".join(rng.choice(_B64) for _ in range(43)).replace("+", "%2B").replace("/", "%2F") + "%3D"
+    hexed = mailgun[4:]
+    return (
+        Plant("iban", "IBAN ", iban, " refund deployment", tuple(iban.split()[1:5])),
+        Plant("ipv6", "inet6 ", ipv6, "/64 scope global deployment", (ipv6[:8], *groups[:4])),
+        Plant("dni", "DNI ", dni, " on the deployment contract", (dni[:8], dni[2:])),
+        Plant(
+            "mailgun",
+            "mailgun sending key ",
+            mailgun,
+            " deployment",
+            tuple(hexed[i : i + 8] for i in range(0, 32, 8)),
+        ),
+        Plant(
+            "azure_sas",
+            "GET /logs?sv=2022-11-02&sp=r&sig=",
+            sig,
+            " deployment",
+            tuple(sig[i : i + 8] for i in range(0, 40, 8)),
+        ),
     )
 
 
@@ -208,6 +283,19 @@ def read_back(image: Image.Image) -> str:
     """What an attacker's plain Tesseract pass reads on an image, upscaled 2x to give it every chance."""
     big = image.resize((image.width * 2, image.height * 2), Image.Resampling.BICUBIC)
     return str(pytesseract.image_to_string(big))
+
+
+def ordinary_words(text: str) -> list[str]:
+    """The plain words of a text (letters only, three or more): what must stay readable after redaction."""
+    return [word for word in text.split() if word.isalpha() and len(word) >= 3]
+
+
+def readable_word_share(before: str, after: str) -> float:
+    """Of the ordinary words read on the input (`before`, each occurrence counted), the share read on the
+    output too: 1.0 when redaction hid no plain word, lower when masks run over a value's neighbours."""
+    words = Counter(ordinary_words(before))
+    kept = Counter(ordinary_words(after))
+    return sum(min(count, kept[word]) for word, count in words.items()) / max(1, sum(words.values()))
 
 
 def uniform(image: Image.Image, box: Box) -> bool:

@@ -13,6 +13,7 @@ from kronii.redaction.pixels._fill import (
     masked_share,
     snap_to_ink,
     to_original,
+    trim_to_ink,
 )
 from kronii.redaction.pixels._layout import assemble_lines
 from kronii.redaction.pixels._ocr import OcrWord
@@ -98,3 +99,21 @@ def test_fill_is_solid_and_leaves_the_input_untouched() -> None:
     assert uniform(out, Box(15, 5, 65, 35)) and out.getpixel((20, 10)) == FILL
     assert image.getpixel((20, 10)) == (10, 200, 10)
     assert out.getpixel((70, 10)) == (250, 250, 250)
+
+
+def test_a_word_box_twice_the_lines_height_is_trimmed_to_its_ink_before_padding() -> None:
+    """Tesseract can give a line's words boxes twice the text's height: padded as they are, the bar runs
+    over the lines above and below, and the gap it may cross grows past the space before the word."""
+    binary = _white(200, 60)
+    binary.paste(0, (20, 10, 40, 14))  # the line above: must stay clear
+    binary.paste(0, (20, 24, 40, 36))  # a word before, one space (4 px) to the left
+    binary.paste(0, (44, 24, 120, 36))  # the word
+    binary.paste(0, (20, 46, 40, 50))  # the line below
+    tall = Box(20, 12, 120, 48)  # reaches into the lines above and below
+    assert trim_to_ink(tall, binary) == Box(20, 24, 120, 36)
+    assert trim_to_ink(Box(44, 22, 120, 38), binary) == Box(44, 22, 120, 38)  # a usual box: kept
+    tall = Box(44, 14, 120, 46)
+    assert trim_to_ink(Box(150, 0, 190, 60), binary) == Box(150, 0, 190, 60)  # no ink: kept
+    line = assemble_lines([OcrWord("key-5dc0af51f6", tall, (0, 1, 1, 1))])
+    (bar,) = boxes_for_spans([LineSpan(0, 0, 14, 0)], line, 1.0, binary)[0]
+    assert bar.x0 > 40 and bar.y0 >= 14 and bar.y1 <= 46

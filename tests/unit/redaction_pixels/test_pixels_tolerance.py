@@ -52,6 +52,22 @@ def test_card_with_a_misread_digit_is_still_found(engine: RedactionEngine) -> No
         ("host 2001:db8:85a3:-8a2e:370:7334 is down", "IP_ADDRESS"),
         ("key key-3ax6xnjp 29jd6fds4gc373sgvjxteol0 for mail", "MAILGUN_KEY"),
         ("url ?sv=2021-06-08&sr=b&sp=r&sig=K3b9MROZI7tq8Y v2WxA4n6 shared", "AZURE_KEY"),
+        # As Tesseract read the five values seen readable after redaction (issue 12), in DejaVu 12-20 px.
+        ("inet6 2001: db8:6ele: :398a:6675:f7ed/64 scope global", "IP_ADDRESS"),
+        ("inet6 2001:db8:393b::26bf81f9:d517/64 scope global", "IP_ADDRESS"),
+        ("inet6 2001: dbs :85a3: :8a2e:370: 7334/64 scope global", "IP_ADDRESS"),
+        ("DNI 22021294) on the deployment contract", "ES_DNI"),
+        ("IBAN DESS 6787 3941 3821 7840 24 refund deployment", "IBAN"),
+        ("IBAN DEO 6873 7480 5466 0788 26 refund deployment", "IBAN"),
+        ("mailgun sending key key-8044 1bf87ef4265af93837 432f64d843 deployment", "MAILGUN_KEY"),
+        ("mail lars.smith@acme io about deployment", "EMAIL"),
+        ("mailgun sending key key-1b5d@b5edd79acf5333a5bbacd390537 deployment", "MAILGUN_KEY"),
+        ("DNI 41481824] on the deployment contract", "ES_DNI"),
+        ("DNI 452254883 on the deployment contract", "ES_DNI"),
+        ("mailgun sending key key-7£3a9c2e5b8d4fla6c0e9b2d7a4f8c31 deployment", "MAILGUN_KEY"),
+        ("GET /logs?sv=2022-11-02&sp=r&s 1g=HXRrgD JoSyF5z0j S2BILxGx7XXWYT zeDoJ", "AZURE_KEY"),
+        ("GET /Logs ?sv=2022- 11-02&sp=r6s.ig=lxICAbaG8wy 1JZirLnqBOPRfMBH7%2BWY5", "AZURE_KEY"),
+        ("GET /logs?sv=2022-11-028sp=r&sig=|U pNbikPI99LsIOTCI21PFFwajeENAJNEZOIhTFrouR%3D", "AZURE_KEY"),
     ],
 )
 def test_tokens_garbled_by_ocr_are_found_with_the_ocr_patterns(
@@ -87,7 +103,9 @@ def test_ocr_patterns_leave_ordinary_technical_text_alone(engine: RedactionEngin
         "pytest -q: 412 passed in 38.2s; ruff check ok; mypy --strict ok\n"
         "kubectl rollout status deployment/gateway-v2 --namespace staging\n"
         "NAME READY STATUS RESTARTS AGE gateway 1/1 Running 0 3h12m\n"
-        "backup at 02:30:15 finished, key-management and key-value stores ok"
+        "backup at 02:30:15 finished, key-management and key-value stores ok\n"
+        "DNI pending for the contract; design: review: done: ok; the IBAN is on file\n"
+        "2025-05-14 09:12:03 INFO the signal: 3 of 4 checks, 12:30 to 13:45"
     )
     assert engine.redact(text, hints=with_ocr_patterns(None)).findings == ()
 
@@ -118,8 +136,50 @@ def test_a_mask_does_not_widen_over_plain_words() -> None:
     assert widen([LineSpan(0, start, end, 0)], [line]) == [LineSpan(0, start, end, 0)]
 
 
-def test_widening_takes_at_most_three_pieces_each_side() -> None:
-    line = _line("a1 b2 c3 d4 e5 AKIAQ7RXWN3KPL5TZ2HM")
+def test_widening_takes_at_most_six_pieces_each_side() -> None:
+    line = _line("a1 b2 c3 d4 e5 f6 g7 h8 AKIAQ7RXWN3KPL5TZ2HM")
     start = line.text.index("AKIA")
     grown = widen([LineSpan(0, start, len(line.text), 0)], [line])
-    assert line.text[grown[0].start : grown[0].end] == "c3 d4 e5 AKIAQ7RXWN3KPL5TZ2HM"
+    assert line.text[grown[0].start : grown[0].end] == "c3 d4 e5 f6 g7 h8 AKIAQ7RXWN3KPL5TZ2HM"
+
+
+def test_a_signature_split_in_six_pieces_is_masked_to_its_end() -> None:
+    line = _line("GET /logs?sp=r&sig=TE3 XjlTzu8V%2 FnX AKIES4 P6RWZSRKT nrwiHs7HYjpLjT%3D deployment")
+    start = line.text.index("TE3")
+    grown = widen([LineSpan(0, start, start + 3, 0)], [line])
+    assert (
+        line.text[grown[0].start : grown[0].end]
+        == "/logs?sp=r&sig=TE3 XjlTzu8V%2 FnX AKIES4 P6RWZSRKT nrwiHs7HYjpLjT%3D"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("IBAN DE89 3704 0044 0532 0130 00 refund", "DE89 3704 0044 0532 0130 00"),
+        ("DNI 12345678Z on file", "12345678Z"),
+        ("WARN AKIAQ7RXWN3KPL5TZ2HM leaked", "AKIAQ7RXWN3KPL5TZ2HM"),
+        ("url ?sv=2022-11-02&sp=r&sig= Zq8wR2nT5yHb0LmX", "Zq8wR2nT5yHb0LmX"),
+    ],
+)
+def test_a_mask_does_not_widen_over_the_label_before_a_value(text: str, value: str) -> None:
+    """A few capitals alone (IBAN, DNI, WARN) or a name with its sign names the value: masking it hides a
+    readable word and nothing secret."""
+    line = _line(text)
+    start = line.text.index(value)
+    span = LineSpan(0, start, start + len(value), 0)
+    assert widen([span], [line]) == [span]
+
+
+def test_a_mailgun_key_takes_in_its_last_few_characters() -> None:
+    line = _line("mailgun sending key key-e144a826d3ab0559378d64555b201 lef deployment")
+    start = line.text.index("key-")
+    grown = widen([LineSpan(0, start, start + 33, 0)], [line], ["MAILGUN_KEY"])
+    assert line.text[grown[0].start : grown[0].end] == "key-e144a826d3ab0559378d64555b201 lef"
+
+
+def test_a_value_after_its_sign_does_not_widen_over_the_words_before_it() -> None:
+    line = _line("GET /logs?sv=2022-11-02&sp=r&s 1g=HXRrgD JoSyF5z0j deployment")
+    start = line.text.index("HXRrgD")
+    grown = widen([LineSpan(0, start, start + 6, 0)], [line])
+    assert line.text[grown[0].start : grown[0].end] == "1g=HXRrgD JoSyF5z0j"

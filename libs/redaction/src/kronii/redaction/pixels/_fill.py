@@ -8,17 +8,27 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageOps
 
 from .._lines import LineSpan
 from ._layout import OcrLine
 from ._model import Box
 
-__all__ = ["FILL", "boxes_for_spans", "fill", "fit_text", "masked_share", "snap_to_ink", "to_original"]
+__all__ = [
+    "FILL",
+    "boxes_for_spans",
+    "fill",
+    "fit_text",
+    "masked_share",
+    "snap_to_ink",
+    "to_original",
+    "trim_to_ink",
+]
 
 FILL = (0, 0, 0)
 PAD_MIN_PX = 2
 PAD_SHARE = 0.15  # of the word's height
+_TALL = 1.5  # a word box this many times as tall as its ink is too tall
 
 
 def to_original(box: Box, scale: float) -> Box:
@@ -60,6 +70,29 @@ def snap_to_ink(box: Box, binary: Image.Image) -> Box:
     return Box(min(x0, box.x0), box.y0, max(x1, box.x1), box.y1)
 
 
+def trim_to_ink(box: Box, binary: Image.Image) -> Box:
+    """The box's rows narrowed to its own line of ink (the run of rows with ink around its middle), when it
+    is much taller than that. Tesseract sometimes gives every word of a line a box twice the text's height
+    (seen on serif lines with low-confidence words): padded, such a bar runs over the lines above and below
+    (which a plain OCR pass then reads as nothing), and the gap `snap_to_ink` may cross (a fifth of the
+    height) grows past a space, so the bar takes in the word before."""
+    if box.empty:
+        return box
+    ink = ImageOps.invert(binary.crop(box.as_tuple())).resize((1, box.height), Image.Resampling.BOX)
+    rows = [level > 0 for level in ink.tobytes()]
+    if not any(rows):
+        return box
+    centre = min((y for y, has_ink in enumerate(rows) if has_ink), key=lambda y: abs(2 * y - box.height))
+    top, bottom = centre, centre + 1
+    while top > 0 and rows[top - 1]:
+        top -= 1
+    while bottom < len(rows) and rows[bottom]:
+        bottom += 1
+    if (bottom - top) * _TALL >= box.height:
+        return box  # Tesseract's usual box, a little taller than its ink: `snap_to_ink` is tuned on those
+    return Box(box.x0, box.y0 + top, box.x1, box.y0 + bottom)
+
+
 def _ink_columns(binary: Image.Image, x0: int, x1: int, box: Box) -> int:
     return sum(_has_ink(binary, x, box.y0, box.y1) for x in range(max(0, x0), min(binary.width, x1)))
 
@@ -92,7 +125,7 @@ def boxes_for_spans(
         if not words:
             raise ValueError("a finding covers no word box")
         for word in words:
-            box = to_original(line.boxes[word], scale)
+            box = trim_to_ink(to_original(line.boxes[word], scale).clip(*size), binary)
             box = fit_text(box, len(line.words[word]), line.char_width / scale, binary)
             box = snap_to_ink(box, binary)  # from the glyphs' own edges: padding would eat the space
             box = box.pad(max(PAD_MIN_PX, math.ceil(PAD_SHARE * box.height))).clip(*size)

@@ -126,7 +126,7 @@ def _scan(
         result, spans = _merge(normal, raw)
     else:
         result, spans = normal.result, list(normal.line_spans)
-    return result, widen(spans, lines)
+    return result, widen(spans, lines, [finding.type for finding in result.findings])
 
 
 def _findings(
@@ -199,7 +199,7 @@ def redact_image(
         stage = "fill"
         findings = [
             *_findings(result, spans, lines, binary),
-            *unreadable(words, settings.min_conf),
+            *unreadable(words, settings.min_conf, binary),
             *(unread_ink(frame, words) if settings.regions else ()),
             *_regions(extra_regions, area, frame.size),
         ]

@@ -45,9 +45,16 @@ _DIGIT_LOOKALIKES = str.maketrans(
 )
 _WORD = re.compile(r"\S+")
 _STRUCTURAL = frozenset("+-.()/:,#")  # what separates groups of digits in numbers, dates and times
-_RUN_CHARS = r"[A-Za-z0-9_\-+/=|\[\]!]"
+# Glyphs OCR writes for a letter it misreads in a token: a serif `f` or `t` as a pound sign, `e` or `c` as a
+# euro or cent sign, `S` or `8` as a section sign.
+_GLYPHS = "£€¢§"
+_RUN_CHARS = r"[A-Za-z0-9_\-+/=|\[\]!" + _GLYPHS + "]"
 
-_LOOKALIKE = r"[A-Za-z0-9|\[\]!]"
+_LOOKALIKE = r"[A-Za-z0-9|\[\]!" + _GLYPHS + "]"
+# One group of an IPv6 address as OCR may read it: hex digits with a look-alike letter (`1` read as `l` or
+# `i`, `5` as `S`), or two groups whose colon it dropped.
+_V6_GROUP = r"[0-9A-Za-z]{1,8}"
+_V6_COLON = r" ?[:;](?: ?[:;\-]){0,2} ?"
 OCR_PATTERNS: tuple[CustomPattern, ...] = (
     # A private key's armour, whatever OCR made of its dashes: the key's lines below it are garbled past
     # recognition, so the header alone marks the frame (PRIVATE_KEY is red: the frame is withheld).
@@ -94,6 +101,14 @@ OCR_PATTERNS: tuple[CustomPattern, ...] = (
         r"(?: ?[.,] ?[A-Za-z0-9\-]{1,63})* ?[.,] ?[A-Za-z]{2,12}(?![A-Za-z])",
         confidence=0.7,
     ),
+    # An e-mail address whose last dot OCR read as a space (`lars.smith@acme io`): only before a common
+    # top-level domain, so the word after an address with its dot is not taken for one.
+    CustomPattern(
+        FindingType.EMAIL,
+        r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]{1,64} ?[@®©] ?[A-Za-z0-9\-]{1,63}"
+        r" (?:com|org|net|io|me|de|uk|fr|es|it|nl|eu|co|us|dev|app|info)(?![A-Za-z])",
+        confidence=0.6,
+    ),
     # A secret assigned to a name that says so (AWS_SECRET_ACCESS_KEY=, password:, api_key = ...): OCR
     # garbles such values past any token shape, so everything after the sign on that line is masked.
     CustomPattern(
@@ -102,19 +117,51 @@ OCR_PATTERNS: tuple[CustomPattern, ...] = (
         r"|credentials?|auth[_\- ]?key)[A-Za-z0-9_\-]*[\"']? ?[:=] ?(?P<value>[^\s\[].*?) *$",
         confidence=0.7,
     ),
-    # A Mailgun key whose 32 characters OCR split in two (`key-3ax6xnjp 29jd6f...`): `widen` takes the rest.
+    # A Mailgun key whose 32 characters OCR split (`key-3ax6xnjp 29jd6f...`, even `key-1 0c89...`) or
+    # misread (a serif `f` as `£`, DejaVu Mono's dotted `0` as `@`): six digits among its first characters;
+    # `widen` takes the rest.
     CustomPattern(
-        FindingType.MAILGUN_KEY, r"(?<![A-Za-z0-9])key-(?=[a-z0-9]*[0-9])[a-z0-9|]{6,}", confidence=0.8
+        FindingType.MAILGUN_KEY,
+        r"(?<![A-Za-z0-9])key-(?=(?:[A-Za-z|@ " + _GLYPHS + r"]{0,9}[0-9]){6})[A-Za-z0-9|@" + _GLYPHS + r"]+",
+        confidence=0.8,
     ),
-    # An Azure SAS signature that OCR split or garbled: everything after `sig=` up to the next space, and
-    # `widen` takes the pieces after it.
-    CustomPattern(FindingType.AZURE_KEY, r"(?i)[?&]sig ?= ?(?P<value>[^\s&]{4,})", confidence=0.8),
-    # An IPv6 address (or a MAC) whose colons OCR spaced out or misread (`85a3: : 8a2e`, `85a3:-8a2e`):
-    # four groups of hex digits or more; a time of day has three at most.
+    # An Azure SAS signature after a `sig=` that OCR split or garbled (`s 1g=`, `s.ig=`, `&` read as `6`),
+    # even when it read only a glyph or two of the value before a space: `widen` takes the pieces after it.
+    CustomPattern(
+        FindingType.AZURE_KEY,
+        r"(?i)(?<![A-Za-z])s ?[.,]? ?[i1l|!] ?g ?= ?(?P<value>[^\s&]+)",
+        confidence=0.8,
+    ),
+    # An IPv6 address (or a MAC) whose colons OCR spaced out, misread or dropped (`85a3: : 8a2e`,
+    # `85a3:-8a2e`, `26bf81f9`), or a group of which it misread (`3cal`, `bidd`): four groups or more, the
+    # first of hex digits, with four digits at least; a time of day has three groups at most.
     CustomPattern(
         FindingType.IP_ADDRESS,
-        r"(?<![0-9A-Za-z:])[0-9A-Fa-f]{1,4}(?: ?[:;](?: ?[:\-])? ?[0-9A-Fa-f]{1,4}){3,7}(?![0-9A-Za-z:])",
+        r"(?<![0-9A-Za-z:])(?=[0-9A-Fa-f]{1,4}"
+        + _V6_COLON
+        + r")(?=(?:[A-Za-z:; \-]{0,12}[0-9]){4})"
+        + _V6_GROUP
+        + "(?:"
+        + _V6_COLON
+        + _V6_GROUP
+        + r"){3,7}(?![0-9A-Za-z:])",
         confidence=0.6,
+    ),
+    # An IBAN whose check digits OCR read as letters (`DE55` as `DESS`, `DE10` as `DELO`): the engine
+    # checks them, so it finds the groups after them as a card number at best, and the start stays readable.
+    CustomPattern(
+        FindingType.IBAN,
+        r"(?<![A-Za-z0-9])(?=(?:[A-Z ]{0,5}[0-9]){8})[A-Z]{2}[0-9OoDIlLSsBZ|]{1,2}(?: ?[A-Z0-9]{4}){3,7}"
+        r"(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])",
+        confidence=0.6,
+    ),
+    # An ES DNI or NIE after its label whose check letter OCR read as a glyph or a digit (`J` as `)`, `]`,
+    # `3`): the engine checks the letter, so without it the number is not found.
+    CustomPattern(
+        FindingType.ES_DNI,
+        r"(?i)(?<![A-Za-z])(?:DNI|NIE|NIF)(?![A-Za-z])[ :.#º°-]*"
+        r"(?P<value>(?:[0-9]{8}|[XYZ][0-9]{7})(?: ?[^\s])?)(?!\S)",
+        confidence=0.7,
     ),
     # A long word with letters and digits, in two cases or mostly capitals: a token, not a word.
     CustomPattern(
@@ -158,7 +205,21 @@ def normalize_line(text: str) -> str:
     return _WORD.sub(lambda m: _as_digits(m.group()) if _digit_heavy(m.group()) else m.group(), text)
 
 
-_MAX_PIECES = 3  # words taken in on each side of a finding, at most
+_MAX_PIECES = 6  # words taken in on each side of a finding, at most (a 44-character SAS signature: 6)
+# The least characters of a token whose length its kind fixes, a few under it since OCR drops some: an
+# Azure SAS signature (43 of base64 and `%3D`), a GitHub token (40); a Mailgun key (`key-` and 32) in full,
+# since its last piece can be a few characters (`...b201 lef`).
+_TOKEN_CHARS: dict[str, int] = {
+    FindingType.AZURE_KEY: 40,
+    FindingType.MAILGUN_KEY: 36,
+    FindingType.GITHUB_TOKEN: 36,
+}
+# How such a token ends, when the piece it ends with lies past its least length: a SAS signature's padding.
+_TOKEN_TAIL: dict[str, tuple[str, ...]] = {FindingType.AZURE_KEY: ("3D", "=")}
+_LABEL_MAX = 5
+_INTERFACE = re.compile(
+    r"[a-z]{2,5}[0-9]"
+)  # a word of this many capital letters at most, alone, is a label (IBAN, DNI, GET, WARN)
 _JOIN_END = tuple(".@_-+")
 _JOIN_START = tuple(".@_-")
 
@@ -181,8 +242,43 @@ def _joined(left: str, right: str) -> bool:
     )
 
 
-def widen(spans: Iterable[LineSpan], lines: Sequence[OcrLine]) -> list[LineSpan]:
-    """Each span grown over the neighbouring words on its line that look like pieces of the same token."""
+def _label(word: str) -> bool:
+    """A word that names the value after it rather than being a piece of it: a few capitals alone (IBAN,
+    DNI, GET, WARN), an interface's name (inet6, eth0), or a name with its sign (`sig=`, `key:`)."""
+    return (
+        (word.isalpha() and word.isupper() and len(word) <= _LABEL_MAX)
+        or _INTERFACE.fullmatch(word) is not None
+        or word.endswith(("=", ":"))
+    )
+
+
+def _after_sign(span: LineSpan, line: OcrLine, word: int) -> bool:
+    """Whether the span starts inside its first word, right after a `=` or `:`: a value after its name, so
+    nothing on its left belongs to it."""
+    start = line.spans[word][0]
+    return span.start > start and line.text[span.start - 1] in "=:"
+
+
+def _short_by(span: LineSpan, line: OcrLine, last: int, least: int) -> bool:
+    """Whether the span, taken to the end of word `last`, holds fewer than `least` characters (spaces
+    aside)."""
+    end = max(span.end, line.spans[last][1])
+    return len("".join(line.text[span.start : end].split())) < least
+
+
+def _to_tail(words: Sequence[str], last: int, tail: tuple[str, ...]) -> int:
+    """`last`, or the next word or the one after it if that one ends the token (`...fk%3D`)."""
+    if not tail or words[last].endswith(tail):
+        return last
+    return next((n for n in range(last + 1, min(len(words), last + 3)) if words[n].endswith(tail)), last)
+
+
+def widen(spans: Iterable[LineSpan], lines: Sequence[OcrLine], types: Sequence[str] = ()) -> list[LineSpan]:
+    """Each span grown over the neighbouring words on its line that look like pieces of the same token;
+    on its left, not over a label or a name with its sign, nor past the sign a value starts after.
+
+    `types` (each finding's type, by number) lets a token of known length take in the pieces after it
+    that it still lacks, token-like or not: OCR splits a signature into lower-case bits (`ur`, `ph`)."""
     grown = []
     for span in spans:
         line = lines[span.line]
@@ -192,14 +288,21 @@ def widen(spans: Iterable[LineSpan], lines: Sequence[OcrLine]) -> list[LineSpan]
             continue
         first, last = covered[0], covered[-1]
         words = line.words
-        for _ in range(_MAX_PIECES):
-            if first == 0 or not _joined(words[first - 1], words[first]):
+        for _ in range(0 if _after_sign(span, line, first) else _MAX_PIECES):
+            left = words[first - 1] if first else ""
+            if not left or _label(left) or not _joined(left, words[first]):
                 break
             first -= 1
         for _ in range(_MAX_PIECES):
             if last + 1 == len(words) or not _joined(words[last], words[last + 1]):
                 break
             last += 1
+        least = _TOKEN_CHARS.get(types[span.finding], 0) if span.finding < len(types) else 0
+        for _ in range(_MAX_PIECES):
+            if last + 1 == len(words) or not _short_by(span, line, last, least):
+                break
+            last += 1
+        last = _to_tail(words, last, _TOKEN_TAIL.get(types[span.finding], ()) if least else ())
         start = min(span.start, line.spans[first][0])
         end = max(span.end, line.spans[last][1])
         grown.append(LineSpan(span.line, start, end, span.finding))

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from PIL import Image, ImageDraw
 
 from ._blocks import CELL_PX, components, ink_cells
+from ._fill import trim_to_ink
 from ._model import Box, ImageFinding
 from ._ocr import OcrWord
 
@@ -39,11 +40,18 @@ def _text_like(word: OcrWord) -> bool:
     return letters >= _MIN_CHARS and word.box.height >= _MIN_HEIGHT_PX
 
 
-def unreadable(words: Iterable[OcrWord], min_conf: float) -> list[ImageFinding]:
+def unreadable(
+    words: Iterable[OcrWord], min_conf: float, binary: Image.Image | None = None
+) -> list[ImageFinding]:
     """One finding per text-like word read with less than `min_conf` confidence, its box padded by a pixel
-    (the filler covers the glyphs' antialiased edges)."""
+    (the filler covers the glyphs' antialiased edges); with `binary` (the frame as black text on white),
+    first narrowed to the rows that hold ink, as Tesseract's box can be twice the line's height."""
+
+    def box(word: OcrWord) -> Box:
+        return (word.box if binary is None else trim_to_ink(word.box.clip(*binary.size), binary)).pad(1)
+
     return [
-        ImageFinding(UNREADABLE_TYPE, UNREADABLE_DETECTOR, round(1 - word.conf / 100, 2), (word.box.pad(1),))
+        ImageFinding(UNREADABLE_TYPE, UNREADABLE_DETECTOR, round(1 - word.conf / 100, 2), (box(word),))
         for word in words
         if word.conf < min_conf and _text_like(word)
     ]
