@@ -61,7 +61,7 @@ def _summary(report: ReplayReport) -> dict[str, Any]:
         "wall_secs": data["wall_secs"],
         "runs": data["runs"],
         "decisions": data["decisions"],
-        "notified": [n["title"] for n in data["notified"]],
+        "notified": [{"title": n["title"], "suggests": n["suggests"]} for n in data["notified"]],
         "model_calls": data["model_calls"],
         "by_role": data["by_role"],
     }
@@ -81,8 +81,9 @@ def with_model(events: list[RecordedEvent], args: argparse.Namespace) -> dict[st
         settings = load_settings(PipelineSettings, llm_backend="openai")
     rules = asyncio.run(replay_events(events, RulesBackend()))
     model = asyncio.run(replay_events(events, make_backend(settings)))
-    rules_titles = [n.title for n in rules.notified]
-    model_titles = [n.title for n in model.notified]
+    # The same suggestion may be worded by the model: what counts is what is suggested.
+    rules_suggests = [n.candidate_key for n in rules.notified]
+    model_suggests = [n.candidate_key for n in model.notified]
     roles = model.calls_by_role()
     total = {
         key: sum(row[key] for row in roles.values())
@@ -98,7 +99,7 @@ def with_model(events: list[RecordedEvent], args: argparse.Namespace) -> dict[st
         "model_run": _summary(model),
         "rules_run": _summary(rules),
         "calls": total,
-        "rules_notifications_kept": all(title in model_titles for title in rules_titles),
+        "rules_notifications_kept": all(key in model_suggests for key in rules_suggests),
         "wall_ratio_model_vs_rules": round(model.wall_secs / max(rules.wall_secs, 1e-6), 1),
     }
 

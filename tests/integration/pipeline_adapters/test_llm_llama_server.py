@@ -196,7 +196,13 @@ def test_a_replay_with_call_finishes_and_notifies_at_least_what_the_rules_do(lla
         "KRONII_PIPELINE_LLM_TIMEOUT_SECS": "20",
     }
     called = replay("--backend", "openai", "--call", env=model)
-    titles = [n["title"] for n in called["notified"]]
-    assert all(n["title"] in titles for n in expected["notified"]), (titles, expected["notified"])
+    suggested = [n["suggests"] for n in called["notified"]]
+    assert all(n["suggests"] in suggested for n in expected["notified"]), (
+        called["notified"],
+        expected["notified"],
+    )
+    # A model may word a notification its own way, but only about what it suggests.
+    for notification in called["notified"]:
+        assert notification["title"] not in ("NotifierOutput", "title", ""), notification
     assert set(called["by_role"]) == set(ROLES)
     print(json.dumps(called["by_role"], indent=1))

@@ -197,3 +197,28 @@ def test_a_plan_that_notifies_always_gets_a_notification() -> None:
     assert kept == rules_note and why.startswith("overruled")
     silent = replace(plan, notify=False)
     assert floor.notification(rules_note, None, silent)[0] is None
+
+
+def test_a_notification_titled_by_the_schema_or_about_nothing_of_the_suggestion_is_out_of_bounds() -> None:
+    action = {"label": "Later", "snooze_ms": 3_600_000}
+    context = '{"best_candidate": [{"title": "Related tasks for machine.py in kronii"}]}'
+
+    def answer(title: str) -> dict[str, object]:
+        return {
+            "notification": {
+                "title": title,
+                "body": "Tasks that mention it may be worth a look.",
+                "source_summary": "window title",
+                "actions": [{"kind": "snooze", **action}, {"kind": "disable", **{**action, "label": "Stop"}}],
+            }
+        }
+
+    # Gemma 3 270M wrote the schema's own title as the notification's.
+    seen = " | ".join(bounds.problems(Role.NOTIFIER, answer("NotifierOutput"), now_ms=NOW, context=context))
+    assert "is the field name 'NotifierOutput'" in seen
+    unrelated = bounds.problems(Role.NOTIFIER, answer("Buy groceries today"), now_ms=NOW, context=context)
+    assert unrelated == ["title names nothing of the suggestion it announces"]
+    assert (
+        bounds.problems(Role.NOTIFIER, answer("Open tasks about machine.py"), now_ms=NOW, context=context)
+        == []
+    )

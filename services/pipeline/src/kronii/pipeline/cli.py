@@ -101,6 +101,8 @@ class _Notified:
     run_id: str
     title: str
     body: str
+    # What it suggests (`related_tasks:main.py@kronii`): a model may word a notification its own way.
+    candidate_key: str = ""
 
 
 class _CollectingNotifier:
@@ -112,7 +114,11 @@ class _CollectingNotifier:
         return None
 
     async def notify(self, run_id: str, notification: Notification, source_key: str) -> str:
-        self.sent.append(_Notified(self._clock(), run_id, notification.title, notification.body))
+        self.sent.append(
+            _Notified(
+                self._clock(), run_id, notification.title, notification.body, notification.candidate_key
+            )
+        )
         return f"replay-{len(self.sent)}"
 
 
@@ -175,6 +181,10 @@ class ReplayReport:
                 row["input_tokens"] += call.input_tokens
                 row["output_tokens"] += call.output_tokens
                 row[call_verdict(call)] += 1
+                if call.fallback:
+                    reasons = row.setdefault("fallback_reasons", {})
+                    reason = call.fallback.split(":", 1)[0]
+                    reasons[reason] = reasons.get(reason, 0) + 1
                 latencies.setdefault(call.role, []).append(call.latency_ms)
         for role, row in roles.items():
             ordered = sorted(latencies[role])
@@ -191,7 +201,8 @@ class ReplayReport:
             "runs": len(self.runs),
             "decisions": dict(Counter(r.decision for r in self.runs)),
             "notified": [
-                {"at_ms": n.at_ms - _EPOCH_MS, "title": n.title, "body": n.body} for n in self.notified
+                {"at_ms": n.at_ms - _EPOCH_MS, "title": n.title, "body": n.body, "suggests": n.candidate_key}
+                for n in self.notified
             ],
             "deferred": dict(self.deferred),
             "dropped_title_churn": self.dropped_title_churn,

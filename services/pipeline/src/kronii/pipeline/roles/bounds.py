@@ -108,7 +108,9 @@ def _field_names() -> frozenset[str]:
                 walk(item)
 
     walk(list(ROLE_SCHEMAS.values()))
-    return frozenset(names)
+    # A schema's own title ("NotifierOutput") is a name too: Gemma 3 270M wrote it as a notification title.
+    names.update(str(schema.get("title", "")).lower() for schema in ROLE_SCHEMAS.values())
+    return frozenset(name for name in names if name)
 
 
 FIELD_NAMES = _field_names()
@@ -204,12 +206,15 @@ def _planner(data: Mapping[str, Any], now_ms: int, bounds: ModelBounds) -> list[
     return problems
 
 
-def _notifier(data: Mapping[str, Any], bounds: ModelBounds) -> list[str]:
+def _notifier(data: Mapping[str, Any], bounds: ModelBounds, context: str) -> list[str]:
     notification = data.get("notification")
     if notification is None:
         return []
     problems: list[str] = []
     title = _text(problems, "title", notification["title"], LIMITS.title)
+    known = {word.lower() for word in _WORD.findall(context)}
+    if context and title and not any(word.lower() in known for word in _WORD.findall(title)):
+        problems.append("title names nothing of the suggestion it announces")
     body = _text(problems, "body", notification["body"], LIMITS.body)
     if title and title == body:
         problems.append("body copies the title")
@@ -235,7 +240,8 @@ def problems(
     bounds: ModelBounds | None = None,
 ) -> list[str]:
     """Why a schema-valid answer is out of bounds; empty when it is fine. `context` is the text the
-    extractor was given (its values must come from there); `now_ms` the planner's now."""
+    role was given: the extractor's values must come from there, a notification's title must name
+    something of it; `now_ms` is the planner's now."""
     bounds = bounds or ModelBounds()
     if role is Role.EXTRACTOR:
         return _extractor(data, context)
@@ -243,7 +249,7 @@ def problems(
         return _synthesizer(data)
     if role is Role.PLANNER:
         return _planner(data, now_ms, bounds)
-    return _notifier(data, bounds)
+    return _notifier(data, bounds, context)
 
 
 def largest_answer(role: Role) -> dict[str, Any]:
