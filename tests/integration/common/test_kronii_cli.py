@@ -155,3 +155,12 @@ complete_at kronii status --j
 """
     result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
     assert result.stdout.split("\n")[:3] == ["status", "tail", "--json"], result.stdout + result.stderr
+
+
+def test_agents_and_capture_say_how_to_start_kronii_when_it_never_ran(tmp_path: Path) -> None:
+    env = _nothing_running(tmp_path)
+    agents = _run("agents", "list", env=env)
+    assert agents.returncode == 5 and "the supervisor has not run here yet" in agents.stderr
+    assert "start it with `kronii up`" in agents.stderr
+    capture = _run("capture", "list", env=env)
+    assert capture.returncode == 5 and "capture is not running (no socket at" in capture.stderr

@@ -145,9 +145,9 @@ def _local_secret() -> bytes:
     path = settings.token_key_file
     if not path.exists():
         raise CliError(
-            f"kronii: no service token: set KRONII_SUPERVISOR_TOKEN, or run this on the supervisor's host "
-            f"after it started once ({path} does not exist)",
-            2,
+            f"kronii: the supervisor has not run here yet ({path} does not exist): start it with `kronii up`, "
+            "or set KRONII_SUPERVISOR_TOKEN to reach one elsewhere",
+            exits.UNREACHABLE,
         )
     return path.read_bytes().strip()
 
