@@ -105,7 +105,8 @@ class Kronii(click.Group):
 
         if name in BUILT_IN:
             return BUILT_IN[name]
-        target = _package_commands().get(name)
+        # `redact` is ours: no need to read every installed distribution's entry points for it.
+        target = _BRIDGED_BUILT_IN.get(name) or _package_commands().get(name)
         return bridged(name, target) if target else None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
