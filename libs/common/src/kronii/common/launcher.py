@@ -221,7 +221,7 @@ class Launcher:
         # Services take seconds to import; they start while the migrations run, and are
         # only waited for once the schema is in place.
         marker = self._schema_ready_file()
-        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         marker.unlink(missing_ok=True)
         env = self._child_env()
         for spec in specs:
@@ -231,7 +231,7 @@ class Launcher:
         from kronii.common.db import migrate_up  # alembic is slow to import; only `up` needs it
 
         migrate_up(self.servers["postgres"].url)
-        marker.touch()
+        marker.touch(mode=0o600)  # nothing in the data directory is open to other users
         self.say(f"{'migrate':<{self._width}}  database schema is up to date")
         for running in self.services:
             self._wait_ready(running)
