@@ -17,6 +17,7 @@ __all__ = [
     "Detector",
     "DistinctLines",
     "ScanText",
+    "continues_token",
     "line_bounds",
     "line_local_findings",
     "literal_alternation",
@@ -226,3 +227,18 @@ def reads_as_words(token: str) -> bool:
         if (vowels >= 1) if len(run) <= 5 else (vowels * 5 >= len(run)):
             covered += len(run)
     return covered * 2 > len(token)
+
+
+def continues_token(
+    text: str, index: int, step: int, joiners: str, follower: Callable[[str], bool] = str.isalnum
+) -> bool:
+    """Whether the character at `index`, beside a match (`step` -1 before it, 1 after it), continues the
+    token, making the match part of a longer id or version: a letter, a digit or "_", or one of `joiners`
+    with a `follower` beyond it ("123-45-6789." ends a sentence, "123-45-6789-01" is something else)."""
+    if not 0 <= index < len(text):
+        return False
+    char = text[index]
+    if char.isalnum() or char == "_":
+        return True
+    beyond = index + step
+    return char in joiners and 0 <= beyond < len(text) and follower(text[beyond])

@@ -27,7 +27,7 @@ from functools import partial
 from operator import attrgetter
 
 from .._types import FindingType
-from ._base import Candidate, ScanText, line_bounds, line_local_findings
+from ._base import Candidate, ScanText, continues_token, line_bounds, line_local_findings
 from ._tables import column_cells
 
 __all__ = ["CheckedIdDetector"]
@@ -318,14 +318,6 @@ def _glued(text: str, start: int, end: int) -> bool:
     is a card, not an Aadhaar number and four digits).
     """
     joiners = "-./+:" + (" " if " " in text[start:end] else "")
-    return _glued_at(text, start - 1, -1, joiners) or _glued_at(text, end, 1, joiners)
-
-
-def _glued_at(text: str, index: int, step: int, joiners: str) -> bool:
-    if not 0 <= index < len(text):
-        return False
-    char = text[index]
-    if char.isalnum() or char == "_":
-        return True
-    beyond = index + step
-    return char in joiners and 0 <= beyond < len(text) and text[beyond].isdigit()
+    return continues_token(text, start - 1, -1, joiners, str.isdigit) or continues_token(
+        text, end, 1, joiners, str.isdigit
+    )

@@ -18,7 +18,7 @@ from datetime import date
 from functools import partial
 
 from .._types import FindingType
-from ._base import Candidate, ScanText, line_local_findings
+from ._base import Candidate, ScanText, continues_token, line_local_findings
 
 __all__ = ["NationalIdDetector"]
 
@@ -211,15 +211,5 @@ def _nie_valid(match: re.Match[str]) -> bool:
 
 
 def _is_glued(text: str, index: int, step: int) -> bool:
-    """Whether the neighbour at `index` continues the token, making it part of a longer id or version.
-
-    A joiner ("-", ".", "/", "+") counts only when a letter or digit follows it: "SSN 123-45-6789." ends a
-    sentence, "123-45-6789-01" is something else.
-    """
-    if not 0 <= index < len(text):
-        return False
-    char = text[index]
-    if char.isalnum() or char == "_":
-        return True
-    beyond = index + step
-    return char in "-./+" and 0 <= beyond < len(text) and text[beyond].isalnum()
+    """Whether the neighbour at `index` continues the token (a joiner counts when a letter or digit follows)."""
+    return continues_token(text, index, step, "-./+")
