@@ -2,9 +2,9 @@
 `kronii redact` import no service's code, and a command of another package (`kronii agents` from the
 supervisor, `kronii capture`, `kronii replay`) is imported only when it is the one that runs.
 
-The packages' commands are still written with argparse (each `add_*_parser` of the
-`kronii.commands` entry points); `bridged` runs them under this group with the same exit codes,
-errors and closed-pipe handling. Exit codes: `kronii.common.cli.exits`.
+A `kronii.commands` entry point names either a click command (used as it is) or an argparse
+`add_*_parser` (run by `bridged` under this group with the same exit codes, errors and closed-pipe
+handling). Exit codes: `kronii.common.cli.exits`.
 """
 
 from __future__ import annotations
@@ -92,6 +92,17 @@ def bridged(name: str, target: str) -> click.Command:
     )
 
 
+def command_for(name: str, target: str) -> click.Command:
+    """A package's command: a click command as it is, or an argparse `add_*_parser` under the bridge.
+    An `add_*_parser` target is not imported here, so the bridge costs nothing until it runs."""
+    if target.partition(":")[2].startswith("add_"):
+        return bridged(name, target)
+    command = _load(target)
+    if not isinstance(command, click.Command):
+        raise TypeError(f"{target} is not a click command")
+    return command
+
+
 class Kronii(click.Group):
     """Built-in commands (cli/builtin.py) and the packages' commands, each loaded when asked for."""
 
@@ -107,7 +118,7 @@ class Kronii(click.Group):
             return BUILT_IN[name]
         # `redact` is ours: no need to read every installed distribution's entry points for it.
         target = _BRIDGED_BUILT_IN.get(name) or _package_commands().get(name)
-        return bridged(name, target) if target else None
+        return command_for(name, target) if target else None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Help lines for the packages' commands come from _PACKAGE_HELP: listing loads no module.
