@@ -33,10 +33,9 @@ from kronii.common.infra import (
 )
 from kronii.common.processes import Child, LineSink
 from kronii.common.services import installed_services
-from kronii.common.settings import KroniiSettings, ServiceSettings, load_settings
+from kronii.common.settings import ServiceSettings, load_settings
 from kronii.common.spec import ServiceSpec
-from pydantic import Field
-from pydantic_settings import SettingsConfigDict
+from kronii.common.up_settings import LauncherSettings, state_path
 
 __all__ = ["LaunchError", "Launcher", "LauncherSettings", "state_path"]
 
@@ -50,23 +49,8 @@ RESTART_WINDOW_SECS = 60.0
 OUTAGES_KEPT = 10
 
 
-class LauncherSettings(KroniiSettings):
-    model_config = SettingsConfigDict(env_prefix="KRONII_", extra="ignore", frozen=True)
-
-    embedded_nats_port: int = Field(default=14222, ge=0, le=65535)
-    embedded_redis_port: int = Field(default=16379, ge=0, le=65535)
-    embedded_postgres_port: int = Field(default=15432, ge=0, le=65535)
-    ready_timeout_secs: float = Field(default=45.0, gt=0)
-    # The agents' tmux sessions outlive kronii unless asked: a coding agent mid-task is the user's work.
-    stop_agents: bool = False
-
-
 class LaunchError(RuntimeError):
     pass
-
-
-def state_path(data_dir: Path) -> Path:
-    return data_dir / "run" / "up.json"
 
 
 @dataclass

@@ -126,7 +126,7 @@ def service_http_url(
 def _kronii_up_service(data_dir: Path, name: str) -> ServiceAddress | None:
     """The address the running `kronii up` recorded for ``name``, or None when there is no state
     file, it is not this user's own private file, its launcher is gone, or it lacks ``name``."""
-    from kronii.common.launcher import state_path  # the launcher is heavy; only this needs it
+    from kronii.common.up_settings import state_path
 
     state = _read_own_state(state_path(data_dir))
     if state is None or not _launcher_alive(state.get("pid")):

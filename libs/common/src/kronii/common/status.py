@@ -1,4 +1,8 @@
-"""`kronii status`: each infrastructure server and service, its address, and whether it is ready."""
+"""`kronii status`: each infrastructure server and service, its address, and whether it is ready.
+
+It speaks NATS, Redis (RESP) and HTTP itself with the standard library, and imports the PostgreSQL driver
+only once the port answers: a status command should answer in a fraction of a second, not wait on the
+import of four client libraries."""
 
 from __future__ import annotations
 
@@ -10,13 +14,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-import httpx
-import psycopg
-import redis.asyncio as aioredis
-from kronii.common.launcher import LauncherSettings, state_path
 from kronii.common.rendezvous import connect_host, service_http_url
 from kronii.common.services import installed_services
 from kronii.common.settings import load_settings
+from kronii.common.up_settings import LauncherSettings, state_path
 from kronii.common.urls import libpq_url, redact_url
 
 __all__ = ["StatusRow", "collect_status", "infra_url", "render_table", "row_json"]
@@ -142,7 +143,29 @@ async def _check_nats(url: str) -> str:
         writer.close()
 
 
-async def _check_redis(url: str) -> str:
+def _resp_command(*words: str) -> bytes:
+    parts = [f"*{len(words)}\r\n".encode()]
+    for word in words:
+        data = word.encode()
+        parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    return b"".join(parts)
+
+
+async def _resp_reply(reader: asyncio.StreamReader) -> bytes:
+    """One RESP reply: a simple string or a bulk string; an error reply raises."""
+    line = (await reader.readline()).rstrip(b"\r\n")
+    if line.startswith(b"-"):
+        raise ConnectionError(line[1:].decode(errors="replace"))
+    if line.startswith(b"$"):
+        return (await reader.readexactly(int(line[1:]) + 2))[:-2]
+    if line.startswith(b"+"):
+        return line[1:]
+    raise ConnectionError("not a Redis server")
+
+
+async def _check_redis_tls(url: str) -> str:
+    import redis.asyncio as aioredis
+
     client = aioredis.from_url(url, socket_connect_timeout=1.5, socket_timeout=1.5)
     try:
         info = await client.info("server")
@@ -151,7 +174,32 @@ async def _check_redis(url: str) -> str:
         await client.aclose()
 
 
+async def _check_redis(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme == "rediss":
+        return await _check_redis_tls(url)
+    reader, writer = await asyncio.open_connection(parts.hostname or "127.0.0.1", parts.port or 6379)
+    try:
+        if parts.password:
+            auth = (parts.username, parts.password) if parts.username else (parts.password,)
+            writer.write(_resp_command("AUTH", *auth))
+            await _resp_reply(reader)
+        writer.write(_resp_command("INFO", "server"))
+        info = (await _resp_reply(reader)).decode(errors="replace")
+        version = next(
+            (line.split(":", 1)[1] for line in info.splitlines() if line.startswith("redis_version:")), "?"
+        )
+        return f"redis {version.strip()}"
+    finally:
+        writer.close()
+
+
 async def _check_postgres(url: str) -> str:
+    parts = urlsplit(url)
+    _, probe = await asyncio.open_connection(parts.hostname or "127.0.0.1", parts.port or 5432)
+    probe.close()
+    import psycopg  # only for a port that answers: the driver takes longer to import than the rest
+
     conn = await psycopg.AsyncConnection.connect(libpq_url(url), connect_timeout=2)
     try:
         row = await (await conn.execute("SHOW server_version")).fetchone()
@@ -171,9 +219,21 @@ async def _has_table(conn: Any, table: str) -> bool:
     return bool(row and row[0])
 
 
-async def _check_service(client: httpx.AsyncClient, url: str) -> tuple[bool, str]:
-    response = await client.get(f"{url}/readyz")
-    body = response.json()
+def _get_json(url: str, timeout: float) -> dict[str, Any]:
+    import http.client
+
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port or 80, timeout=timeout)
+    try:
+        connection.request("GET", parts.path or "/")
+        body: dict[str, Any] = json.loads(connection.getresponse().read())
+        return body
+    finally:
+        connection.close()
+
+
+async def _check_service(url: str) -> tuple[bool, str]:
+    body = await asyncio.to_thread(_get_json, f"{url}/readyz", 3.0)
     notes = []
     for name, item in body.get("dependencies", {}).items():
         if not item.get("ready"):
@@ -214,20 +274,19 @@ async def collect_status(settings: LauncherSettings | None = None) -> list[Statu
         _infra_row(name, kind, url, checks[name](url), state.get("infra", {}).get(name, {}))
         for name, (url, kind) in urls.items()
     ]
-    async with httpx.AsyncClient(timeout=3.0) as client:
-        for spec in installed_services():
-            # The address `kronii agents` and other commands use too (rendezvous.service_http_url).
-            service_settings = load_settings(spec.settings_cls)
-            found = service_http_url(spec.name, spec.settings_cls, data_dir=settings.data_dir)
-            http = found.url
-            grpc = found.grpc or (
-                f"{connect_host(service_settings.host)}:{service_settings.grpc_port}"
-                if service_settings.grpc_port
-                else ""
-            )
-            address = f"{http}" + (f"  grpc {grpc}" if grpc else "")
-            tasks.append(_row(spec.name, "service", address, _check_service(client, http)))
-        return list(await asyncio.gather(*tasks))
+    for spec in installed_services():
+        # The address `kronii agents` and other commands use too (rendezvous.service_http_url).
+        service_settings = load_settings(spec.settings_cls)
+        found = service_http_url(spec.name, spec.settings_cls, data_dir=settings.data_dir)
+        http = found.url
+        grpc = found.grpc or (
+            f"{connect_host(service_settings.host)}:{service_settings.grpc_port}"
+            if service_settings.grpc_port
+            else ""
+        )
+        address = f"{http}" + (f"  grpc {grpc}" if grpc else "")
+        tasks.append(_row(spec.name, "service", address, _check_service(http)))
+    return list(await asyncio.gather(*tasks))
 
 
 def row_json(row: StatusRow) -> dict[str, Any]:

@@ -19,8 +19,8 @@ _SECRET_WORDS = ("token", "password", "api_key", "secret")
 
 
 def _classes() -> list[type[BaseSettings]]:
-    from kronii.common.launcher import LauncherSettings
     from kronii.common.services import installed_services
+    from kronii.common.up_settings import LauncherSettings
 
     return [LauncherSettings, *(spec.settings_cls for spec in installed_services())]
 

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped,unused-ignore]
 from kronii.pipeline.core.states import CapturePreemption, TriggerKind
 from kronii.pipeline.roles.model import ConfidenceLabel, CostLabel, NotificationActionKind, Role
 
@@ -155,6 +154,9 @@ class RoleOutputError(ValueError):
 
 def output_problems(role: Role, document: object) -> list[str]:
     """Every schema violation of `document` as "<json path>: <message>", empty when valid."""
+    # Imported here: the settings read these schemas' sizes, and `kronii status` should not pay for jsonschema.
+    import jsonschema  # type: ignore[import-untyped,unused-ignore]
+
     validator = jsonschema.Draft202012Validator(ROLE_SCHEMAS[role])
     errors = sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
     return [f"{error.json_path}: {error.message}" for error in errors]
