@@ -40,6 +40,7 @@ test-slow: sysdeps agentdeps
 lint: pydeps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(PY) scripts/check_shape.py
 	$(VENV)/bin/mypy libs/common/src libs/redaction/src libs/crypto/src services/sensor/src services/supervisor/src services/capture/src services/pipeline/src services/scheduler/src tests bench
 
 proto: pydeps
