@@ -19,6 +19,7 @@ BENCHMARKS = [
     ["chaos_servers.py"],
     ["access_check.py"],
     ["cli_startup.py", "--runs", "7"],
+    ["up_memory.py"],
 ]
 
 

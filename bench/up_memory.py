@@ -1,0 +1,108 @@
+"""Resident memory of the whole `kronii up` (launcher, every service, embedded NATS, Redis and PostgreSQL)
+once it is up and has settled, next to a bare Python interpreter measured in the same run.
+
+RSS counts pages shared between processes once per process; PSS shares them out, so the PSS total is
+what the mesh really costs the machine. Both are reported, per process and in total.
+
+Goal (issue "One shape for every service"): <= 300 MB on the desktop default.
+
+Usage: python bench/up_memory.py [--settle 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+from _common import machine, save
+
+from tests.mesh import Proc, standalone_env
+
+GOAL_MB = 300
+MB = 1024 * 1024
+
+
+def _label(process: psutil.Process) -> str:
+    command = " ".join(process.cmdline()[:4])
+    for service in ("sensor", "capture", "pipeline", "scheduler", "supervisor", "broker", "critic", "vision"):
+        if f"kronii.{service}" in command:
+            return service
+    if " up" in command or command.endswith("kronii up"):
+        return "launcher"
+    return process.name()
+
+
+def _memory(process: psutil.Process) -> tuple[float, float]:
+    info = process.memory_full_info()
+    return info.rss / MB, getattr(info, "pss", info.rss) / MB
+
+
+def tree_memory(root: psutil.Process) -> dict[str, Any]:
+    rows: dict[str, dict[str, float]] = {}
+    for process in [root, *root.children(recursive=True)]:
+        try:
+            label, (rss, pss) = _label(process), _memory(process)
+        except psutil.Error:
+            continue
+        row = rows.setdefault(label, {"processes": 0, "rss_mb": 0.0, "pss_mb": 0.0})
+        row["processes"] += 1
+        row["rss_mb"] += rss
+        row["pss_mb"] += pss
+    for row in rows.values():
+        row["rss_mb"] = round(row["rss_mb"], 1)
+        row["pss_mb"] = round(row["pss_mb"], 1)
+    return {
+        "by_process": dict(sorted(rows.items())),
+        "total_rss_mb": round(sum(row["rss_mb"] for row in rows.values()), 1),
+        "total_pss_mb": round(sum(row["pss_mb"] for row in rows.values()), 1),
+    }
+
+
+def bare_python_mb() -> float:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        time.sleep(1.0)
+        return round(_memory(psutil.Process(child.pid))[0], 1)
+    finally:
+        child.kill()
+        child.wait()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--settle", type=float, default=10.0, help="seconds to wait after `kronii is up`")
+    args = parser.parse_args()
+    baseline = bare_python_mb()
+    root = Path(tempfile.mkdtemp(prefix="kronii-bench-mem-"))
+    try:
+        proc = Proc([str(Path(sys.executable).parent / "kronii"), "up"], standalone_env(root / "data"))
+        try:
+            proc.wait_for_line(lambda line: line.strip() == "kronii is up", 180)
+            time.sleep(args.settle)
+            figures = tree_memory(psutil.Process(proc.process.pid))
+        finally:
+            proc.terminate(30)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    figures.update(
+        bare_python_rss_mb=baseline,
+        ratio_rss_to_bare_python=round(figures["total_rss_mb"] / baseline, 1),
+        goal_mb=GOAL_MB,
+        meets_goal=figures["total_pss_mb"] <= GOAL_MB,
+        mode="one process per service",
+    )
+    save("up_memory", {"machine": machine(), "settle_s": args.settle, **figures})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
