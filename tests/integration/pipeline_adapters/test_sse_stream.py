@@ -87,3 +87,26 @@ async def test_events_stream_live_and_resume_after_last_event_id(
             replayed = await asyncio.wait_for(read_events(response, 2), 5)
         assert [json.loads(e["data"])["title"] for e in replayed] == ["missed-1", "missed-2"]
         assert [int(e["id"]) for e in replayed] == [int(first["id"]) + 1, int(first["id"]) + 2]
+
+
+async def test_the_stream_opens_with_the_reconnect_delay_and_keeps_an_idle_connection_alive(
+    served: tuple[str, NotificationBroadcaster],
+) -> None:
+    url, _hub = served
+    lines: list[str] = []
+    async with (
+        httpx.AsyncClient(base_url=url, timeout=10) as http,
+        http.stream("GET", "/v1/notifications/stream") as response,
+    ):
+        assert response.headers["cache-control"] == "no-cache"
+        assert response.headers["x-accel-buffering"] == "no"  # nginx must not buffer the stream
+
+        async def until_two_keepalives() -> None:
+            async for line in response.aiter_lines():
+                lines.append(line)
+                if lines.count(": keepalive") == 2:
+                    return
+
+        await asyncio.wait_for(until_two_keepalives(), 5)
+    assert lines[:2] == ["retry: 2000", ""]
+    assert [line for line in lines if line] == ["retry: 2000", ": keepalive", ": keepalive"]

@@ -15,6 +15,7 @@ from typing import Any
 
 import grpc
 import httpx
+import jwt
 import psycopg
 import pytest
 from kronii.common import subjects
@@ -141,10 +142,13 @@ def test_a_caller_without_a_token_or_outside_its_workspace_is_refused(supervisor
     body = {"trigger_id": "t-noauth", "agent_id": agent, "workspace_id": "ws1", "prompt": "hello there"}
     plain = httpx.post(f"{supervisor.url}/v1/triggers", json=body)
     assert plain.status_code == 401 and "service token" in plain.json()["detail"]
+    # Every claim it needs, signed with a key that is not the supervisor's.
+    claims = {"sub": "forger", "scopes": ["trigger"], "workspaces": ["*"], "exp": time.time() + 600}
+    forged_token = jwt.encode(claims, "not the supervisor's key, 32 bytes+", algorithm="HS256")
     forged = httpx.post(
-        f"{supervisor.url}/v1/triggers", json=body, headers={"authorization": "Bearer kst1.e30.AAAA"}
+        f"{supervisor.url}/v1/triggers", json=body, headers={"authorization": f"Bearer {forged_token}"}
     )
-    assert forged.status_code == 401 and "signature" in forged.json()["detail"]
+    assert forged.status_code == 401 and "signature does not match" in forged.json()["detail"]
     with supervisor.client(token(workspaces=("other",))) as http:
         elsewhere = http.post("/v1/triggers", json=body)
     assert elsewhere.status_code == 403 and "ws1" in elsewhere.json()["detail"]

@@ -42,6 +42,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 POSTGRES_SYSTEM_USER = "kronii-pg"
+# How long a started PostgreSQL may refuse connections before the start counts as failed.
+DATABASE_WAIT_SECS = 15.0
 
 
 class InfraError(RuntimeError):
@@ -371,28 +373,39 @@ class EmbeddedInfra:
             raise InfraError(f"initdb failed:\n{result.stderr.strip()}")
 
     def _ensure_database(self, child: Child, port: int, password: str) -> None:
+        # Imported here: `kronii` commands that never start PostgreSQL do not pay for them.
         import psycopg
+        from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                with psycopg.connect(
-                    host="127.0.0.1",
-                    port=port,
-                    user="kronii",
-                    password=password,
-                    dbname="postgres",
-                    autocommit=True,
-                ) as conn:
-                    exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = 'kronii'").fetchone()
-                    if not exists:
-                        conn.execute("CREATE DATABASE kronii")
-                    return
-            except psycopg.OperationalError as error:
-                # The port opens a moment before the server accepts connections.
-                if time.monotonic() > deadline or not child.alive():
-                    raise InfraError(f"postgres is not accepting connections: {error}") from None
-                time.sleep(0.1)
+        def create_if_missing() -> None:
+            with psycopg.connect(
+                host="127.0.0.1",
+                port=port,
+                user="kronii",
+                password=password,
+                dbname="postgres",
+                autocommit=True,
+            ) as conn:
+                exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = 'kronii'").fetchone()
+                if not exists:
+                    conn.execute("CREATE DATABASE kronii")
+
+        out_of_time = stop_after_delay(DATABASE_WAIT_SECS)
+
+        def give_up(state: RetryCallState) -> bool:
+            return out_of_time(state) or not child.alive()
+
+        # The port opens a moment before the server accepts connections.
+        retrying = Retrying(
+            retry=retry_if_exception_type(psycopg.OperationalError),
+            stop=give_up,
+            wait=wait_fixed(0.1),
+            reraise=True,
+        )
+        try:
+            retrying(create_if_missing)
+        except psycopg.OperationalError as error:
+            raise InfraError(f"postgres is not accepting connections: {error}") from None
 
 
 def _grant_postgres_reach(pgdata: Path, uid: int, gid: int) -> None:

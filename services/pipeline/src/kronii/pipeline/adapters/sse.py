@@ -3,7 +3,10 @@
 Each subscriber has a bounded queue; one that falls behind is disconnected rather than let grow
 (or slow the others), and comes back with Last-Event-ID to get what it missed from the replay
 buffer. Event ids start at the wall clock in milliseconds, so they keep increasing across a
-restart of the service and an old Last-Event-ID never hides new events."""
+restart of the service and an old Last-Event-ID never hides new events.
+
+The broadcaster is written here; sse-starlette frames the events, sends the keep-alive comments
+and notices a client that went away."""
 
 from __future__ import annotations
 
@@ -15,13 +18,17 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from fastapi import APIRouter, Request
-from fastapi.responses import StreamingResponse
 from kronii.pipeline.adapters.notifications import notification_json
 from kronii.pipeline.v1 import pipeline_pb2 as pb
+from sse_starlette import EventSourceResponse, ServerSentEvent
 
 __all__ = ["NotificationBroadcaster", "SseEvent", "Subscription", "notifications_stream_router"]
 
 EVENT_NAME = "notification"
+# Plain newlines between fields, as the stream always sent; every SSE client accepts them.
+_SEP = "\n"
+# How long a browser waits before it reconnects, sent once when the stream opens.
+RECONNECT_MS = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,10 +37,11 @@ class SseEvent:
     event: str
     data: str
 
+    def frame(self) -> ServerSentEvent:
+        return ServerSentEvent(self.data, event=self.event, id=str(self.id), sep=_SEP)
+
     def encode(self) -> bytes:
-        lines = [f"id: {self.id}", f"event: {self.event}"]
-        lines += [f"data: {line}" for line in self.data.split("\n")]
-        return ("\n".join(lines) + "\n\n").encode()
+        return self.frame().encode()
 
 
 class _Lagged:
@@ -155,31 +163,26 @@ def notifications_stream_router(
     """GET /v1/notifications/stream (text/event-stream; Last-Event-ID header or ?last_event_id=)."""
     router = APIRouter(prefix="/v1/notifications", tags=["notifications"])
 
-    async def events(subscription: Subscription) -> AsyncIterator[bytes]:
+    async def events(subscription: Subscription) -> AsyncIterator[ServerSentEvent]:
         async with subscription:
-            # Tell the browser how long to wait before reconnecting, and open the stream at once.
-            yield b"retry: 2000\n\n"
-            while True:
-                try:
-                    event = await subscription.next(keepalive_secs)
-                except TimeoutError:
-                    yield b": keepalive\n\n"
-                    continue
-                if event is None:
-                    return
-                yield event.encode()
+            # Opens the stream at once, with the browser's reconnect delay.
+            yield ServerSentEvent(retry=RECONNECT_MS, sep=_SEP)
+            async for event in subscription:
+                yield event.frame()
 
     @router.get(
         "/stream",
-        response_class=StreamingResponse,
+        response_class=EventSourceResponse,
         responses={200: {"description": "server-sent events", "content": {"text/event-stream": {}}}},
     )
-    async def stream(request: Request) -> StreamingResponse:
+    async def stream(request: Request) -> EventSourceResponse:
         subscription = broadcaster.subscribe(_last_event_id(request))
-        return StreamingResponse(
+        return EventSourceResponse(
             events(subscription),
-            media_type="text/event-stream",
-            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+            headers={"cache-control": "no-cache"},
+            ping=keepalive_secs,
+            ping_message_factory=lambda: ServerSentEvent(comment="keepalive", sep=_SEP),
+            sep=_SEP,
         )
 
     return router

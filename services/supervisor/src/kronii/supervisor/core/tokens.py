@@ -1,20 +1,25 @@
-"""Section 15: signed service tokens. `kst1.<claims>.<signature>`, HMAC-SHA256 over the claims,
-base64url without padding. Pure: the secret and `now` are passed in."""
+"""Section 15: signed service tokens, JSON Web Tokens (HS256, PyJWT) with the claims `sub`, `scopes`,
+`workspaces`, `iat` and `exp`. Pure: the secret and `now` are passed in, and expiry is checked
+against that `now`, never the wall clock."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
-import json
 from dataclasses import dataclass
+from typing import Any
+
+import jwt
 
 __all__ = ["SCOPES", "Claims", "TokenError", "issue_token", "verify_token"]
 
-PREFIX = "kst1"
 # trigger: trigger_runtime; operate: register, spawn, pause, force, ack, heartbeat, deregister;
 # read: list, get, logs. A runtime's own token carries "runtime:<id>" and may ack and heartbeat it.
 SCOPES = frozenset({"trigger", "operate", "read"})
+
+_ALGORITHM = "HS256"
+# Tokens of kronii before the JWT form: `kst1.<claims>.<signature>`.
+_OLD_PREFIX = "kst1."
 
 
 class TokenError(ValueError):
@@ -38,12 +43,10 @@ class Claims:
         return f"runtime:{runtime_id}" in self.scopes
 
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+def _signing_key(secret: bytes) -> bytes:
+    """A key for tokens alone, derived from the secret: always 32 bytes, so a 16-character secret
+    (the settings' minimum) meets HS256's key length too, and distinct from the identity key."""
+    return hmac.new(secret, b"service-token", hashlib.sha256).digest()
 
 
 def issue_token(
@@ -59,39 +62,65 @@ def issue_token(
         raise TokenError("a token needs a subject (the caller's identity)")
     claims = {
         "sub": subject,
-        "scp": sorted(scopes),
-        "ws": sorted(workspaces),
+        "scopes": sorted(scopes),
+        "workspaces": sorted(workspaces),
         "iat": int(now),
         "exp": int(now + ttl_secs),
     }
-    body = _b64(json.dumps(claims, separators=(",", ":"), sort_keys=True).encode())
-    signature = hmac.new(secret, f"{PREFIX}.{body}".encode(), hashlib.sha256).digest()
-    return f"{PREFIX}.{body}.{_b64(signature)}"
+    return jwt.encode(claims, _signing_key(secret), algorithm=_ALGORITHM)
 
 
 def verify_token(secret: bytes, token: str, *, now: float) -> Claims:
-    parts = token.split(".")
-    if len(parts) != 3 or parts[0] != PREFIX:
-        raise TokenError("not a kronii service token")
-    expected = hmac.new(secret, f"{PREFIX}.{parts[1]}".encode(), hashlib.sha256).digest()
-    try:
-        given = _unb64(parts[2])
-    except ValueError:
-        raise TokenError("the token is malformed") from None
-    # The signature first: nothing of an unsigned body is parsed.
-    if not hmac.compare_digest(expected, given):
-        raise TokenError("the token's signature does not match")
-    try:
-        claims = json.loads(_unb64(parts[1]))
-    except (ValueError, json.JSONDecodeError):
-        raise TokenError("the token is malformed") from None
-    if not isinstance(claims, dict) or not isinstance(claims.get("sub"), str):
+    claims = _signed_claims(secret, token)
+    subject, scopes, workspaces, expires = (claims[name] for name in ("sub", "scopes", "workspaces", "exp"))
+    well_formed = isinstance(subject, str) and _strings(scopes) and _strings(workspaces)
+    if not well_formed or not isinstance(expires, int | float):
         raise TokenError("the token's claims are malformed")
-    if float(claims.get("exp", 0)) <= now:
+    if expires <= now:
         raise TokenError("the token has expired")
     return Claims(
-        subject=claims["sub"],
-        scopes=frozenset(str(s) for s in claims.get("scp", [])),
-        workspaces=frozenset(str(w) for w in claims.get("ws", [])),
-        expires_at=float(claims["exp"]),
+        subject=subject, scopes=frozenset(scopes), workspaces=frozenset(workspaces), expires_at=float(expires)
     )
+
+
+def _signed_claims(secret: bytes, token: str) -> dict[str, Any]:
+    """The claims of a token whose signature matches, every one it needs present."""
+    if token.startswith(_OLD_PREFIX):
+        raise TokenError(
+            "a kst1 token of an older kronii, whose signature is no longer checked: "
+            "issue a new one (kronii agents token)"
+        )
+    try:
+        header = jwt.get_unverified_header(token)
+    except jwt.DecodeError:
+        raise TokenError("not a kronii service token") from None
+    if header.get("alg") != _ALGORITHM:
+        raise TokenError("not a kronii service token")
+    try:
+        return jwt.decode(
+            token,
+            _signing_key(secret),
+            algorithms=[_ALGORITHM],
+            # Expiry is checked against the caller's `now`: PyJWT's own time checks read the wall clock.
+            options={
+                "verify_exp": False,
+                "verify_iat": False,
+                "verify_nbf": False,
+                "require": ["sub", "scopes", "workspaces", "exp"],
+            },
+        )
+    except jwt.InvalidSignatureError:
+        raise TokenError("the token's signature does not match") from None
+    except jwt.MissingRequiredClaimError as missing:
+        raise TokenError(f"the token's claims are malformed: no {missing.claim!r}") from None
+    except jwt.DecodeError:
+        # PyJWT decodes the parts before it checks the signature; what does not decode was altered.
+        raise TokenError(
+            "the token does not decode (altered or cut short), so its signature cannot match"
+        ) from None
+    except jwt.InvalidTokenError:  # a signed claim PyJWT finds invalid, such as a subject that is not text
+        raise TokenError("the token's claims are malformed") from None
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
