@@ -17,7 +17,7 @@ have gnome-keyring-daemon || need+=(gnome-keyring)  # a real Secret Service for 
 [ -x /usr/lib/polkit-1/polkitd ] || need+=(polkitd)  # a real polkit authority for the capture presence tests
 have systemd-analyze || need+=(systemd)  # checks the user unit of `kronii service install`
 have desktop-file-validate || need+=(desktop-file-utils)  # checks its autostart entry
-have promtool || need+=(prometheus)  # promtool checks the alert rules and runs their unit tests
+{ have promtool && have prometheus; } || need+=(prometheus)  # promtool checks the rules; prometheus scrapes `kronii up` in a slow test
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
 if [ "$(id -u)" -ne 0 ] || ! have apt-get; then

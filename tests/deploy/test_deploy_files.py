@@ -649,6 +649,38 @@ def test_dockerignore_sends_sources_and_lock_but_no_local_state_or_secrets() -> 
         assert dockerignore_excludes(path, patterns), f"{path} must not reach the build"
 
 
+# Tags that name no fixed build: `latest`, and llama.cpp's `server`, rebuilt on every commit.
+FLOATING_TAGS = {"latest", "server"}
+
+
+def floating_image_problem(image: str) -> str | None:
+    """Why an image reference may pull different bytes tomorrow, or None when its tag is pinned."""
+    reference = image.split("@", 1)[0]
+    last = reference.rsplit("/", 1)[-1]
+    tag = last.rsplit(":", 1)[1] if ":" in last else ""
+    if not tag:
+        return "no tag (Docker pulls `latest`)"
+    if tag in FLOATING_TAGS:
+        return f"the floating tag {tag!r}"
+    return None
+
+
+@pytest.mark.parametrize(
+    ("image", "floats"),
+    [
+        ("ghcr.io/ggml-org/llama.cpp:server", True),
+        ("ghcr.io/ggml-org/llama.cpp:server-b8840", False),
+        ("redis", True),
+        ("localhost:5000/redis", True),
+        ("redis:latest", True),
+        ("redis:7@sha256:" + "a" * 64, False),
+        ("localhost:5000/redis:7", False),
+    ],
+)
+def test_floating_image_check_tells_pinned_tags_from_floating_ones(image: str, floats: bool) -> None:
+    assert (floating_image_problem(image) is not None) is floats
+
+
 # ---- docker compose -------------------------------------------------------------------------------------
 
 
@@ -675,9 +707,8 @@ def test_compose_files_parse_and_every_service_has_a_pinned_image_or_a_build(
             context = ROOT / svc["build"].get("context", ".")
             assert (context / svc["build"].get("dockerfile", "Dockerfile")).is_file(), name
         else:
-            image = svc["image"]
-            tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] else ""
-            assert tag and tag != "latest", f"{name}: image {image} has no pinned tag"
+            problem = floating_image_problem(svc["image"])
+            assert problem is None, f"{name}: image {svc['image']}: {problem}"
 
 
 # Service attributes of the Compose Specification (a subset is enough to catch a misspelt key).
@@ -1405,6 +1436,13 @@ def test_helm_refuses_values_that_break_the_schema_or_reuse_a_port(helm: Any) ->
             render(helm, overrides)
 
 
+def test_compose_llm_layer_runs_the_llama_cpp_build_the_chart_runs(
+    compose_all_layers: dict[str, Any], values: dict[str, Any]
+) -> None:
+    llm = values["llm"]["image"]
+    assert compose_all_layers["services"]["llm"]["image"] == f"{llm['repository']}:{llm['tag']}"
+
+
 def test_helm_values_pin_every_image(values: dict[str, Any]) -> None:
     chart = load_yaml(CHART / "Chart.yaml")
     kronii_tag = values["image"]["tag"] or chart["appVersion"]
@@ -1418,7 +1456,11 @@ def test_helm_values_pin_every_image(values: dict[str, Any]) -> None:
 
 def _images(docs: list[dict[str, Any]]) -> dict[str, list[str]]:
     return {
-        workload["metadata"]["name"]: [c["image"] for c in workload["spec"]["template"]["spec"]["containers"]]
+        workload["metadata"]["name"]: [
+            c["image"]
+            for key in ("initContainers", "containers")
+            for c in workload["spec"]["template"]["spec"].get(key) or []
+        ]
         for workload in _workloads(docs)
     }
 
@@ -1426,8 +1468,7 @@ def _images(docs: list[dict[str, Any]]) -> dict[str, list[str]]:
 def test_helm_renders_pinned_images_and_digests(helm: Any, rendered: list[dict[str, Any]]) -> None:
     for where, images in _images(rendered).items():
         for image in images:
-            name, _, tag = image.rpartition(":")
-            assert name and tag and tag not in ("latest", "server") and "/" not in tag, f"{where}: {image}"
+            assert floating_image_problem(image) is None, f"{where}: {image}: {floating_image_problem(image)}"
     kronii_digest, llm_digest = "sha256:" + "a" * 64, "sha256:" + "b" * 64
     overrides = {
         **ALL_ON,

@@ -42,6 +42,7 @@ from kronii.sensor.core.model import (
     TitleChanged,
 )
 from kronii.sensor.core.params import SensorParams
+from kronii.sensor.core.table import TABLE, Action, Target
 from kronii.sensor.settings import SensorSettings
 from kronii.sensor.snapshots import SNAPSHOT_KEY, SnapshotStore
 from kronii.sensor.store import activity_events
@@ -51,6 +52,38 @@ from sqlalchemy import insert
 __all__ = ["SensorApp"]
 
 log = logging.getLogger(__name__)
+
+
+# What `_publish` is called with: the suffix of kronii.activity.<kind>, and the metrics' `kind` label.
+EVENT_KINDS = ("state_changed", "focus_changed", "title_changed", "activity_pulse", "lock_changed")
+
+
+def possible_transitions() -> list[tuple[ActivityState, ActivityState]]:
+    """Every (from, to) pair the transition table can emit as a StateChanged."""
+    natural = [state for state in ActivityState if state is not ActivityState.LOCKED]
+    pairs: list[tuple[ActivityState, ActivityState]] = []
+    for row in TABLE:
+        if Action.EMIT_STATE_CHANGED not in row.actions:
+            continue
+        targets = natural if row.to_state is Target.NATURAL else [row.to_state]
+        for from_state in sorted(row.from_states, key=lambda state: state.value):
+            pairs += [
+                (from_state, to) for to in targets if to is not from_state and (from_state, to) not in pairs
+            ]
+    return pairs
+
+
+# The audit actions the sensor appends (lock and unlock of the session).
+AUDIT_ACTIONS = ("session.lock", "session.unlock")
+
+
+def zero_common_series(ctx: ServiceContext) -> None:
+    """The mesh-wide counters the sensor feeds start at 0 too: with no display it may publish
+    nothing for hours, and its NATS and audit panels would read "no data" rather than 0."""
+    for kind in EVENT_KINDS:
+        ctx.metrics.bus_published.labels(ctx.name, subjects.activity(kind))
+    for action in AUDIT_ACTIONS:
+        ctx.metrics.audit_rows.labels(ctx.name, action)
 
 
 class SensorMetrics:
@@ -72,6 +105,14 @@ class SensorMetrics:
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
             registry=registry,
         )
+        # Every known label value starts at 0, so a dashboard's rate shows 0 rather than no data
+        # on a sensor that has not yet seen that transition or published that kind.
+        for from_state, to_state in possible_transitions():
+            self.transitions.labels(from_state.value, to_state.value)
+        for kind in EVENT_KINDS:
+            self.events_published.labels(kind)
+        for item in ActivityState:
+            self.state.labels(item.value).set(0)
 
     def set_state(self, state: ActivityState) -> None:
         for item in ActivityState:
@@ -102,6 +143,7 @@ class SensorApp:
         assert isinstance(settings, SensorSettings)
         self._ctx, self._settings = ctx, settings
         self._metrics = SensorMetrics(ctx)
+        zero_common_series(ctx)
         if ctx.redis is None:
             raise RuntimeError("the sensor needs Redis")
         self._snapshots = SnapshotStore(ctx.redis)
