@@ -6,85 +6,87 @@
 
 Exit codes: 0 green (nothing found), 10 amber (findings masked), 20 red (nothing written: a secret that must
 not leave at all, too much to mask, or an error), 2 usage (a missing file, a bad policy, bad arguments).
-The main `kronii` command calls `add_redact_parser` and `run_redact`; `python -m kronii.redaction.cli` runs
-the same thing on its own.
+The main `kronii` command runs `redact_command` (a click command); `python -m kronii.redaction.cli` runs the
+same thing on its own. This library sits below kronii.common, so its sentences are click exceptions carrying
+their exit code rather than kronii.common's CommandError: both print the sentence alone and exit with it.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
+
+import click
 
 from ._engine import RedactionEngine
 from ._model import Level, RedactionResult
 from ._policy import PolicyError, RedactionPolicy
 
 if TYPE_CHECKING:
-    from .pixels import Box, ImageRedaction
+    from .pixels import ImageRedaction
 
 # `.pixels` (NumPy, Pillow, the OCR wrapper) is imported only by the paths that handle an image: a one-line text
 # redaction must not pay for it at start-up.
 
-__all__ = ["EXIT_AMBER", "EXIT_GREEN", "EXIT_RED", "EXIT_USAGE", "add_redact_parser", "main", "run_redact"]
+__all__ = ["EXIT_AMBER", "EXIT_GREEN", "EXIT_RED", "EXIT_USAGE", "main", "redact_command"]
 
 EXIT_GREEN, EXIT_AMBER, EXIT_RED, EXIT_USAGE = 0, 10, 20, 2
 _EXIT = {Level.GREEN: EXIT_GREEN, Level.AMBER: EXIT_AMBER, Level.RED: EXIT_RED}
 _DESCRIPTION = "Mask secrets and personal data in text (stdin or FILE) or in a screenshot (--image)."
-_EPILOG = "exit codes: 0 nothing found, 10 findings masked, 20 withheld (nothing written), 2 usage error"
+_EPILOG = "Exit codes: 0 nothing found, 10 findings masked, 20 withheld (nothing written), 2 usage error."
+
+Rectangle = tuple[int, int, int, int]
 
 
-class _UsageError(Exception):
-    """A problem with what the user asked for; its message is the sentence to print."""
+class RedactStopped(click.ClickException):
+    """A sentence for standard error; the command exits 2 (usage) after it."""
+
+    exit_code = EXIT_USAGE
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        # The sentence names the problem; click's "Error:" prefix and usage would only bury it.
+        click.echo(self.message, file=file, err=file is None)
 
 
-def _box(text: str) -> Box:
-    from .pixels import Box
+class RedactWithheld(RedactStopped):
+    """Nothing was written: the content must not leave (exit 20)."""
 
+    exit_code = EXIT_RED
+
+
+def _rectangle(text: str) -> Rectangle:
     try:
         x0, y0, x1, y1 = (int(part) for part in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not X0,Y0,X1,Y1 (four integers)") from None
-    return Box(x0, y0, x1, y1)
+        raise click.BadParameter(f"{text!r} is not X0,Y0,X1,Y1 (four integers)") from None
+    return (x0, y0, x1, y1)
 
 
-def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    parser.add_argument("file", nargs="?", metavar="FILE", help="text to redact (default: standard input)")
-    parser.add_argument("--image", metavar="IN", help="redact a PNG or JPEG screenshot instead of text")
-    parser.add_argument(
-        "-o", "--output", metavar="OUT", help="where to write the redacted PNG (with --image)"
-    )
-    parser.add_argument(
-        "--json", action="store_true", help="print the level and findings (no values) as JSON"
-    )
-    parser.add_argument("--policy", metavar="PATH", help="a TOML redaction policy")
-    parser.add_argument(
-        "--app", metavar="APP_ID", help="the app the content comes from (red-listed apps: red)"
-    )
-    parser.add_argument(
-        "--region", type=_box, metavar="X0,Y0,X1,Y1", help="with --image: redact only this crop"
-    )
-    parser.add_argument(
-        "--mask",
-        type=_box,
-        action="append",
-        default=[],
-        metavar="X0,Y0,X1,Y1",
-        help="with --image: also fill this rectangle (repeatable)",
-    )
-    parser.set_defaults(handler=run_redact)
-    return parser
+def _rectangles(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """--region (one X0,Y0,X1,Y1 or none) and --mask (any number) as tuples of four integers."""
+    if value is None or isinstance(value, str):
+        return None if value is None else _rectangle(value)
+    return tuple(_rectangle(text) for text in value)
 
 
-def add_redact_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add `redact` to a `kronii` command's subparsers (the action `add_subparsers` returned)."""
-    parser = subparsers.add_parser("redact", help=_DESCRIPTION, description=_DESCRIPTION, epilog=_EPILOG)
-    return _configure(parser)
+@dataclass(frozen=True)
+class _Request:
+    """What `kronii redact` was asked to do, as its options gave it."""
+
+    file: str | None
+    image: str | None
+    output: str | None
+    as_json: bool
+    policy: str | None
+    app: str | None
+    region: Rectangle | None
+    masks: tuple[Rectangle, ...]
 
 
 def _engine(policy_path: str | None) -> RedactionEngine:
@@ -93,9 +95,9 @@ def _engine(policy_path: str | None) -> RedactionEngine:
     try:
         return RedactionEngine(RedactionPolicy.load(policy_path))
     except FileNotFoundError:
-        raise _UsageError(f"kronii redact: policy file {policy_path} does not exist") from None
+        raise RedactStopped(f"kronii redact: policy file {policy_path} does not exist") from None
     except (PolicyError, OSError) as error:
-        raise _UsageError(f"kronii redact: cannot use policy {policy_path}: {error}") from None
+        raise RedactStopped(f"kronii redact: cannot use policy {policy_path}: {error}") from None
 
 
 def _read_input(path: str | None) -> bytes:
@@ -104,11 +106,11 @@ def _read_input(path: str | None) -> bytes:
     try:
         return Path(path).read_bytes()
     except FileNotFoundError:
-        raise _UsageError(f"kronii redact: {path} does not exist") from None
+        raise RedactStopped(f"kronii redact: {path} does not exist") from None
     except IsADirectoryError:
-        raise _UsageError(f"kronii redact: {path} is a directory, not a file") from None
+        raise RedactStopped(f"kronii redact: {path} is a directory, not a file") from None
     except OSError as error:
-        raise _UsageError(f"kronii redact: cannot read {path} ({type(error).__name__})") from None
+        raise RedactStopped(f"kronii redact: cannot read {path} ({type(error).__name__})") from None
 
 
 def _write_atomically(path: str, data: bytes) -> None:
@@ -119,7 +121,7 @@ def _write_atomically(path: str, data: bytes) -> None:
             handle.write(data)
         os.replace(handle.name, target)
     except OSError as error:
-        raise _UsageError(f"kronii redact: cannot write {path} ({type(error).__name__})") from None
+        raise RedactStopped(f"kronii redact: cannot write {path} ({type(error).__name__})") from None
 
 
 def _text_json(result: RedactionResult) -> dict[str, Any]:
@@ -162,52 +164,91 @@ def _image_json(result: ImageRedaction, output: str | None) -> dict[str, Any]:
     }
 
 
-def _run_text(args: argparse.Namespace, engine: RedactionEngine) -> int:
-    text = _read_input(args.file).decode("utf-8", errors="replace")
-    result = engine.redact(text, app=args.app)
-    if args.json:
-        print(json.dumps(_text_json(result), indent=2))
+def _run_text(request: _Request, engine: RedactionEngine) -> int:
+    text = _read_input(request.file).decode("utf-8", errors="replace")
+    result = engine.redact(text, app=request.app)
+    if request.as_json:
+        click.echo(json.dumps(_text_json(result), indent=2))
     elif result.level is Level.RED:
-        print(f"kronii redact: withheld: {result.reason}", file=sys.stderr)
+        raise RedactWithheld(f"kronii redact: withheld: {result.reason}")
     else:
+        # Not click.echo: it would strip escape sequences from the text when stdout is not a terminal.
         sys.stdout.write(result.text)
         sys.stdout.flush()
     return _EXIT[result.level]
 
 
-def _run_image(args: argparse.Namespace, engine: RedactionEngine) -> int:
-    if args.file is not None:
-        raise _UsageError("kronii redact: give either FILE (text) or --image IN, not both")
-    if args.output is None and not args.json:
-        raise _UsageError("kronii redact: --image needs -o OUT.png (or --json for the findings alone)")
+def _run_image(request: _Request, engine: RedactionEngine) -> int:
+    if request.file is not None:
+        raise RedactStopped("kronii redact: give either FILE (text) or --image IN, not both")
+    if request.output is None and not request.as_json:
+        raise RedactStopped("kronii redact: --image needs -o OUT.png (or --json for the findings alone)")
     from .pixels import png_bytes, redact_image
 
-    data = _read_input(args.image)
-    result = redact_image(data, engine=engine, app=args.app, region=args.region, extra_regions=args.mask)
-    if result.image is not None and args.output is not None:
-        _write_atomically(args.output, png_bytes(result.image))
-    if args.json:
-        print(json.dumps(_image_json(result, args.output), indent=2))
+    assert request.image is not None  # the caller chose this path for it
+    data = _read_input(request.image)
+    result = redact_image(
+        data, engine=engine, app=request.app, region=request.region, extra_regions=request.masks
+    )
+    if result.image is not None and request.output is not None:
+        _write_atomically(request.output, png_bytes(result.image))
+    if request.as_json:
+        click.echo(json.dumps(_image_json(result, request.output), indent=2))
     if result.image is None:
-        print(f"kronii redact: image withheld, nothing written: {result.reason}", file=sys.stderr)
+        raise RedactWithheld(f"kronii redact: image withheld, nothing written: {result.reason}")
     return _EXIT[result.level]
 
 
-def run_redact(args: argparse.Namespace) -> int:
-    """Run `kronii redact` with parsed arguments; returns the exit code."""
-    try:
-        if args.image is None and (args.output is not None or args.region is not None or args.mask):
-            raise _UsageError("kronii redact: -o, --region and --mask go with --image")
-        engine = _engine(args.policy)
-        return _run_image(args, engine) if args.image is not None else _run_text(args, engine)
-    except _UsageError as error:
-        print(error, file=sys.stderr)
-        return EXIT_USAGE
+def _run(request: _Request) -> int:
+    if request.image is None and (request.output is not None or request.region is not None or request.masks):
+        raise RedactStopped("kronii redact: -o, --region and --mask go with --image")
+    engine = _engine(request.policy)
+    return _run_image(request, engine) if request.image is not None else _run_text(request, engine)
+
+
+@click.command(
+    "redact", help=_DESCRIPTION, epilog=_EPILOG, context_settings={"help_option_names": ["-h", "--help"]}
+)
+@click.argument("file", required=False, type=click.Path())
+@click.option(
+    "--image", type=click.Path(), metavar="IN", help="redact a PNG or JPEG screenshot instead of text"
+)
+@click.option(
+    "-o", "--output", type=click.Path(), metavar="OUT", help="where to write the redacted PNG (with --image)"
+)
+@click.option("--json", "as_json", is_flag=True, help="print the level and findings (no values) as JSON")
+@click.option("--policy", type=click.Path(), metavar="PATH", help="a TOML redaction policy")
+@click.option("--app", metavar="APP_ID", help="the app the content comes from (red-listed apps: red)")
+@click.option(
+    "--region", callback=_rectangles, metavar="X0,Y0,X1,Y1", help="with --image: redact only this crop"
+)
+@click.option(
+    "--mask",
+    "masks",
+    callback=_rectangles,
+    metavar="X0,Y0,X1,Y1",
+    multiple=True,
+    help="with --image: also fill this rectangle (repeatable)",
+)
+def redact_command(**options: Any) -> None:
+    code = _run(_Request(**options))
+    if code != EXIT_GREEN:
+        raise SystemExit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="kronii redact", description=_DESCRIPTION, epilog=_EPILOG)
-    return run_redact(_configure(parser).parse_args(argv))
+    """`python -m kronii.redaction.cli`: `kronii redact` without the `kronii` command; returns the exit code."""
+    try:
+        redact_command.main(list(argv) if argv is not None else None, prog_name="kronii redact")
+    except SystemExit as stopped:  # click ends every run with one, in standalone mode
+        return (
+            stopped.code
+            if isinstance(stopped.code, int)
+            else EXIT_GREEN
+            if stopped.code is None
+            else EXIT_RED
+        )
+    return EXIT_GREEN
 
 
 if __name__ == "__main__":

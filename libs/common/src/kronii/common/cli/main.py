@@ -30,7 +30,7 @@ _PACKAGE_HELP = {
     "redact": "mask secrets and personal data in text or a screenshot (standard input or files)",
     "replay": "feed a recorded activity stream through the pipeline here, with the rules or a model",
 }
-_BRIDGED_BUILT_IN = {"redact": "kronii.redaction.cli:add_redact_parser"}
+_BRIDGED_BUILT_IN = {"redact": "kronii.redaction.cli:redact_command"}
 
 
 def _version() -> str:
@@ -67,10 +67,6 @@ def _run_argparse(name: str, target: str, argv: Sequence[str]) -> int:
     args, extra = parser.parse_known_args([name, *argv])
     if extra:  # the command's own usage, not the top level's
         (own or parser).error(f"unrecognized arguments: {' '.join(extra)}")
-    if name == "redact":
-        from kronii.redaction.cli import run_redact
-
-        return run_redact(args)
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
     if handler is None:
         (own or parser).print_help()
