@@ -7,6 +7,7 @@ import uuid
 
 import httpx
 from fastapi import FastAPI
+from kronii.common.api_edge import install_error_handler
 from kronii.pipeline.adapters.controls import SourceControls, controls_router, is_muted
 from kronii.pipeline.adapters.notifications import NotificationStore, new_notification
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -30,6 +31,7 @@ async def test_snooze_and_disable_through_http_mute_the_source(engine: AsyncEngi
     await notifications.save(note)
     assert (await notifications.get(note.id)) == note
     app = FastAPI()
+    install_error_handler(app)  # as every service's app has it
     app.include_router(controls_router(notifications, controls, clock=clock))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://pipeline") as http:
         snoozed = await http.post(f"/v1/notifications/{note.id}/snooze", json={"duration_secs": 600})
@@ -56,6 +58,7 @@ async def test_bad_snooze_requests_get_a_reason(engine: AsyncEngine) -> None:
     await notifications.save(sourceless)
     assert not sourceless.actions  # nothing to snooze, so no entry point is offered
     app = FastAPI()
+    install_error_handler(app)  # as every service's app has it
     app.include_router(controls_router(notifications, controls))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://pipeline") as http:
         missing = await http.post("/v1/notifications/nope/snooze")

@@ -6,6 +6,7 @@ import uuid
 
 import httpx
 from fastapi import FastAPI
+from kronii.common.api_edge import install_error_handler
 from kronii.pipeline.adapters.plugins_store import PluginStore, plugins_router
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -51,6 +52,7 @@ async def test_the_http_api_lists_enables_and_disables(engine: AsyncEngine) -> N
     app_id = unique("browser")
     await store.register(registration(app_id, 0.8), now=10.0)
     app = FastAPI()
+    install_error_handler(app)  # as every service's app has it
     app.include_router(plugins_router(store, clock=lambda: 30.0))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://pipeline") as http:
         listed = (await http.get("/v1/plugins")).json()["plugins"]

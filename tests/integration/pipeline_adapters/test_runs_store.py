@@ -7,6 +7,7 @@ import uuid
 
 import httpx
 from fastapi import FastAPI
+from kronii.common.api_edge import install_error_handler
 from kronii.common.limits import install_limits
 from kronii.pipeline.adapters.llm import CallRecord
 from kronii.pipeline.adapters.runs_store import RunRecord, RunStore, StateVisit, runs_router
@@ -60,6 +61,7 @@ async def test_the_http_api_lists_newest_first_pages_and_filters(engine: AsyncEn
     for record in saved:
         await store.save(record)
     app = FastAPI()
+    install_error_handler(app)  # as every service's app has it
     install_limits(app)  # as every service's app has it: a bad argument is a 400 with a sentence
     app.include_router(runs_router(store))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://pipeline") as http:

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from kronii.common.api_edge import install_error_handler
 from kronii.supervisor.api.http_api import supervisor_router
 from kronii.supervisor.identity import check_nonce, identity_key, identity_proof, new_nonce, proof_matches
 
@@ -66,6 +67,7 @@ class _Proving:
 
 async def _get(app: Any, path: str, params: dict[str, str] | None = None) -> httpx.Response:
     api = FastAPI()
+    install_error_handler(api)  # as every service's app has it
     api.include_router(supervisor_router(app))
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=api), base_url="http://supervisor"

@@ -15,7 +15,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Awaitable, Callable, Generator, Iterable
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -34,6 +34,7 @@ from kronii.common.access import (
     AccessPolicy,
     AccessRules,
 )
+from kronii.common.api_edge import KroniiErrorInterceptor, install_error_handler
 from kronii.common.audit import AuditLog
 from kronii.common.bus import Bus, JetStreamUnavailable
 from kronii.common.context import ServiceContext
@@ -53,10 +54,21 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from sqlalchemy import text
+from tenacity import AsyncRetrying, RetryCallState, wait_exponential
 
 __all__ = ["DependencyStatus", "ServiceApp", "ServiceContext", "ServiceSpec", "run_service"]
 
 log = logging.getLogger(__name__)
+
+
+def _pause_unless(stopping: asyncio.Event) -> Callable[[float], Awaitable[None]]:
+    """A pause between tries that a stop cuts short."""
+
+    async def pause(secs: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stopping.wait(), secs)
+
+    return pause
 
 
 class ServiceApp(Protocol):
@@ -142,17 +154,22 @@ class _Runtime:
         if "nats" in self.spec.needs and s.nats_url:
             await self._retry("nats", lambda: self.ctx.bus.connect(s.nats_url or ""))
 
-    async def _retry(self, name: str, attempt: Callable[[], Any]) -> None:
-        delay = 0.2
-        while not self.stopping.is_set():
-            try:
-                await attempt()
+    async def _retry(self, name: str, connect: Callable[[], Any]) -> None:
+        def log_wait(state: RetryCallState) -> None:
+            error = state.outcome.exception() if state.outcome else None
+            log.warning("%s is not reachable yet (%s); retrying in %.1f s", name, error, state.upcoming_sleep)
+
+        retrying = AsyncRetrying(
+            wait=wait_exponential(multiplier=0.2, max=5.0),
+            sleep=_pause_unless(self.stopping),
+            before_sleep=log_wait,
+        )
+        async for attempt in retrying:
+            # Checked before every try, not only at a failure: a stop during the pause ends it.
+            if self.stopping.is_set():
                 return
-            except Exception as error:
-                log.warning("%s is not reachable yet (%s); retrying in %.1f s", name, error, delay)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.stopping.wait(), delay)
-                delay = min(delay * 2, 5.0)
+            with attempt:
+                await connect()
 
     async def dependency_status(self) -> dict[str, DependencyStatus]:
         status: dict[str, DependencyStatus] = {}
@@ -240,6 +257,7 @@ class _Runtime:
         # Added first, so it sits inside the request counter: refusals are counted too.
         app.add_middleware(AccessMiddleware, policy=self.access)
         install_unavailable_handlers(app)
+        install_error_handler(app)
 
         @app.middleware("http")
         async def count_requests(request: Request, call_next: Any) -> Response:
@@ -286,7 +304,7 @@ class _Runtime:
         if not self.settings.grpc_port:
             return
         access = AccessInterceptor(self.access, lambda: self.grpc_bound_port)
-        server = grpc.aio.server(interceptors=[access, GuardInterceptor()])
+        server = grpc.aio.server(interceptors=[access, GuardInterceptor(), KroniiErrorInterceptor()])
         names = list(self.app.add_to_grpc(server))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection(

@@ -49,7 +49,6 @@ from kronii.capture.core.status import (
     expired,
     new_job,
 )
-from kronii.capture.errors import CaptureError
 from kronii.capture.keys import master_key_provider
 from kronii.capture.logpaths import install_path_scrubber
 from kronii.capture.metrics import CaptureMetrics
@@ -57,6 +56,13 @@ from kronii.capture.settings import CaptureSettings
 from kronii.capture.worker import Redactor, encode_png, score_burst
 from kronii.common import subjects
 from kronii.common.access import AccessRules
+from kronii.common.errors import (
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+    Unavailable,
+)
 from kronii.common.service import DependencyStatus, ServiceContext
 from kronii.redaction.pixels import png_bytes
 
@@ -565,10 +571,10 @@ class CaptureApp:
         try:
             spec = validate_request(**fields)
         except RequestError as error:
-            raise CaptureError("invalid_argument", str(error), field=error.field) from None
+            raise InvalidArgument(str(error), field=error.field) from None
         if self._grabber is None:
             metrics.requests.labels("refused").inc()
-            raise CaptureError("unavailable", self._display_problem or "no display to capture")
+            raise Unavailable(self._display_problem or "no display to capture")
         key = merge_key(spec)
         job_id = new_id(12)
         assert self.settings is not None
@@ -585,8 +591,7 @@ class CaptureApp:
         if not admission.allowed:
             await jobs.release_merge(key, job_id)
             metrics.requests.labels("refused").inc()
-            raise CaptureError(
-                "resource_exhausted",
+            raise ResourceExhausted(
                 f"rate limit: {admission.reason}; retry in {admission.retry_after_ms} ms",
                 retry_after_ms=admission.retry_after_ms,
             )
@@ -623,10 +628,10 @@ class CaptureApp:
         if live is not None:
             return live.record
         if not job_id or len(job_id) > 64:
-            raise CaptureError("not_found", "no such capture job")
+            raise NotFound("no such capture job")
         stored = await self.jobs.load(job_id)
         if stored is None:
-            raise CaptureError("not_found", "no such capture job")
+            raise NotFound("no such capture job")
         return stored.record
 
     async def cancel(self, job_id: str, reason: str = "cancelled by the caller") -> JobRecord:
@@ -669,7 +674,7 @@ class CaptureApp:
         assert vault is not None and tokens is not None
         meta = await self._meta(screenshot_id)
         if meta.kind != "redacted":
-            raise CaptureError("not_found", "no such screenshot")
+            raise NotFound("no such screenshot")
         return await tokens.issue(screenshot_id, identity.actor)
 
     async def screenshot(self, screenshot_id: str, token: str) -> tuple[bytes, ObjectMeta]:
@@ -677,39 +682,37 @@ class CaptureApp:
         vault, tokens = self.vault, self.tokens
         assert vault is not None and tokens is not None
         if not await tokens.redeem(screenshot_id, token):
-            raise CaptureError(
-                "permission_denied", "the token is unknown, used, expired or for another screenshot"
-            )
+            raise PermissionDenied("the token is unknown, used, expired or for another screenshot")
         meta = await self._meta(screenshot_id)
         if meta.kind != "redacted":
-            raise CaptureError("not_found", "no such screenshot")
+            raise NotFound("no such screenshot")
         try:
             png = await vault.open_plain(screenshot_id, "redacted")
         except ObjectNotFound:
-            raise CaptureError("not_found", "no such screenshot") from None
+            raise NotFound("no such screenshot") from None
         return png, meta
 
     async def list_meta(self, limit: int) -> list[ObjectMeta]:
         assert self.vault is not None
         if limit < 0:
-            raise CaptureError("invalid_argument", "limit must not be negative", field="limit")
+            raise InvalidArgument("limit must not be negative", field="limit")
         return await self.vault.list_meta(min(limit or 50, 500), kind="redacted")
 
     async def raw_encrypted(self, screenshot_id: str) -> tuple[bytes, int]:
         assert self.vault is not None and self.settings is not None
         if not self.settings.read_raw_encrypted_enabled:
-            raise CaptureError("permission_denied", "reading raw frames is disabled on this host")
+            raise PermissionDenied("reading raw frames is disabled on this host")
         try:
             return await self.vault.sealed_bytes(screenshot_id, kind="raw")
         except (ObjectNotFound, ValueError):
-            raise CaptureError("not_found", "no such raw frame") from None
+            raise NotFound("no such raw frame") from None
 
     async def _meta(self, screenshot_id: str) -> ObjectMeta:
         assert self.vault is not None
         try:
             return await self.vault.meta(screenshot_id)
         except (ObjectNotFound, ValueError):
-            raise CaptureError("not_found", "no such screenshot") from None
+            raise NotFound("no such screenshot") from None
 
 
 def spec_fields(

@@ -25,6 +25,15 @@ import grpc
 from fastapi import APIRouter
 from kronii.common import subjects
 from kronii.common.access import AccessRules
+from kronii.common.errors import (
+    Conflict,
+    InvalidArgument,
+    KroniiError,
+    NotFound,
+    PermissionDenied,
+    Unauthenticated,
+    Unavailable,
+)
 from kronii.common.service import DependencyStatus, ServiceContext
 from kronii.supervisor import identity
 from kronii.supervisor.adapters.panes import Baseline, PaneDriver
@@ -63,7 +72,6 @@ from kronii.supervisor.core.payload import Payload, PayloadError, clean_prompt
 from kronii.supervisor.core.policy import ThreadState, assess, observe_turn, override_audit
 from kronii.supervisor.core.table import Phase, Signal
 from kronii.supervisor.core.tokens import Claims, TokenError, issue_token, verify_token
-from kronii.supervisor.errors import ApiError, Kind
 from kronii.supervisor.fallback import StartCheck, start_visible
 from kronii.supervisor.metrics import SupervisorMetrics
 from kronii.supervisor.records import TriggerRecords
@@ -103,9 +111,7 @@ def load_or_create_secret(settings: SupervisorSettings) -> bytes:
 
 def _require_id(name: str, value: str) -> str:
     if not _ID.match(value):
-        raise ApiError(
-            Kind.INVALID, f"{name} is required: 1 to 128 letters, digits or ._:@/- (got {value!r})"
-        )
+        raise InvalidArgument(f"{name} is required: 1 to 128 letters, digits or ._:@/- (got {value!r})")
     return value
 
 
@@ -292,22 +298,18 @@ class SupervisorApp:
 
     def authenticate(self, token: str | None) -> Claims:
         if not token:
-            raise ApiError(
-                Kind.UNAUTHENTICATED, "a signed service token is required (Authorization: Bearer ...)"
-            )
+            raise Unauthenticated("a signed service token is required (Authorization: Bearer ...)")
         try:
             return verify_token(self._secret, token, now=time.time())
         except TokenError as error:
-            raise ApiError(Kind.UNAUTHENTICATED, f"the service token was refused: {error}") from None
+            raise Unauthenticated(f"the service token was refused: {error}") from None
 
     @staticmethod
     def _need(claims: Claims, scope: str, workspace_id: str | None = None, runtime_id: str = "") -> None:
         if not (claims.has(scope) or (runtime_id and claims.owns_runtime(runtime_id))):
-            raise ApiError(Kind.FORBIDDEN, f"the caller {claims.subject!r} lacks the {scope!r} scope")
+            raise PermissionDenied(f"the caller {claims.subject!r} lacks the {scope!r} scope")
         if workspace_id is not None and not claims.allows_workspace(workspace_id):
-            raise ApiError(
-                Kind.FORBIDDEN, f"the caller {claims.subject!r} may not target workspace {workspace_id!r}"
-            )
+            raise PermissionDenied(f"the caller {claims.subject!r} may not target workspace {workspace_id!r}")
 
     def identity_proof(self, nonce: str) -> str:
         """GET /v1/identity: proof that this server holds the token secret and listens on its port
@@ -323,7 +325,7 @@ class SupervisorApp:
     def _runtime(self, runtime_id: str, claims: Claims, scope: str) -> RuntimeRecord:
         record = self.registry.get(runtime_id)
         if record is None:
-            raise ApiError(Kind.NOT_FOUND, f"no runtime {runtime_id!r} is registered")
+            raise NotFound(f"no runtime {runtime_id!r} is registered")
         self._need(claims, scope, record.workspace_id, runtime_id=runtime_id if scope == "operate" else "")
         return record
 
@@ -343,11 +345,9 @@ class SupervisorApp:
         self._need(claims, "operate", req.workspace_id)
         backend = req.pty_backend or "tmux"
         if backend != "tmux":
-            raise ApiError(Kind.INVALID, f"pty_backend {backend!r} is not supported here; use 'tmux'")
+            raise InvalidArgument(f"pty_backend {backend!r} is not supported here; use 'tmux'")
         if not req.pty_target:
-            raise ApiError(
-                Kind.INVALID, "pty_target is required (a tmux pane such as %3 or session:window.pane)"
-            )
+            raise InvalidArgument("pty_target is required (a tmux pane such as %3 or session:window.pane)")
         pane_id = req.pty_target
         pid = req.pid
         with contextlib.suppress(TmuxError, TimeoutError, ValueError):
@@ -379,7 +379,7 @@ class SupervisorApp:
         record = self._runtime(req.runtime_id, claims, "operate")
         status = req.status or "active"
         if status not in ("active", "idle"):
-            raise ApiError(Kind.INVALID, f"status must be 'active' or 'idle', not {status!r}")
+            raise InvalidArgument(f"status must be 'active' or 'idle', not {status!r}")
         now = time.time()
         activity = to_epoch(req.last_activity_at) if req.HasField("last_activity_at") else now
         record = await self.registry.change(
@@ -415,7 +415,7 @@ class SupervisorApp:
     async def set_paused(self, req: pb.SetRuntimePausedRequest, claims: Claims) -> pb.Runtime:
         record = self._runtime(req.runtime_id, claims, "operate")
         if not claims.has("operate"):
-            raise ApiError(Kind.FORBIDDEN, "pausing a runtime needs the 'operate' scope")
+            raise PermissionDenied("pausing a runtime needs the 'operate' scope")
         record = await self.registry.change(record.runtime_id, paused=req.paused)
         await self._audit(claims.subject, "supervisor.pause" if req.paused else "supervisor.unpause",
                     record.runtime_id, "paused" if req.paused else "running", reason=req.reason)  # fmt: skip
@@ -429,7 +429,7 @@ class SupervisorApp:
                 "capture-pane", "-p", "-J", "-S", f"-{count}", "-t", record.pty_target
             )
         except (TmuxError, TimeoutError) as error:
-            raise ApiError(Kind.CONFLICT, f"the runtime's pane cannot be read: {error}") from None
+            raise Conflict(f"the runtime's pane cannot be read: {error}") from None
         while lines and not lines[-1].strip():
             lines.pop()
         return pb.RuntimeLogsResponse(runtime_id=record.runtime_id, lines=_redact_lines(lines[-count:]))
@@ -441,19 +441,19 @@ class SupervisorApp:
         _require_id("workspace_id", req.workspace_id)
         self._need(claims, "operate", req.workspace_id)
         if not req.command:
-            raise ApiError(Kind.INVALID, "command is required: the agent's argument vector (no shell)")
+            raise InvalidArgument("command is required: the agent's argument vector (no shell)")
         if req.kind and req.kind not in self.kinds.kinds:
             known = ", ".join(sorted(self.kinds.kinds))
-            raise ApiError(Kind.INVALID, f"kind must be a configured agent kind ({known})")
+            raise InvalidArgument(f"kind must be a configured agent kind ({known})")
         if req.cwd and not await asyncio.to_thread(os.path.isdir, req.cwd):
-            raise ApiError(Kind.INVALID, "cwd must be an existing directory")
+            raise InvalidArgument("cwd must be an existing directory")
         try:
             record = await self._spawn(
                 workspace_id=req.workspace_id, agent_id=req.agent_id, role=req.role, kind=req.kind or "generic",
                 argv=list(req.command), session_id=req.session_id, cwd=req.cwd or None,
             )  # fmt: skip
         except (TmuxError, TimeoutError, OSError) as error:
-            raise ApiError(Kind.UNAVAILABLE, f"tmux could not start the agent: {error}") from None
+            raise Unavailable(f"tmux could not start the agent: {error}") from None
         await self._audit(claims.subject, "supervisor.spawn", record.runtime_id, "started",
                     agent_id=req.agent_id, workspace_id=req.workspace_id, role=req.role, kind=record.kind)  # fmt: skip
         session = _session_name(self.s.session_prefix, req.workspace_id)
@@ -492,11 +492,11 @@ class SupervisorApp:
     async def ack(self, req: pb.AckTriggerRequest, claims: Claims | None) -> pb.AckTriggerResponse:
         trigger_id = req.trigger_id
         if not trigger_id and not req.runtime_id:
-            raise ApiError(Kind.INVALID, "give trigger_id or runtime_id")
+            raise InvalidArgument("give trigger_id or runtime_id")
         if req.runtime_id:
             record = self.registry.get(req.runtime_id)
             if record is None:
-                raise ApiError(Kind.NOT_FOUND, f"no runtime {req.runtime_id!r} is registered")
+                raise NotFound(f"no runtime {req.runtime_id!r} is registered")
             if claims is not None:
                 self._need(claims, "operate", record.workspace_id, runtime_id=req.runtime_id)
             await self.state.bump_progress(req.runtime_id)
@@ -506,7 +506,7 @@ class SupervisorApp:
         if event is None:
             stored = await self.state.get_outcome(trigger_id)
             if stored is None:
-                raise ApiError(Kind.NOT_FOUND, f"no trigger {trigger_id!r}")
+                raise NotFound(f"no trigger {trigger_id!r}")
             return pb.AckTriggerResponse(accepted=False, trigger_id=trigger_id)
         self._ack_source[trigger_id] = "ack"
         event.set()
@@ -523,7 +523,7 @@ class SupervisorApp:
     async def _on_bus_ack(self, _subject: str, message: pb.AckTriggerRequest) -> None:
         try:
             await self.ack(message, None)
-        except ApiError as error:
+        except KroniiError as error:
             log.info("an ack on the bus was not taken: %s", error.message)
 
     # ---- section 10.2: trigger_runtime ----------------------------------------------------------------
@@ -541,12 +541,9 @@ class SupervisorApp:
         self._need(claims, "trigger", req.workspace_id)
         if self.ctx.postgres_down_since is not None:
             # Nothing is typed that could not be recorded: refuse at the door while PostgreSQL is away.
-            raise ApiError(
-                Kind.UNAVAILABLE, "PostgreSQL is not reachable; nothing was typed, try again shortly"
-            )
+            raise Unavailable("PostgreSQL is not reachable; nothing was typed, try again shortly")
         if req.force_override and not req.reason.startswith(_OVERRIDE_PREFIXES):
-            raise ApiError(
-                Kind.INVALID,
+            raise InvalidArgument(
                 "force_override is for explicit operator intent: reason must start with "
                 "'human_override:' or 'coordinator_override:'",
             )
@@ -557,9 +554,9 @@ class SupervisorApp:
                 literal_max_chars=self.params.literal_max_chars,
             )
         except PayloadError as error:
-            raise ApiError(Kind.INVALID, f"prompt refused: {error}") from None
+            raise InvalidArgument(f"prompt refused: {error}") from None
         if req.ack_timeout_ms and not 50 <= req.ack_timeout_ms <= 600_000:
-            raise ApiError(Kind.INVALID, "ack_timeout_ms must be between 50 and 600000")
+            raise InvalidArgument("ack_timeout_ms must be between 50 and 600000")
         now = time.time()
         first = {"trigger_id": req.trigger_id, "result": PENDING, "agent_id": req.agent_id,
                  "workspace_id": req.workspace_id, "thread_id": req.thread_id}  # fmt: skip
@@ -583,8 +580,7 @@ class SupervisorApp:
             )
         except RedisError as error:
             # Nothing was typed yet; a retry with the same trigger_id gets the one outcome.
-            raise ApiError(
-                Kind.UNAVAILABLE,
+            raise Unavailable(
                 f"the supervisor's queue (Redis) did not answer: {error}; retry with the same trigger_id",
             ) from None
 
@@ -609,7 +605,7 @@ class SupervisorApp:
                     await conn.execute(select(triggers).where(triggers.c.trigger_id == req.trigger_id))
                 ).first()
             if row is None:
-                raise ApiError(Kind.NOT_FOUND, f"no trigger {req.trigger_id!r}")
+                raise NotFound(f"no trigger {req.trigger_id!r}")
             m = row._mapping
             stored = {
                 "trigger_id": m["trigger_id"], "result": m["result"], "delivery_backend": m["delivery_backend"],
@@ -624,28 +620,25 @@ class SupervisorApp:
 
     async def force(self, req: pb.ForceTriggerRequest, claims: Claims) -> pb.TriggerOutcome:
         if not req.reason.startswith(_OVERRIDE_PREFIXES):
-            raise ApiError(
-                Kind.INVALID,
+            raise InvalidArgument(
                 "force needs a reason starting with 'human_override:' or 'coordinator_override:'",
             )
         stored = await self.state.get_outcome(req.trigger_id)
         if stored is None:
-            raise ApiError(Kind.NOT_FOUND, f"no trigger {req.trigger_id!r}")
+            raise NotFound(f"no trigger {req.trigger_id!r}")
         self._need(claims, "operate", stored.get("workspace_id", ""))
         if stored.get("result") != Result.DEFERRED.value:
-            raise ApiError(
-                Kind.CONFLICT, f"trigger {req.trigger_id!r} is {stored.get('result')}, not deferred"
-            )
+            raise Conflict(f"trigger {req.trigger_id!r} is {stored.get('result')}, not deferred")
         data = await self.state.take(req.trigger_id)
         if data is None:
-            raise ApiError(Kind.CONFLICT, f"trigger {req.trigger_id!r} is being worked on right now")
+            raise Conflict(f"trigger {req.trigger_id!r} is being worked on right now")
         job = replace(Job.from_dict(data), force=True, reason=req.reason, caller=claims.subject)
         await self.state.enqueue(job.trigger_id, job.to_dict(), time.time() + self._lease(job))
         return await self._run(job)
 
     async def unblock(self, req: pb.UnblockThreadRequest, claims: Claims) -> pb.UnblockThreadResponse:
         if not claims.has("operate"):
-            raise ApiError(Kind.FORBIDDEN, "unblocking a thread needs the 'operate' scope")
+            raise PermissionDenied("unblocking a thread needs the 'operate' scope")
         data = await self.state.thread_state(req.agent_id, req.thread_id)
         state = ThreadState.from_dict(data) if data else ThreadState()
         await self.state.put_thread_state(req.agent_id, req.thread_id, ThreadState().to_dict())

@@ -18,8 +18,8 @@ from typing import Any
 import redis.asyncio as aioredis
 from kronii.common.audit import AuditRow
 from kronii.common.durable import is_store_error
+from kronii.common.errors import Unavailable
 from kronii.common.service import ServiceContext
-from kronii.supervisor.errors import ApiError, Kind
 from kronii.supervisor.store import triggers
 from redis.exceptions import RedisError
 from sqlalchemy import select
@@ -74,8 +74,7 @@ class TriggerRecords:
         try:
             await self.redis.rpush(OUTBOX_KEY, _encode({"row": row, "audit": audit}))
         except RedisError:
-            raise ApiError(
-                Kind.UNAVAILABLE,
+            raise Unavailable(
                 "neither PostgreSQL nor Redis could store the trigger's outcome; ask for it again "
                 "with the same trigger_id",
             ) from None

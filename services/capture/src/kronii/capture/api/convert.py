@@ -1,21 +1,16 @@
-"""Between the core's records and capture.proto's messages (and the JSON the HTTP API returns).
+"""Between the core's records and capture.proto's messages (api_edge.as_json gives their JSON).
 
 Nothing here ever carries a filesystem path: records hold ids, names and numbers only.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from google.protobuf.json_format import MessageToDict
-from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 from kronii.capture.adapters.vault import ObjectMeta
 from kronii.capture.core.status import STATUS_NUMBER, HistoryEntry, JobRecord, JobStatus
 from kronii.capture.v1 import capture_pb2 as pb
 
 __all__ = [
-    "as_json",
     "meta_message",
     "result_message",
     "status_message",
@@ -91,8 +86,3 @@ def meta_message(meta: ObjectMeta) -> pb.ScreenshotMeta:
     if meta.expires_at is not None:
         message.expires_at.FromDatetime(meta.expires_at)
     return message
-
-
-def as_json(message: Message) -> dict[str, Any]:
-    """Proto field names, enums by name, every field present: the HTTP API's shape."""
-    return MessageToDict(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)

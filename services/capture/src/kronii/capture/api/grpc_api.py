@@ -6,31 +6,21 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, NoReturn, TypeAlias
 
-import grpc
 from kronii.capture.adapters.sessions import AuthError, Identity
 from kronii.capture.api.convert import meta_message, result_message, status_message
 from kronii.capture.api.guard import Guard
 from kronii.capture.app import CaptureApp, spec_fields
 from kronii.capture.core.capabilities import Capability, names
-from kronii.capture.errors import CaptureError
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
+from kronii.common.api_edge import abort_with
+from kronii.common.errors import InvalidArgument, KroniiError, PermissionDenied, Unauthenticated
 
 __all__ = ["CaptureServicer"]
 
 # grpc ships no type hints here (mypy sees Any); the alias keeps signatures readable.
 Context: TypeAlias = Any
 CHUNK_BYTES = 64 * 1024
-
-_GRPC_CODE = {
-    "invalid_argument": grpc.StatusCode.INVALID_ARGUMENT,
-    "unauthenticated": grpc.StatusCode.UNAUTHENTICATED,
-    "permission_denied": grpc.StatusCode.PERMISSION_DENIED,
-    "not_found": grpc.StatusCode.NOT_FOUND,
-    "resource_exhausted": grpc.StatusCode.RESOURCE_EXHAUSTED,
-    "failed_precondition": grpc.StatusCode.FAILED_PRECONDITION,
-    "unavailable": grpc.StatusCode.UNAVAILABLE,
-}
 
 
 def _metadata(context: Context) -> dict[str, str]:
@@ -46,11 +36,6 @@ def _authorization(context: Context) -> str:
     return _metadata(context).get("authorization", "")
 
 
-async def _abort(context: Context, error: CaptureError) -> NoReturn:
-    await context.abort(_GRPC_CODE[error.code], error.message)
-    raise AssertionError("abort returned")  # pragma: no cover
-
-
 class CaptureServicer(pb_grpc.ScreenCaptureServicer):
     def __init__(self, app: CaptureApp) -> None:
         self._app = app
@@ -59,7 +44,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
     async def _enter(
         self, context: Context, capability: Capability, operation: str, subject: str = ""
     ) -> tuple[str, Identity]:
-        """(breaker key, identity). A caller that cannot be identified raises CaptureError; one
+        """(breaker key, identity). A caller that cannot be identified raises KroniiError; one
         that is refused after that is audited under its identity (pid, exe) and aborted here."""
         peer = context.peer() or ""
         # Identify first: local clients come in from loopback too, and must not share the
@@ -75,11 +60,11 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
                         peer, identity, Capability.LIST_META, _metadata(context)
                     )
                 if not identity.capabilities & (Capability.REQUEST_CAPTURE | Capability.LIST_META):
-                    raise CaptureError("permission_denied", "this client lacks REQUEST_CAPTURE or LIST_META")
+                    raise PermissionDenied("this client lacks REQUEST_CAPTURE or LIST_META")
             else:
                 identity = await self._guard.authorize(peer, identity, capability, _metadata(context))
                 Guard.require(identity, capability)
-        except CaptureError as error:
+        except KroniiError as error:
             await self._fail(context, operation, key, identity, error, subject)
         return key, identity
 
@@ -89,13 +74,13 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
         operation: str,
         key: str,
         identity: Identity | None,
-        error: CaptureError,
+        error: KroniiError,
         subject: str = "",
     ) -> NoReturn:
         await self._guard.outcome(
             key=key, identity=identity, operation=operation, error=error, subject=subject
         )
-        await _abort(context, error)
+        await abort_with(context, error)
 
     # ---- jobs ----------------------------------------------------------------------------------
 
@@ -119,7 +104,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
                     requester=request.requester,
                 ),
             )
-        except CaptureError as error:
+        except KroniiError as error:
             await self._fail(
                 context, "request", key or Guard.caller_key(context.peer() or "", None), identity, error
             )
@@ -132,7 +117,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
         key, identity = "", None
         try:
             key, identity = await self._enter(context, Capability.NONE, operation, job_id)
-        except CaptureError as error:
+        except KroniiError as error:
             await self._fail(
                 context,
                 operation,
@@ -157,14 +142,14 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
                         key=key, identity=identity, operation="watch", error=None, subject=request.job_id
                     )
                 yield status_message(record, record.history[index])
-        except CaptureError as error:
+        except KroniiError as error:
             await self._fail(context, "watch", key, identity, error, request.job_id)
 
     async def GetCaptureResult(self, request: pb.CaptureJobId, context: Context) -> pb.CaptureResult:
         key, identity = await self._job_access(context, "result", request.job_id)
         try:
             record = await self._app.job(request.job_id)
-        except CaptureError as error:
+        except KroniiError as error:
             await self._fail(context, "result", key, identity, error, request.job_id)
         await self._guard.outcome(
             key=key, identity=identity, operation="result", error=None, subject=request.job_id
@@ -176,7 +161,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
         try:
             key, identity = await self._enter(context, Capability.REQUEST_CAPTURE, "cancel", request.job_id)
             record = await self._app.cancel(request.job_id)
-        except CaptureError as error:
+        except KroniiError as error:
             await self._fail(
                 context,
                 "cancel",
@@ -200,7 +185,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
             )
             assert identity is not None
             token, expires_at = await self._app.issue_token(identity, request.screenshot_id)
-        except CaptureError as error:
+        except KroniiError as error:
             await self._fail(
                 context,
                 "issue_token",
@@ -225,7 +210,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
                 context, Capability.READ_REDACTED, "get_screenshot", request.screenshot_id
             )
             png, meta = await self._app.screenshot(request.screenshot_id, request.single_use_token)
-        except CaptureError as error:
+        except KroniiError as error:
             await self._fail(
                 context,
                 "get_screenshot",
@@ -257,7 +242,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
         try:
             key, identity = await self._enter(context, Capability.LIST_META, "list")
             found = await self._app.list_meta(request.limit)
-        except CaptureError as error:
+        except KroniiError as error:
             await self._fail(
                 context, "list", key or Guard.caller_key(context.peer() or "", None), identity, error
             )
@@ -273,7 +258,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
                 context, Capability.READ_RAW_ENCRYPTED, "get_raw_encrypted", request.screenshot_id
             )
             sealed, version = await self._app.raw_encrypted(request.screenshot_id)
-        except CaptureError as error:
+        except KroniiError as error:
             await self._fail(
                 context,
                 "get_raw_encrypted",
@@ -306,9 +291,9 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
                 "challenge",
                 key,
                 None,
-                CaptureError("invalid_argument", str(error), field="client_id"),
+                InvalidArgument(str(error), field="client_id"),
             )
-        except CaptureError as error:
+        except KroniiError as error:
             await self._fail(context, "challenge", key, None, error)
         message = pb.Challenge(challenge_id=challenge.challenge_id, nonce=challenge.nonce)
         message.expires_at.FromDatetime(challenge.expires_at)
@@ -328,7 +313,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
                 "authenticate",
                 key,
                 None,
-                CaptureError("unauthenticated", error.message),
+                Unauthenticated(error.message),
                 request.client_id,
             )
         except ValueError as error:
@@ -337,9 +322,9 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
                 "authenticate",
                 key,
                 None,
-                CaptureError("invalid_argument", str(error), field="client_id"),
+                InvalidArgument(str(error), field="client_id"),
             )
-        except CaptureError as error:
+        except KroniiError as error:
             await self._fail(context, "authenticate", key, None, error, request.client_id)
         identity = session.identity()
         await self._guard.outcome(

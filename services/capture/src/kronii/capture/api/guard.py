@@ -23,7 +23,7 @@ from kronii.capture.adapters.sessions import Identity
 from kronii.capture.app import CaptureApp
 from kronii.capture.core.breaker import BreakerState
 from kronii.capture.core.capabilities import HUMAN_WINDOW, LOCAL_DEFAULT, Capability
-from kronii.capture.errors import CaptureError
+from kronii.common.errors import KroniiError, PermissionDenied, ResourceExhausted, Unauthenticated
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class Guard:
         return capabilities
 
     async def identify(self, peer: str, authorization: str | None) -> Identity:
-        """The caller, or CaptureError(unauthenticated)."""
+        """The caller, or Unauthenticated."""
         token = bearer_token(authorization)
         if token and self.app.clients is not None:
             session = await self.app.clients.resolve(token)
@@ -67,8 +67,7 @@ class Guard:
             settings = self.app.settings
             allowed = settings is None or settings.local_request_capture
             return Identity.local(local, LOCAL_DEFAULT if allowed else Capability.NONE)
-        raise CaptureError(
-            "unauthenticated",
+        raise Unauthenticated(
             "this call needs the local socket or an agent session (authorization: Bearer <session token>)",
         )
 
@@ -86,7 +85,7 @@ class Guard:
         try:
             presence = await gate.window(local, metadata)
         except PresenceRefused as refused:
-            raise CaptureError("permission_denied", str(refused)) from None
+            raise PermissionDenied(str(refused)) from None
         return replace(
             identity, capabilities=identity.capabilities | presence.capabilities, proof=presence.proof
         )
@@ -95,7 +94,7 @@ class Guard:
         """identify(), behind the unauthenticated callers' breaker (which counts the failure)."""
         try:
             return await self.identify(peer, authorization)
-        except CaptureError as error:
+        except KroniiError as error:
             key = self.caller_key(peer, None)
             self.admit(key)
             self.count_failure(key, error.code)
@@ -120,8 +119,7 @@ class Guard:
     def admit(self, key: str) -> None:
         if not self.app.breaker.allow(key, _now_ms()):
             wait = self.app.breaker.retry_after_ms(key, _now_ms())
-            raise CaptureError(
-                "resource_exhausted",
+            raise ResourceExhausted(
                 f"too many failed calls from this client; try again in {max(1, wait // 1000)} s",
                 retry_after_ms=wait,
             )
@@ -129,7 +127,7 @@ class Guard:
     @staticmethod
     def require(identity: Identity, capability: Capability) -> None:
         if not identity.allows(capability):
-            raise CaptureError("permission_denied", f"this client lacks the {capability.name} capability")
+            raise PermissionDenied(f"this client lacks the {capability.name} capability")
 
     async def outcome(
         self,
@@ -137,7 +135,7 @@ class Guard:
         key: str,
         identity: Identity | None,
         operation: str,
-        error: CaptureError | None,
+        error: KroniiError | None,
         subject: str = "",
         **detail: Any,
     ) -> None:

@@ -11,11 +11,12 @@ from typing import Annotated, Any, TypeVar
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from kronii.capture.adapters.sessions import AuthError, Identity
-from kronii.capture.api.convert import as_json, meta_message, result_message, status_message
+from kronii.capture.api.convert import meta_message, result_message, status_message
 from kronii.capture.api.guard import Guard
 from kronii.capture.app import CaptureApp, spec_fields
 from kronii.capture.core.capabilities import Capability, names
-from kronii.capture.errors import HTTP_STATUS, CaptureError
+from kronii.common.api_edge import as_json, error_response
+from kronii.common.errors import InvalidArgument, KroniiError, PermissionDenied, Unauthenticated
 from kronii.common.limits import PathId
 from kronii.common.openapi import errors
 from pydantic import BaseModel, Field
@@ -58,14 +59,6 @@ class AuthenticateBody(BaseModel):
     signature_hex: str = Field(max_length=_TEXT)
 
 
-def _error(error: CaptureError) -> JSONResponse:
-    body: dict[str, Any] = {"detail": error.message}
-    if error.field:
-        body["field"] = error.field
-    headers = {"Retry-After": str(max(1, error.retry_after_ms // 1000))} if error.retry_after_ms else None
-    return JSONResponse(body, status_code=HTTP_STATUS[error.code], headers=headers)
-
-
 # The guard's answers on every route (a breaker open on a caller is 429), and the job's states.
 _ERRORS = errors(404, 409, 429)
 
@@ -94,11 +87,11 @@ def capture_router(app: CaptureApp) -> APIRouter:
             if capability is not Capability.NONE:
                 Guard.require(identity, capability)
             elif not identity.capabilities & (Capability.REQUEST_CAPTURE | Capability.LIST_META):
-                raise CaptureError("permission_denied", "this client lacks REQUEST_CAPTURE or LIST_META")
+                raise PermissionDenied("this client lacks REQUEST_CAPTURE or LIST_META")
             result = await action(identity)
-        except CaptureError as error:
+        except KroniiError as error:
             await guard.outcome(key=key, identity=identity, operation=operation, error=error, subject=subject)
-            return _error(error)
+            return error_response(error)
         await guard.outcome(key=key, identity=identity, operation=operation, error=None, subject=subject)
         return result
 
@@ -220,12 +213,12 @@ def capture_router(app: CaptureApp) -> APIRouter:
             try:
                 made = await app.clients.begin(body.client_id)
             except (AuthError, ValueError) as error:
-                raise CaptureError("invalid_argument", str(error), field="client_id") from None
-        except CaptureError as error:
+                raise InvalidArgument(str(error), field="client_id") from None
+        except KroniiError as error:
             await guard.outcome(
                 key=agent_key, identity=None, operation="challenge", error=error, subject=body.client_id
             )
-            return _error(error)
+            return error_response(error)
         await guard.outcome(
             key=agent_key, identity=None, operation="challenge", error=None, subject=body.client_id
         )
@@ -243,21 +236,19 @@ def capture_router(app: CaptureApp) -> APIRouter:
             try:
                 signature = bytes.fromhex(body.signature_hex)
             except ValueError:
-                raise CaptureError(
-                    "invalid_argument", "signature_hex is not hexadecimal", field="signature_hex"
-                ) from None
+                raise InvalidArgument("signature_hex is not hexadecimal", field="signature_hex") from None
             assert app.clients is not None
             try:
                 session = await app.clients.authenticate(body.challenge_id, body.client_id, signature)
             except AuthError as error:
-                raise CaptureError("unauthenticated", error.message) from None
+                raise Unauthenticated(error.message) from None
             except ValueError as error:
-                raise CaptureError("invalid_argument", str(error), field="client_id") from None
-        except CaptureError as error:
+                raise InvalidArgument(str(error), field="client_id") from None
+        except KroniiError as error:
             await guard.outcome(
                 key=agent_key, identity=None, operation="authenticate", error=error, subject=body.client_id
             )
-            return _error(error)
+            return error_response(error)
         identity = session.identity()
         await guard.outcome(
             key=agent_key, identity=identity, operation="authenticate", error=None, subject=body.client_id

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
+from kronii.common.api_edge import read_json_object
+from kronii.common.errors import Conflict, InvalidArgument, NotFound
 from kronii.common.limits import PathId
 from kronii.common.openapi import errors, json_body
 from kronii.pipeline.adapters.notifications import NotificationStore
@@ -135,15 +137,12 @@ class SourceControls:
 async def _snooze_secs(request: Request, default: float, maximum: float) -> float:
     if not await request.body():
         return default
-    try:
-        data = await request.json()
-    except ValueError:
-        raise HTTPException(400, "the body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise HTTPException(400, "the body must be a JSON object")
+    data = await read_json_object(request)
     value = data.get("duration_secs", default)
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= maximum:
-        raise HTTPException(400, f"duration_secs must be a number of seconds between 1 and {maximum:.0f}")
+        raise InvalidArgument(
+            f"duration_secs must be a number of seconds between 1 and {maximum:.0f}", field="duration_secs"
+        )
     return float(value)
 
 
@@ -163,9 +162,9 @@ def controls_router(
     async def source_of(notification_id: str) -> str:
         message = await notifications.get(notification_id)
         if message is None:
-            raise HTTPException(404, f"no notification {notification_id!r}")
+            raise NotFound(f"no notification {notification_id!r}")
         if not message.source_key:
-            raise HTTPException(409, f"notification {notification_id!r} has no source to snooze or disable")
+            raise Conflict(f"notification {notification_id!r} has no source to snooze or disable")
         return message.source_key
 
     snooze_body = {
@@ -205,7 +204,7 @@ def controls_router(
     @router.delete("/controls/{source_key}", responses=errors(404))
     async def clear_control(source_key: PathId) -> dict[str, Any]:
         if not await controls.clear(source_key):
-            raise HTTPException(404, f"nothing snoozed or disabled for {source_key!r}")
+            raise NotFound(f"nothing snoozed or disabled for {source_key!r}")
         return {"source_key": source_key, "cleared": True}
 
     return router

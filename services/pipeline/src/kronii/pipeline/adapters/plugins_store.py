@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter
+from kronii.common.errors import NotFound
 from kronii.common.limits import PathId
 from kronii.common.openapi import errors
 from kronii.pipeline.adapters.tables import as_datetime, as_epoch, plugins
@@ -166,14 +167,14 @@ def plugins_router(store: PluginStore, clock: Callable[[], float] = time.time) -
     async def get_plugin(app_id: PathId) -> dict[str, Any]:
         record = await store.get(app_id)
         if record is None:
-            raise HTTPException(404, str(UnknownPlugin(app_id)))
+            raise NotFound(str(UnknownPlugin(app_id)))
         return record.as_json()
 
     async def set_enabled(app_id: str, enabled: bool) -> dict[str, Any]:
         try:
             record = await store.set_enabled(app_id, enabled, now=clock())
         except UnknownPlugin as error:
-            raise HTTPException(404, str(error)) from None
+            raise NotFound(str(error)) from None
         return record.as_json()
 
     @router.post("/{app_id}/enable", responses=errors(404))

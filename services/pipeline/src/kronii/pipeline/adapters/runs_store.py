@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Query
+from kronii.common.errors import InvalidArgument, NotFound
 from kronii.common.limits import PathId
 from kronii.common.openapi import errors
 from kronii.pipeline.adapters.llm import CallRecord
@@ -173,7 +174,7 @@ def runs_router(store: RunStore) -> APIRouter:
         decision: str = Query("", max_length=64),
     ) -> dict[str, Any]:
         if not 1 <= limit <= MAX_PAGE:
-            raise HTTPException(400, f"limit must be between 1 and {MAX_PAGE}")
+            raise InvalidArgument(f"limit must be between 1 and {MAX_PAGE}", field="limit")
         records = await store.list(limit=limit, before=before, decision=decision)
         return {
             "runs": [record.as_json() for record in records],
@@ -185,7 +186,7 @@ def runs_router(store: RunStore) -> APIRouter:
     async def get_run(run_id: PathId) -> dict[str, Any]:
         record = await store.get(run_id)
         if record is None:
-            raise HTTPException(404, f"no run {run_id!r}")
+            raise NotFound(f"no run {run_id!r}")
         return record.as_json()
 
     return router

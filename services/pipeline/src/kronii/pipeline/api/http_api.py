@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
-from google.protobuf.json_format import ParseDict, ParseError
+from fastapi import APIRouter, Request
+from kronii.common.api_edge import read_body
+from kronii.common.errors import Unprocessable
 from kronii.common.openapi import errors, json_body
 from kronii.pipeline.api.convert import REQUEST_SCHEMA, TriggerRequestError, trigger_from_request
 from kronii.pipeline.core.states import Trigger
@@ -25,21 +25,11 @@ def pipeline_router(
 
     @router.post("/triggers", status_code=202, responses=errors(422), openapi_extra=json_body(REQUEST_SCHEMA))
     async def post_trigger(request: Request) -> dict[str, Any]:
-        try:
-            body = json.loads(await request.body() or b"null")
-        except ValueError:
-            raise HTTPException(400, "the body is not valid JSON") from None
-        if not isinstance(body, dict):
-            raise HTTPException(400, "the body must be a JSON object (a TriggerRequest)")
-        message = pb.TriggerRequest()
-        try:
-            ParseDict(body, message)
-        except ParseError as error:
-            raise HTTPException(400, f"not a TriggerRequest: {error}") from None
+        message = await read_body(request, pb.TriggerRequest(), empty_ok=False)
         try:
             trigger = trigger_from_request(message, clock())
         except TriggerRequestError as error:
-            raise HTTPException(422, str(error)) from None
+            raise Unprocessable(str(error)) from None
         outcome = await submit(trigger)
         return {"accepted": True, "kind": trigger.kind.value, "intake": outcome}
 

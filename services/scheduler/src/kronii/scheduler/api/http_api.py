@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol, TypeVar
 
-from fastapi import APIRouter, HTTPException, Request
-from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
+from fastapi import APIRouter, Request
 from google.protobuf.message import Message
+from kronii.common.api_edge import as_json, parse_message, read_json_object
+from kronii.common.errors import InvalidArgument
 from kronii.common.openapi import json_body, message_schema
 from kronii.scheduler.core.model import InvalidRequest
 from kronii.scheduler.v1 import scheduler_pb2 as pb
@@ -24,23 +25,12 @@ class _Scheduler(Protocol):
     async def schedule(self) -> pb.ScheduleView: ...
 
 
-def as_json(message: Message) -> dict[str, Any]:
-    return MessageToDict(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
-
-
 async def _body(request: Request, message: M) -> M:
-    try:
-        data = await request.json() if await request.body() else {}
-    except ValueError:
-        raise HTTPException(400, "the body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise HTTPException(400, "the body must be a JSON object")
+    data = await read_json_object(request, what=message.DESCRIPTOR.name)
+    # The API takes the priority in lower case; the proto's enum names are upper case.
     if isinstance(data.get("priority"), str):
         data["priority"] = data["priority"].upper()
-    try:
-        return ParseDict(data, message)
-    except ParseError as error:
-        raise HTTPException(400, f"invalid request: {error}") from None
+    return parse_message(data, message)
 
 
 def _schema(message: type[Message]) -> dict[str, Any]:
@@ -66,7 +56,7 @@ def scheduler_router(app: _Scheduler) -> APIRouter:
         try:
             return as_json(await app.submit_plan(plan))
         except InvalidRequest as error:
-            raise HTTPException(400, str(error)) from None
+            raise InvalidArgument(str(error)) from None
 
     @router.post("/admit", openapi_extra=_schema(pb.AdmitRequest))
     async def post_admit(request: Request) -> dict[str, Any]:
@@ -75,6 +65,6 @@ def scheduler_router(app: _Scheduler) -> APIRouter:
         try:
             return as_json(await app.admit(admit))
         except InvalidRequest as error:
-            raise HTTPException(400, str(error)) from None
+            raise InvalidArgument(str(error)) from None
 
     return router

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
-from google.protobuf.json_format import MessageToDict
+from fastapi import APIRouter
 from kronii.activity.v1 import activity_pb2 as pb
+from kronii.common.api_edge import as_json
+from kronii.common.errors import Unavailable
 
 __all__ = ["snapshot_router"]
 
@@ -21,12 +22,7 @@ def snapshot_router(snapshot: Callable[[], Awaitable[pb.Snapshot]]) -> APIRouter
         try:
             message = await snapshot()
         except LookupError as error:
-            raise HTTPException(status_code=503, detail=f"no snapshot yet: {error}") from None
-        return MessageToDict(
-            message,
-            preserving_proto_field_name=True,
-            always_print_fields_with_no_presence=True,
-            use_integers_for_enums=False,
-        )
+            raise Unavailable(f"no snapshot yet: {error}") from None
+        return as_json(message)
 
     return router

@@ -1,5 +1,6 @@
 """gRPC: kronii.supervisor.v1.SupervisorService, the same semantics as HTTP. The token travels in
-the `authorization` metadata (`Bearer <token>`); an ApiError becomes a status with its message."""
+the `authorization` metadata (`Bearer <token>`); a KroniiError becomes a status with its message
+(kronii.common.api_edge.KroniiErrorInterceptor, on every service's server)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import grpc
 from google.protobuf.message import Message
 from kronii.supervisor.api.http_api import _Supervisor
 from kronii.supervisor.core.tokens import Claims
-from kronii.supervisor.errors import ApiError
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 from kronii.supervisor.v1 import supervisor_pb2_grpc as pb_grpc
 
@@ -34,11 +34,7 @@ class SupervisorServicer(pb_grpc.SupervisorServiceServicer):
         self._app = app
 
     async def _call(self, context: Ctx, run: Callable[[Claims], Awaitable[R]]) -> R:
-        try:
-            return await run(self._app.authenticate(_token(context)))
-        except ApiError as error:
-            await context.abort(getattr(grpc.StatusCode, error.grpc_code), error.message)
-            raise  # abort raises; this line satisfies type checkers
+        return await run(self._app.authenticate(_token(context)))
 
     async def RegisterRuntime(
         self, request: pb.RegisterRuntimeRequest, context: Ctx

@@ -1,27 +1,26 @@
 """HTTP: the trigger API and the registry under /v1, the same semantics as gRPC. JSON bodies use
-the proto field names; a bad body or argument is a 4xx with the reason in `detail`."""
+the proto field names; a bad body or argument is a 4xx with the reason in `detail`
+(kronii.common.api_edge renders every KroniiError)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
-from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 from google.protobuf.message import Message
+from kronii.common.api_edge import as_json, read_body
+from kronii.common.errors import InvalidArgument
 from kronii.common.limits import PathId
 from kronii.common.openapi import errors, message_schema, proto_body
 from kronii.supervisor.core.tokens import Claims
-from kronii.supervisor.errors import ApiError
 from kronii.supervisor.identity import NONCE_MAX_CHARS, NONCE_MIN_CHARS, check_nonce
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 from pydantic import BaseModel
 
 __all__ = ["supervisor_router"]
-
-M = TypeVar("M", bound=Message)
 
 
 class _Supervisor(Protocol):
@@ -51,31 +50,13 @@ class IdentityProof(BaseModel):
     proof: str
 
 
-def as_json(message: Message) -> dict[str, Any]:
-    return MessageToDict(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
-
-
 def _token(request: Request) -> str | None:
     header = request.headers.get("authorization", "")
     scheme, _, value = header.partition(" ")
     return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
-async def _body(request: Request, message: M, **path: Any) -> M:
-    try:
-        data = await request.json() if await request.body() else {}
-    except ValueError:
-        raise HTTPException(400, "the body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise HTTPException(400, "the body must be a JSON object")
-    data.update({k: v for k, v in path.items() if v is not None})
-    try:
-        return ParseDict(data, message)
-    except ParseError as error:
-        raise HTTPException(400, f"invalid request: {error}") from None
-
-
-# Every call verifies the caller's signed token and may meet any of these (ApiError's kinds).
+# Every call verifies the caller's signed token and may meet any of these (KroniiError's kinds).
 _ERRORS = errors(404, 409)
 
 
@@ -103,17 +84,13 @@ def supervisor_router(app: _Supervisor) -> APIRouter:
     async def call(
         request: Request, run: Callable[[Claims], Awaitable[Message]], status: int = 200
     ) -> JSONResponse:
-        try:
-            claims = app.authenticate(_token(request))
-            result = await run(claims)
-        except ApiError as error:
-            raise HTTPException(error.http_status, error.message) from None
+        result = await run(app.authenticate(_token(request)))
         return JSONResponse(as_json(result), status_code=status)
 
     @router.post("/triggers", openapi_extra=_proto(pb.TriggerRuntimeRequest))
     async def trigger_runtime(request: Request) -> JSONResponse:
         """trigger_runtime (seed 002, 10.2): result delivered | already_active | deferred | timeout | failed."""
-        req = await _body(request, pb.TriggerRuntimeRequest())
+        req = await read_body(request, pb.TriggerRuntimeRequest())
         request_id = request.headers.get("x-request-id") or uuid.uuid4().hex[:16]
         return await call(request, lambda c: app.trigger(req, c, request_id))
 
@@ -123,22 +100,22 @@ def supervisor_router(app: _Supervisor) -> APIRouter:
 
     @router.post("/triggers/{trigger_id}/force", openapi_extra=_proto(pb.ForceTriggerRequest, "trigger_id"))
     async def force_trigger(trigger_id: PathId, request: Request) -> JSONResponse:
-        req = await _body(request, pb.ForceTriggerRequest(), trigger_id=trigger_id)
+        req = await read_body(request, pb.ForceTriggerRequest(), trigger_id=trigger_id)
         return await call(request, lambda c: app.force(req, c))
 
     @router.post("/acks", openapi_extra=_proto(pb.AckTriggerRequest))
     async def ack_trigger(request: Request) -> JSONResponse:
-        req = await _body(request, pb.AckTriggerRequest())
+        req = await read_body(request, pb.AckTriggerRequest())
         return await call(request, lambda c: app.ack(req, c))
 
     @router.post("/runtimes", status_code=201, openapi_extra=_proto(pb.RegisterRuntimeRequest))
     async def register_runtime(request: Request) -> JSONResponse:
-        req = await _body(request, pb.RegisterRuntimeRequest())
+        req = await read_body(request, pb.RegisterRuntimeRequest())
         return await call(request, lambda c: app.register(req, c), status=201)
 
     @router.post("/runtimes/spawn", status_code=201, openapi_extra=_spawn_body())
     async def spawn_runtime(request: Request) -> JSONResponse:
-        req = await _body(request, pb.SpawnRuntimeRequest())
+        req = await read_body(request, pb.SpawnRuntimeRequest())
         return await call(request, lambda c: app.spawn(req, c), status=201)
 
     @router.get("/runtimes")
@@ -161,14 +138,14 @@ def supervisor_router(app: _Supervisor) -> APIRouter:
         "/runtimes/{runtime_id}/heartbeat", openapi_extra=_proto(pb.HeartbeatRuntimeRequest, "runtime_id")
     )
     async def heartbeat_runtime(runtime_id: PathId, request: Request) -> JSONResponse:
-        req = await _body(request, pb.HeartbeatRuntimeRequest(), runtime_id=runtime_id)
+        req = await read_body(request, pb.HeartbeatRuntimeRequest(), runtime_id=runtime_id)
         return await call(request, lambda c: app.heartbeat(req, c))
 
     @router.post(
         "/runtimes/{runtime_id}/deregister", openapi_extra=_proto(pb.DeregisterRuntimeRequest, "runtime_id")
     )
     async def deregister_runtime(runtime_id: PathId, request: Request) -> JSONResponse:
-        req = await _body(request, pb.DeregisterRuntimeRequest(), runtime_id=runtime_id)
+        req = await read_body(request, pb.DeregisterRuntimeRequest(), runtime_id=runtime_id)
         return await call(request, lambda c: app.deregister(req, c))
 
     @router.post(
@@ -176,7 +153,7 @@ def supervisor_router(app: _Supervisor) -> APIRouter:
         openapi_extra=_proto(pb.SetRuntimePausedRequest, "runtime_id", "paused"),
     )
     async def pause_runtime(runtime_id: PathId, request: Request) -> JSONResponse:
-        req = await _body(request, pb.SetRuntimePausedRequest(), runtime_id=runtime_id, paused=True)
+        req = await read_body(request, pb.SetRuntimePausedRequest(), runtime_id=runtime_id, paused=True)
         return await call(request, lambda c: app.set_paused(req, c))
 
     @router.post(
@@ -184,7 +161,7 @@ def supervisor_router(app: _Supervisor) -> APIRouter:
         openapi_extra=_proto(pb.SetRuntimePausedRequest, "runtime_id", "paused"),
     )
     async def resume_runtime(runtime_id: PathId, request: Request) -> JSONResponse:
-        req = await _body(request, pb.SetRuntimePausedRequest(), runtime_id=runtime_id, paused=False)
+        req = await read_body(request, pb.SetRuntimePausedRequest(), runtime_id=runtime_id, paused=False)
         return await call(request, lambda c: app.set_paused(req, c))
 
     @router.get("/runtimes/{runtime_id}/logs")
@@ -207,12 +184,12 @@ def supervisor_router(app: _Supervisor) -> APIRouter:
         try:
             check_nonce(nonce)
         except ValueError as error:
-            raise HTTPException(400, str(error)) from None
+            raise InvalidArgument(str(error)) from None
         return IdentityProof(service="supervisor", proof=app.identity_proof(nonce))
 
     @router.post("/threads/unblock", openapi_extra=_proto(pb.UnblockThreadRequest))
     async def unblock_thread(request: Request) -> JSONResponse:
-        req = await _body(request, pb.UnblockThreadRequest())
+        req = await read_body(request, pb.UnblockThreadRequest())
         return await call(request, lambda c: app.unblock(req, c))
 
     return router

@@ -1,0 +1,101 @@
+"""The errors every service raises for a caller: each carries its code, the HTTP status and the gRPC
+status it maps to, and a sentence safe to return. `kronii.common.api_edge` renders them (one HTTP
+handler, one gRPC interceptor).
+
+This module imports neither grpc nor fastapi (the CLI and `kronii status` import it and must stay
+light), so the gRPC status is the `grpc.StatusCode` member's name, resolved where it is sent.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+__all__ = [
+    "Conflict",
+    "FailedPrecondition",
+    "InvalidArgument",
+    "KroniiError",
+    "NotFound",
+    "PermissionDenied",
+    "ResourceExhausted",
+    "Unauthenticated",
+    "Unavailable",
+    "Unprocessable",
+]
+
+
+class KroniiError(Exception):
+    """`message` is a sentence safe to return to the caller (no path, no secret); `field` names the
+    request field at fault; `retry_after_ms` tells the caller when to try again (sent as Retry-After).
+
+    Raised as itself it is the service's own failure (500, INTERNAL): a caller's mistake is one of
+    the subclasses, so it stays a 4xx."""
+
+    code: ClassVar[str] = "internal"
+    http_status: ClassVar[int] = 500
+    grpc_status: ClassVar[str] = "INTERNAL"
+
+    def __init__(self, message: str, *, field: str = "", retry_after_ms: int = 0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.retry_after_ms = retry_after_ms
+
+    @property
+    def retry_after_secs(self) -> int:
+        """Whole seconds for a Retry-After header (at least 1), or 0 when the caller was not told to wait."""
+        return max(1, self.retry_after_ms // 1000) if self.retry_after_ms else 0
+
+
+class InvalidArgument(KroniiError):
+    code = "invalid_argument"
+    http_status = 400
+    grpc_status = "INVALID_ARGUMENT"
+
+
+class Unprocessable(InvalidArgument):
+    """A well-formed request whose content cannot be acted on (HTTP keeps it apart from a malformed one)."""
+
+    code = "unprocessable"
+    http_status = 422
+
+
+class Unauthenticated(KroniiError):
+    code = "unauthenticated"
+    http_status = 401
+    grpc_status = "UNAUTHENTICATED"
+
+
+class PermissionDenied(KroniiError):
+    code = "permission_denied"
+    http_status = 403
+    grpc_status = "PERMISSION_DENIED"
+
+
+class NotFound(KroniiError):
+    code = "not_found"
+    http_status = 404
+    grpc_status = "NOT_FOUND"
+
+
+class FailedPrecondition(KroniiError):
+    """The request is valid but the state it targets does not allow it now (HTTP calls that a conflict)."""
+
+    code = "failed_precondition"
+    http_status = 409
+    grpc_status = "FAILED_PRECONDITION"
+
+
+Conflict = FailedPrecondition
+
+
+class ResourceExhausted(KroniiError):
+    code = "resource_exhausted"
+    http_status = 429
+    grpc_status = "RESOURCE_EXHAUSTED"
+
+
+class Unavailable(KroniiError):
+    code = "unavailable"
+    http_status = 503
+    grpc_status = "UNAVAILABLE"
