@@ -18,6 +18,7 @@ import redis.exceptions
 import sqlalchemy.exc
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from kronii.common.errors import Unavailable
 
 __all__ = [
     "RETRY_AFTER_SECS",
@@ -33,12 +34,11 @@ log = logging.getLogger(__name__)
 RETRY_AFTER_SECS = 5
 
 
-class StoreUnavailable(Exception):
+class StoreUnavailable(Unavailable):
     """The database or the queue cannot take the work now; the caller should retry."""
 
     def __init__(self, message: str, retry_after: int = RETRY_AFTER_SECS) -> None:
-        super().__init__(message)
-        self.message = message
+        super().__init__(message, retry_after_ms=retry_after * 1000)
         self.retry_after = retry_after
 
 

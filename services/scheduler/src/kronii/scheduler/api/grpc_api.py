@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Protocol
 
 import grpc
-from kronii.scheduler.core.model import InvalidRequest
 from kronii.scheduler.v1 import scheduler_pb2 as pb
 from kronii.scheduler.v1 import scheduler_pb2_grpc as pb_grpc
 
@@ -26,20 +25,12 @@ class SchedulerServicer(pb_grpc.SchedulerServiceServicer):
     async def SubmitPlan(
         self, request: pb.Plan, context: grpc.aio.ServicerContext[object, object]
     ) -> pb.PlanResponse:
-        try:
-            return await self._scheduler.submit_plan(request)
-        except InvalidRequest as error:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
-            raise  # abort raises; this line satisfies type checkers
+        return await self._scheduler.submit_plan(request)
 
     async def Admit(
         self, request: pb.AdmitRequest, context: grpc.aio.ServicerContext[object, object]
     ) -> pb.AdmitResponse:
-        try:
-            return await self._scheduler.admit(request)
-        except InvalidRequest as error:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
-            raise
+        return await self._scheduler.admit(request)
 
     async def GetSchedule(
         self, request: pb.GetScheduleRequest, context: grpc.aio.ServicerContext[object, object]

@@ -9,9 +9,7 @@ from typing import Any, Protocol, TypeVar
 from fastapi import APIRouter, Request
 from google.protobuf.message import Message
 from kronii.common.api_edge import as_json, parse_message, read_json_object
-from kronii.common.errors import InvalidArgument
 from kronii.common.openapi import json_body, message_schema
-from kronii.scheduler.core.model import InvalidRequest
 from kronii.scheduler.v1 import scheduler_pb2 as pb
 
 __all__ = ["scheduler_router"]
@@ -53,18 +51,12 @@ def scheduler_router(app: _Scheduler) -> APIRouter:
     async def post_plan(request: Request) -> dict[str, Any]:
         """Apply a Planner's plan (the same as a Plan on kronii.scheduler.plan)."""
         plan = await _body(request, pb.Plan())
-        try:
-            return as_json(await app.submit_plan(plan))
-        except InvalidRequest as error:
-            raise InvalidArgument(str(error)) from None
+        return as_json(await app.submit_plan(plan))
 
     @router.post("/admit", openapi_extra=_schema(pb.AdmitRequest))
     async def post_admit(request: Request) -> dict[str, Any]:
         """May a run start now? 200 with the decision, refused or not; 400 for a bad request."""
         admit = await _body(request, pb.AdmitRequest())
-        try:
-            return as_json(await app.admit(admit))
-        except InvalidRequest as error:
-            raise InvalidArgument(str(error)) from None
+        return as_json(await app.admit(admit))
 
     return router

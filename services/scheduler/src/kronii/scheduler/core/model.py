@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from kronii.common.errors import InvalidArgument
+
 __all__ = [
     "APP_FILTER_PREFIX",
     "GLOBAL_SLOT",
@@ -74,12 +76,12 @@ class TickKind(StrEnum):
     SAFETY_NET = "safety_net"
 
 
-class InvalidRequest(ValueError):
-    """A plan or admission request the scheduler cannot accept; `field` names the culprit."""
+class InvalidRequest(InvalidArgument, ValueError):
+    """A plan or admission request the scheduler cannot accept; `field` names the culprit. The API edge
+    renders it like every InvalidArgument (400, INVALID_ARGUMENT)."""
 
     def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"{field}: {reason}")
-        self.field = field
+        super().__init__(f"{field}: {reason}", field=field)
         self.reason = reason
 
 
