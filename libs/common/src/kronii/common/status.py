@@ -20,7 +20,7 @@ from kronii.common.settings import load_settings
 from kronii.common.up_settings import LauncherSettings, state_path
 from kronii.common.urls import libpq_url, redact_url
 
-__all__ = ["StatusRow", "collect_status", "infra_url", "render_table", "row_json"]
+__all__ = ["STATUS_COLUMNS", "StatusRow", "collect_status", "infra_url", "row_json", "table_rows"]
 
 
 @dataclass(frozen=True)
@@ -241,12 +241,21 @@ async def _check_service(url: str) -> tuple[bool, str]:
     return bool(body.get("ready")), "; ".join(notes) or "all dependencies ready"
 
 
+def _reason(error: Exception) -> str:
+    """A few words a person reads at a glance, not an errno and a tuple."""
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(error, TimeoutError):
+        return "no answer within 4 s"
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 async def _row(name: str, kind: str, address: str, check: Any) -> StatusRow:
     try:
         result = await asyncio.wait_for(check, 4)
     except Exception as error:
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        return StatusRow(name, kind, address, False, f"not reachable: {reason[:120]}")
+        return StatusRow(name, kind, address, False, f"not reachable: {_reason(error)[:120]}")
     if isinstance(result, tuple):
         return StatusRow(name, kind, address, result[0], result[1])
     return StatusRow(name, kind, address, True, str(result))
@@ -301,11 +310,8 @@ def row_json(row: StatusRow) -> dict[str, Any]:
     return data
 
 
-def render_table(rows: list[StatusRow]) -> str:
-    headers = ("NAME", "KIND", "ADDRESS", "READY", "DETAIL")
-    table = [headers, *[(r.name, r.kind, r.address, "yes" if r.ready else "NO", r.detail) for r in rows]]
-    widths = [max(len(row[i]) for row in table) for i in range(4)]
-    lines = [
-        "  ".join(cell.ljust(widths[i]) if i < 4 else cell for i, cell in enumerate(row)) for row in table
-    ]
-    return "\n".join(line.rstrip() for line in lines)
+STATUS_COLUMNS = ("NAME", "KIND", "ADDRESS", "READY", "DETAIL")
+
+
+def table_rows(rows: list[StatusRow]) -> list[tuple[str, ...]]:
+    return [(r.name, r.kind, r.address, "yes" if r.ready else "NO", r.detail) for r in rows]

@@ -49,13 +49,16 @@ def up(stop_agents: bool, autostart: bool) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="print JSON instead of a table")
 def status(as_json: bool) -> None:
-    from kronii.common.status import collect_status, render_table, row_json
+    from kronii.common.cli.tables import print_table
+    from kronii.common.status import STATUS_COLUMNS, collect_status, row_json, table_rows
 
     rows = asyncio.run(collect_status())
     if as_json:
         click.echo(json.dumps([row_json(row) for row in rows], indent=2))
     else:
-        click.echo(render_table(rows))
+        print_table(STATUS_COLUMNS, table_rows(rows))
+        if not any(row.ready for row in rows):
+            click.echo("kronii: nothing answers: start kronii with `kronii up`", err=True)
     raise SystemExit(exits.OK if all(row.ready for row in rows) else exits.FAILED)
 
 

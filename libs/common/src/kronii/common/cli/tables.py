@@ -1,0 +1,37 @@
+"""Tables the commands print: rich for a person at a terminal, plain aligned columns for a pipe (ids
+and addresses stay whole and `cut`/`awk` read them; the last column is left ragged)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import click
+
+__all__ = ["plain_table", "print_table", "to_a_person"]
+
+
+def plain_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    table = [tuple(header), *(tuple(row) for row in rows)]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
+    lines = (
+        "  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[-1]]) for row in table
+    )
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def to_a_person() -> bool:
+    return sys.stdout.isatty()
+
+
+def print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    if not to_a_person():
+        click.echo(plain_table(header, rows))
+        return
+    from rich.console import Console  # only for a person: rich takes longer to import than the command
+    from rich.table import Table
+
+    table = Table(*header, box=None, header_style="bold", pad_edge=False)
+    for row in rows:
+        table.add_row(*row)
+    Console().print(table)
