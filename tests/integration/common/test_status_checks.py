@@ -9,6 +9,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 from kronii.common.infra import free_port
 from kronii.common.status import _check_nats, _check_postgres, _check_redis
+
 from tests.infra import InfraUrls
 
 
@@ -22,7 +23,7 @@ def test_status_redis_with_a_wrong_password_is_not_ready_with_the_servers_reason
     if not parts.password:
         pytest.skip("this run's Redis has no password (configured from the environment)")
     wrong = urlunsplit(parts._replace(netloc=f":not-the-password@{parts.hostname}:{parts.port}"))
-    with pytest.raises(ConnectionError, match="WRONGPASS|invalid"):
+    with pytest.raises(ConnectionError, match=r"WRONGPASS|invalid"):
         asyncio.run(_check_redis(wrong))
 
 
