@@ -32,7 +32,7 @@ async def decisions(nats: str, count: int) -> list[float]:
     async def on_note(_subject: str, _message: pb.Notification) -> None:
         arrived.put_nowait(time.perf_counter())
 
-    await bus.subscribe(subjects.NOTIFY_ALL, pb.Notification, on_note)
+    await bus.subscribe(subjects.NOTIFY, on_note)
     latencies = []
     for i in range(count):
         focus = apb.Focus(
@@ -43,7 +43,7 @@ async def decisions(nats: str, count: int) -> list[float]:
         )
         sent = time.perf_counter()
         # Title changes of distinct windows: focus changes this fast would be (rightly) deferred as thrash.
-        await bus.publish(subjects.activity("title_changed"), apb.TitleChanged(focus=focus))
+        await bus.publish(subjects.TITLE_CHANGED, apb.TitleChanged(focus=focus))
         latencies.append(await asyncio.wait_for(arrived.get(), 10) - sent)
         await asyncio.sleep(0.05)
     await bus.close()
@@ -56,7 +56,7 @@ async def storm(nats: str, events: int) -> float:
     started = time.perf_counter()
     for i in range(events):
         focus = apb.Focus(app_name="term", wm_class="XTerm", window_id=7, title=f"build {i}")
-        await bus.publish(subjects.activity("title_changed"), apb.TitleChanged(focus=focus))
+        await bus.publish(subjects.TITLE_CHANGED, apb.TitleChanged(focus=focus))
     await bus.client.flush()
     elapsed = time.perf_counter() - started
     await bus.close()

@@ -21,7 +21,7 @@ from typing import Any
 from _common import ROOT, machine, save
 from kronii.pipeline.adapters.recording import RecordedEvent, read_recording
 from kronii.pipeline.cli import ReplayReport, replay_events
-from kronii.pipeline.model_roles import EstimatingBackend
+from kronii.pipeline.roles.model_roles import EstimatingBackend
 from kronii.pipeline.roles.rules import RulesBackend
 
 
@@ -69,7 +69,7 @@ def _summary(report: ReplayReport) -> dict[str, Any]:
 
 def with_model(events: list[RecordedEvent], args: argparse.Namespace) -> dict[str, Any]:
     from kronii.common.settings import load_settings
-    from kronii.pipeline.backends import make_backend
+    from kronii.pipeline.roles.backend_factory import make_backend
     from kronii.pipeline.settings import PipelineSettings
 
     if args.llamacpp:

@@ -44,7 +44,7 @@ from tests.infra import start_test_infra
 from tests.mesh import Proc, python_module, wait_http_ready
 
 IDLE_THRESHOLD_SECS = 300
-# Imported for its side effect: the activity types are in the descriptor pool subscribe_any decodes by.
+# Imported for its side effect: the activity types are in the descriptor pool (recordings name their type).
 ACTIVITY_TYPES = activity_pb2.DESCRIPTOR
 
 

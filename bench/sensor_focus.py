@@ -76,7 +76,7 @@ async def run(switches: int, cost_seconds: float) -> None:
         async def on_focus(subject: str, message: pb.FocusChanged) -> None:
             await arrivals.put((time.perf_counter(), message))
 
-        await bus.subscribe(subjects.activity("focus_changed"), pb.FocusChanged, on_focus)
+        await bus.subscribe(subjects.FOCUS_CHANGED, on_focus)
         await bus.client.flush()
         try:
             wait_http_ready(f"http://127.0.0.1:{http}", proc=sensor)

@@ -1,12 +1,16 @@
-"""Resident memory of the whole `kronii up` (launcher, every service, embedded NATS, Redis and PostgreSQL)
+"""Resident memory of the whole `kronii up` (launcher, services, embedded NATS, Redis and PostgreSQL)
 once it is up and has settled, next to a bare Python interpreter measured in the same run.
 
 RSS counts pages shared between processes once per process; PSS shares them out, so the PSS total is
 what the mesh really costs the machine. Both are reported, per process and in total.
 
-Goal (issue "One shape for every service"): <= 300 MB on the desktop default.
+Two layouts of the services (KRONII_SERVICE_PROCESSES): "shared", the desktop default, runs them all in
+one process ("services" below); "separate" runs one process per service. By default both are measured,
+one after the other, and the report gives each total and the ratio shared / separate.
 
-Usage: python bench/up_memory.py [--settle 10]
+Goal (issue "One shape for every service"): <= 300 MB PSS on the desktop default (shared).
+
+Usage: python bench/up_memory.py [--mode shared|separate|both] [--settle 10]
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ MB = 1024 * 1024
 
 def _label(process: psutil.Process) -> str:
     command = " ".join(process.cmdline()[:4])
+    if "kronii.common.service_group" in command:
+        return "services"
     for service in ("sensor", "capture", "pipeline", "scheduler", "supervisor", "broker", "critic", "vision"):
         if f"kronii.{service}" in command:
             return service
@@ -75,32 +81,52 @@ def bare_python_mb() -> float:
         child.wait()
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--settle", type=float, default=10.0, help="seconds to wait after `kronii is up`")
-    args = parser.parse_args()
-    baseline = bare_python_mb()
+def measure(mode: str, settle: float) -> dict[str, Any]:
+    """One `kronii up` with the services laid out as `mode`, measured once it has settled."""
     root = Path(tempfile.mkdtemp(prefix="kronii-bench-mem-"))
     try:
-        proc = Proc([str(Path(sys.executable).parent / "kronii"), "up"], standalone_env(root / "data"))
+        env = {**standalone_env(root / "data"), "KRONII_SERVICE_PROCESSES": mode}
+        proc = Proc([str(Path(sys.executable).parent / "kronii"), "up"], env)
         try:
             proc.wait_for_line(lambda line: line.strip() == "kronii is up", 180)
-            time.sleep(args.settle)
+            time.sleep(settle)
             figures = tree_memory(psutil.Process(proc.process.pid))
         finally:
             proc.terminate(30)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    figures.update(
-        bare_python_rss_mb=baseline,
-        ratio_rss_to_bare_python=round(figures["total_rss_mb"] / baseline, 1),
-        goal_mb=GOAL_MB,
-        meets_goal=figures["total_pss_mb"] <= GOAL_MB,
-        mode="one process per service",
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    save("up_memory", {"machine": machine(), "settle_s": args.settle, **figures})
+    parser.add_argument("--mode", choices=["shared", "separate", "both"], default="both")
+    parser.add_argument("--settle", type=float, default=10.0, help="seconds to wait after `kronii is up`")
+    args = parser.parse_args()
+    baseline = bare_python_mb()
+    modes = ["shared", "separate"] if args.mode == "both" else [args.mode]
+    runs = {mode: measure(mode, args.settle) for mode in modes}
+    for figures in runs.values():
+        figures["ratio_rss_to_bare_python"] = round(figures["total_rss_mb"] / baseline, 1)
+    result: dict[str, Any] = {
+        "machine": machine(),
+        "settle_s": args.settle,
+        "bare_python_rss_mb": baseline,
+        "goal_mb": GOAL_MB,
+        "modes": runs,
+    }
+    if "shared" in runs:
+        result["meets_goal"] = runs["shared"]["total_pss_mb"] <= GOAL_MB
+    if len(runs) == 2:
+        result["ratio_pss_shared_to_separate"] = round(
+            runs["shared"]["total_pss_mb"] / runs["separate"]["total_pss_mb"], 2
+        )
+        result["ratio_rss_shared_to_separate"] = round(
+            runs["shared"]["total_rss_mb"] / runs["separate"]["total_rss_mb"], 2
+        )
+    save("up_memory", result)
     return 0
 
 

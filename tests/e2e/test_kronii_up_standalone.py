@@ -67,11 +67,14 @@ def test_kronii_up_runs_embedded_infra_refuses_a_second_instance_and_stops_clean
         assert head_revision() in rows["postgres"]
         assert "no display" in rows["sensor"]
 
-        # A service that dies is started again; the mesh stays up.
+        # A service that dies is started again; the mesh stays up. By default the services share one
+        # process, which the launcher names by its services.
         state_file = data_dir / "run" / "up.json"
         killed = json.loads(state_file.read_text())["services"]["sensor"]["pid"]
         os.kill(killed, signal.SIGKILL)
-        proc.wait_for_line(lambda line: "sensor exited unexpectedly" in line and "restarting" in line, 10)
+        proc.wait_for_line(
+            lambda line: "sensor" in line and "exited unexpectedly" in line and "restarting" in line, 10
+        )
         wait_until(
             lambda: json.loads(state_file.read_text())["services"]["sensor"]["pid"] != killed,
             5,

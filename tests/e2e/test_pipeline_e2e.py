@@ -111,7 +111,7 @@ def test_focus_on_an_ide_file_runs_every_state_and_notifies_on_nats_and_sse(
         async def on_note(_subject: str, message: pb.Notification) -> None:
             seen.append(message)
 
-        await bus.subscribe(subjects.NOTIFY_ALL, pb.Notification, on_note)
+        await bus.subscribe(subjects.NOTIFY, on_note)
         # The window manager gives a new window the focus: the sensor reports it at once.
         code = await asyncio.to_thread(
             open_window, xdisplay, "machine.py - kronii - Visual Studio Code", "Code"

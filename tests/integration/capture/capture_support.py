@@ -167,7 +167,7 @@ class FakeSensor:
         now.GetCurrentTime()
         await self._snapshot()
         await self.bus.publish(
-            subjects.activity("focus_changed"),
+            subjects.FOCUS_CHANGED,
             apb.FocusChanged(
                 previous=focus_message(previous), current=focus_message(window), at=now, change="app"
             ),

@@ -91,7 +91,7 @@ async def test_strict_request_goes_queued_to_persisted_and_the_token_reads_a_red
     async def on_status(subject: str, message: pb.CaptureStatus) -> None:
         published.append(message.status)
 
-    await bus.subscribe(subjects.CAPTURE_STATUS_ALL, pb.CaptureStatus, on_status)
+    await bus.subscribe(subjects.CAPTURE_STATUS, on_status)
     try:
         await sensor.focus(None)
         job = await stub.RequestScreenCapture(strict(terminal, requester="it.strict"), timeout=10)

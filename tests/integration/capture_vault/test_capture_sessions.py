@@ -9,9 +9,9 @@ import pytest
 import redis.asyncio as aioredis
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-from kronii.capture.adapters.access import PeerIdentity
-from kronii.capture.adapters.sessions import AuthError, ClientSessions, Identity, sign_challenge
+from kronii.capture.adapters.sessions import AuthError, ClientSessions, sign_challenge
 from kronii.capture.core.capabilities import AGENT_DEFAULT, Capability
+from kronii.capture.core.identity import Identity, PeerIdentity
 
 from tests.integration.capture_vault.conftest import Sessions
 

@@ -24,9 +24,10 @@ from pathlib import Path
 import grpc
 import pytest
 import pytest_asyncio
-from kronii.capture.adapters.access import PEERS, AccessPolicy, PeerIdentity, PeerRegistry, identity_for_peer
+from kronii.capture.adapters.access import PEERS, AccessPolicy, PeerRegistry, identity_for_peer
 from kronii.capture.adapters.procinfo import claimed_device, proc_facts, start_ticks
 from kronii.capture.adapters.socket import FrontDoorError, LocalFrontDoor, socket_path
+from kronii.capture.core.identity import PeerIdentity
 from kronii.common.audit import AuditLog
 
 from tests.integration.capture_vault.conftest import Sessions

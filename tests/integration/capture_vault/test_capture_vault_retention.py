@@ -8,14 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kronii.capture.adapters.vault import (
-    ObjectKind,
-    ObjectNotFound,
-    ObjectVault,
-    RawStorageDisabled,
-    capture_objects,
-)
+from kronii.capture.adapters.vault import ObjectVault, RawStorageDisabled
+from kronii.capture.adapters.vault_files import ObjectNotFound
+from kronii.capture.adapters.vault_table import capture_objects
 from kronii.capture.core.retention import DAY_MS, expires_at_ms, keep_raw
+from kronii.capture.core.screenshots import ObjectKind
 from kronii.common.audit import AuditLog
 from kronii.crypto import KeyFileProvider
 from sqlalchemy import select

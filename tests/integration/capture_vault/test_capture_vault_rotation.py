@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import hashlib
 import json
@@ -15,7 +14,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from kronii.capture import keys
-from kronii.capture.adapters.vault import ObjectKind, ObjectVault, capture_objects, default_vault_root
+from kronii.capture.adapters.vault import ObjectVault
+from kronii.capture.adapters.vault_files import default_vault_root
+from kronii.capture.adapters.vault_table import capture_objects
+from kronii.capture.core.screenshots import ObjectKind
 from kronii.common.audit import AuditLog
 from kronii.common.db import make_engine, make_sessionmaker, migrate_up
 from kronii.crypto import KeyFileProvider
@@ -191,13 +193,11 @@ async def _in_thread(function: Any, argv: list[str]) -> int:
     return int(await asyncio.to_thread(function, argv))
 
 
-def test_keys_parser_plugs_into_a_subparsers_group() -> None:
-    parser = argparse.ArgumentParser(prog="kronii")
-    sub = parser.add_subparsers(dest="command")
-    keys.add_keys_parser(sub)
+def test_keys_rotate_refuses_a_batch_size_below_one_before_touching_anything() -> None:
+    from click.testing import CliRunner
 
-    args = parser.parse_args(["keys", "rotate", "--batch-size", "10"])
+    result = CliRunner().invoke(keys.keys_command, ["rotate", "--batch-size", "0"], prog_name="kronii keys")
 
-    assert args.handler is keys.run_keys
-    assert args.keys_command == "rotate"
-    assert args.batch_size == 10
+    assert result.exit_code == 2
+    assert "Usage: kronii keys rotate" in result.output
+    assert "0 is not in the range x>=1" in result.output

@@ -11,12 +11,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from kronii.capture.adapters.vault import (
-    ObjectNotFound,
-    ObjectVault,
-    UnsafeVaultDirectory,
-    capture_objects,
-)
+from kronii.capture.adapters.vault import ObjectVault
+from kronii.capture.adapters.vault_files import ObjectNotFound, UnsafeVaultDirectory
+from kronii.capture.adapters.vault_table import capture_objects
 from kronii.crypto import DecryptionError, KeyFileProvider
 from PIL import Image, UnidentifiedImageError
 from sqlalchemy import select

@@ -22,6 +22,7 @@ import psycopg
 import pytest
 from kronii.common import subjects
 from kronii.common.bus import Bus
+from kronii.common.subjects import Topic
 from kronii.common.urls import libpq_url
 from kronii.scheduler.v1 import scheduler_pb2 as spb
 from nats.js.api import ConsumerConfig, DeliverPolicy
@@ -29,6 +30,8 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 from tests.mesh import Proc, kronii_process_pids, standalone_env, wait_http_ready, wait_until
 
 KRONII = str(Path(sys.executable).parent / "kronii")
+# A subject of this test alone: no service subscribes to it.
+_RESTART_TEST = Topic("kronii.test.restart", spb.Plan)
 
 
 class KroniiUp:
@@ -131,7 +134,7 @@ async def _nats_outage(up: KroniiUp) -> None:
     async def on_plan(subject: str, plan: spb.Plan) -> None:
         await received.put(plan.run_id)
 
-    await listener.subscribe("kronii.test.restart", spb.Plan, on_plan)
+    await listener.subscribe(_RESTART_TEST, on_plan)
     js = listener.client.jetstream()
     durable, subject = f"restart-{uuid.uuid4().hex[:8]}", f"{subjects.ACTIVITY_PREFIX}.restart_test"
     config = ConsumerConfig(durable_name=durable, deliver_policy=DeliverPolicy.NEW, filter_subject=subject)
@@ -148,10 +151,10 @@ async def _nats_outage(up: KroniiUp) -> None:
             await asyncio.sleep(0.1)
         assert listener.connected, "the bus did not reconnect"
 
-        await sender.publish("kronii.test.restart", spb.Plan(run_id="after-nats"))
+        await sender.publish(_RESTART_TEST, spb.Plan(run_id="after-nats"))
         assert await asyncio.wait_for(received.get(), 10) == "after-nats"
 
-        await sender.publish(subject, spb.Plan(run_id="after"))
+        await sender.publish(Topic(subject, spb.Plan), spb.Plan(run_id="after"))
         consumer = await js.pull_subscribe_bind(durable=durable, stream=subjects.ACTIVITY_STREAM)
         messages = [*await consumer.fetch(1, timeout=10), *await consumer.fetch(1, timeout=10)]
         assert [spb.Plan.FromString(message.data).run_id for message in messages] == ["before", "after"]

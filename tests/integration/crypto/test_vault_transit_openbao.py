@@ -14,7 +14,8 @@ from pathlib import Path
 import hvac.exceptions  # type: ignore[import-untyped]
 import pytest
 import pytest_asyncio
-from kronii.capture.adapters.vault import ObjectVault, capture_objects
+from kronii.capture.adapters.vault import ObjectVault
+from kronii.capture.adapters.vault_table import capture_objects
 from kronii.common.db import make_engine, make_sessionmaker, migrate_up
 from kronii.common.infra import free_port
 from kronii.crypto import (

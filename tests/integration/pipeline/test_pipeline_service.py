@@ -85,7 +85,7 @@ def test_an_ide_focus_goes_through_every_state_and_notifies_on_nats_and_sse(
         async def on_note(_subject: str, message: pb.Notification) -> None:
             seen.append(message)
 
-        await bus.subscribe(subjects.NOTIFY_ALL, pb.Notification, on_note)
+        await bus.subscribe(subjects.NOTIFY, on_note)
         _focus(pipeline, IDE_TITLE)
         for _ in range(200):
             if seen:

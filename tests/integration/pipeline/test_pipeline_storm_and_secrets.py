@@ -51,7 +51,7 @@ def test_a_storm_of_1000_title_changes_in_10s_makes_at_most_one_run_and_no_model
             started = time.monotonic()
             for i in range(1000):
                 focus = apb.Focus(app_name="code", wm_class="Code", window_id=77, title=f"build {i}% - Code")
-                await bus.publish(subjects.activity("title_changed"), apb.TitleChanged(focus=focus))
+                await bus.publish(subjects.TITLE_CHANGED, apb.TitleChanged(focus=focus))
                 await asyncio.sleep(max(0.0, started + (i + 1) * 0.01 - time.monotonic()))
             await bus.client.flush()
             await bus.close()

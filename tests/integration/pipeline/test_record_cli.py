@@ -49,9 +49,9 @@ async def test_record_writes_the_live_activity_that_replay_then_reads(
             ide = apb.Focus(
                 app_name="code", wm_class="Code", window_id=7, title="runner.py - kronii - Visual Studio Code"
             )
-            await bus.publish(subjects.activity("focus_changed"), apb.FocusChanged(current=ide, change="app"))
+            await bus.publish(subjects.FOCUS_CHANGED, apb.FocusChanged(current=ide, change="app"))
             await asyncio.sleep(0.2)
-            await bus.publish(subjects.activity("title_changed"), apb.TitleChanged(focus=ide))
+            await bus.publish(subjects.TITLE_CHANGED, apb.TitleChanged(focus=ide))
             await bus.client.flush()
         finally:
             await bus.close()

@@ -29,7 +29,9 @@ from kronii.pipeline.core.budget import PluginContent, budget_context
 from kronii.pipeline.core.router import Family
 from kronii.pipeline.core.states import TriggerKind
 from kronii.pipeline.core.window_context import extract_window_context
-from kronii.pipeline.model_roles import (
+from kronii.pipeline.roles import rules
+from kronii.pipeline.roles.bounds import model_schema, output_budget
+from kronii.pipeline.roles.model_roles import (
     extract_payload,
     fragment_sources,
     notify_payload,
@@ -37,9 +39,7 @@ from kronii.pipeline.model_roles import (
     role_prompt,
     synthesize_payload,
 )
-from kronii.pipeline.roles import rules
-from kronii.pipeline.roles.bounds import model_schema, output_budget
-from kronii.pipeline.roles.model import PlanHistory, Role, RoleContext
+from kronii.pipeline.roles.values import PlanHistory, Role, RoleContext
 
 from tests.desktop import stop_process
 

@@ -75,7 +75,7 @@ async def test_events_are_published_on_the_plugins_subject(bus: Bus) -> None:
     async def handler(subject: str, event: pb.PluginEvent) -> None:
         await received.put(event)
 
-    subscription = await bus.subscribe(subjects.PLUGIN_EVENTS_ALL, pb.PluginEvent, handler)
+    subscription = await bus.subscribe(subjects.PLUGIN_EVENT, handler)
     await bus.client.flush()
     await host.start()
     try:

@@ -7,7 +7,8 @@ import uuid
 import httpx
 from fastapi import FastAPI
 from kronii.common.api_edge import install_error_handler
-from kronii.pipeline.adapters.plugins_store import PluginStore, plugins_router
+from kronii.pipeline.adapters.plugins_store import PluginStore
+from kronii.pipeline.api.plugins import plugins_router
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 from sqlalchemy.ext.asyncio import AsyncEngine
 

@@ -11,6 +11,7 @@ from kronii.activity.v1 import activity_pb2 as apb
 from kronii.common import subjects
 from kronii.common.bus import Bus
 from kronii.pipeline.adapters.recording import read_recording, record_from_bus, replay
+from kronii.supervisor.v1 import supervisor_pb2 as svpb
 
 
 async def test_record_then_replay_round_trips_the_activity_stream(bus: Bus, tmp_path: Path) -> None:
@@ -20,10 +21,10 @@ async def test_record_then_replay_round_trips_the_activity_stream(bus: Bus, tmp_
     await asyncio.sleep(0.2)  # subscribed
     focus = apb.FocusChanged(current=apb.Focus(app_name="code", title="main.py"), change="app")
     lock = apb.LockChanged(locked=True, source="screensaver")
-    await bus.publish(subjects.activity("focus_changed"), focus)
+    await bus.publish(subjects.FOCUS_CHANGED, focus)
     await asyncio.sleep(0.1)
-    await bus.publish(subjects.activity("lock_changed"), lock)
-    await bus.publish("kronii.supervisor.outcome", apb.LockChanged())  # not activity: not recorded
+    await bus.publish(subjects.LOCK_CHANGED, lock)
+    await bus.publish(subjects.SUPERVISOR_ACK, svpb.AckTriggerRequest())  # not activity: not recorded
     await bus.client.flush()
     await asyncio.sleep(0.2)
     stop.set()
@@ -43,7 +44,7 @@ async def test_record_then_replay_round_trips_the_activity_stream(bus: Bus, tmp_
 
     subscription = await bus.subscribe_any(subjects.ACTIVITY_ALL, collect)
     await bus.client.flush()
-    assert await replay(events, bus.publish, speed=None) == 2
+    assert await replay(events, bus.publish_on, speed=None) == 2
     got = [await asyncio.wait_for(replayed.get(), 5) for _ in range(2)]
     await subscription.unsubscribe()
     assert got == [(e.subject, e.message) for e in events]

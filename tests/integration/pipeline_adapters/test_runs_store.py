@@ -10,7 +10,8 @@ from fastapi import FastAPI
 from kronii.common.api_edge import install_error_handler
 from kronii.common.limits import install_limits
 from kronii.pipeline.adapters.llm import CallRecord
-from kronii.pipeline.adapters.runs_store import RunRecord, RunStore, StateVisit, runs_router
+from kronii.pipeline.adapters.runs_store import RunRecord, RunStore, StateVisit
+from kronii.pipeline.api.runs import runs_router
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 

@@ -14,7 +14,8 @@ import uvicorn
 from fastapi import FastAPI
 from kronii.common.infra import free_port
 from kronii.pipeline.adapters.notifications import new_notification
-from kronii.pipeline.adapters.sse import NotificationBroadcaster, notifications_stream_router
+from kronii.pipeline.adapters.sse import NotificationBroadcaster
+from kronii.pipeline.api.notifications_stream import notifications_stream_router
 
 
 @pytest_asyncio.fixture

@@ -44,12 +44,7 @@ class TickLog:
         raise AssertionError(f"no Tick for wake-up {wakeup_id} within {timeout} s")
 
     async def admit(self, request: pb.AdmitRequest) -> pb.AdmitResponse:
-        reply = await self.bus.client.request(
-            subjects.SCHEDULER_ADMIT, request.SerializeToString(), timeout=5
-        )
-        response = pb.AdmitResponse()
-        response.ParseFromString(reply.data)
-        return response
+        return await self.bus.request(subjects.SCHEDULER_ADMIT, request, wait_secs=5)
 
 
 @asynccontextmanager
@@ -61,7 +56,7 @@ async def listening(nats_url: str) -> AsyncIterator[TickLog]:
     async def on_tick(subject: str, tick: pb.Tick) -> None:
         log.seen.append((time.time(), tick))
 
-    await bus.subscribe(subjects.SCHEDULER_TICK, pb.Tick, on_tick)
+    await bus.subscribe(subjects.SCHEDULER_TICK, on_tick)
     await bus.client.flush()
     try:
         yield log

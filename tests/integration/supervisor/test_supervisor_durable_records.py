@@ -16,8 +16,8 @@ import redis.asyncio as aioredis
 from kronii.common.audit import AuditRow
 from kronii.common.infra import free_port
 from kronii.common.service import ServiceContext
+from kronii.supervisor.adapters.tables import triggers
 from kronii.supervisor.records import OUTBOX_KEY, TriggerRecords
-from kronii.supervisor.store import triggers
 from sqlalchemy import func, select
 
 from tests.infra import InfraUrls, service_context

@@ -322,7 +322,7 @@ def test_an_ack_on_nats_acknowledges_a_silent_delivery_and_the_outcome_is_publis
         async def on_outcome(_subject: str, message: pb.TriggerOutcome) -> None:
             outcomes.append(message)
 
-        await bus.subscribe(subjects.SUPERVISOR_OUTCOME, pb.TriggerOutcome, on_outcome)
+        await bus.subscribe(subjects.SUPERVISOR_OUTCOME, on_outcome)
         await bus.client.flush()
         pending = asyncio.create_task(
             asyncio.to_thread(supervisor.trigger, agent, "ack me on the bus", ack_timeout_ms=5000)

@@ -14,8 +14,8 @@ import pytest
 import pytest_asyncio
 from kronii.supervisor.adapters.panes import PaneDriver
 from kronii.supervisor.adapters.tmux import TmuxControl, TmuxError, pid_alive
+from kronii.supervisor.core.agent_kinds import DEFAULT_KINDS
 from kronii.supervisor.core.agent_state import Delivery
-from kronii.supervisor.core.params import DEFAULT_KINDS
 from kronii.supervisor.core.payload import Payload, clean_prompt
 
 from tests.agents.harness import FAKE_CODEX, AttachedClient, CodexBin, codex_bin, private_socket, wait_for

@@ -14,8 +14,8 @@ from kronii.pipeline.core.router import Family
 from kronii.pipeline.core.states import TriggerKind
 from kronii.pipeline.core.window_context import extract_window_context
 from kronii.pipeline.roles import bounds, floor, rules
-from kronii.pipeline.roles.model import ConfidenceLabel, Fragment, Plan, PlanHistory, Role, RoleContext
 from kronii.pipeline.roles.schemas import check_output
+from kronii.pipeline.roles.values import ConfidenceLabel, Fragment, Plan, PlanHistory, Role, RoleContext
 from kronii.pipeline.settings import PipelineSettings
 
 NOW = 1_700_000_000_000

@@ -12,7 +12,8 @@ from kronii.pipeline.core.states import CapturePreemption, TriggerKind
 from kronii.pipeline.core.window_context import extract_window_context
 from kronii.pipeline.roles import codec, rules
 from kronii.pipeline.roles.backend import RoleBackend
-from kronii.pipeline.roles.model import (
+from kronii.pipeline.roles.schemas import ROLE_SCHEMAS, RoleOutputError, check_output, output_problems
+from kronii.pipeline.roles.values import (
     ConfidenceLabel,
     Fragment,
     NotificationActionKind,
@@ -20,7 +21,6 @@ from kronii.pipeline.roles.model import (
     Role,
     RoleContext,
 )
-from kronii.pipeline.roles.schemas import ROLE_SCHEMAS, RoleOutputError, check_output, output_problems
 
 T0 = 1_700_000_000_000
 VSCODE_TITLE = "main.py - kronii - Visual Studio Code"

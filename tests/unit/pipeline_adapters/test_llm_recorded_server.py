@@ -22,11 +22,11 @@ from kronii.pipeline.core.budget import PluginContent, budget_context
 from kronii.pipeline.core.router import Family
 from kronii.pipeline.core.states import TriggerKind
 from kronii.pipeline.core.window_context import extract_window_context
-from kronii.pipeline.model_roles import ModelRoleBackend
 from kronii.pipeline.roles import rules
 from kronii.pipeline.roles.bounds import output_budget
-from kronii.pipeline.roles.model import PlanHistory, Role, RoleContext
+from kronii.pipeline.roles.model_roles import ModelRoleBackend
 from kronii.pipeline.roles.rules import RulesBackend
+from kronii.pipeline.roles.values import PlanHistory, Role, RoleContext
 
 from tests.llm_server import LlmServer, Reply
 

@@ -28,10 +28,8 @@ def focus(title: str) -> apb.FocusChanged:
 def test_a_line_round_trips_subject_offset_and_message(tmp_path: Path) -> None:
     path = tmp_path / "rec.jsonl"
     lines = [
-        encode_line(0, subjects.activity("focus_changed"), focus("main.py")),
-        encode_line(
-            250, subjects.activity("lock_changed"), apb.LockChanged(locked=True, source="screensaver")
-        ),
+        encode_line(0, subjects.FOCUS_CHANGED.subject(), focus("main.py")),
+        encode_line(250, subjects.LOCK_CHANGED.subject(), apb.LockChanged(locked=True, source="screensaver")),
     ]
     path.write_text("\n".join(lines) + "\n\n", encoding="utf-8")
     events = list(read_recording(path))

@@ -91,7 +91,7 @@ def test_sensor_starts_its_nats_and_audit_series_at_zero() -> None:
     }
 
     for kind in EVENT_KINDS:
-        labels = frozenset({("service", "sensor"), ("subject", subjects.activity(kind))})
+        labels = frozenset({("service", "sensor"), ("subject", subjects.activity_topic(kind).pattern)})
         assert samples.get(("kronii_bus_published_total", labels)) == 0.0, kind
     for action in ("session.lock", "session.unlock"):
         labels = frozenset({("service", "sensor"), ("action", action)})

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from kronii.supervisor.core.agent_kinds import DEFAULT_KINDS, AgentKind
 from kronii.supervisor.core.agent_state import AgentState, Delivery, Reading, classify, confirm, echo_needle
-from kronii.supervisor.core.params import DEFAULT_KINDS, AgentKind
 from kronii.supervisor.core.screen import StyledLine, echo_count, input_box, input_text, parse_screen
 
 SCREENS = Path(__file__).parents[2] / "data" / "agents"

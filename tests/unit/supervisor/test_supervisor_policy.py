@@ -4,6 +4,7 @@ the override audit fields, the payload rules and the agent-kind profiles. Time i
 from __future__ import annotations
 
 import pytest
+from kronii.supervisor.core.agent_kinds import DEFAULT_KINDS, AgentKind, KindBook, render_argv
 from kronii.supervisor.core.model import (
     CollisionGate,
     ErrorCode,
@@ -13,7 +14,7 @@ from kronii.supervisor.core.model import (
     RuntimeStatus,
     Situation,
 )
-from kronii.supervisor.core.params import DEFAULT_KINDS, AgentKind, KindBook, SupervisorParams, render_argv
+from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.core.payload import PayloadError, clean_prompt
 from kronii.supervisor.core.policy import ThreadState, assess, observe_turn, override_audit
 from kronii.supervisor.core.table import Signal

@@ -15,19 +15,16 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
+from kronii.supervisor.adapters.processes import ProcessInfo, agent_process, descendants, process_info
 from kronii.supervisor.adapters.sessions import (
     CLAUDE_FOLDER_MAX,
     FIRST_LINE_LIMIT,
-    ProcessInfo,
     RolloutMeta,
-    agent_process,
     claude_folder_name,
     claude_session_id,
     codex_session_id,
-    descendants,
     find_session_id,
     parse_rollout_head,
-    process_info,
 )
 
 T0 = datetime(2026, 11, 24, 6, 37, 21, tzinfo=UTC).timestamp()

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import nats
 from google.protobuf import descriptor_pool, message_factory
 from google.protobuf.message import DecodeError, Message
+from kronii.common.subjects import RequestTopic, Topic, topic_for
 from kronii.common.telemetry import CommonMetrics
 from kronii.common.urls import redact_url
 from nats.aio.client import Client
@@ -21,6 +22,7 @@ from nats.aio.subscription import Subscription
 from nats.js.api import StreamConfig
 from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind
+from prometheus_client import Counter
 
 __all__ = ["TYPE_HEADER", "Bus", "BusError", "JetStreamUnavailable", "decode_message"]
 
@@ -29,6 +31,7 @@ _tracer = trace.get_tracer(__name__)
 
 TYPE_HEADER = "Kronii-Type"
 M = TypeVar("M", bound=Message)
+R = TypeVar("R", bound=Message)
 
 
 class BusError(RuntimeError):
@@ -145,63 +148,150 @@ class Bus:
         except nats.errors.NoRespondersError:  # the probe timed out, or a reconnect found another server
             raise JetStreamUnavailable(self._url) from None
 
-    async def publish(self, subject: str, message: Message) -> None:
-        with _tracer.start_as_current_span(f"publish {subject}", kind=SpanKind.PRODUCER) as span:
+    async def publish(self, topic: Topic[M], message: M, *tokens: str) -> None:
+        """Publish `message` on the topic's subject (its `*`s filled by `tokens`)."""
+        _check_payload(topic, message)
+        await self._send(topic, topic.subject(*tokens), message)
+
+    async def publish_on(self, subject: str, message: Message) -> None:
+        """Publish on a concrete subject (a replayed recording's), checked against its topic."""
+        topic = topic_for(subject)
+        if topic is None:
+            raise ValueError(f"{subject!r} is no subject kronii uses (kronii.common.subjects)")
+        _check_payload(topic, message)
+        await self._send(topic, subject, message)
+
+    async def _send(self, topic: Topic[Any], subject: str, message: Message) -> None:
+        with _tracer.start_as_current_span(f"publish {topic.pattern}", kind=SpanKind.PRODUCER) as span:
             span.set_attribute("messaging.system", "nats")
             span.set_attribute("messaging.destination.name", subject)
             headers: dict[str, str] = {TYPE_HEADER: message.DESCRIPTOR.full_name}
             propagate.inject(headers)
             await self.client.publish(subject, message.SerializeToString(), headers=headers)
-        if self._metrics:
-            self._metrics.bus_published.labels(self.service, subject).inc()
+        self._count(self._metrics.bus_published if self._metrics else None, topic)
 
     async def subscribe(
         self,
-        subject: str,
-        message_type: type[M],
+        topic: Topic[M],
         handler: Callable[[str, M], Awaitable[None]],
-        *,
+        *tokens: str,
         queue: str = "",
     ) -> Subscription:
-        """Call `handler(subject, message)` for each message, inside a span linked to the publisher's."""
+        """Call `handler(subject, message)` for each message on the topic (one subject of a family
+        when `tokens` are given), inside a span linked to the publisher's."""
 
         async def on_message(msg: Msg) -> None:
-            message = message_type()
-            try:
-                message.ParseFromString(msg.data)
-            except DecodeError:
-                log.warning("dropped an undecodable message on %s", msg.subject)
-                return
-            await self._dispatch(msg, lambda: handler(msg.subject, message))
+            message = _decode(topic, msg)
+            if message is not None:
+                await self._dispatch(msg, topic, lambda: handler(msg.subject, message))
 
+        subject = topic.subject(*tokens) if tokens else topic.pattern
         return await self.client.subscribe(subject, queue=queue, cb=on_message)
 
     async def subscribe_any(
-        self, subject: str, handler: Callable[[str, Message], Awaitable[None]], *, queue: str = ""
+        self, wildcard: str, handler: Callable[[str, Message], Awaitable[None]], *, queue: str = ""
     ) -> Subscription:
-        """Subscribe to a wildcard; each message is decoded by its Kronii-Type header."""
+        """Subscribe to a wildcard over several topics (e.g. subjects.ACTIVITY_ALL); each message is
+        decoded as its subject's topic says. Messages on subjects kronii does not use are dropped."""
 
         async def on_message(msg: Msg) -> None:
-            type_name = (msg.headers or {}).get(TYPE_HEADER, "")
+            topic = topic_for(msg.subject)
+            message = _decode(topic, msg) if topic is not None else None
+            if topic is None:
+                log.warning("dropped a message on %s: no topic in kronii.common.subjects", msg.subject)
+            elif message is not None:
+                await self._dispatch(msg, topic, lambda: handler(msg.subject, message))
+
+        return await self.client.subscribe(wildcard, queue=queue, cb=on_message)
+
+    async def request(self, topic: RequestTopic[M, R], message: M, *tokens: str, wait_secs: float) -> R:
+        """Ask and wait for the one reply. Raises nats' NoRespondersError or TimeoutError when no one
+        answers, and DecodeError when the answer is not a `reply_type`."""
+        _check_payload(topic, message)
+        headers = {TYPE_HEADER: message.DESCRIPTOR.full_name}
+        self._count(self._metrics.bus_published if self._metrics else None, topic)
+        answer = await self.client.request(
+            topic.subject(*tokens), message.SerializeToString(), timeout=wait_secs, headers=headers
+        )
+        reply = topic.reply_type()
+        reply.ParseFromString(answer.data)
+        return reply
+
+    async def serve(
+        self,
+        topic: RequestTopic[M, R],
+        handler: Callable[[M], Awaitable[R]],
+        *tokens: str,
+        queue: str,
+        on_undecodable: Callable[[str], R],
+    ) -> Subscription:
+        """Answer each request on the topic with `handler(request)`; an undecodable request is
+        answered with `on_undecodable(reason)` so the caller is not left waiting for a timeout."""
+
+        async def answer(msg: Msg) -> None:
+            self._count(self._metrics.bus_received if self._metrics else None, topic)
+            request = topic.message_type()
             try:
-                message = decode_message(type_name, msg.data)
-            except (BusError, DecodeError):
-                log.warning("dropped a message of unknown type %r on %s", type_name, msg.subject)
+                request.ParseFromString(msg.data)
+                reply = await handler(request)
+            except DecodeError:
+                reply = on_undecodable(f"the payload is not a {topic.message_type.DESCRIPTOR.full_name}")
+            except Exception:
+                log.exception("answering a request on %s failed", msg.subject)
                 return
-            await self._dispatch(msg, lambda: handler(msg.subject, message))
+            if not isinstance(reply, topic.reply_type):
+                log.error("%s", _wrong_type(topic.pattern, topic.reply_type, reply, "reply"))
+                return
+            if msg.reply:
+                headers = {TYPE_HEADER: reply.DESCRIPTOR.full_name}
+                await self.client.publish(msg.reply, reply.SerializeToString(), headers=headers)
 
-        return await self.client.subscribe(subject, queue=queue, cb=on_message)
+        subject = topic.subject(*tokens) if tokens else topic.pattern
+        return await self.client.subscribe(subject, queue=queue, cb=answer)
 
-    async def _dispatch(self, msg: Msg, call: Callable[[], Awaitable[None]]) -> None:
+    def _count(self, counter: Counter | None, topic: Topic[Any]) -> None:
+        # The pattern, never the concrete subject: one series per topic, not one per job or app.
+        if counter is not None:
+            counter.labels(self.service, topic.pattern).inc()
+
+    async def _dispatch(self, msg: Msg, topic: Topic[Any], call: Callable[[], Awaitable[None]]) -> None:
         context = propagate.extract(dict(msg.headers or {}))
         with _tracer.start_as_current_span(
-            f"receive {msg.subject}", context=context, kind=SpanKind.CONSUMER
+            f"receive {topic.pattern}", context=context, kind=SpanKind.CONSUMER
         ) as span:
             span.set_attribute("messaging.system", "nats")
             span.set_attribute("messaging.destination.name", msg.subject)
-            if self._metrics:
-                self._metrics.bus_received.labels(self.service, msg.subject).inc()
+            self._count(self._metrics.bus_received if self._metrics else None, topic)
             try:
                 await call()
             except Exception:
                 log.exception("handler for %s failed", msg.subject)
+
+
+def _check_payload(topic: Topic[Any], message: Message) -> None:
+    if not isinstance(message, topic.message_type):
+        raise TypeError(_wrong_type(topic.pattern, topic.message_type, message, "message"))
+
+
+def _wrong_type(pattern: str, expected: type[Message], got: object, what: str) -> str:
+    name = got.DESCRIPTOR.full_name if isinstance(got, Message) else type(got).__name__
+    return (
+        f"{pattern} carries {expected.DESCRIPTOR.full_name}, not {name}: "
+        f"the {what} was not sent (see kronii.common.subjects)"
+    )
+
+
+def _decode(topic: Topic[M], msg: Msg) -> M | None:
+    """The payload as the topic's type; None (and a warning) when it is not one."""
+    sent_as = (msg.headers or {}).get(TYPE_HEADER)
+    expected = topic.message_type.DESCRIPTOR.full_name
+    if sent_as is not None and sent_as != expected:
+        log.warning("dropped a %s on %s, which carries %s", sent_as, msg.subject, expected)
+        return None
+    message = topic.message_type()
+    try:
+        message.ParseFromString(msg.data)
+    except DecodeError:
+        log.warning("dropped an undecodable message on %s", msg.subject)
+        return None
+    return message

@@ -1,9 +1,10 @@
 """`kronii up`: the whole mesh on one machine.
 
 Starts embedded NATS, Redis and PostgreSQL for each URL that is not set, applies migrations, starts
-every installed service as its own process, waits for each to be ready, prints their addresses,
-streams their logs, and on Ctrl-C or SIGTERM stops everything within 10 s. A service or embedded
-server that dies is started again (on the same data, port and credentials), unless it keeps dying.
+every installed service (all in one process by default, KRONII_SERVICE_PROCESSES=shared; one process
+each with "separate"), waits for each to be ready, prints their addresses, streams their logs, and on
+Ctrl-C or SIGTERM stops everything within 10 s. A service process or embedded server that dies is
+started again (on the same data, port and credentials), unless it keeps dying.
 """
 
 from __future__ import annotations
@@ -31,20 +32,22 @@ from kronii.common.infra import (
     mesh_token,
     tighten_private_tree,
 )
-from kronii.common.processes import Child, LineSink
+from kronii.common.processes import Child, infra_sink, split_sink
 from kronii.common.services import installed_services
 from kronii.common.settings import ServiceSettings, load_settings
 from kronii.common.spec import ServiceSpec
-from kronii.common.up_settings import LauncherSettings, state_path
+from kronii.common.up_settings import (
+    MAX_RESTARTS,
+    RESTART_WINDOW_SECS,
+    SHARED_PROCESS_NAME,
+    LauncherSettings,
+    state_path,
+)
 
 __all__ = ["LaunchError", "Launcher", "LauncherSettings", "state_path"]
 
 SERVICE_STOP_SECS = 5.0
 INFRA_STOP_SECS = 3.0
-# A service or embedded server that dies is started again, unless it keeps dying: then kronii
-# stops and says so.
-MAX_RESTARTS = 3
-RESTART_WINDOW_SECS = 60.0
 # How many outages per server the state file keeps for `kronii status`.
 OUTAGES_KEPT = 10
 
@@ -57,6 +60,7 @@ class LaunchError(RuntimeError):
 class RunningService:
     spec: ServiceSpec
     settings: ServiceSettings
+    # Shared by every service of the process in "shared" mode.
     child: Child
     restarts: list[float] = field(default_factory=list)
 
@@ -95,31 +99,6 @@ class ServerRecord:
 
 def _connect_host(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "", "::") else host  # noqa: S104 - mapping, not binding
-
-
-def _infra_sink(out: LineSink) -> LineSink:
-    """Infrastructure servers are chatty at start; show their warnings and errors only."""
-    markers = ("[WRN]", "[ERR]", "[FTL]", " # ", "WARNING", "ERROR", "FATAL", "PANIC")
-    # Redis logs its start and stop banners at warning level; they are not news.
-    benign = (
-        "Memory overcommit",
-        "Redis is starting",
-        "Redis version=",
-        "Configuration loaded",
-        "Server initialized",
-        "User requested shutdown",
-        "ready to exit",
-        "scheduling shutdown",
-        "Saving the final RDB",
-        "DB saved on disk",
-        "Calling fsync() on the AOF",
-    )
-
-    def sink(name: str, line: str) -> None:
-        if any(marker in line for marker in markers) and not any(text in line for text in benign):
-            out(name, line)
-
-    return sink
 
 
 class Launcher:
@@ -195,7 +174,7 @@ class Launcher:
         self._width = max(9, *(len(spec.name) for spec in specs))
         s = self.settings
         ports = InfraPorts(s.embedded_nats_port, s.embedded_redis_port, s.embedded_postgres_port)
-        self.infra = EmbeddedInfra(s.data_dir, ports, sink=_infra_sink(self.sink))
+        self.infra = EmbeddedInfra(s.data_dir, ports, sink=infra_sink(self.sink))
         self.servers = self.infra.start(
             nats_url=s.nats_url, redis_url=s.redis_url, database_url=s.database_url
         )
@@ -208,9 +187,9 @@ class Launcher:
         marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         marker.unlink(missing_ok=True)
         env = self._child_env()
-        for spec in specs:
+        for unit in self._process_units(specs):
             self._check_stop()
-            self.services.append(self._start_service(spec, env))
+            self.services.extend(self._start_unit(unit, env))
         self._check_stop()
         from kronii.common.db import migrate_up  # alembic is slow to import; only `up` needs it
 
@@ -247,10 +226,29 @@ class Launcher:
     def _schema_ready_file(self) -> Path:
         return self.settings.data_dir / "run" / "schema.ready"
 
-    def _start_service(self, spec: ServiceSpec, env: dict[str, str]) -> RunningService:
-        settings = load_settings(spec.settings_cls)
-        child = Child(spec.name, [sys.executable, "-m", spec.module], sink=self.sink, env=env)
-        return RunningService(spec, settings, child)
+    def _process_units(self, specs: list[ServiceSpec]) -> list[list[ServiceSpec]]:
+        """The services each child process runs."""
+        if self.settings.service_processes == "shared":
+            return [specs]
+        return [[spec] for spec in specs]
+
+    def _start_unit(self, specs: list[ServiceSpec], env: dict[str, str]) -> list[RunningService]:
+        settings = [load_settings(spec.settings_cls) for spec in specs]
+        if self.settings.service_processes == "separate":
+            [spec] = specs
+            child = Child(spec.name, [sys.executable, "-m", spec.module], sink=self.sink, env=env)
+        else:
+            names = [spec.name for spec in specs]
+            argv = [sys.executable, "-m", "kronii.common.service_group", *names]
+            child = Child(SHARED_PROCESS_NAME, argv, sink=split_sink(self.sink, names), env=env)
+        return [RunningService(spec, item, child) for spec, item in zip(specs, settings, strict=True)]
+
+    def _units(self) -> list[list[RunningService]]:
+        """The running services grouped by the child process they share, in start order."""
+        units: dict[int, list[RunningService]] = {}
+        for running in self.services:
+            units.setdefault(id(running.child), []).append(running)
+        return list(units.values())
 
     def _wait_ready(self, running: RunningService) -> None:
         deadline = time.monotonic() + self.settings.ready_timeout_secs
@@ -260,7 +258,8 @@ class Launcher:
                 self._check_stop()
                 if not running.child.alive():
                     raise LaunchError(
-                        f"{running.spec.name} exited with code {running.child.process.returncode} while starting"
+                        f"{self._label(running.child)} exited with code {running.child.process.returncode} "
+                        "while starting"
                     )
                 try:
                     response = client.get(f"{running.http_url}/readyz")
@@ -318,24 +317,35 @@ class Launcher:
         return 0
 
     def _watch_services(self) -> int | None:
-        for index, running in enumerate(self.services):
-            if running.child.alive():
+        for unit in self._units():
+            child = unit[0].child
+            if child.alive():
                 continue
-            code = running.child.process.returncode
+            code = child.process.returncode
+            label = self._label(child)
             now = time.monotonic()
-            running.restarts = [at for at in running.restarts if now - at < RESTART_WINDOW_SECS]
-            if len(running.restarts) >= MAX_RESTARTS:
+            restarts = [at for at in unit[0].restarts if now - at < RESTART_WINDOW_SECS]
+            if len(restarts) >= MAX_RESTARTS:
                 self.say(
-                    f"kronii: {running.spec.name} exited with code {code} "
+                    f"kronii: {label} exited with code {code} "
                     f"{MAX_RESTARTS + 1} times within {RESTART_WINDOW_SECS:.0f} s; stopping kronii"
                 )
                 return 1
-            self.say(f"kronii: {running.spec.name} exited unexpectedly with code {code}; restarting it")
-            restarted = self._start_service(running.spec, self._child_env())
-            restarted.restarts = [*running.restarts, now]
-            self.services[index] = restarted
+            self.say(f"kronii: {label} exited unexpectedly with code {code}; restarting it")
+            restarted = self._start_unit([running.spec for running in unit], self._child_env())
+            for fresh in restarted:
+                fresh.restarts = [*restarts, now]
+            replacement = {id(old): fresh for old, fresh in zip(unit, restarted, strict=True)}
+            self.services = [replacement.get(id(running), running) for running in self.services]
             self._write_state()
         return None
+
+    def _label(self, child: Child) -> str:
+        """How the log names a child: its service, or the services that share it."""
+        names = [running.spec.name for running in self.services if running.child is child]
+        if len(names) == 1 and child.name == names[0]:
+            return names[0]
+        return f"the process shared by {', '.join(names)}"
 
     def _watch_servers(self) -> int | None:
         """Restart a dead embedded server; between ticks, look once whether a restarted one answers,
@@ -399,7 +409,7 @@ class Launcher:
         self._write_state()
 
     def stop(self) -> None:
-        _stop_all([running.child for running in self.services], SERVICE_STOP_SECS)
+        _stop_all([unit[0].child for unit in self._units()], SERVICE_STOP_SECS)
         children = [server.child for server in self.servers.values() if server.child is not None]
         _stop_all(children, INFRA_STOP_SECS)
         if self.infra is not None and not self.servers:

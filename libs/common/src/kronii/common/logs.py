@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
 from opentelemetry import trace
 
-__all__ = ["JsonFormatter", "TextFormatter", "configure_logging"]
+__all__ = ["JsonFormatter", "LinePrefixFormatter", "TextFormatter", "configure_logging", "current_service"]
+
+# Which service a record comes from when several share a process (kronii.common.service_group): each
+# service's task runs in a context where this is set, and every task and callback it starts inherits it.
+current_service: ContextVar[str | None] = ContextVar("kronii_current_service", default=None)
 
 _STANDARD_ATTRS = frozenset(
     vars(logging.LogRecord("", 0, "", 0, "", None, None)).keys()
@@ -44,7 +49,7 @@ class JsonFormatter(logging.Formatter):
         entry: dict[str, Any] = {
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
-            "service": self.service,
+            "service": current_service.get() or self.service,
             "logger": record.name,
             "msg": record.getMessage(),
         }
@@ -62,15 +67,40 @@ class JsonFormatter(logging.Formatter):
 
 class TextFormatter(logging.Formatter):
     def __init__(self, service: str) -> None:
-        super().__init__("%(asctime)s %(levelname)-7s " + service + " %(name)s: %(message)s")
+        super().__init__("%(asctime)s %(levelname)-7s %(_kronii_service)s %(name)s: %(message)s")
+        self.service = service
+
+    def format(self, record: logging.LogRecord) -> str:
+        # Underscored, so a JSON formatter that sees the same record never prints it as an extra field.
+        record._kronii_service = current_service.get() or self.service
+        return super().format(record)
 
 
-def configure_logging(service: str, level: str = "INFO", fmt: str = "json") -> None:
-    """Route every log record through the redaction filter, then one formatter, to stderr."""
+class LinePrefixFormatter(logging.Formatter):
+    """Every line of a record (a traceback's too) starts with "<service> | ", so that `kronii up` can show
+    each line of a process shared by several services under the right name."""
+
+    def __init__(self, inner: logging.Formatter, service: str) -> None:
+        super().__init__()
+        self.inner = inner
+        self.service = service
+
+    def format(self, record: logging.LogRecord) -> str:
+        prefix = f"{current_service.get() or self.service} | "
+        return "\n".join(prefix + line for line in self.inner.format(record).splitlines() or [""])
+
+
+def configure_logging(
+    service: str, level: str = "INFO", fmt: str = "json", *, prefix_lines: bool = False
+) -> None:
+    """Route every log record through the redaction filter, then one formatter, to stderr.
+
+    `prefix_lines` starts every line with its service's name (see `LinePrefixFormatter`)."""
     from kronii.redaction import RedactingLogFilter
 
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter(service) if fmt == "json" else TextFormatter(service))
+    formatter: logging.Formatter = JsonFormatter(service) if fmt == "json" else TextFormatter(service)
+    handler.setFormatter(LinePrefixFormatter(formatter, service) if prefix_lines else formatter)
     # A handler filter (not a logger filter) so records from every logger are redacted.
     handler.addFilter(RedactingLogFilter())
     root = logging.getLogger()

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
-__all__ = ["Child", "LineSink", "stdout_sink"]
+__all__ = ["Child", "LineSink", "infra_sink", "split_sink", "stdout_sink"]
 
 LineSink = Callable[[str, str], None]
 _PR_SET_PDEATHSIG = 1
@@ -26,6 +26,46 @@ def stdout_sink(width: int = 9) -> LineSink:
         with _print_lock:
             sys.stdout.write(f"{name:<{width}}| {line}\n")
             sys.stdout.flush()
+
+    return sink
+
+
+def infra_sink(out: LineSink) -> LineSink:
+    """Infrastructure servers are chatty at start; show their warnings and errors only."""
+    markers = ("[WRN]", "[ERR]", "[FTL]", " # ", "WARNING", "ERROR", "FATAL", "PANIC")
+    # Redis logs its start and stop banners at warning level; they are not news.
+    benign = (
+        "Memory overcommit",
+        "Redis is starting",
+        "Redis version=",
+        "Configuration loaded",
+        "Server initialized",
+        "User requested shutdown",
+        "ready to exit",
+        "scheduling shutdown",
+        "Saving the final RDB",
+        "DB saved on disk",
+        "Calling fsync() on the AOF",
+    )
+
+    def sink(name: str, line: str) -> None:
+        if any(marker in line for marker in markers) and not any(text in line for text in benign):
+            out(name, line)
+
+    return sink
+
+
+def split_sink(out: LineSink, names: list[str]) -> LineSink:
+    """For a child that runs several services and starts each line with "<service> | ": each line goes
+    to `out` under its service's name (anything else under the child's)."""
+    known = set(names)
+
+    def sink(name: str, line: str) -> None:
+        service, separator, rest = line.partition(" | ")
+        if separator and service in known:
+            out(service, rest)
+        else:
+            out(name, line)
 
     return sink
 

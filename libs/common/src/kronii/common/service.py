@@ -328,10 +328,13 @@ class _Runtime:
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
-    async def run(self) -> None:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, self.stopping.set)
+    async def run(self, *, handle_signals: bool = True) -> None:
+        """Serve until `stopping` is set. `handle_signals=False` where a group of services in one process
+        owns SIGTERM and SIGINT (kronii.common.service_group) and sets `stopping` itself."""
+        if handle_signals:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, self.stopping.set)
         config = uvicorn.Config(
             self.http_app(),
             host=self.settings.host,
@@ -395,7 +398,7 @@ class _Runtime:
         log.info("%s stopped", self.spec.name)
 
 
-def _failure_reason(error: BaseException) -> str:
+def failure_reason(error: BaseException) -> str:
     """The first line of the error's own message, for the one-line summary above its traceback."""
     lines = str(error).strip().splitlines()
     return lines[0] if lines else f"unexpected {type(error).__name__}"
@@ -432,5 +435,5 @@ def run_service(spec: ServiceSpec, settings: ServiceSettings) -> None:
         log.error("%s failed: %s", spec.name, error)
         raise SystemExit(2) from None
     except Exception as error:
-        log.exception("%s failed: %s", spec.name, _failure_reason(error))
+        log.exception("%s failed: %s", spec.name, failure_reason(error))
         raise SystemExit(1) from None

@@ -10,7 +10,7 @@ from typing import Any
 
 from kronii.common.settings import ServiceSettings, SettingsError, load_settings
 
-__all__ = ["DependencyStatus", "ServiceSpec", "launch"]
+__all__ = ["DependencyStatus", "ServiceSpec", "checked_settings", "launch"]
 
 
 @dataclass(frozen=True)
@@ -40,25 +40,31 @@ class ServiceSpec:
         return getattr(importlib.import_module(module_name), attribute)
 
 
+def checked_settings(spec: ServiceSpec) -> ServiceSettings:
+    """The service's settings, or a SettingsError naming each variable that is invalid or missing."""
+    settings = load_settings(spec.settings_cls)
+    missing = [
+        variable
+        for dependency, variable, value in (
+            ("nats", "KRONII_NATS_URL", settings.nats_url),
+            ("redis", "KRONII_REDIS_URL", settings.redis_url),
+            ("postgres", "KRONII_DATABASE_URL", settings.database_url),
+        )
+        if dependency in spec.needs and not value
+    ]
+    if missing:
+        raise SettingsError(
+            f"kronii: cannot start {spec.name}: {', '.join(missing)} is not set "
+            "(`kronii up` sets it; to run a service alone, point it at your servers)"
+        )
+    return settings
+
+
 def launch(spec: ServiceSpec) -> None:
     """Entry point of `python -m kronii.<service>`: settings are checked before the heavy imports, so
     a misconfigured service says why at once."""
     try:
-        settings = load_settings(spec.settings_cls)
-        missing = [
-            variable
-            for dependency, variable, value in (
-                ("nats", "KRONII_NATS_URL", settings.nats_url),
-                ("redis", "KRONII_REDIS_URL", settings.redis_url),
-                ("postgres", "KRONII_DATABASE_URL", settings.database_url),
-            )
-            if dependency in spec.needs and not value
-        ]
-        if missing:
-            raise SettingsError(
-                f"kronii: cannot start {spec.name}: {', '.join(missing)} is not set "
-                "(`kronii up` sets it; to run a service alone, point it at your servers)"
-            )
+        settings = checked_settings(spec)
     except SettingsError as error:
         print(error.message, file=sys.stderr)
         raise SystemExit(2) from None

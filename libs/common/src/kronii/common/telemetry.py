@@ -6,9 +6,11 @@ import importlib.metadata
 import os
 import platform
 
+from kronii.common.logs import current_service
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -77,12 +79,22 @@ def service_version(service: str) -> str:
 _configured = False
 
 
+class _ServiceAttribute(SpanProcessor):
+    """Names the service on each span, where several services share one process and so one resource."""
+
+    def on_start(self, span: Span, parent_context: otel_context.Context | None = None) -> None:
+        service = current_service.get()
+        if service:
+            span.set_attribute("kronii.service", service)
+
+
 def configure_tracing(service: str) -> None:
     """Install a tracer provider; export spans over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set."""
     global _configured
     if _configured:
         return
     provider = TracerProvider(resource=Resource.create({"service.name": f"kronii-{service}"}))
+    provider.add_span_processor(_ServiceAttribute())
     if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 

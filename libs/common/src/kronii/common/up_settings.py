@@ -4,12 +4,20 @@ that read them (`kronii status`, `kronii config`, rendezvous) do not import the 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from kronii.common.settings import KroniiSettings
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
-__all__ = ["LauncherSettings", "state_path"]
+__all__ = ["MAX_RESTARTS", "RESTART_WINDOW_SECS", "SHARED_PROCESS_NAME", "LauncherSettings", "state_path"]
+
+# A service or embedded server that dies is started again, unless it keeps dying: then kronii stops and
+# says so. A service that fails inside a shared process (kronii.common.service_group) has the same budget.
+MAX_RESTARTS = 3
+RESTART_WINDOW_SECS = 60.0
+# The name `kronii up` shows for the process that runs the services together, for what no service says.
+SHARED_PROCESS_NAME = "services"
 
 
 class LauncherSettings(KroniiSettings):
@@ -21,6 +29,10 @@ class LauncherSettings(KroniiSettings):
     ready_timeout_secs: float = Field(default=45.0, gt=0)
     # The agents' tmux sessions outlive kronii unless asked: a coding agent mid-task is the user's work.
     stop_agents: bool = False
+    # "shared": every service in one process and one event loop (the desktop's footprint: one interpreter
+    # and one copy of FastAPI, gRPC, SQLAlchemy...); "separate": one process per service, isolated from
+    # each other's hard crashes (a segfault, os._exit or an OOM kill takes down the shared process).
+    service_processes: Literal["shared", "separate"] = "shared"
 
 
 def state_path(data_dir: Path) -> Path:

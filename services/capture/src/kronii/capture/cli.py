@@ -1,117 +1,78 @@
-"""`kronii capture request|watch|get|list`: the capture service's gRPC API over its local Unix
-socket (the same calls agents make; the socket's peer check admits this user). `request` and
-`watch` need nothing more; `get` and `list` read screenshots, which needs a person: polkit asks them
-(when it runs on the system bus), or else they run this from their own terminal (standard input a
-terminal, which the service checks against /proc). One proof opens a short read-only window.
+"""`kronii capture request|watch|get|list|targets|clients`: the capture service's gRPC API over its
+local Unix socket (the same calls agents make; the socket's peer check admits this user). `request`
+and `watch` need nothing more; `get` and `list` read screenshots, which needs a person: polkit asks
+them (when it runs on the system bus), or else they run this from their own terminal (standard input
+a terminal, which the service checks against /proc). One proof opens a short read-only window.
 
 Exit codes (kronii.common.cli.exits): 0 done (for `request --wait` and `watch`: the job persisted);
 1 the job ended without an image (expired, rejected, failed, cancelled); 2 bad arguments; 3 no such
 screenshot, job or window; 4 refused (not allowed, no person present, rate limited); 5 the capture
-service (or, for the focused window, the sensor) is not running."""
+service (or, for the focused window, the sensor) is not running.
+
+gRPC, httpx and the settings load inside the commands that use them: `kronii capture --help` and
+shell completion need only click."""
 
 from __future__ import annotations
 
-import argparse
+import contextlib
 import json
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import grpc
-import httpx
-from kronii.capture.adapters.socket import socket_path
-from kronii.capture.clients import add_clients_parser, run_clients
-from kronii.capture.core.presence import SESSION_HEADER, TTY_HEADER
-from kronii.capture.core.targets import TargetError, parse_window_id, resolve_target
-from kronii.capture.settings import CaptureSettings
-from kronii.capture.v1 import capture_pb2 as pb
-from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
+import click
+from kronii.capture.clients import clients_command
 from kronii.common.cli import exits
 from kronii.common.cli.exits import CommandError
-from kronii.common.launcher import state_path
-from kronii.common.settings import load_settings
+from kronii.common.cli.tables import print_table
 
-__all__ = ["add_capture_parser", "main", "presence_metadata", "run_capture"]
+if TYPE_CHECKING:
+    from datetime import datetime
 
+    import grpc
+    from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
+
+__all__ = ["capture_command", "focused_window", "main", "presence_metadata"]
+
+# gRPC status names (grpc.StatusCode.X.name) to exit codes: keyed by name, so this module needs no grpc.
 _EXIT_FOR_STATUS = {
-    grpc.StatusCode.INVALID_ARGUMENT: exits.USAGE,
-    grpc.StatusCode.OUT_OF_RANGE: exits.USAGE,
-    grpc.StatusCode.NOT_FOUND: exits.NOT_FOUND,
-    grpc.StatusCode.PERMISSION_DENIED: exits.REFUSED,
-    grpc.StatusCode.UNAUTHENTICATED: exits.REFUSED,
-    grpc.StatusCode.RESOURCE_EXHAUSTED: exits.REFUSED,
-    grpc.StatusCode.FAILED_PRECONDITION: exits.REFUSED,
-    grpc.StatusCode.UNAVAILABLE: exits.UNREACHABLE,
-    grpc.StatusCode.DEADLINE_EXCEEDED: exits.UNREACHABLE,
+    "INVALID_ARGUMENT": exits.USAGE,
+    "OUT_OF_RANGE": exits.USAGE,
+    "NOT_FOUND": exits.NOT_FOUND,
+    "PERMISSION_DENIED": exits.REFUSED,
+    "UNAUTHENTICATED": exits.REFUSED,
+    "RESOURCE_EXHAUSTED": exits.REFUSED,
+    "FAILED_PRECONDITION": exits.REFUSED,
+    "UNAVAILABLE": exits.UNREACHABLE,
+    "DEADLINE_EXCEEDED": exits.UNREACHABLE,
 }
 _BYPASS = {"strict": 1, "window_relaxed": 2, "app_relaxed": 3, "focus_next": 4}
 _PRIORITY = {"low": 1, "normal": 2, "high": 3}
 
+Metadata = tuple[tuple[str, str], ...]
 
-def add_capture_parser(subparsers: Any) -> argparse.ArgumentParser:
-    capture: argparse.ArgumentParser = subparsers.add_parser(
-        "capture", help="request, watch and fetch redacted window captures (the capture service)"
-    )
-    capture.add_argument(
-        "--socket", default=None, help="the service's Unix socket (default: where the service puts it)"
-    )
-    capture.add_argument("--timeout", type=float, default=60.0, help="seconds per call (default 60)")
-    sub = capture.add_subparsers(dest="capture_command", metavar="ACTION")
-    sub.required = True
 
-    request = sub.add_parser(
-        "request",
-        help="ask for a burst of one window (by default the focused one); prints the job id",
-        description="Without --pid, --window or --app, and with --bypass strict, the target is the "
-        "window that has the focus now, as the sensor reports it.",
-    )
-    request.add_argument(
-        "--window",
-        default="",
-        help="a window: its id (0x1a00007 or decimal) or a piece of its title; that window only (strict)",
-    )
-    request.add_argument(
-        "--pid", type=int, default=0, help="a process id: any window of that process (window_relaxed)"
-    )
-    request.add_argument(
-        "--app",
-        default="",
-        help="an app name (WM_CLASS class, e.g. XTerm): that app, even restarted (app_relaxed)",
-    )
-    request.add_argument("--start-time", type=int, default=0, help="the process start time, epoch ms")
-    request.add_argument(
-        "--bypass",
-        choices=sorted(_BYPASS),
-        default=None,
-        help="override the policy picked from what was named (`kronii capture targets` lists what can be named)",
-    )
-    request.add_argument("--burst-count", type=int, default=0)
-    request.add_argument("--burst-interval-ms", type=int, default=0)
-    request.add_argument("--priority", choices=sorted(_PRIORITY), default="normal")
-    request.add_argument("--ttl-ms", type=int, default=0)
-    request.add_argument("--requester", default="")
-    request.add_argument("--wait", action="store_true", help="follow the job until it ends")
+@dataclass(frozen=True)
+class Options:
+    """The group's options: where the service listens and how long each call may take."""
 
-    watch = sub.add_parser("watch", help="follow a job's statuses until it ends")
-    watch.add_argument("job_id")
+    socket: str | None
+    timeout: float
 
-    get = sub.add_parser("get", help="write a screenshot's redacted PNG to a file (or - for stdout)")
-    get.add_argument("screenshot_id", help="a screenshot id, or job:<job id> for that job's primary")
-    get.add_argument("-o", "--output", required=True, help="file to write, or - for standard output")
 
-    listing = sub.add_parser("list", help="the stored redacted screenshots, newest first")
-    listing.add_argument("-n", "--limit", type=int, default=20)
-    listing.add_argument("--json", action="store_true", help="one JSON array instead of lines")
+@dataclass(frozen=True)
+class Target:
+    """What a request names: the process, its window, its app, and the policy that follows."""
 
-    targets = sub.add_parser(
-        "targets", help="the windows on this display that `request --window/--pid/--app` can name"
-    )
-    targets.add_argument("--json", action="store_true", help="one JSON array instead of a table")
-    add_clients_parser(sub)
-    capture.set_defaults(handler=run_capture)
-    return capture
+    pid: int
+    window: int
+    app: str
+    start_time: int
+    bypass: str | None
 
 
 class FocusUnknown(Exception):
@@ -124,6 +85,11 @@ class FocusUnknown(Exception):
 
 def focused_window() -> dict[str, Any]:
     """The sensor's current focus (pid, app_name, app_start_time, window_id), from its snapshot."""
+    import httpx
+    from kronii.capture.settings import CaptureSettings
+    from kronii.common.launcher import state_path
+    from kronii.common.settings import load_settings
+
     # The sensor's address as `kronii up` recorded it; else its default port on this host.
     settings = load_settings(CaptureSettings)
     try:
@@ -144,13 +110,17 @@ def focused_window() -> dict[str, Any]:
             "no window has the focus now; name the target with --pid and --window, or use --bypass focus_next",
             exits.NOT_FOUND,
         )
-    return focus
+    return dict(focus)
 
 
-def _target(args: argparse.Namespace) -> str:
-    if args.socket:
-        path = Path(args.socket)
+def _socket_target(socket: str | None) -> str:
+    if socket:
+        path = Path(socket)
     else:
+        from kronii.capture.adapters.socket import socket_path
+        from kronii.capture.settings import CaptureSettings
+        from kronii.common.settings import load_settings
+
         settings = load_settings(CaptureSettings)
         path = socket_path(settings.data_dir, settings.socket_dir)
     if not path.exists():
@@ -161,13 +131,12 @@ def _target(args: argparse.Namespace) -> str:
     return f"unix:{path}"
 
 
-Metadata = tuple[tuple[str, str], ...]
-
-
 def presence_metadata() -> Metadata:
     """What the service's TTY binding cross-checks with /proc: the terminal on standard input and
     this process's session. Nothing when standard input is not a terminal (the service then
     refuses reads, unless polkit asks the person or their read-only window is still open)."""
+    from kronii.capture.core.presence import SESSION_HEADER, TTY_HEADER
+
     try:
         if not os.isatty(0):
             return ()
@@ -176,188 +145,247 @@ def presence_metadata() -> Metadata:
         return ()
 
 
-def _watch(stub: pb_grpc.ScreenCaptureStub, job_id: str, timeout: float, metadata: Metadata = ()) -> int:
-    final = 0
-    stream: Iterator[pb.CaptureStatus] = stub.WatchCapture(
-        pb.CaptureJobId(job_id=job_id), timeout=timeout, metadata=metadata
-    )
-    for status in stream:
-        name = pb.CaptureStatusCode.Name(status.status).lower()
-        line = f"{status.at.ToDatetime().isoformat(timespec='milliseconds')}Z  {name}"
-        if status.reason:
-            line += f"  {status.reason}"
-        if status.primary_screenshot_id:
-            line += f"  screenshot {status.primary_screenshot_id}"
-        print(line, flush=True)
-        final = status.status
-    return 0 if final == pb.PERSISTED else 1
-
-
-def _get(
-    stub: pb_grpc.ScreenCaptureStub, screenshot_id: str, output: str, timeout: float, metadata: Metadata
-) -> int:
-    if screenshot_id.startswith("job:"):
-        result = stub.GetCaptureResult(
-            pb.CaptureJobId(job_id=screenshot_id[4:]), timeout=timeout, metadata=metadata
+def rpc_error(error: grpc.RpcError, action: str) -> CommandError:
+    code = _EXIT_FOR_STATUS.get(error.code().name, exits.FAILED)
+    if code == exits.UNREACHABLE:
+        return CommandError(
+            f"kronii: capture is not running or does not answer ({error.details()}): start it with `kronii up`",
+            code,
         )
-        if not result.primary_screenshot_id:
-            print("kronii: that job has no screenshot (it did not persist)", file=sys.stderr)
-            return exits.NOT_FOUND
-        screenshot_id = result.primary_screenshot_id
-    token = stub.IssueToken(
-        pb.IssueTokenRequest(screenshot_id=screenshot_id), timeout=timeout, metadata=metadata
-    )
-    chunks = stub.GetScreenshot(
-        pb.GetScreenshotRequest(screenshot_id=screenshot_id, single_use_token=token.single_use_token),
-        timeout=timeout,
-        metadata=metadata,
-    )
-    data = b"".join(chunk.data for chunk in chunks)
-    if output == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-    else:
-        Path(output).write_bytes(data)
-        print(f"wrote {len(data)} bytes of redacted PNG", file=sys.stderr)
-    return 0
+    return CommandError(f"kronii: capture {action} refused: {error.details()}", code)
 
 
-def _targets(as_json: bool) -> int:
-    from kronii.capture.adapters.x_windows import DisplayUnavailable, list_windows
+@contextlib.contextmanager
+def _service(options: Options, action: str) -> Iterator[pb_grpc.ScreenCaptureStub]:
+    """A stub on the service's socket; what goes wrong becomes a sentence and its exit code."""
+    import grpc
+    from kronii.capture.core.targets import TargetError
+    from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
 
+    target = _socket_target(options.socket)
     try:
-        windows = list_windows()
-    except DisplayUnavailable as error:
-        print(f"kronii: capture targets: {error}", file=sys.stderr)
-        return exits.UNREACHABLE
-    if as_json:
-        print(
-            json.dumps(
-                [
-                    {"window": f"{w.window_id:#x}", "pid": w.pid, "app": w.app, "title": w.title}
-                    for w in windows
-                ]
-            )
-        )
-        return 0
-    print(f"{'WINDOW':<11} {'PID':>7}  {'APP':<16} TITLE")
-    for w in windows:
-        print(f"{w.window_id:<#11x} {w.pid or '?':>7}  {w.app or '?':<16} {w.title[:60]}")
-    return 0
-
-
-def _named_target(args: argparse.Namespace) -> None:
-    """Fill the request's pid, window, app and bypass from what the person named."""
-    from kronii.capture.adapters.x_windows import DisplayUnavailable, list_windows
-
-    number = parse_window_id(args.window) if args.window else None
-    try:
-        windows = list_windows()
-    except DisplayUnavailable as error:
-        if number is not None and args.pid:  # both named in full: nothing to look up
-            args.window, args.bypass = number, args.bypass or "strict"
-            return
-        raise TargetError(f"{error}; name the target with --pid and --window <id>") from None
-    target = resolve_target(windows, window=args.window, pid=args.pid, app=args.app, bypass=args.bypass)
-    args.pid, args.window, args.app, args.bypass = target.pid, target.window_id, target.app, target.bypass
-    print(f"target: {target.why} ({target.bypass})", file=sys.stderr)
-
-
-def run_capture(args: argparse.Namespace) -> int:
-    if args.capture_command == "clients":
-        return run_clients(args)
-    if args.capture_command == "targets":
-        return _targets(args.json)
-    try:
-        target = _target(args)
         with grpc.insecure_channel(target) as channel:
-            stub = pb_grpc.ScreenCaptureStub(channel)
-            return _dispatch(stub, args)
+            yield pb_grpc.ScreenCaptureStub(channel)
     except grpc.RpcError as error:
-        code = _EXIT_FOR_STATUS.get(error.code(), exits.FAILED)
-        if code == exits.UNREACHABLE:
-            print(
-                f"kronii: capture is not running or does not answer ({error.details()}): start it with `kronii up`",
-                file=sys.stderr,
-            )
-        else:
-            print(f"kronii: capture {args.capture_command} refused: {error.details()}", file=sys.stderr)
-        return code
+        raise rpc_error(error, action) from None
     except TargetError as error:
-        print(f"kronii: capture request: {error}", file=sys.stderr)
-        return exits.NOT_FOUND
+        raise CommandError(f"kronii: capture request: {error}", exits.NOT_FOUND) from None
     except FocusUnknown as error:
-        print(f"kronii: capture request: {error}", file=sys.stderr)
-        return error.code
+        raise CommandError(f"kronii: capture request: {error}", error.code) from None
+    except BrokenPipeError:
+        raise  # the reader left: `kronii` ends quietly
     except OSError as error:
-        print(f"kronii: capture {args.capture_command} failed: {error.strerror or error}", file=sys.stderr)
-        return exits.FAILED
+        raise CommandError(
+            f"kronii: capture {action} failed: {error.strerror or error}", exits.FAILED
+        ) from None
 
 
-def _dispatch(stub: pb_grpc.ScreenCaptureStub, args: argparse.Namespace) -> int:
-    timeout = args.timeout
-    command = args.capture_command
-    metadata = presence_metadata()
-    if command == "request":
-        if args.window or args.pid or args.app:
-            _named_target(args)
-        elif args.bypass in (None, "strict"):
-            args.bypass = "strict"
-            focus = focused_window()
-            args.pid = int(focus.get("pid", 0))
-            args.window = int(focus.get("window_id", 0))
-            args.app = str(focus.get("app_name", ""))
-            args.start_time = int(focus.get("app_start_time", 0))
-            print(
-                f"target: the focused window {args.window:#x} ({args.app or 'unknown app'}, pid {args.pid})",
-                file=sys.stderr,
-            )
+def _utc(at: Any) -> datetime:
+    stamp: datetime = at.ToDatetime(tzinfo=UTC)
+    return stamp
+
+
+def _iso_utc(at: Any, timespec: str = "milliseconds") -> str:
+    return _utc(at).isoformat(timespec=timespec).replace("+00:00", "Z")
+
+
+def watch_job(
+    stub: pb_grpc.ScreenCaptureStub, job_id: str, timeout: float, metadata: Metadata, as_json: bool
+) -> int:
+    """Print each status of the job until it ends: local time of day (one word, so a script can
+    still cut the status name out) or JSON lines. OK when the job persisted."""
+    from kronii.capture.v1 import capture_pb2 as pb
+
+    final = 0
+    for status in stub.WatchCapture(pb.CaptureJobId(job_id=job_id), timeout=timeout, metadata=metadata):
+        name = pb.CaptureStatusCode.Name(status.status).lower()
+        if as_json:
+            click.echo(json.dumps({"job_id": job_id, "at": _iso_utc(status.at), "status": name,
+                                   "reason": status.reason, "screenshot_id": status.primary_screenshot_id or None}))  # fmt: skip
+        else:
+            line = f"{_utc(status.at).astimezone().strftime('%H:%M:%S.%f')[:-3]}  {name}"
+            line += f"  {status.reason}" if status.reason else ""
+            line += f"  screenshot {status.primary_screenshot_id}" if status.primary_screenshot_id else ""
+            click.echo(line)
+        sys.stdout.flush()
+        final = status.status
+    return exits.OK if final == pb.PERSISTED else exits.FAILED
+
+
+def _exit(code: int) -> None:
+    if code != exits.OK:
+        raise SystemExit(code)
+
+
+@click.group(
+    "capture",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Exit codes: 0 done, 1 the job ended without an image, 2 usage, 3 not found, 4 refused, "
+    "5 unreachable.",
+)
+@click.option(
+    "--socket",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="the service's Unix socket (default: where the service puts it)",
+)
+@click.option(
+    "--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+    help="seconds per call",
+)  # fmt: skip
+@click.pass_context
+def capture_command(ctx: click.Context, socket: str | None, timeout: float) -> None:
+    """Request, watch and fetch redacted window captures (the capture service)."""
+    ctx.obj = Options(socket, timeout)
+
+
+capture_command.add_command(clients_command)
+
+
+def named_target(named: Target, window: str) -> Target:
+    """Resolve the pid, window, app and policy from what the person named (`window`: an id or a piece
+    of a title), on this display."""
+    from kronii.capture.adapters.x_windows import DisplayUnavailable, list_windows
+    from kronii.capture.core.targets import TargetError, parse_window_id, resolve_target
+
+    number = parse_window_id(window) if window else None
+    try:
+        windows = list_windows()
+    except DisplayUnavailable as error:
+        if number is not None and named.pid:  # both named in full: nothing to look up
+            return replace(named, window=number, bypass=named.bypass or "strict")
+        raise TargetError(f"{error}; name the target with --pid and --window <id>") from None
+    found = resolve_target(windows, window=window, pid=named.pid, app=named.app, bypass=named.bypass)
+    click.echo(f"target: {found.why} ({found.bypass})", err=True)
+    return replace(named, pid=found.pid, window=found.window_id, app=found.app, bypass=found.bypass)
+
+
+def focused_target() -> Target:
+    focus = focused_window()
+    target = Target(
+        pid=int(focus.get("pid", 0)), window=int(focus.get("window_id", 0)), app=str(focus.get("app_name", "")),
+        start_time=int(focus.get("app_start_time", 0)), bypass="strict",
+    )  # fmt: skip
+    click.echo(
+        f"target: the focused window {target.window:#x} ({target.app or 'unknown app'}, pid {target.pid})",
+        err=True,
+    )
+    return target
+
+
+@capture_command.command(
+    "request",
+    short_help="ask for a burst of one window (by default the focused one); prints the job id",
+    epilog="Without --pid, --window or --app, and with --bypass strict, the target is the window that has "
+    "the focus now, as the sensor reports it.",
+)
+@click.option(
+    "--window",
+    default="",
+    help="a window: its id (0x1a00007 or decimal) or a piece of its title; that window only (strict)",
+)
+@click.option(
+    "--pid", type=click.IntRange(min=0), default=0, help="a process id: any of its windows (window_relaxed)"
+)
+@click.option(
+    "--app",
+    default="",
+    help="an app name (WM_CLASS class, e.g. XTerm): that app, even restarted (app_relaxed)",
+)
+@click.option("--start-time", type=click.IntRange(min=0), default=0, help="the process start time, epoch ms")
+@click.option(
+    "--bypass", type=click.Choice(sorted(_BYPASS)), default=None,
+    help="override the policy picked from what was named (`kronii capture targets` lists what can be named)",
+)  # fmt: skip
+@click.option("--burst-count", type=int, default=0, help="frames in the burst (default: the service's)")
+@click.option("--burst-interval-ms", type=int, default=0, help="between frames (default: the service's)")
+@click.option("--priority", type=click.Choice(sorted(_PRIORITY)), default="normal", show_default=True)
+@click.option("--ttl-ms", type=int, default=0, help="give up after this long (default: the service's)")
+@click.option("--requester", default="", help="who asks, for the audit log")
+@click.option("--wait", is_flag=True, help="follow the job until it ends")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines: the job id, then (--wait) each status")
+@click.pass_obj
+def request(
+    options: Options, window: str, pid: int, app: str, start_time: int, bypass: str | None, burst_count: int,
+    burst_interval_ms: int, priority: str, ttl_ms: int, requester: str, wait: bool, as_json: bool,
+) -> None:  # fmt: skip
+    """Ask for a burst of captures of one window (by default the focused one); prints the job id."""
+    from kronii.capture.v1 import capture_pb2 as pb
+
+    named = Target(pid=pid, window=0, app=app, start_time=start_time, bypass=bypass)
+    with _service(options, "request") as stub:
+        if window or pid or app:
+            target = named_target(named, window)
+        elif bypass in (None, "strict"):
+            target = focused_target()
+        else:
+            target = named
+        metadata = presence_metadata()
         reply = stub.RequestScreenCapture(
             pb.CaptureRequest(
-                process_id=args.pid,
-                app_name=args.app,
-                app_start_time=args.start_time,
-                window_id=args.window,
-                bypass=_BYPASS[args.bypass],  # type: ignore[arg-type]
-                burst_count=args.burst_count,
-                burst_interval_ms=args.burst_interval_ms,
-                priority=_PRIORITY[args.priority],  # type: ignore[arg-type]
-                ttl_ms=args.ttl_ms,
-                requester=args.requester,
+                process_id=target.pid, app_name=target.app, app_start_time=target.start_time,
+                window_id=target.window, bypass=_BYPASS[target.bypass or "strict"],  # type: ignore[arg-type]
+                burst_count=burst_count, burst_interval_ms=burst_interval_ms,
+                priority=_PRIORITY[priority],  # type: ignore[arg-type]
+                ttl_ms=ttl_ms, requester=requester,
             ),
-            timeout=timeout,
-            metadata=metadata,
-        )
-        print(reply.job_id, flush=True)
-        return _watch(stub, reply.job_id, timeout, metadata) if args.wait else 0
-    if command == "watch":
-        return _watch(stub, args.job_id, timeout, metadata)
-    if command == "get":
-        return _get(stub, args.screenshot_id, args.output, timeout, metadata)
-    if command == "list":
-        if args.limit <= 0:
-            print("kronii: --limit must be a positive number", file=sys.stderr)
-            return exits.USAGE
-        found = stub.ListScreenshots(
-            pb.ListScreenshotsRequest(limit=args.limit), timeout=timeout, metadata=metadata
-        )
-        if args.json:
-            print(json.dumps([_screenshot_json(item) for item in found.screenshots]))
-            return 0
-        for item in found.screenshots:
-            created = item.created_at.ToDatetime().isoformat(timespec="seconds")
-            print(
-                f"{item.screenshot_id}  {created}Z  {item.app_name or '?':<16} {item.width}x{item.height}  "
-                f"{item.redaction_level:<6} score {item.score:.2f}  job {item.job_id}"
-            )
-        return 0
-    return 2
+            timeout=options.timeout, metadata=metadata,
+        )  # fmt: skip
+        click.echo(json.dumps({"job_id": reply.job_id}) if as_json else reply.job_id)
+        sys.stdout.flush()
+        if wait:
+            _exit(watch_job(stub, reply.job_id, options.timeout, metadata, as_json))
 
 
-def _screenshot_json(item: Any) -> dict[str, Any]:
+@capture_command.command("watch", short_help="follow a job's statuses until it ends")
+@click.argument("job_id")
+@click.option("--json", "as_json", is_flag=True, help="one JSON object per status")
+@click.pass_obj
+def watch(options: Options, job_id: str, as_json: bool) -> None:
+    """Follow JOB_ID's statuses until it ends (times are local). Exit 1 when it ended without an image."""
+    with _service(options, "watch") as stub:
+        _exit(watch_job(stub, job_id, options.timeout, presence_metadata(), as_json))
+
+
+@capture_command.command("get", short_help="write a screenshot's redacted PNG to a file (or - for stdout)")
+@click.argument("screenshot_id")
+@click.option(
+    "-o", "--output", required=True, type=click.Path(dir_okay=False, allow_dash=True),
+    help="file to write, or - for standard output",
+)  # fmt: skip
+@click.pass_obj
+def get(options: Options, screenshot_id: str, output: str) -> None:
+    """Write SCREENSHOT_ID's redacted PNG (job:<job id> for that job's primary) to a file or stdout."""
+    from kronii.capture.v1 import capture_pb2 as pb
+
+    with _service(options, "get") as stub:
+        metadata, timeout = presence_metadata(), options.timeout
+        if screenshot_id.startswith("job:"):
+            job = pb.CaptureJobId(job_id=screenshot_id[4:])
+            result = stub.GetCaptureResult(job, timeout=timeout, metadata=metadata)
+            if not result.primary_screenshot_id:
+                raise CommandError("kronii: that job has no screenshot (it did not persist)", exits.NOT_FOUND)
+            screenshot_id = result.primary_screenshot_id
+        token = stub.IssueToken(
+            pb.IssueTokenRequest(screenshot_id=screenshot_id), timeout=timeout, metadata=metadata
+        )
+        chunks = stub.GetScreenshot(
+            pb.GetScreenshotRequest(screenshot_id=screenshot_id, single_use_token=token.single_use_token),
+            timeout=timeout, metadata=metadata,
+        )  # fmt: skip
+        data = b"".join(chunk.data for chunk in chunks)
+        if output == "-":
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        else:
+            Path(output).write_bytes(data)
+            click.echo(f"wrote {len(data)} bytes of redacted PNG", err=True)
+
+
+def screenshot_json(item: Any) -> dict[str, Any]:
     return {
         "screenshot_id": item.screenshot_id,
-        "created_at": item.created_at.ToDatetime().isoformat(timespec="seconds") + "Z",
+        "created_at": _iso_utc(item.created_at, "seconds"),
         "app": item.app_name or None,
         "width": item.width,
         "height": item.height,
@@ -367,11 +395,59 @@ def _screenshot_json(item: Any) -> dict[str, Any]:
     }
 
 
+def screenshot_line(item: Any) -> str:
+    created = _utc(item.created_at).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    return (
+        f"{item.screenshot_id}  {created}  {item.app_name or '?':<16} {item.width}x{item.height}  "
+        f"{item.redaction_level:<6} score {item.score:.2f}  job {item.job_id}"
+    )
+
+
+@capture_command.command("list", short_help="the stored redacted screenshots, newest first")
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=20, show_default=True, help="how many")
+@click.option("--json", "as_json", is_flag=True, help="one JSON array instead of lines")
+@click.pass_obj
+def list_screenshots(options: Options, limit: int, as_json: bool) -> None:
+    """The stored redacted screenshots, newest first (times are local; --json's are UTC)."""
+    from kronii.capture.v1 import capture_pb2 as pb
+
+    with _service(options, "list") as stub:
+        found = stub.ListScreenshots(
+            pb.ListScreenshotsRequest(limit=limit), timeout=options.timeout, metadata=presence_metadata()
+        )
+    if as_json:
+        click.echo(json.dumps([screenshot_json(item) for item in found.screenshots]))
+        return
+    for item in found.screenshots:
+        click.echo(screenshot_line(item))
+
+
+@capture_command.command("targets", short_help="the windows on this display that `request` can name")
+@click.option("--json", "as_json", is_flag=True, help="one JSON array instead of a table")
+def targets(as_json: bool) -> None:
+    """The windows on this display that `request --window/--pid/--app` can name."""
+    from kronii.capture.adapters.x_windows import DisplayUnavailable, list_windows
+
+    try:
+        windows = list_windows()
+    except DisplayUnavailable as error:
+        raise CommandError(f"kronii: capture targets: {error}", exits.UNREACHABLE) from None
+    if as_json:
+        click.echo(json.dumps([{"window": f"{w.window_id:#x}", "pid": w.pid, "app": w.app, "title": w.title}
+                               for w in windows]))  # fmt: skip
+        return
+    rows = [(f"{w.window_id:#x}", str(w.pid or "?"), w.app or "?", w.title[:60]) for w in windows]
+    print_table(("WINDOW", "PID", "APP", "TITLE"), rows)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="kronii")
-    add_capture_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    return run_capture(args)
+    """`kronii capture ...` as `kronii` runs it (same errors and exit codes); a leading "capture" is optional."""
+    from kronii.common.cli.main import main as kronii_main
+
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["capture"]:
+        arguments = arguments[1:]
+    return kronii_main(["capture", *arguments])
 
 
 if __name__ == "__main__":

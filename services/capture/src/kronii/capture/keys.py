@@ -2,29 +2,37 @@
 
 ``rotate`` makes a new master key version and rewraps every live content key under it; the sealed
 image files are never opened. ``status`` shows the provider, its current version and how many
-objects each version wraps. Exit codes: 0 done; 1 some keys could not be rewrapped or the
-database is unreachable; 2 bad settings.
+objects each version wraps. Exit codes (kronii.common.cli.exits): 0 done; 1 some keys could not be
+rewrapped, or the master key is not available; 2 bad arguments or settings; 5 the database is
+unreachable.
 
-The main `kronii` CLI mounts this through the ``kronii.commands`` entry point ``keys``
-(:func:`add_keys_parser`); ``python -m kronii.capture.keys`` runs it alone.
+The main `kronii` CLI mounts the click group ``keys_command`` through the ``kronii.commands`` entry
+point ``keys``; ``python -m kronii.capture.keys`` runs the same command. The vault, the crypto
+providers and the database load inside the commands: the capture service imports
+:func:`master_key_provider` from here, and `kronii keys --help` needs only click.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
+import contextlib
 import dataclasses
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kronii.capture.adapters.access import AuditRecorder
-from kronii.capture.adapters.vault import ObjectVault, RotationReport, default_vault_root
-from kronii.crypto import CryptoError, MasterKeyProvider, select_provider
+import click
+from kronii.common.cli import exits
+from kronii.common.cli.exits import CommandError
 
-__all__ = ["add_keys_parser", "key_directory", "main", "master_key_provider", "run_keys"]
+if TYPE_CHECKING:
+    from kronii.capture.adapters.access import AuditRecorder
+    from kronii.capture.adapters.vault_rotation import RotationReport
+    from kronii.crypto import MasterKeyProvider
+
+__all__ = ["key_directory", "key_status", "keys_command", "main", "master_key_provider", "rotate_keys"]
 
 
 def key_directory(data_dir: Path) -> Path:
@@ -43,6 +51,8 @@ def master_key_provider(
     use_secret_service: bool = True,
 ) -> MasterKeyProvider:
     """The capture service's master key provider; the service and this CLI must both use it."""
+    from kronii.crypto import select_provider
+
     return select_provider(
         data_dir=key_directory(data_dir),
         vault_url=vault_url,
@@ -50,28 +60,6 @@ def master_key_provider(
         vault_key_name=vault_key_name,
         use_secret_service=use_secret_service,
     )
-
-
-def add_keys_parser(subparsers: Any) -> argparse.ArgumentParser:
-    keys: argparse.ArgumentParser = subparsers.add_parser(
-        "keys", help="rotate or inspect the master key that wraps captured images' content keys"
-    )
-    sub = keys.add_subparsers(dest="keys_command", metavar="ACTION")
-    sub.required = True
-    rotate = sub.add_parser(
-        "rotate", help="make a new master key version and rewrap every content key (images untouched)"
-    )
-    rotate.add_argument(
-        "--no-new-version",
-        action="store_true",
-        help="do not create a version; rewrap keys still under older versions (finishes a rotation)",
-    )
-    rotate.add_argument("--batch-size", type=int, default=200, help="rows per batch (default 200)")
-    rotate.add_argument("--json", action="store_true", help="print the summary as JSON")
-    status = sub.add_parser("status", help="the provider, its current version and objects per version")
-    status.add_argument("--json", action="store_true", help="print JSON")
-    keys.set_defaults(handler=run_keys)
-    return keys
 
 
 def _provider() -> MasterKeyProvider:
@@ -118,6 +106,8 @@ async def rotate_keys(
     out: Any = None,
 ) -> RotationReport:
     """Rotate and rewrap against ``database_url``; progress lines go to ``out``. Returns the report."""
+    from kronii.capture.adapters.vault import ObjectVault
+    from kronii.capture.adapters.vault_files import default_vault_root
     from kronii.common.audit import AuditLog
     from kronii.common.db import make_engine, make_sessionmaker
 
@@ -141,6 +131,8 @@ async def rotate_keys(
 
 
 async def key_status(database_url: str, provider: MasterKeyProvider, *, data_dir: Path) -> dict[str, Any]:
+    from kronii.capture.adapters.vault import ObjectVault
+    from kronii.capture.adapters.vault_files import default_vault_root
     from kronii.common.db import make_engine, make_sessionmaker
 
     engine = make_engine(database_url)
@@ -163,64 +155,102 @@ async def key_status(database_url: str, provider: MasterKeyProvider, *, data_dir
     }
 
 
-def run_keys(args: argparse.Namespace) -> int:
+@contextlib.contextmanager
+def _master_key_and_database() -> Iterator[None]:
+    """A missing master key and a database that does not answer become sentences with exit codes."""
+    from kronii.crypto import CryptoError
+
     try:
-        provider = _provider()
-        database_url = _database_url()
-        data_dir = _data_dir()
-        if args.keys_command == "rotate":
-            if args.batch_size < 1:
-                print("kronii: --batch-size must be a positive number", file=sys.stderr)
-                return 2
-            report = asyncio.run(
-                rotate_keys(
-                    database_url,
-                    provider,
-                    data_dir=data_dir,
-                    new_version=not args.no_new_version,
-                    batch_size=args.batch_size,
-                    out=sys.stderr if args.json else sys.stdout,
-                )
-            )
-            if args.json:
-                print(json.dumps(dataclasses.asdict(report)))
-            else:
-                print(
-                    f"rewrapped {report.rewrapped} content keys under master key version "
-                    f"{report.key_version}; {report.image_files_touched} image files touched"
-                )
-            if report.failed:
-                print(
-                    f"kronii: {report.failed} content keys could not be unwrapped and were left as they are; "
-                    "the capture service's log names their objects",
-                    file=sys.stderr,
-                )
-                return 1
-            return 0
-        status = asyncio.run(key_status(database_url, provider, data_dir=data_dir))
-        if args.json:
-            print(json.dumps(status))
-        else:
-            print(f"master key provider {status['provider']}, current version {status['current_version']}")
-            for row in status["by_version"]:
-                print(f"  {row['provider']} version {row['key_version']}: {row['objects']} objects")
-            print(
-                f"{status['objects']} live objects, {status['objects_not_on_current_version']} "
-                "not yet under the current version"
-            )
-        return 0
+        yield
     except CryptoError as error:
-        print(f"kronii: the master key is not available: {error}", file=sys.stderr)
-        return 1
+        raise CommandError(f"kronii: the master key is not available: {error}", exits.FAILED) from None
+    except Exception as error:
+        import psycopg
+        from kronii.common.durable import is_store_error
+
+        if not (is_store_error(error) or isinstance(error, (psycopg.OperationalError, ConnectionError))):
+            raise
+        raise CommandError(
+            "kronii: PostgreSQL is not reachable: start kronii with `kronii up`, or set KRONII_DATABASE_URL",
+            exits.UNREACHABLE,
+        ) from None
+
+
+@click.group(
+    "keys",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Exit codes: 0 done, 1 some keys could not be rewrapped or the master key is missing, 2 usage, "
+    "5 PostgreSQL unreachable.",
+)
+def keys_command() -> None:
+    """Rotate or inspect the master key that wraps captured images' content keys."""
+
+
+@keys_command.command(
+    "rotate", short_help="make a new master key version and rewrap every content key (images untouched)"
+)
+@click.option(
+    "--no-new-version",
+    is_flag=True,
+    help="do not create a version; rewrap keys still under older versions (finishes a rotation)",
+)
+@click.option(
+    "--batch-size", type=click.IntRange(min=1), default=200, show_default=True, help="rows per batch"
+)
+@click.option("--json", "as_json", is_flag=True, help="print the summary as JSON (progress goes to stderr)")
+def rotate(no_new_version: bool, batch_size: int, as_json: bool) -> None:
+    """Make a new master key version and rewrap every live content key under it; the sealed image
+    files are never opened. Exit 1 when some keys could not be rewrapped."""
+    with _master_key_and_database():
+        provider, database_url, data_dir = _provider(), _database_url(), _data_dir()
+        report = asyncio.run(
+            rotate_keys(
+                database_url, provider, data_dir=data_dir, new_version=not no_new_version,
+                batch_size=batch_size, out=sys.stderr if as_json else sys.stdout,
+            )
+        )  # fmt: skip
+    if as_json:
+        click.echo(json.dumps(dataclasses.asdict(report)))
+    else:
+        click.echo(
+            f"rewrapped {report.rewrapped} content keys under master key version "
+            f"{report.key_version}; {report.image_files_touched} image files touched"
+        )
+    if report.failed:
+        raise CommandError(
+            f"kronii: {report.failed} content keys could not be unwrapped and were left as they are; "
+            "the capture service's log names their objects",
+            exits.FAILED,
+        )
+
+
+@keys_command.command("status", short_help="the provider, its current version and objects per version")
+@click.option("--json", "as_json", is_flag=True, help="print JSON")
+def status(as_json: bool) -> None:
+    """The master key provider, its current version and how many objects each version wraps."""
+    with _master_key_and_database():
+        provider, database_url, data_dir = _provider(), _database_url(), _data_dir()
+        summary = asyncio.run(key_status(database_url, provider, data_dir=data_dir))
+    if as_json:
+        click.echo(json.dumps(summary))
+        return
+    click.echo(f"master key provider {summary['provider']}, current version {summary['current_version']}")
+    for row in summary["by_version"]:
+        click.echo(f"  {row['provider']} version {row['key_version']}: {row['objects']} objects")
+    click.echo(
+        f"{summary['objects']} live objects, {summary['objects_not_on_current_version']} "
+        "not yet under the current version"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="kronii")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
-    add_keys_parser(sub)
-    args = parser.parse_args(argv)
-    return run_keys(args)
+    """`kronii keys ...` as `kronii` runs it (same errors and exit codes); a leading "keys" is optional."""
+    from kronii.common.cli.main import main as kronii_main
+
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["keys"]:
+        arguments = arguments[1:]
+    return kronii_main(["keys", *arguments])
 
 
 if __name__ == "__main__":

@@ -4,12 +4,56 @@ never a path, a title or an id."""
 from __future__ import annotations
 
 from kronii.capture.core.status import TERMINAL
+from kronii.common import errors, subjects
+from kronii.common.metrics_zero import zero_common_series as start_at_zero
 from kronii.common.service import ServiceContext
+from kronii.common.telemetry import CommonMetrics
 from prometheus_client import Counter, Gauge, Histogram
 
-__all__ = ["CaptureMetrics"]
+__all__ = [
+    "ACCESS_OPERATIONS",
+    "ACCESS_RESULTS",
+    "AUDIT_ACTIONS",
+    "PUBLISHES",
+    "RECEIVES",
+    "STAGES",
+    "CaptureMetrics",
+    "zero_common_series",
+]
 
 _STAGE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+# The worker's stages, in the order a job passes them.
+STAGES = ("burst", "scoring", "redaction", "sealing")
+# The `operation` the HTTP and gRPC edges hand the access guard, and what a call can end as: ok or
+# the code of one of the shared errors. Each operation also writes the audit action capture.<operation>.
+ACCESS_OPERATIONS = (
+    "authenticate",
+    "cancel",
+    "challenge",
+    "get_raw_encrypted",
+    "get_screenshot",
+    "issue_token",
+    "list",
+    "request",
+    "result",
+    "watch",
+)
+ACCESS_RESULTS = ("ok", *sorted({getattr(errors, name).code for name in errors.__all__}))
+PUBLISHES = (subjects.CAPTURE_STATUS,)
+RECEIVES = (subjects.FOCUS_CHANGED, subjects.LOCK_CHANGED)
+AUDIT_ACTIONS = (
+    "capture.job",
+    "capture.purge",
+    "capture.presence",
+    "capture.connect",
+    "capture.keys.rotate",
+    *(f"capture.{operation}" for operation in ACCESS_OPERATIONS),
+)
+
+
+def zero_common_series(common: CommonMetrics) -> None:
+    """The mesh-wide NATS and audit counters capture feeds, at 0 before its first job or call."""
+    start_at_zero(common, publishes=PUBLISHES, receives=RECEIVES, audit_actions=AUDIT_ACTIONS)
 
 
 class CaptureMetrics:
@@ -74,8 +118,15 @@ class CaptureMetrics:
             "When the retention purge last completed (Unix time)",
             registry=registry,
         )
-        # Every known label value starts at 0, so a panel or a rate shows 0 rather than no data.
-        # access{operation,result} is left to appear on first use (operations times error codes).
+        self._start_at_zero()
+
+    def _start_at_zero(self) -> None:
+        """Every known label value starts at 0, so a panel or a rate shows 0 rather than no data."""
+        for stage in STAGES:
+            self.stage_seconds.labels(stage)
+        for operation in ACCESS_OPERATIONS:
+            for result in ACCESS_RESULTS:
+                self.access.labels(operation, result)
         for status in sorted(TERMINAL):
             self.jobs.labels(status.value)
         for outcome in ("queued", "merged", "refused"):

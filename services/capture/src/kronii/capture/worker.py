@@ -13,11 +13,11 @@ import numpy as np
 from kronii.capture.adapters.frames import Frame
 from kronii.capture.core.scoring import FrameScore, rank_frames, to_grey
 from kronii.redaction import RedactionContext, RedactionEngine, RedactionPolicy
-from kronii.redaction.pixels import ImageRedaction, redact_image
+from kronii.redaction.pixels import ImageRedaction, png_bytes, redact_image
 from numpy.typing import NDArray
 from PIL import Image
 
-__all__ = ["Redactor", "Scored", "encode_png", "score_burst"]
+__all__ = ["BurstWorker", "Redactor", "Scored", "encode_png", "score_burst"]
 
 OcrDensity = Callable[[NDArray[np.uint8]], float]
 
@@ -73,3 +73,23 @@ class Redactor:
             context=context,
             app=app or None,
         )
+
+
+class BurstWorker:
+    """The stages after the burst, as the job run calls them (ports.BurstWork)."""
+
+    def __init__(self, redactor: Redactor, ocr: OcrDensity) -> None:
+        self._redactor = redactor
+        self._ocr = ocr
+
+    def score(self, frames: Sequence[Frame], *, wm_class: str, title: str) -> Scored:
+        return score_burst(frames, wm_class=wm_class, title=title, ocr=self._ocr)
+
+    def redact(self, frame: Frame, *, app: str) -> ImageRedaction:
+        return self._redactor.redact(frame, app=app)
+
+    def raw_png(self, frame: Frame) -> bytes:
+        return encode_png(frame.rgb)
+
+    def redacted_png(self, image: Image.Image) -> bytes:
+        return png_bytes(image)

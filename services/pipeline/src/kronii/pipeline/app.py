@@ -17,26 +17,35 @@ import grpc
 from fastapi import APIRouter
 from google.protobuf.message import Message
 from kronii.common import subjects
+from kronii.common.bus import Bus
 from kronii.common.service import DependencyStatus, ServiceContext
-from kronii.pipeline.adapters.controls import SourceControls, controls_router
+from kronii.pipeline.adapters.capture_client import CaptureClient, capture_registration, capture_socket
+from kronii.pipeline.adapters.controls import SourceControls
 from kronii.pipeline.adapters.notifications import NotificationStore
+from kronii.pipeline.adapters.notifier import MeshNotifier
 from kronii.pipeline.adapters.notify_dbus import DesktopNotifier
 from kronii.pipeline.adapters.plugin_host import PluginHost, serve_registrations
-from kronii.pipeline.adapters.plugins_store import PluginStore, plugins_router
-from kronii.pipeline.adapters.runs_store import RunRecord, RunStore, runs_router
-from kronii.pipeline.adapters.sse import NotificationBroadcaster, notifications_stream_router
+from kronii.pipeline.adapters.plugin_registry import RegistryPlugins
+from kronii.pipeline.adapters.plugins_store import PluginStore
+from kronii.pipeline.adapters.runs_store import RunRecord, RunStore
+from kronii.pipeline.adapters.scheduler_client import NatsScheduler
+from kronii.pipeline.adapters.sensor_snapshots import RedisSnapshots
+from kronii.pipeline.adapters.sse import NotificationBroadcaster
 from kronii.pipeline.adapters.tmux_plugin import TmuxPane, TmuxPlugin
+from kronii.pipeline.api.controls import controls_router
 from kronii.pipeline.api.convert import trigger_from_message
-from kronii.pipeline.api.http_api import pipeline_router
-from kronii.pipeline.backends import make_backend
+from kronii.pipeline.api.notifications_stream import notifications_stream_router
+from kronii.pipeline.api.plugins import plugins_router
+from kronii.pipeline.api.runs import runs_router
+from kronii.pipeline.api.triggers import pipeline_router
 from kronii.pipeline.core.states import Trigger
-from kronii.pipeline.metrics import PipelineMetrics
-from kronii.pipeline.plugins.capture import CaptureClient, capture_registration, capture_socket
-from kronii.pipeline.plugins.mesh import MeshNotifier, NatsScheduler, RedisSnapshots, RegistryPlugins
-from kronii.pipeline.runner import NoCapture, Runner, RunnerConfig, RunnerPorts
+from kronii.pipeline.metrics import PipelineMetrics, zero_common_series
+from kronii.pipeline.ports import CapturePort, NoCapture, RunnerPorts
+from kronii.pipeline.roles.backend_factory import make_backend
+from kronii.pipeline.round_state import RunnerConfig
+from kronii.pipeline.runner import Runner
 from kronii.pipeline.settings import PipelineSettings
 from kronii.pipeline.v1 import pipeline_pb2 as pb
-from kronii.scheduler.v1 import scheduler_pb2 as spb
 from nats.aio.subscription import Subscription
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -47,6 +56,21 @@ log = logging.getLogger(__name__)
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def _runner_config(settings: PipelineSettings) -> RunnerConfig:
+    return RunnerConfig(
+        coalesce_window_ms=settings.coalesce_window_ms,
+        title_max_changes=settings.title_max_changes,
+        run_limits=settings.run_limits(),
+        capture_limits=settings.capture_limits(),
+        context_budget_tokens=settings.context_budget_tokens,
+        max_cooldown_ms=round(settings.max_cooldown_secs * 1000),
+        defer_backoff_ms=round(settings.defer_backoff_secs * 1000),
+        capture_ttl_ms=settings.capture_ttl_ms,
+        # The backend bounds a role's call (both R2 attempts) by the timeout; this is the backstop.
+        role_timeout_ms=round(settings.llm_timeout_secs * 1000) + 5_000,
+    )
 
 
 class _LateEngine:
@@ -107,32 +131,44 @@ class PipelineApp:
             )
         self._ctx, self._settings = ctx, settings
         self._metrics = PipelineMetrics(ctx.registry)
+        zero_common_series(ctx.metrics)
         self._late_engine.engine = ctx.engine
-        plugin_store, run_store = self._plugin_store, self._run_store
-        notification_store, controls = self._notification_store, self._controls
         self._scheduler = NatsScheduler(ctx.bus, timeout_secs=settings.scheduler_admit_timeout_secs)
         capture_port: Any = NoCapture()
         if settings.capture_enabled:
             self._capture = CaptureClient(capture_socket(settings.data_dir, settings.capture_socket_dir))
             capture_port = self._capture
-            await plugin_store.register(capture_registration(settings.capture_risk_score), now=time.time())
+            await self._plugin_store.register(
+                capture_registration(settings.capture_risk_score), now=time.time()
+            )
         if settings.desktop_notifications:
             self._desktop = DesktopNotifier()
             with contextlib.suppress(Exception):
                 await self._desktop.start()
+        ports = self._runner_ports(ctx, settings, capture_port)
+        self._runner = Runner(ports, _now_ms, _runner_config(settings))
+        await self._subscribe(ctx.bus, settings)
+        self._loop = asyncio.create_task(
+            self._run_loop(settings.loop_interval_ms / 1000), name="pipeline-loop"
+        )
+
+    def _runner_ports(
+        self, ctx: ServiceContext, settings: PipelineSettings, capture_port: CapturePort
+    ) -> RunnerPorts:
+        assert ctx.redis is not None and self._scheduler is not None
         notifier = MeshNotifier(
             channel=settings.notify_channel,
-            store=notification_store,
-            controls=controls,
+            store=self._notification_store,
+            controls=self._controls,
             bus=ctx.bus,
             stream=self._broadcaster,
             desktop=self._desktop,
         )
         capture = self._capture
-        ports = RunnerPorts(
+        return RunnerPorts(
             snapshots=RedisSnapshots(ctx.redis, _now_ms),
             plugins=RegistryPlugins(
-                plugin_store,
+                self._plugin_store,
                 ctx.bus,
                 capture_available=(lambda: capture.available) if capture is not None else (lambda: False),
                 timeout_secs=settings.plugin_timeout_secs,
@@ -140,42 +176,28 @@ class PipelineApp:
             backend=make_backend(settings),
             notifier=notifier,
             scheduler=self._scheduler,
-            runs=run_store,
+            runs=self._run_store,
             capture=capture_port,
             audit=ctx.record,
         )
-        config = RunnerConfig(
-            coalesce_window_ms=settings.coalesce_window_ms,
-            title_max_changes=settings.title_max_changes,
-            run_limits=settings.run_limits(),
-            capture_limits=settings.capture_limits(),
-            context_budget_tokens=settings.context_budget_tokens,
-            max_cooldown_ms=round(settings.max_cooldown_secs * 1000),
-            defer_backoff_ms=round(settings.defer_backoff_secs * 1000),
-            capture_ttl_ms=settings.capture_ttl_ms,
-            # The backend bounds a role's call (both R2 attempts) by the timeout; this is the backstop.
-            role_timeout_ms=round(settings.llm_timeout_secs * 1000) + 5_000,
-        )
-        self._runner = Runner(ports, _now_ms, config)
+
+    async def _subscribe(self, bus: Bus, settings: PipelineSettings) -> None:
+        plugin_store = self._plugin_store
 
         async def register(registration: pb.PluginRegistration) -> None:
             await plugin_store.register(registration, now=time.time())
 
-        bus = ctx.bus
         self._subscriptions += [
             await bus.subscribe_any(subjects.ACTIVITY_ALL, self._on_message),
-            await bus.subscribe(subjects.PLUGIN_EVENTS_ALL, pb.PluginEvent, self._on_message),
-            await bus.subscribe(subjects.SCHEDULER_TICK, spb.Tick, self._on_message),
-            await bus.subscribe(subjects.PIPELINE_TRIGGER, pb.TriggerRequest, self._on_message),
+            await bus.subscribe(subjects.PLUGIN_EVENT, self._on_message),
+            await bus.subscribe(subjects.SCHEDULER_TICK, self._on_message),
+            await bus.subscribe(subjects.PIPELINE_TRIGGER, self._on_message),
             await serve_registrations(bus, register),
         ]
         if settings.tmux_plugin and shutil.which("tmux"):
             # Served over the plugin protocol like any out-of-process plugin; it registers itself.
             self._tmux_host = PluginHost(bus, TmuxPlugin(TmuxPane(settings.tmux_socket)))
             await self._tmux_host.start()
-        self._loop = asyncio.create_task(
-            self._run_loop(settings.loop_interval_ms / 1000), name="pipeline-loop"
-        )
 
     async def stop(self) -> None:
         if self._tmux_host is not None:

@@ -64,12 +64,12 @@ def _backend(name: str, call: bool) -> RoleBackend:
         from kronii.pipeline.roles.rules import RulesBackend
 
         return RulesBackend()
-    from kronii.pipeline.model_roles import EstimatingBackend
+    from kronii.pipeline.roles.model_roles import EstimatingBackend
 
     if not call and name == "openai":
         return EstimatingBackend("openai")
     from kronii.common.settings import SettingsError, load_settings
-    from kronii.pipeline.backends import make_backend
+    from kronii.pipeline.roles.backend_factory import make_backend
     from kronii.pipeline.settings import PipelineSettings
 
     try:

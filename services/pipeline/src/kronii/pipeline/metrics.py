@@ -2,10 +2,57 @@
 
 from __future__ import annotations
 
+from kronii.common import subjects
+from kronii.common.metrics_zero import zero_common_series as start_at_zero
+from kronii.common.telemetry import CommonMetrics
 from kronii.pipeline.core.deferral import DeferReason
+from kronii.pipeline.core.intake import Admission
+from kronii.pipeline.core.states import ROUND_TRIGGERS, TriggerKind
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-__all__ = ["PipelineMetrics"]
+__all__ = [
+    "AUDIT_ACTIONS",
+    "PUBLISHES",
+    "RECEIVES",
+    "PipelineMetrics",
+    "trigger_intakes",
+    "zero_common_series",
+]
+
+# Requests count as published by the asker (admissions, plugin snapshots); the in-process tmux
+# plugin publishes its registration and events and answers snapshots like any other plugin.
+PUBLISHES = (
+    subjects.NOTIFY,
+    subjects.SCHEDULER_PLAN,
+    subjects.SCHEDULER_ADMIT,
+    subjects.PLUGIN_SNAPSHOT,
+    subjects.PLUGIN_REGISTER,
+    subjects.PLUGIN_EVENT,
+)
+RECEIVES = (
+    *(subjects.activity_topic(kind) for kind in subjects.ACTIVITY_EVENTS),
+    subjects.PLUGIN_EVENT,
+    subjects.PLUGIN_REGISTER,
+    subjects.PLUGIN_SNAPSHOT,
+    subjects.SCHEDULER_TICK,
+    subjects.PIPELINE_TRIGGER,
+)
+AUDIT_ACTIONS = ("pipeline.defer", "pipeline.redaction", "pipeline.run")
+
+
+def trigger_intakes() -> list[tuple[str, str]]:
+    """Every (kind, intake) a taken trigger is counted under: locks switch the state, round triggers
+    open or join a batch, and only a title change is dropped as churn."""
+    pairs = [(TriggerKind.LOCK_START.value, "locked"), (TriggerKind.LOCK_END.value, "unlocked")]
+    for kind in sorted(ROUND_TRIGGERS):
+        pairs += [(kind.value, Admission.OPENED.value), (kind.value, Admission.MERGED.value)]
+    pairs.append((TriggerKind.TITLE_CHANGED.value, Admission.DROPPED_TITLE_CHURN.value))
+    return pairs
+
+
+def zero_common_series(common: CommonMetrics) -> None:
+    """The mesh-wide NATS and audit counters the pipeline feeds, at 0 before its first round."""
+    start_at_zero(common, publishes=PUBLISHES, receives=RECEIVES, audit_actions=AUDIT_ACTIONS)
 
 
 class PipelineMetrics:
@@ -51,7 +98,8 @@ class PipelineMetrics:
             registry=registry,
         )
         # Every known label value starts at 0, so a panel or a rate shows 0 rather than no data.
-        # triggers{kind,intake} appear on first use.
+        for kind, intake in trigger_intakes():
+            self.triggers.labels(kind, intake)
         for decision in ("notify", "silent", "deferred", "failed"):
             self.runs.labels(decision)
         for role in ("extractor", "synthesizer", "planner", "notifier"):

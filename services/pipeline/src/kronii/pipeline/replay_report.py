@@ -20,9 +20,11 @@ from kronii.pipeline.api.convert import trigger_from_message
 from kronii.pipeline.core.budget import PluginContent
 from kronii.pipeline.core.router import BaseSnapshot, PluginInfo
 from kronii.pipeline.core.states import Trigger, TriggerKind
+from kronii.pipeline.ports import Admit, InMemoryRuns, RunnerPorts
 from kronii.pipeline.roles.backend import RoleBackend
-from kronii.pipeline.roles.model import Notification, Plan
-from kronii.pipeline.runner import Admit, InMemoryRuns, Runner, RunnerConfig, RunnerPorts
+from kronii.pipeline.roles.values import Notification, Plan
+from kronii.pipeline.round_state import RunnerConfig
+from kronii.pipeline.runner import Runner
 
 __all__ = ["EPOCH_MS", "ReplayReport", "call_verdict", "replay_events"]
 

@@ -17,7 +17,6 @@ from fastapi import APIRouter
 from kronii.common import subjects
 from kronii.common.durable import StoreUnavailable
 from kronii.common.service import DependencyStatus, ServiceContext
-from kronii.scheduler.adapters.replies import serve_requests
 from kronii.scheduler.adapters.timers import RedisTimers
 from kronii.scheduler.api.convert import (
     admission_message,
@@ -36,7 +35,7 @@ from kronii.scheduler.api.grpc_api import SchedulerServicer
 from kronii.scheduler.api.http_api import scheduler_router
 from kronii.scheduler.core.model import SAFETY_NET_SLOT, InvalidRequest, Limits, WakeUp
 from kronii.scheduler.core.rules import apply_plan, check_admit_input, decide_admission, safety_net_after
-from kronii.scheduler.metrics import SchedulerMetrics
+from kronii.scheduler.metrics import SchedulerMetrics, zero_common_series
 from kronii.scheduler.settings import SchedulerSettings
 from kronii.scheduler.v1 import scheduler_pb2 as pb
 from kronii.scheduler.v1 import scheduler_pb2_grpc as pb_grpc
@@ -76,15 +75,14 @@ class SchedulerApp:
         self._ctx, self._settings = ctx, settings
         self._limits = settings.limits()
         self._metrics = SchedulerMetrics(ctx.registry)
+        zero_common_series(ctx.metrics)
         self._timers = RedisTimers(ctx.redis, settings.key_prefix, lease_secs=settings.claim_lease_secs)
         self._subscriptions.append(
-            await ctx.bus.subscribe(subjects.SCHEDULER_PLAN, pb.Plan, self._on_plan, queue=_QUEUE)
+            await ctx.bus.subscribe(subjects.SCHEDULER_PLAN, self._on_plan, queue=_QUEUE)
         )
         self._subscriptions.append(
-            await serve_requests(
-                ctx.bus,
+            await ctx.bus.serve(
                 subjects.SCHEDULER_ADMIT,
-                pb.AdmitRequest,
                 self._on_admit,
                 queue=_QUEUE,
                 on_undecodable=invalid_admission,

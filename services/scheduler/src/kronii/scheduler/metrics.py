@@ -3,11 +3,23 @@ a reason sentence: only fixed reason codes and tick kinds."""
 
 from __future__ import annotations
 
+from kronii.common import subjects
+from kronii.common.metrics_zero import zero_common_series as start_at_zero
+from kronii.common.telemetry import CommonMetrics
 from kronii.scheduler.core.model import TickKind
 from kronii.scheduler.core.rules import ADMISSION_RULES, PREEMPTING_KINDS
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["SchedulerMetrics"]
+__all__ = ["AUDIT_ACTIONS", "PUBLISHES", "RECEIVES", "SchedulerMetrics", "zero_common_series"]
+
+PUBLISHES = (subjects.SCHEDULER_TICK,)
+RECEIVES = (subjects.SCHEDULER_PLAN, subjects.SCHEDULER_ADMIT)
+AUDIT_ACTIONS = ("schedule.plan", "schedule.preempt", "schedule.tick")
+
+
+def zero_common_series(common: CommonMetrics) -> None:
+    """The mesh-wide NATS and audit counters the scheduler feeds, at 0 before its first tick."""
+    start_at_zero(common, publishes=PUBLISHES, receives=RECEIVES, audit_actions=AUDIT_ACTIONS)
 
 
 class SchedulerMetrics:

@@ -17,6 +17,7 @@ from google.protobuf.message import Message
 from kronii.activity.v1 import activity_pb2 as pb
 from kronii.activity.v1 import activity_pb2_grpc as pb_grpc
 from kronii.common import subjects
+from kronii.common.metrics_zero import zero_common_series as start_at_zero
 from kronii.common.service import DependencyStatus, ServiceContext
 from kronii.sensor.adapters.lock import LockWatcher
 from kronii.sensor.adapters.titles import TitleRedactor
@@ -80,10 +81,8 @@ AUDIT_ACTIONS = ("session.lock", "session.unlock")
 def zero_common_series(ctx: ServiceContext) -> None:
     """The mesh-wide counters the sensor feeds start at 0 too: with no display it may publish
     nothing for hours, and its NATS and audit panels would read "no data" rather than 0."""
-    for kind in EVENT_KINDS:
-        ctx.metrics.bus_published.labels(ctx.name, subjects.activity(kind))
-    for action in AUDIT_ACTIONS:
-        ctx.metrics.audit_rows.labels(ctx.name, action)
+    publishes = [subjects.activity_topic(kind) for kind in EVENT_KINDS]
+    start_at_zero(ctx.metrics, publishes=publishes, audit_actions=AUDIT_ACTIONS)
 
 
 class SensorMetrics:
@@ -360,7 +359,7 @@ class SensorApp:
     async def _publish(self, kind: str, message: Message, event: pb.ActivityEvent) -> None:
         assert self._ctx is not None and self._metrics is not None
         try:
-            await self._ctx.bus.publish(subjects.activity(kind), message)
+            await self._ctx.bus.publish(subjects.activity_topic(kind), message)
             self._metrics.events_published.labels(kind).inc()
         except Exception as error:
             log.warning("publishing %s failed: %s", kind, error)

@@ -1,8 +1,8 @@
 """`kronii agents ...`: start agents in tmux, list and trigger them, pause them, read their panes,
 and acknowledge deliveries from an agent's own hooks.
 
-The main `kronii` CLI mounts this with `add_agents_parser(subparsers)` and `run_agents(args)`;
-`python -m kronii.supervisor.cli agents ...` runs it alone. Exit codes (kronii.common.cli.exits):
+`kronii` mounts the click group `agents_command` through its `kronii.commands` entry point;
+`python -m kronii.supervisor.cli agents ...` runs the same command. Exit codes (kronii.common.cli.exits):
 0 done (a trigger was delivered, deferred or is already active); 1 the trigger failed, timed out or
 sits typed but not submitted; 2 bad arguments; 3 no such runtime, workspace or trigger; 4 refused
 (no token, a scope it lacks, a human override, the server there is not this host's supervisor);
@@ -11,411 +11,328 @@ sits typed but not submitted; 2 bad arguments; 3 no such runtime, workspace or t
 The supervisor's address: --url, else $KRONII_SUPERVISOR_URL, else the running `kronii up`'s,
 else KRONII_SUPERVISOR_HOST and KRONII_SUPERVISOR_HTTP_PORT (kronii.common.rendezvous). A token
 minted here from the local secret is sent only to a server that proves it holds the same secret
-(GET /v1/identity); a token given with --token or in the environment is sent as is."""
+(GET /v1/identity); a token given with --token or in the environment is sent as is (cli_http.py).
+This module imports only click: `--help`, completion and `list`'s start-up stay quick."""
 
 from __future__ import annotations
 
-import argparse
-import getpass
 import json
 import os
 import sys
-import time
-import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit
 
-import httpx
+import click
+from click.shell_completion import CompletionItem
 from kronii.common.cli import exits
+from kronii.common.cli.tables import print_table
+from kronii.supervisor.cli_http import SCOPES, Client, Connection, mint, user_subject
 
-__all__ = ["add_agents_parser", "main", "run_agents"]
+__all__ = ["agents_command", "main"]
 
-
-class CliError(Exception):
-    def __init__(self, message: str, code: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-
-
-def add_agents_parser(subparsers: Any) -> argparse.ArgumentParser:
-    agents: argparse.ArgumentParser = subparsers.add_parser(
-        "agents", help="start, list, trigger and watch agents in tmux (the supervisor)"
-    )
-    agents.add_argument(
-        "--url",
-        default=None,
-        help=(
-            "the supervisor's HTTP address (default $KRONII_SUPERVISOR_URL, else the running "
-            "`kronii up`'s, else KRONII_SUPERVISOR_HOST and KRONII_SUPERVISOR_HTTP_PORT)"
-        ),
-    )
-    agents.add_argument(
-        "--token",
-        default=None,
-        help="a service token (default $KRONII_SUPERVISOR_TOKEN, $KRONII_RUNTIME_TOKEN, or one made from the local secret)",
-    )
-    sub = agents.add_subparsers(dest="agents_command", metavar="ACTION")
-    sub.required = True
-
-    spawn = sub.add_parser("spawn", help="start an agent in its workspace's tmux session and register it")
-    spawn.add_argument("--workspace", required=True)
-    spawn.add_argument("--agent", required=True)
-    spawn.add_argument("--role", default="", help="window name in the session (exec, review, sec, ...)")
-    spawn.add_argument(
-        "--kind", default="", help="codex, claude, python or generic (default: from the command)"
-    )
-    spawn.add_argument("--session-id", default="", help="the agent's logical session, for `resume`")
-    spawn.add_argument("--cwd", default="", help="working directory (default: the supervisor's)")
-    spawn.add_argument(
-        "command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]: run directly, no shell"
-    )
-
-    listing = sub.add_parser("list", help="the registered runtimes")
-    listing.add_argument("--workspace", default="")
-    listing.add_argument("--agent", default="")
-    listing.add_argument("--all", action="store_true", help="include offline runtimes")
-    listing.add_argument("--json", action="store_true")
-
-    trigger = sub.add_parser("trigger", help="wake an agent with a prompt (typed into its pane, or resumed)")
-    trigger.add_argument("--workspace", required=True)
-    trigger.add_argument("--agent", required=True)
-    trigger.add_argument("--thread", default="")
-    trigger.add_argument(
-        "--trigger-id", default="", help="repeat one to get its first outcome (default: new)"
-    )
-    trigger.add_argument("--ack-timeout-ms", type=int, default=0)
-    trigger.add_argument("--force", action="store_true", help="type even over a person (needs --reason)")
-    trigger.add_argument("--reason", default="", help="why; with --force it starts with human_override:")
-    trigger.add_argument("--json", action="store_true")
-    trigger.add_argument("prompt", help="the prompt, or - to read it from standard input")
-
-    for name, text in (("pause", "hold triggers for a runtime"), ("resume", "let triggers through again")):
-        action = sub.add_parser(name, help=text)
-        action.add_argument("runtime")
-        action.add_argument("--reason", default="")
-
-    logs = sub.add_parser("logs", help="a runtime's recent pane lines (redacted)")
-    logs.add_argument("runtime")
-    logs.add_argument("-n", "--lines", type=int, default=50)
-
-    ack = sub.add_parser(
-        "ack", help="acknowledge a delivery (for agents' hooks: Claude Code hooks, Codex notify)"
-    )
-    ack.add_argument(
-        "--runtime", default=os.environ.get("KRONII_RUNTIME_ID", ""), help="default $KRONII_RUNTIME_ID"
-    )
-    ack.add_argument("--trigger", default="")
-    ack.add_argument("payload", nargs="*", help="ignored (Codex's notify passes a JSON argument)")
-
-    beat = sub.add_parser("heartbeat", help="report a runtime alive (for agents' hooks)")
-    beat.add_argument(
-        "--runtime", default=os.environ.get("KRONII_RUNTIME_ID", ""), help="default $KRONII_RUNTIME_ID"
-    )
-    beat.add_argument("--status", choices=("active", "idle"), default="active")
-
-    force = sub.add_parser("force", help="deliver a deferred trigger now (explicit operator intent)")
-    force.add_argument("trigger")
-    force.add_argument("--reason", required=True, help="starts with human_override: or coordinator_override:")
-
-    unblock = sub.add_parser("unblock", help="clear a thread's automatic block")
-    unblock.add_argument("--agent", required=True)
-    unblock.add_argument("--thread", required=True)
-    unblock.add_argument("--reason", default="")
-
-    token = sub.add_parser("token", help="print a service token signed with this host's supervisor secret")
-    token.add_argument("--subject", default="", help="the caller's identity (default cli:<user>)")
-    token.add_argument(
-        "--workspace", action="append", default=[], help="allowed workspace (repeat; default all)"
-    )
-    token.add_argument("--scope", action="append", choices=("trigger", "operate", "read"), default=[])
-    token.add_argument("--ttl", type=int, default=3600, help="seconds")
-    agents.set_defaults(handler=run_agents)
-    return agents
+# The kinds the supervisor ships with; it accepts others configured there, so these only complete.
+KNOWN_KINDS = ("codex", "claude", "python", "generic")
+# Trigger results that mean the prompt did not reach the agent: the command exits FAILED.
+FAILED_RESULTS = frozenset({"timeout", "failed", "typed_not_submitted"})
 
 
-def _local_secret() -> bytes:
-    from kronii.common.settings import load_settings
-    from kronii.supervisor.settings import SupervisorSettings
-
-    settings = load_settings(SupervisorSettings)
-    if settings.token_secret is not None:
-        return settings.token_secret.get_secret_value().encode()
-    path = settings.token_key_file
-    if not path.exists():
-        raise CliError(
-            f"kronii: the supervisor has not run here yet ({path} does not exist): start it with `kronii up`, "
-            "or set KRONII_SUPERVISOR_TOKEN to reach one elsewhere",
-            exits.UNREACHABLE,
-        )
-    return path.read_bytes().strip()
+def local_time(stamp: str) -> str:
+    """An RFC 3339 time from the API as a person reads it: local, to the second; the date only when
+    it is not today. An unreadable stamp is shown as it came."""
+    try:
+        at = datetime.fromisoformat(stamp).astimezone()
+    except ValueError:
+        return stamp
+    if at.date() == datetime.now().astimezone().date():
+        return at.strftime("%H:%M:%S")
+    return at.strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _mint(
-    subject: str, scopes: set[str], workspaces: set[str], ttl: float, secret: bytes | None = None
-) -> str:
-    from kronii.supervisor.core.tokens import issue_token
+def _show(data: Any, as_json: bool, say: Callable[[Any], str]) -> None:
+    """The supervisor's answer as JSON, or the sentence `say` makes of it."""
+    click.echo(json.dumps(data, indent=2) if as_json else say(data))
 
-    return issue_token(
-        secret if secret is not None else _local_secret(),
-        subject=subject, scopes=scopes, workspaces=workspaces, now=time.time(), ttl_secs=ttl,
+
+RUNTIME_COLUMNS = ("RUNTIME", "WORKSPACE", "AGENT", "ROLE", "KIND", "STATUS", "STATE", "PANE", "PID", "FLAGS",
+                   "SEEN")  # fmt: skip
+
+
+def runtime_row(runtime: dict[str, Any]) -> tuple[str, ...]:
+    flags = (("paused", runtime.get("paused")), ("busy", runtime.get("operator_busy")))
+    seen = runtime.get("last_activity_at") or runtime.get("last_heartbeat_at") or ""
+    return (
+        runtime["runtime_id"], runtime["workspace_id"], runtime["agent_id"], runtime.get("role") or "-",
+        runtime["kind"], runtime["status"], runtime.get("agent_state") or "-", runtime["pty_target"],
+        str(runtime["pid"]), ",".join(flag for flag, on in flags if on) or "-",
+        local_time(seen) if seen else "-",
     )  # fmt: skip
 
 
-def _given_token(args: argparse.Namespace) -> str | None:
-    """A token the caller chose: --token, $KRONII_SUPERVISOR_TOKEN or $KRONII_RUNTIME_TOKEN."""
-    given = args.token or os.environ.get("KRONII_SUPERVISOR_TOKEN") or os.environ.get("KRONII_RUNTIME_TOKEN")
-    return str(given) if given else None
+def _complete_kind(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    return [CompletionItem(kind) for kind in KNOWN_KINDS if kind.startswith(incomplete)]
 
 
-# The identity check is one small request; a server that does not answer it soon is not trusted.
-IDENTITY_TIMEOUT_SECS = 10.0
-# How each source of the address (kronii.common.rendezvous.service_http_url) reads in a message.
-_SOURCES = {
-    "flag": "--url",
-    "env url": "KRONII_SUPERVISOR_URL",
-    "kronii up": "the running `kronii up`",
-    "settings": "KRONII_SUPERVISOR_HOST and KRONII_SUPERVISOR_HTTP_PORT",
-}
+_JSON = click.option("--json", "as_json", is_flag=True, help="print the supervisor's answer as JSON")
+_RUNTIME_FROM_ENV = click.option(
+    "--runtime", default="", envvar="KRONII_RUNTIME_ID", show_envvar=True, help="the runtime (the hook's own)"
+)
 
 
-class _Client:
-    def __init__(self, args: argparse.Namespace, timeout: float = 120.0) -> None:
-        from kronii.common.rendezvous import service_http_url
-        from kronii.supervisor.settings import SupervisorSettings
+@click.group(
+    "agents",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Exit codes: 0 done, 1 the trigger failed, 2 usage, 3 not found, 4 refused, 5 unreachable.",
+)
+@click.option(
+    "--url",
+    default=None,
+    metavar="URL",
+    help="the supervisor's HTTP address (default $KRONII_SUPERVISOR_URL, else the running `kronii up`'s, "
+    "else KRONII_SUPERVISOR_HOST and KRONII_SUPERVISOR_HTTP_PORT)",
+)
+@click.option(
+    "--token",
+    default=None,
+    help="a service token (default $KRONII_SUPERVISOR_TOKEN, $KRONII_RUNTIME_TOKEN, or one made from the "
+    "local secret)",
+)
+@click.pass_context
+def agents_command(ctx: click.Context, url: str | None, token: str | None) -> None:
+    """Start, list, trigger and watch agents in tmux (the supervisor)."""
+    ctx.obj = Connection(url, token)
 
-        address = service_http_url("supervisor", SupervisorSettings, flag=args.url)
-        self.url = address.url
-        self.source = address.source
-        self.http = httpx.Client(base_url=self.url, timeout=timeout)
-        token = _given_token(args)
-        if token is None:
-            # Minted from this host's secret: only for a server that proves it holds that secret.
-            secret = _local_secret()
-            self._check_identity(secret, min(timeout, IDENTITY_TIMEOUT_SECS))
-            token = _mint(f"cli:{getpass.getuser()}", {"trigger", "operate", "read"}, {"*"}, 600, secret)
-        self.http.headers["authorization"] = f"Bearer {token}"
 
-    def _unreachable(self, error: Exception) -> CliError:
-        return CliError(
-            f"kronii: the supervisor is not reachable at {self.url} (address from "
-            f"{_SOURCES.get(self.source, self.source)}; {error}): start it with `kronii up`",
-            exits.UNREACHABLE,
+@agents_command.command(
+    "spawn",
+    # Everything from the agent's command on is the agent's, even what looks like our options.
+    context_settings={"allow_interspersed_args": False},
+    short_help="start an agent in its workspace's tmux session and register it",
+)
+@click.option("--workspace", required=True, help="the workspace (its tmux session is agents_<workspace>)")
+@click.option("--agent", required=True, help="the agent's id")
+@click.option("--role", default="", help="window name in the session (exec, review, sec, ...)")
+@click.option(
+    "--kind", default="", shell_complete=_complete_kind, help="codex, claude, python, generic or one configured "
+    "(default: from the command)",
+)  # fmt: skip
+@click.option("--session-id", default="", help="the agent's logical session, for `resume`")
+@click.option(
+    "--cwd", default="", type=click.Path(file_okay=False), help="working directory (default: this one)"
+)
+@_JSON
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]...")
+@click.pass_obj
+def spawn(
+    connection: Connection, workspace: str, agent: str, role: str, kind: str, session_id: str, cwd: str,
+    as_json: bool, command: tuple[str, ...],
+) -> None:  # fmt: skip
+    """Start an agent in its workspace's tmux session and register it. The agent's command comes
+    after --, and runs directly, without a shell."""
+    if not command:
+        raise click.UsageError(
+            "give the agent's command after --, e.g. kronii agents spawn --workspace w --agent a -- codex"
         )
-
-    def _check_identity(self, secret: bytes, timeout: float) -> None:
-        from kronii.supervisor.identity import new_nonce, proof_matches
-
-        nonce = new_nonce()
-        try:
-            response = self.http.get("/v1/identity", params={"nonce": nonce}, timeout=timeout)
-        except httpx.TransportError as error:
-            raise self._unreachable(error) from None
-        try:
-            body = response.json() if response.status_code == 200 else None
-        except ValueError:
-            body = None
-        if not (
-            isinstance(body, dict)
-            and body.get("service") == "supervisor"
-            and proof_matches(secret, nonce, body.get("proof"), _dialled_port(self.url))
-        ):
-            raise CliError(
-                f"kronii: the server at {self.url} is not this host's supervisor (its identity proof "
-                "does not match the local secret); refusing to send it a token. "
-                "Set KRONII_SUPERVISOR_URL or --url",
-                exits.REFUSED,
-            )
-
-    def call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        try:
-            response = self.http.request(method, path, **kwargs)
-        except httpx.TransportError as error:
-            raise self._unreachable(error) from None
-        try:
-            body = response.json()
-        except ValueError:
-            body = {"detail": response.text}
-        if response.status_code >= 400:
-            detail = body.get("detail") if isinstance(body, dict) else body
-            raise CliError(
-                f"kronii: the supervisor refused: {detail} (HTTP {response.status_code})",
-                _exit_for_status(response.status_code),
-            )
-        out: dict[str, Any] = body
-        return out
+    kind = kind or guess_kind(command[0])
+    body = Client(connection).call("POST", "/v1/runtimes/spawn", json={
+        "workspace_id": workspace, "agent_id": agent, "role": role, "kind": kind, "command": list(command),
+        "session_id": session_id, "cwd": cwd or os.getcwd(),
+    })  # fmt: skip
+    _show(
+        body,
+        as_json,
+        lambda answer: _started(answer["runtime"], kind) + f"\nwatch it: {answer['attach_command']}",
+    )
 
 
-def _exit_for_status(status: int) -> int:
-    """The exit code for an HTTP refusal: what was wrong, in the vocabulary of every kronii command."""
-    if status in (400, 422):
-        return exits.USAGE
-    if status == 404:
-        return exits.NOT_FOUND
-    if status in (401, 403, 409, 423, 429):
-        return exits.REFUSED
-    if status in (502, 503, 504):
-        return exits.UNREACHABLE
-    return exits.FAILED
+def _started(runtime: dict[str, Any], kind: str) -> str:
+    where = f"{runtime['runtime_id']} in pane {runtime['pty_target']}, pid {runtime['pid']}"
+    return f"started {runtime['agent_id']} ({kind}) as {where}"
 
 
-def _dialled_port(url: str) -> int:
-    parts = urlsplit(url)
-    return parts.port or (443 if parts.scheme == "https" else 80)
+@agents_command.command("list", short_help="the registered runtimes")
+@click.option("--workspace", default="", help="only this workspace's")
+@click.option("--agent", default="", help="only this agent's")
+@click.option("--all", "include_offline", is_flag=True, help="include offline runtimes")
+@click.option("--json", "as_json", is_flag=True, help="print a JSON array of the runtimes")
+@click.pass_obj
+def list_runtimes(
+    connection: Connection, workspace: str, agent: str, include_offline: bool, as_json: bool
+) -> None:
+    """The registered runtimes: where each runs, its state, and when it was last seen (local time)."""
+    params = {"workspace_id": workspace, "agent_id": agent, "include_offline": str(include_offline).lower()}
+    runtimes = Client(connection).call("GET", "/v1/runtimes", params=params).get("runtimes", [])
+    if as_json:
+        click.echo(json.dumps(runtimes, indent=2))
+    elif runtimes:
+        print_table(RUNTIME_COLUMNS, [runtime_row(runtime) for runtime in runtimes])
+    else:
+        click.echo("no runtimes registered")
 
 
-def _print_runtimes(runtimes: list[dict[str, Any]]) -> None:
-    header = ("RUNTIME", "WORKSPACE", "AGENT", "ROLE", "KIND", "STATUS", "STATE", "PANE", "PID", "FLAGS")
-    rows = [header]
-    for r in runtimes:
-        flags = (
-            ",".join(f for f, on in (("paused", r.get("paused")), ("busy", r.get("operator_busy"))) if on)
-            or "-"
-        )
-        rows.append((r["runtime_id"], r["workspace_id"], r["agent_id"], r.get("role") or "-", r["kind"], r["status"],
-                     r.get("agent_state") or "-", r["pty_target"], str(r["pid"]), flags))  # fmt: skip
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+def outcome_line(outcome: dict[str, Any]) -> str:
+    parts = [f"{outcome['trigger_id']}: {outcome['result']}"]
+    if outcome.get("delivery_backend"):
+        parts.append(f"via {outcome['delivery_backend']}")
+    if outcome.get("error_code"):
+        parts.append(f"({outcome['error_code']})")
+    if outcome.get("deferred_until"):
+        parts.append(f"until {local_time(outcome['deferred_until'])}")
+    return " ".join(parts) + (f"\n  {outcome['detail']}" if outcome.get("detail") else "")
 
 
-def run_agents(args: argparse.Namespace) -> int:
-    try:
-        return _run(args)
-    except CliError as error:
-        print(error.message, file=sys.stderr)
-        return error.code
+@agents_command.command("trigger", short_help="wake an agent with a prompt (typed into its pane, or resumed)")
+@click.option("--workspace", required=True, help="the agent's workspace")
+@click.option("--agent", required=True, help="the agent to wake")
+@click.option("--thread", default="", help="the conversation thread the prompt belongs to")
+@click.option("--trigger-id", default="", help="repeat one to get its first outcome (default: new)")
+@click.option("--ack-timeout-ms", type=click.IntRange(min=0), default=0, help="wait this long for the agent")
+@click.option("--force", is_flag=True, help="type even over a person (needs --reason)")
+@click.option("--reason", default="", help="why; with --force it starts with human_override:")
+@_JSON
+@click.argument("prompt")
+@click.pass_obj
+def trigger(
+    connection: Connection, workspace: str, agent: str, thread: str, trigger_id: str, ack_timeout_ms: int,
+    force: bool, reason: str, as_json: bool, prompt: str,
+) -> None:  # fmt: skip
+    """Wake an agent with PROMPT (- reads it from standard input). Exit 1 when it was not delivered."""
+    import uuid
+
+    text = sys.stdin.read() if prompt == "-" else prompt
+    outcome = Client(connection).call("POST", "/v1/triggers", json={
+        "trigger_id": trigger_id or f"cli-{uuid.uuid4().hex[:12]}", "agent_id": agent, "workspace_id": workspace,
+        "thread_id": thread, "prompt": text, "ack_timeout_ms": ack_timeout_ms, "force_override": force,
+        "reason": reason,
+    })  # fmt: skip
+    _show(outcome, as_json, outcome_line)
+    if outcome["result"] in FAILED_RESULTS:
+        raise SystemExit(exits.FAILED)
 
 
-def _run(args: argparse.Namespace) -> int:
-    command = args.agents_command
-    if command == "token":
-        scopes = set(args.scope or ("trigger", "operate", "read"))
-        print(
-            _mint(args.subject or f"cli:{getpass.getuser()}", scopes, set(args.workspace or ["*"]), args.ttl)
-        )
-        return 0
-    if command in ("ack", "heartbeat"):
-        return _hook(args)
-    client = _Client(args)
-    if command == "spawn":
-        argv = list(args.command)
-        if argv[:1] == ["--"]:
-            argv = argv[1:]
-        if not argv:
-            raise CliError(
-                "kronii: give the agent's command after --, e.g. kronii agents spawn --workspace w --agent a -- codex",
-                2,
-            )
-        kind = args.kind or _guess_kind(argv[0])
-        body = client.call("POST", "/v1/runtimes/spawn", json={
-            "workspace_id": args.workspace, "agent_id": args.agent, "role": args.role, "kind": kind,
-            "command": argv, "session_id": args.session_id, "cwd": args.cwd or os.getcwd(),
-        })  # fmt: skip
-        runtime = body["runtime"]
-        print(
-            f"started {runtime['agent_id']} ({kind}) as {runtime['runtime_id']} in pane {runtime['pty_target']}, pid {runtime['pid']}"
-        )
-        print(f"watch it: {body['attach_command']}")
-        return 0
-    if command == "list":
-        params = {
-            "workspace_id": args.workspace,
-            "agent_id": args.agent,
-            "include_offline": str(args.all).lower(),
-        }
-        runtimes = client.call("GET", "/v1/runtimes", params=params).get("runtimes", [])
-        if args.json:
-            print(json.dumps(runtimes, indent=2))
-        elif runtimes:
-            _print_runtimes(runtimes)
-        else:
-            print("no runtimes registered")
-        return 0
-    if command == "trigger":
-        prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
-        body = {
-            "trigger_id": args.trigger_id or f"cli-{uuid.uuid4().hex[:12]}", "agent_id": args.agent,
-            "workspace_id": args.workspace, "thread_id": args.thread, "prompt": prompt,
-            "ack_timeout_ms": args.ack_timeout_ms, "force_override": args.force, "reason": args.reason,
-        }  # fmt: skip
-        outcome = client.call("POST", "/v1/triggers", json=body)
-        if args.json:
-            print(json.dumps(outcome, indent=2))
-        else:
-            parts = [f"{outcome['trigger_id']}: {outcome['result']}"]
-            if outcome.get("delivery_backend"):
-                parts.append(f"via {outcome['delivery_backend']}")
-            if outcome.get("error_code"):
-                parts.append(f"({outcome['error_code']})")
-            if outcome.get("deferred_until"):
-                parts.append(f"until {outcome['deferred_until']}")
-            print(" ".join(parts))
-            if outcome.get("detail"):
-                print(f"  {outcome['detail']}")
-        return 1 if outcome["result"] in ("timeout", "failed", "typed_not_submitted") else 0
-    if command in ("pause", "resume"):
-        runtime = client.call("POST", f"/v1/runtimes/{args.runtime}/{command}", json={"reason": args.reason})
-        print(f"{runtime['runtime_id']}: {'paused' if runtime['paused'] else 'running'}")
-        return 0
-    if command == "logs":
-        if not 1 <= args.lines <= 2000:
-            raise CliError("kronii: --lines must be between 1 and 2000", 2)
-        body = client.call("GET", f"/v1/runtimes/{args.runtime}/logs", params={"lines": args.lines})
-        print("\n".join(body.get("lines", [])))
-        return 0
-    if command == "force":
-        outcome = client.call("POST", f"/v1/triggers/{args.trigger}/force", json={"reason": args.reason})
-        print(f"{outcome['trigger_id']}: {outcome['result']}")
-        return 1 if outcome["result"] in ("timeout", "failed") else 0
-    if command == "unblock":
-        body = client.call(
-            "POST",
-            "/v1/threads/unblock",
-            json={"agent_id": args.agent, "thread_id": args.thread, "reason": args.reason},
-        )
-        print("unblocked" if body.get("was_blocked") else "the thread was not blocked")
-        return 0
-    raise CliError(f"kronii: unknown agents action {command!r}", 2)
+def _pause_command(action: str, text: str) -> click.Command:
+    @click.command(action, help=f"{text} (RUNTIME: its id, from `kronii agents list`)", short_help=text)
+    @click.argument("runtime")
+    @click.option("--reason", default="", help="why, for the audit log")
+    @_JSON
+    @click.pass_obj
+    def command(connection: Connection, runtime: str, reason: str, as_json: bool) -> None:
+        answer = Client(connection).call("POST", f"/v1/runtimes/{runtime}/{action}", json={"reason": reason})
+        _show(answer, as_json, lambda it: f"{it['runtime_id']}: {'paused' if it['paused'] else 'running'}")
+
+    return command
 
 
-def _hook(args: argparse.Namespace) -> int:
-    """ack and heartbeat run inside agents' hooks: quick, and never fatal to the agent."""
-    client = _Client(args, timeout=3.0)
-    if args.agents_command == "ack":
-        if not args.runtime and not args.trigger:
-            raise CliError("kronii: give --runtime or --trigger (or set KRONII_RUNTIME_ID)", 2)
-        body = client.call("POST", "/v1/acks", json={"runtime_id": args.runtime, "trigger_id": args.trigger})
-        print(f"acknowledged {body.get('trigger_id') or args.runtime or args.trigger}")
-        return 0
-    if not args.runtime:
-        raise CliError("kronii: give --runtime (or set KRONII_RUNTIME_ID)", 2)
-    runtime = client.call("POST", f"/v1/runtimes/{args.runtime}/heartbeat", json={"status": args.status})
-    print(f"{runtime['runtime_id']}: {runtime['status']}")
-    return 0
+agents_command.add_command(_pause_command("pause", "hold triggers for a runtime"))
+agents_command.add_command(_pause_command("resume", "let triggers through again"))
 
 
-def _guess_kind(program: str) -> str:
+@agents_command.command("logs", short_help="a runtime's recent pane lines (redacted)")
+@click.argument("runtime")
+@click.option("-n", "--lines", type=click.IntRange(1, 2000), default=50, show_default=True, help="how many")
+@click.option("--json", "as_json", is_flag=True, help="print the lines as a JSON object")
+@click.pass_obj
+def logs(connection: Connection, runtime: str, lines: int, as_json: bool) -> None:
+    """A runtime's recent pane lines, redacted."""
+    body = Client(connection).call("GET", f"/v1/runtimes/{runtime}/logs", params={"lines": lines})
+    _show(body, as_json, lambda answer: "\n".join(answer.get("lines", [])))
+
+
+# ack and heartbeat run inside agents' hooks: a short timeout, so a stopped supervisor never holds an agent.
+_HOOK_TIMEOUT_SECS = 3.0
+
+
+@agents_command.command(
+    "ack",
+    # Codex's notify appends a JSON argument; nothing a hook appends may turn into a usage error.
+    context_settings={"ignore_unknown_options": True},
+    short_help="acknowledge a delivery (for agents' hooks: Claude Code hooks, Codex notify)",
+)
+@_RUNTIME_FROM_ENV
+@click.option("--trigger", default="", help="the trigger delivered")
+@_JSON
+@click.argument("payload", nargs=-1, type=click.UNPROCESSED)
+@click.pass_obj
+def ack(connection: Connection, runtime: str, trigger: str, as_json: bool, payload: tuple[str, ...]) -> None:
+    """Acknowledge a delivery, from an agent's hook. PAYLOAD is ignored (Codex's notify passes one)."""
+    if not runtime and not trigger:
+        raise click.UsageError("give --runtime or --trigger (or set KRONII_RUNTIME_ID)")
+    body = Client(connection, timeout=_HOOK_TIMEOUT_SECS).call(
+        "POST", "/v1/acks", json={"runtime_id": runtime, "trigger_id": trigger}
+    )
+    _show(body, as_json, lambda answer: f"acknowledged {answer.get('trigger_id') or runtime or trigger}")
+
+
+@agents_command.command("heartbeat", short_help="report a runtime alive (for agents' hooks)")
+@_RUNTIME_FROM_ENV
+@click.option("--status", type=click.Choice(["active", "idle"]), default="active", show_default=True)
+@_JSON
+@click.pass_obj
+def heartbeat(connection: Connection, runtime: str, status: str, as_json: bool) -> None:
+    """Report a runtime alive, from an agent's hook."""
+    if not runtime:
+        raise click.UsageError("give --runtime (or set KRONII_RUNTIME_ID)")
+    answer = Client(connection, timeout=_HOOK_TIMEOUT_SECS).call(
+        "POST", f"/v1/runtimes/{runtime}/heartbeat", json={"status": status}
+    )
+    _show(answer, as_json, lambda it: f"{it['runtime_id']}: {it['status']}")
+
+
+@agents_command.command("force", short_help="deliver a deferred trigger now (explicit operator intent)")
+@click.argument("trigger")
+@click.option("--reason", required=True, help="starts with human_override: or coordinator_override:")
+@_JSON
+@click.pass_obj
+def force(connection: Connection, trigger: str, reason: str, as_json: bool) -> None:
+    """Deliver the deferred TRIGGER now. Exit 1 when it still was not delivered."""
+    outcome = Client(connection).call("POST", f"/v1/triggers/{trigger}/force", json={"reason": reason})
+    _show(outcome, as_json, lambda it: f"{it['trigger_id']}: {it['result']}")
+    if outcome["result"] in ("timeout", "failed"):
+        raise SystemExit(exits.FAILED)
+
+
+@agents_command.command("unblock", short_help="clear a thread's automatic block")
+@click.option("--agent", required=True, help="the agent")
+@click.option("--thread", required=True, help="the blocked thread")
+@click.option("--reason", default="", help="why, for the audit log")
+@_JSON
+@click.pass_obj
+def unblock(connection: Connection, agent: str, thread: str, reason: str, as_json: bool) -> None:
+    """Clear a thread's automatic block."""
+    body = Client(connection).call(
+        "POST", "/v1/threads/unblock", json={"agent_id": agent, "thread_id": thread, "reason": reason}
+    )
+    _show(body, as_json, lambda it: "unblocked" if it.get("was_blocked") else "the thread was not blocked")
+
+
+@agents_command.command("token", short_help="print a service token signed with this host's supervisor secret")
+@click.option("--subject", default="", help="the caller's identity (default cli:<user>)")
+@click.option("--workspace", "workspaces", multiple=True, help="allowed workspace (repeat; default all)")
+@click.option(
+    "--scope", "scopes", multiple=True, type=click.Choice(SCOPES), help="a scope (repeat; default all)"
+)
+@click.option("--ttl", type=click.IntRange(min=1), default=3600, show_default=True, help="seconds")
+def token(subject: str, workspaces: tuple[str, ...], scopes: tuple[str, ...], ttl: int) -> None:
+    """Print a service token signed with this host's supervisor secret (for hooks and scripts)."""
+    click.echo(mint(subject or user_subject(), set(scopes or SCOPES), set(workspaces or ["*"]), ttl))
+
+
+def guess_kind(program: str) -> str:
     name = os.path.basename(program)
-    if name.startswith("codex"):
-        return "codex"
-    if name.startswith("claude"):
-        return "claude"
-    if name.startswith("python"):
-        return "python"
+    for kind in ("codex", "claude", "python"):
+        if name.startswith(kind):
+            return kind
     return "generic"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="kronii", description="kronii agents: the PTY supervisor's command line"
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
-    add_agents_parser(sub)
-    args = parser.parse_args(argv)
-    return run_agents(args)
+    """`kronii agents ...` as `kronii` runs it (same errors and exit codes); a leading "agents" is optional."""
+    from kronii.common.cli.main import main as kronii_main
+
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["agents"]:
+        arguments = arguments[1:]
+    return kronii_main(["agents", *arguments])
 
 
 if __name__ == "__main__":

@@ -3,10 +3,49 @@ the rest are kronii_supervisor_*. No label carries a prompt, a path or a person'
 
 from __future__ import annotations
 
-from kronii.supervisor.core.model import Backend, Result
+from kronii.common import subjects
+from kronii.common.metrics_zero import zero_common_series as start_at_zero
+from kronii.common.telemetry import CommonMetrics
+from kronii.supervisor.core.model import Backend, ErrorCode, Result
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["SupervisorMetrics"]
+__all__ = [
+    "AUDIT_ACTIONS",
+    "DEFERRAL_CODES",
+    "PUBLISHES",
+    "RECEIVES",
+    "SupervisorMetrics",
+    "zero_common_series",
+]
+
+# The codes the admission policy defers with (core/policy.py `assess`, the DEFER rows of the table).
+DEFERRAL_CODES = (
+    ErrorCode.TRIGGER_RATE_LIMITED,
+    ErrorCode.RUNTIME_PAUSED,
+    ErrorCode.TRIGGER_COOLDOWN,
+    ErrorCode.OPERATOR_BUSY,
+    ErrorCode.AGENT_BLOCKED,
+    ErrorCode.AGENT_STARTING,
+)
+PUBLISHES = (subjects.SUPERVISOR_OUTCOME, subjects.SUPERVISOR_COLLISION)
+RECEIVES = (subjects.SUPERVISOR_ACK,)
+AUDIT_ACTIONS = (
+    "supervisor.register",
+    "supervisor.deregister",
+    "supervisor.pause",
+    "supervisor.unpause",
+    "supervisor.spawn",
+    "supervisor.unblock",
+    "supervisor.collision",
+    "supervisor.trigger",
+    "supervisor.offline",
+)
+
+
+def zero_common_series(common: CommonMetrics) -> None:
+    """The mesh-wide NATS and audit counters the supervisor feeds, at 0 before its first trigger."""
+    start_at_zero(common, publishes=PUBLISHES, receives=RECEIVES, audit_actions=AUDIT_ACTIONS)
+
 
 LATENCY_BUCKETS_MS = (1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000)
 
@@ -62,12 +101,17 @@ class SupervisorMetrics:
         self.queue_depth = Gauge(
             "kronii_supervisor_queue_depth", "Triggers queued (deferred or in flight)", registry=registry
         )
-        # Every known label value starts at 0, so a panel or a rate shows 0 rather than no data.
-        # outcomes' error codes appear on first use (a code belongs to some results only); a deferral
-        # always carries one.
+        self._start_at_zero()
+
+    def _start_at_zero(self) -> None:
+        """Every known label value starts at 0, so a panel or a rate shows 0 rather than no data.
+        The other results' error codes appear on first use (a code belongs to some results only);
+        a deferral always carries one of DEFERRAL_CODES."""
         for backend in Backend:
             if backend.value:
                 self.delivered.labels(backend.value)
         for result in Result:
             if result is not Result.DEFERRED:
                 self.outcomes.labels(result.value, "")
+        for code in DEFERRAL_CODES:
+            self.outcomes.labels(Result.DEFERRED.value, code.value)

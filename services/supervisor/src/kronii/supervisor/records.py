@@ -20,7 +20,7 @@ from kronii.common.audit import AuditRow
 from kronii.common.durable import is_store_error
 from kronii.common.errors import Unavailable
 from kronii.common.service import ServiceContext
-from kronii.supervisor.store import triggers
+from kronii.supervisor.adapters.tables import triggers
 from redis.exceptions import RedisError
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as pg_insert

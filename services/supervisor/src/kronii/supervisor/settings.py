@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from kronii.common.settings import ServiceSettings
-from kronii.supervisor.core.params import KindBook, SupervisorParams
+from kronii.supervisor.core.agent_kinds import KindBook
+from kronii.supervisor.core.params import SupervisorParams
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 

@@ -17,12 +17,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kronii.capture.core.identity import PeerIdentity
+
 __all__ = [
     "PEERS",
     "AccessDecision",
     "AccessPolicy",
     "AuditRecorder",
-    "PeerIdentity",
     "PeerRegistry",
     "executable_of",
     "identity_for_peer",
@@ -38,26 +39,6 @@ class AuditRecorder(Protocol):
     async def __call__(
         self, *, actor: str, action: str, subject: str = "", outcome: str = "", **detail: Any
     ) -> None: ...
-
-
-@dataclass(frozen=True)
-class PeerIdentity:
-    """A local client as the kernel reports it. ``exe`` is empty when /proc would not tell;
-    ``start_ticks`` (0 when unknown) tells the process from a later one that reuses its pid."""
-
-    uid: int
-    pid: int
-    exe: str
-    start_ticks: int = 0
-
-    @property
-    def exe_name(self) -> str:
-        """The executable's file name, for log lines (which never carry a path)."""
-        return os.path.basename(self.exe) if self.exe else "?"
-
-    @property
-    def actor(self) -> str:
-        return f"uid:{self.uid}"
 
 
 @dataclass(frozen=True)

@@ -12,17 +12,16 @@ Redis keys, all under `kronii:capture:`:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import redis.asyncio as aioredis
 from kronii.capture.core.admission import queue_score
-from kronii.capture.core.status import JobRecord
+from kronii.capture.core.status import JobRecord, StoredJob
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-__all__ = ["JobStore", "StoredJob"]
+__all__ = ["JobStore"]
 
 PREFIX = "kronii:capture:"
 QUEUE_KEY = f"{PREFIX}queue"
@@ -54,13 +53,6 @@ def _merge_key(key: str) -> str:
 
 def _moment(ms: int | None) -> datetime | None:
     return None if ms is None else datetime.fromtimestamp(ms / 1000, UTC)
-
-
-@dataclass(frozen=True)
-class StoredJob:
-    record: JobRecord
-    # The matcher's focus_seq when the job was queued (FocusNext waits for a later switch).
-    enqueued_focus_seq: int
 
 
 class JobStore:

@@ -82,12 +82,8 @@ class MatcherFeed:
 
     async def start(self) -> None:
         await self.refresh_snapshot()
-        self._subscriptions.append(
-            await self._bus.subscribe(subjects.activity("focus_changed"), apb.FocusChanged, self._on_focus)
-        )
-        self._subscriptions.append(
-            await self._bus.subscribe(subjects.activity("lock_changed"), apb.LockChanged, self._on_lock)
-        )
+        self._subscriptions.append(await self._bus.subscribe(subjects.FOCUS_CHANGED, self._on_focus))
+        self._subscriptions.append(await self._bus.subscribe(subjects.LOCK_CHANGED, self._on_lock))
 
     async def stop(self) -> None:
         for subscription in self._subscriptions:

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
-from kronii.capture.adapters.access import AuditRecorder, PeerIdentity
+from kronii.capture.adapters.access import AuditRecorder
 from kronii.capture.adapters.polkit import ACTION_READ_SCREENSHOTS, PolkitClient, PolkitError
 from kronii.capture.adapters.procinfo import claimed_device, proc_facts
 from kronii.capture.core.capabilities import HUMAN_WINDOW, Capability, names
+from kronii.capture.core.identity import PeerIdentity
 from kronii.capture.core.presence import (
     SESSION_HEADER,
     TTY_HEADER,

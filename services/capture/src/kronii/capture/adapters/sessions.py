@@ -21,14 +21,13 @@ from typing import Any, Literal
 import redis.asyncio as aioredis
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from kronii.capture.adapters.access import PeerIdentity
 from kronii.capture.core.capabilities import (
     AGENT_DEFAULT,
-    LOCAL_DEFAULT,
     Capability,
     names,
     parse_capabilities,
 )
+from kronii.capture.core.identity import Identity
 from sqlalchemy import ARRAY, Column, DateTime, LargeBinary, MetaData, Table, Text, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -38,7 +37,6 @@ __all__ = [
     "Challenge",
     "ClientRecord",
     "ClientSessions",
-    "Identity",
     "Session",
     "capture_clients",
     "sign_challenge",
@@ -81,36 +79,6 @@ class AuthError(Exception):
         super().__init__(message)
         self.reason: AuthReason = reason
         self.message = message
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who a call comes from: a local process through the Unix socket, or an authenticated agent.
-
-    ``proof`` says how a local caller's read capabilities were earned (a person's window: "tty",
-    "polkit", or "window" for one still open); empty otherwise."""
-
-    kind: Literal["local", "agent"]
-    client_id: str
-    uid: int | None
-    pid: int | None
-    exe: str
-    capabilities: Capability
-    proof: str = ""
-
-    @classmethod
-    def local(cls, peer: PeerIdentity, capabilities: Capability = LOCAL_DEFAULT) -> Identity:
-        """A client that came through the Unix socket (see ``access.identity_for_peer``); without a
-        person's proof of presence it may only request captures (LOCAL_DEFAULT)."""
-        return cls("local", f"uid:{peer.uid}", peer.uid, peer.pid, peer.exe, capabilities)
-
-    def allows(self, needed: Capability) -> bool:
-        return needed in self.capabilities
-
-    @property
-    def actor(self) -> str:
-        """The audit ``actor``: ``agent:<client_id>`` or ``local:uid:<uid>``."""
-        return f"agent:{self.client_id}" if self.kind == "agent" else f"local:uid:{self.uid}"
 
 
 @dataclass(frozen=True)

@@ -25,12 +25,12 @@ from kronii.capture.adapters.access import (
     PEERS,
     AccessPolicy,
     AuditRecorder,
-    PeerIdentity,
     PeerRegistry,
     executable_of,
     peer_credentials,
 )
 from kronii.capture.adapters.procinfo import start_ticks
+from kronii.capture.core.identity import PeerIdentity
 from kronii.common.rendezvous import CAPTURE_SOCKET_NAME, capture_socket_path
 
 __all__ = ["SOCKET_NAME", "FrontDoorError", "LocalFrontDoor", "socket_path"]

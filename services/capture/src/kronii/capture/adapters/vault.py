@@ -1,9 +1,10 @@
 """The encrypted object vault: every image sealed under its own content key, stored under a random id.
 
-Image bytes live in files named by object id inside one 0700 directory, each sealed with
-AES-256-GCM under a fresh content key (kronii.crypto.seal, the object id as associated data, so a
-file renamed to another id does not open). Metadata and the wrapped content key live in the
-``capture_objects`` table. Rotation rewraps the keys in the table and never reads or writes a file.
+Image bytes live in files named by object id inside one 0700 directory (adapters.vault_files), each
+sealed with AES-256-GCM under a fresh content key (kronii.crypto.seal, the object id as associated
+data, so a file renamed to another id does not open). Metadata and the wrapped content key live in
+the ``capture_objects`` table (adapters.vault_table). Rotation (adapters.vault_rotation) rewraps the
+keys in the table and never reads or writes a file.
 
 Nothing this module raises or logs names a filesystem path (not even the vault directory's): errors cross the API as sentences and
 object ids are the only names a caller ever sees.
@@ -15,130 +16,38 @@ import asyncio
 import contextlib
 import logging
 import os
-import re
-import stat
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from kronii.capture.adapters.access import AuditRecorder
-from kronii.capture.core.ids import new_id
-from kronii.crypto import DecryptionError, MasterKeyProvider, SealedObject, WrappedKey, open_sealed, seal
-from sqlalchemy import (
-    BigInteger,
-    Column,
-    DateTime,
-    Float,
-    Integer,
-    LargeBinary,
-    MetaData,
-    Table,
-    Text,
-    column,
-    func,
-    insert,
-    or_,
-    select,
-    table,
-    true,
-    update,
+from kronii.capture.adapters.vault_files import (
+    ObjectNotFound,
+    VaultError,
+    check_object_id,
+    object_path,
+    prepare_root,
+    read_private,
+    write_private,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from kronii.capture.adapters.vault_rotation import ProgressCallback, RotationReport, rotate_content_keys
+from kronii.capture.adapters.vault_table import capture_jobs_spec, capture_objects
+from kronii.capture.core.ids import new_id
+from kronii.capture.core.screenshots import KINDS, ObjectKind, ObjectMeta
+from kronii.crypto import MasterKeyProvider, SealedObject, WrappedKey, open_sealed, seal
+from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-__all__ = [
-    "ObjectKind",
-    "ObjectMeta",
-    "ObjectNotFound",
-    "ObjectVault",
-    "PurgeReport",
-    "RawStorageDisabled",
-    "RotationReport",
-    "UnsafeVaultDirectory",
-    "VaultError",
-    "capture_objects",
-    "default_vault_root",
-]
+__all__ = ["ObjectVault", "PurgeReport", "RawStorageDisabled"]
 
 log = logging.getLogger(__name__)
 
-ObjectKind = Literal["raw", "redacted"]
-KINDS: tuple[ObjectKind, ...] = ("raw", "redacted")
 _OBJECT_ID_BYTES = 18  # 24 URL-safe characters, 144 random bits
-# Ids arrive from API callers; only this shape may ever be joined to the vault directory.
-_OBJECT_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
-_SUFFIX = ".sealed"
-
-_metadata = MetaData()
-
-capture_objects = Table(
-    "capture_objects",
-    _metadata,
-    Column("object_id", Text, primary_key=True),
-    Column("job_id", Text, nullable=False),
-    Column("kind", Text, nullable=False),
-    Column("width", Integer, nullable=False),
-    Column("height", Integer, nullable=False),
-    Column("score", Float, nullable=False),
-    Column("redaction_level", Text, nullable=False),
-    Column("masked_fraction", Float, nullable=False),
-    Column("provider", Text, nullable=False),
-    Column("key_version", Integer, nullable=False),
-    Column("wrapped_key", LargeBinary),
-    Column("size_bytes", BigInteger, nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("expires_at", DateTime(timezone=True)),
-    Column("purged_at", DateTime(timezone=True)),
-)
-
-# Only the two columns the listing joins on; the jobs table belongs to the job store.
-_jobs = table("capture_jobs", column("job_id", Text), column("spec", JSONB))
-
-ProgressCallback = Callable[[int, int], None]
-
-
-def default_vault_root(data_dir: Path) -> Path:
-    """Where the service keeps sealed objects under its data directory."""
-    return data_dir / "capture" / "objects"
-
-
-class VaultError(Exception):
-    """Base of the vault's errors; every message is a sentence without a path."""
-
-
-class ObjectNotFound(VaultError):
-    """No live object of that id and kind: unknown, of another kind, expired or purged."""
-
-    def __init__(self, object_id: str) -> None:
-        super().__init__("no such screenshot (unknown, expired or purged)")
-        self.object_id = object_id
-
-
-class UnsafeVaultDirectory(VaultError):
-    """The vault directory is not a private directory of this user."""
 
 
 class RawStorageDisabled(VaultError):
     """Raw frames are not kept (raw retention is 0 days)."""
-
-
-@dataclass(frozen=True)
-class ObjectMeta:
-    object_id: str
-    job_id: str
-    kind: ObjectKind
-    app_name: str
-    width: int
-    height: int
-    score: float
-    redaction_level: str
-    masked_fraction: float
-    key_version: int
-    size_bytes: int
-    created_at: datetime
-    expires_at: datetime | None
 
 
 @dataclass(frozen=True)
@@ -151,71 +60,6 @@ class PurgeReport:
     @property
     def purged(self) -> int:
         return self.raw_purged + self.redacted_purged
-
-
-@dataclass(frozen=True)
-class RotationReport:
-    provider: str
-    previous_version: int
-    key_version: int
-    rewrapped: int
-    already_current: int
-    failed: int
-    # Rotation works on the wrapped keys in the table only; kept in the report so callers can say so.
-    image_files_touched: int = 0
-
-
-def _check_object_id(object_id: str) -> None:
-    if not _OBJECT_ID.fullmatch(object_id):
-        raise ObjectNotFound(object_id)
-
-
-def _prepare_root(root: Path) -> None:
-    """Create the directory 0700 if missing; refuse one that another user owns or others can enter."""
-    try:
-        root.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        root.mkdir(mode=0o700, exist_ok=True)
-        info = os.lstat(root)
-    except OSError as error:
-        raise UnsafeVaultDirectory(f"the screenshot store cannot be created: {error.strerror}") from None
-    if not stat.S_ISDIR(info.st_mode):
-        raise UnsafeVaultDirectory("the screenshot store is not a directory")
-    if info.st_uid != os.getuid():
-        raise UnsafeVaultDirectory("the screenshot store is owned by another user")
-    mode = stat.S_IMODE(info.st_mode)
-    if mode & 0o077:
-        raise UnsafeVaultDirectory(
-            f"the screenshot store has mode {mode:04o}, open to group or others; it must be 0700"
-        )
-
-
-def _write_private(directory: Path, name: str, data: bytes) -> None:
-    """Write ``data`` as a new 0600 file, durably: fsync the file, rename it in place, fsync the directory."""
-    final = directory / name
-    partial = directory / f".{name}.partial"
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), 0o600)
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.rename(partial, final)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(partial)
-        raise
-    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-def _read_private(path: Path) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read()
 
 
 class ObjectVault:
@@ -239,7 +83,7 @@ class ObjectVault:
         self._provider = provider
         self._store_raw = store_raw
         self._record = record
-        _prepare_root(self._root)
+        prepare_root(self._root)
 
     @property
     def provider(self) -> MasterKeyProvider:
@@ -250,8 +94,7 @@ class ObjectVault:
         return self._store_raw
 
     def _path(self, object_id: str) -> Path:
-        _check_object_id(object_id)
-        return self._root / f"{object_id}{_SUFFIX}"
+        return object_path(self._root, object_id)
 
     # -- writing ---------------------------------------------------------------------------------
 
@@ -283,7 +126,7 @@ class ObjectVault:
             seal, png, master=self._provider, associated_data=object_id.encode("ascii")
         )
         try:
-            await asyncio.to_thread(_write_private, self._root, path.name, sealed.ciphertext)
+            await asyncio.to_thread(write_private, self._root, path.name, sealed.ciphertext)
         except OSError as error:  # its text would name the file
             raise VaultError(f"the screenshot could not be stored: {error.strerror}") from None
         try:
@@ -315,7 +158,7 @@ class ObjectVault:
     # -- reading ---------------------------------------------------------------------------------
 
     async def _live_row(self, object_id: str, kind: ObjectKind | None) -> Any:
-        _check_object_id(object_id)
+        check_object_id(object_id)
         query = select(capture_objects).where(
             capture_objects.c.object_id == object_id,
             capture_objects.c.purged_at.is_(None),
@@ -331,7 +174,7 @@ class ObjectVault:
 
     async def _ciphertext(self, object_id: str) -> bytes:
         try:
-            return await asyncio.to_thread(_read_private, self._path(object_id))
+            return await asyncio.to_thread(read_private, self._path(object_id))
         except FileNotFoundError:
             log.error("capture vault: object %s has a row but no file", object_id)
             raise ObjectNotFound(object_id) from None
@@ -361,7 +204,7 @@ class ObjectVault:
 
     async def meta(self, object_id: str) -> ObjectMeta:
         """The metadata of one live object."""
-        _check_object_id(object_id)
+        check_object_id(object_id)
         found = await self._select_meta(capture_objects.c.object_id == object_id, limit=1)
         if not found:
             raise ObjectNotFound(object_id)
@@ -379,7 +222,7 @@ class ObjectVault:
                 o.object_id,
                 o.job_id,
                 o.kind,
-                _jobs.c.spec["app_name"].astext.label("app_name"),
+                capture_jobs_spec.c.spec["app_name"].astext.label("app_name"),
                 o.width,
                 o.height,
                 o.score,
@@ -390,7 +233,7 @@ class ObjectVault:
                 o.created_at,
                 o.expires_at,
             )
-            .select_from(capture_objects.outerjoin(_jobs, _jobs.c.job_id == o.job_id))
+            .select_from(capture_objects.outerjoin(capture_jobs_spec, capture_jobs_spec.c.job_id == o.job_id))
             .where(
                 o.purged_at.is_(None),
                 or_(o.expires_at.is_(None), o.expires_at > datetime.now(UTC)),
@@ -506,103 +349,26 @@ class ObjectVault:
         ``progress(done, total)`` is called after each batch. A row changed by someone else meanwhile
         (purged, say) is left alone; a key that no longer unwraps is counted as failed and logged.
         """
-        source = self._provider
-        target = into or source
-        previous = target.current_version
-        version = await asyncio.to_thread(target.rotate) if new_version else previous
-        o = capture_objects.c
-        moving = target is not source
-        # Moving to another provider rewraps everything: two key files share the name "keyfile".
-        stale = true() if moving else or_(o.provider != target.name, o.key_version != version)
-        async with self._sessions() as session:
-            total = int(
-                await session.scalar(
-                    select(func.count()).select_from(capture_objects).where(o.purged_at.is_(None), stale)
-                )
-                or 0
-            )
-            live = int(
-                await session.scalar(
-                    select(func.count()).select_from(capture_objects).where(o.purged_at.is_(None))
-                )
-                or 0
-            )
-        log.info(
-            "capture vault: rewrapping %d content keys under %s master key version %d",
-            total,
-            target.name,
-            version,
+        target = into or self._provider
+        report = await rotate_content_keys(
+            self._sessions,
+            self._provider,
+            target,
+            new_version=new_version,
+            batch_size=batch_size,
+            progress=progress,
         )
-        rewrapped = failed = 0
-        after = ""
-        while True:
-            async with self._sessions() as session:
-                batch: Sequence[Any] = (
-                    await session.execute(
-                        select(o.object_id, o.provider, o.key_version, o.wrapped_key)
-                        .where(o.purged_at.is_(None), o.wrapped_key.is_not(None), stale, o.object_id > after)
-                        .order_by(o.object_id)
-                        .limit(batch_size)
-                    )
-                ).all()
-            if not batch:
-                break
-            after = batch[-1].object_id
-            for row in batch:
-                old = WrappedKey(provider=row.provider, key_version=row.key_version, blob=row.wrapped_key)
-                try:
-                    fresh = await asyncio.to_thread(_rewrap_between, old, source, target, moving)
-                except DecryptionError as error:
-                    failed += 1
-                    log.error(
-                        "capture vault: content key of object %s does not unwrap: %s", row.object_id, error
-                    )
-                    continue
-                async with self._sessions() as session, session.begin():
-                    result = await session.execute(
-                        update(capture_objects)
-                        .where(
-                            o.object_id == row.object_id,
-                            o.purged_at.is_(None),
-                            o.wrapped_key == row.wrapped_key,
-                        )
-                        .values(
-                            provider=fresh.provider, key_version=fresh.key_version, wrapped_key=fresh.blob
-                        )
-                    )
-                if getattr(result, "rowcount", 0) == 1:
-                    rewrapped += 1
-            log.info("capture vault: rewrapped %d of %d content keys", rewrapped, total)
-            if progress is not None:
-                progress(rewrapped + failed, total)
         self._provider = target
-        report = RotationReport(
-            provider=target.name,
-            previous_version=previous,
-            key_version=version,
-            rewrapped=rewrapped,
-            already_current=max(0, live - total),
-            failed=failed,
-        )
         if self._record is not None:
             await self._record(
                 actor="capture.keys",
                 action="capture.keys.rotate",
-                outcome="ok" if failed == 0 else "partial",
+                outcome="ok" if report.failed == 0 else "partial",
                 provider=report.provider,
-                previous_version=previous,
-                key_version=version,
-                rewrapped=rewrapped,
-                failed=failed,
+                previous_version=report.previous_version,
+                key_version=report.key_version,
+                rewrapped=report.rewrapped,
+                failed=report.failed,
                 image_files_touched=0,
             )
         return report
-
-
-def _rewrap_between(
-    old: WrappedKey, source: MasterKeyProvider, target: MasterKeyProvider, moving: bool
-) -> WrappedKey:
-    if not moving:
-        return target.rewrap(wrapped=old)
-    # Between providers the content key is in this process's memory for the moment it takes.
-    return target.wrap(key=source.unwrap(wrapped=old))

@@ -6,7 +6,7 @@ Nothing here ever carries a filesystem path: records hold ids, names and numbers
 from __future__ import annotations
 
 from google.protobuf.timestamp_pb2 import Timestamp
-from kronii.capture.adapters.vault import ObjectMeta
+from kronii.capture.core.screenshots import ObjectMeta
 from kronii.capture.core.status import STATUS_NUMBER, HistoryEntry, JobRecord, JobStatus
 from kronii.capture.v1 import capture_pb2 as pb
 

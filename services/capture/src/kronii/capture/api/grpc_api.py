@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, NoReturn, TypeAlias
 
-from kronii.capture.adapters.sessions import AuthError, Identity
 from kronii.capture.api.convert import meta_message, result_message, status_message
-from kronii.capture.api.guard import Guard
-from kronii.capture.app import CaptureApp, spec_fields
 from kronii.capture.core.capabilities import Capability, names
+from kronii.capture.core.identity import Identity, caller_key, require
+from kronii.capture.core.request import spec_fields
+from kronii.capture.ports import CaptureOperations
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
 from kronii.common.api_edge import abort_with
-from kronii.common.errors import InvalidArgument, KroniiError, PermissionDenied, Unauthenticated
+from kronii.common.errors import InvalidArgument, KroniiError, PermissionDenied
 
 __all__ = ["CaptureServicer"]
 
@@ -37,9 +37,9 @@ def _authorization(context: Context) -> str:
 
 
 class CaptureServicer(pb_grpc.ScreenCaptureServicer):
-    def __init__(self, app: CaptureApp) -> None:
-        self._app = app
-        self._guard = Guard(app)
+    def __init__(self, desk: CaptureOperations) -> None:
+        self._desk = desk
+        self._guard = desk.access
 
     async def _enter(
         self, context: Context, capability: Capability, operation: str, subject: str = ""
@@ -50,7 +50,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
         # Identify first: local clients come in from loopback too, and must not share the
         # unauthenticated callers' breaker.
         identity = await self._guard.identify_or_count(peer, _authorization(context))
-        key = Guard.caller_key(peer, identity)
+        key = caller_key(peer, identity)
         try:
             self._guard.admit(key)
             if capability is Capability.NONE:
@@ -63,7 +63,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
                     raise PermissionDenied("this client lacks REQUEST_CAPTURE or LIST_META")
             else:
                 identity = await self._guard.authorize(peer, identity, capability, _metadata(context))
-                Guard.require(identity, capability)
+                require(identity, capability)
         except KroniiError as error:
             await self._fail(context, operation, key, identity, error, subject)
         return key, identity
@@ -89,7 +89,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
         try:
             key, identity = await self._enter(context, Capability.REQUEST_CAPTURE, "request")
             assert identity is not None
-            job_id, merged = await self._app.request_capture(
+            job_id, merged = await self._desk.request_capture(
                 identity,
                 spec_fields(
                     process_id=request.process_id,
@@ -106,7 +106,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
             )
         except KroniiError as error:
             await self._fail(
-                context, "request", key or Guard.caller_key(context.peer() or "", None), identity, error
+                context, "request", key or caller_key(context.peer() or "", None), identity, error
             )
         await self._guard.outcome(
             key=key, identity=identity, operation="request", error=None, subject=job_id, merged=merged
@@ -121,7 +121,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
             await self._fail(
                 context,
                 operation,
-                key or Guard.caller_key(context.peer() or "", None),
+                key or caller_key(context.peer() or "", None),
                 identity,
                 error,
                 job_id,
@@ -133,7 +133,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
     ) -> AsyncIterator[pb.CaptureStatus]:
         key, identity = await self._job_access(context, "watch", request.job_id)
         try:
-            stream = self._app.watch(request.job_id)
+            stream = self._desk.watch(request.job_id)
             first = True
             async for index, record in stream:
                 if first:
@@ -148,7 +148,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
     async def GetCaptureResult(self, request: pb.CaptureJobId, context: Context) -> pb.CaptureResult:
         key, identity = await self._job_access(context, "result", request.job_id)
         try:
-            record = await self._app.job(request.job_id)
+            record = await self._desk.job(request.job_id)
         except KroniiError as error:
             await self._fail(context, "result", key, identity, error, request.job_id)
         await self._guard.outcome(
@@ -160,12 +160,12 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
         key, identity = "", None
         try:
             key, identity = await self._enter(context, Capability.REQUEST_CAPTURE, "cancel", request.job_id)
-            record = await self._app.cancel(request.job_id)
+            record = await self._desk.cancel(request.job_id)
         except KroniiError as error:
             await self._fail(
                 context,
                 "cancel",
-                key or Guard.caller_key(context.peer() or "", None),
+                key or caller_key(context.peer() or "", None),
                 identity,
                 error,
                 request.job_id,
@@ -184,12 +184,12 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
                 context, Capability.READ_REDACTED, "issue_token", request.screenshot_id
             )
             assert identity is not None
-            token, expires_at = await self._app.issue_token(identity, request.screenshot_id)
+            token, expires_at = await self._desk.issue_token(identity, request.screenshot_id)
         except KroniiError as error:
             await self._fail(
                 context,
                 "issue_token",
-                key or Guard.caller_key(context.peer() or "", None),
+                key or caller_key(context.peer() or "", None),
                 identity,
                 error,
                 request.screenshot_id,
@@ -209,12 +209,12 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
             key, identity = await self._enter(
                 context, Capability.READ_REDACTED, "get_screenshot", request.screenshot_id
             )
-            png, meta = await self._app.screenshot(request.screenshot_id, request.single_use_token)
+            png, meta = await self._desk.screenshot(request.screenshot_id, request.single_use_token)
         except KroniiError as error:
             await self._fail(
                 context,
                 "get_screenshot",
-                key or Guard.caller_key(context.peer() or "", None),
+                key or caller_key(context.peer() or "", None),
                 identity,
                 error,
                 request.screenshot_id,
@@ -241,11 +241,9 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
         key, identity = "", None
         try:
             key, identity = await self._enter(context, Capability.LIST_META, "list")
-            found = await self._app.list_meta(request.limit)
+            found = await self._desk.list_meta(request.limit)
         except KroniiError as error:
-            await self._fail(
-                context, "list", key or Guard.caller_key(context.peer() or "", None), identity, error
-            )
+            await self._fail(context, "list", key or caller_key(context.peer() or "", None), identity, error)
         await self._guard.outcome(key=key, identity=identity, operation="list", error=None, count=len(found))
         return pb.ListScreenshotsResponse(screenshots=[meta_message(item) for item in found])
 
@@ -257,12 +255,12 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
             key, identity = await self._enter(
                 context, Capability.READ_RAW_ENCRYPTED, "get_raw_encrypted", request.screenshot_id
             )
-            sealed, version = await self._app.raw_encrypted(request.screenshot_id)
+            sealed, version = await self._desk.raw_encrypted(request.screenshot_id)
         except KroniiError as error:
             await self._fail(
                 context,
                 "get_raw_encrypted",
-                key or Guard.caller_key(context.peer() or "", None),
+                key or caller_key(context.peer() or "", None),
                 identity,
                 error,
                 request.screenshot_id,
@@ -283,16 +281,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
         key = f"agent:{request.client_id}"
         try:
             self._guard.admit(key)
-            assert self._app.clients is not None
-            challenge = await self._app.clients.begin(request.client_id)
-        except (AuthError, ValueError) as error:  # AuthError here: the client id is malformed
-            await self._fail(
-                context,
-                "challenge",
-                key,
-                None,
-                InvalidArgument(str(error), field="client_id"),
-            )
+            challenge = await self._guard.begin_challenge(request.client_id)
         except KroniiError as error:
             await self._fail(context, "challenge", key, None, error)
         message = pb.Challenge(challenge_id=challenge.challenge_id, nonce=challenge.nonce)
@@ -303,29 +292,13 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
         key = f"agent:{request.client_id}"
         try:
             self._guard.admit(key)
-            assert self._app.clients is not None
-            session = await self._app.clients.authenticate(
+            session = await self._guard.authenticate(
                 request.challenge_id, request.client_id, bytes(request.signature)
             )
-        except AuthError as error:
-            await self._fail(
-                context,
-                "authenticate",
-                key,
-                None,
-                Unauthenticated(error.message),
-                request.client_id,
-            )
-        except ValueError as error:
-            await self._fail(
-                context,
-                "authenticate",
-                key,
-                None,
-                InvalidArgument(str(error), field="client_id"),
-            )
         except KroniiError as error:
-            await self._fail(context, "authenticate", key, None, error, request.client_id)
+            # A malformed client id is audited without it as the subject.
+            subject = "" if isinstance(error, InvalidArgument) else request.client_id
+            await self._fail(context, "authenticate", key, None, error, subject)
         identity = session.identity()
         await self._guard.outcome(
             key=identity.actor,

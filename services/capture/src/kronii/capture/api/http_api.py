@@ -10,20 +10,24 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from kronii.capture.adapters.sessions import AuthError, Identity
 from kronii.capture.api.convert import meta_message, result_message, status_message
-from kronii.capture.api.guard import Guard
-from kronii.capture.app import CaptureApp, spec_fields
 from kronii.capture.core.capabilities import Capability, names
+from kronii.capture.core.identity import Identity, caller_key, require
+from kronii.capture.core.request import spec_fields
+from kronii.capture.ports import CaptureOperations
 from kronii.common.api_edge import as_json, error_response
-from kronii.common.errors import InvalidArgument, KroniiError, PermissionDenied, Unauthenticated
+from kronii.common.errors import InvalidArgument, KroniiError, PermissionDenied
 from kronii.common.limits import PathId
 from kronii.common.openapi import errors
 from pydantic import BaseModel, Field
 
-__all__ = ["capture_router"]
+__all__ = ["DeskSource", "capture_router"]
 
 T = TypeVar("T")
+
+# The operations once the service has started; before that it raises Unavailable.
+DeskSource = Callable[[], CaptureOperations]
+Action = Callable[[CaptureOperations, Identity], Awaitable[T]]
 
 
 _U32 = 2**32 - 1
@@ -67,38 +71,40 @@ def _streamed(media_type: str, description: str) -> dict[int | str, dict[str, An
     return {200: {"description": description, "content": {media_type: {}}}}
 
 
-def capture_router(app: CaptureApp) -> APIRouter:
-    router = APIRouter(tags=["capture"], responses=_ERRORS)
-    guard = Guard(app)
+class _CaptureRoutes:
+    """The routes' handlers: each admits the caller through `call`, then translates one operation."""
+
+    def __init__(self, desk: DeskSource) -> None:
+        self._desk = desk
 
     async def call(
-        request: Request,
-        operation: str,
-        capability: Capability,
-        action: Callable[[Identity], Awaitable[T]],
-        subject: str = "",
+        self, request: Request, operation: str, capability: Capability, action: Action[T], subject: str = ""
     ) -> T | JSONResponse:
+        try:
+            desk = self._desk()
+        except KroniiError as error:
+            return error_response(error)
+        guard = desk.access
         peer = f"http:{request.client.host if request.client else ''}"
-        key, identity = Guard.caller_key(peer, None), None
+        key, identity = caller_key(peer, None), None
         try:
             identity = await guard.identify_or_count(peer, request.headers.get("authorization"))
-            key = Guard.caller_key(peer, identity)
+            key = caller_key(peer, identity)
             guard.admit(key)
             if capability is not Capability.NONE:
-                Guard.require(identity, capability)
+                require(identity, capability)
             elif not identity.capabilities & (Capability.REQUEST_CAPTURE | Capability.LIST_META):
                 raise PermissionDenied("this client lacks REQUEST_CAPTURE or LIST_META")
-            result = await action(identity)
+            result = await action(desk, identity)
         except KroniiError as error:
             await guard.outcome(key=key, identity=identity, operation=operation, error=error, subject=subject)
             return error_response(error)
         await guard.outcome(key=key, identity=identity, operation=operation, error=None, subject=subject)
         return result
 
-    @router.post("/v1/capture/requests", response_model=None)
-    async def request_capture(body: CaptureRequestBody, request: Request) -> Any:
-        async def action(identity: Identity) -> dict[str, Any]:
-            job_id, merged = await app.request_capture(
+    async def request_capture(self, body: CaptureRequestBody, request: Request) -> Any:
+        async def action(desk: CaptureOperations, identity: Identity) -> dict[str, Any]:
+            job_id, merged = await desk.request_capture(
                 identity,
                 spec_fields(
                     process_id=body.process_id,
@@ -115,105 +121,87 @@ def capture_router(app: CaptureApp) -> APIRouter:
             )
             return {"job_id": job_id, "merged": merged}
 
-        return await call(request, "request", Capability.REQUEST_CAPTURE, action)
+        return await self.call(request, "request", Capability.REQUEST_CAPTURE, action)
 
-    @router.get("/v1/capture/jobs/{job_id}", response_model=None)
-    async def get_result(job_id: PathId, request: Request) -> Any:
-        async def action(identity: Identity) -> dict[str, Any]:
-            record = await app.job(job_id)
+    async def get_result(self, job_id: PathId, request: Request) -> Any:
+        async def action(desk: CaptureOperations, identity: Identity) -> dict[str, Any]:
+            record = await desk.job(job_id)
             include_raw = identity.allows(Capability.READ_RAW_ENCRYPTED)
             return as_json(result_message(record, include_raw_ids=include_raw))
 
-        return await call(request, "result", Capability.NONE, action, job_id)
+        return await self.call(request, "result", Capability.NONE, action, job_id)
 
-    @router.get(
-        "/v1/capture/jobs/{job_id}/watch",
-        response_model=None,
-        responses=_streamed("application/x-ndjson", "one JSON status per line until the job ends"),
-    )
-    async def watch(job_id: PathId, request: Request) -> Any:
+    async def watch(self, job_id: PathId, request: Request) -> Any:
         """One JSON status per line (NDJSON), oldest first, until the job ends."""
 
-        async def action(identity: Identity) -> StreamingResponse:
-            await app.job(job_id)  # 404 before the stream starts
+        async def action(desk: CaptureOperations, identity: Identity) -> StreamingResponse:
+            await desk.job(job_id)  # 404 before the stream starts
 
             async def lines() -> AsyncIterator[bytes]:
-                async for index, record in app.watch(job_id):
+                async for index, record in desk.watch(job_id):
                     yield (json.dumps(as_json(status_message(record, record.history[index]))) + "\n").encode()
 
             return StreamingResponse(lines(), media_type="application/x-ndjson")
 
-        return await call(request, "watch", Capability.NONE, action, job_id)
+        return await self.call(request, "watch", Capability.NONE, action, job_id)
 
-    @router.post("/v1/capture/jobs/{job_id}/cancel", response_model=None)
-    async def cancel(job_id: PathId, request: Request) -> Any:
-        async def action(identity: Identity) -> dict[str, Any]:
-            return as_json(status_message(await app.cancel(job_id)))
+    async def cancel(self, job_id: PathId, request: Request) -> Any:
+        async def action(desk: CaptureOperations, identity: Identity) -> dict[str, Any]:
+            return as_json(status_message(await desk.cancel(job_id)))
 
-        return await call(request, "cancel", Capability.REQUEST_CAPTURE, action, job_id)
+        return await self.call(request, "cancel", Capability.REQUEST_CAPTURE, action, job_id)
 
-    @router.post("/v1/capture/screenshots/{screenshot_id}/token", response_model=None)
-    async def issue_token(screenshot_id: PathId, request: Request) -> Any:
-        async def action(identity: Identity) -> dict[str, Any]:
-            token, expires_at = await app.issue_token(identity, screenshot_id)
+    async def issue_token(self, screenshot_id: PathId, request: Request) -> Any:
+        async def action(desk: CaptureOperations, identity: Identity) -> dict[str, Any]:
+            token, expires_at = await desk.issue_token(identity, screenshot_id)
             return {
                 "screenshot_id": screenshot_id,
                 "single_use_token": token,
                 "expires_at": expires_at.isoformat(),
             }
 
-        return await call(request, "issue_token", Capability.READ_REDACTED, action, screenshot_id)
+        return await self.call(request, "issue_token", Capability.READ_REDACTED, action, screenshot_id)
 
-    @router.get(
-        "/v1/screenshots/{screenshot_id}",
-        response_model=None,
-        responses=_streamed("image/png", "the redacted screenshot"),
-    )
     async def get_screenshot(
-        screenshot_id: PathId, request: Request, token: str = Query("", max_length=256)
+        self, screenshot_id: PathId, request: Request, token: str = Query("", max_length=256)
     ) -> Any:
-        async def action(identity: Identity) -> Response:
-            png, meta = await app.screenshot(screenshot_id, token)
+        async def action(desk: CaptureOperations, identity: Identity) -> Response:
+            png, meta = await desk.screenshot(screenshot_id, token)
             return Response(
                 png,
                 media_type="image/png",
                 headers={"X-Redaction-Level": meta.redaction_level, "Cache-Control": "no-store"},
             )
 
-        return await call(request, "get_screenshot", Capability.READ_REDACTED, action, screenshot_id)
+        return await self.call(request, "get_screenshot", Capability.READ_REDACTED, action, screenshot_id)
 
-    @router.get("/v1/capture/screenshots", response_model=None)
-    async def list_screenshots(request: Request, limit: int = Query(0, ge=0, le=500)) -> Any:
-        async def action(identity: Identity) -> dict[str, Any]:
-            found = await app.list_meta(limit)
+    async def list_screenshots(self, request: Request, limit: int = Query(0, ge=0, le=500)) -> Any:
+        async def action(desk: CaptureOperations, identity: Identity) -> dict[str, Any]:
+            found = await desk.list_meta(limit)
             return {"screenshots": [as_json(meta_message(item)) for item in found]}
 
-        return await call(request, "list", Capability.LIST_META, action)
+        return await self.call(request, "list", Capability.LIST_META, action)
 
-    @router.get(
-        "/v1/capture/screenshots/{screenshot_id}/raw-encrypted",
-        response_model=None,
-        responses=_streamed("application/octet-stream", "the sealed original"),
-    )
-    async def raw_encrypted(screenshot_id: PathId, request: Request) -> Any:
-        async def action(identity: Identity) -> Response:
-            sealed, version = await app.raw_encrypted(screenshot_id)
+    async def raw_encrypted(self, screenshot_id: PathId, request: Request) -> Any:
+        async def action(desk: CaptureOperations, identity: Identity) -> Response:
+            sealed, version = await desk.raw_encrypted(screenshot_id)
             return Response(
                 sealed, media_type="application/octet-stream", headers={"X-Key-Version": str(version)}
             )
 
-        return await call(request, "get_raw_encrypted", Capability.READ_RAW_ENCRYPTED, action, screenshot_id)
+        return await self.call(
+            request, "get_raw_encrypted", Capability.READ_RAW_ENCRYPTED, action, screenshot_id
+        )
 
-    @router.post("/v1/capture/challenge", response_model=None)
-    async def challenge(body: ChallengeBody, request: Request) -> Any:
+    async def challenge(self, body: ChallengeBody, request: Request) -> Any:
         agent_key = f"agent:{body.client_id}"
         try:
+            guard = self._desk().access
+        except KroniiError as error:
+            return error_response(error)
+        try:
             guard.admit(agent_key)
-            assert app.clients is not None
-            try:
-                made = await app.clients.begin(body.client_id)
-            except (AuthError, ValueError) as error:
-                raise InvalidArgument(str(error), field="client_id") from None
+            made = await guard.begin_challenge(body.client_id)
         except KroniiError as error:
             await guard.outcome(
                 key=agent_key, identity=None, operation="challenge", error=error, subject=body.client_id
@@ -228,22 +216,19 @@ def capture_router(app: CaptureApp) -> APIRouter:
             "expires_at": made.expires_at.isoformat(),
         }
 
-    @router.post("/v1/capture/authenticate", response_model=None, responses=errors(401))
-    async def authenticate(body: AuthenticateBody, request: Request) -> Any:
+    async def authenticate(self, body: AuthenticateBody, request: Request) -> Any:
         agent_key = f"agent:{body.client_id}"
+        try:
+            guard = self._desk().access
+        except KroniiError as error:
+            return error_response(error)
         try:
             guard.admit(agent_key)
             try:
                 signature = bytes.fromhex(body.signature_hex)
             except ValueError:
                 raise InvalidArgument("signature_hex is not hexadecimal", field="signature_hex") from None
-            assert app.clients is not None
-            try:
-                session = await app.clients.authenticate(body.challenge_id, body.client_id, signature)
-            except AuthError as error:
-                raise Unauthenticated(error.message) from None
-            except ValueError as error:
-                raise InvalidArgument(str(error), field="client_id") from None
+            session = await guard.authenticate(body.challenge_id, body.client_id, signature)
         except KroniiError as error:
             await guard.outcome(
                 key=agent_key, identity=None, operation="authenticate", error=error, subject=body.client_id
@@ -259,4 +244,48 @@ def capture_router(app: CaptureApp) -> APIRouter:
             "capabilities": names(session.capabilities),
         }
 
+
+def capture_router(desk: DeskSource) -> APIRouter:
+    routes = _CaptureRoutes(desk)
+    router = APIRouter(tags=["capture"], responses=_ERRORS)
+    add = router.add_api_route
+    add("/v1/capture/requests", routes.request_capture, methods=["POST"], response_model=None)
+    add("/v1/capture/jobs/{job_id}", routes.get_result, methods=["GET"], response_model=None)
+    add(
+        "/v1/capture/jobs/{job_id}/watch",
+        routes.watch,
+        methods=["GET"],
+        response_model=None,
+        responses=_streamed("application/x-ndjson", "one JSON status per line until the job ends"),
+    )
+    add("/v1/capture/jobs/{job_id}/cancel", routes.cancel, methods=["POST"], response_model=None)
+    add(
+        "/v1/capture/screenshots/{screenshot_id}/token",
+        routes.issue_token,
+        methods=["POST"],
+        response_model=None,
+    )
+    add(
+        "/v1/screenshots/{screenshot_id}",
+        routes.get_screenshot,
+        methods=["GET"],
+        response_model=None,
+        responses=_streamed("image/png", "the redacted screenshot"),
+    )
+    add("/v1/capture/screenshots", routes.list_screenshots, methods=["GET"], response_model=None)
+    add(
+        "/v1/capture/screenshots/{screenshot_id}/raw-encrypted",
+        routes.raw_encrypted,
+        methods=["GET"],
+        response_model=None,
+        responses=_streamed("application/octet-stream", "the sealed original"),
+    )
+    add("/v1/capture/challenge", routes.challenge, methods=["POST"], response_model=None)
+    add(
+        "/v1/capture/authenticate",
+        routes.authenticate,
+        methods=["POST"],
+        response_model=None,
+        responses=errors(401),
+    )
     return router

@@ -250,3 +250,12 @@ def advance(job: JobRecord, event: JobEvent, now_ms: int, reason: str = "") -> J
 def expired(job: JobRecord, now_ms: int) -> bool:
     """True when the job still waits (queued or waiting) and its deadline has passed."""
     return job.status in TTL_BOUND and now_ms >= job.deadline_ms
+
+
+@dataclass(frozen=True)
+class StoredJob:
+    """A job as the service keeps it: the record, plus what the matcher needs that is not the job's."""
+
+    record: JobRecord
+    # The matcher's focus_seq when the job was queued (FocusNext waits for a later switch).
+    enqueued_focus_seq: int

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from google.protobuf.json_format import MessageToDict, ParseDict
 from kronii.common import subjects
+from kronii.common.subjects import Topic
 from kronii.pipeline.adapters.tables import as_datetime, notifications
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 from sqlalchemy import select
@@ -22,7 +23,6 @@ __all__ = [
     "NotificationStore",
     "deliver",
     "new_notification",
-    "notification_json",
 ]
 
 log = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ def new_notification(
     notification_id: str | None = None,
 ) -> pb.Notification:
     """A notification with the snooze and disable entry points the seed asks for (Acting)."""
-    subjects.notify(channel)  # a channel must be a valid subject token; fail here, not on publish
+    subjects.NOTIFY.subject(channel)  # a channel must be a valid subject token; fail here, not on publish
     notification_id = notification_id or uuid.uuid4().hex
     message = pb.Notification(
         id=notification_id,
@@ -69,11 +69,6 @@ def new_notification(
             ]
         )
     return message
-
-
-def notification_json(message: pb.Notification) -> dict[str, Any]:
-    """The JSON form used by the HTTP API and the SSE stream (proto field names)."""
-    return MessageToDict(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
 
 
 class NotificationStore:
@@ -126,7 +121,9 @@ def _from_row(row: Any) -> pb.Notification:
 
 
 class _Publisher(Protocol):
-    async def publish(self, subject: str, message: pb.Notification) -> None: ...
+    async def publish(
+        self, topic: Topic[pb.Notification], message: pb.Notification, *tokens: str
+    ) -> None: ...
 
 
 class _Desktop(Protocol):
@@ -153,7 +150,7 @@ async def deliver(
         sent.append("store")
     if bus is not None:
         try:
-            await bus.publish(subjects.notify(message.channel), message)
+            await bus.publish(subjects.NOTIFY, message, message.channel)
             sent.append("nats")
         except Exception as error:  # one channel failing must not hide the notification on the others
             log.warning("notification %s not published on NATS: %s", message.id, error)

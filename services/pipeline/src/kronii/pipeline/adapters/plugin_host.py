@@ -17,9 +17,8 @@ from typing import Protocol
 
 from google.protobuf.message import DecodeError
 from kronii.common import subjects
-from kronii.common.bus import TYPE_HEADER, Bus
+from kronii.common.bus import Bus
 from kronii.pipeline.v1 import pipeline_pb2 as pb
-from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeoutError
@@ -40,10 +39,6 @@ class PluginUnavailable(RuntimeError):
     """No plugin answered the snapshot request in time, or its answer was unreadable."""
 
 
-def _headers(message_type: str) -> dict[str, str]:
-    return {TYPE_HEADER: message_type}
-
-
 class PluginHost:
     def __init__(
         self,
@@ -57,7 +52,7 @@ class PluginHost:
         self._bus = bus
         self._plugin = plugin
         self._app_id = plugin.registration.app_id
-        subjects.plugin_snapshot(self._app_id)  # an app_id must be a valid subject token
+        subjects.PLUGIN_SNAPSHOT.subject(self._app_id)  # an app_id must be a valid subject token
         self._announce_every_secs = announce_every_secs
         self._snapshot_timeout_secs = snapshot_timeout_secs
         self._clock = clock
@@ -70,8 +65,12 @@ class PluginHost:
 
     async def start(self) -> None:
         # A queue group: two copies of one plugin answer each request once between them.
-        self._subscription = await self._bus.client.subscribe(
-            subjects.plugin_snapshot(self._app_id), queue=f"plugin-{self._app_id}", cb=self._on_request
+        self._subscription = await self._bus.serve(
+            subjects.PLUGIN_SNAPSHOT,
+            self._answer,
+            self._app_id,
+            queue=f"plugin-{self._app_id}",
+            on_undecodable=self._undecodable,
         )
         await self.announce()
         self._announcer = asyncio.get_running_loop().create_task(self._announce_periodically())
@@ -96,7 +95,7 @@ class PluginHost:
     async def publish_event(self, kind: str, attributes: Mapping[str, str] | None = None) -> None:
         event = pb.PluginEvent(app_id=self._app_id, kind=kind, attributes=dict(attributes or {}))
         event.at.FromNanoseconds(round(self._clock() * 1e9))
-        await self._bus.publish(subjects.plugin_event(self._app_id), event)
+        await self._bus.publish(subjects.PLUGIN_EVENT, event, self._app_id)
 
     async def _announce_periodically(self) -> None:
         while True:
@@ -106,18 +105,8 @@ class PluginHost:
             except Exception as error:  # the bus reconnects on its own; try again next time
                 log.warning("could not announce plugin %s: %s", self._app_id, error)
 
-    async def _on_request(self, msg: Msg) -> None:
-        request = pb.PluginSnapshotRequest()
-        try:
-            request.ParseFromString(msg.data)
-        except DecodeError:
-            reply = pb.PluginSnapshot(app_id=self._app_id, error="the snapshot request could not be decoded")
-        else:
-            reply = await self._answer(request)
-        if msg.reply:
-            await self._bus.client.publish(
-                msg.reply, reply.SerializeToString(), headers=_headers(reply.DESCRIPTOR.full_name)
-            )
+    def _undecodable(self, _reason: str) -> pb.PluginSnapshot:
+        return pb.PluginSnapshot(app_id=self._app_id, error="the snapshot request could not be decoded")
 
     async def _answer(self, request: pb.PluginSnapshotRequest) -> pb.PluginSnapshot:
         try:
@@ -142,22 +131,13 @@ async def request_snapshot(
     """Ask a plugin for its summary or full data; PluginUnavailable if none answers in time."""
     request = pb.PluginSnapshotRequest(detail=detail, run_id=run_id, max_chars=max_chars)
     try:
-        msg = await bus.client.request(
-            subjects.plugin_snapshot(app_id),
-            request.SerializeToString(),
-            timeout=timeout_secs,
-            headers=_headers(request.DESCRIPTOR.full_name),
-        )
+        return await bus.request(subjects.PLUGIN_SNAPSHOT, request, app_id, wait_secs=timeout_secs)
     except NoRespondersError:
         raise PluginUnavailable(f"plugin {app_id!r} is not running") from None
     except (NatsTimeoutError, TimeoutError):
         raise PluginUnavailable(f"plugin {app_id!r} did not answer within {timeout_secs:.1f} s") from None
-    reply = pb.PluginSnapshot()
-    try:
-        reply.ParseFromString(msg.data)
     except DecodeError:
         raise PluginUnavailable(f"plugin {app_id!r} answered with something that is not a snapshot") from None
-    return reply
 
 
 async def serve_registrations(
@@ -169,6 +149,4 @@ async def serve_registrations(
     async def handle(_subject: str, registration: pb.PluginRegistration) -> None:
         await on_register(registration)
 
-    return await bus.subscribe(
-        subjects.PLUGIN_REGISTER, pb.PluginRegistration, handle, queue="pipeline-registry"
-    )
+    return await bus.subscribe(subjects.PLUGIN_REGISTER, handle, queue="pipeline-registry")

@@ -1,35 +1,25 @@
 """The plugin registry (seed 000, PluginRegistry: app_id, installed, enabled, capabilities{snapshot,
-events, summarize, redact_hint}, risk_score) in PostgreSQL, and its HTTP API to list, enable and
-disable plugins.
+events, summarize, redact_hint}, risk_score) in PostgreSQL; api/plugins.py lists, enables and
+disables them over HTTP.
 
 A plugin that registers for the first time starts enabled only if its risk score is below the
 store's threshold; after that, enabled is the user's choice and re-registering never changes it."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from fastapi import APIRouter
-from kronii.common.errors import NotFound
-from kronii.common.limits import PathId
-from kronii.common.openapi import errors
 from kronii.pipeline.adapters.tables import as_datetime, as_epoch, plugins
+from kronii.pipeline.ports import UnknownPlugin
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-__all__ = ["Capabilities", "PluginRecord", "PluginStore", "UnknownPlugin", "plugins_router"]
+__all__ = ["Capabilities", "PluginRecord", "PluginStore"]
 
 DEFAULT_AUTO_ENABLE_BELOW = 0.5
-
-
-class UnknownPlugin(KeyError):
-    def __str__(self) -> str:
-        return f"no plugin {self.args[0]!r} is registered"
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,36 +143,3 @@ class PluginStore:
         async with self._engine.connect() as conn:
             rows = (await conn.execute(select(plugins).order_by(plugins.c.app_id))).all()
         return [PluginRecord.from_row(row) for row in rows]
-
-
-def plugins_router(store: PluginStore, clock: Callable[[], float] = time.time) -> APIRouter:
-    """GET /v1/plugins, GET /v1/plugins/{app_id}, POST /v1/plugins/{app_id}/enable and /disable."""
-    router = APIRouter(prefix="/v1/plugins", tags=["plugins"])
-
-    @router.get("")
-    async def list_plugins() -> dict[str, Any]:
-        return {"plugins": [record.as_json() for record in await store.list()]}
-
-    @router.get("/{app_id}", responses=errors(404))
-    async def get_plugin(app_id: PathId) -> dict[str, Any]:
-        record = await store.get(app_id)
-        if record is None:
-            raise NotFound(str(UnknownPlugin(app_id)))
-        return record.as_json()
-
-    async def set_enabled(app_id: str, enabled: bool) -> dict[str, Any]:
-        try:
-            record = await store.set_enabled(app_id, enabled, now=clock())
-        except UnknownPlugin as error:
-            raise NotFound(str(error)) from None
-        return record.as_json()
-
-    @router.post("/{app_id}/enable", responses=errors(404))
-    async def enable_plugin(app_id: PathId) -> dict[str, Any]:
-        return await set_enabled(app_id, True)
-
-    @router.post("/{app_id}/disable", responses=errors(404))
-    async def disable_plugin(app_id: PathId) -> dict[str, Any]:
-        return await set_enabled(app_id, False)
-
-    return router

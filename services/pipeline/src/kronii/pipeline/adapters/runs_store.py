@@ -1,4 +1,4 @@
-"""Every pipeline run, for GET /v1/runs and /v1/runs/{run_id}: its path through the states with
+"""Every pipeline run, as GET /v1/runs and /v1/runs/{run_id} show it (api/runs.py): its path through the states with
 timings, route, plugins used, redaction level, model calls and their cost, decision, and the next
 wake-up it planned. The core builds a RunRecord; save() writes it whole (again as it progresses)."""
 
@@ -8,21 +8,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fastapi import APIRouter, Query
-from kronii.common.errors import InvalidArgument, NotFound
-from kronii.common.limits import PathId
-from kronii.common.openapi import errors
 from kronii.pipeline.adapters.llm import CallRecord
 from kronii.pipeline.adapters.tables import as_datetime, as_epoch, runs
+from kronii.pipeline.ports import MAX_RUNS_PAGE
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-__all__ = ["MAX_PAGE", "RunRecord", "RunStore", "StateVisit", "runs_router"]
-
-MAX_PAGE = 500
-# `before` is epoch seconds; later than this (2100-01-01) is a mistake, not a page.
-MAX_BEFORE = 4_102_444_800.0
+__all__ = ["RunRecord", "RunStore", "StateVisit"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,8 +144,8 @@ class RunStore:
         self, *, limit: int = 50, before: float | None = None, decision: str = ""
     ) -> Sequence[RunRecord]:
         """Newest first; `before` (epoch seconds, exclusive) pages back through older runs."""
-        if not 1 <= limit <= MAX_PAGE:
-            raise ValueError(f"limit must be between 1 and {MAX_PAGE}")
+        if not 1 <= limit <= MAX_RUNS_PAGE:
+            raise ValueError(f"limit must be between 1 and {MAX_RUNS_PAGE}")
         statement = select(runs).order_by(runs.c.created_at.desc(), runs.c.run_id.desc()).limit(limit)
         if before is not None:
             statement = statement.where(runs.c.created_at < as_datetime(before))
@@ -161,32 +154,3 @@ class RunStore:
         async with self._engine.connect() as conn:
             rows = (await conn.execute(statement)).all()
         return [RunRecord.from_row(row) for row in rows]
-
-
-def runs_router(store: RunStore) -> APIRouter:
-    """GET /v1/runs?limit=&before=&decision= (newest first) and GET /v1/runs/{run_id}."""
-    router = APIRouter(prefix="/v1/runs", tags=["runs"])
-
-    @router.get("")
-    async def list_runs(
-        limit: int = Query(50, ge=1, le=MAX_PAGE),
-        before: float | None = Query(None, ge=0, le=MAX_BEFORE, allow_inf_nan=False),
-        decision: str = Query("", max_length=64),
-    ) -> dict[str, Any]:
-        if not 1 <= limit <= MAX_PAGE:
-            raise InvalidArgument(f"limit must be between 1 and {MAX_PAGE}", field="limit")
-        records = await store.list(limit=limit, before=before, decision=decision)
-        return {
-            "runs": [record.as_json() for record in records],
-            # Pass as `before` for the next page; absent on the last one.
-            "next_before": records[-1].created_at if len(records) == limit else None,
-        }
-
-    @router.get("/{run_id}", responses=errors(404))
-    async def get_run(run_id: PathId) -> dict[str, Any]:
-        record = await store.get(run_id)
-        if record is None:
-            raise NotFound(f"no run {run_id!r}")
-        return record.as_json()
-
-    return router

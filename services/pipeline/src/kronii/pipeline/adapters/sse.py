@@ -1,12 +1,13 @@
-"""GET /v1/notifications/stream: notifications as server-sent events.
+"""Notifications as server-sent events, fanned out to the subscribers of GET
+/v1/notifications/stream (api/notifications_stream.py).
 
 Each subscriber has a bounded queue; one that falls behind is disconnected rather than let grow
 (or slow the others), and comes back with Last-Event-ID to get what it missed from the replay
 buffer. Event ids start at the wall clock in milliseconds, so they keep increasing across a
 restart of the service and an old Last-Event-ID never hides new events.
 
-The broadcaster is written here; sse-starlette frames the events, sends the keep-alive comments
-and notices a client that went away."""
+The broadcaster is written here; sse-starlette frames the events (and, in the router, sends the
+keep-alive comments and notices a client that went away)."""
 
 from __future__ import annotations
 
@@ -14,21 +15,19 @@ import asyncio
 import json
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from fastapi import APIRouter, Request
-from kronii.pipeline.adapters.notifications import notification_json
+from kronii.common.api_edge import as_json
 from kronii.pipeline.v1 import pipeline_pb2 as pb
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import ServerSentEvent
 
-__all__ = ["NotificationBroadcaster", "SseEvent", "Subscription", "notifications_stream_router"]
+__all__ = ["NotificationBroadcaster", "SseEvent", "Subscription"]
 
 EVENT_NAME = "notification"
-# Plain newlines between fields, as the stream always sent; every SSE client accepts them.
+# Plain newlines between fields, as the stream always sent (api/notifications_stream.py frames its
+# opening and keep-alive the same way); every SSE client accepts them.
 _SEP = "\n"
-# How long a browser waits before it reconnects, sent once when the stream opens.
-RECONNECT_MS = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,9 +119,7 @@ class NotificationBroadcaster:
 
     def publish(self, message: pb.Notification) -> int:
         """Send to every subscriber now (never waits); returns the event id."""
-        event = SseEvent(
-            self._next_id, EVENT_NAME, json.dumps(notification_json(message), ensure_ascii=False)
-        )
+        event = SseEvent(self._next_id, EVENT_NAME, json.dumps(as_json(message), ensure_ascii=False))
         self._next_id += 1
         self._replay.append(event)
         for subscriber in list(self._subscribers):
@@ -145,44 +142,3 @@ class NotificationBroadcaster:
         """End every stream (on shutdown)."""
         for subscription in list(self._subscribers):
             self.unsubscribe(subscription)
-
-
-def _last_event_id(request: Request) -> int | None:
-    raw = request.headers.get("last-event-id") or request.query_params.get("last_event_id")
-    if raw is None:
-        return None
-    try:
-        return int(raw)
-    except ValueError:
-        return None  # a browser may send an id from another server; start fresh rather than fail
-
-
-def notifications_stream_router(
-    broadcaster: NotificationBroadcaster, *, keepalive_secs: float = 15.0
-) -> APIRouter:
-    """GET /v1/notifications/stream (text/event-stream; Last-Event-ID header or ?last_event_id=)."""
-    router = APIRouter(prefix="/v1/notifications", tags=["notifications"])
-
-    async def events(subscription: Subscription) -> AsyncIterator[ServerSentEvent]:
-        async with subscription:
-            # Opens the stream at once, with the browser's reconnect delay.
-            yield ServerSentEvent(retry=RECONNECT_MS, sep=_SEP)
-            async for event in subscription:
-                yield event.frame()
-
-    @router.get(
-        "/stream",
-        response_class=EventSourceResponse,
-        responses={200: {"description": "server-sent events", "content": {"text/event-stream": {}}}},
-    )
-    async def stream(request: Request) -> EventSourceResponse:
-        subscription = broadcaster.subscribe(_last_event_id(request))
-        return EventSourceResponse(
-            events(subscription),
-            headers={"cache-control": "no-cache"},
-            ping=keepalive_secs,
-            ping_message_factory=lambda: ServerSentEvent(comment="keepalive", sep=_SEP),
-            sep=_SEP,
-        )
-
-    return router

@@ -1,1 +1,3 @@
-"""The pipeline's HTTP surface (triggers, state) and the conversion of bus messages to triggers."""
+"""The pipeline's HTTP surface (triggers and state, runs, plugins, snooze/disable controls, the
+notification stream) and the conversion of bus messages to triggers. These modules only translate:
+they reach the stores through `kronii.pipeline.ports`, never an adapter."""

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from kronii.pipeline.core.router import Family
-from kronii.pipeline.roles.model import (
+from kronii.pipeline.roles.values import (
     Called,
     Fragment,
     Notification,

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kronii.pipeline.core.states import TriggerKind
-from kronii.pipeline.roles.model import Role
 from kronii.pipeline.roles.schemas import ROLE_SCHEMAS
+from kronii.pipeline.roles.values import Role
 
 __all__ = [
     "COOLDOWN_CHOICES_MS",

@@ -8,7 +8,8 @@ from typing import Any
 
 from kronii.pipeline.core.states import CapturePreemption
 from kronii.pipeline.roles import rules
-from kronii.pipeline.roles.model import (
+from kronii.pipeline.roles.schemas import JsonObject, check_output
+from kronii.pipeline.roles.values import (
     Candidate,
     ConfidenceLabel,
     CostLabel,
@@ -21,7 +22,6 @@ from kronii.pipeline.roles.model import (
     Synthesis,
     confidence_label,
 )
-from kronii.pipeline.roles.schemas import JsonObject, check_output
 
 
 def _fragment(fragment: Fragment) -> JsonObject:

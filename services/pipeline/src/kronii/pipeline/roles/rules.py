@@ -36,7 +36,7 @@ from kronii.pipeline.core.budget import ItemSource, estimate_tokens
 from kronii.pipeline.core.router import Family
 from kronii.pipeline.core.states import CapturePreemption, TriggerKind
 from kronii.pipeline.core.window_context import ContextKind
-from kronii.pipeline.roles.model import (
+from kronii.pipeline.roles.values import (
     Called,
     CallRecord,
     Candidate,

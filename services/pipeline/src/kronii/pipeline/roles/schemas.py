@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from kronii.pipeline.core.states import CapturePreemption, TriggerKind
-from kronii.pipeline.roles.model import ConfidenceLabel, CostLabel, NotificationActionKind, Role
+from kronii.pipeline.roles.values import ConfidenceLabel, CostLabel, NotificationActionKind, Role
 
 JsonObject = dict[str, Any]
 

@@ -21,6 +21,7 @@ from kronii.supervisor.adapters.tmux import (
     foreground_of,
     process_name,
 )
+from kronii.supervisor.core.agent_kinds import AgentKind
 from kronii.supervisor.core.agent_state import (
     AgentState,
     Delivery,
@@ -31,7 +32,6 @@ from kronii.supervisor.core.agent_state import (
     holds_prompt,
 )
 from kronii.supervisor.core.model import PaneFacts
-from kronii.supervisor.core.params import AgentKind
 from kronii.supervisor.core.payload import Payload
 from kronii.supervisor.core.screen import StyledLine, echo_count, parse_screen
 

@@ -4,16 +4,16 @@ is the registry's only writer, so a trigger resolves its runtime without a datab
 from __future__ import annotations
 
 import asyncio
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from kronii.supervisor.core.model import RuntimeStatus
-from kronii.supervisor.store import runtimes
+from kronii.supervisor.adapters.tables import runtimes
+from kronii.supervisor.core.model import RuntimeRecord, RuntimeStatus
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-__all__ = ["Registry", "RuntimeRecord"]
+__all__ = ["Registry"]
 
 
 def _dt(at: float | None) -> datetime | None:
@@ -24,60 +24,38 @@ def _ts(at: datetime | None) -> float | None:
     return None if at is None else at.timestamp()
 
 
-@dataclass(frozen=True, slots=True)
-class RuntimeRecord:
-    runtime_id: str
-    agent_id: str
-    workspace_id: str
-    pty_target: str
-    registered_at: float
-    session_id: str = ""
-    pty_backend: str = "tmux"
-    pid: int = 0
-    status: RuntimeStatus = RuntimeStatus.IDLE
-    kind: str = "generic"
-    role: str = ""
-    managed: bool = False
-    paused: bool = False
-    operator_busy: bool = False
-    command: tuple[str, ...] = field(default_factory=tuple)
-    last_heartbeat_at: float | None = None
-    last_activity_at: float | None = None
-    offline_reason: str = ""
-    cwd: str = ""
+def _row(record: RuntimeRecord) -> dict[str, Any]:
+    data = asdict(record)
+    data["status"] = record.status.value
+    data["command"] = list(record.command)
+    for key in ("registered_at", "last_heartbeat_at", "last_activity_at"):
+        data[key] = _dt(data[key])
+    return data
 
-    def row(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["status"] = self.status.value
-        data["command"] = list(self.command)
-        for key in ("registered_at", "last_heartbeat_at", "last_activity_at"):
-            data[key] = _dt(data[key])
-        return data
 
-    @classmethod
-    def from_row(cls, row: Any) -> RuntimeRecord:
-        m = row._mapping
-        return cls(
-            runtime_id=m["runtime_id"],
-            agent_id=m["agent_id"],
-            workspace_id=m["workspace_id"],
-            pty_target=m["pty_target"],
-            registered_at=_ts(m["registered_at"]) or 0.0,
-            session_id=m["session_id"],
-            pty_backend=m["pty_backend"],
-            pid=m["pid"],
-            status=RuntimeStatus(m["status"]),
-            kind=m["kind"],
-            role=m["role"],
-            managed=m["managed"],
-            paused=m["paused"],
-            operator_busy=m["operator_busy"],
-            command=tuple(m["command"] or ()),
-            last_heartbeat_at=_ts(m["last_heartbeat_at"]),
-            last_activity_at=_ts(m["last_activity_at"]),
-            offline_reason=m["offline_reason"],
-            cwd=m["cwd"],
-        )
+def _record(row: Any) -> RuntimeRecord:
+    columns = row._mapping
+    return RuntimeRecord(
+        runtime_id=columns["runtime_id"],
+        agent_id=columns["agent_id"],
+        workspace_id=columns["workspace_id"],
+        pty_target=columns["pty_target"],
+        registered_at=_ts(columns["registered_at"]) or 0.0,
+        session_id=columns["session_id"],
+        pty_backend=columns["pty_backend"],
+        pid=columns["pid"],
+        status=RuntimeStatus(columns["status"]),
+        kind=columns["kind"],
+        role=columns["role"],
+        managed=columns["managed"],
+        paused=columns["paused"],
+        operator_busy=columns["operator_busy"],
+        command=tuple(columns["command"] or ()),
+        last_heartbeat_at=_ts(columns["last_heartbeat_at"]),
+        last_activity_at=_ts(columns["last_activity_at"]),
+        offline_reason=columns["offline_reason"],
+        cwd=columns["cwd"],
+    )
 
 
 class Registry:
@@ -89,12 +67,12 @@ class Registry:
     async def load(self) -> None:
         async with self._engine.connect() as conn:
             rows = (await conn.execute(select(runtimes))).all()
-        self._cache = {record.runtime_id: record for record in map(RuntimeRecord.from_row, rows)}
+        self._cache = {record.runtime_id: record for record in map(_record, rows)}
 
     async def add(self, record: RuntimeRecord) -> RuntimeRecord:
         async with self._lock:
             async with self._engine.begin() as conn:
-                await conn.execute(insert(runtimes), [record.row()])
+                await conn.execute(insert(runtimes), [_row(record)])
             self._cache[record.runtime_id] = record
         return record
 
@@ -106,7 +84,7 @@ class Registry:
             new = replace(current, **fields)
             if new == current:
                 return current
-            values = {k: v for k, v in new.row().items() if k in fields}
+            values = {k: v for k, v in _row(new).items() if k in fields}
             async with self._engine.begin() as conn:
                 await conn.execute(
                     update(runtimes).where(runtimes.c.runtime_id == runtime_id).values(**values)

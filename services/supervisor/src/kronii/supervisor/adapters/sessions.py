@@ -21,31 +21,26 @@ import os
 import re
 import time
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from functools import cache
 from pathlib import Path
 
-from kronii.supervisor.adapters.tmux import SHELLS
+from kronii.supervisor.adapters.processes import agent_process, descendants, process_info
 
 __all__ = [
     "CLAUDE_FOLDER_MAX",
     "FIRST_LINE_LIMIT",
     "SLACK_SECS",
-    "ProcessInfo",
     "RolloutMeta",
-    "agent_process",
     "claude_config_dir",
     "claude_folder_name",
     "claude_session_id",
     "codex_home",
     "codex_session_id",
     "day_folders",
-    "descendants",
     "find_session_id",
     "parse_rollout_head",
-    "process_info",
     "read_rollout_meta",
 ]
 
@@ -69,159 +64,11 @@ _META_TYPE = re.compile(r'"type"\s*:\s*"session_meta"')
 _PAYLOAD = re.compile(r'"payload"\s*:\s*\{')
 
 
-@dataclass(frozen=True)
-class ProcessInfo:
-    pid: int
-    cwd: str
-    # Epoch seconds, from the kernel's start tick and the boot time.
-    started_at: float
-    # The environment the process was started with (/proc/<pid>/environ).
-    env: Mapping[str, str]
-    argv: tuple[str, ...] = ()
-    name: str = ""  # /proc/<pid>/comm
-
-
 @dataclass(frozen=True, slots=True)
 class RolloutMeta:
     session_id: str
     cwd: str
     started_at: float
-
-
-# ---- processes (/proc) --------------------------------------------------------------------------
-
-
-@cache
-def _boot_time() -> float | None:
-    try:
-        for line in Path("/proc/stat").read_text(encoding="ascii", errors="replace").splitlines():
-            if line.startswith("btime "):
-                return float(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def _start_time(stat: str) -> float | None:
-    """Field 22 of /proc/<pid>/stat (clock ticks after boot) as epoch seconds."""
-    boot = _boot_time()
-    try:
-        ticks = int(stat[stat.rindex(")") + 2 :].split()[19])  # fields 3.. follow "pid (comm) "
-    except (ValueError, IndexError):
-        return None
-    return None if boot is None else boot + ticks / os.sysconf("SC_CLK_TCK")
-
-
-def _environ(raw: bytes) -> dict[str, str]:
-    env: dict[str, str] = {}
-    for item in raw.split(b"\0"):
-        key, sep, value = item.partition(b"=")
-        if sep and key:
-            env[os.fsdecode(key)] = os.fsdecode(value)
-    return env
-
-
-def process_info(pid: int) -> ProcessInfo | None:
-    """What /proc says of a live process, or None when it is gone, a zombie or not ours to read."""
-    if pid <= 0:
-        return None
-    base = Path(f"/proc/{pid}")
-    try:
-        stat = (base / "stat").read_text(encoding="utf-8", errors="replace")
-        cwd = os.readlink(base / "cwd")
-    except OSError:
-        return None
-    started_at = _start_time(stat)
-    if started_at is None:
-        return None
-    try:
-        env = _environ((base / "environ").read_bytes())
-    except OSError:
-        env = {}
-    try:
-        argv = tuple(os.fsdecode(a) for a in (base / "cmdline").read_bytes().split(b"\0") if a)
-    except OSError:
-        argv = ()
-    try:
-        name = (base / "comm").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        name = ""
-    return ProcessInfo(pid=pid, cwd=cwd, started_at=started_at, env=env, argv=argv, name=name)
-
-
-def _children(pid: int) -> list[int] | None:
-    """Direct children from /proc/<pid>/task/*/children; None when the kernel lacks that file."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return []
-    out: list[int] = []
-    for tid in tasks:
-        try:
-            text = Path(f"/proc/{pid}/task/{tid}/children").read_text(encoding="ascii")
-        except FileNotFoundError:
-            return None
-        except OSError:
-            continue
-        out.extend(int(child) for child in text.split())
-    return out
-
-
-def _parents() -> dict[int, list[int]]:
-    """Every process's children, from one pass over /proc/*/stat (field 4 is the parent)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text(encoding="utf-8", errors="replace")
-            ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    return children
-
-
-def descendants(pid: int) -> list[int]:
-    """The process's children, grandchildren and so on, parents before children: the registered
-    pid may be a wrapper (a shell, the npm `codex` node script) around the agent itself."""
-    table: dict[int, list[int]] | None = None
-    seen = {pid}
-    out: list[int] = []
-    queue = [pid]
-    while queue:
-        parent = queue.pop(0)
-        kids = _children(parent) if table is None else table.get(parent, [])
-        if kids is None:
-            table = _parents()
-            kids = table.get(parent, [])
-        for child in sorted(kids):
-            if child not in seen:
-                seen.add(child)
-                out.append(child)
-                queue.append(child)
-    return out
-
-
-def _names(process: ProcessInfo) -> set[str]:
-    names = {process.name}
-    for arg in process.argv[:2]:  # "codex ..." or "node .../bin/codex.js ..."
-        names.add(arg.rsplit("/", 1)[-1])
-    return {n for n in names if n}
-
-
-def agent_process(kind: str, tree: Sequence[ProcessInfo]) -> ProcessInfo | None:
-    """The agent among the registered process and its descendants (parents first): the outermost
-    one named after its kind (codex, codex.js, codex-x86_64-...; a nested `codex exec` is deeper),
-    else the first that is not a shell (what the pane's shell runs), else the registered one."""
-    named = re.compile(rf"{re.escape(kind)}([-._].*)?")
-    for process in tree:
-        if any(named.fullmatch(n) for n in _names(process)):
-            return process
-    for process in tree:
-        if process.name not in SHELLS:
-            return process
-    return tree[0] if tree else None
 
 
 # ---- Codex ---------------------------------------------------------------------------------------

@@ -5,10 +5,10 @@ and crash loops, thread guards and runtime progress epochs."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
+from kronii.supervisor.core.model import Snapshot
 
 __all__ = ["SupervisorState"]
 
@@ -33,18 +33,6 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', tonumber(ARGV[2])) then
 end
 return redis.call('GET', KEYS[1])
 """
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """The guardrail counters of one trigger, read in one round trip."""
-
-    attempts: tuple[float, ...]
-    failures: tuple[float, ...]
-    streak: int
-    last_failure_at: float | None
-    thread: dict[str, Any]
-    progress_epoch: int
 
 
 def _text(raw: Any) -> str:

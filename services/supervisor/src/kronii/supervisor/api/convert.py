@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
-from kronii.supervisor.adapters.registry import RuntimeRecord
+from kronii.supervisor.core.model import RuntimeRecord
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 
 __all__ = ["outcome_message", "runtime_message", "stamp", "to_epoch"]

@@ -9,8 +9,8 @@ from typing import TypeAlias, TypeVar
 
 import grpc
 from google.protobuf.message import Message
-from kronii.supervisor.api.http_api import _Supervisor
 from kronii.supervisor.core.tokens import Claims
+from kronii.supervisor.ports import SupervisorOperations
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 from kronii.supervisor.v1 import supervisor_pb2_grpc as pb_grpc
 
@@ -30,7 +30,7 @@ def _token(context: Ctx) -> str | None:
 
 
 class SupervisorServicer(pb_grpc.SupervisorServiceServicer):
-    def __init__(self, app: _Supervisor) -> None:
+    def __init__(self, app: SupervisorOperations) -> None:
         self._app = app
 
     async def _call(self, context: Ctx, run: Callable[[Claims], Awaitable[R]]) -> R:

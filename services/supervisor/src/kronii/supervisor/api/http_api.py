@@ -17,32 +17,11 @@ from kronii.common.limits import PathId
 from kronii.common.openapi import errors, message_schema, proto_body
 from kronii.supervisor.core.tokens import Claims
 from kronii.supervisor.identity import NONCE_MAX_CHARS, NONCE_MIN_CHARS, check_nonce
+from kronii.supervisor.ports import SupervisorOperations
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 from pydantic import BaseModel
 
 __all__ = ["supervisor_router"]
-
-
-class _Supervisor(Protocol):
-    def authenticate(self, token: str | None) -> Claims: ...
-    def identity_proof(self, nonce: str) -> str: ...
-    async def register(
-        self, req: pb.RegisterRuntimeRequest, claims: Claims
-    ) -> pb.RegisterRuntimeResponse: ...
-    async def trigger(
-        self, req: pb.TriggerRuntimeRequest, claims: Claims, request_id: str = ""
-    ) -> pb.TriggerOutcome: ...
-    async def heartbeat(self, req: pb.HeartbeatRuntimeRequest, claims: Claims) -> pb.Runtime: ...
-    async def deregister(self, req: pb.DeregisterRuntimeRequest, claims: Claims) -> pb.Runtime: ...
-    async def list_runtimes(self, req: pb.ListRuntimesRequest, claims: Claims) -> pb.ListRuntimesResponse: ...
-    async def get_runtime(self, req: pb.GetRuntimeRequest, claims: Claims) -> pb.Runtime: ...
-    async def get_trigger(self, req: pb.GetTriggerRequest, claims: Claims) -> pb.TriggerOutcome: ...
-    async def ack(self, req: pb.AckTriggerRequest, claims: Claims | None) -> pb.AckTriggerResponse: ...
-    async def spawn(self, req: pb.SpawnRuntimeRequest, claims: Claims) -> pb.SpawnRuntimeResponse: ...
-    async def set_paused(self, req: pb.SetRuntimePausedRequest, claims: Claims) -> pb.Runtime: ...
-    async def force(self, req: pb.ForceTriggerRequest, claims: Claims) -> pb.TriggerOutcome: ...
-    async def logs(self, req: pb.RuntimeLogsRequest, claims: Claims) -> pb.RuntimeLogsResponse: ...
-    async def unblock(self, req: pb.UnblockThreadRequest, claims: Claims) -> pb.UnblockThreadResponse: ...
 
 
 class IdentityProof(BaseModel):
@@ -78,7 +57,15 @@ def _spawn_body() -> dict[str, Any]:
     return {"requestBody": {"required": False, "content": {"application/json": {"schema": schema}}}}
 
 
-def supervisor_router(app: _Supervisor) -> APIRouter:
+class Call(Protocol):
+    """Authenticate the request, run the operation with the caller's claims, answer in JSON."""
+
+    async def __call__(
+        self, request: Request, run: Callable[[Claims], Awaitable[Message]], status: int = 200
+    ) -> JSONResponse: ...
+
+
+def supervisor_router(app: SupervisorOperations) -> APIRouter:
     router = APIRouter(prefix="/v1", tags=["supervisor"], responses=_ERRORS)
 
     async def call(
@@ -87,6 +74,15 @@ def supervisor_router(app: _Supervisor) -> APIRouter:
         result = await run(app.authenticate(_token(request)))
         return JSONResponse(as_json(result), status_code=status)
 
+    _trigger_routes(router, app, call)
+    _runtime_routes(router, app, call)
+    _runtime_state_routes(router, app, call)
+    _identity_route(router, app)
+    _thread_routes(router, app, call)
+    return router
+
+
+def _trigger_routes(router: APIRouter, app: SupervisorOperations, call: Call) -> None:
     @router.post("/triggers", openapi_extra=_proto(pb.TriggerRuntimeRequest))
     async def trigger_runtime(request: Request) -> JSONResponse:
         """trigger_runtime (seed 002, 10.2): result delivered | already_active | deferred | timeout | failed."""
@@ -108,6 +104,8 @@ def supervisor_router(app: _Supervisor) -> APIRouter:
         req = await read_body(request, pb.AckTriggerRequest())
         return await call(request, lambda c: app.ack(req, c))
 
+
+def _runtime_routes(router: APIRouter, app: SupervisorOperations, call: Call) -> None:
     @router.post("/runtimes", status_code=201, openapi_extra=_proto(pb.RegisterRuntimeRequest))
     async def register_runtime(request: Request) -> JSONResponse:
         req = await read_body(request, pb.RegisterRuntimeRequest())
@@ -134,6 +132,8 @@ def supervisor_router(app: _Supervisor) -> APIRouter:
     async def get_runtime(runtime_id: PathId, request: Request) -> JSONResponse:
         return await call(request, lambda c: app.get_runtime(pb.GetRuntimeRequest(runtime_id=runtime_id), c))
 
+
+def _runtime_state_routes(router: APIRouter, app: SupervisorOperations, call: Call) -> None:
     @router.post(
         "/runtimes/{runtime_id}/heartbeat", openapi_extra=_proto(pb.HeartbeatRuntimeRequest, "runtime_id")
     )
@@ -171,6 +171,8 @@ def supervisor_router(app: _Supervisor) -> APIRouter:
         req = pb.RuntimeLogsRequest(runtime_id=runtime_id, lines=lines)
         return await call(request, lambda c: app.logs(req, c))
 
+
+def _identity_route(router: APIRouter, app: SupervisorOperations) -> None:
     @router.get("/identity", response_model=IdentityProof)
     async def identity(
         nonce: str = Query(
@@ -187,9 +189,9 @@ def supervisor_router(app: _Supervisor) -> APIRouter:
             raise InvalidArgument(str(error)) from None
         return IdentityProof(service="supervisor", proof=app.identity_proof(nonce))
 
+
+def _thread_routes(router: APIRouter, app: SupervisorOperations, call: Call) -> None:
     @router.post("/threads/unblock", openapi_extra=_proto(pb.UnblockThreadRequest))
     async def unblock_thread(request: Request) -> JSONResponse:
         req = await read_body(request, pb.UnblockThreadRequest())
         return await call(request, lambda c: app.unblock(req, c))
-
-    return router

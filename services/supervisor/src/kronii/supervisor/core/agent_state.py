@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kronii.supervisor.core.params import AgentKind
+from kronii.supervisor.core.agent_kinds import AgentKind
 from kronii.supervisor.core.screen import InputBox, StyledLine, echo_count, input_box, looks_typed
 
 __all__ = ["AgentState", "Delivery", "Reading", "classify", "confirm", "echo_needle", "holds_prompt"]

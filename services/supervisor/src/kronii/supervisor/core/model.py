@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 
 class Result(enum.StrEnum):
@@ -35,6 +36,31 @@ class RuntimeStatus(enum.StrEnum):
     ACTIVE = "active"
     IDLE = "idle"
     OFFLINE = "offline"
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeRecord:
+    """One registered agent runtime (section 8.2): where it runs and what the supervisor knows of it."""
+
+    runtime_id: str
+    agent_id: str
+    workspace_id: str
+    pty_target: str
+    registered_at: float
+    session_id: str = ""
+    pty_backend: str = "tmux"
+    pid: int = 0
+    status: RuntimeStatus = RuntimeStatus.IDLE
+    kind: str = "generic"
+    role: str = ""
+    managed: bool = False
+    paused: bool = False
+    operator_busy: bool = False
+    command: tuple[str, ...] = field(default_factory=tuple)
+    last_heartbeat_at: float | None = None
+    last_activity_at: float | None = None
+    offline_reason: str = ""
+    cwd: str = ""
 
 
 class ErrorCode(enum.StrEnum):
@@ -129,3 +155,15 @@ class Situation:
     pane: PaneFacts | None
     guards: GuardFacts = field(default_factory=GuardFacts)
     force_override: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The guardrail counters of one trigger, read in one round trip."""
+
+    attempts: tuple[float, ...]
+    failures: tuple[float, ...]
+    streak: int
+    last_failure_at: float | None
+    thread: dict[str, Any]
+    progress_epoch: int

@@ -27,7 +27,9 @@ from kronii.pipeline.core.router import Family
 from kronii.pipeline.roles import bounds, codec, rules
 from kronii.pipeline.roles import floor as floors
 from kronii.pipeline.roles.bounds import LIMITS, ModelBounds, output_budget
-from kronii.pipeline.roles.model import (
+from kronii.pipeline.roles.rules import RulesBackend, RulesParams
+from kronii.pipeline.roles.schemas import RoleOutputError
+from kronii.pipeline.roles.values import (
     Called,
     CallRecord,
     Fragment,
@@ -38,8 +40,6 @@ from kronii.pipeline.roles.model import (
     RoleContext,
     Synthesis,
 )
-from kronii.pipeline.roles.rules import RulesBackend, RulesParams
-from kronii.pipeline.roles.schemas import RoleOutputError
 
 __all__ = ["SYSTEM_PROMPTS", "EstimatingBackend", "ModelRoleBackend", "role_prompt"]
 

@@ -14,7 +14,7 @@ from kronii.capture.v1 import capture_pb2_grpc as cpb_grpc
 from kronii.common.rendezvous import capture_socket_path
 from kronii.pipeline.core.router import BaseSnapshot, Capability, PluginInfo
 from kronii.pipeline.core.states import CaptureStatus, Priority
-from kronii.pipeline.runner import CaptureOutcome
+from kronii.pipeline.ports import CaptureOutcome
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 
 __all__ = ["SCREENCAPTURE_APP_ID", "CaptureClient", "capture_registration", "capture_socket"]

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kronii.supervisor.adapters.tmux import TmuxControl, TmuxError
+from kronii.supervisor.core.agent_kinds import AgentKind
 from kronii.supervisor.core.agent_state import AgentState, classify
-from kronii.supervisor.core.params import AgentKind
 from kronii.supervisor.core.screen import parse_screen
 
-__all__ = ["StartCheck", "start_visible"]
+__all__ = ["StartCheck", "VisibleLauncher", "start_visible"]
 
 _POLL_SECS = 0.1
 # Without an input marker the screen cannot say idle; staying alive this long is the sign.
@@ -125,3 +125,19 @@ async def _look(
             True, pane_id, pid, reading.state.value, f"{reading.state.value} after {elapsed:.1f} s"
         )
     return None
+
+
+class VisibleLauncher:
+    """The fallback chain's way to start a resume or a spawn: start_visible on one tmux server."""
+
+    def __init__(self, tmux: TmuxControl) -> None:
+        self._tmux = tmux
+
+    async def start(
+        self, *, session: str, window: str, argv: Sequence[str], env: Mapping[str, str], cwd: str | None,
+        kind: AgentKind, exec_style: bool, status_dir: Path,
+    ) -> StartCheck:  # fmt: skip
+        return await start_visible(
+            self._tmux, session=session, window=window, argv=argv, env=env, cwd=cwd, kind=kind,
+            exec_style=exec_style, status_dir=status_dir,
+        )  # fmt: skip

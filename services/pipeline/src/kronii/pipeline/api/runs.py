@@ -1,0 +1,46 @@
+"""GET /v1/runs?limit=&before=&decision= (newest first) and GET /v1/runs/{run_id}: every pipeline
+run with its path through the states, route, plugins, redaction level, model calls and decision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Query
+from kronii.common.errors import InvalidArgument, NotFound
+from kronii.common.limits import PathId
+from kronii.common.openapi import errors
+from kronii.pipeline.ports import MAX_RUNS_PAGE, RunReader
+
+__all__ = ["runs_router"]
+
+# `before` is epoch seconds; later than this (2100-01-01) is a mistake, not a page.
+MAX_BEFORE = 4_102_444_800.0
+
+
+def runs_router(store: RunReader) -> APIRouter:
+    """GET /v1/runs?limit=&before=&decision= (newest first) and GET /v1/runs/{run_id}."""
+    router = APIRouter(prefix="/v1/runs", tags=["runs"])
+
+    @router.get("")
+    async def list_runs(
+        limit: int = Query(50, ge=1, le=MAX_RUNS_PAGE),
+        before: float | None = Query(None, ge=0, le=MAX_BEFORE, allow_inf_nan=False),
+        decision: str = Query("", max_length=64),
+    ) -> dict[str, Any]:
+        if not 1 <= limit <= MAX_RUNS_PAGE:
+            raise InvalidArgument(f"limit must be between 1 and {MAX_RUNS_PAGE}", field="limit")
+        records = await store.list(limit=limit, before=before, decision=decision)
+        return {
+            "runs": [record.as_json() for record in records],
+            # Pass as `before` for the next page; absent on the last one.
+            "next_before": records[-1].created_at if len(records) == limit else None,
+        }
+
+    @router.get("/{run_id}", responses=errors(404))
+    async def get_run(run_id: PathId) -> dict[str, Any]:
+        record = await store.get(run_id)
+        if record is None:
+            raise NotFound(f"no run {run_id!r}")
+        return record.as_json()
+
+    return router

@@ -1,0 +1,81 @@
+"""Who may call (section 15): the token secret, verifying a caller's signed token and its scopes,
+minting tokens (for the agents the supervisor starts), and the identity proof."""
+
+from __future__ import annotations
+
+import os
+import secrets
+
+from kronii.common.errors import PermissionDenied, Unauthenticated
+from kronii.supervisor import identity
+from kronii.supervisor.core.tokens import Claims, TokenError, issue_token, verify_token
+from kronii.supervisor.ports import Clock
+from kronii.supervisor.settings import SupervisorSettings
+
+__all__ = ["Access", "load_or_create_secret", "need"]
+
+
+def load_or_create_secret(settings: SupervisorSettings) -> bytes:
+    """The token secret: configured, or kept in <data_dir>/supervisor/token.key (0600)."""
+    if settings.token_secret is not None:
+        return settings.token_secret.get_secret_value().encode()
+    path = settings.token_key_file
+    if path.exists():
+        return path.read_bytes().strip()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    value = secrets.token_hex(32).encode()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(value)
+    return value
+
+
+def need(claims: Claims, scope: str, workspace_id: str | None = None, runtime_id: str = "") -> None:
+    """The caller holds `scope` (or owns the runtime) and may target the workspace, or PermissionDenied."""
+    if not (claims.has(scope) or (runtime_id and claims.owns_runtime(runtime_id))):
+        raise PermissionDenied(f"the caller {claims.subject!r} lacks the {scope!r} scope")
+    if workspace_id is not None and not claims.allows_workspace(workspace_id):
+        raise PermissionDenied(f"the caller {claims.subject!r} may not target workspace {workspace_id!r}")
+
+
+def _connect_host(host: str) -> str:
+    return "127.0.0.1" if host in ("0.0.0.0", "::", "") else host  # noqa: S104 - compared, never bound
+
+
+class Access:
+    def __init__(self, secret: bytes, settings: SupervisorSettings, clock: Clock) -> None:
+        self._secret = secret
+        self._settings = settings
+        self._clock = clock
+
+    def authenticate(self, token: str | None) -> Claims:
+        if not token:
+            raise Unauthenticated("a signed service token is required (Authorization: Bearer ...)")
+        try:
+            return verify_token(self._secret, token, now=self._clock.time())
+        except TokenError as error:
+            raise Unauthenticated(f"the service token was refused: {error}") from None
+
+    def identity_proof(self, nonce: str) -> str:
+        """GET /v1/identity: proof that this server holds the token secret and listens on its port
+        (never the secret itself)."""
+        return identity.identity_proof(self._secret, nonce, self._settings.http_port)
+
+    def issue(self, subject: str, scopes: set[str], workspaces: set[str], ttl: float | None = None) -> str:
+        return issue_token(
+            self._secret,
+            subject=subject,
+            scopes=scopes,
+            workspaces=workspaces,
+            now=self._clock.time(),
+            ttl_secs=ttl or self._settings.token_ttl_secs,
+        )
+
+    def runtime_env(self, runtime_id: str, workspace_id: str) -> dict[str, str]:
+        """What an agent started by the supervisor gets to acknowledge and heartbeat."""
+        token = self.issue(f"runtime:{runtime_id}", {f"runtime:{runtime_id}"}, {workspace_id}, ttl=30 * 86400)
+        return {
+            "KRONII_RUNTIME_ID": runtime_id,
+            "KRONII_RUNTIME_TOKEN": token,
+            "KRONII_SUPERVISOR_URL": f"http://{_connect_host(self._settings.host)}:{self._settings.http_port}",
+        }

@@ -1,0 +1,99 @@
+"""A trigger between requests (Job) and the small rules every use case shares about it: ids,
+override reasons, tmux session names, and the sentence admission gives for an outcome."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kronii.common.errors import InvalidArgument
+from kronii.supervisor.core.model import CollisionGate, Situation
+from kronii.supervisor.core.table import Signal
+
+__all__ = [
+    "OVERRIDE_PREFIXES",
+    "PENDING",
+    "SESSION_KINDS",
+    "Job",
+    "admission_detail",
+    "require_id",
+    "session_name",
+]
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$")
+OVERRIDE_PREFIXES = ("human_override:", "coordinator_override:")
+PENDING = "pending"
+# Agent kinds whose session id can be found in the files the agent writes (adapters/sessions.py).
+SESSION_KINDS = frozenset({"codex", "claude"})
+
+
+def require_id(name: str, value: str) -> str:
+    if not _ID.match(value):
+        raise InvalidArgument(f"{name} is required: 1 to 128 letters, digits or ._:@/- (got {value!r})")
+    return value
+
+
+def session_name(prefix: str, workspace_id: str) -> str:
+    return prefix + re.sub(r"[^A-Za-z0-9_-]", "_", workspace_id)
+
+
+@dataclass
+class Job:
+    """One trigger between requests: what was asked, by whom, and where its lifecycle stands."""
+
+    trigger_id: str
+    agent_id: str
+    workspace_id: str
+    thread_id: str
+    prompt: str
+    literal: bool
+    ack_timeout_secs: float
+    force: bool
+    reason: str
+    caller: str
+    request_id: str
+    created_at: float
+    runtime_id: str = ""
+    progress_marker: str = ""
+    finding_key: str = ""
+    machine: dict[str, Any] = field(default_factory=dict)
+    admitted: bool = False
+    typed_not_submitted: bool = False
+    acked_by: str = ""
+    gate: str = CollisionGate.NOT_EVALUATED.value
+    # The transcript before the prompt was typed (see PaneDriver.baseline), kept with the job so
+    # a restarted supervisor can still tell whether the agent took it.
+    echoes_before: int = 0
+    was_working: bool = False
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Job:
+        return cls(**data)
+
+
+def admission_detail(signal: Signal, situation: Situation) -> str:
+    """A sentence for the outcome when admission decides it (empty when delivery goes ahead)."""
+    pane = situation.pane
+    match signal:
+        case Signal.OPERATOR_BUSY:
+            if pane is not None and pane.draft:
+                return "a person's unsent text is in the agent's input box; it is left alone"
+            return "a person typed in the pane within the quiet window"
+        case Signal.AGENT_BLOCKED | Signal.BLOCKED_TOO_LONG:
+            dialog = pane.dialog if pane is not None else ""
+            return f"a dialog waits for a person on the agent's screen: {dialog!r}; kronii never answers it"
+        case Signal.AGENT_STARTING | Signal.STARTING_TOO_LONG:
+            return "the agent has not drawn its input box yet"
+        case Signal.PANE_NOT_AGENT:
+            command = pane.foreground_command if pane is not None else ""
+            return f"the pane's foreground process is {command!r}, not the registered agent"
+        case Signal.RUNTIME_UNAVAILABLE | Signal.CRASH_LOOP | Signal.SESSION_STALE:
+            return "the agent's process or pane is gone"
+        case Signal.COLLISION_MAX_DEFER:
+            return "a person kept typing past the maximum defer"
+    return ""

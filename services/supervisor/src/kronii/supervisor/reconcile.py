@@ -1,0 +1,131 @@
+"""Section 18: the registry kept true in the background. A runtime whose process or pane is gone
+goes offline, a silent one turns idle, each live agent's state is read off its screen (and its
+session id looked for), and the gauges say how many are where."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from kronii.supervisor.adapters.tmux import TmuxError
+from kronii.supervisor.core.agent_kinds import KindBook
+from kronii.supervisor.core.agent_state import AgentState
+from kronii.supervisor.core.model import RuntimeRecord, RuntimeStatus
+from kronii.supervisor.core.params import SupervisorParams
+from kronii.supervisor.metrics import SupervisorMetrics
+from kronii.supervisor.ports import AuditTrail, Clock, Panes, Runtimes, Terminal, TriggerState
+from kronii.supervisor.relaunch import SessionFinder, discover_session
+
+__all__ = ["Reconciler"]
+
+log = logging.getLogger(__name__)
+
+
+class Reconciler:
+    def __init__(
+        self,
+        *,
+        registry: Runtimes,
+        state: TriggerState,
+        panes: Panes,
+        terminal: Terminal,
+        audit: AuditTrail,
+        metrics: SupervisorMetrics,
+        params: SupervisorParams,
+        kinds: KindBook,
+        heartbeat_ttl_secs: float,
+        agent_states: dict[str, str],
+        pid_alive: Callable[[int], bool],
+        find_session: SessionFinder,
+        clock: Clock,
+    ) -> None:
+        self._registry = registry
+        self._state = state
+        self._panes = panes
+        self._terminal = terminal
+        self._audit = audit
+        self._metrics = metrics
+        self._params = params
+        self._kinds = kinds
+        self._heartbeat_ttl_secs = heartbeat_ttl_secs
+        self._agent_states = agent_states
+        self._pid_alive = pid_alive
+        self._find_session = find_session
+        self._clock = clock
+        # Why tmux could not be asked, for the readiness report (empty while it answers).
+        self.tmux_problem = ""
+
+    async def reconcile_forever(self, every: float) -> None:
+        while True:
+            try:
+                await self.reconcile(self._clock.time())
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("reconciling the runtime registry failed")
+            await asyncio.sleep(every)
+
+    async def reconcile(self, now: float) -> None:
+        """Section 18: heartbeat expiry and PID/PTY validation."""
+        stale = 0
+        counts = dict.fromkeys(RuntimeStatus, 0)
+        states = dict.fromkeys((state.value for state in AgentState), 0)
+        for record in self._registry.all():
+            if record.status is not RuntimeStatus.OFFLINE:
+                reason = await self._gone(record)
+                if reason:
+                    record = await self._take_offline(record, reason, now)
+                else:
+                    states[await self._look_at(record)] += 1
+                if (
+                    not reason
+                    and record.last_heartbeat_at is not None
+                    and now - record.last_heartbeat_at > self._heartbeat_ttl_secs
+                ):
+                    stale += 1
+                    if record.status is RuntimeStatus.ACTIVE:
+                        record = await self._registry.change(record.runtime_id, status=RuntimeStatus.IDLE)
+            counts[record.status] += 1
+        for status, count in counts.items():
+            self._metrics.runtimes.labels(status.value).set(count)
+        for name, count in states.items():
+            self._metrics.agent_states.labels(name).set(count)
+        self._metrics.stale.set(stale)
+
+    async def _gone(self, record: RuntimeRecord) -> str:
+        """Why the runtime is gone (its process, its pane), or "" while it is there."""
+        if record.pid and not self._pid_alive(record.pid):
+            return f"pid {record.pid} is gone"
+        if record.pty_backend == "tmux" and not await self._pane_alive(record.pty_target):
+            return f"pane {record.pty_target} is gone"
+        return ""
+
+    async def _take_offline(self, record: RuntimeRecord, reason: str, now: float) -> RuntimeRecord:
+        record = await self._registry.change(
+            record.runtime_id, status=RuntimeStatus.OFFLINE, offline_reason=reason, operator_busy=False
+        )
+        await self._state.record_failure(
+            record.workspace_id, record.agent_id, "offline", now, self._params.crash_loop_window_secs
+        )
+        await self._audit("supervisor", "supervisor.offline", record.runtime_id, "offline", reason=reason)
+        return record
+
+    async def _look_at(self, record: RuntimeRecord) -> str:
+        """Read the agent's state off its screen (for the list, the API and the gauge), and find its
+        session id once the agent has written one."""
+        look = await self._panes.look(record.pty_target, record.pid, self._kinds.get(record.kind))
+        state = (
+            look.facts.agent_state if look.facts.agent_in_foreground or not look.facts.exists else "exited"
+        )
+        self._agent_states[record.runtime_id] = state
+        if not record.session_id:
+            await discover_session(self._registry, self._find_session, record)
+        return state
+
+    async def _pane_alive(self, target: str) -> bool:
+        try:
+            return await self._terminal.pane_exists(target)
+        except (TmuxError, TimeoutError, OSError) as error:
+            self.tmux_problem = f"tmux unavailable: {error}"
+            return True  # no verdict without tmux: never mark a runtime offline on our own failure

@@ -1,0 +1,265 @@
+"""The runtime registry's calls (sections 10.1, 10.3, 10.4, 13): register a pane an agent runs in,
+heartbeat, deregister, list, pause, read its (redacted) screen, and spawn a managed agent in the
+workspace's tmux session."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import secrets
+import uuid
+from typing import Any
+
+from kronii.common.errors import Conflict, InvalidArgument, NotFound, PermissionDenied, Unavailable
+from kronii.supervisor.access import Access, need
+from kronii.supervisor.acks import AckBoard
+from kronii.supervisor.adapters.tmux import TmuxError, attach_command
+from kronii.supervisor.api.convert import runtime_message, to_epoch
+from kronii.supervisor.core.agent_kinds import KindBook
+from kronii.supervisor.core.model import RuntimeRecord, RuntimeStatus
+from kronii.supervisor.core.tokens import Claims
+from kronii.supervisor.job import require_id, session_name
+from kronii.supervisor.ports import AuditTrail, Clock, Runtimes, Terminal, TriggerState
+from kronii.supervisor.settings import SupervisorSettings
+from kronii.supervisor.v1 import supervisor_pb2 as pb
+
+__all__ = ["RuntimeDesk"]
+
+log = logging.getLogger(__name__)
+
+
+class RuntimeDesk:
+    def __init__(
+        self,
+        *,
+        registry: Runtimes,
+        terminal: Terminal,
+        state: TriggerState,
+        acks: AckBoard,
+        access: Access,
+        audit: AuditTrail,
+        settings: SupervisorSettings,
+        kinds: KindBook,
+        agent_states: dict[str, str],
+        clock: Clock,
+    ) -> None:
+        self._registry = registry
+        self._terminal = terminal
+        self._state = state
+        self._acks = acks
+        self._access = access
+        self._audit = audit
+        self._settings = settings
+        self._kinds = kinds
+        self._agent_states = agent_states
+        self._clock = clock
+
+    def _runtime(self, runtime_id: str, claims: Claims, scope: str) -> RuntimeRecord:
+        record = self._registry.get(runtime_id)
+        if record is None:
+            raise NotFound(f"no runtime {runtime_id!r} is registered")
+        need(claims, scope, record.workspace_id, runtime_id=runtime_id if scope == "operate" else "")
+        return record
+
+    def _message(self, record: RuntimeRecord) -> pb.Runtime:
+        state = (
+            "exited"
+            if record.status is RuntimeStatus.OFFLINE
+            else self._agent_states.get(record.runtime_id, "")
+        )
+        return runtime_message(record, state)
+
+    async def register(self, req: pb.RegisterRuntimeRequest, claims: Claims) -> pb.RegisterRuntimeResponse:
+        require_id("agent_id", req.agent_id)
+        require_id("workspace_id", req.workspace_id)
+        need(claims, "operate", req.workspace_id)
+        backend = req.pty_backend or "tmux"
+        if backend != "tmux":
+            raise InvalidArgument(f"pty_backend {backend!r} is not supported here; use 'tmux'")
+        if not req.pty_target:
+            raise InvalidArgument("pty_target is required (a tmux pane such as %3 or session:window.pane)")
+        pane_id = req.pty_target
+        pid = req.pid
+        with contextlib.suppress(TmuxError, TimeoutError, ValueError):
+            probe = await self._terminal.probe(req.pty_target)
+            pane_id, pid = probe.pane_id, pid or probe.pane_pid
+        record = RuntimeRecord(
+            runtime_id=f"rt-{uuid.uuid4().hex[:12]}",
+            agent_id=req.agent_id,
+            workspace_id=req.workspace_id,
+            pty_target=pane_id,
+            registered_at=self._clock.time(),
+            session_id=req.session_id,
+            pty_backend=backend,
+            pid=pid,
+            kind=req.kind or "generic",
+            role=req.role,
+            managed=True,
+            cwd=req.cwd or _process_cwd(pid),
+        )
+        await self._registry.add(record)
+        await self._audit(
+            claims.subject,
+            "supervisor.register",
+            record.runtime_id,
+            "registered",
+            agent_id=req.agent_id,
+            workspace_id=req.workspace_id,
+            pty_target=pane_id,
+            pid=pid,
+        )
+        return pb.RegisterRuntimeResponse(
+            runtime_id=record.runtime_id, status=record.status.value, runtime=self._message(record)
+        )
+
+    async def heartbeat(self, req: pb.HeartbeatRuntimeRequest, claims: Claims) -> pb.Runtime:
+        record = self._runtime(req.runtime_id, claims, "operate")
+        status = req.status or "active"
+        if status not in ("active", "idle"):
+            raise InvalidArgument(f"status must be 'active' or 'idle', not {status!r}")
+        now = self._clock.time()
+        activity = to_epoch(req.last_activity_at) if req.HasField("last_activity_at") else now
+        record = await self._registry.change(
+            record.runtime_id, status=RuntimeStatus(status), last_heartbeat_at=now, last_activity_at=activity
+        )
+        await self._state.bump_progress(record.runtime_id)
+        self._acks.acknowledge_runtime(record.runtime_id, "heartbeat")
+        return self._message(record)
+
+    async def deregister(self, req: pb.DeregisterRuntimeRequest, claims: Claims) -> pb.Runtime:
+        record = self._runtime(req.runtime_id, claims, "operate")
+        reason = req.reason or "deregistered"
+        record = await self._registry.change(
+            record.runtime_id, status=RuntimeStatus.OFFLINE, offline_reason=reason, operator_busy=False
+        )
+        await self._audit(
+            claims.subject, "supervisor.deregister", record.runtime_id, "offline", reason=reason
+        )
+        return self._message(record)
+
+    async def list_runtimes(self, req: pb.ListRuntimesRequest, claims: Claims) -> pb.ListRuntimesResponse:
+        need(claims, "read", req.workspace_id or None)
+        found = self._registry.query(
+            workspace_id=req.workspace_id, agent_id=req.agent_id, include_offline=req.include_offline
+        )
+        return pb.ListRuntimesResponse(
+            runtimes=[self._message(r) for r in found if claims.allows_workspace(r.workspace_id)]
+        )
+
+    async def get_runtime(self, req: pb.GetRuntimeRequest, claims: Claims) -> pb.Runtime:
+        return self._message(self._runtime(req.runtime_id, claims, "read"))
+
+    async def set_paused(self, req: pb.SetRuntimePausedRequest, claims: Claims) -> pb.Runtime:
+        record = self._runtime(req.runtime_id, claims, "operate")
+        if not claims.has("operate"):
+            raise PermissionDenied("pausing a runtime needs the 'operate' scope")
+        record = await self._registry.change(record.runtime_id, paused=req.paused)
+        await self._audit(
+            claims.subject,
+            "supervisor.pause" if req.paused else "supervisor.unpause",
+            record.runtime_id,
+            "paused" if req.paused else "running",
+            reason=req.reason,
+        )
+        return self._message(record)
+
+    async def logs(self, req: pb.RuntimeLogsRequest, claims: Claims) -> pb.RuntimeLogsResponse:
+        record = self._runtime(req.runtime_id, claims, "read")
+        count = min(req.lines or 50, 2000)
+        try:
+            lines = await self._terminal.command(
+                "capture-pane", "-p", "-J", "-S", f"-{count}", "-t", record.pty_target
+            )
+        except (TmuxError, TimeoutError) as error:
+            raise Conflict(f"the runtime's pane cannot be read: {error}") from None
+        while lines and not lines[-1].strip():
+            lines.pop()
+        return pb.RuntimeLogsResponse(runtime_id=record.runtime_id, lines=_redact_lines(lines[-count:]))
+
+    async def spawn(self, req: pb.SpawnRuntimeRequest, claims: Claims) -> pb.SpawnRuntimeResponse:
+        require_id("agent_id", req.agent_id)
+        require_id("workspace_id", req.workspace_id)
+        need(claims, "operate", req.workspace_id)
+        if not req.command:
+            raise InvalidArgument("command is required: the agent's argument vector (no shell)")
+        if req.kind and req.kind not in self._kinds.kinds:
+            known = ", ".join(sorted(self._kinds.kinds))
+            raise InvalidArgument(f"kind must be a configured agent kind ({known})")
+        if req.cwd and not await asyncio.to_thread(os.path.isdir, req.cwd):
+            raise InvalidArgument("cwd must be an existing directory")
+        try:
+            record = await self._start(req)
+        except (TmuxError, TimeoutError, OSError) as error:
+            raise Unavailable(f"tmux could not start the agent: {error}") from None
+        await self._audit(
+            claims.subject,
+            "supervisor.spawn",
+            record.runtime_id,
+            "started",
+            agent_id=req.agent_id,
+            workspace_id=req.workspace_id,
+            role=req.role,
+            kind=record.kind,
+        )
+        session = session_name(self._settings.session_prefix, req.workspace_id)
+        return pb.SpawnRuntimeResponse(
+            runtime=self._message(record), attach_command=attach_command(self._settings.tmux_socket, session)
+        )
+
+    async def _start(self, req: pb.SpawnRuntimeRequest) -> RuntimeRecord:
+        runtime_id = f"rt-{uuid.uuid4().hex[:12]}"
+        cwd = req.cwd or None
+        env = self._access.runtime_env(runtime_id, req.workspace_id)
+        session = session_name(self._settings.session_prefix, req.workspace_id)
+        window = re.sub(r"[^A-Za-z0-9_-]", "_", req.role or req.agent_id)[:30]
+        argv = list(req.command)
+        pane_id, pid = await self._terminal.start_agent(session, window, argv, env=env, cwd=cwd)
+        record = RuntimeRecord(
+            runtime_id=runtime_id,
+            agent_id=req.agent_id,
+            workspace_id=req.workspace_id,
+            pty_target=pane_id,
+            registered_at=self._clock.time(),
+            session_id=req.session_id,
+            pid=pid,
+            kind=req.kind or "generic",
+            role=req.role,
+            managed=True,
+            command=tuple(argv),
+            cwd=cwd or _process_cwd(pid),
+        )
+        return await self._registry.add(record)
+
+
+def _process_cwd(pid: int) -> str:
+    """The working directory of a process of ours (empty when it cannot be read)."""
+    if pid <= 0:
+        return ""
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return ""
+
+
+def _redact_lines(lines: list[str]) -> list[str]:
+    """Pane text leaves the supervisor only through the redaction engine; an error withholds it."""
+    global _redactor
+    try:
+        from kronii.redaction import Level, RedactionContext, RedactionEngine
+
+        if _redactor is None:
+            _redactor = (RedactionEngine(), RedactionContext(key=secrets.token_bytes(32)))
+        engine, context = _redactor
+        result = engine.redact("\n".join(lines), context=context)
+        if result.level is Level.RED:
+            return ["[withheld: the pane's text could not be shown safely]"]
+        return [str(line) for line in result.text.split("\n")]
+    except Exception:
+        log.exception("redacting pane text failed; it is withheld")
+        return ["[withheld: redaction failed]"]
+
+
+_redactor: Any = None

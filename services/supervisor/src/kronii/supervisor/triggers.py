@@ -1,0 +1,261 @@
+"""trigger_runtime (section 10.2) and the calls around it: a trigger is checked, queued (leased)
+before anything touches a pane, answered once per trigger_id, and advanced by lifecycle.py; a
+deferred one comes back through the queue loop or an operator's force; a blocked thread is
+unblocked here. At start, triggers whose bytes were being typed are due at once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from kronii.common.errors import Conflict, InvalidArgument, NotFound, PermissionDenied, Unavailable
+from kronii.supervisor.access import need
+from kronii.supervisor.api.convert import outcome_message
+from kronii.supervisor.core.model import Result
+from kronii.supervisor.core.params import SupervisorParams
+from kronii.supervisor.core.payload import Payload, PayloadError, clean_prompt
+from kronii.supervisor.core.policy import ThreadState
+from kronii.supervisor.core.table import Phase
+from kronii.supervisor.core.tokens import Claims
+from kronii.supervisor.job import OVERRIDE_PREFIXES, PENDING, Job, require_id
+from kronii.supervisor.lifecycle import Gathered, TriggerLifecycle
+from kronii.supervisor.metrics import SupervisorMetrics
+from kronii.supervisor.ports import AuditTrail, Clock, TriggerLog, TriggerState
+from kronii.supervisor.v1 import supervisor_pb2 as pb
+from redis.exceptions import RedisError
+
+__all__ = ["TriggerDesk"]
+
+log = logging.getLogger(__name__)
+
+
+class TriggerDesk:
+    def __init__(
+        self,
+        *,
+        lifecycle: TriggerLifecycle,
+        state: TriggerState,
+        trigger_log: TriggerLog,
+        audit: AuditTrail,
+        metrics: SupervisorMetrics,
+        params: SupervisorParams,
+        dedupe_ttl_secs: int,
+        store_down: Callable[[], bool],
+        clock: Clock,
+    ) -> None:
+        self._lifecycle = lifecycle
+        self._state = state
+        self._trigger_log = trigger_log
+        self._audit = audit
+        self._metrics = metrics
+        self._params = params
+        self._dedupe_ttl_secs = dedupe_ttl_secs
+        self._store_down = store_down
+        self._clock = clock
+        self.inflight: dict[str, asyncio.Task[pb.TriggerOutcome]] = {}
+
+    async def recover_written(self) -> int:
+        """At start: triggers whose bytes were being typed when the supervisor stopped are due now."""
+        return await self._state.release_written({Phase.DELIVERING.value, Phase.AWAITING_ACK.value})
+
+    async def trigger(
+        self, req: pb.TriggerRuntimeRequest, claims: Claims, request_id: str = ""
+    ) -> pb.TriggerOutcome:
+        started = time.perf_counter()
+        self._metrics.requests.inc()
+        payload = self._check(req, claims)
+        now = self._clock.time()
+        first = {
+            "trigger_id": req.trigger_id,
+            "result": PENDING,
+            "agent_id": req.agent_id,
+            "workspace_id": req.workspace_id,
+            "thread_id": req.thread_id,
+        }
+        job = Job(
+            trigger_id=req.trigger_id,
+            agent_id=req.agent_id,
+            workspace_id=req.workspace_id,
+            thread_id=req.thread_id,
+            prompt=payload.text,
+            literal=payload.literal,
+            ack_timeout_secs=(req.ack_timeout_ms / 1000)
+            if req.ack_timeout_ms
+            else self._params.ack_timeout_secs,
+            force=req.force_override,
+            reason=req.reason,
+            caller=claims.subject,
+            request_id=request_id or uuid.uuid4().hex[:16],
+            created_at=now,
+            runtime_id=req.runtime_id,
+            progress_marker=req.progress_marker,
+            finding_key=req.finding_key,
+        )
+        # At least once: the job is in the queue (leased) before anything touches the pane.
+        record = self._lifecycle.target(job)
+        kind = self._lifecycle.kinds.get(record.kind if record else "generic")
+        try:
+            existing, gathered = await asyncio.gather(
+                self._state.admit(
+                    req.trigger_id,
+                    first,
+                    self._dedupe_ttl_secs,
+                    job.to_dict(),
+                    now + self._lifecycle.lease(job),
+                ),
+                self._lifecycle.gather(job, record, kind, now),
+            )
+        except RedisError as error:
+            # Nothing was typed yet; a retry with the same trigger_id gets the one outcome.
+            raise Unavailable(
+                f"the supervisor's queue (Redis) did not answer: {error}; retry with the same trigger_id",
+            ) from None
+        if existing is not None:
+            return _repeat(req, existing)
+        outcome = await self.run(job, gathered)
+        if outcome.result not in (Result.DEFERRED.value, PENDING):
+            self._metrics.latency.observe((time.perf_counter() - started) * 1000)
+        return outcome
+
+    def _check(self, req: pb.TriggerRuntimeRequest, claims: Claims) -> Payload:
+        """The request's ids, the caller's scope, the store and the prompt, or the reason not."""
+        require_id("trigger_id", req.trigger_id)
+        require_id("agent_id", req.agent_id)
+        require_id("workspace_id", req.workspace_id)
+        if req.thread_id:
+            require_id("thread_id", req.thread_id)
+        need(claims, "trigger", req.workspace_id)
+        if self._store_down():
+            # Nothing is typed that could not be recorded: refuse at the door while PostgreSQL is away.
+            raise Unavailable("PostgreSQL is not reachable; nothing was typed, try again shortly")
+        if req.force_override and not req.reason.startswith(OVERRIDE_PREFIXES):
+            raise InvalidArgument(
+                "force_override is for explicit operator intent: reason must start with "
+                "'human_override:' or 'coordinator_override:'",
+            )
+        try:
+            payload = clean_prompt(
+                req.prompt,
+                max_bytes=self._params.max_payload_bytes,
+                literal_max_chars=self._params.literal_max_chars,
+            )
+        except PayloadError as error:
+            raise InvalidArgument(f"prompt refused: {error}") from None
+        if req.ack_timeout_ms and not 50 <= req.ack_timeout_ms <= 600_000:
+            raise InvalidArgument("ack_timeout_ms must be between 50 and 600000")
+        return payload
+
+    async def get_trigger(self, req: pb.GetTriggerRequest, claims: Claims) -> pb.TriggerOutcome:
+        stored = await self._state.get_outcome(req.trigger_id)
+        if stored is None:
+            stored = await self._trigger_log.find(req.trigger_id)
+            if stored is None:
+                raise NotFound(f"no trigger {req.trigger_id!r}")
+        need(claims, "read", stored.get("workspace_id", ""))
+        if stored.get("result") == PENDING:
+            stored = {**stored, "result": Result.ALREADY_ACTIVE.value, "error_code": "TRIGGER_IN_FLIGHT"}
+        return outcome_message(stored)
+
+    async def force(self, req: pb.ForceTriggerRequest, claims: Claims) -> pb.TriggerOutcome:
+        if not req.reason.startswith(OVERRIDE_PREFIXES):
+            raise InvalidArgument(
+                "force needs a reason starting with 'human_override:' or 'coordinator_override:'",
+            )
+        stored = await self._state.get_outcome(req.trigger_id)
+        if stored is None:
+            raise NotFound(f"no trigger {req.trigger_id!r}")
+        need(claims, "operate", stored.get("workspace_id", ""))
+        if stored.get("result") != Result.DEFERRED.value:
+            raise Conflict(f"trigger {req.trigger_id!r} is {stored.get('result')}, not deferred")
+        data = await self._state.take(req.trigger_id)
+        if data is None:
+            raise Conflict(f"trigger {req.trigger_id!r} is being worked on right now")
+        job = replace(Job.from_dict(data), force=True, reason=req.reason, caller=claims.subject)
+        await self._state.enqueue(
+            job.trigger_id, job.to_dict(), self._clock.time() + self._lifecycle.lease(job)
+        )
+        return await self.run(job)
+
+    async def unblock(self, req: pb.UnblockThreadRequest, claims: Claims) -> pb.UnblockThreadResponse:
+        if not claims.has("operate"):
+            raise PermissionDenied("unblocking a thread needs the 'operate' scope")
+        data = await self._state.thread_state(req.agent_id, req.thread_id)
+        state = ThreadState.from_dict(data) if data else ThreadState()
+        await self._state.put_thread_state(req.agent_id, req.thread_id, ThreadState().to_dict())
+        await self._audit(
+            claims.subject,
+            "supervisor.unblock",
+            f"{req.agent_id}/{req.thread_id}",
+            "unblocked",
+            reason=req.reason,
+            was_blocked=state.blocked,
+        )
+        return pb.UnblockThreadResponse(was_blocked=state.blocked)
+
+    async def run(self, job: Job, gathered: Gathered | None = None) -> pb.TriggerOutcome:
+        """Advance a job once, shielded so a client going away does not cut a delivery in half."""
+        task = asyncio.create_task(self._lifecycle.advance(job, gathered))
+        self.inflight[job.trigger_id] = task
+        try:
+            return await asyncio.shield(task)
+        finally:
+            if task.done():
+                self.inflight.pop(job.trigger_id, None)
+            else:
+                task.add_done_callback(lambda _t: self.inflight.pop(job.trigger_id, None))
+
+    async def queue_loop(self) -> None:
+        interval = min(0.2, self._params.recheck_secs / 4)
+        while True:
+            try:
+                await self.take_due()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("the trigger queue loop failed; retrying")
+            await asyncio.sleep(interval)
+
+    async def take_due(self) -> None:
+        """Start every queued trigger that is due (a deferral's time came, a lease ran out)."""
+        for trigger_id, data in await self._state.take_due(self._clock.time(), lease=300):
+            if trigger_id in self.inflight:
+                continue
+            job = Job.from_dict(data)
+            await self._state.enqueue(job.trigger_id, data, self._clock.time() + self._lifecycle.lease(job))
+            task = asyncio.create_task(self._run_queued(job))
+            self.inflight[trigger_id] = task
+            task.add_done_callback(self._forget(trigger_id))
+        self._metrics.queue_depth.set(await self._state.queue_depth())
+
+    def _forget(self, trigger_id: str) -> Callable[[asyncio.Task[pb.TriggerOutcome]], None]:
+        def forget(_task: asyncio.Task[pb.TriggerOutcome]) -> None:
+            self.inflight.pop(trigger_id, None)
+
+        return forget
+
+    async def _run_queued(self, job: Job) -> pb.TriggerOutcome:
+        try:
+            return await self._lifecycle.advance(job)
+        except Exception:
+            log.exception("trigger %s failed in the queue worker", job.trigger_id)
+            raise
+
+
+def _repeat(req: pb.TriggerRuntimeRequest, existing: dict[str, Any]) -> pb.TriggerOutcome:
+    """The answer to a trigger_id seen before: in flight still, or its one outcome."""
+    if existing.get("result") == PENDING:
+        return pb.TriggerOutcome(
+            trigger_id=req.trigger_id,
+            result=Result.ALREADY_ACTIVE.value,
+            error_code="TRIGGER_IN_FLIGHT",
+            duplicate=True,
+            agent_id=req.agent_id,
+            workspace_id=req.workspace_id,
+            thread_id=req.thread_id,
+        )
+    return outcome_message({**existing, "duplicate": True})
