@@ -32,6 +32,7 @@ from kronii.common.infra import (
     mesh_token,
     tighten_private_tree,
 )
+from kronii.common.migrate_child import MigrationFailed, migrate_in_child
 from kronii.common.processes import Child, infra_sink, split_sink
 from kronii.common.services import installed_services
 from kronii.common.settings import ServiceSettings, load_settings
@@ -191,9 +192,7 @@ class Launcher:
             self._check_stop()
             self.services.extend(self._start_unit(unit, env))
         self._check_stop()
-        from kronii.common.db import migrate_up  # alembic is slow to import; only `up` needs it
-
-        migrate_up(self.servers["postgres"].url)
+        migrate_in_child(self.servers["postgres"].url)
         marker.touch(mode=0o600)  # nothing in the data directory is open to other users
         self.say(f"{'migrate':<{self._width}}  database schema is up to date")
         for running in self.services:
@@ -443,7 +442,7 @@ class Launcher:
                     code = self.watch()
                 except KeyboardInterrupt:
                     code = 0
-                except (LaunchError, InfraError) as error:
+                except (LaunchError, InfraError, MigrationFailed) as error:
                     self.say(f"kronii: {error}")
                     code = 1
                 finally:

@@ -1,0 +1,54 @@
+"""`kronii up` applies the migrations in a short-lived child process: Alembic and SQLAlchemy's schema
+machinery (about 30 MB) then leave with it, instead of staying resident in the launcher for the whole
+session. The URL travels in the child's environment, never on its command line (which other users can read)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+__all__ = ["MigrationFailed", "migrate_in_child"]
+
+_URL_VARIABLE = "KRONII_MIGRATE_DATABASE_URL"
+_TIMEOUT_SECS = 300
+
+
+class MigrationFailed(RuntimeError):
+    pass
+
+
+def migrate_in_child(url: str) -> None:
+    env = {**os.environ, _URL_VARIABLE: url}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "kronii.common.migrate_child"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=_TIMEOUT_SECS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise MigrationFailed(f"the database migrations did not finish within {_TIMEOUT_SECS} s") from None
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+        reason = lines[-1] if lines else f"exit code {done.returncode}"
+        raise MigrationFailed(f"the database migrations failed: {reason}")
+
+
+def _one_line(error: BaseException) -> str:
+    """The driver's own first line (no traceback, no link to a web page)."""
+    cause: BaseException = error.__cause__ or error
+    lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
+    return lines[0] if lines else type(cause).__name__
+
+
+if __name__ == "__main__":
+    from kronii.common.db import migrate_up
+
+    try:
+        migrate_up(os.environ[_URL_VARIABLE])
+    except Exception as failure:
+        print(_one_line(failure), file=sys.stderr)
+        raise SystemExit(1) from None
