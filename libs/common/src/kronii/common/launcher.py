@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-import httpx
 from kronii.common.infra import (
     EmbeddedInfra,
     InfraError,
@@ -32,6 +31,7 @@ from kronii.common.infra import (
     mesh_token,
     tighten_private_tree,
 )
+from kronii.common.local_http import get_json
 from kronii.common.migrate_child import MigrationFailed, migrate_in_child
 from kronii.common.processes import Child, infra_sink, split_sink
 from kronii.common.services import installed_services
@@ -252,22 +252,21 @@ class Launcher:
     def _wait_ready(self, running: RunningService) -> None:
         deadline = time.monotonic() + self.settings.ready_timeout_secs
         last = "no answer yet"
-        with httpx.Client(timeout=2.0) as client:
-            while time.monotonic() < deadline:
-                self._check_stop()
-                if not running.child.alive():
-                    raise LaunchError(
-                        f"{self._label(running.child)} exited with code {running.child.process.returncode} "
-                        "while starting"
-                    )
-                try:
-                    response = client.get(f"{running.http_url}/readyz")
-                    if response.status_code == 200:
-                        return
-                    last = _not_ready_reason(response.json())
-                except (httpx.HTTPError, ValueError) as error:
-                    last = type(error).__name__
-                time.sleep(0.1)
+        while time.monotonic() < deadline:
+            self._check_stop()
+            if not running.child.alive():
+                raise LaunchError(
+                    f"{self._label(running.child)} exited with code {running.child.process.returncode} "
+                    "while starting"
+                )
+            try:
+                status, body = get_json(f"{running.http_url}/readyz", 2.0)
+                if status == 200:
+                    return
+                last = _not_ready_reason(body)
+            except (OSError, ValueError) as error:
+                last = type(error).__name__
+            time.sleep(0.1)
         raise LaunchError(
             f"{running.spec.name} was not ready within {self.settings.ready_timeout_secs:.0f} s: {last}"
         )

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from kronii.common.local_http import get_json
 from kronii.common.rendezvous import connect_host, service_http_url
 from kronii.common.services import installed_services
 from kronii.common.settings import load_settings
@@ -219,21 +220,8 @@ async def _has_table(conn: Any, table: str) -> bool:
     return bool(row and row[0])
 
 
-def _get_json(url: str, timeout: float) -> dict[str, Any]:
-    import http.client
-
-    parts = urlsplit(url)
-    connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port or 80, timeout=timeout)
-    try:
-        connection.request("GET", parts.path or "/")
-        body: dict[str, Any] = json.loads(connection.getresponse().read())
-        return body
-    finally:
-        connection.close()
-
-
 async def _check_service(url: str) -> tuple[bool, str]:
-    body = await asyncio.to_thread(_get_json, f"{url}/readyz", 3.0)
+    _, body = await asyncio.to_thread(get_json, f"{url}/readyz", 3.0)
     notes = []
     for name, item in body.get("dependencies", {}).items():
         if not item.get("ready"):
