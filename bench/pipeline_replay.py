@@ -20,7 +20,7 @@ from typing import Any
 
 from _common import ROOT, machine, save
 from kronii.pipeline.adapters.recording import RecordedEvent, read_recording
-from kronii.pipeline.cli import ReplayReport, replay_events
+from kronii.pipeline.replay import ReplayReport, replay_events
 from kronii.pipeline.roles.model_roles import EstimatingBackend
 from kronii.pipeline.roles.rules import RulesBackend
 

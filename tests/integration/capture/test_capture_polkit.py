@@ -163,7 +163,7 @@ class Polkitd:
 @pytest.fixture(scope="module")
 def nobody_can_run_the_cli() -> None:
     probe = subprocess.run(
-        [*AS_NOBODY, sys.executable, "-c", "import grpc, kronii.capture.cli"],
+        [*AS_NOBODY, sys.executable, "-c", "import grpc, kronii.capture.cli.capture"],
         capture_output=True,
         timeout=60,
         check=False,

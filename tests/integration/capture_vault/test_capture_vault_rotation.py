@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from kronii.capture import keys
+from kronii.capture.adapters.master_key import master_key_provider
 from kronii.capture.adapters.vault import ObjectVault
 from kronii.capture.adapters.vault_files import default_vault_root
 from kronii.capture.adapters.vault_table import capture_objects
+from kronii.capture.cli import keys
 from kronii.capture.core.screenshots import ObjectKind
 from kronii.common.audit import AuditLog
 from kronii.common.db import make_engine, make_sessionmaker, migrate_up
@@ -137,7 +138,7 @@ async def test_keys_rotate_cli_rewraps_and_says_how_many(
     url, db = own_db
     data_dir = tmp_path / "data"
     _cli_environment(monkeypatch, url, data_dir)
-    provider = keys.master_key_provider(data_dir=data_dir, use_secret_service=False)
+    provider = master_key_provider(data_dir=data_dir, use_secret_service=False)
     vault = ObjectVault(default_vault_root(data_dir), db, provider)
     for seed in range(3):
         await vault.put(
@@ -175,7 +176,7 @@ async def test_keys_status_cli_counts_objects_left_on_an_older_version(
     url, db = own_db
     data_dir = tmp_path / "data"
     _cli_environment(monkeypatch, url, data_dir)
-    provider = keys.master_key_provider(data_dir=data_dir, use_secret_service=False)
+    provider = master_key_provider(data_dir=data_dir, use_secret_service=False)
     vault = ObjectVault(default_vault_root(data_dir), db, provider)
     await vault.put(job_id=new_job_id(), kind="raw", png=png_image(1), width=64, height=48, expires_at=None)
     provider.rotate()  # as a running service would see a rotation that has not rewrapped yet

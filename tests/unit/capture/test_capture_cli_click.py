@@ -17,7 +17,8 @@ import pytest
 from click.shell_completion import BashComplete
 from click.testing import CliRunner, Result
 from google.protobuf.timestamp_pb2 import Timestamp
-from kronii.capture import cli, keys
+from kronii.capture.cli import capture as capture_cli
+from kronii.capture.cli import keys
 from kronii.capture.core.targets import WindowInfo
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.common.cli import exits
@@ -52,15 +53,15 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> FakeStub:
     fake = FakeStub()
 
     @contextlib.contextmanager
-    def service(options: cli.Options, action: str) -> Iterator[FakeStub]:
+    def service(options: capture_cli.Options, action: str) -> Iterator[FakeStub]:
         yield fake
 
-    monkeypatch.setattr(cli, "_service", service)
+    monkeypatch.setattr(capture_cli, "_service", service)
     return fake
 
 
 def capture(*args: str) -> Result:
-    return CliRunner().invoke(cli.capture_command, list(args), prog_name="kronii capture")
+    return CliRunner().invoke(capture_cli.capture_command, list(args), prog_name="kronii capture")
 
 
 def completions(command: Any, prog: str, args: list[str], incomplete: str) -> list[str]:
@@ -120,12 +121,12 @@ def test_request_refuses_an_unknown_policy_and_a_negative_pid_before_any_call() 
 
 
 def test_the_policies_and_priorities_complete_in_the_shell() -> None:
-    assert completions(cli.capture_command, "kronii capture", ["request", "--bypass"], "w") == [
+    assert completions(capture_cli.capture_command, "kronii capture", ["request", "--bypass"], "w") == [
         "window_relaxed"
     ]
-    assert completions(cli.capture_command, "kronii capture", ["request", "--priority"], "") == ["high", "low",
+    assert completions(capture_cli.capture_command, "kronii capture", ["request", "--priority"], "") == ["high", "low",
                                                                                                  "normal"]  # fmt: skip
-    assert completions(cli.capture_command, "kronii capture", ["clients", "add", "x", "--capability"], "read") == [
+    assert completions(capture_cli.capture_command, "kronii capture", ["clients", "add", "x", "--capability"], "read") == [
         "READ_REDACTED", "READ_RAW_ENCRYPTED",
     ]  # fmt: skip
 
@@ -161,7 +162,7 @@ class FakeRpcError(Exception):
      ("INTERNAL", exits.FAILED, "kronii: capture get refused: no such screenshot")],
 )  # fmt: skip
 def test_grpc_statuses_become_the_shared_exit_codes(name: str, code: int, sentence: str) -> None:
-    error = cli.rpc_error(FakeRpcError(name, "no such screenshot"), "get")
+    error = capture_cli.rpc_error(FakeRpcError(name, "no such screenshot"), "get")
     assert error.code == code and error.message.startswith(sentence)
 
 
@@ -195,7 +196,7 @@ def test_keys_commands_are_a_click_group_whose_usage_errors_exit_2() -> None:
     assert result.exit_code == exits.USAGE and "Usage: kronii keys status [OPTIONS]" in result.output
 
 
-@pytest.mark.parametrize("module", ["kronii.capture.cli", "kronii.capture.keys"])
+@pytest.mark.parametrize("module", ["kronii.capture.cli.capture", "kronii.capture.cli.keys"])
 def test_the_modules_import_no_network_client_database_or_table_library(module: str) -> None:
     probe = f"import json, sys, {module}; print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"
     loaded = json.loads(
@@ -205,6 +206,6 @@ def test_the_modules_import_no_network_client_database_or_table_library(module: 
 
 
 def test_main_runs_the_command_as_kronii_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["capture", "--socket", str(tmp_path / "none.sock"), "list"]) == exits.UNREACHABLE
+    assert capture_cli.main(["capture", "--socket", str(tmp_path / "none.sock"), "list"]) == exits.UNREACHABLE
     assert "capture is not running (no socket at" in capsys.readouterr().err
     assert keys.main(["keys", "rotate", "--batch-size", "0"]) == exits.USAGE

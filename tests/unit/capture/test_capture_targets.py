@@ -79,3 +79,51 @@ def test_a_window_of_another_pid_than_named_is_refused() -> None:
 
 def test_an_explicit_bypass_wins() -> None:
     assert resolve_target(WINDOWS, window="htop", bypass="window_relaxed").bypass == "window_relaxed"
+
+
+ANONYMOUS = [WindowInfo(0x4000001, 0, "Zenity", "question"), WindowInfo(0x4000002, 0, "Zenity", "info")]
+
+
+def test_a_window_that_does_not_say_its_process_needs_the_pid_named() -> None:
+    with pytest.raises(
+        TargetError, match=r"window 0x4000001 does not say which process it belongs to; add --pid"
+    ):
+        resolve_target(ANONYMOUS, window="0x4000001")
+    target = resolve_target(ANONYMOUS, window="0x4000001", pid=7070)
+    assert (target.pid, target.window_id, target.app, target.bypass) == (7070, 0x4000001, "Zenity", "strict")
+
+
+def test_a_named_app_replaces_the_windows_own_for_a_window_or_a_pid() -> None:
+    assert resolve_target(WINDOWS, window="htop", app="Terminal").app == "Terminal"
+    assert resolve_target(WINDOWS, pid=5151, app="browser").app == "browser"
+
+
+def test_a_pid_without_a_window_says_where_to_look() -> None:
+    with pytest.raises(
+        TargetError, match=r"process 9999 has no window on this display; `kronii capture targets`"
+    ):
+        resolve_target(WINDOWS, pid=9999)
+
+
+def test_a_pid_with_strict_and_one_window_is_that_window() -> None:
+    target = resolve_target(WINDOWS, pid=5151, bypass="strict")
+    assert (target.window_id, target.bypass, target.why) == (
+        0x2C00003,
+        "strict",
+        "any window of pid 5151 (firefox)",
+    )
+
+
+def test_an_app_whose_windows_do_not_say_their_process_asks_for_window_and_pid() -> None:
+    with pytest.raises(TargetError, match=r"the windows of 'zenity' do not say their process"):
+        resolve_target(ANONYMOUS, app="zenity")
+
+
+def test_an_app_on_an_empty_display_says_none_is_shown() -> None:
+    with pytest.raises(TargetError, match=r"the display shows: none"):
+        resolve_target([], app="slack")
+
+
+def test_naming_no_target_says_how_to_name_one() -> None:
+    with pytest.raises(TargetError, match=r"name a target with --window, --pid or --app"):
+        resolve_target(WINDOWS)

@@ -16,9 +16,10 @@ from click.testing import CliRunner, Result
 from kronii.activity.v1 import activity_pb2 as apb
 from kronii.common.cli import exits
 from kronii.common.infra import free_port
-from kronii.pipeline import cli
 from kronii.pipeline.adapters.recording import encode_line
-from kronii.pipeline.cli import record_command, replay_command
+from kronii.pipeline.cli import record as record_cli
+from kronii.pipeline.cli.record import record_command
+from kronii.pipeline.cli.replay import replay_command
 
 
 def _recording(path: Path) -> Path:
@@ -131,7 +132,7 @@ def test_completing_and_help_load_no_runner() -> None:
     code = (
         "import sys\n"
         "from click.shell_completion import ShellComplete\n"
-        "from kronii.pipeline.cli import replay_command\n"
+        "from kronii.pipeline.cli.replay import replay_command\n"
         "items = ShellComplete(replay_command, {}, 'kronii', 'X').get_completions(['f', '--backend'], 'o')\n"
         "print([i.value for i in items], 'kronii.pipeline.runner' in sys.modules)\n"
     )
@@ -139,14 +140,6 @@ def test_completing_and_help_load_no_runner() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert done.stdout == "['openai'] False\n", done.stderr
-
-
-def test_the_replay_machinery_is_still_importable_from_the_cli_module() -> None:
-    from kronii.pipeline.replay_report import ReplayReport, replay_events
-
-    assert (cli.ReplayReport, cli.replay_events) == (ReplayReport, replay_events)
-    with pytest.raises(AttributeError):
-        _ = cli.no_such_name
 
 
 def test_record_refuses_a_non_positive_duration_with_its_usage() -> None:
@@ -169,7 +162,7 @@ def test_record_json_keeps_stdout_for_the_json(tmp_path: Path, monkeypatch: pyte
         ready()
         return 2
 
-    monkeypatch.setattr(cli, "_record", two_events)
+    monkeypatch.setattr(record_cli, "_record", two_events)
     out = str(tmp_path / "x.jsonl")
     result = CliRunner().invoke(record_command, ["--minutes", "1", "--out", out, "--json"])
     assert result.exit_code == 0, result.output

@@ -69,6 +69,58 @@ def test_lock_end_puts_resume_first() -> None:
     assert [c.action for c in synthesis.candidates] == ["resume", "related_tasks"]
 
 
+def test_a_page_with_a_repository_and_a_reference_suggests_a_review() -> None:
+    fragments = [
+        Fragment("page", "Pull request #12", 0.9, "window"),
+        Fragment("repository", "org/repo", 0.9, "window"),
+        Fragment("reference", "#12", 0.9, "window"),
+    ]
+    top = rules.synthesize(fragments).top
+    assert top is not None and (top.action, top.key, top.confidence) == ("review", "review:org/repo#12", 0.85)
+    assert (top.title, top.rationale) == ("Review #12 in org/repo", "#12 of org/repo is open in the browser.")
+    assert top.sources == ("window",)
+
+
+def test_any_other_page_suggests_low_confidence_related_tasks() -> None:
+    fragments = [Fragment("page", "Docs", 0.9, "window"), Fragment("repository", "org/repo", 0.9, "window")]
+    top = rules.synthesize(fragments).top
+    assert top is not None and (top.action, top.key, top.confidence) == (
+        "related_tasks",
+        "related_tasks:Docs",
+        0.4,
+    )
+    assert (top.title, top.rationale) == ("Related to Docs", "The browser shows Docs.")
+    assert top.sources == ("window",)  # the repository alone made no review
+
+
+def test_a_meeting_suggests_notes_crediting_the_plugin_summaries() -> None:
+    fragments = [
+        Fragment("meeting", "Weekly sync", 0.8, "window"),
+        Fragment("plugin_summary", "5 attendees", 0.6, "plugin:zoom"),
+    ]
+    top = rules.synthesize(fragments).top
+    assert top is not None and (top.action, top.key, top.confidence) == (
+        "meeting_notes",
+        "meeting_notes:Weekly sync",
+        0.8,
+    )
+    assert top.title == "Notes for Weekly sync" and top.sources == ("plugin:zoom", "window")
+
+
+def test_every_fact_gives_its_candidate_resume_first() -> None:
+    fragments = [
+        Fragment(kind, value, 0.9, "window")
+        for kind, value in (("meeting", "Standup"), ("page", "Docs"), ("file", "a.py"), ("resume", "a.py"))
+    ]
+    synthesis = rules.synthesize(fragments)
+    assert [c.key for c in synthesis.candidates] == [
+        "resume:a.py",
+        "meeting_notes:Standup",
+        "related_tasks:a.py",
+        "related_tasks:Docs",
+    ]
+
+
 def test_conflicts_resolve_by_confidence_and_the_hash_ignores_order() -> None:
     fragments = [
         Fragment("project", "kronii", 0.9, "window"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from kronii.pipeline.core.deferral import DeferReason
 from kronii.pipeline.core.intake import Batch
 from kronii.pipeline.core.router import (
@@ -180,3 +181,57 @@ def test_focus_changed_to_a_terminal_extracts_from_the_tmux_pane_when_the_plugin
 def test_focus_changed_to_a_terminal_without_the_tmux_plugin_is_observed() -> None:
     decision = route(batch(Trigger(K.FOCUS_CHANGED, T0)), TERMINAL, (CAPTURE,), RouterHistory(), T0)
     assert decision.family is Family.OBSERVE and decision.policy == BaseOnly()
+
+
+XTERM = BaseSnapshot(T0, app="xterm", wm_class="xterm", title="make build")
+
+
+@pytest.mark.parametrize(
+    ("trigger", "base", "plugins", "reason"),
+    [
+        (
+            Trigger(K.STATE_CHANGED, T0, from_state="passive", to_state="active"),
+            IDE,
+            (),
+            "state passive->active: observe",
+        ),
+        (Trigger(K.STATE_CHANGED, T0), IDE, (), "state ?->?: observe"),
+        (
+            Trigger(K.STATE_CHANGED, T0, from_state="active", to_state="passive"),
+            IDE,
+            (),
+            "Active->Passive: observe",
+        ),
+        (Trigger(K.FOCUS_CHANGED, T0), IDE, (), "focus on ide: extract artifact"),
+        (Trigger(K.FOCUS_CHANGED, T0), TERMINAL, (TMUX,), "focus on terminal: extract from its pane"),
+        (Trigger(K.FOCUS_CHANGED, T0), XTERM, (), "focus on terminal window: observe"),
+        (Trigger(K.TITLE_CHANGED, T0), IDE, (), "new ide artifact: extract"),
+        (Trigger(K.TITLE_CHANGED, T0), XTERM, (), "title changed: observe"),
+        (Trigger(K.LOCK_END, T0), IDE, (), "unlock: extract unfinished context to resume"),
+        (Trigger(K.TICK, T0), IDE, (), "tick: observe"),
+    ],
+)
+def test_each_route_names_its_reason(
+    trigger: Trigger, base: BaseSnapshot, plugins: tuple[PluginInfo, ...], reason: str
+) -> None:
+    assert route(batch(trigger), base, plugins, RouterHistory(), T0).reason == reason
+
+
+def test_a_title_change_without_an_artifact_is_observed_base_only() -> None:
+    decision = route(batch(Trigger(K.TITLE_CHANGED, T0)), XTERM, (VSCODE, CAPTURE), RouterHistory(), T0)
+    assert decision.family is Family.OBSERVE and decision.policy == BaseOnly()
+    assert not decision.needs_screenshot
+
+
+def test_a_plugin_event_from_a_plugin_without_context_is_observed_base_only() -> None:
+    trigger = Trigger(K.PLUGIN_EVENT, T0, plugin_app_id="slack", plugin_kind="message")
+    decision = route(batch(trigger), IDE, (ZOOM, VSCODE), RouterHistory(), T0)
+    assert decision.family is Family.OBSERVE and decision.policy == BaseOnly()
+    assert decision.reason == "plugin event from a plugin without context: observe"
+
+
+def test_a_plugin_event_while_locked_defers_before_anything_else() -> None:
+    locked = BaseSnapshot(T0, wm_class="zoom", title="Zoom Meeting", locked=True)
+    trigger = Trigger(K.PLUGIN_EVENT, T0, plugin_app_id="zoom", plugin_kind="meeting_joined")
+    decision = route(batch(trigger), locked, (ZOOM,), RouterHistory(), T0)
+    assert decision.policy == Defer(DeferReason.LOCKED) and decision.reason == "desktop is locked"

@@ -17,11 +17,11 @@ import pytest
 from kronii.pipeline.adapters.llm import ModelUnavailableError
 from kronii.pipeline.adapters.llm_openai import FormatMemory, OpenAIBackend
 from kronii.pipeline.adapters.recording import read_recording
-from kronii.pipeline.cli import replay_events
 from kronii.pipeline.core.budget import PluginContent, budget_context
 from kronii.pipeline.core.router import Family
 from kronii.pipeline.core.states import TriggerKind
 from kronii.pipeline.core.window_context import extract_window_context
+from kronii.pipeline.replay import replay_events
 from kronii.pipeline.roles import rules
 from kronii.pipeline.roles.bounds import output_budget
 from kronii.pipeline.roles.model_roles import ModelRoleBackend

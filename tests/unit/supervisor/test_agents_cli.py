@@ -17,8 +17,8 @@ from click.shell_completion import BashComplete
 from click.testing import CliRunner, Result
 from kronii.common.cli import exits
 from kronii.common.cli.exits import CommandError
-from kronii.supervisor import cli
-from kronii.supervisor.cli_http import Connection, exit_for_status
+from kronii.supervisor.cli import agents as agents_cli
+from kronii.supervisor.cli.http import Connection, exit_for_status
 
 RUNTIME = {
     "runtime_id": "rt-0123456789ab", "workspace_id": "web", "agent_id": "reviewer", "role": "review",
@@ -51,16 +51,18 @@ def supervisor(monkeypatch: pytest.MonkeyPatch) -> FakeSupervisor:
                 raise answer
             return answer
 
-    monkeypatch.setattr(cli, "Client", FakeClient)
+    monkeypatch.setattr(agents_cli, "Client", FakeClient)
     return fake
 
 
 def agents(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> Result:
-    return CliRunner().invoke(cli.agents_command, list(args), prog_name="kronii agents", input=stdin, env=env)
+    return CliRunner().invoke(
+        agents_cli.agents_command, list(args), prog_name="kronii agents", input=stdin, env=env
+    )
 
 
 def completions(args: list[str], incomplete: str) -> list[str]:
-    complete = BashComplete(cli.agents_command, {}, "kronii agents", "_KRONII_COMPLETE")
+    complete = BashComplete(agents_cli.agents_command, {}, "kronii agents", "_KRONII_COMPLETE")
     return [item.value for item in complete.get_completions(args, incomplete)]
 
 
@@ -135,7 +137,7 @@ def test_list_through_a_pipe_is_plain_columns_with_whole_ids_and_a_local_time(
     result = agents("list")
     assert result.exit_code == 0, result.output
     header, first, second = result.output.splitlines()
-    assert header.split() == list(cli.RUNTIME_COLUMNS)
+    assert header.split() == list(agents_cli.RUNTIME_COLUMNS)
     seen = datetime(2020, 1, 2, 3, 4, 5, 678000, tzinfo=UTC).astimezone().strftime("%Y-%m-%d %H:%M:%S")
     assert first.split()[:10] == ["rt-0123456789ab", "web", "reviewer", "review", "codex", "active", "idle", "%3",
                                   "4242", "paused"]  # fmt: skip
@@ -152,7 +154,7 @@ def test_list_for_a_person_is_a_rich_table(
     monkeypatch.setattr("rich.console.Console.print", lambda self, table: printed.append(table))
     assert agents("list").exit_code == 0
     (table,) = printed
-    assert [column.header for column in table.columns] == list(cli.RUNTIME_COLUMNS)
+    assert [column.header for column in table.columns] == list(agents_cli.RUNTIME_COLUMNS)
     assert table.row_count == 1
 
 
@@ -293,15 +295,15 @@ def test_choices_and_kinds_complete_in_the_shell() -> None:
 
 def test_local_time_is_the_clock_today_and_the_date_otherwise() -> None:
     now = datetime.now(UTC).replace(microsecond=0)
-    assert cli.local_time(now.isoformat()) == now.astimezone().strftime("%H:%M:%S")
-    assert cli.local_time("2020-01-02T03:04:05Z") == datetime(
+    assert agents_cli.local_time(now.isoformat()) == now.astimezone().strftime("%H:%M:%S")
+    assert agents_cli.local_time("2020-01-02T03:04:05Z") == datetime(
         2020, 1, 2, 3, 4, 5, tzinfo=UTC
     ).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-    assert cli.local_time("soon") == "soon"
+    assert agents_cli.local_time("soon") == "soon"
 
 
 def test_the_module_imports_no_network_client_or_table_library() -> None:
-    probe = "import json, sys, kronii.supervisor.cli; print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    probe = "import json, sys, kronii.supervisor.cli.agents; print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
     loaded = json.loads(
         subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     )
@@ -312,11 +314,11 @@ def test_main_runs_the_command_as_kronii_does(
     supervisor: FakeSupervisor, capsys: pytest.CaptureFixture[str]
 ) -> None:
     supervisor.answers[("GET", "/v1/runtimes")] = CommandError("kronii: the supervisor is not reachable", 5)
-    assert cli.main(["agents", "list"]) == exits.UNREACHABLE
+    assert agents_cli.main(["agents", "list"]) == exits.UNREACHABLE
     assert capsys.readouterr().err == "kronii: the supervisor is not reachable\n"
-    assert cli.main(["list", "--bogus"]) == exits.USAGE
+    assert agents_cli.main(["list", "--bogus"]) == exits.USAGE
     assert "No such option '--bogus'" in capsys.readouterr().err
 
 
 def test_the_group_is_a_click_group_named_agents() -> None:
-    assert isinstance(cli.agents_command, click.Group) and cli.agents_command.name == "agents"
+    assert isinstance(agents_cli.agents_command, click.Group) and agents_cli.agents_command.name == "agents"

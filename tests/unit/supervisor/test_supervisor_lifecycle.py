@@ -18,10 +18,11 @@ from kronii.supervisor.core.machine import (
     TriggerMachine,
     UnexpectedSignal,
     WaitAck,
+    _final_code,
 )
 from kronii.supervisor.core.model import Backend, ErrorCode, Result
 from kronii.supervisor.core.params import SupervisorParams
-from kronii.supervisor.core.table import ROW_NAMES, Phase, Signal
+from kronii.supervisor.core.table import ROW_NAMES, Action, Guard, Phase, Row, Signal
 
 PARAMS = SupervisorParams()
 T0 = 1_000_000.0
@@ -509,3 +510,15 @@ def test_machine_state_survives_a_round_trip_through_the_queue() -> None:
     again = TriggerMachine.from_dict(PARAMS, m.to_dict())
     assert again.phase is Phase.DEFERRED and again.busy_since == T0 and again.code is ErrorCode.OPERATOR_BUSY
     assert again.handle(Signal.COLLISION_MAX_DEFER, T0 + 60) == [EmitCollision(T0), LaunchResume(1)]
+
+
+def test_every_action_a_row_can_name_has_a_handler() -> None:
+    assert set(TriggerMachine._ACTIONS) == set(Action)
+
+
+def test_a_failed_row_without_its_own_code_reports_the_code_the_trigger_carried() -> None:
+    # No row of TABLE is like this today; the rule is what a new one would get. The pane as its
+    # backend is where it matters: a delivered pane row reports no code, a failed one keeps it.
+    row = Row("failed_without_code", frozenset({Phase.DELIVERING}), Signal.WRITE_FAILED, Guard.NONE,
+              Phase.DONE, (Action.FINISH,), result=Result.FAILED, backend=Backend.TMUX)  # fmt: skip
+    assert _final_code(row, Result.FAILED, ErrorCode.RUNTIME_OFFLINE) is ErrorCode.RUNTIME_OFFLINE

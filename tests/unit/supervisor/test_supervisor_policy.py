@@ -3,6 +3,9 @@ the override audit fields, the payload rules and the agent-kind profiles. Time i
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 import pytest
 from kronii.supervisor.core.agent_kinds import DEFAULT_KINDS, AgentKind, KindBook, render_argv
 from kronii.supervisor.core.model import (
@@ -177,6 +180,45 @@ def test_an_agent_without_its_input_box_yet_is_waited_for() -> None:
 def test_an_exited_agent_is_not_live_and_goes_to_the_fallback_chain() -> None:
     verdict = assess(situation(pane=PaneFacts(agent_state="exited")), P, NOW)
     assert verdict.signal is Signal.RUNTIME_UNAVAILABLE
+
+
+def test_admission_checks_speak_in_the_documented_order() -> None:
+    # Every check applies at first; lifting them one at a time must reveal the next in
+    # docs/architecture.md's order, so a reordering shows up as the wrong signal.
+    facts: dict[str, Any] = {
+        "guards": GuardFacts(
+            thread_blocked=True,
+            repeats_without_progress=True,
+            recent_attempts=tuple(NOW - i for i in range(10)),
+            consecutive_failures=3,
+            last_failure_at=NOW - 10,
+        ),
+        "runtime": RuntimeFacts("rt", "codex", paused=True, pid_alive=False),
+        "pane": PaneFacts(agent_in_foreground=False, agent_state="blocked", human_activity_at=NOW - 1),
+    }
+    lifts: list[tuple[Signal, str, dict[str, Any]]] = [
+        (Signal.THREAD_BLOCKED, "guards", {"thread_blocked": False}),
+        (Signal.LOOP_SUPPRESSED, "guards", {"repeats_without_progress": False}),
+        (Signal.RATE_LIMITED, "guards", {"recent_attempts": ()}),
+        (Signal.PAUSED, "runtime", {"paused": False}),
+        (Signal.COOLDOWN, "guards", {"consecutive_failures": 0}),
+        (Signal.RUNTIME_UNAVAILABLE, "runtime", {"pid_alive": True}),
+        (Signal.PANE_NOT_AGENT, "pane", {"agent_in_foreground": True}),
+        (Signal.AGENT_BLOCKED, "pane", {"agent_state": "idle"}),
+        (Signal.OPERATOR_BUSY, "pane", {"human_activity_at": None}),
+    ]
+    seen = []
+    for _, part, change in lifts:
+        seen.append(assess(situation(**facts), P, NOW).signal)
+        facts[part] = replace(facts[part], **change)
+    seen.append(assess(situation(**facts), P, NOW).signal)
+    assert seen == [signal for signal, _, _ in lifts] + [Signal.RUNTIME_READY]
+
+
+def test_a_crash_loop_comes_before_a_stale_session() -> None:
+    stale = RuntimeFacts("rt", "codex", status=RuntimeStatus.OFFLINE, last_heartbeat_at=NOW - 13 * 3600)
+    failures = GuardFacts(recent_failures=(NOW - 30, NOW - 20, NOW - 10))
+    assert assess(situation(runtime=stale, guards=failures), P, NOW).signal is Signal.CRASH_LOOP
 
 
 # ---- section 14: thread guard -------------------------------------------------------------------------

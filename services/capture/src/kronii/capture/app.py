@@ -20,6 +20,7 @@ from fastapi import APIRouter
 from kronii.capture.adapters.access import AccessPolicy, identity_for_peer
 from kronii.capture.adapters.frames import CaptureUnavailable, FrameGrabber
 from kronii.capture.adapters.jobs import JobStore
+from kronii.capture.adapters.master_key import master_key_provider
 from kronii.capture.adapters.matcher_feed import DesktopView, MatcherFeed
 from kronii.capture.adapters.polkit import PolkitClient
 from kronii.capture.adapters.presence import PresenceGate
@@ -38,7 +39,6 @@ from kronii.capture.job_board import JobBoard
 from kronii.capture.job_intake import JobIntake, rate_limits
 from kronii.capture.job_run import JobRun
 from kronii.capture.job_scheduler import JobScheduler
-from kronii.capture.keys import master_key_provider
 from kronii.capture.logpaths import install_path_scrubber
 from kronii.capture.metrics import CaptureMetrics, zero_common_series
 from kronii.capture.screenshots import ScreenshotDesk

@@ -8,7 +8,7 @@ from kronii.common import errors, subjects
 from kronii.common.metrics_zero import zero_common_series as start_at_zero
 from kronii.common.service import ServiceContext
 from kronii.common.telemetry import CommonMetrics
-from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 __all__ = [
     "ACCESS_OPERATIONS",
@@ -58,7 +58,12 @@ def zero_common_series(common: CommonMetrics) -> None:
 
 class CaptureMetrics:
     def __init__(self, ctx: ServiceContext) -> None:
-        registry = ctx.registry
+        self._count_jobs(ctx.registry)
+        self._count_access_and_retention(ctx.registry)
+        self._start_at_zero()
+
+    def _count_jobs(self, registry: CollectorRegistry) -> None:
+        """A job's way through the service: asked for, queued, each worker stage, its end."""
         self.jobs = Counter(
             "kronii_capture_jobs", "Capture jobs by final status", ["status"], registry=registry
         )
@@ -84,6 +89,9 @@ class CaptureMetrics:
             buckets=(0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0),
             registry=registry,
         )
+
+    def _count_access_and_retention(self, registry: CollectorRegistry) -> None:
+        """The calls and their results, frames that needed OCR, refused sockets, the breaker and retention."""
         self.access = Counter(
             "kronii_capture_access",
             "API calls by operation and result",
@@ -118,7 +126,6 @@ class CaptureMetrics:
             "When the retention purge last completed (Unix time)",
             registry=registry,
         )
-        self._start_at_zero()
 
     def _start_at_zero(self) -> None:
         """Every known label value starts at 0, so a panel or a rate shows 0 rather than no data."""

@@ -36,6 +36,7 @@ from kronii.scheduler.api.http_api import scheduler_router
 from kronii.scheduler.core.model import SAFETY_NET_SLOT, InvalidRequest, Limits, WakeUp
 from kronii.scheduler.core.rules import apply_plan, check_admit_input, decide_admission, safety_net_after
 from kronii.scheduler.metrics import SchedulerMetrics, zero_common_series
+from kronii.scheduler.ports import TimerStore
 from kronii.scheduler.settings import SchedulerSettings
 from kronii.scheduler.v1 import scheduler_pb2 as pb
 from kronii.scheduler.v1 import scheduler_pb2_grpc as pb_grpc
@@ -58,7 +59,7 @@ class SchedulerApp:
         self._ctx: ServiceContext | None = None
         self._settings: SchedulerSettings | None = None
         self._limits = Limits()
-        self._timers: RedisTimers | None = None
+        self._timers: TimerStore | None = None
         self._metrics: SchedulerMetrics | None = None
         self._subscriptions: list[Subscription] = []
         self._poller: asyncio.Task[None] | None = None
@@ -285,7 +286,7 @@ class SchedulerApp:
 
     # ---- helpers -----------------------------------------------------------------------------
 
-    def _parts(self) -> tuple[RedisTimers, SchedulerMetrics]:
+    def _parts(self) -> tuple[TimerStore, SchedulerMetrics]:
         if self._timers is None or self._metrics is None:
             raise RuntimeError("the scheduler has not started")
         return self._timers, self._metrics

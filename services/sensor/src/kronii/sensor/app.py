@@ -19,7 +19,9 @@ from kronii.activity.v1 import activity_pb2_grpc as pb_grpc
 from kronii.common import subjects
 from kronii.common.metrics_zero import zero_common_series as start_at_zero
 from kronii.common.service import DependencyStatus, ServiceContext
+from kronii.sensor.adapters.events import ActivityEventStore
 from kronii.sensor.adapters.lock import LockWatcher
+from kronii.sensor.adapters.snapshots import SNAPSHOT_KEY, RedisSnapshotStore
 from kronii.sensor.adapters.titles import TitleRedactor
 from kronii.sensor.adapters.x11 import DisplayUnavailable, IdleUnavailable, X11Display
 from kronii.sensor.api.convert import focus_message, state_message, timestamp, transition_message
@@ -44,11 +46,9 @@ from kronii.sensor.core.model import (
 )
 from kronii.sensor.core.params import SensorParams
 from kronii.sensor.core.table import TABLE, Action, Target
+from kronii.sensor.ports import DisplaySource, EventStore, LockSignals, SnapshotStore
 from kronii.sensor.settings import SensorSettings
-from kronii.sensor.snapshots import SNAPSHOT_KEY, SnapshotStore
-from kronii.sensor.store import activity_events
 from prometheus_client import Counter, Gauge, Histogram
-from sqlalchemy import insert
 
 __all__ = ["SensorApp"]
 
@@ -123,14 +123,15 @@ class SensorApp:
         self._ctx: ServiceContext | None = None
         self._settings: SensorSettings | None = None
         self._core: SensorCore | None = None
-        self._display: X11Display | None = None
+        self._display: DisplaySource | None = None
         self._display_problem = ""
-        self._locks = LockWatcher()
+        self._locks: LockSignals = LockWatcher()
         self._inputs: asyncio.Queue[tuple[SensorInput, float]] = asyncio.Queue(maxsize=10_000)
         self._writes: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue(maxsize=10_000)
         self._tasks: list[asyncio.Task[None]] = []
         self._titles = TitleRedactor()
         self._snapshots: SnapshotStore | None = None
+        self._events: EventStore | None = None
         self._metrics: SensorMetrics | None = None
         self._x11_errors_seen = 0
         self.watchers: set[asyncio.Queue[pb.ActivityEvent]] = set()
@@ -145,7 +146,9 @@ class SensorApp:
         zero_common_series(ctx)
         if ctx.redis is None:
             raise RuntimeError("the sensor needs Redis")
-        self._snapshots = SnapshotStore(ctx.redis)
+        self._snapshots = RedisSnapshotStore(ctx.redis)
+        if ctx.engine is not None:
+            self._events = ActivityEventStore(ctx.engine)
         await ctx.bus.ensure_stream(
             subjects.ACTIVITY_STREAM, [subjects.ACTIVITY_ALL], settings.stream_max_age_secs
         )
@@ -223,7 +226,7 @@ class SensorApp:
 
     # ---- inputs ------------------------------------------------------------------------------
 
-    def _open_display(self, name: str | None) -> X11Display | None:
+    def _open_display(self, name: str | None) -> DisplaySource | None:
         if not name:
             self._display_problem = "no display: DISPLAY is not set; the sensor runs on Tick alone"
             log.warning("%s", self._display_problem)
@@ -399,9 +402,8 @@ class SensorApp:
                 batch.append(self._writes.get_nowait())
             rows = [fields for kind, fields in batch if kind == "row"]
             try:
-                if rows and ctx.engine is not None:
-                    async with ctx.engine.begin() as conn:
-                        await conn.execute(insert(activity_events), rows)
+                if rows and self._events is not None:
+                    await self._events.append(rows)
             except Exception as error:
                 log.warning("persisting %d activity envelopes failed: %s", len(rows), error)
             for kind, fields in batch:

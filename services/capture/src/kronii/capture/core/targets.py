@@ -92,54 +92,60 @@ def resolve_target(
 ) -> Target:
     """The request's target from what the person named. `windows` are the display's windows."""
     if window:
-        chosen = _by_window(windows, window)
-        if pid and chosen.pid and pid != chosen.pid:
-            raise TargetError(f"window {chosen.window_id:#x} belongs to pid {chosen.pid}, not {pid}")
-        if not (chosen.pid or pid):
-            raise TargetError(
-                f"window {chosen.window_id:#x} does not say which process it belongs to; add --pid"
-            )
-        return Target(
-            chosen.pid or pid,
-            chosen.window_id,
-            app or chosen.app,
-            bypass or "strict",
-            f"the window {chosen.describe()}",
-        )
+        return _window_target(windows, window, pid, app, bypass)
     if pid:
-        own = [w for w in windows if w.pid == pid]
-        if not own:
-            raise TargetError(
-                f"process {pid} has no window on this display; `kronii capture targets` lists them"
-            )
-        policy = bypass or "window_relaxed"
-        if policy == "strict" and len(own) > 1:
-            raise TargetError(
-                f"process {pid} has {len(own)} windows: {_listing(own)}; name one with --window"
-            )
-        return Target(
-            pid, own[0].window_id, app or own[0].app, policy, f"any window of pid {pid} ({own[0].app})"
-        )
+        return _pid_target(windows, pid, app, bypass)
     if app:
-        own = [w for w in windows if w.app.casefold() == app.casefold()]
-        if not own:
-            known = sorted({w.app for w in windows if w.app})
-            raise TargetError(
-                f"no window of an app named {app!r}; the display shows: {', '.join(known) or 'none'}"
-            )
-        pids = sorted({w.pid for w in own if w.pid})
-        if len(pids) != 1:
-            raise TargetError(
-                f"{len(pids)} processes of {app!r} have windows: {_listing(own)}; name one with --pid or --window"
-                if pids
-                else f"the windows of {app!r} do not say their process; name the window with --window and --pid"
-            )
-        first = own[0]
-        return Target(
-            pids[0],
-            first.window_id,
-            first.app,
-            bypass or "app_relaxed",
-            f"the app {first.app} (pid {pids[0]})",
-        )
+        return _app_target(windows, app, bypass)
     raise TargetError("name a target with --window, --pid or --app (or none, for the focused window)")
+
+
+def _window_target(
+    windows: Sequence[WindowInfo], window: str, pid: int, app: str, bypass: str | None
+) -> Target:
+    chosen = _by_window(windows, window)
+    if pid and chosen.pid and pid != chosen.pid:
+        raise TargetError(f"window {chosen.window_id:#x} belongs to pid {chosen.pid}, not {pid}")
+    if not (chosen.pid or pid):
+        raise TargetError(f"window {chosen.window_id:#x} does not say which process it belongs to; add --pid")
+    return Target(
+        chosen.pid or pid,
+        chosen.window_id,
+        app or chosen.app,
+        bypass or "strict",
+        f"the window {chosen.describe()}",
+    )
+
+
+def _pid_target(windows: Sequence[WindowInfo], pid: int, app: str, bypass: str | None) -> Target:
+    own = [w for w in windows if w.pid == pid]
+    if not own:
+        raise TargetError(f"process {pid} has no window on this display; `kronii capture targets` lists them")
+    policy = bypass or "window_relaxed"
+    if policy == "strict" and len(own) > 1:
+        raise TargetError(f"process {pid} has {len(own)} windows: {_listing(own)}; name one with --window")
+    return Target(pid, own[0].window_id, app or own[0].app, policy, f"any window of pid {pid} ({own[0].app})")
+
+
+def _app_target(windows: Sequence[WindowInfo], app: str, bypass: str | None) -> Target:
+    own = [w for w in windows if w.app.casefold() == app.casefold()]
+    if not own:
+        known = sorted({w.app for w in windows if w.app})
+        raise TargetError(
+            f"no window of an app named {app!r}; the display shows: {', '.join(known) or 'none'}"
+        )
+    pids = sorted({w.pid for w in own if w.pid})
+    if len(pids) != 1:
+        raise TargetError(
+            f"{len(pids)} processes of {app!r} have windows: {_listing(own)}; name one with --pid or --window"
+            if pids
+            else f"the windows of {app!r} do not say their process; name the window with --window and --pid"
+        )
+    first = own[0]
+    return Target(
+        pids[0],
+        first.window_id,
+        first.app,
+        bypass or "app_relaxed",
+        f"the app {first.app} (pid {pids[0]})",
+    )

@@ -248,6 +248,68 @@ Cost = Callable[[int, int], float]
 Check = Callable[[dict[str, Any]], Sequence[str]]
 
 
+@dataclass
+class _Accounting:
+    """What one role's call has cost so far, for the record every outcome carries."""
+
+    role: str
+    backend: str
+    model: str
+    cost: Cost
+    clock: Callable[[], float]
+    started: float
+    tally: _Tally = field(default_factory=_Tally)
+
+    def record(self, outcome: str) -> CallRecord:
+        return CallRecord(
+            role=self.role,
+            backend=self.backend,
+            model=self.model,
+            input_tokens=self.tally.input_tokens,
+            output_tokens=self.tally.output_tokens,
+            latency_ms=round((self.clock() - self.started) * 1000),
+            attempts=self.tally.attempts,
+            cost_estimate=self.cost(self.tally.input_tokens, self.tally.output_tokens),
+            outcome=outcome,
+            tokens_estimated=self.tally.estimated,
+        )
+
+
+async def _attempt(
+    complete: Complete,
+    messages: Sequence[ChatMessage],
+    deadline: float,
+    timeout_secs: float,
+    call: _Accounting,
+) -> RawCompletion:
+    """One completion within what is left of the call's time, counted in `call`."""
+    remaining = deadline - call.clock()
+    tally = call.tally
+    if remaining <= 0:
+        raise ModelUnavailableError(
+            f"the {call.role} model ran out of its {timeout_secs:g} s after {tally.attempts} attempt(s): "
+            f"{'; '.join(tally.reasons)}",
+            call.record("error"),
+        )
+    try:
+        raw = await complete(messages, remaining)
+    except ModelUnavailableError as error:
+        raise ModelUnavailableError(str(error), call.record("error")) from error
+    tally.add(messages, raw)
+    return raw
+
+
+def _validated(raw: RawCompletion, schema: Mapping[str, Any], check: Check | None) -> dict[str, Any]:
+    """The completion's JSON object if it is whole, valid for `schema` and in bounds; else InvalidOutput."""
+    if raw.truncated:
+        raise InvalidOutput("cut off at the output token budget")
+    data = parse_reply(raw.text, schema)
+    problems = list(check(data)) if check is not None else []
+    if problems:
+        raise InvalidOutput(f"out of bounds: {'; '.join(problems)}")
+    return data
+
+
 async def run_json_protocol(
     *,
     role: str,
@@ -270,55 +332,23 @@ async def run_json_protocol(
     never outlives its budget. A reply valid for the schema that `check` finds out of bounds is
     invalid like one that is not JSON."""
     jsonschema.validators.validator_for(schema).check_schema(schema)
-    started = clock()
-    deadline = started + timeout_secs
-    tally = _Tally()
-
-    def record(outcome: str) -> CallRecord:
-        return CallRecord(
-            role=role,
-            backend=backend,
-            model=model,
-            input_tokens=tally.input_tokens,
-            output_tokens=tally.output_tokens,
-            latency_ms=round((clock() - started) * 1000),
-            attempts=tally.attempts,
-            cost_estimate=cost(tally.input_tokens, tally.output_tokens),
-            outcome=outcome,
-            tokens_estimated=tally.estimated,
-        )
-
+    call = _Accounting(role, backend, model, cost, clock, clock())
+    deadline = call.started + timeout_secs
     system_prompt = system
-    while tally.attempts < MAX_ATTEMPTS:
+    while call.tally.attempts < MAX_ATTEMPTS:
         messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": user}]
-        remaining = deadline - clock()
-        if remaining <= 0:
-            raise ModelUnavailableError(
-                f"the {role} model ran out of its {timeout_secs:g} s after {tally.attempts} attempt(s): "
-                f"{'; '.join(tally.reasons)}",
-                record("error"),
-            )
+        raw = await _attempt(complete, messages, deadline, timeout_secs, call)
         try:
-            raw = await complete(messages, remaining)
-        except ModelUnavailableError as error:
-            raise ModelUnavailableError(str(error), record("error")) from error
-        tally.add(messages, raw)
-        try:
-            if raw.truncated:
-                raise InvalidOutput("cut off at the output token budget")
-            data = parse_reply(raw.text, schema)
-            problems = list(check(data)) if check is not None else []
-            if problems:
-                raise InvalidOutput(f"out of bounds: {'; '.join(problems)}")
+            data = _validated(raw, schema, check)
         except InvalidOutput as invalid:
-            tally.reasons.append(str(invalid))
+            call.tally.reasons.append(str(invalid))
             system_prompt = stricter_system_prompt(system, schema, str(invalid))
             continue
-        return LlmReply(data, record("ok"))
+        return LlmReply(data, call.record("ok"))
     raise ModelOutputError(
-        f"the {role} model gave no valid JSON in {MAX_ATTEMPTS} attempts: {'; '.join(tally.reasons)}",
-        record("invalid_output"),
-        tally.reasons,
+        f"the {role} model gave no valid JSON in {MAX_ATTEMPTS} attempts: {'; '.join(call.tally.reasons)}",
+        call.record("invalid_output"),
+        call.tally.reasons,
     )
 
 

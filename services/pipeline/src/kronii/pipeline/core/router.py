@@ -269,6 +269,65 @@ def _defer(reason: DeferReason, why: str, window: WindowContext) -> RouteDecisio
     return RouteDecision(Defer(reason), Family.OBSERVE, False, why, window)
 
 
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """What every branch of `route` reads about the moment: the snapshot, its window and the plugins."""
+
+    base: BaseSnapshot
+    window: WindowContext
+    plugins: Sequence[PluginInfo]
+    limits: RouterLimits
+
+    def extract(self, reason: str, extra_apps: set[str] | None = None) -> RouteDecision:
+        return _extract(self.base, self.window, self.plugins, self.limits, reason, extra_apps)
+
+
+def _route_state_change(batch: Batch, history: RouterHistory, now_ms: int, step: _Step) -> RouteDecision:
+    trigger = batch.last
+    if trigger.to_state == "inactive":
+        return _defer(DeferReason.LOW_VALUE, "user went inactive", step.window)
+    if _active_to_passive(batch):
+        last = history.last_passive_observe_ms
+        if last is not None and now_ms - last < step.limits.repeat_passive_ms:
+            return _defer(DeferReason.REPEATED, "Active->Passive repeated within 5 minutes", step.window)
+        return _observe("Active->Passive: observe", step.window)
+    return _observe(f"state {trigger.from_state or '?'}->{trigger.to_state or '?'}: observe", step.window)
+
+
+def _route_focus_change(history: RouterHistory, now_ms: int, step: _Step) -> RouteDecision:
+    window, limits = step.window, step.limits
+    recent = [t for t in history.focus_changes_ms if now_ms - t < limits.focus_thrash_window_ms]
+    if len(recent) + 1 > limits.focus_thrash_changes:
+        return _defer(DeferReason.FOCUS_THRASH, "focus thrash", window)
+    if window.kind in _ARTIFACT_KINDS or _visual(step.base):
+        return step.extract(f"focus on {window.kind}: extract artifact")
+    if window.kind is ContextKind.TERMINAL and _context_plugins(
+        step.plugins, set(TERMINAL_PLUGIN_APPS), limits
+    ):
+        return step.extract("focus on terminal: extract from its pane", set(TERMINAL_PLUGIN_APPS))
+    return _observe(f"focus on {window.kind} window: observe", window)
+
+
+def _route_title_change(batch: Batch, step: _Step) -> RouteDecision:
+    window = step.window
+    if batch.high_frequency:
+        return _defer(DeferReason.TITLE_CHURN, "high-frequency title changes", window)
+    if window.kind in _ARTIFACT_KINDS and window.has_artifact:
+        return step.extract(f"new {window.kind} artifact: extract")
+    return _observe("title changed: observe", window)
+
+
+def _route_plugin_event(batch: Batch, step: _Step) -> RouteDecision:
+    trigger = batch.last
+    if trigger.plugin_kind == "meeting_joined":
+        return step.extract("meeting joined: extract attendees/agenda", {trigger.plugin_app_id})
+    own = _context_plugins(step.plugins, {trigger.plugin_app_id}, step.limits)
+    if own:
+        policy = PluginLite(tuple(p.app_id for p in own))
+        return RouteDecision(policy, Family.OBSERVE, False, "plugin event: observe", step.window)
+    return _observe("plugin event from a plugin without context: observe", step.window)
+
+
 def route(
     batch: Batch,
     base: BaseSnapshot,
@@ -278,66 +337,19 @@ def route(
     limits: RouterLimits | None = None,
 ) -> RouteDecision:
     """The policy and prompt family for `batch`, given the Base snapshot and the plugin registry."""
-    limits = limits or RouterLimits()
-    window = extract_window_context(base.wm_class, base.title)
-    trigger = batch.last
+    step = _Step(base, extract_window_context(base.wm_class, base.title), plugins, limits or RouterLimits())
     if base.locked:
-        return _defer(DeferReason.LOCKED, "desktop is locked", window)
+        return _defer(DeferReason.LOCKED, "desktop is locked", step.window)
     match batch.kind:
         case TriggerKind.STATE_CHANGED:
-            if trigger.to_state == "inactive":
-                return _defer(DeferReason.LOW_VALUE, "user went inactive", window)
-            if _active_to_passive(batch):
-                last = history.last_passive_observe_ms
-                if last is not None and now_ms - last < limits.repeat_passive_ms:
-                    return _defer(DeferReason.REPEATED, "Active->Passive repeated within 5 minutes", window)
-                return _observe("Active->Passive: observe", window)
-            return _observe(f"state {trigger.from_state or '?'}->{trigger.to_state or '?'}: observe", window)
+            return _route_state_change(batch, history, now_ms, step)
         case TriggerKind.FOCUS_CHANGED:
-            recent = [t for t in history.focus_changes_ms if now_ms - t < limits.focus_thrash_window_ms]
-            if len(recent) + 1 > limits.focus_thrash_changes:
-                return _defer(DeferReason.FOCUS_THRASH, "focus thrash", window)
-            if window.kind in _ARTIFACT_KINDS or _visual(base):
-                return _extract(base, window, plugins, limits, f"focus on {window.kind}: extract artifact")
-            if window.kind is ContextKind.TERMINAL and _context_plugins(
-                plugins, set(TERMINAL_PLUGIN_APPS), limits
-            ):
-                return _extract(
-                    base,
-                    window,
-                    plugins,
-                    limits,
-                    "focus on terminal: extract from its pane",
-                    set(TERMINAL_PLUGIN_APPS),
-                )
-            return _observe(f"focus on {window.kind} window: observe", window)
+            return _route_focus_change(history, now_ms, step)
         case TriggerKind.TITLE_CHANGED:
-            if batch.high_frequency:
-                return _defer(DeferReason.TITLE_CHURN, "high-frequency title changes", window)
-            if window.kind in _ARTIFACT_KINDS and window.has_artifact:
-                return _extract(base, window, plugins, limits, f"new {window.kind} artifact: extract")
-            return _observe("title changed: observe", window)
+            return _route_title_change(batch, step)
         case TriggerKind.LOCK_END:
-            return _extract(base, window, plugins, limits, "unlock: extract unfinished context to resume")
+            return step.extract("unlock: extract unfinished context to resume")
         case TriggerKind.PLUGIN_EVENT:
-            if trigger.plugin_kind == "meeting_joined":
-                return _extract(
-                    base,
-                    window,
-                    plugins,
-                    limits,
-                    "meeting joined: extract attendees/agenda",
-                    {trigger.plugin_app_id},
-                )
-            own = _context_plugins(plugins, {trigger.plugin_app_id}, limits)
-            if own:
-                return RouteDecision(
-                    PluginLite(tuple(p.app_id for p in own)),
-                    Family.OBSERVE,
-                    False,
-                    "plugin event: observe",
-                    window,
-                )
-            return _observe("plugin event from a plugin without context: observe", window)
+            return _route_plugin_event(batch, step)
         case _:
-            return _observe(f"{batch.kind}: observe", window)
+            return _observe(f"{batch.kind}: observe", step.window)

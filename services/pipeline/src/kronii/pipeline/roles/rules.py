@@ -157,78 +157,86 @@ def _candidate(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """The merged facts a candidate is made of; every candidate also credits the plugin summaries."""
+
+    by_kind: dict[str, Fragment]
+    plugin_sources: set[str]
+
+    def value(self, kind: str) -> str:
+        return self.by_kind[kind].value if kind in self.by_kind else ""
+
+    def sources(self, *kinds: str) -> set[str]:
+        return {self.by_kind[k].source for k in kinds if k in self.by_kind} | self.plugin_sources
+
+
+def _resume_candidate(facts: _Facts) -> Candidate:
+    artifact = facts.value("resume")
+    return _candidate(
+        "resume",
+        artifact,
+        f"Resume {artifact}",
+        f"You were on {artifact} before the screen locked.",
+        0.8,
+        facts.sources("resume"),
+    )
+
+
+def _file_candidate(facts: _Facts) -> Candidate:
+    file, project = facts.value("file"), facts.value("project")
+    subject = f"{file}@{project}" if project else file
+    where = f" in {project}" if project else ""
+    return _candidate(
+        "related_tasks",
+        subject,
+        f"Related tasks for {file}{where}",
+        f"{file}{where} is open for the first time today; tasks that mention it may be worth a look.",
+        0.85 if project else 0.45,
+        facts.sources("file", "project"),
+    )
+
+
+def _page_candidate(facts: _Facts) -> Candidate:
+    page, repository, reference = facts.value("page"), facts.value("repository"), facts.value("reference")
+    if repository and reference:
+        return _candidate(
+            "review",
+            f"{repository}{reference}",
+            f"Review {reference} in {repository}",
+            f"{reference} of {repository} is open in the browser.",
+            0.85,
+            facts.sources("page", "repository", "reference"),
+        )
+    return _candidate(
+        "related_tasks", page, f"Related to {page}", f"The browser shows {page}.", 0.4, facts.sources("page")
+    )
+
+
+def _meeting_candidate(facts: _Facts) -> Candidate:
+    meeting = facts.value("meeting")
+    return _candidate(
+        "meeting_notes",
+        meeting,
+        f"Notes for {meeting}",
+        f"{meeting} is on: a note template with its agenda and attendees is ready.",
+        0.8 if meeting or facts.plugin_sources else 0.4,
+        facts.sources("meeting"),
+    )
+
+
+# The fact each candidate needs, in the order candidates are found (resume first).
+_CANDIDATE_OF_FACT = (
+    ("resume", _resume_candidate),
+    ("file", _file_candidate),
+    ("page", _page_candidate),
+    ("meeting", _meeting_candidate),
+)
+
+
 def _candidates(facts: dict[str, Fragment], plugin_sources: set[str]) -> list[Candidate]:
-    def value(kind: str) -> str:
-        return facts[kind].value if kind in facts else ""
-
-    def sources(*kinds: str) -> set[str]:
-        return {facts[k].source for k in kinds if k in facts} | plugin_sources
-
-    found: list[Candidate] = []
-    if "resume" in facts:
-        artifact = value("resume")
-        found.append(
-            _candidate(
-                "resume",
-                artifact,
-                f"Resume {artifact}",
-                f"You were on {artifact} before the screen locked.",
-                0.8,
-                sources("resume"),
-            )
-        )
-    if "file" in facts:
-        file, project = value("file"), value("project")
-        subject = f"{file}@{project}" if project else file
-        where = f" in {project}" if project else ""
-        found.append(
-            _candidate(
-                "related_tasks",
-                subject,
-                f"Related tasks for {file}{where}",
-                f"{file}{where} is open for the first time today; tasks that mention it may be worth a look.",
-                0.85 if project else 0.45,
-                sources("file", "project"),
-            )
-        )
-    if "page" in facts:
-        page, repository, reference = value("page"), value("repository"), value("reference")
-        if repository and reference:
-            found.append(
-                _candidate(
-                    "review",
-                    f"{repository}{reference}",
-                    f"Review {reference} in {repository}",
-                    f"{reference} of {repository} is open in the browser.",
-                    0.85,
-                    sources("page", "repository", "reference"),
-                )
-            )
-        else:
-            found.append(
-                _candidate(
-                    "related_tasks",
-                    page,
-                    f"Related to {page}",
-                    f"The browser shows {page}.",
-                    0.4,
-                    sources("page"),
-                )
-            )
-    if "meeting" in facts:
-        meeting = value("meeting")
-        confidence = 0.8 if meeting or plugin_sources else 0.4
-        found.append(
-            _candidate(
-                "meeting_notes",
-                meeting,
-                f"Notes for {meeting}",
-                f"{meeting} is on: a note template with its agenda and attendees is ready.",
-                confidence,
-                sources("meeting"),
-            )
-        )
-    return found
+    known = _Facts(facts, plugin_sources)
+    return [make(known) for kind, make in _CANDIDATE_OF_FACT if kind in facts]
 
 
 def synthesize(fragments: Sequence[Fragment]) -> Synthesis:

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 from kronii.supervisor.core.model import Backend, ErrorCode, Result
 from kronii.supervisor.core.params import SupervisorParams
@@ -115,6 +115,30 @@ class _State:
     chain: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """What one handled signal gives its row's actions."""
+
+    row: Row
+    now: float
+    defer_until: float | None
+    code: ErrorCode | None
+
+
+def _final_code(row: Row, result: Result, code_so_far: ErrorCode | None) -> ErrorCode | None:
+    """The code a finished trigger reports: the row's own, else the one its result implies."""
+    if row.code is not None:
+        return row.code
+    if result is Result.FAILED:
+        return code_so_far
+    if result is Result.TIMEOUT:
+        return ErrorCode.ACK_TIMEOUT
+    if row.backend is Backend.TMUX:
+        return None
+    # Delivered through the fallback chain: the code says why the pane was skipped.
+    return code_so_far
+
+
 class TriggerMachine:
     """One trigger's lifecycle. `can_resume` and `can_spawn` say what the fallback chain allows for
     the target (a resume template and a session id; a spawn template)."""
@@ -211,8 +235,9 @@ class TriggerMachine:
             self._s.code = code
         self._s.phase = row.to
         effects: list[Effect] = []
+        step = _Step(row, now, defer_until, code)
         for action in row.actions:
-            self._act(action, row, now, defer_until, code, effects)
+            self._act(action, step, effects)
         if row.to is not Phase.DEFERRED:
             self._s.deferred_until = None
         return effects
@@ -234,65 +259,80 @@ class TriggerMachine:
         elif signal is Signal.ACKED:
             chain.append("tmux")
 
-    def _act(
-        self,
-        action: Action,
-        row: Row,
-        now: float,
-        defer_until: float | None,
-        code: ErrorCode | None,
-        effects: list[Effect],
-    ) -> None:
-        s = self._s
-        match action:
-            case Action.DELIVER:
-                s.deliveries += 1
-                effects.append(Deliver(s.deliveries))
-            case Action.WAIT_ACK:
-                effects.append(WaitAck(now + self._params.ack_timeout_secs))
-            case Action.RESUBMIT:
-                s.resubmitted = True
-                effects.append(Resubmit())
-            case Action.DEFER:
-                until = defer_until if defer_until is not None else now + self._params.recheck_secs
-                s.deferred_until = until
-                effects.append(Defer(until, code or ErrorCode.OPERATOR_BUSY))
-            case Action.MARK_OPERATOR_BUSY:
-                if s.busy_since is None:
-                    s.busy_since = now
-                effects.append(MarkOperatorBusy())
-            case Action.NOTE_WAIT:
-                if s.busy_since is None:
-                    s.busy_since = now
-            case Action.MARK_RECOVERED:
-                s.recovered = True
-            case Action.EMIT_COLLISION:
-                effects.append(EmitCollision(s.busy_since))
-            case Action.LAUNCH_RESUME:
-                s.resume_attempts += 1
-                effects.append(LaunchResume(s.resume_attempts))
-            case Action.LAUNCH_SPAWN:
-                effects.append(LaunchSpawn(row.name))
-            case Action.MARK_TIMED_OUT:
-                s.timed_out = True
-                s.code = ErrorCode.ACK_TIMEOUT
-            case Action.FINISH:
-                result = row.result or (Result.TIMEOUT if s.timed_out else Result.DELIVERED)
-                final_code: ErrorCode | None
-                if row.code is not None:
-                    final_code = row.code
-                elif result is Result.FAILED:
-                    final_code = s.code
-                elif result is Result.TIMEOUT:
-                    final_code = ErrorCode.ACK_TIMEOUT
-                elif row.backend is Backend.TMUX:
-                    final_code = None
-                else:
-                    # Delivered through the fallback chain: the code says why the pane was skipped.
-                    final_code = s.code
-                s.code = final_code
-                fallback = row.backend.value if row.backend in (Backend.RESUME, Backend.SPAWN) else ""
-                effects.append(Finish(result, row.backend, final_code, fallback))
+    def _act(self, action: Action, step: _Step, effects: list[Effect]) -> None:
+        effect = self._ACTIONS[action](self, step)
+        if effect is not None:
+            effects.append(effect)
+
+    # ---- actions: each changes the state and names at most one effect -----------------------------
+
+    def _deliver(self, step: _Step) -> Effect | None:
+        self._s.deliveries += 1
+        return Deliver(self._s.deliveries)
+
+    def _wait_ack(self, step: _Step) -> Effect | None:
+        return WaitAck(step.now + self._params.ack_timeout_secs)
+
+    def _resubmit(self, step: _Step) -> Effect | None:
+        self._s.resubmitted = True
+        return Resubmit()
+
+    def _defer(self, step: _Step) -> Effect | None:
+        until = step.defer_until if step.defer_until is not None else step.now + self._params.recheck_secs
+        self._s.deferred_until = until
+        return Defer(until, step.code or ErrorCode.OPERATOR_BUSY)
+
+    def _mark_operator_busy(self, step: _Step) -> Effect | None:
+        self._note_wait(step)
+        return MarkOperatorBusy()
+
+    def _note_wait(self, step: _Step) -> Effect | None:
+        if self._s.busy_since is None:
+            self._s.busy_since = step.now
+        return None
+
+    def _mark_recovered(self, step: _Step) -> Effect | None:
+        self._s.recovered = True
+        return None
+
+    def _emit_collision(self, step: _Step) -> Effect | None:
+        return EmitCollision(self._s.busy_since)
+
+    def _launch_resume(self, step: _Step) -> Effect | None:
+        self._s.resume_attempts += 1
+        return LaunchResume(self._s.resume_attempts)
+
+    def _launch_spawn(self, step: _Step) -> Effect | None:
+        return LaunchSpawn(step.row.name)
+
+    def _mark_timed_out(self, step: _Step) -> Effect | None:
+        self._s.timed_out = True
+        self._s.code = ErrorCode.ACK_TIMEOUT
+        return None
+
+    def _finish(self, step: _Step) -> Effect | None:
+        row = step.row
+        result = row.result or (Result.TIMEOUT if self._s.timed_out else Result.DELIVERED)
+        self._s.code = _final_code(row, result, self._s.code)
+        fallback = row.backend.value if row.backend in (Backend.RESUME, Backend.SPAWN) else ""
+        return Finish(result, row.backend, self._s.code, fallback)
+
+    _ACTIONS: ClassVar[Mapping[Action, Callable[[TriggerMachine, _Step], Effect | None]]] = MappingProxyType(
+        {
+            Action.DELIVER: _deliver,
+            Action.WAIT_ACK: _wait_ack,
+            Action.RESUBMIT: _resubmit,
+            Action.DEFER: _defer,
+            Action.MARK_OPERATOR_BUSY: _mark_operator_busy,
+            Action.NOTE_WAIT: _note_wait,
+            Action.MARK_RECOVERED: _mark_recovered,
+            Action.EMIT_COLLISION: _emit_collision,
+            Action.LAUNCH_RESUME: _launch_resume,
+            Action.LAUNCH_SPAWN: _launch_spawn,
+            Action.MARK_TIMED_OUT: _mark_timed_out,
+            Action.FINISH: _finish,
+        }
+    )
 
     # ---- persistence ------------------------------------------------------------------------------
 

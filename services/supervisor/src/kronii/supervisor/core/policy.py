@@ -3,6 +3,7 @@ situation gives, the thread guard, the override audit fields. Pure; `now` is pas
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -10,6 +11,7 @@ from kronii.supervisor.core.model import (
     CollisionGate,
     ErrorCode,
     OverrideIntent,
+    PaneFacts,
     RuntimeStatus,
     Situation,
 )
@@ -67,21 +69,55 @@ def assess(
     situation: Situation, params: SupervisorParams, now: float, busy_since: float | None = None
 ) -> Assessment:
     """The signal the admission rows of TABLE match on, in order of precedence."""
-    guards = situation.guards
-    if guards.thread_blocked:
+    for check in _ADMISSION_CHECKS:
+        found = check(situation, params, now, busy_since)
+        if found is not None:
+            return found
+    return Assessment(Signal.RUNTIME_READY, collision_gate=CollisionGate.ENFORCED)
+
+
+def _thread_blocked(
+    situation: Situation, params: SupervisorParams, now: float, busy_since: float | None
+) -> Assessment | None:
+    if situation.guards.thread_blocked:
         return Assessment(Signal.THREAD_BLOCKED, code=ErrorCode.THREAD_AUTO_BLOCKED)
-    if guards.repeats_without_progress:
+    return None
+
+
+def _loop_suppressed(
+    situation: Situation, params: SupervisorParams, now: float, busy_since: float | None
+) -> Assessment | None:
+    if situation.guards.repeats_without_progress:
         return Assessment(Signal.LOOP_SUPPRESSED, code=ErrorCode.TRIGGER_LOOP_SUPPRESSED)
-    window = [at for at in guards.recent_attempts if now - at < params.rate_window_secs]
+    return None
+
+
+def _rate_limited(
+    situation: Situation, params: SupervisorParams, now: float, busy_since: float | None
+) -> Assessment | None:
+    window = [at for at in situation.guards.recent_attempts if now - at < params.rate_window_secs]
     if params.rate_limit and len(window) >= params.rate_limit:
         return Assessment(
             Signal.RATE_LIMITED,
             defer_until=window[len(window) - params.rate_limit] + params.rate_window_secs,
             code=ErrorCode.TRIGGER_RATE_LIMITED,
         )
+    return None
+
+
+def _paused(
+    situation: Situation, params: SupervisorParams, now: float, busy_since: float | None
+) -> Assessment | None:
     runtime = situation.runtime
     if runtime is not None and runtime.paused and not situation.force_override:
         return Assessment(Signal.PAUSED, defer_until=now + params.recheck_secs, code=ErrorCode.RUNTIME_PAUSED)
+    return None
+
+
+def _cooling_down(
+    situation: Situation, params: SupervisorParams, now: float, busy_since: float | None
+) -> Assessment | None:
+    guards = situation.guards
     if (
         guards.consecutive_failures >= params.cooldown_failures > 0
         and guards.last_failure_at is not None
@@ -92,44 +128,93 @@ def assess(
             defer_until=guards.last_failure_at + params.cooldown_secs,
             code=ErrorCode.TRIGGER_COOLDOWN,
         )
-    if not _runtime_live(situation):
-        failures = [at for at in guards.recent_failures if now - at < params.crash_loop_window_secs]
-        if params.crash_loop_failures and len(failures) >= params.crash_loop_failures:
-            return Assessment(Signal.CRASH_LOOP, code=ErrorCode.RUNTIME_OFFLINE)
-        heartbeat = runtime.last_heartbeat_at if runtime is not None else None
-        if heartbeat is not None and now - heartbeat > params.stale_session_secs:
-            return Assessment(Signal.SESSION_STALE, code=ErrorCode.RUNTIME_OFFLINE)
-        return Assessment(Signal.RUNTIME_UNAVAILABLE, code=ErrorCode.RUNTIME_OFFLINE)
+    return None
+
+
+def _unreachable(
+    situation: Situation, params: SupervisorParams, now: float, busy_since: float | None
+) -> Assessment | None:
+    if _runtime_live(situation):
+        return None
+    failures = [at for at in situation.guards.recent_failures if now - at < params.crash_loop_window_secs]
+    if params.crash_loop_failures and len(failures) >= params.crash_loop_failures:
+        return Assessment(Signal.CRASH_LOOP, code=ErrorCode.RUNTIME_OFFLINE)
+    runtime = situation.runtime
+    heartbeat = runtime.last_heartbeat_at if runtime is not None else None
+    if heartbeat is not None and now - heartbeat > params.stale_session_secs:
+        return Assessment(Signal.SESSION_STALE, code=ErrorCode.RUNTIME_OFFLINE)
+    return Assessment(Signal.RUNTIME_UNAVAILABLE, code=ErrorCode.RUNTIME_OFFLINE)
+
+
+def _live_pane(situation: Situation) -> PaneFacts:
+    """The pane, for the checks after `_unreachable`: a live runtime has one."""
     assert situation.pane is not None
-    if not situation.pane.agent_in_foreground:
+    return situation.pane
+
+
+def _pane_not_agent(
+    situation: Situation, params: SupervisorParams, now: float, busy_since: float | None
+) -> Assessment | None:
+    if not _live_pane(situation).agent_in_foreground:
         return Assessment(Signal.PANE_NOT_AGENT, code=ErrorCode.PANE_NOT_AGENT)
-    waiting = _screen_wait(situation.pane.agent_state, params, now, busy_since)
-    if waiting is not None:
-        return waiting
+    return None
+
+
+def _agent_screen_waits(
+    situation: Situation, params: SupervisorParams, now: float, busy_since: float | None
+) -> Assessment | None:
+    return _screen_wait(_live_pane(situation).agent_state, params, now, busy_since)
+
+
+def _forced_past_keys(
+    situation: Situation, params: SupervisorParams, now: float, busy_since: float | None
+) -> Assessment | None:
     # A forced trigger passes a person's recent keys, never their unsent text: typing into a box
     # that holds a draft would merge the two into one message.
-    if situation.force_override and not situation.pane.draft.strip():
+    if situation.force_override and not _live_pane(situation).draft.strip():
         return Assessment(
             Signal.RUNTIME_READY,
             collision_gate=CollisionGate.BYPASSED,
             operator_busy=human_busy(situation, params, now),
         )
-    if human_busy(situation, params, now):
-        if busy_since is not None and now - busy_since >= params.max_defer_secs:
-            return Assessment(
-                Signal.COLLISION_MAX_DEFER,
-                code=ErrorCode.COLLISION_MAX_DEFER,
-                collision_gate=CollisionGate.ENFORCED,
-                operator_busy=True,
-            )
+    return None
+
+
+def _person_typing(
+    situation: Situation, params: SupervisorParams, now: float, busy_since: float | None
+) -> Assessment | None:
+    if not human_busy(situation, params, now):
+        return None
+    if busy_since is not None and now - busy_since >= params.max_defer_secs:
         return Assessment(
-            Signal.OPERATOR_BUSY,
-            defer_until=now + params.recheck_secs,
-            code=ErrorCode.OPERATOR_BUSY,
+            Signal.COLLISION_MAX_DEFER,
+            code=ErrorCode.COLLISION_MAX_DEFER,
             collision_gate=CollisionGate.ENFORCED,
             operator_busy=True,
         )
-    return Assessment(Signal.RUNTIME_READY, collision_gate=CollisionGate.ENFORCED)
+    return Assessment(
+        Signal.OPERATOR_BUSY,
+        defer_until=now + params.recheck_secs,
+        code=ErrorCode.OPERATOR_BUSY,
+        collision_gate=CollisionGate.ENFORCED,
+        operator_busy=True,
+    )
+
+
+_AdmissionCheck = Callable[[Situation, SupervisorParams, float, float | None], Assessment | None]
+# The order is the precedence docs/architecture.md gives (step 2, "Assess"); the first that speaks decides.
+_ADMISSION_CHECKS: tuple[_AdmissionCheck, ...] = (
+    _thread_blocked,
+    _loop_suppressed,
+    _rate_limited,
+    _paused,
+    _cooling_down,
+    _unreachable,
+    _pane_not_agent,
+    _agent_screen_waits,
+    _forced_past_keys,
+    _person_typing,
+)
 
 
 _SCREEN_WAITS = {

@@ -19,6 +19,12 @@ depends_on = None
 
 
 def upgrade() -> None:
+    _create_capture_jobs()
+    _create_capture_objects()
+    _create_capture_clients()
+
+
+def _create_capture_jobs() -> None:
     op.create_table(
         "capture_jobs",
         sa.Column("job_id", sa.Text, primary_key=True),
@@ -41,6 +47,9 @@ def upgrade() -> None:
     )
     op.create_index("ix_capture_jobs_created", "capture_jobs", ["created_at"])
     op.create_index("ix_capture_jobs_merge_key", "capture_jobs", ["merge_key", "created_at"])
+
+
+def _create_capture_objects() -> None:
     op.create_table(
         "capture_objects",
         sa.Column("object_id", sa.Text, primary_key=True),
@@ -68,6 +77,9 @@ def upgrade() -> None:
         ["expires_at"],
         postgresql_where=sa.text("purged_at IS NULL"),
     )
+
+
+def _create_capture_clients() -> None:
     op.create_table(
         "capture_clients",
         sa.Column("client_id", sa.Text, primary_key=True),

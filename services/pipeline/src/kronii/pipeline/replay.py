@@ -193,6 +193,69 @@ class ReplayReport:
         }
 
 
+class _Replay:
+    """A Runner on in-process parts and a virtual clock, with the scheduler's Ticks played in."""
+
+    def __init__(
+        self, backend: RoleBackend, config: RunnerConfig | None, tick_ms: int, realtime: bool
+    ) -> None:
+        self.clock = _VirtualClock()
+        self.focus = _Focus()
+        self.notifier = _CollectingNotifier(self.clock)
+        self.scheduler = _LocalScheduler()
+        self.runs = InMemoryRuns()
+        ports = RunnerPorts(
+            snapshots=self.focus,
+            plugins=_NoPlugins(),
+            backend=backend,
+            notifier=self.notifier,
+            scheduler=self.scheduler,
+            runs=self.runs,
+        )
+        self.runner = Runner(ports, self.clock, config)
+        self.tick_ms = tick_ms
+        self.realtime = realtime
+        self.started = time.monotonic()
+        self.next_safety_tick = EPOCH_MS + tick_ms
+
+    async def run_until(self, target_ms: int) -> None:
+        while self.clock.now_ms < target_ms:
+            await self._tick_if_due()
+            await self.runner.advance()
+            self.clock.now_ms = min(target_ms, self.clock.now_ms + self._step(target_ms))
+            if self.realtime:
+                await self._keep_pace()
+
+    async def _tick_if_due(self) -> None:
+        now_ms = self.clock.now_ms
+        due = [w for w in self.scheduler.wakeups if w <= now_ms]
+        if due or now_ms >= self.next_safety_tick:
+            self.scheduler.wakeups = [w for w in self.scheduler.wakeups if w > now_ms]
+            self.next_safety_tick = now_ms + self.tick_ms
+            await self.runner.submit(Trigger(TriggerKind.TICK, now_ms))
+
+    def _step(self, target_ms: int) -> int:
+        if self.runner.status()["pending_batches"]:
+            return _STEP_MS
+        # Nothing pending: jump to the next moment something can happen.
+        upcoming = [target_ms, self.next_safety_tick, *self.scheduler.wakeups]
+        return max(1, min(upcoming) - self.clock.now_ms)
+
+    async def _keep_pace(self) -> None:
+        await asyncio.sleep(max(0.0, self.started + (self.clock.now_ms - EPOCH_MS) / 1000 - time.monotonic()))
+
+    async def feed(self, event: RecordedEvent) -> bool:
+        """Play the recording up to `event`, then submit it; False when it is no trigger."""
+        await self.run_until(EPOCH_MS + event.offset_ms)
+        trigger = trigger_from_message(event.message, self.clock.now_ms)
+        if trigger is None:
+            return False
+        self.focus.observe(trigger)
+        await self.runner.submit(trigger)
+        await self.runner.advance()
+        return True
+
+
 async def replay_events(
     events: Sequence[RecordedEvent],
     backend: RoleBackend,
@@ -202,56 +265,16 @@ async def replay_events(
     config: RunnerConfig | None = None,
 ) -> ReplayReport:
     """Feed `events` through a Runner with in-process parts; as fast as it can, or at their pace."""
-    clock = _VirtualClock()
-    focus = _Focus()
-    notifier = _CollectingNotifier(clock)
-    scheduler = _LocalScheduler()
-    runs = InMemoryRuns()
-    ports = RunnerPorts(
-        snapshots=focus,
-        plugins=_NoPlugins(),
-        backend=backend,
-        notifier=notifier,
-        scheduler=scheduler,
-        runs=runs,
-    )
-    runner = Runner(ports, clock, config)
+    replay = _Replay(backend, config, tick_ms, realtime)
     report = ReplayReport(events=len(events))
-    started = time.monotonic()
-    next_safety_tick = EPOCH_MS + tick_ms
-
-    async def run_until(target_ms: int) -> None:
-        nonlocal next_safety_tick
-        while clock.now_ms < target_ms:
-            due = [w for w in scheduler.wakeups if w <= clock.now_ms]
-            if due or clock.now_ms >= next_safety_tick:
-                scheduler.wakeups = [w for w in scheduler.wakeups if w > clock.now_ms]
-                next_safety_tick = clock.now_ms + tick_ms
-                await runner.submit(Trigger(TriggerKind.TICK, clock.now_ms))
-            await runner.advance()
-            if runner.status()["pending_batches"]:
-                step = _STEP_MS
-            else:  # nothing pending: jump to the next moment something can happen
-                upcoming = [target_ms, next_safety_tick, *scheduler.wakeups]
-                step = max(1, min(upcoming) - clock.now_ms)
-            clock.now_ms = min(target_ms, clock.now_ms + step)
-            if realtime:
-                await asyncio.sleep(max(0.0, started + (clock.now_ms - EPOCH_MS) / 1000 - time.monotonic()))
-
     for event in events:
-        await run_until(EPOCH_MS + event.offset_ms)
-        trigger = trigger_from_message(event.message, clock.now_ms)
-        if trigger is None:
-            continue
-        report.triggers += 1
-        focus.observe(trigger)
-        await runner.submit(trigger)
-        await runner.advance()
+        if await replay.feed(event):
+            report.triggers += 1
     last = events[-1].offset_ms if events else 0
-    await run_until(EPOCH_MS + last + 2 * (config or RunnerConfig()).coalesce_window_ms)
-    report.runs = sorted(runs.records.values(), key=lambda r: r.created_at)
-    report.notified = notifier.sent
+    await replay.run_until(EPOCH_MS + last + 2 * (config or RunnerConfig()).coalesce_window_ms)
+    report.runs = sorted(replay.runs.records.values(), key=lambda r: r.created_at)
+    report.notified = replay.notifier.sent
     report.duration_ms = last
-    report.dropped_title_churn = runner.dropped_title_churn
-    report.wall_secs = time.monotonic() - started
+    report.dropped_title_churn = replay.runner.dropped_title_churn
+    report.wall_secs = time.monotonic() - replay.started
     return report

@@ -11,7 +11,7 @@ sits typed but not submitted; 2 bad arguments; 3 no such runtime, workspace or t
 The supervisor's address: --url, else $KRONII_SUPERVISOR_URL, else the running `kronii up`'s,
 else KRONII_SUPERVISOR_HOST and KRONII_SUPERVISOR_HTTP_PORT (kronii.common.rendezvous). A token
 minted here from the local secret is sent only to a server that proves it holds the same secret
-(GET /v1/identity); a token given with --token or in the environment is sent as is (cli_http.py).
+(GET /v1/identity); a token given with --token or in the environment is sent as is (cli/http.py).
 This module imports only click: `--help`, completion and `list`'s start-up stay quick."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import click
 from click.shell_completion import CompletionItem
 from kronii.common.cli import exits
 from kronii.common.cli.tables import print_table
-from kronii.supervisor.cli_http import SCOPES, Client, Connection, mint, user_subject
+from kronii.supervisor.cli.http import SCOPES, Client, Connection, mint, user_subject
 
 __all__ = ["agents_command", "main"]
 
@@ -333,7 +333,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments[:1] == ["agents"]:
         arguments = arguments[1:]
     return kronii_main(["agents", *arguments])
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from kronii.capture.clients import clients_command
+from kronii.capture.cli.clients import clients_command
 from kronii.common.cli import exits
 from kronii.common.cli.exits import CommandError
 from kronii.common.cli.tables import print_table
@@ -448,7 +448,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments[:1] == ["capture"]:
         arguments = arguments[1:]
     return kronii_main(["capture", *arguments])
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

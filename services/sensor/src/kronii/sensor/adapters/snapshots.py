@@ -6,12 +6,12 @@ import redis.asyncio as aioredis
 from kronii.activity.v1 import activity_pb2 as pb
 from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
 
-__all__ = ["SNAPSHOT_KEY", "SnapshotStore"]
+__all__ = ["SNAPSHOT_KEY", "RedisSnapshotStore"]
 
 SNAPSHOT_KEY = SENSOR_SNAPSHOT_KEY
 
 
-class SnapshotStore:
+class RedisSnapshotStore:
     def __init__(self, client: aioredis.Redis) -> None:
         self._redis = client
 

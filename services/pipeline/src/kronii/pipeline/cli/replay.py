@@ -1,17 +1,15 @@
-"""`kronii replay FILE` and `kronii record` (click commands, entry points of `kronii.commands`): a
-recorded activity stream through the pipeline in this process (the core, the rules backend or a token
-estimate of a model, no capture service), and the live bus of a running `kronii up` into such a file.
+"""`kronii replay FILE` (a click command, the ``kronii.commands`` entry point ``replay``): a recorded
+activity stream through the pipeline in this process (the core, the rules backend or a token estimate
+of a model, no capture service), and a report of what it would have notified, deferred and cost.
 
-Defining the commands imports click alone: `kronii replay --help` and completing its options must not
-load the runner (about 2 s). The replay itself lives in `kronii.pipeline.replay_report`."""
+Defining the command imports click alone: `kronii replay --help` and completing its options must not
+load the runner (about 2 s). The replay itself is the orchestration module `kronii.pipeline.replay`."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import signal
-from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,25 +19,12 @@ from kronii.common.cli import exits
 if TYPE_CHECKING:
     from kronii.pipeline.adapters.llm import CallRecord as LlmCallRecord
     from kronii.pipeline.adapters.recording import RecordedEvent
-    from kronii.pipeline.replay_report import ReplayReport, call_verdict, replay_events
+    from kronii.pipeline.replay import ReplayReport
     from kronii.pipeline.roles.backend import RoleBackend
 
-__all__ = ["BACKENDS", "ReplayReport", "call_verdict", "record_command", "replay_command", "replay_events"]
+__all__ = ["BACKENDS", "replay_command", "report_lines"]
 
 BACKENDS = ("rules", "openai", "llamacpp")
-_REPORT_NAMES = frozenset({"ReplayReport", "call_verdict", "replay_events"})
-
-
-def __getattr__(name: str) -> Any:
-    # bench/ and tests import the replay machinery from here; it is loaded only when one asks for it.
-    if name in _REPORT_NAMES:
-        from kronii.pipeline import replay_report
-
-        return getattr(replay_report, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-# ---- replay -----------------------------------------------------------------------------------
 
 
 def _load(path: str) -> list[RecordedEvent]:
@@ -91,7 +76,7 @@ class _Progress:
         self.calls = 0
 
     def __call__(self, call: LlmCallRecord) -> None:
-        from kronii.pipeline.replay_report import call_verdict
+        from kronii.pipeline.replay import call_verdict
 
         self.calls += 1
         verdict = call_verdict(call).replace("_", " ")
@@ -175,7 +160,7 @@ def report_lines(report: ReplayReport, backend: str) -> Iterator[str]:
 def replay_command(
     file: str, backend: str, call: bool, realtime: bool, tick_secs: float, as_json: bool
 ) -> None:
-    from kronii.pipeline.replay_report import replay_events
+    from kronii.pipeline.replay import replay_events
 
     events = _load(file)
     role_backend = _backend(backend, call)
@@ -189,78 +174,3 @@ def replay_command(
         return
     for line in report_lines(report, label):
         click.echo(line)
-
-
-# ---- record -----------------------------------------------------------------------------------
-
-
-async def _record(out: str, minutes: float, ready: Callable[[], None]) -> int:
-    from kronii.common.bus import Bus
-    from kronii.common.status import infra_url
-    from kronii.pipeline.adapters.recording import record_from_bus
-
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):  # stop early, keeping what was recorded
-        loop.add_signal_handler(signum, stop.set)
-    bus = Bus("record")
-    try:
-        await asyncio.wait_for(bus.connect(infra_url("nats"), connect_timeout=3), 5)
-    except Exception as error:
-        raise exits.CommandError(
-            f"kronii record: cannot reach the bus of `kronii up` ({type(error).__name__}); is it running?",
-            exits.UNREACHABLE,
-        ) from None
-    try:
-        return await record_from_bus(bus, out, minutes * 60, stop=stop, ready=ready)
-    finally:
-        await bus.close()
-
-
-def _until(minutes: float) -> str:
-    """When a recording of `minutes` started now ends, in local time."""
-    end = datetime.now() + timedelta(minutes=minutes)
-    return end.strftime("%H:%M" if end.date() == datetime.now().date() else "%Y-%m-%d %H:%M")
-
-
-@click.command(
-    "record", help="Write the live activity of a running `kronii up` to a file for `kronii replay`."
-)
-@click.option(
-    "--minutes",
-    type=click.FloatRange(min=0, min_open=True),
-    default=10.0,
-    show_default=True,
-    help="how long to record",
-)
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False),
-    default="activity.jsonl",
-    show_default=True,
-    help="where to write",
-)
-@click.option("--json", "as_json", is_flag=True, help="print the count and the file as JSON when it ends")
-def record_command(minutes: float, out: str, as_json: bool) -> None:
-    from kronii.common.settings import SettingsError
-
-    def ready() -> None:
-        # With --json, standard output carries the JSON alone.
-        click.echo(
-            f"recording activity to {out} for {minutes:g} min (until {_until(minutes)});"
-            " Ctrl-C stops early and keeps what it has",
-            err=as_json,
-        )
-
-    try:
-        count = asyncio.run(_record(out, minutes, ready))
-    except SettingsError as error:
-        raise exits.CommandError(error.message, exits.USAGE) from None
-    except OSError as error:
-        raise exits.CommandError(
-            f"kronii record: cannot write {out!r}: {error.strerror}", exits.USAGE
-        ) from None
-    if as_json:
-        click.echo(json.dumps({"events": count, "out": out}))
-    else:
-        click.echo(f"recorded {count} events to {out}")

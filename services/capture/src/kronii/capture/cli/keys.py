@@ -7,9 +7,9 @@ rewrapped, or the master key is not available; 2 bad arguments or settings; 5 th
 unreachable.
 
 The main `kronii` CLI mounts the click group ``keys_command`` through the ``kronii.commands`` entry
-point ``keys``; ``python -m kronii.capture.keys`` runs the same command. The vault, the crypto
-providers and the database load inside the commands: the capture service imports
-:func:`master_key_provider` from here, and `kronii keys --help` needs only click.
+point ``keys``; ``python -m kronii.capture.cli keys`` runs the same command. The vault, the crypto
+providers and the database load inside the commands (the master key is chosen as the service
+chooses it, in :mod:`kronii.capture.adapters.master_key`): `kronii keys --help` needs only click.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from kronii.capture.adapters.master_key import master_key_provider
 from kronii.common.cli import exits
 from kronii.common.cli.exits import CommandError
 
@@ -32,34 +33,7 @@ if TYPE_CHECKING:
     from kronii.capture.adapters.vault_rotation import RotationReport
     from kronii.crypto import MasterKeyProvider
 
-__all__ = ["key_directory", "key_status", "keys_command", "main", "master_key_provider", "rotate_keys"]
-
-
-def key_directory(data_dir: Path) -> Path:
-    """Where the master key file lives when neither Vault nor the Secret Service is available: a 0700
-    directory of its own under the data directory (the data directory itself may have to be
-    traversable by the embedded PostgreSQL's user, so it cannot hold the key)."""
-    return data_dir / "capture" / "keys"
-
-
-def master_key_provider(
-    *,
-    data_dir: Path,
-    vault_url: str | None = None,
-    vault_token: str | None = None,
-    vault_key_name: str = "kronii-capture",
-    use_secret_service: bool = True,
-) -> MasterKeyProvider:
-    """The capture service's master key provider; the service and this CLI must both use it."""
-    from kronii.crypto import select_provider
-
-    return select_provider(
-        data_dir=key_directory(data_dir),
-        vault_url=vault_url,
-        vault_token=vault_token,
-        vault_key_name=vault_key_name,
-        use_secret_service=use_secret_service,
-    )
+__all__ = ["key_status", "keys_command", "main", "rotate_keys"]
 
 
 def _provider() -> MasterKeyProvider:
@@ -251,7 +225,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments[:1] == ["keys"]:
         arguments = arguments[1:]
     return kronii_main(["keys", *arguments])
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,7 +1,8 @@
 """How `kronii agents` reaches the supervisor: its address, the token it sends, and refusals as
 CommandErrors with the exit codes of every kronii command. A token minted here from the local secret
-goes only to a server that proves it holds the same secret (GET /v1/identity). httpx and the settings
-load when a command connects, not when `kronii agents` is only asked for help or completion."""
+goes only to a server that proves it holds the same secret (GET /v1/identity). The settings load when a
+command connects, not when `kronii agents` is only asked for help or completion; the calls themselves use
+the standard library (kronii.common.local_http), so a command answers without importing an HTTP client."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from kronii.common.cli import exits
 from kronii.common.cli.exits import CommandError
 
 if TYPE_CHECKING:
-    import httpx
+    from kronii.common.local_http import JsonClient
 
 __all__ = ["SCOPES", "Client", "Connection", "exit_for_status", "mint", "user_subject"]
 
@@ -83,14 +84,14 @@ class Client:
     """The supervisor's HTTP API with a token; refusals become CommandErrors with their exit codes."""
 
     def __init__(self, connection: Connection, timeout: float = 120.0) -> None:
-        import httpx
+        from kronii.common.local_http import JsonClient
         from kronii.common.rendezvous import service_http_url
         from kronii.supervisor.settings import SupervisorSettings
 
         address = service_http_url("supervisor", SupervisorSettings, flag=connection.url)
         self.url = address.url
         self.source = address.source
-        self.http = httpx.Client(base_url=self.url, timeout=timeout)
+        self.http: JsonClient = JsonClient(self.url, timeout)
         token = connection.given_token()
         if token is None:
             # Minted from this host's secret: only for a server that proves it holds that secret.
@@ -107,15 +108,14 @@ class Client:
         )
 
     def _check_identity(self, secret: bytes, timeout: float) -> None:
-        import httpx
         from kronii.supervisor.identity import new_nonce, proof_matches
 
         nonce = new_nonce()
         try:
             response = self.http.get("/v1/identity", params={"nonce": nonce}, timeout=timeout)
-        except httpx.TransportError as error:
+        except OSError as error:
             raise self._unreachable(error) from None
-        body = _json_body(response) if response.status_code == 200 else None
+        body = response.body if response.status == 200 else None
         if not (
             isinstance(body, dict)
             and body.get("service") == "supervisor"
@@ -129,30 +129,19 @@ class Client:
             )
 
     def call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        import httpx
-
         try:
             response = self.http.request(method, path, **kwargs)
-        except httpx.TransportError as error:
+        except OSError as error:
             raise self._unreachable(error) from None
-        body = _json_body(response)
-        if body is None:
-            body = {"detail": response.text}
-        if response.status_code >= 400:
+        body = response.body if response.body is not None else {"detail": response.text}
+        if response.status >= 400:
             detail = body.get("detail") if isinstance(body, dict) else body
             raise CommandError(
-                f"kronii: the supervisor refused: {detail} (HTTP {response.status_code})",
-                exit_for_status(response.status_code),
+                f"kronii: the supervisor refused: {detail} (HTTP {response.status})",
+                exit_for_status(response.status),
             )
         out: dict[str, Any] = body
         return out
-
-
-def _json_body(response: httpx.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return None
 
 
 def exit_for_status(status: int) -> int:

@@ -1,0 +1,34 @@
+"""The sensor's table in PostgreSQL (created by migration 0002_activity_events): one envelope per
+state change, focus change, lock and unlock, written in batches off the event path."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import BigInteger, Column, DateTime, MetaData, Table, Text, insert
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+__all__ = ["ActivityEventStore", "activity_events"]
+
+activity_events = Table(
+    "activity_events",
+    MetaData(),
+    Column("id", BigInteger, primary_key=True, autoincrement=True),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("state", Text, nullable=False),
+    Column("detail", JSONB, nullable=False),
+)
+
+
+class ActivityEventStore:
+    """Envelopes into `activity_events`, one transaction per batch."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def append(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        async with self._engine.begin() as conn:
+            await conn.execute(insert(activity_events), list(rows))

@@ -1,0 +1,54 @@
+"""The sensor's two stores against the real servers: a batch of envelopes lands in `activity_events`
+as written, and the snapshot in Redis reads back as the message that was put, under the key the
+pipeline and capture read."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import redis.asyncio as aioredis
+from kronii.activity.v1 import activity_pb2 as pb
+from kronii.common.db import make_engine
+from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
+from kronii.sensor.adapters.events import ActivityEventStore, activity_events
+from kronii.sensor.adapters.snapshots import RedisSnapshotStore
+from sqlalchemy import select
+
+from tests.infra import InfraUrls
+
+
+async def test_a_batch_of_envelopes_lands_in_activity_events(migrated_database: str) -> None:
+    engine = make_engine(migrated_database)
+    marker = f"test-{datetime.now(UTC).timestamp()}"
+    at = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    rows = [
+        {"at": at, "kind": "lock", "state": "locked", "detail": {"source": marker}},
+        {"at": at, "kind": "unlock", "state": "active", "detail": {"source": marker}},
+    ]
+    try:
+        await ActivityEventStore(engine).append(rows)
+        async with engine.connect() as conn:
+            found = (
+                await conn.execute(
+                    select(activity_events.c.kind, activity_events.c.state, activity_events.c.at)
+                    .where(activity_events.c.detail["source"].astext == marker)
+                    .order_by(activity_events.c.id)
+                )
+            ).all()
+    finally:
+        await engine.dispose()
+    assert [tuple(row) for row in found] == [("lock", "locked", at), ("unlock", "active", at)]
+
+
+async def test_the_snapshot_reads_back_from_the_key_the_other_services_read(infra: InfraUrls) -> None:
+    client = aioredis.from_url(infra.redis)
+    try:
+        await client.delete(SENSOR_SNAPSHOT_KEY)
+        store = RedisSnapshotStore(client)
+        assert await store.get() is None
+        await store.put(pb.Snapshot(idle_ms=1234, locked=True))
+        assert await store.get() == pb.Snapshot(idle_ms=1234, locked=True)
+        assert await client.get(SENSOR_SNAPSHOT_KEY) is not None
+    finally:
+        await client.delete(SENSOR_SNAPSHOT_KEY)
+        await client.aclose()
