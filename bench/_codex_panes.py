@@ -19,6 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import _common  # noqa: F401  (puts the repository root on sys.path, for `tests`)
 import httpx
 
 from tests.agents.real_codex import CODEX_BIN, history
