@@ -147,7 +147,7 @@ def _wait_for_samples(scraped: Scraped, prometheus: Proc) -> None:
 @pytest.fixture(scope="module")
 def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scraped]:
     if PROMETHEUS is None:
-        pytest.skip("the prometheus binary is not installed (Debian package `prometheus`)")
+        pytest.fail("prometheus is missing: `make sysdeps` installs it (Debian package `prometheus`)")
     work = tmp_path_factory.mktemp("prometheus-e2e")
     data_dir = work / "kronii-data"
     kronii = Proc([KRONII, "up"], {**standalone_env(data_dir), "KRONII_TEST_FAST_PG": "1"})

@@ -23,7 +23,7 @@ def kronii(config_home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_install_writes_a_unit_systemd_accepts_and_an_autostart_entry(tmp_path: Path) -> None:
     if shutil.which("systemd-analyze") is None:
-        pytest.skip("systemd-analyze is not installed (Debian: systemd)")
+        pytest.fail("systemd-analyze is missing: `make sysdeps` installs it (Debian package `systemd`)")
     home = tmp_path / "config"
     installed = kronii(home, "install", "--no-enable")
     assert installed.returncode == 0, installed.stderr
@@ -49,7 +49,7 @@ def test_install_writes_a_unit_systemd_accepts_and_an_autostart_entry(tmp_path: 
 def test_a_unit_that_systemd_would_not_accept_is_caught_by_the_check(tmp_path: Path) -> None:
     """The verify step really reads the unit: a bad restart value makes it complain."""
     if shutil.which("systemd-analyze") is None:
-        pytest.skip("systemd-analyze is not installed (Debian: systemd)")
+        pytest.fail("systemd-analyze is missing: `make sysdeps` installs it (Debian package `systemd`)")
     from kronii.common.desktop_units import service_unit
 
     unit = tmp_path / "kronii.service"

@@ -135,7 +135,7 @@ def series_names(registry: CollectorRegistry) -> set[str]:
 def test_promtool_lint_accepts_the_services_metrics(service: str) -> None:
     promtool = shutil.which("promtool")
     if promtool is None:
-        pytest.skip("promtool not installed (Debian package `prometheus`)")
+        pytest.fail("promtool is missing: `make sysdeps` installs it (Debian package `prometheus`)")
     result = subprocess.run(
         [promtool, "check", "metrics"], input=exposition(service), capture_output=True, text=True, timeout=60
     )

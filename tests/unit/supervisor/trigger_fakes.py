@@ -19,6 +19,7 @@ from kronii.supervisor.core.agent_state import Delivery
 from kronii.supervisor.core.model import PaneFacts, RuntimeRecord, RuntimeStatus, Snapshot
 from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.core.payload import Payload
+from kronii.supervisor.core.runtime_index import RuntimeIndex
 from kronii.supervisor.core.tokens import Claims
 from kronii.supervisor.lifecycle import TriggerLifecycle
 from kronii.supervisor.metrics import SupervisorMetrics
@@ -54,38 +55,24 @@ class FakeClock:
         self.now += secs
 
 
-class FakeRuntimes:
+class FakeRuntimes(RuntimeIndex):
+    """The registry without PostgreSQL: the same reads (RuntimeIndex), writes straight to memory."""
+
     def __init__(self, *records: RuntimeRecord) -> None:
-        self.records = {record.runtime_id: record for record in records}
+        super().__init__()
+        self._records.update({record.runtime_id: record for record in records})
+
+    @property
+    def records(self) -> dict[str, RuntimeRecord]:
+        return self._records
 
     async def add(self, record: RuntimeRecord) -> RuntimeRecord:
-        self.records[record.runtime_id] = record
+        self._records[record.runtime_id] = record
         return record
 
     async def change(self, runtime_id: str, **fields: Any) -> RuntimeRecord:
-        self.records[runtime_id] = replace(self.records[runtime_id], **fields)
-        return self.records[runtime_id]
-
-    def get(self, runtime_id: str) -> RuntimeRecord | None:
-        return self.records.get(runtime_id)
-
-    def all(self) -> list[RuntimeRecord]:
-        return sorted(self.records.values(), key=lambda r: r.registered_at)
-
-    def query(
-        self, *, workspace_id: str = "", agent_id: str = "", include_offline: bool = False
-    ) -> list[RuntimeRecord]:
-        return [
-            r
-            for r in self.all()
-            if (not workspace_id or r.workspace_id == workspace_id)
-            and (not agent_id or r.agent_id == agent_id)
-            and (include_offline or r.status is not RuntimeStatus.OFFLINE)
-        ]
-
-    def for_agent(self, workspace_id: str, agent_id: str) -> RuntimeRecord | None:
-        found = self.query(workspace_id=workspace_id, agent_id=agent_id)
-        return found[-1] if found else None
+        self._records[runtime_id] = replace(self._records[runtime_id], **fields)
+        return self._records[runtime_id]
 
 
 @dataclass

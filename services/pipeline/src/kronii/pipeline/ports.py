@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_RUNS_PAGE",
+    "SSE_SEPARATOR",
     "Admit",
     "AuditPort",
     "CaptureOutcome",
@@ -227,6 +228,11 @@ class StreamSubscription(Protocol):
     async def __aenter__(self) -> Self: ...
 
     async def __aexit__(self, *exc: object) -> None: ...
+
+
+# Plain newlines between the fields of every notification-stream frame (events, the opening, keep-alives),
+# as the stream has always sent them; every SSE client accepts them.
+SSE_SEPARATOR = "\n"
 
 
 class NotificationStream(Protocol):

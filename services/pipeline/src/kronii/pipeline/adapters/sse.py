@@ -19,15 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kronii.common.api_edge import as_json
+from kronii.pipeline.ports import SSE_SEPARATOR
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 from sse_starlette import ServerSentEvent
 
 __all__ = ["NotificationBroadcaster", "SseEvent", "Subscription"]
 
 EVENT_NAME = "notification"
-# Plain newlines between fields, as the stream always sent (api/notifications_stream.py frames its
-# opening and keep-alive the same way); every SSE client accepts them.
-_SEP = "\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +35,7 @@ class SseEvent:
     data: str
 
     def frame(self) -> ServerSentEvent:
-        return ServerSentEvent(self.data, event=self.event, id=str(self.id), sep=_SEP)
+        return ServerSentEvent(self.data, event=self.event, id=str(self.id), sep=SSE_SEPARATOR)
 
     def encode(self) -> bytes:
         return self.frame().encode()

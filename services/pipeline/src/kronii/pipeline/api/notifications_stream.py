@@ -6,13 +6,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Request
-from kronii.pipeline.ports import NotificationStream, StreamSubscription
+from kronii.pipeline.ports import SSE_SEPARATOR, NotificationStream, StreamSubscription
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 __all__ = ["RECONNECT_MS", "notifications_stream_router"]
 
-# Plain newlines between fields, as the broadcaster's events are framed; every SSE client accepts them.
-_SEP = "\n"
 # How long a browser waits before it reconnects, sent once when the stream opens.
 RECONNECT_MS = 2000
 
@@ -36,7 +34,7 @@ def notifications_stream_router(
     async def events(subscription: StreamSubscription) -> AsyncIterator[ServerSentEvent]:
         async with subscription:
             # Opens the stream at once, with the browser's reconnect delay.
-            yield ServerSentEvent(retry=RECONNECT_MS, sep=_SEP)
+            yield ServerSentEvent(retry=RECONNECT_MS, sep=SSE_SEPARATOR)
             async for event in subscription:
                 yield event.frame()
 
@@ -51,8 +49,8 @@ def notifications_stream_router(
             events(subscription),
             headers={"cache-control": "no-cache"},
             ping=keepalive_secs,
-            ping_message_factory=lambda: ServerSentEvent(comment="keepalive", sep=_SEP),
-            sep=_SEP,
+            ping_message_factory=lambda: ServerSentEvent(comment="keepalive", sep=SSE_SEPARATOR),
+            sep=SSE_SEPARATOR,
         )
 
     return router

@@ -10,6 +10,7 @@ from typing import Any
 
 from kronii.supervisor.adapters.tables import runtimes
 from kronii.supervisor.core.model import RuntimeRecord, RuntimeStatus
+from kronii.supervisor.core.runtime_index import RuntimeIndex
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -58,27 +59,29 @@ def _record(row: Any) -> RuntimeRecord:
     )
 
 
-class Registry:
+class Registry(RuntimeIndex):
+    """Reads answer from the records in memory (RuntimeIndex); writes go to PostgreSQL first."""
+
     def __init__(self, engine: AsyncEngine) -> None:
+        super().__init__()
         self._engine = engine
-        self._cache: dict[str, RuntimeRecord] = {}
         self._lock = asyncio.Lock()
 
     async def load(self) -> None:
         async with self._engine.connect() as conn:
             rows = (await conn.execute(select(runtimes))).all()
-        self._cache = {record.runtime_id: record for record in map(_record, rows)}
+        self._records = {record.runtime_id: record for record in map(_record, rows)}
 
     async def add(self, record: RuntimeRecord) -> RuntimeRecord:
         async with self._lock:
             async with self._engine.begin() as conn:
                 await conn.execute(insert(runtimes), [_row(record)])
-            self._cache[record.runtime_id] = record
+            self._records[record.runtime_id] = record
         return record
 
     async def change(self, runtime_id: str, **fields: Any) -> RuntimeRecord:
         async with self._lock:
-            current = self._cache.get(runtime_id)
+            current = self._records.get(runtime_id)
             if current is None:
                 raise KeyError(runtime_id)
             new = replace(current, **fields)
@@ -89,30 +92,5 @@ class Registry:
                 await conn.execute(
                     update(runtimes).where(runtimes.c.runtime_id == runtime_id).values(**values)
                 )
-            self._cache[runtime_id] = new
+            self._records[runtime_id] = new
             return new
-
-    def get(self, runtime_id: str) -> RuntimeRecord | None:
-        return self._cache.get(runtime_id)
-
-    def all(self) -> list[RuntimeRecord]:
-        return sorted(self._cache.values(), key=lambda r: r.registered_at)
-
-    def query(
-        self, *, workspace_id: str = "", agent_id: str = "", include_offline: bool = False
-    ) -> list[RuntimeRecord]:
-        return [
-            r
-            for r in self.all()
-            if (not workspace_id or r.workspace_id == workspace_id)
-            and (not agent_id or r.agent_id == agent_id)
-            and (include_offline or r.status is not RuntimeStatus.OFFLINE)
-        ]
-
-    def for_agent(self, workspace_id: str, agent_id: str) -> RuntimeRecord | None:
-        """The runtime a trigger for this agent goes to: the newest live one, else the newest of
-        any status (its kind and session id still tell the fallback chain what to do)."""
-        candidates = self.query(workspace_id=workspace_id, agent_id=agent_id, include_offline=True)
-        live = [r for r in candidates if r.status is not RuntimeStatus.OFFLINE]
-        pool = live or candidates
-        return pool[-1] if pool else None
