@@ -107,6 +107,10 @@ class _Runtime:
         self.grpc_names: list[str] = []
         self.grpc_bound_port = 0
         self._outage_logged = False
+        # PostgreSQL's start time and when it last answered: a restart shorter than one probe
+        # interval is still an outage, and is recorded as one.
+        self._postgres_started: float | None = None
+        self._postgres_last_ok: float | None = None
         self.access = AccessPolicy(
             api_token=settings.api_token, rules=getattr(self.app, "access_rules", AccessRules())
         )
@@ -206,12 +210,32 @@ class _Runtime:
         async with self.ctx.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
 
+    async def _postgres_start_time(self) -> float:
+        if self.ctx.engine is None:
+            raise RuntimeError("not configured")
+        async with self.ctx.engine.connect() as conn:
+            started = (await conn.execute(text("SELECT pg_postmaster_start_time()"))).scalar_one()
+        return float(started.timestamp())
+
+    async def _probe_postgres_restart(self) -> bool:
+        """True while PostgreSQL answers. A changed start time means it went away between two
+        probes: the outage is opened at the last answer seen, so that it is recorded too."""
+        try:
+            started = await asyncio.wait_for(self._postgres_start_time(), 1.5)
+        except Exception:
+            return False
+        previous, self._postgres_started = self._postgres_started, started
+        if previous is not None and started != previous and self.ctx.postgres_down_since is None:
+            self.ctx.postgres_down_since = self._postgres_last_ok or started
+        self._postgres_last_ok = time.time()
+        return True
+
     async def watch_postgres(self, every: float = 0.5) -> None:
         """Notice an outage of PostgreSQL at once, and put it in the audit log when it ends."""
         if "postgres" not in self.spec.needs or self.ctx.engine is None:
             return
         while not self.stopping.is_set():
-            ok = (await self._probe(self._ping_postgres)).ready
+            ok = await self._probe_postgres_restart()
             down_since = self.ctx.postgres_down_since
             if not ok and not self._outage_logged:
                 self.ctx.note_postgres_trouble()
@@ -224,7 +248,7 @@ class _Runtime:
             if ok and down_since is not None:
                 self.ctx.postgres_down_since = None
                 self._outage_logged = False
-                seconds = round(time.time() - down_since, 1)
+                seconds = round(max(0.0, time.time() - down_since), 1)
                 log.warning("PostgreSQL is back after %.1f s", seconds)
                 await self.ctx.record(
                     actor="kronii",
