@@ -25,8 +25,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from google.protobuf.timestamp_pb2 import Timestamp
 from kronii.activity.v1 import activity_pb2 as apb
-from kronii.capture.adapters.sessions import ClientSessions
-from kronii.capture.core.capabilities import Capability
+from kronii.capture.adapters.callers import client_sessions
+from kronii.capture.core.capabilities import Capability, names
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
 from kronii.common import subjects
@@ -302,8 +302,8 @@ async def agent_bearer(target: str, redis_url: str, database: str, capabilities:
     engine = make_engine(database)
     redis = aioredis.from_url(redis_url)
     try:
-        await ClientSessions(redis, make_sessionmaker(engine)).register_client(
-            client_id, key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw), capabilities
+        await client_sessions(redis, make_sessionmaker(engine)).register_client(
+            client_id, key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw), names(capabilities)
         )
     finally:
         await redis.aclose()

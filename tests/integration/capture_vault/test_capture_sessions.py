@@ -9,9 +9,11 @@ import pytest
 import redis.asyncio as aioredis
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-from kronii.capture.adapters.sessions import AuthError, ClientSessions, sign_challenge
-from kronii.capture.core.capabilities import AGENT_DEFAULT, Capability
-from kronii.capture.core.identity import Identity, PeerIdentity
+from kronii.capture.adapters.callers import client_sessions
+from kronii.capture.core.capabilities import AGENT_DEFAULT, Capability, names
+from kronii.capture.core.identity import Identity
+from kronii.common.client_sessions import AuthError, ClientSessions, sign_challenge
+from kronii.common.peers import PeerIdentity
 
 from tests.integration.capture_vault.conftest import Sessions
 
@@ -26,23 +28,27 @@ def _client_id() -> str:
 
 @pytest.fixture
 def book(redis: aioredis.Redis, db: Sessions) -> ClientSessions:
-    return ClientSessions(redis, db, challenge_ttl_secs=30, session_ttl_secs=600)
+    return client_sessions(redis, db, challenge_ttl_secs=30, session_ttl_secs=600)
 
 
-async def test_a_registered_key_signing_the_challenge_gets_a_session(book: ClientSessions) -> None:
+async def test_a_registered_key_signing_the_challenge_gets_a_session(
+    book: ClientSessions, redis: aioredis.Redis
+) -> None:
     key = Ed25519PrivateKey.generate()
     client_id = _client_id()
-    await book.register_client(client_id, _public(key), ["READ_REDACTED", "LIST_META"])
+    await book.register_client(client_id, _public(key), ["list_meta", " READ_REDACTED "])
 
     challenge = await book.begin(client_id)
     session = await book.authenticate(challenge.challenge_id, client_id, sign_challenge(key, challenge.nonce))
 
     assert len(challenge.nonce) == 32
-    assert session.capabilities == Capability.READ_REDACTED | Capability.LIST_META
+    # Stored and returned as capture's names, in its order, whatever the case and order they came in.
+    assert session.capabilities == ("READ_REDACTED", "LIST_META")
     resolved = await book.resolve(session.token)
     assert resolved is not None
     assert resolved.client_id == client_id
-    identity = resolved.identity()
+    assert await redis.exists(f"kronii:capture:challenge:{challenge.challenge_id}") == 0  # used once
+    identity = Identity.agent(resolved.client_id, resolved.capabilities)
     assert identity.kind == "agent"
     assert identity.allows(Capability.LIST_META)
     assert not identity.allows(Capability.REQUEST_CAPTURE)
@@ -77,7 +83,7 @@ async def test_a_replayed_challenge_is_refused(book: ClientSessions) -> None:
     with pytest.raises(AuthError) as caught:
         await book.authenticate(challenge.challenge_id, client_id, signature)
 
-    assert first.capabilities == AGENT_DEFAULT
+    assert first.capabilities == tuple(names(AGENT_DEFAULT))
     assert caught.value.reason == "challenge_unknown_or_used"
 
 
@@ -154,7 +160,7 @@ def test_a_local_identity_carries_the_peer_and_may_only_request_captures() -> No
     assert identity.actor == "local:uid:1000"
     assert (identity.uid, identity.pid) == (1000, 42)
     assert identity.allows(Capability.REQUEST_CAPTURE)
-    # Reading needs a person's proof of presence first (adapters.presence), never the bare socket.
+    # Reading needs a person's proof of presence first (kronii.common.presence), never the bare socket.
     assert not identity.allows(Capability.READ_REDACTED)
     assert not identity.allows(Capability.LIST_META)
     assert not identity.allows(Capability.READ_RAW_ENCRYPTED)

@@ -24,11 +24,12 @@ from pathlib import Path
 import grpc
 import pytest
 import pytest_asyncio
-from kronii.capture.adapters.access import PEERS, AccessPolicy, PeerRegistry, identity_for_peer
-from kronii.capture.adapters.procinfo import claimed_device, proc_facts, start_ticks
-from kronii.capture.adapters.socket import FrontDoorError, LocalFrontDoor, socket_path
-from kronii.capture.core.identity import PeerIdentity
+from kronii.capture.adapters.callers import PEERS, front_door, identity_for_peer
 from kronii.common.audit import AuditLog
+from kronii.common.local_door import FrontDoorError, PeerPolicy, PeerRegistry
+from kronii.common.peers import PeerIdentity
+from kronii.common.procinfo import claimed_device, proc_facts, start_ticks
+from kronii.common.rendezvous import capture_socket_path
 
 from tests.integration.capture_vault.conftest import Sessions
 from tests.integration.capture_vault.vault_support import audit_recorder
@@ -124,16 +125,21 @@ async def _call_whoami(path: Path) -> dict[str, object]:
 
 
 def test_the_socket_lives_under_the_runtime_directory_or_the_data_directory(tmp_path: Path) -> None:
-    assert socket_path(tmp_path, runtime_dir="/run/user/1000") == Path("/run/user/1000/kronii/capture.sock")
-    assert socket_path(tmp_path, runtime_dir="") == tmp_path / "run" / "capture.sock"
-    assert socket_path(tmp_path, tmp_path / "sock", runtime_dir="/x") == tmp_path / "sock" / "capture.sock"
+    assert capture_socket_path(tmp_path, runtime_dir="/run/user/1000") == Path(
+        "/run/user/1000/kronii/capture.sock"
+    )
+    assert capture_socket_path(tmp_path, runtime_dir="") == tmp_path / "run" / "capture.sock"
+    assert (
+        capture_socket_path(tmp_path, tmp_path / "sock", runtime_dir="/x")
+        == tmp_path / "sock" / "capture.sock"
+    )
 
 
 async def test_an_allowed_local_call_reaches_grpc_and_grpc_knows_the_caller(
     runtime_dir: Path, grpc_port: int
 ) -> None:
-    path = socket_path(Path("unused"), runtime_dir=str(runtime_dir))
-    door = LocalFrontDoor(path, ("127.0.0.1", grpc_port), AccessPolicy.build())
+    path = capture_socket_path(Path("unused"), runtime_dir=str(runtime_dir))
+    door = front_door(path, ("127.0.0.1", grpc_port), PeerPolicy.build())
     await door.start()
     try:
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
@@ -159,8 +165,8 @@ async def test_a_call_that_bypasses_the_socket_has_no_local_identity(grpc_port: 
 
 
 async def test_another_user_cannot_even_reach_the_socket(runtime_dir: Path, grpc_port: int) -> None:
-    path = socket_path(Path("unused"), runtime_dir=str(runtime_dir))
-    door = LocalFrontDoor(path, ("127.0.0.1", grpc_port), AccessPolicy.build())
+    path = capture_socket_path(Path("unused"), runtime_dir=str(runtime_dir))
+    door = front_door(path, ("127.0.0.1", grpc_port), PeerPolicy.build())
     await door.start()
     try:
         assert await _as_nobody(path) == "permission-denied"
@@ -172,8 +178,8 @@ async def test_the_peer_check_refuses_and_audits_another_user_when_modes_are_loo
     runtime_dir: Path, grpc_port: int, db: Sessions
 ) -> None:
     audit = AuditLog(db, "capture")
-    path = socket_path(Path("unused"), runtime_dir=str(runtime_dir))
-    door = LocalFrontDoor(path, ("127.0.0.1", grpc_port), AccessPolicy.build(), record=audit_recorder(audit))
+    path = capture_socket_path(Path("unused"), runtime_dir=str(runtime_dir))
+    door = front_door(path, ("127.0.0.1", grpc_port), PeerPolicy.build(), record=audit_recorder(audit))
     await door.start()
     try:
         # Someone loosened the modes: only the peer check stands between nobody and the service.
@@ -200,8 +206,8 @@ async def test_the_peer_check_refuses_and_audits_another_user_when_modes_are_loo
 
 async def test_an_executable_outside_the_allow_list_is_refused(runtime_dir: Path, grpc_port: int) -> None:
     other = shutil.which("true") or "/nonexistent/true"
-    path = socket_path(Path("unused"), runtime_dir=str(runtime_dir))
-    door = LocalFrontDoor(path, ("127.0.0.1", grpc_port), AccessPolicy.build(executables=[other]))
+    path = capture_socket_path(Path("unused"), runtime_dir=str(runtime_dir))
+    door = front_door(path, ("127.0.0.1", grpc_port), PeerPolicy.build(executables=[other]))
     await door.start()
     try:
         with pytest.raises(grpc.aio.AioRpcError) as caught:
@@ -211,7 +217,7 @@ async def test_an_executable_outside_the_allow_list_is_refused(runtime_dir: Path
     finally:
         await door.stop()
 
-    door = LocalFrontDoor(path, ("127.0.0.1", grpc_port), AccessPolicy.build(executables=[sys.executable]))
+    door = front_door(path, ("127.0.0.1", grpc_port), PeerPolicy.build(executables=[sys.executable]))
     await door.start()
     try:
         assert (await _call_whoami(path))["pid"] == os.getpid()
@@ -220,25 +226,25 @@ async def test_an_executable_outside_the_allow_list_is_refused(runtime_dir: Path
 
 
 async def test_a_second_front_door_does_not_steal_a_live_socket(runtime_dir: Path, grpc_port: int) -> None:
-    path = socket_path(Path("unused"), runtime_dir=str(runtime_dir))
-    first = LocalFrontDoor(path, ("127.0.0.1", grpc_port), AccessPolicy.build())
+    path = capture_socket_path(Path("unused"), runtime_dir=str(runtime_dir))
+    first = front_door(path, ("127.0.0.1", grpc_port), PeerPolicy.build())
     await first.start()
     try:
-        with pytest.raises(FrontDoorError, match="already listening") as caught:
-            await LocalFrontDoor(path, ("127.0.0.1", grpc_port), AccessPolicy.build()).start()
+        with pytest.raises(FrontDoorError, match="another capture service is already listening") as caught:
+            await front_door(path, ("127.0.0.1", grpc_port), PeerPolicy.build()).start()
         assert str(runtime_dir) not in str(caught.value)
     finally:
         await first.stop()
 
 
 async def test_a_stale_socket_file_is_replaced(runtime_dir: Path, grpc_port: int) -> None:
-    path = socket_path(Path("unused"), runtime_dir=str(runtime_dir))
+    path = capture_socket_path(Path("unused"), runtime_dir=str(runtime_dir))
     path.parent.mkdir(mode=0o700)
     stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     stale.bind(str(path))
     stale.close()  # the file stays, nobody listens: what a crashed service leaves behind
 
-    door = LocalFrontDoor(path, ("127.0.0.1", grpc_port), AccessPolicy.build())
+    door = front_door(path, ("127.0.0.1", grpc_port), PeerPolicy.build())
     await door.start()
     try:
         assert (await _call_whoami(path))["uid"] == os.getuid()
@@ -256,8 +262,8 @@ async def test_the_front_door_records_the_peer_start_time_so_a_reused_pid_is_tol
             seen.append(identity)
             super().register(port, identity)
 
-    path = socket_path(Path("unused"), runtime_dir=str(runtime_dir))
-    door = LocalFrontDoor(path, ("127.0.0.1", grpc_port), AccessPolicy.build(), peers=Recording())
+    path = capture_socket_path(Path("unused"), runtime_dir=str(runtime_dir))
+    door = front_door(path, ("127.0.0.1", grpc_port), PeerPolicy.build(), peers=Recording())
     await door.start()
     try:
         with contextlib.suppress(grpc.aio.AioRpcError):

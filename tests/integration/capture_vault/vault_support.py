@@ -6,8 +6,7 @@ import io
 import uuid
 from typing import Any
 
-from kronii.capture.adapters.access import AuditRecorder
-from kronii.common.audit import AuditLog
+from kronii.common.audit import AuditLog, AuditRecorder
 from PIL import Image
 
 

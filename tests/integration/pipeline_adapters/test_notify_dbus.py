@@ -131,3 +131,34 @@ async def test_without_a_session_bus_the_notifier_is_unavailable() -> None:
     notifier = DesktopNotifier(bus_address="")
     assert not await notifier.start()
     assert await notifier.notify(note()) is None
+
+
+async def test_a_click_signal_from_a_process_that_is_not_the_notification_server_is_ignored(
+    session_bus: str, server_bus: MessageBus
+) -> None:
+    server = await serve(server_bus, ["body", "actions"])
+    acted: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+
+    async def on_action(notification_id: str, key: str) -> None:
+        await acted.put((notification_id, key))
+
+    notifier = DesktopNotifier(bus_address=session_bus, on_action=on_action)
+    assert await notifier.start()
+    forger = await MessageBus(bus_address=session_bus, bus_type=BusType.SESSION).connect()
+    try:
+        server_id = await notifier.notify(note())
+        assert server_id is not None
+        # Another process of the same user sends the click straight to the notifier's connection.
+        assert notifier._bus is not None
+        forged = Message.new_signal(
+            NOTIFICATIONS_PATH, NOTIFICATIONS_INTERFACE, "ActionInvoked", "us", [server_id, "snooze"]
+        )
+        forged.destination = notifier._bus.unique_name
+        forger.send(forged)
+        await asyncio.sleep(0.3)
+        assert acted.empty()
+        server.invoke_action(server_id, "snooze")  # the server's own click still counts
+        assert (await asyncio.wait_for(acted.get(), 5))[1] == "snooze"
+    finally:
+        forger.disconnect()
+        await notifier.stop()

@@ -16,19 +16,19 @@ import numpy as np
 from google.protobuf.message import Message
 from kronii.capture.adapters.frames import Frame, Geometry
 from kronii.capture.adapters.matcher_feed import DesktopView
-from kronii.capture.adapters.presence import Presence, PresenceRefused
-from kronii.capture.adapters.sessions import AuthError, Challenge, Session
 from kronii.capture.adapters.vault import PurgeReport
 from kronii.capture.adapters.vault_files import ObjectNotFound
 from kronii.capture.core.bypass import WindowFacts
-from kronii.capture.core.capabilities import Capability
-from kronii.capture.core.identity import PeerIdentity
+from kronii.capture.core.capabilities import Capability, names
 from kronii.capture.core.scoring import FrameScore
 from kronii.capture.core.screenshots import ObjectKind, ObjectMeta
 from kronii.capture.core.status import StoredJob
 from kronii.capture.metrics import CaptureMetrics
 from kronii.capture.settings import CaptureSettings
 from kronii.capture.worker import Scored
+from kronii.common.client_sessions import AuthError, Challenge, Session
+from kronii.common.peers import PeerIdentity
+from kronii.common.presence import Presence, PresenceRefused
 from kronii.common.service import ServiceContext
 from kronii.common.subjects import Topic
 from kronii.redaction import Level
@@ -273,7 +273,7 @@ class Clients:
     async def authenticate(self, challenge_id: str, client_id: str, signature: bytes) -> Session:
         if client_id != "agent-1" or signature != b"good":
             raise AuthError("bad_signature", "the signature does not verify")
-        session = Session("session-1", client_id, START, self.capabilities)
+        session = Session("session-1", client_id, START, tuple(names(self.capabilities)))
         self.sessions[session.token] = session
         return session
 
@@ -292,7 +292,7 @@ class PresenceProof:
         self.asked.append(peer)
         if self.capabilities is None:
             raise PresenceRefused("no one confirmed being at the screen")
-        return Presence(self.capabilities, "tty")
+        return Presence(tuple(names(self.capabilities)), "tty")
 
 
 class Snapshots:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from kronii.capture.core.breaker import CircuitBreaker
 from kronii.capture.core.capabilities import AGENT_DEFAULT, LOCAL_DEFAULT, Capability
-from kronii.capture.core.identity import Identity, PeerIdentity, caller_key
+from kronii.capture.core.identity import Identity, caller_key
 from kronii.capture.guard import Guard
 from kronii.common.errors import (
     InvalidArgument,
@@ -17,6 +17,7 @@ from kronii.common.errors import (
     ResourceExhausted,
     Unauthenticated,
 )
+from kronii.common.peers import PeerIdentity
 
 from tests.unit.capture import capture_fakes as fakes
 

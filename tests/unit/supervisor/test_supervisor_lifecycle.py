@@ -89,6 +89,19 @@ def test_row_cooldown_after_failures_defers() -> None:
     fired(m, "cooldown_after_failures_defers")
 
 
+def test_row_user_holds_desktop_defers() -> None:
+    m = machine()
+    effects = m.handle(Signal.USER_HOLDS_DESKTOP, T0, defer_until=T0 + 5, code=ErrorCode.USER_HOLDS_DESKTOP)
+    assert effects == [Defer(T0 + 5, ErrorCode.USER_HOLDS_DESKTOP)]
+    assert m.phase is Phase.DEFERRED and m.deferred_until == T0 + 5
+    # Deferred again and again while the hold lasts: no maximum defer sends it down the fallback chain.
+    again = m.handle(
+        Signal.USER_HOLDS_DESKTOP, T0 + 600, defer_until=T0 + 605, code=ErrorCode.USER_HOLDS_DESKTOP
+    )
+    assert again == [Defer(T0 + 605, ErrorCode.USER_HOLDS_DESKTOP)] and m.resume_attempts == 0
+    assert m.row_fire_counts["user_holds_desktop_defers"] == 2
+
+
 # ---- section 12: crash loop and stale sessions -------------------------------------------------------
 
 

@@ -21,6 +21,7 @@ from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.core.payload import Payload
 from kronii.supervisor.core.runtime_index import RuntimeIndex
 from kronii.supervisor.core.tokens import Claims
+from kronii.supervisor.desktop import DesktopWatch
 from kronii.supervisor.lifecycle import TriggerLifecycle
 from kronii.supervisor.metrics import SupervisorMetrics
 from kronii.supervisor.outcomes import Outcomes
@@ -269,6 +270,7 @@ class TriggerWorld:
     records: FakeRecords
     bus: FakeBus
     trigger_log: FakeTriggerLog
+    desktop: DesktopWatch
 
 
 def runtime(runtime_id: str = "rt-1", pane: str = "%1", agent_id: str = "agent") -> RuntimeRecord:
@@ -284,8 +286,9 @@ def runtime(runtime_id: str = "rt-1", pane: str = "%1", agent_id: str = "agent")
     )
 
 
-def trigger_world(panes: FakePanes, *records: RuntimeRecord) -> TriggerWorld:
+def trigger_world(panes: FakePanes, *records: RuntimeRecord, desktop_session: str = "") -> TriggerWorld:
     clock, state, registry = FakeClock(), FakeState(), FakeRuntimes(*(records or (runtime(),)))
+    desktop = DesktopWatch(desktop_session)
     trigger_log, records_port, bus, audit = FakeTriggerLog(), FakeRecords(), FakeBus(), FakeAudit()
     params = SupervisorParams()
     metrics = SupervisorMetrics(CollectorRegistry())
@@ -328,6 +331,7 @@ def trigger_world(panes: FakePanes, *records: RuntimeRecord) -> TriggerWorld:
         agent_states={},
         pid_alive=lambda pid: True,
         clock=clock,
+        desktop_hold=desktop.hold,
     )
     desk = TriggerDesk(
         lifecycle=lifecycle,
@@ -340,4 +344,4 @@ def trigger_world(panes: FakePanes, *records: RuntimeRecord) -> TriggerWorld:
         store_down=lambda: False,
         clock=clock,
     )
-    return TriggerWorld(desk, acks, clock, state, panes, registry, records_port, bus, trigger_log)
+    return TriggerWorld(desk, acks, clock, state, panes, registry, records_port, bus, trigger_log, desktop)

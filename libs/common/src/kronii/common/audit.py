@@ -12,7 +12,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from kronii.common.db import Base
 from sqlalchemy import BigInteger, DateTime, Text, func, select, text
@@ -20,13 +20,30 @@ from sqlalchemy.dialects.postgresql import CHAR, JSONB
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Mapped, mapped_column
 
-__all__ = ["DETAIL_VALUE_CAP", "GENESIS_HASH", "AuditLog", "AuditRow", "VerifyReport", "capped", "row_hash"]
+__all__ = [
+    "DETAIL_VALUE_CAP",
+    "GENESIS_HASH",
+    "AuditLog",
+    "AuditRecorder",
+    "AuditRow",
+    "VerifyReport",
+    "capped",
+    "row_hash",
+]
 
 GENESIS_HASH = "0" * 64
 # A detail value longer than this (as text) is stored cut, with the digest and length of the whole:
 # the row still says what it was, and a caller cannot grow the audit log by megabytes per request.
 DETAIL_VALUE_CAP = 2_000
 _LOCK_KEY = 0x6B726F6E6969  # "kronii": one advisory lock for the whole chain
+
+
+class AuditRecorder(Protocol):
+    """The shape of ``ServiceContext.record``: one audit row per call."""
+
+    async def __call__(
+        self, *, actor: str, action: str, subject: str = "", outcome: str = "", **detail: Any
+    ) -> None: ...
 
 
 class AuditRow(Base):

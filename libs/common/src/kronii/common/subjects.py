@@ -13,6 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from google.protobuf.message import Message
 from kronii.activity.v1 import activity_pb2 as apb
+from kronii.broker.v1 import broker_pb2 as bpb
 from kronii.capture.v1 import capture_pb2 as cpb
 from kronii.pipeline.v1 import pipeline_pb2 as ppb
 from kronii.scheduler.v1 import scheduler_pb2 as spb
@@ -24,6 +25,7 @@ __all__ = [
     "ACTIVITY_PREFIX",
     "ACTIVITY_PULSE",
     "ACTIVITY_STREAM",
+    "BROKER_CONTROL",
     "CAPTURE_STATUS",
     "FOCUS_CHANGED",
     "LOCK_CHANGED",
@@ -117,6 +119,9 @@ def activity_topic(event: str) -> Topic[Any]:
 
 # The supervisor (seed 002): trigger outcomes and collision events it publishes, and the subject
 # agents' hooks may acknowledge a delivery on.
+# Who holds the desktop's input: every change of control, intent or agent status (seed 004).
+BROKER_CONTROL = Topic("kronii.broker.control", bpb.ControlChanged)
+
 SUPERVISOR_OUTCOME = Topic("kronii.supervisor.outcome", svpb.TriggerOutcome)
 SUPERVISOR_COLLISION = Topic("kronii.supervisor.collision", svpb.CollisionEvent)
 SUPERVISOR_ACK = Topic("kronii.supervisor.ack", svpb.AckTriggerRequest)
@@ -143,6 +148,7 @@ SCHEDULER_ADMIT = RequestTopic("kronii.scheduler.admit", spb.AdmitRequest, reply
 
 TOPICS: tuple[Topic[Any], ...] = (
     *_ACTIVITY.values(),
+    BROKER_CONTROL,
     SUPERVISOR_OUTCOME,
     SUPERVISOR_COLLISION,
     SUPERVISOR_ACK,

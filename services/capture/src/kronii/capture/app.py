@@ -17,15 +17,11 @@ from collections.abc import Iterable
 
 import grpc
 from fastapi import APIRouter
-from kronii.capture.adapters.access import AccessPolicy, identity_for_peer
+from kronii.capture.adapters.callers import client_sessions, front_door, identity_for_peer, presence_gate
 from kronii.capture.adapters.frames import CaptureUnavailable, FrameGrabber
 from kronii.capture.adapters.jobs import JobStore
 from kronii.capture.adapters.master_key import master_key_provider
 from kronii.capture.adapters.matcher_feed import DesktopView, MatcherFeed
-from kronii.capture.adapters.polkit import PolkitClient
-from kronii.capture.adapters.presence import PresenceGate
-from kronii.capture.adapters.sessions import ClientSessions
-from kronii.capture.adapters.socket import FrontDoorError, LocalFrontDoor, socket_path
 from kronii.capture.adapters.text_density import ocr_text_density
 from kronii.capture.adapters.tokens import TokenBook
 from kronii.capture.adapters.vault import ObjectVault
@@ -48,6 +44,9 @@ from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
 from kronii.capture.worker import BurstWorker, Redactor
 from kronii.common.access import AccessRules
 from kronii.common.errors import Unavailable
+from kronii.common.local_door import FrontDoorError, LocalFrontDoor, PeerPolicy
+from kronii.common.polkit import PolkitClient
+from kronii.common.rendezvous import capture_socket_path
 from kronii.common.service import DependencyStatus, ServiceContext
 
 __all__ = ["CaptureApp", "now_ms"]
@@ -210,8 +209,8 @@ class CaptureApp:
         assert ctx.redis is not None and ctx.sessions is not None
         guard = Guard(
             settings=settings,
-            clients=ClientSessions(ctx.redis, ctx.sessions, session_ttl_secs=settings.session_ttl_secs),
-            presence=PresenceGate(
+            clients=client_sessions(ctx.redis, ctx.sessions, session_ttl_secs=settings.session_ttl_secs),
+            presence=presence_gate(
                 ctx.redis,
                 PolkitClient(timeout_s=settings.polkit_timeout_secs),
                 window_secs=settings.human_window_secs,
@@ -244,10 +243,10 @@ class CaptureApp:
     async def _open_front_door(
         self, ctx: ServiceContext, settings: CaptureSettings, metrics: CaptureMetrics
     ) -> None:
-        self.front_door = LocalFrontDoor(
-            socket_path(settings.data_dir, settings.socket_dir),
+        self.front_door = front_door(
+            capture_socket_path(settings.data_dir, settings.socket_dir),
             (settings.host, settings.grpc_port),
-            AccessPolicy.build(settings.allowed_uids, settings.allowed_exes),
+            PeerPolicy.build(settings.allowed_uids, settings.allowed_exes),
             record=ctx.record,
             on_refused=lambda reason: metrics.socket_refused.labels(reason).inc(),
         )

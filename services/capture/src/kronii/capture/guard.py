@@ -4,7 +4,7 @@ A call with a live agent session (`authorization: Bearer <token>`) is that agent
 registered capabilities, whichever way it came in. Any other call through the Unix socket is a
 local client (peer uid/pid/exe from the front door's registry) that may request captures
 (LOCAL_DEFAULT, unless the operator turned that off); to read screenshots or their metadata it needs
-a person's proof of presence (adapters.presence), which opens a short read-only window. Other calls
+a person's proof of presence (kronii.common.presence), which opens a short read-only window. Other calls
 are refused. Failed calls count against the caller in the circuit breaker; an open breaker refuses
 everything from that caller until it cools down. Agents sign in here too (challenge, then signature).
 """
@@ -16,15 +16,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from kronii.capture.adapters.access import AuditRecorder
-from kronii.capture.adapters.presence import PresenceRefused
-from kronii.capture.adapters.sessions import AuthError, Challenge, Session
 from kronii.capture.core.breaker import BreakerState, CircuitBreaker
-from kronii.capture.core.capabilities import HUMAN_WINDOW, LOCAL_DEFAULT, Capability
-from kronii.capture.core.identity import Identity, PeerIdentity, caller_key
+from kronii.capture.core.capabilities import HUMAN_WINDOW, LOCAL_DEFAULT, Capability, parse_capabilities
+from kronii.capture.core.identity import Identity, caller_key
 from kronii.capture.metrics import CaptureMetrics
 from kronii.capture.ports import ClientDirectory, Clock, PresenceCheck
 from kronii.capture.settings import CaptureSettings
+from kronii.common.audit import AuditRecorder
+from kronii.common.client_sessions import AuthError, Challenge, Session
 from kronii.common.errors import (
     InvalidArgument,
     KroniiError,
@@ -32,6 +31,8 @@ from kronii.common.errors import (
     ResourceExhausted,
     Unauthenticated,
 )
+from kronii.common.peers import PeerIdentity
+from kronii.common.presence import PresenceRefused
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +92,7 @@ class Guard:
         if token:
             session = await self._clients.resolve(token)
             if session is not None:
-                identity = session.identity()
+                identity = Identity.agent(session.client_id, session.capabilities)
                 return replace(identity, capabilities=self._effective(identity.capabilities))
         local = self._peers(peer)
         if local is not None:
@@ -115,9 +116,8 @@ class Guard:
             presence = await self._presence.window(local, metadata)
         except PresenceRefused as refused:
             raise PermissionDenied(str(refused)) from None
-        return replace(
-            identity, capabilities=identity.capabilities | presence.capabilities, proof=presence.proof
-        )
+        granted = parse_capabilities(presence.capabilities)
+        return replace(identity, capabilities=identity.capabilities | granted, proof=presence.proof)
 
     async def identify_or_count(self, peer: str, authorization: str | None) -> Identity:
         """identify(), behind the unauthenticated callers' breaker (which counts the failure)."""

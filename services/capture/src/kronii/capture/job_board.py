@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kronii.capture.adapters.access import AuditRecorder
 from kronii.capture.adapters.matcher_feed import DesktopView
 from kronii.capture.api.convert import status_message
 from kronii.capture.core.status import (
@@ -27,6 +26,7 @@ from kronii.capture.core.status import (
 from kronii.capture.metrics import CaptureMetrics
 from kronii.capture.ports import Clock, JobRepository, StatusBus
 from kronii.common import subjects
+from kronii.common.audit import AuditRecorder
 from kronii.common.errors import NotFound
 
 __all__ = ["JobBoard", "StatusUpdate"]

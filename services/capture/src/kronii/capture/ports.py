@@ -11,18 +11,19 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kronii.capture.core.capabilities import Capability
-from kronii.capture.core.identity import Identity, PeerIdentity
+from kronii.capture.core.identity import Identity
 from kronii.capture.core.screenshots import ObjectKind, ObjectMeta
 from kronii.capture.core.status import JobRecord, StoredJob
 from kronii.common.errors import KroniiError
+from kronii.common.peers import PeerIdentity
 
 if TYPE_CHECKING:
     from kronii.capture.adapters.frames import Frame, Geometry
-    from kronii.capture.adapters.presence import Presence
-    from kronii.capture.adapters.sessions import Challenge, Session
     from kronii.capture.adapters.vault import PurgeReport
     from kronii.capture.v1.capture_pb2 import CaptureStatus
     from kronii.capture.worker import Scored
+    from kronii.common.client_sessions import Challenge, Session
+    from kronii.common.presence import Presence
     from kronii.common.subjects import Topic
     from kronii.redaction.pixels import ImageRedaction
     from PIL.Image import Image
@@ -123,7 +124,7 @@ class TokenLedger(Protocol):
 
 
 class ClientDirectory(Protocol):
-    """Registered agents and their sessions (adapters.sessions.ClientSessions)."""
+    """Registered agents and their sessions (kronii.common.client_sessions.ClientSessions, adapters.callers.client_sessions)."""
 
     async def begin(self, client_id: str) -> Challenge: ...
     async def authenticate(self, challenge_id: str, client_id: str, signature: bytes) -> Session: ...
@@ -131,7 +132,7 @@ class ClientDirectory(Protocol):
 
 
 class PresenceCheck(Protocol):
-    """A person's proof of presence for a local reader (adapters.presence.PresenceGate)."""
+    """A person's proof of presence for a local reader (kronii.common.presence.PresenceGate, adapters.callers.presence_gate)."""
 
     async def window(self, peer: PeerIdentity, metadata: Mapping[str, str]) -> Presence: ...
 

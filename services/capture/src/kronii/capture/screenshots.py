@@ -8,13 +8,13 @@ import logging
 import time
 from datetime import datetime
 
-from kronii.capture.adapters.access import AuditRecorder
 from kronii.capture.adapters.vault_files import ObjectNotFound
 from kronii.capture.core.identity import Identity
 from kronii.capture.core.screenshots import ObjectMeta
 from kronii.capture.metrics import CaptureMetrics
 from kronii.capture.ports import ObjectStore, TokenLedger
 from kronii.capture.settings import CaptureSettings
+from kronii.common.audit import AuditRecorder
 from kronii.common.errors import InvalidArgument, NotFound, PermissionDenied
 
 __all__ = ["ScreenshotDesk"]

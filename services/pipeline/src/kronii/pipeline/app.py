@@ -16,8 +16,10 @@ from typing import Any, cast
 import grpc
 from fastapi import APIRouter
 from google.protobuf.message import Message
+from kronii.broker.v1 import broker_pb2 as bpb
 from kronii.common import subjects
 from kronii.common.bus import Bus
+from kronii.common.desktop_hold import DesktopHold
 from kronii.common.service import DependencyStatus, ServiceContext
 from kronii.pipeline.adapters.capture_client import CaptureClient, capture_registration, capture_socket
 from kronii.pipeline.adapters.controls import SourceControls
@@ -192,6 +194,7 @@ class PipelineApp:
             await bus.subscribe(subjects.PLUGIN_EVENT, self._on_message),
             await bus.subscribe(subjects.SCHEDULER_TICK, self._on_message),
             await bus.subscribe(subjects.PIPELINE_TRIGGER, self._on_message),
+            await bus.subscribe(subjects.BROKER_CONTROL, self._on_control),
             await serve_registrations(bus, register),
         ]
         if settings.tmux_plugin and shutil.which("tmux"):
@@ -272,6 +275,10 @@ class PipelineApp:
             await self.submit(trigger)
         except ValueError as error:
             log.warning("dropped a trigger from %s: %s", subject, error)
+
+    async def _on_control(self, _subject: str, message: bpb.ControlChanged) -> None:
+        if self._runner is not None:
+            self._runner.desktop_changed(DesktopHold.from_message(message))
 
     # ---- the loop ----------------------------------------------------------------------------
 

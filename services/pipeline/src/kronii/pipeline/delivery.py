@@ -1,6 +1,6 @@
 """How a round ends: the Planner's decision (notify or stay silent, unless the user muted that kind
-of suggestion), the notification, the cooldown and the plan handed to the scheduler, or a deferral;
-then the run's record, saved and audited."""
+of suggestion or holds the desktop), the notification, the cooldown and the plan handed to the
+scheduler, or a deferral; then the run's record, saved and audited."""
 
 from __future__ import annotations
 
@@ -58,9 +58,15 @@ class Delivery:
             if muted is not None:
                 notify = False
                 current.notes.append(f"silent: {top.action} suggestions {muted}")
+        held = notify and self._desktop_held(current)
+        notify = notify and not held
         current.plan = plan
         self._standing.last_preemption = plan.capture_preemption
-        self._standing.plan_history = history.after(current.synthesis, plan, self._config.plan_horizon_ms)
+        # A suggestion held back was not surfaced: it may be once the person hands the desktop back.
+        remembered = replace(plan, notify=False) if held else plan
+        self._standing.plan_history = history.after(
+            current.synthesis, remembered, self._config.plan_horizon_ms
+        )
         current.record = replace(current.record, decision="notify" if notify else "silent")
         await self._stepper.internal(current, Facts(planner_notifies=notify))
         if current.state is RunState.COOLING:
@@ -72,7 +78,8 @@ class Delivery:
             current, self._ports.backend.notify(current.plan, current.synthesis)
         )
         notification = called.value if called is not None else None
-        if notification is not None:
+        # The person may have taken the desktop back while the Notifier wrote.
+        if notification is not None and not self._desktop_held(current):
             top = current.synthesis.top
             key = source_key(top.action if top is not None else "suggestion")
             notification_id = await self._ports.notifier.notify(current.run_id, notification, key)
@@ -82,6 +89,15 @@ class Delivery:
             current.record = replace(current.record, decision="silent")
         await self._stepper.internal(current, Facts(output_done=True))
         await self._cool(current)
+
+    def _desktop_held(self, current: Round) -> bool:
+        """While the person holds the desktop (the input broker said so) the round thinks but starts
+        no action: nothing is sent, and the run notes why."""
+        hold = self._standing.desktop_holds.holding(self._clock() / 1000)
+        if hold is None:
+            return False
+        current.notes.append(f"silent: {hold.describe()}")
+        return True
 
     async def _cool(self, current: Round) -> None:
         assert current.plan is not None

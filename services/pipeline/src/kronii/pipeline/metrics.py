@@ -36,6 +36,7 @@ RECEIVES = (
     subjects.PLUGIN_SNAPSHOT,
     subjects.SCHEDULER_TICK,
     subjects.PIPELINE_TRIGGER,
+    subjects.BROKER_CONTROL,
 )
 AUDIT_ACTIONS = ("pipeline.defer", "pipeline.redaction", "pipeline.run")
 

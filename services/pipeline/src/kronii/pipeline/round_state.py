@@ -10,6 +10,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from kronii.common.desktop_hold import DesktopHolds
 from kronii.pipeline.adapters.runs_store import RunRecord, StateVisit
 from kronii.pipeline.core.budget import PluginContent
 from kronii.pipeline.core.deferral import Deferral, DeferReason
@@ -88,6 +89,8 @@ class Standing:
 
     state: RunState = RunState.IDLE
     locked: bool = False
+    # The input broker's latest word on each session: while the person holds the desktop, no action.
+    desktop_holds: DesktopHolds = field(default_factory=DesktopHolds)
     deferral: Deferral | None = None
     cooling_until_ms: int = 0
     run_ledger: RateLedger = field(default_factory=RateLedger)

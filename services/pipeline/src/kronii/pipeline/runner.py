@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from kronii.common.desktop_hold import DesktopHold
 from kronii.pipeline.adapters.runs_store import RunRecord
 from kronii.pipeline.core.states import RunState, Trigger
 from kronii.pipeline.ports import Clock, RunnerPorts
@@ -90,6 +91,11 @@ class Runner:
     async def submit(self, trigger: Trigger) -> str:
         """Take one external trigger; returns what became of it (never waits on a round)."""
         return await self._intake.submit(trigger)
+
+    def desktop_changed(self, hold: DesktopHold) -> None:
+        """The input broker's latest word on one session (kronii.broker.control). While the person
+        holds the desktop, rounds still run but end silent: no notification is sent."""
+        self._standing.desktop_holds = self._standing.desktop_holds.updated(hold)
 
     async def advance(self) -> list[RunRecord]:
         """Release due batches and run their rounds; returns the records of the rounds that ended."""

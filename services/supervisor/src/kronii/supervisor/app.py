@@ -35,6 +35,7 @@ from kronii.supervisor.adapters.trigger_rows import TriggerRows
 from kronii.supervisor.api.grpc_api import SupervisorServicer
 from kronii.supervisor.api.http_api import supervisor_router
 from kronii.supervisor.core.tokens import Claims
+from kronii.supervisor.desktop import DesktopWatch
 from kronii.supervisor.lifecycle import TriggerLifecycle
 from kronii.supervisor.metrics import SupervisorMetrics, zero_common_series
 from kronii.supervisor.outcomes import Outcomes
@@ -77,6 +78,7 @@ class _Parts:
         self.acks = AckBoard(self.registry, self.state)
         self._panes = PaneDriver(self.tmux)
         self._audit = _Audit(ctx)
+        self.desktop = DesktopWatch(settings.desktop_session)
         # The agent state last read off each runtime's screen (the trigger path and reconcile write it).
         self._agent_states: dict[str, str] = {}
         self.triggers = self._trigger_desk(ctx)
@@ -147,6 +149,7 @@ class _Parts:
             agent_states=self._agent_states,
             pid_alive=pid_alive,
             clock=self._clock,
+            desktop_hold=self.desktop.hold,
         )
 
     def _relauncher(self) -> Relauncher:
@@ -206,6 +209,7 @@ class SupervisorApp:
             )
         if ctx.bus.connected:
             await ctx.bus.subscribe(subjects.SUPERVISOR_ACK, parts.acks.on_bus_ack)
+            await ctx.bus.subscribe(subjects.BROKER_CONTROL, parts.desktop.on_control)
         for name, coro in (
             ("supervisor-queue", parts.triggers.queue_loop()),
             ("supervisor-reconcile", parts.reconciler.reconcile_forever(settings.reconcile_interval_secs)),

@@ -96,4 +96,8 @@ def admission_detail(signal: Signal, situation: Situation) -> str:
             return "the agent's process or pane is gone"
         case Signal.COLLISION_MAX_DEFER:
             return "a person kept typing past the maximum defer"
+        case Signal.USER_HOLDS_DESKTOP:
+            hold = situation.desktop_hold
+            held = hold.describe() if hold is not None else "the user holds the desktop"
+            return f"{held}; nothing is typed into its panes until they hand it back"
     return ""

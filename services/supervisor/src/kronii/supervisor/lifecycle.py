@@ -13,6 +13,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from typing import Any
 
+from kronii.common.desktop_hold import DesktopHold
 from kronii.supervisor.acks import AckBoard
 from kronii.supervisor.adapters.panes import Baseline
 from kronii.supervisor.adapters.tmux import TmuxError
@@ -75,6 +76,7 @@ class TriggerLifecycle:
         agent_states: dict[str, str],
         pid_alive: Callable[[int], bool],
         clock: Clock,
+        desktop_hold: Callable[[float], DesktopHold | None] = lambda _now: None,  # nobody holds it
     ) -> None:
         self._registry = registry
         self._state = state
@@ -89,6 +91,8 @@ class TriggerLifecycle:
         self._agent_states = agent_states
         self._pid_alive = pid_alive
         self._clock = clock
+        # The input broker's hold on the desktop the panes are on, at a given time (desktop.py).
+        self._desktop_hold = desktop_hold
         self._side_tasks: set[asyncio.Task[Any]] = set()
         # One delivery in flight per pane: each prompt is typed, submitted and confirmed before
         # the next one for that pane starts (asyncio.Lock hands the pane over in arrival order).
@@ -177,8 +181,11 @@ class TriggerLifecycle:
             thread_blocked=blocked,
             repeats_without_progress=loop,
         )
+        hold = self._desktop_hold(now)
         if record is None:
-            return Situation(runtime=None, pane=None, guards=guards, force_override=job.force)
+            return Situation(
+                runtime=None, pane=None, guards=guards, force_override=job.force, desktop_hold=hold
+            )
         facts = RuntimeFacts(
             runtime_id=record.runtime_id,
             kind=record.kind,
@@ -189,7 +196,7 @@ class TriggerLifecycle:
             session_id=record.session_id,
             last_heartbeat_at=record.last_heartbeat_at,
         )
-        return Situation(runtime=facts, pane=pane, guards=guards, force_override=job.force)
+        return Situation(runtime=facts, pane=pane, guards=guards, force_override=job.force, desktop_hold=hold)
 
     def _background(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.create_task(coro)

@@ -26,9 +26,10 @@ DEFERRAL_CODES = (
     ErrorCode.OPERATOR_BUSY,
     ErrorCode.AGENT_BLOCKED,
     ErrorCode.AGENT_STARTING,
+    ErrorCode.USER_HOLDS_DESKTOP,
 )
 PUBLISHES = (subjects.SUPERVISOR_OUTCOME, subjects.SUPERVISOR_COLLISION)
-RECEIVES = (subjects.SUPERVISOR_ACK,)
+RECEIVES = (subjects.SUPERVISOR_ACK, subjects.BROKER_CONTROL)
 AUDIT_ACTIONS = (
     "supervisor.register",
     "supervisor.deregister",

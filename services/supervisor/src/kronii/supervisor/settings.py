@@ -52,6 +52,10 @@ class SupervisorSettings(ServiceSettings):
     max_payload_bytes: int = Field(default=16 * 1024, gt=0, le=1024 * 1024)
     literal_max_chars: int = Field(default=200, ge=0)
 
+    # The input broker's session of the desktop this supervisor's panes are on: while the person
+    # holds it (kronii.broker.control), triggers are deferred. Empty: a hold on any session counts.
+    desktop_session: str = ""
+
     # Registry hygiene (section 18): heartbeats older than this mark an active runtime idle and
     # count as stale; the reconcile checks every pid and pane this often.
     heartbeat_ttl_secs: float = Field(default=120.0, gt=0)

@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kronii.capture.adapters.access import AuditRecorder
 from kronii.capture.adapters.vault_files import (
     ObjectNotFound,
     VaultError,
@@ -35,6 +34,7 @@ from kronii.capture.adapters.vault_rotation import ProgressCallback, RotationRep
 from kronii.capture.adapters.vault_table import capture_jobs_spec, capture_objects
 from kronii.capture.core.ids import new_id
 from kronii.capture.core.screenshots import KINDS, ObjectKind, ObjectMeta
+from kronii.common.audit import AuditRecorder
 from kronii.crypto import MasterKeyProvider, SealedObject, WrappedKey, open_sealed, seal
 from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker

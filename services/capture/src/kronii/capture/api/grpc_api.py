@@ -299,7 +299,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
             # A malformed client id is audited without it as the subject.
             subject = "" if isinstance(error, InvalidArgument) else request.client_id
             await self._fail(context, "authenticate", key, None, error, subject)
-        identity = session.identity()
+        identity = Identity.agent(session.client_id, session.capabilities)
         await self._guard.outcome(
             key=identity.actor,
             identity=identity,
@@ -307,6 +307,6 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
             error=None,
             subject=request.client_id,
         )
-        message = pb.Session(session_token=session.token, capabilities=names(session.capabilities))
+        message = pb.Session(session_token=session.token, capabilities=names(identity.capabilities))
         message.expires_at.FromDatetime(session.expires_at)
         return message

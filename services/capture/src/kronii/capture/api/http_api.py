@@ -234,14 +234,14 @@ class _CaptureRoutes:
                 key=agent_key, identity=None, operation="authenticate", error=error, subject=body.client_id
             )
             return error_response(error)
-        identity = session.identity()
+        identity = Identity.agent(session.client_id, session.capabilities)
         await guard.outcome(
             key=agent_key, identity=identity, operation="authenticate", error=None, subject=body.client_id
         )
         return {
             "session_token": session.token,
             "expires_at": session.expires_at.isoformat(),
-            "capabilities": names(session.capabilities),
+            "capabilities": names(identity.capabilities),
         }
 
 

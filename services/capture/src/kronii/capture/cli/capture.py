@@ -117,12 +117,12 @@ def _socket_target(socket: str | None) -> str:
     if socket:
         path = Path(socket)
     else:
-        from kronii.capture.adapters.socket import socket_path
         from kronii.capture.settings import CaptureSettings
+        from kronii.common.rendezvous import capture_socket_path
         from kronii.common.settings import load_settings
 
         settings = load_settings(CaptureSettings)
-        path = socket_path(settings.data_dir, settings.socket_dir)
+        path = capture_socket_path(settings.data_dir, settings.socket_dir)
     if not path.exists():
         raise CommandError(
             f"kronii: capture is not running (no socket at {path}): start it with `kronii up`",
@@ -135,7 +135,7 @@ def presence_metadata() -> Metadata:
     """What the service's TTY binding cross-checks with /proc: the terminal on standard input and
     this process's session. Nothing when standard input is not a terminal (the service then
     refuses reads, unless polkit asks the person or their read-only window is still open)."""
-    from kronii.capture.core.presence import SESSION_HEADER, TTY_HEADER
+    from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER
 
     try:
         if not os.isatty(0):

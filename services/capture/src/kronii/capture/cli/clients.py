@@ -25,7 +25,7 @@ from kronii.common.cli import exits
 from kronii.common.cli.exits import CommandError
 
 if TYPE_CHECKING:
-    from kronii.capture.adapters.sessions import ClientRecord, ClientSessions
+    from kronii.common.client_sessions import ClientRecord, ClientSessions
 
 __all__ = ["clients_command", "load_public_key"]
 
@@ -101,11 +101,11 @@ def add(client_id: str, public_key: str, capabilities: tuple[str, ...], as_json:
         ) from None
 
     async def register(registry: ClientSessions) -> None:
-        record = await registry.register_client(client_id, key, granted)
+        record = await registry.register_client(client_id, key, names(granted))
         if as_json:
             click.echo(json.dumps(client_json(record)))
         else:
-            click.echo(f"registered {record.client_id}: {', '.join(names(record.capabilities))}")
+            click.echo(f"registered {record.client_id}: {', '.join(record.capabilities)}")
 
     _with_registry(register)
 
@@ -143,7 +143,7 @@ def _with_registry(action: Callable[[ClientSessions], Awaitable[None]]) -> None:
     """Run `action` on the client registry (PostgreSQL and Redis); either down is UNREACHABLE."""
     # The database and Redis clients load here, not with the CLI: `kronii capture get` starts faster.
     import redis.asyncio as aioredis
-    from kronii.capture.adapters.sessions import ClientSessions
+    from kronii.capture.adapters.callers import client_sessions
     from kronii.common.db import make_engine, make_sessionmaker
     from kronii.common.status import infra_url
 
@@ -153,7 +153,7 @@ def _with_registry(action: Callable[[ClientSessions], Awaitable[None]]) -> None:
         engine = make_engine(database)
         redis = aioredis.from_url(redis_url, socket_connect_timeout=3, socket_timeout=3)
         try:
-            await action(ClientSessions(redis, make_sessionmaker(engine)))
+            await action(client_sessions(redis, make_sessionmaker(engine)))
         finally:
             await redis.aclose()
             await engine.dispose()
@@ -171,7 +171,7 @@ def client_json(record: ClientRecord) -> dict[str, Any]:
     return {
         "client_id": record.client_id,
         "public_key": base64.b64encode(record.public_key).decode(),
-        "capabilities": names(record.capabilities),
+        "capabilities": list(record.capabilities),
         "created_at": record.created_at.isoformat(),
         "revoked_at": record.revoked_at.isoformat() if record.revoked_at else None,
     }
@@ -180,4 +180,4 @@ def client_json(record: ClientRecord) -> dict[str, Any]:
 def _row(record: ClientRecord) -> str:
     state = f"revoked {record.revoked_at.astimezone():%Y-%m-%d %H:%M}" if record.revoked_at else "active"
     fingerprint = base64.b64encode(record.public_key).decode()[:16]
-    return f"{record.client_id:<24} {state:<18} key {fingerprint}…  {', '.join(names(record.capabilities))}"
+    return f"{record.client_id:<24} {state:<18} key {fingerprint}…  {', '.join(record.capabilities)}"

@@ -29,8 +29,8 @@ from kronii.common.cli import exits
 from kronii.common.cli.exits import CommandError
 
 if TYPE_CHECKING:
-    from kronii.capture.adapters.access import AuditRecorder
     from kronii.capture.adapters.vault_rotation import RotationReport
+    from kronii.common.audit import AuditRecorder
     from kronii.crypto import MasterKeyProvider
 
 __all__ = ["key_status", "keys_command", "main", "rotate_keys"]

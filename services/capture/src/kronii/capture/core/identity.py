@@ -1,37 +1,19 @@
-"""Who a call comes from: a local process (as the kernel reports it) or an authenticated agent.
+"""Who a call comes from: a local process (kronii.common.peers.PeerIdentity, as the kernel reports it)
+or an authenticated agent.
 
 Plain values shared by the adapters that establish them and the API layers that check them."""
 
 from __future__ import annotations
 
-import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from kronii.capture.core.capabilities import LOCAL_DEFAULT, Capability
+from kronii.capture.core.capabilities import LOCAL_DEFAULT, Capability, parse_capabilities
 from kronii.common.errors import PermissionDenied
+from kronii.common.peers import PeerIdentity
 
-__all__ = ["Identity", "PeerIdentity", "caller_key", "require"]
-
-
-@dataclass(frozen=True)
-class PeerIdentity:
-    """A local client as the kernel reports it. ``exe`` is empty when /proc would not tell;
-    ``start_ticks`` (0 when unknown) tells the process from a later one that reuses its pid."""
-
-    uid: int
-    pid: int
-    exe: str
-    start_ticks: int = 0
-
-    @property
-    def exe_name(self) -> str:
-        """The executable's file name, for log lines (which never carry a path)."""
-        return os.path.basename(self.exe) if self.exe else "?"
-
-    @property
-    def actor(self) -> str:
-        return f"uid:{self.uid}"
+__all__ = ["Identity", "caller_key", "require"]
 
 
 @dataclass(frozen=True)
@@ -51,9 +33,15 @@ class Identity:
 
     @classmethod
     def local(cls, peer: PeerIdentity, capabilities: Capability = LOCAL_DEFAULT) -> Identity:
-        """A client that came through the Unix socket (see ``access.identity_for_peer``); without a
+        """A client that came through the Unix socket (see ``adapters.callers.identity_for_peer``); without a
         person's proof of presence it may only request captures (LOCAL_DEFAULT)."""
         return cls("local", f"uid:{peer.uid}", peer.uid, peer.pid, peer.exe, capabilities)
+
+    @classmethod
+    def agent(cls, client_id: str, capability_names: Iterable[str]) -> Identity:
+        """An agent with a live session (kronii.common.client_sessions.Session: its client id and
+        registered capabilities' names)."""
+        return cls("agent", client_id, None, None, "", parse_capabilities(capability_names))
 
     def allows(self, needed: Capability) -> bool:
         return needed in self.capabilities

@@ -7,6 +7,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from kronii.common.desktop_hold import DesktopHold
+
 
 class Result(enum.StrEnum):
     """The trigger outcome of seed 002, section 10.2, plus `typed_not_submitted`: the prompt sits
@@ -84,6 +86,8 @@ class ErrorCode(enum.StrEnum):
     AGENT_BLOCKED = "AGENT_BLOCKED"
     AGENT_STARTING = "AGENT_STARTING"
     TYPED_NOT_SUBMITTED = "TYPED_NOT_SUBMITTED"
+    # The person took the desktop back (the input broker says so): nothing is typed until it ends.
+    USER_HOLDS_DESKTOP = "USER_HOLDS_DESKTOP"
 
 
 class OverrideIntent(enum.StrEnum):
@@ -155,6 +159,8 @@ class Situation:
     pane: PaneFacts | None
     guards: GuardFacts = field(default_factory=GuardFacts)
     force_override: bool = False
+    # The input broker's hold on the desktop this supervisor's panes are on, when one is in force.
+    desktop_hold: DesktopHold | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -92,6 +92,22 @@ def _loop_suppressed(
     return None
 
 
+def _user_holds_desktop(
+    situation: Situation, params: SupervisorParams, now: float, busy_since: float | None
+) -> Assessment | None:
+    # Even a forced trigger waits: the person's way on is to hand the desktop back (a grant or a
+    # WAIT ends the hold, so it is looked at again every recheck). No maximum defer either: the
+    # fallback chain would open its windows on the desktop the person holds.
+    hold = situation.desktop_hold
+    if hold is None or hold.until is None or not hold.holds(now):
+        return None
+    return Assessment(
+        Signal.USER_HOLDS_DESKTOP,
+        defer_until=min(hold.until, now + params.recheck_secs),
+        code=ErrorCode.USER_HOLDS_DESKTOP,
+    )
+
+
 def _rate_limited(
     situation: Situation, params: SupervisorParams, now: float, busy_since: float | None
 ) -> Assessment | None:
@@ -206,6 +222,7 @@ _AdmissionCheck = Callable[[Situation, SupervisorParams, float, float | None], A
 _ADMISSION_CHECKS: tuple[_AdmissionCheck, ...] = (
     _thread_blocked,
     _loop_suppressed,
+    _user_holds_desktop,
     _rate_limited,
     _paused,
     _cooling_down,

@@ -33,6 +33,8 @@ class Signal(enum.StrEnum):
     PAUSED = "paused"
     THREAD_BLOCKED = "thread_blocked"
     LOOP_SUPPRESSED = "loop_suppressed"
+    # The person took the desktop back (the input broker's user_holds_until is ahead).
+    USER_HOLDS_DESKTOP = "user_holds_desktop"
     # The agent's screen: a dialog waits for a person, or the agent has not drawn its box yet.
     AGENT_BLOCKED = "agent_blocked"
     BLOCKED_TOO_LONG = "blocked_too_long"
@@ -118,6 +120,10 @@ TABLE: tuple[Row, ...] = (
         _P.DONE, (_A.FINISH,), result=Result.FAILED, code=ErrorCode.THREAD_AUTO_BLOCKED),
     Row("repeat_without_progress_fails_loop_suppressed", _ADMIT, Signal.LOOP_SUPPRESSED, Guard.NONE,
         _P.DONE, (_A.FINISH,), result=Result.FAILED, code=ErrorCode.TRIGGER_LOOP_SUPPRESSED),
+    # -- the person took the desktop back: nothing touches it, not even a resume or a spawn (their
+    #    windows open on the same desktop), until the hold ends --
+    Row("user_holds_desktop_defers", _ADMIT, Signal.USER_HOLDS_DESKTOP, Guard.NONE, _P.DEFERRED,
+        (_A.DEFER,)),
     Row("rate_limited_defers_trigger_rate_limited", _ADMIT, Signal.RATE_LIMITED, Guard.NONE,
         _P.DEFERRED, (_A.DEFER,)),
     Row("paused_runtime_defers", _ADMIT, Signal.PAUSED, Guard.NONE, _P.DEFERRED, (_A.DEFER,)),

@@ -1,15 +1,17 @@
-"""A person's proof of presence before reading screenshots (seed 000, "Human-in-the-loop for
-kronictl"): the TTY binding's cross-check and the key of the short read-only window, as plain
-functions of what /proc says about the caller and what the caller claims.
+"""A person's proof of presence before a local process may do something sensitive (seed 000,
+"Human-in-the-loop for kronictl"), as plain values and functions: what the proof is for, the TTY
+binding's cross-check, the key of the short window a proof opens, and the sentences of a refusal.
 
 The TTY binding is not a strong guarantee (a process on the person's terminal can pass it); it
 keeps headless processes out, and a caller that names a terminal or a session that is not its own
-is refused.
+is refused. The gate that asks polkit or checks the binding is :mod:`kronii.common.presence`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from kronii.common.peers import ProcFacts
 
 # gRPC metadata a client sends for the TTY binding: its terminal (ttyname of standard input) and
 # its session id (getsid).
@@ -19,29 +21,39 @@ SESSION_HEADER = "kronii-session"
 __all__ = [
     "SESSION_HEADER",
     "TTY_HEADER",
-    "ProcFacts",
+    "PresencePurpose",
     "TtyClaim",
-    "decode_tty_nr",
+    "polkit_refusal",
     "tty_refusal",
     "window_key",
 ]
 
 
 @dataclass(frozen=True)
-class ProcFacts:
-    """What the kernel says about a process (/proc/<pid>/stat and /proc/<pid>/fd/0).
+class PresencePurpose:
+    """What a service asks a person's presence for, in its own words.
 
-    ``tty`` and ``stdin`` are (major, minor) device numbers; ``tty`` is None without a controlling
-    terminal, ``stdin`` is None when standard input is not a character device (or unreadable).
-    ``leader_start_ticks`` is the start time of the session leader, None when it is gone."""
+    ``service`` names the audit action (``<service>.presence``), the Redis key prefix of the open
+    windows (``kronii:<service>:presence:``) and the log lines; ``polkit_action`` is the action id
+    polkit is asked about; ``doing`` and ``to_do`` fill the refusals ("reading screenshots needs a
+    person at a terminal", "polkit does not allow this user to read screenshots"); ``command`` is
+    what the person runs from a terminal; ``grants`` are the capability names a proof's window
+    carries, in the service's order (its audit rows list them so)."""
 
-    pid: int
-    uid: int
-    session: int
-    tty: tuple[int, int] | None
-    start_ticks: int
-    stdin: tuple[int, int] | None
-    leader_start_ticks: int | None
+    service: str
+    polkit_action: str
+    doing: str
+    to_do: str
+    command: str
+    grants: tuple[str, ...]
+
+    @property
+    def audit_action(self) -> str:
+        return f"{self.service}.presence"
+
+    @property
+    def window_prefix(self) -> str:
+        return f"kronii:{self.service}:presence:"
 
 
 @dataclass(frozen=True)
@@ -55,20 +67,11 @@ class TtyClaim:
     session: int | None
 
 
-def decode_tty_nr(tty_nr: int) -> tuple[int, int] | None:
-    """(major, minor) from /proc/<pid>/stat's tty_nr (the kernel's new_encode_dev); None for 0."""
-    if tty_nr == 0:
-        return None
-    major = (tty_nr >> 8) & 0xFFF
-    minor = (tty_nr & 0xFF) | ((tty_nr >> 12) & 0xFFF00)
-    return major, minor
-
-
-def tty_refusal(claim: TtyClaim | None, facts: ProcFacts) -> str | None:
+def tty_refusal(claim: TtyClaim | None, facts: ProcFacts, purpose: PresencePurpose) -> str | None:
     """Why the TTY binding refuses (a sentence), or None when claim and kernel agree."""
     if claim is None or not claim.name:
         return (
-            "reading screenshots needs a person at a terminal: run kronii capture from an "
+            f"{purpose.doing} needs a person at a terminal: run {purpose.command} from an "
             "interactive terminal (its standard input is not a terminal)"
         )
     if facts.tty is None:
@@ -84,8 +87,18 @@ def tty_refusal(claim: TtyClaim | None, facts: ProcFacts) -> str | None:
     return None
 
 
+def polkit_refusal(purpose: PresencePurpose, *, challenge: bool) -> str:
+    """Why polkit's "not authorized" refuses: nobody authenticated (``challenge``), or never allowed."""
+    if challenge:
+        return (
+            f"polkit did not authorize {purpose.doing}: nobody confirmed with their password "
+            "(no authentication agent asked, or it was dismissed)"
+        )
+    return f"polkit does not allow this user to {purpose.to_do}"
+
+
 def window_key(facts: ProcFacts) -> str:
-    """Which callers share a person's read-only window once it is open.
+    """Which callers share a person's window once it is open.
 
     On a terminal: every process of the same user in the same session on the same terminal (the
     CLI run again from that shell), the session leader's start time guarding against a reused

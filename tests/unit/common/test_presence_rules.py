@@ -1,18 +1,28 @@
-"""The TTY binding's cross-check and the read-only window's key (core.presence): every way a claim
-can disagree with what /proc says is refused with its own sentence."""
+"""The TTY binding's cross-check, the window's key and the refusals' wording (kronii.common.presence_rules):
+every way a claim can disagree with what /proc says is refused with its own sentence, in the words of
+the service's purpose."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 import pytest
-from kronii.capture.core.presence import ProcFacts, TtyClaim, decode_tty_nr, tty_refusal, window_key
+from kronii.common.peers import ProcFacts, decode_tty_nr
+from kronii.common.presence_rules import PresencePurpose, TtyClaim, polkit_refusal, tty_refusal, window_key
 
 PTS3 = (136, 3)
 ON_PTS3 = ProcFacts(
     pid=4242, uid=1000, session=4000, tty=PTS3, start_ticks=777, stdin=PTS3, leader_start_ticks=700
 )
 CLAIM = TtyClaim(name="/dev/pts/3", device=PTS3, session=4000)
+SIGN_IN = PresencePurpose(
+    service="broker",
+    polkit_action="org.kronii.test-sign-in",
+    doing="signing an agent in",
+    to_do="sign agents in",
+    command="kronii broker",
+    grants=("SIGN_IN",),
+)
 
 
 @pytest.mark.parametrize(
@@ -32,7 +42,7 @@ def test_tty_nr_decodes_to_the_major_and_minor_of_the_controlling_terminal(
 
 
 def test_a_claim_that_matches_the_kernel_passes() -> None:
-    assert tty_refusal(CLAIM, ON_PTS3) is None
+    assert tty_refusal(CLAIM, ON_PTS3, SIGN_IN) is None
 
 
 @pytest.mark.parametrize(
@@ -52,7 +62,7 @@ def test_a_claim_that_matches_the_kernel_passes() -> None:
 def test_a_claim_that_disagrees_with_the_kernel_is_refused_with_a_sentence(
     claim: TtyClaim | None, facts: ProcFacts, sentence: str
 ) -> None:
-    refusal = tty_refusal(claim, facts)
+    refusal = tty_refusal(claim, facts, SIGN_IN)
     assert refusal is not None and sentence in refusal
     assert "/" not in refusal  # a sentence, no path
 
@@ -71,3 +81,16 @@ def test_without_a_terminal_the_window_belongs_to_the_process_alone() -> None:
     assert window_key(headless) != window_key(replace(headless, pid=4243))
     assert window_key(headless) != window_key(replace(headless, start_ticks=778))
     assert window_key(replace(ON_PTS3, leader_start_ticks=None)).startswith("pid:")
+
+
+def test_the_refusals_and_the_names_are_in_the_words_of_the_services_purpose() -> None:
+    assert tty_refusal(None, ON_PTS3, SIGN_IN) == (
+        "signing an agent in needs a person at a terminal: run kronii broker from an interactive "
+        "terminal (its standard input is not a terminal)"
+    )
+    assert polkit_refusal(SIGN_IN, challenge=False) == "polkit does not allow this user to sign agents in"
+    assert polkit_refusal(SIGN_IN, challenge=True).startswith(
+        "polkit did not authorize signing an agent in: nobody confirmed with their password"
+    )
+    assert SIGN_IN.audit_action == "broker.presence"
+    assert SIGN_IN.window_prefix == "kronii:broker:presence:"

@@ -1,10 +1,11 @@
-"""Proof that a person is there before an unregistered local process reads screenshots.
+"""Proof that a person is there before an unregistered local process does something sensitive.
 
-polkit when its authority owns its name on the system bus (CheckAuthorization of
-``org.kronii.read-screenshots`` for the caller's process, the person's agent asking them); else the
-TTY binding (the client's claimed terminal and session, cross-checked with /proc). A proof opens a
-read-only window (HUMAN_WINDOW) in Redis that expires by itself; a read after that asks again.
-Every proof, given or refused, is an audit row ``capture.presence``.
+polkit when its authority owns its name on the system bus (CheckAuthorization of the service's
+action for the caller's process, the person's agent asking them); else the TTY binding (the client's
+claimed terminal and session, cross-checked with /proc). A proof opens a window in Redis that
+expires by itself; a call after that asks again. Every proof, given or refused, is an audit row
+``<service>.presence``. What the proof is for, and in which words, is a
+:class:`~kronii.common.presence_rules.PresencePurpose`.
 """
 
 from __future__ import annotations
@@ -17,25 +18,23 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
-from kronii.capture.adapters.access import AuditRecorder
-from kronii.capture.adapters.polkit import ACTION_READ_SCREENSHOTS, PolkitClient, PolkitError
-from kronii.capture.adapters.procinfo import claimed_device, proc_facts
-from kronii.capture.core.capabilities import HUMAN_WINDOW, Capability, names
-from kronii.capture.core.identity import PeerIdentity
-from kronii.capture.core.presence import (
+from kronii.common.audit import AuditRecorder
+from kronii.common.peers import PeerIdentity, ProcFacts
+from kronii.common.polkit import PolkitClient, PolkitError
+from kronii.common.presence_rules import (
     SESSION_HEADER,
     TTY_HEADER,
-    ProcFacts,
+    PresencePurpose,
     TtyClaim,
+    polkit_refusal,
     tty_refusal,
     window_key,
 )
+from kronii.common.procinfo import claimed_device, proc_facts
 
 __all__ = ["Presence", "PresenceGate", "PresenceRefused", "tty_claim"]
 
 log = logging.getLogger(__name__)
-
-_WINDOW_PREFIX = "kronii:capture:presence:"
 
 
 class PresenceRefused(Exception):
@@ -44,10 +43,10 @@ class PresenceRefused(Exception):
 
 @dataclass(frozen=True)
 class Presence:
-    """A person's read-only window: its capabilities and how it was proven ("window" when an
-    earlier proof's window was still open)."""
+    """A person's window: the capability names it grants (the purpose's ``grants``) and how it was
+    proven ("tty", "polkit", or "window" when an earlier proof's window was still open)."""
 
-    capabilities: Capability
+    capabilities: tuple[str, ...]
     proof: str
 
 
@@ -70,12 +69,14 @@ class PresenceGate:
         self,
         redis: aioredis.Redis,
         polkit: PolkitClient,
+        purpose: PresencePurpose,
         *,
         window_secs: float = 120.0,
         record: AuditRecorder | None = None,
     ) -> None:
         self._redis = redis
         self._polkit = polkit
+        self._purpose = purpose
         self._window_ms = max(1, int(window_secs * 1000))
         self._record = record
 
@@ -85,9 +86,9 @@ class PresenceGate:
         if facts is None or (peer.start_ticks and facts.start_ticks != peer.start_ticks):
             await self._audit(peer, "refused", "", "the calling process is gone", {})
             raise PresenceRefused("the calling process could not be looked up, so it cannot be checked")
-        key = _WINDOW_PREFIX + window_key(facts)
+        key = self._purpose.window_prefix + window_key(facts)
         if await self._redis.exists(key):
-            return Presence(HUMAN_WINDOW, "window")
+            return Presence(self._purpose.grants, "window")
         method, refusal, detail = await self._prove(peer, facts, metadata)
         if refusal is not None:
             await self._audit(peer, "refused", method, refusal, detail)
@@ -95,7 +96,7 @@ class PresenceGate:
         opened = json.dumps({"method": method, "pid": peer.pid, "at_ms": int(time.time() * 1000)})
         await self._redis.set(key, opened, px=self._window_ms)
         await self._audit(peer, "ok", method, "", {**detail, "window_ms": self._window_ms})
-        return Presence(HUMAN_WINDOW, method)
+        return Presence(self._purpose.grants, method)
 
     async def _prove(
         self, peer: PeerIdentity, facts: ProcFacts, metadata: Mapping[str, str]
@@ -103,44 +104,45 @@ class PresenceGate:
         detail: dict[str, Any] = {"session": facts.session}
         if await self._polkit.available():
             refusal = await self._ask_polkit(peer, facts)
-            return "polkit", refusal, {**detail, "polkit_action": ACTION_READ_SCREENSHOTS}
+            return "polkit", refusal, {**detail, "polkit_action": self._purpose.polkit_action}
         claim = tty_claim(metadata)
         if claim is not None:
             detail["tty"] = _tty_label(claim.name)
-        return "tty", tty_refusal(claim, facts), detail
+        return "tty", tty_refusal(claim, facts, self._purpose), detail
 
     async def _ask_polkit(self, peer: PeerIdentity, facts: ProcFacts) -> str | None:
         try:
             answer = await self._polkit.check(
-                pid=peer.pid, start_ticks=facts.start_ticks, uid=peer.uid, action=ACTION_READ_SCREENSHOTS
+                pid=peer.pid, start_ticks=facts.start_ticks, uid=peer.uid, action=self._purpose.polkit_action
             )
         except PolkitError as error:
             return str(error)
         if answer.authorized:
             return None
-        if answer.challenge:
-            return (
-                "polkit did not authorize reading screenshots: nobody confirmed with their password "
-                "(no authentication agent asked, or it was dismissed)"
-            )
-        return "polkit does not allow this user to read screenshots"
+        return polkit_refusal(self._purpose, challenge=answer.challenge)
 
     async def _audit(
         self, peer: PeerIdentity, outcome: str, method: str, reason: str, detail: dict[str, Any]
     ) -> None:
         if outcome != "ok":
-            log.warning("capture: no proof of presence from pid %d (%s): %s", peer.pid, peer.exe_name, reason)
+            log.warning(
+                "%s: no proof of presence from pid %d (%s): %s",
+                self._purpose.service,
+                peer.pid,
+                peer.exe_name,
+                reason,
+            )
         if self._record is None:
             return
         await self._record(
             actor=f"local:uid:{peer.uid}",
-            action="capture.presence",
+            action=self._purpose.audit_action,
             outcome=outcome,
             uid=peer.uid,
             pid=peer.pid,
             exe=peer.exe,
             method=method,
-            capabilities=names(HUMAN_WINDOW) if outcome == "ok" else [],
+            capabilities=list(self._purpose.grants) if outcome == "ok" else [],
             reason=reason,
             **detail,
         )

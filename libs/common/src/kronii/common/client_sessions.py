@@ -1,9 +1,13 @@
-"""Agents: registered Ed25519 public keys, challenge-response, and short sessions in Redis.
+"""Agents' sign-in: registered Ed25519 public keys, challenge-response, and short sessions in Redis.
 
 An agent asks for a challenge (a 32-byte nonce valid 30 s, usable once), signs the nonce with its
 private key and sends the signature back; a good signature from a registered, unrevoked client
 opens a session (a bearer token, 10 minutes by default) carrying the client's capabilities.
 Redis holds the SHA-256 of session tokens, never the tokens. Revoking a client ends its sessions.
+
+Each service keeps its own clients: its table (:func:`clients_table`, e.g. ``capture_clients``), its
+Redis keys (``kronii:<service>:challenge:``, ``...:session:``, ``...:client-sessions:``) and its
+capabilities, which this module handles as names (the service maps them to its own flags).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import hashlib
 import json
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -21,45 +25,38 @@ from typing import Any, Literal
 import redis.asyncio as aioredis
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from kronii.capture.core.capabilities import (
-    AGENT_DEFAULT,
-    Capability,
-    names,
-    parse_capabilities,
-)
-from kronii.capture.core.identity import Identity
 from sqlalchemy import ARRAY, Column, DateTime, LargeBinary, MetaData, Table, Text, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 __all__ = [
     "AuthError",
+    "AuthReason",
     "Challenge",
     "ClientRecord",
     "ClientSessions",
     "Session",
-    "capture_clients",
+    "clients_table",
     "sign_challenge",
 ]
 
 NONCE_BYTES = 32
 ED25519_KEY_BYTES = 32
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._:@-]{1,64}$")
-_CHALLENGE_PREFIX = "kronii:capture:challenge:"
-_SESSION_PREFIX = "kronii:capture:session:"
-_CLIENT_SESSIONS_PREFIX = "kronii:capture:client-sessions:"
 
-_metadata = MetaData()
 
-capture_clients = Table(
-    "capture_clients",
-    _metadata,
-    Column("client_id", Text, primary_key=True),
-    Column("public_key", LargeBinary, nullable=False),
-    Column("capabilities", ARRAY(Text), nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("revoked_at", DateTime(timezone=True)),
-)
+def clients_table(name: str, metadata: MetaData | None = None) -> Table:
+    """A service's registered agents (the migration that creates ``name`` gives it these columns)."""
+    return Table(
+        name,
+        metadata if metadata is not None else MetaData(),
+        Column("client_id", Text, primary_key=True),
+        Column("public_key", LargeBinary, nullable=False),
+        Column("capabilities", ARRAY(Text), nullable=False),
+        Column("created_at", DateTime(timezone=True), nullable=False),
+        Column("revoked_at", DateTime(timezone=True)),
+    )
+
 
 AuthReason = Literal[
     "bad_client_id",
@@ -90,20 +87,19 @@ class Challenge:
 
 @dataclass(frozen=True)
 class Session:
+    """A live session; ``capabilities`` are the client's registered capability names."""
+
     token: str
     client_id: str
     expires_at: datetime
-    capabilities: Capability
-
-    def identity(self) -> Identity:
-        return Identity("agent", self.client_id, None, None, "", self.capabilities)
+    capabilities: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class ClientRecord:
     client_id: str
     public_key: bytes
-    capabilities: Capability
+    capabilities: tuple[str, ...]
     created_at: datetime
     revoked_at: datetime | None
 
@@ -112,7 +108,7 @@ def _record(row: Any) -> ClientRecord:
     return ClientRecord(
         row.client_id,
         bytes(row.public_key),
-        parse_capabilities(row.capabilities),
+        tuple(row.capabilities),
         row.created_at,
         row.revoked_at,
     )
@@ -132,14 +128,32 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def _known_names(requested: Iterable[str], known: Sequence[str]) -> tuple[str, ...]:
+    """Names (any case, surrounding blanks ignored) in ``known``'s order; an unknown one is a ValueError."""
+    wanted: set[str] = set()
+    for raw in requested:
+        name = raw.strip().upper()
+        if name not in known:
+            raise ValueError(f"unknown capability {raw!r}; known capabilities are {', '.join(known)}.")
+        wanted.add(name)
+    return tuple(name for name in known if name in wanted)
+
+
 class ClientSessions:
-    """Client registry (PostgreSQL), challenges and sessions (Redis)."""
+    """A service's client registry (PostgreSQL ``table``), challenges and sessions (Redis).
+
+    ``capabilities`` are every capability name the service knows, in the order it stores and shows
+    them; ``default_capabilities`` are those a client registered without any gets."""
 
     def __init__(
         self,
         redis: aioredis.Redis,
         sessions: async_sessionmaker[AsyncSession],
         *,
+        service: str,
+        table: Table,
+        capabilities: Sequence[str],
+        default_capabilities: Sequence[str],
         challenge_ttl_secs: int = 30,
         session_ttl_secs: int = 600,
     ) -> None:
@@ -147,47 +161,53 @@ class ClientSessions:
             raise ValueError("challenge and session lifetimes must be at least 1 second")
         self._redis = redis
         self._sessions = sessions
+        self._table = table
+        self._known = tuple(capabilities)
+        self._default = _known_names(default_capabilities, self._known)
+        self._challenge_prefix = f"kronii:{service}:challenge:"
+        self._session_prefix = f"kronii:{service}:session:"
+        self._client_sessions_prefix = f"kronii:{service}:client-sessions:"
         self._challenge_ttl = challenge_ttl_secs
         self._session_ttl = session_ttl_secs
 
     # -- registry --------------------------------------------------------------------------------
 
     async def register_client(
-        self,
-        client_id: str,
-        public_key_bytes: bytes,
-        capabilities: Iterable[str] | Capability = AGENT_DEFAULT,
+        self, client_id: str, public_key_bytes: bytes, capabilities: Iterable[str] | None = None
     ) -> ClientRecord:
-        """Register (or re-register, which un-revokes and replaces the key) an agent's public key."""
+        """Register (or re-register, which un-revokes and replaces the key) an agent's public key,
+        with ``capabilities`` (the service's defaults when None)."""
         _check_client_id(client_id)
         if len(public_key_bytes) != ED25519_KEY_BYTES:
             raise ValueError("an Ed25519 public key is 32 raw bytes")
         Ed25519PublicKey.from_public_bytes(public_key_bytes)  # rejects bytes that are not a key
-        caps = capabilities if isinstance(capabilities, Capability) else parse_capabilities(capabilities)
+        granted = self._default if capabilities is None else _known_names(capabilities, self._known)
         now = datetime.now(UTC)
-        statement = pg_insert(capture_clients).values(
+        table = self._table
+        statement = pg_insert(table).values(
             client_id=client_id,
             public_key=public_key_bytes,
-            capabilities=names(caps),
+            capabilities=list(granted),
             created_at=now,
             revoked_at=None,
         )
         statement = statement.on_conflict_do_update(
-            index_elements=[capture_clients.c.client_id],
-            set_={"public_key": public_key_bytes, "capabilities": names(caps), "revoked_at": None},
+            index_elements=[table.c.client_id],
+            set_={"public_key": public_key_bytes, "capabilities": list(granted), "revoked_at": None},
         )
         async with self._sessions() as session, session.begin():
             await session.execute(statement)
         # A new key must not inherit sessions proven with the old one.
         await self._end_sessions(client_id)
-        return ClientRecord(client_id, public_key_bytes, caps, now, None)
+        return ClientRecord(client_id, public_key_bytes, granted, now, None)
 
     async def revoke_client(self, client_id: str) -> bool:
         """Revoke a client and end its sessions; False when no such (unrevoked) client exists."""
+        table = self._table
         async with self._sessions() as session, session.begin():
             result = await session.execute(
-                update(capture_clients)
-                .where(capture_clients.c.client_id == client_id, capture_clients.c.revoked_at.is_(None))
+                update(table)
+                .where(table.c.client_id == client_id, table.c.revoked_at.is_(None))
                 .values(revoked_at=datetime.now(UTC))
             )
         await self._end_sessions(client_id)
@@ -196,16 +216,14 @@ class ClientSessions:
     async def client(self, client_id: str) -> ClientRecord | None:
         async with self._sessions() as session:
             row = (
-                await session.execute(select(capture_clients).where(capture_clients.c.client_id == client_id))
+                await session.execute(select(self._table).where(self._table.c.client_id == client_id))
             ).first()
         return None if row is None else _record(row)
 
     async def clients(self) -> list[ClientRecord]:
         """Every registered client, revoked ones included, by id."""
         async with self._sessions() as session:
-            rows = (
-                await session.execute(select(capture_clients).order_by(capture_clients.c.client_id))
-            ).all()
+            rows = (await session.execute(select(self._table).order_by(self._table.c.client_id))).all()
         return [_record(row) for row in rows]
 
     # -- challenge-response ----------------------------------------------------------------------
@@ -221,7 +239,7 @@ class ClientSessions:
         nonce = secrets.token_bytes(NONCE_BYTES)
         expires_at = datetime.now(UTC) + timedelta(seconds=self._challenge_ttl)
         record = json.dumps({"client_id": client_id, "nonce": base64.b64encode(nonce).decode("ascii")})
-        await self._redis.set(_CHALLENGE_PREFIX + challenge_id, record, ex=self._challenge_ttl)
+        await self._redis.set(self._challenge_prefix + challenge_id, record, ex=self._challenge_ttl)
         return Challenge(challenge_id, nonce, expires_at)
 
     async def authenticate(self, challenge_id: str, client_id: str, signature: bytes) -> Session:
@@ -230,7 +248,7 @@ class ClientSessions:
         The challenge is consumed by the first attempt, good or bad: a replay, or a second guess
         after a wrong signature, finds nothing.
         """
-        raw: Any = await self._redis.getdel(_CHALLENGE_PREFIX + challenge_id) if challenge_id else None
+        raw: Any = await self._redis.getdel(self._challenge_prefix + challenge_id) if challenge_id else None
         if raw is None:
             raise AuthError("challenge_unknown_or_used", "the challenge is unknown, expired or already used")
         record = json.loads(raw)
@@ -257,13 +275,13 @@ class ClientSessions:
         record = json.dumps(
             {
                 "client_id": client.client_id,
-                "capabilities": names(client.capabilities),
+                "capabilities": list(client.capabilities),
                 "expires_at": expires_at.isoformat(),
             }
         )
-        index = _CLIENT_SESSIONS_PREFIX + client.client_id
+        index = self._client_sessions_prefix + client.client_id
         async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.set(_SESSION_PREFIX + digest, record, ex=self._session_ttl)
+            pipe.set(self._session_prefix + digest, record, ex=self._session_ttl)
             pipe.sadd(index, digest)
             pipe.expire(index, self._session_ttl)
             await pipe.execute()
@@ -273,7 +291,7 @@ class ClientSessions:
         """The live session of a bearer token, or None."""
         if not token or len(token) > 256:
             return None
-        raw: Any = await self._redis.get(_SESSION_PREFIX + _digest(token))
+        raw: Any = await self._redis.get(self._session_prefix + _digest(token))
         if raw is None:
             return None
         record = json.loads(raw)
@@ -281,16 +299,16 @@ class ClientSessions:
             token,
             str(record["client_id"]),
             datetime.fromisoformat(record["expires_at"]),
-            parse_capabilities(record["capabilities"]),
+            tuple(str(name) for name in record["capabilities"]),
         )
 
     async def end_session(self, token: str) -> None:
-        await self._redis.delete(_SESSION_PREFIX + _digest(token))
+        await self._redis.delete(self._session_prefix + _digest(token))
 
     async def _end_sessions(self, client_id: str) -> None:
-        index = _CLIENT_SESSIONS_PREFIX + client_id
+        index = self._client_sessions_prefix + client_id
         digests: Any = await self._redis.smembers(index)
-        keys = [_SESSION_PREFIX + (d.decode() if isinstance(d, bytes) else str(d)) for d in digests]
+        keys = [self._session_prefix + (d.decode() if isinstance(d, bytes) else str(d)) for d in digests]
         if keys:
             await self._redis.delete(*keys)
         await self._redis.delete(index)

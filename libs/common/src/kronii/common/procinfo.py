@@ -1,5 +1,5 @@
-"""What /proc says about a local caller: its session, controlling terminal, start time and what its
-standard input is; and the device a claimed terminal name stands for."""
+"""What /proc says about a local caller: its executable, session, controlling terminal, start time
+and what its standard input is; and the device a claimed terminal name stands for."""
 
 from __future__ import annotations
 
@@ -7,11 +7,22 @@ import os
 import stat
 from pathlib import Path
 
-from kronii.capture.core.presence import ProcFacts, decode_tty_nr
+from kronii.common.peers import ProcFacts, decode_tty_nr
 
-__all__ = ["claimed_device", "proc_facts", "start_ticks"]
+__all__ = ["claimed_device", "executable_of", "proc_facts", "start_ticks"]
 
 _PROC = Path("/proc")
+
+
+def executable_of(pid: int) -> str:
+    """The resolved executable of ``pid`` from /proc, or "" when it cannot be read.
+
+    A replaced or deleted binary reads as "<path> (deleted)"; that never matches an allow list.
+    """
+    try:
+        return os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return ""
 
 
 def _stat_fields(pid: int, proc: Path) -> list[str] | None:

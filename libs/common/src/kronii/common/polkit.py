@@ -1,9 +1,9 @@
 """polkit on the system bus: is an authority there, and does it authorize a process for an action.
 
-The service asks for the caller's process (subject ``unix-process``: pid, start time and uid, so a
-reused pid cannot stand in for it) with AllowUserInteraction, so that the person's authentication
-agent asks them. Each check opens its own short connection: proofs are rare (one per read-only
-window), and no connection is left to go stale when the system bus restarts.
+A service asks about its own action id for the caller's process (subject ``unix-process``: pid,
+start time and uid, so a reused pid cannot stand in for it) with AllowUserInteraction, so that the
+person's authentication agent asks them. Each check opens its own short connection: proofs are rare
+(one per window), and no connection is left to go stale when the system bus restarts.
 """
 
 from __future__ import annotations
@@ -18,14 +18,13 @@ from typing import Any
 from dbus_fast import BusType, DBusFastError, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
-__all__ = ["ACTION_READ_SCREENSHOTS", "POLKIT_NAME", "PolkitAnswer", "PolkitClient", "PolkitError"]
+__all__ = ["POLKIT_NAME", "PolkitAnswer", "PolkitClient", "PolkitError"]
 
 log = logging.getLogger(__name__)
 
 POLKIT_NAME = "org.freedesktop.PolicyKit1"
 _PATH = "/org/freedesktop/PolicyKit1/Authority"
 _INTERFACE = "org.freedesktop.PolicyKit1.Authority"
-ACTION_READ_SCREENSHOTS = "org.kronii.read-screenshots"
 _ALLOW_USER_INTERACTION = 1
 _BUS_ERRORS = (OSError, DBusFastError, EOFError, ValueError)
 

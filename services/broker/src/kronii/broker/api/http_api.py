@@ -1,0 +1,155 @@
+"""HTTP: the seed's routes under /sessions/{id} (the state, user_intent, control/grant|acquire|renew|
+release, agent/safe_point, agent/input) and the agents' sign-in under /v1/broker/agents. Bodies are
+broker.proto's messages in JSON; `{id}` may be `current`. Who is calling comes from the transport
+(the Gatekeeper), never from the body."""
+
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter, Request
+from google.protobuf.message import Message
+from kronii.broker.api.convert import result_message, state_message
+from kronii.broker.core.callers import Caller
+from kronii.broker.core.input import parse_action
+from kronii.broker.core.table import Event
+from kronii.broker.desk import BrokerDesk
+from kronii.broker.ports import CallFacts, Gatekeeper
+from kronii.broker.v1 import broker_pb2 as pb
+from kronii.common.api_edge import as_json, read_body, read_json_object
+from kronii.common.errors import InvalidArgument
+from kronii.common.openapi import json_body, proto_body
+
+__all__ = ["broker_router"]
+
+TTY_HEADER = "kronii-tty"
+SESSION_HEADER = "kronii-session"
+
+_ACTION_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "kind": {"type": "string", "enum": ["key", "type", "click", "move", "scroll"]},
+        "keys": {"type": "string"},
+        "text": {"type": "string"},
+        "x": {"type": "integer"},
+        "y": {"type": "integer"},
+        "button": {"type": "integer"},
+        "dx": {"type": "integer"},
+        "dy": {"type": "integer"},
+        "epoch": {"type": "integer"},
+    },
+    "required": ["kind"],
+}
+
+
+def _facts(request: Request) -> CallFacts:
+    client = request.client
+    return CallFacts(
+        peer_host=client.host if client else "",
+        peer_port=client.port if client else 0,
+        authorization=request.headers.get("authorization", ""),
+        tty=request.headers.get(TTY_HEADER, ""),
+        session=request.headers.get(SESSION_HEADER, ""),
+    )
+
+
+def _json(message: Message) -> dict[str, Any]:
+    return as_json(message)
+
+
+def broker_router(edge: Callable[[], tuple[BrokerDesk, Gatekeeper]]) -> APIRouter:
+    """``edge`` gives the operations and the gatekeeper once the service has started."""
+    router = APIRouter(tags=["broker"])
+
+    async def caller(request: Request, *, need_person: bool = False) -> Caller:
+        return await edge()[1].caller(_facts(request), need_person=need_person)
+
+    def desk() -> BrokerDesk:
+        return edge()[0]
+
+    @router.get("/sessions")
+    async def list_sessions(request: Request) -> dict[str, Any]:
+        """Every desktop session this broker guards (one: its display)."""
+        states = desk().sessions(await caller(request))
+        return _json(pb.ListSessionsResponse(sessions=[state_message(state) for state in states]))
+
+    @router.get("/sessions/{session_id}")
+    async def get_state(request: Request, session_id: str) -> dict[str, Any]:
+        """The seed's control state of one session."""
+        return _json(state_message(desk().state(await caller(request), session_id)))
+
+    @router.post("/sessions/{session_id}/user_intent", openapi_extra=proto_body(pb.UserIntentRequest))
+    async def user_intent(request: Request, session_id: str) -> dict[str, Any]:
+        """WAIT (only the desktop user), SAFE_INTERRUPT or STOP_NOW (anyone: they only stop agents)."""
+        body = await read_body(request, pb.UserIntentRequest(), session_id=session_id)
+        who = await caller(request, need_person=body.intent == "WAIT")
+        return _json(state_message(desk().user_intent(who, session_id, body.intent)))
+
+    @router.post("/sessions/{session_id}/control/grant", openapi_extra=proto_body(pb.GrantRequest))
+    async def grant(request: Request, session_id: str) -> dict[str, Any]:
+        """The desktop user grants an agent a lease; never an agent, never over the network."""
+        body = await read_body(request, pb.GrantRequest(), session_id=session_id)
+        who = await caller(request, need_person=True)
+        state = desk().grant(who, session_id, body.lease_seconds, body.agent, body.window)
+        return _json(state_message(state))
+
+    for verb, event in (("acquire", Event.ACQUIRE), ("renew", Event.RENEW), ("release", Event.RELEASE)):
+        router.add_api_route(
+            f"/sessions/{{session_id}}/control/{verb}",
+            _lease_route(desk, caller, event),
+            methods=["POST"],
+            name=verb,
+            openapi_extra=proto_body(pb.LeaseRequest),
+        )
+
+    @router.post("/sessions/{session_id}/agent/safe_point", openapi_extra=proto_body(pb.SafePointRequest))
+    async def safe_point(request: Request, session_id: str) -> dict[str, Any]:
+        """The holder at a step boundary: CONTINUE, PAUSE or STOP; the agent must obey."""
+        body = await read_body(request, pb.SafePointRequest(), session_id=session_id)
+        answer, state = desk().safe_point(await caller(request), session_id, body.step, body.sequence)
+        return _json(pb.SafePointResponse(action=answer.value, state=state_message(state)))
+
+    @router.post("/sessions/{session_id}/agent/input", openapi_extra=json_body(_ACTION_SCHEMA))
+    async def agent_input(request: Request, session_id: str) -> dict[str, Any]:
+        """One action; `injected` is true once the X server has its events, else `dropped` says why."""
+        data = await read_json_object(request, what="input action", empty_ok=False)
+        epoch = data.pop("epoch", 0)
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+            raise InvalidArgument("epoch must be a whole number of at least 0", field="epoch")
+        action = parse_action(data)
+        result = await desk().input(await caller(request), session_id, action, epoch)
+        return _json(result_message(result))
+
+    @router.post("/v1/broker/agents/challenge", openapi_extra=proto_body(pb.ChallengeRequest))
+    async def challenge(request: Request) -> dict[str, Any]:
+        """A one-time nonce for a registered agent to sign with its Ed25519 key."""
+        body = await read_body(request, pb.ChallengeRequest())
+        issued = await desk().begin_sign_in(body.client_id)
+        return {"challenge_id": issued.challenge_id, "nonce": base64.b64encode(issued.nonce).decode()}
+
+    @router.post("/v1/broker/agents/sign-in", openapi_extra=proto_body(pb.SignInRequest))
+    async def sign_in(request: Request) -> dict[str, Any]:
+        """The signature over the nonce; a session token for the agent's calls."""
+        body = await read_body(request, pb.SignInRequest())
+        session = await desk().sign_in(body.challenge_id, body.client_id, body.signature)
+        expires = datetime.fromtimestamp(session.expires_at_ms / 1000, UTC).isoformat()
+        return {"token": session.token, "expires_at": expires}
+
+    return router
+
+
+def _lease_route(desk: Callable[[], BrokerDesk], caller: Any, event: Event) -> Any:
+    async def lease(request: Request, session_id: str) -> dict[str, Any]:
+        body = await read_body(request, pb.LeaseRequest(), session_id=session_id)
+        state = desk().lease(await caller(request), session_id, event, body.lease_seconds)
+        return _json(state_message(state))
+
+    lease.__doc__ = {
+        Event.ACQUIRE: "An agent takes a session nobody watches (P3); refused while a person is attached.",
+        Event.RENEW: "The holder renews its lease; refused while the user asks agents to pause.",
+        Event.RELEASE: "The holder gives control back to the user.",
+    }[event]
+    return lease

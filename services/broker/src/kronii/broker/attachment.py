@@ -1,0 +1,83 @@
+"""Who is at the desktop, as the X server and the viewer hooks report it: the person's own input
+(which revokes a lease at once, P1), the STOP keys and the lease notification's buttons (the
+person's choices without a terminal), and whether the session is interactive (a viewer attached,
+a person's devices present, or the flag) turned into INTERACTIVE / NOT_INTERACTIVE events.
+
+Called on the event loop (the X watcher thread hands over with call_soon_threadsafe)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from kronii.broker.control_desk import ControlDesk
+from kronii.broker.core.interactive import interactive_reason
+from kronii.broker.core.machine import Happening
+from kronii.broker.core.table import Event
+from kronii.broker.metrics import BrokerMetrics
+from kronii.broker.ports import UserInputSeen
+
+__all__ = ["Attachment"]
+
+log = logging.getLogger(__name__)
+
+_CHOICES = {"wait": Event.WAIT, "interrupt": Event.SAFE_INTERRUPT, "stop": Event.STOP_NOW}
+
+
+class Attachment:
+    def __init__(
+        self,
+        desk: ControlDesk,
+        metrics: BrokerMetrics,
+        *,
+        flag: bool,
+        devices_make_interactive: bool,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._desk = desk
+        self._metrics = metrics
+        self._flag = flag
+        self._devices_count = devices_make_interactive
+        self._monotonic = monotonic
+        self._viewers = 0
+        self._devices = 0
+        self.last_revocation_s: float | None = None
+
+    def user_input(self, seen: UserInputSeen) -> None:
+        decision = self._desk.handle(Happening(Event.USER_INPUT), actor="person")
+        if decision.changed:
+            latency = max(0.0, self._monotonic() - seen.at)
+            self.last_revocation_s = latency
+            self._metrics.revocation.observe(latency)
+            log.info("broker: the person's %s took control back from the agent (%.1f ms)", seen.kind, latency * 1000)
+
+    def stop_keys(self) -> None:
+        self._desk.handle(Happening(Event.STOP_NOW), actor="person:stop-keys")
+
+    def notification_choice(self, key: str) -> None:
+        event = _CHOICES.get(key)
+        if event is not None:
+            self._desk.handle(Happening(event), actor="person:notification")
+
+    def viewers(self, count: int) -> None:
+        self._viewers = count
+        self.reassess()
+
+    def devices(self, count: int) -> None:
+        self._devices = count
+        self.reassess()
+
+    def reassess(self) -> None:
+        reason = interactive_reason(
+            flag=self._flag,
+            viewers=self._viewers,
+            physical_devices=self._devices,
+            # Without the setting only a viewer or the flag says a person is there.
+            viewer_authoritative=not self._devices_count,
+        )
+        state = self._desk.state
+        if reason == state.interactive_reason and bool(reason) == state.interactive:
+            return
+        event = Event.INTERACTIVE if reason else Event.NOT_INTERACTIVE
+        self._desk.handle(Happening(event, reason=reason), actor="kronii")

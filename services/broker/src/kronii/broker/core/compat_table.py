@@ -1,0 +1,292 @@
+"""The automation compatibility audit's table (seed 004, "Automation Program Compatibility Audit"):
+every automation tool kronii knows of, how it injects input, and how it is brought under the
+broker. Pure: what is installed is found by `kronii.broker.compat` and passed in.
+
+The rule the table applies: no direct X injection in an interactive session; all automation routes
+through the broker (a lease the person granted, input the person's own input revokes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = ["ADAPTER_APPROACHES", "COLUMNS", "TOOLS", "ToolRow", "render_markdown"]
+
+COLUMNS = ("Tool", "Input Path", "Risk", "Compatibility", "Adapter Plan", "STOP_NOW", "SAFE_INTERRUPT")
+BUILT_IN = "built in"
+
+_NO_STOP = "Not honoured: it injects directly, so revoking the lease does not stop it"
+_NO_PAUSE = "Not honoured: it has no safe points and never asks the broker"
+_STEP_STOP = "Once ported: input is dropped and StepRunner raises Stopped with no further step run"
+_STEP_PAUSE = "Once ported: StepRunner asks the safe point before each step and waits for a new grant"
+
+
+@dataclass(frozen=True)
+class ToolRow:
+    """One tool. ``executables`` and ``python_modules`` are what the probe looks for (any one found
+    means installed); a row with neither is part of kronii itself."""
+
+    tool: str
+    input_path: str
+    risk: str
+    compatibility: str
+    adapter_plan: str
+    stop_now: str
+    safe_interrupt: str
+    executables: tuple[str, ...] = ()
+    python_modules: tuple[str, ...] = ()
+
+    def cells(self) -> tuple[str, ...]:
+        return (
+            self.tool,
+            self.input_path,
+            self.risk,
+            self.compatibility,
+            self.adapter_plan,
+            self.stop_now,
+            self.safe_interrupt,
+        )
+
+
+TOOLS: tuple[ToolRow, ...] = (
+    ToolRow(
+        "kronii BrokerClient / StepRunner",
+        "Broker HTTP API: POST /sessions/{id}/agent/input under a lease; the broker injects through its own XTEST device",
+        "Low",
+        "Compatible (the reference path)",
+        "None needed: kronii.broker.client and kronii.broker.steps",
+        "Lease revoked, queue cleared; the next input is dropped (stopped/user_control), StepRunner raises Stopped",
+        "StepRunner asks POST …/agent/safe_point before each step; PAUSE waits for a new grant",
+    ),
+    ToolRow(
+        "xdotool",
+        "libxdo: XTEST (XTestFakeKeyEvent/ButtonEvent); XSendEvent with --window; windowactivate moves focus",
+        "High: direct X injection and focus changes",
+        "Compatible through PATH shadowing",
+        "services/broker/shadow/xdotool first on PATH (kronii.broker.xdotool_shim): key, type, click, mousemove, "
+        "mousemove_relative go to the broker; get*/search run the real xdotool; window*/set_* and "
+        "keydown/keyup/mousedown/mouseup are refused",
+        "The next command's input is dropped; the shim exits 1 with the broker's sentence",
+        "Input is dropped while paused (exit 1, reason paused); for a clean pause, run the script's phases as "
+        "StepRunner steps",
+        executables=("xdotool",),
+    ),
+    ToolRow(
+        "xte (xautomation)",
+        "XTEST, from a command line (`xte 'key Return' 'str text' 'mousemove x y' 'mouseclick 1'`)",
+        "High: direct X injection",
+        "Not compatible as installed",
+        "CLI wrapper: an `xte` shadow translating key/str/mousemove/mouseclick commands to broker actions "
+        "(keydown/keyup and mousedown/mouseup refused, as for xdotool)",
+        _NO_STOP,
+        _NO_PAUSE,
+        executables=("xte",),
+    ),
+    ToolRow(
+        "ydotool",
+        "/dev/uinput through the ydotoold daemon: a virtual kernel input device, below X",
+        "Critical: invisible to X-level checks, and its events look like a person's device",
+        "Not compatible",
+        "Deny: agents get no access to /dev/uinput or the ydotoold socket; port callers to BrokerClient",
+        _NO_STOP + " (and the broker would take its events for the person's)",
+        _NO_PAUSE,
+        executables=("ydotool", "ydotoold"),
+    ),
+    ToolRow(
+        "wtype",
+        "Wayland virtual-keyboard protocol (does nothing on an X11 desktop)",
+        "Medium: inert under X11, direct injection under a Wayland compositor",
+        "Not compatible",
+        "CLI wrapper when a Wayland session is supported: `wtype text` → type, `-k key`/`-M mod` → key chords",
+        _NO_STOP,
+        _NO_PAUSE,
+        executables=("wtype",),
+    ),
+    ToolRow(
+        "xvkbd",
+        "XTEST or XSendEvent (-text, -xsendevent); also an on-screen keyboard a person clicks",
+        "High for `xvkbd -text` (direct injection); none as a person's on-screen keyboard",
+        "Partly: the on-screen keyboard is the person's own input",
+        "CLI wrapper for `xvkbd -text` (→ type, with \\r \\t escapes as key actions); leave the GUI to people",
+        _NO_STOP,
+        _NO_PAUSE,
+        executables=("xvkbd",),
+    ),
+    ToolRow(
+        "x11vnc",
+        "VNC server: its viewers' keys and pointer are injected with XTEST",
+        "High when an agent drives a viewer; without -viewonly any viewer can type",
+        "Compatible as the person's channel: a viewer makes the session interactive and its input is the user's",
+        "No adapter for people; a viewer an agent uses must connect -viewonly (the audit flags a running "
+        "x11vnc without -viewonly)",
+        "Not applicable: its input is the person's and revokes agent leases",
+        "Not applicable: the person's channel",
+        executables=("x11vnc",),
+    ),
+    ToolRow(
+        "AutoKey",
+        "python-xlib (XRecord for hotkeys, XTEST/XSendEvent for phrases and scripts)",
+        "High: scripts inject directly",
+        "Partly: a phrase a person's hotkey expands is the person's action; scripted runs are not compatible",
+        "Step-based runner: scripts that automate run as StepRunner steps calling BrokerClient instead of "
+        "keyboard.send_keys/mouse.click_absolute",
+        _STEP_STOP,
+        _STEP_PAUSE,
+        executables=("autokey-gtk", "autokey-qt", "autokey-shell"),
+        python_modules=("autokey",),
+    ),
+    ToolRow(
+        "SikuliX",
+        "Java AWT Robot (XTEST) driven by screen image matching",
+        "High: direct injection",
+        "Not compatible as installed",
+        "Step-based runner: each script action becomes a step; image matching stays, the Robot calls become "
+        "broker input actions (or the script runs only with interactive=false)",
+        _STEP_STOP,
+        _STEP_PAUSE,
+        executables=("sikulix", "sikulixide", "runsikulix"),
+    ),
+    ToolRow(
+        "Actiona",
+        "Qt macro player: XTEST",
+        "High: direct injection",
+        "Not compatible",
+        "None practical (a GUI macro tool): allowed only while the broker reports interactive=false",
+        _NO_STOP,
+        _NO_PAUSE,
+        executables=("actiona", "actexec"),
+    ),
+    ToolRow(
+        "xmacro",
+        "xmacrorec2 records with XRecord; xmacroplay replays with XTEST",
+        "High: replay injects directly",
+        "Not compatible as installed",
+        "CLI wrapper: an `xmacroplay` shadow translating KeyStr/Button/Motion lines to broker actions (a "
+        "press and its release become one key or click)",
+        _NO_STOP,
+        _NO_PAUSE,
+        executables=("xmacroplay", "xmacrorec2", "xmacrorec"),
+    ),
+    ToolRow(
+        "pyautogui",
+        "On Linux, python-xlib XTEST (Xlib.ext.xtest.fake_input)",
+        "High: direct injection",
+        "Not compatible as installed",
+        "Step-based runner: pyautogui.write/press/hotkey/click/moveTo/scroll become BrokerClient "
+        "type_text/key/click/move/scroll inside StepRunner steps; screenshots stay",
+        _STEP_STOP + " (today only its FAILSAFE corner stops it)",
+        _STEP_PAUSE,
+        python_modules=("pyautogui",),
+    ),
+    ToolRow(
+        "pynput",
+        "On X11, python-xlib XTEST; its uinput backend writes /dev/uinput",
+        "High (Critical with the uinput backend)",
+        "Not compatible as installed",
+        "Step-based runner: keyboard.Controller/mouse.Controller calls become BrokerClient calls in steps; "
+        "its listeners (reading input) are unaffected",
+        _STEP_STOP,
+        _STEP_PAUSE,
+        python_modules=("pynput",),
+    ),
+    ToolRow(
+        "python-xlib XTEST users",
+        "Xlib.ext.xtest.fake_input called by any script",
+        "High: direct injection",
+        "Not compatible (the broker itself is the one allowed user)",
+        "Step-based runner: fake_input calls become BrokerClient actions; only the broker keeps XTEST",
+        _STEP_STOP,
+        _STEP_PAUSE,
+        python_modules=("Xlib.ext.xtest",),
+    ),
+    ToolRow(
+        "keyboard (Python)",
+        "Reads /dev/input and writes /dev/uinput (needs root)",
+        "Critical: root, below X; its events look like a person's keyboard",
+        "Not compatible",
+        "Deny (no root, no uinput for agents); port callers to BrokerClient.key/type_text",
+        _NO_STOP,
+        _NO_PAUSE,
+        python_modules=("keyboard",),
+    ),
+    ToolRow(
+        "mouse (Python)",
+        "Reads /dev/input and writes /dev/uinput (needs root)",
+        "Critical: root, below X; its events look like a person's mouse",
+        "Not compatible",
+        "Deny (no root, no uinput for agents); port callers to BrokerClient.click/move/scroll",
+        _NO_STOP,
+        _NO_PAUSE,
+        python_modules=("mouse",),
+    ),
+)
+
+ADAPTER_APPROACHES = """\
+## Adapter approaches
+
+**CLI wrappers.** A command with the tool's name and arguments that turns each input it would inject into
+a broker input action (`POST /sessions/{id}/agent/input`) and refuses what the broker cannot do safely
+(focus changes, half key presses). The calling script is unchanged; the wrapper is invoked explicitly
+(`kronii-xte …`) or installed under the tool's name.
+
+**PATH shadowing.** The wrapper is installed under the tool's own name in a directory put first on the
+agent's PATH, so unmodified scripts reach it. kronii ships one for xdotool (`services/broker/shadow/xdotool`,
+`kronii.broker.xdotool_shim`): input verbs go to the broker under the agent's lease (signing in with
+KRONII_BROKER_CLIENT_ID and its Ed25519 key, the session token cached 0600 until it expires), read-only
+verbs run the real xdotool found later on PATH, verbs that would move focus are refused. Exit codes: 0
+done, 1 dropped or refused (the broker's sentence on stderr), 2 usage, 5 broker unreachable. A script that
+calls a tool by absolute path bypasses the shadow: the audit cannot see that, the script must be fixed.
+
+**Step-based runner with cancellation tokens.** For automation written in Python (or ported to it):
+`kronii.broker.steps.StepRunner` runs named steps, asking the broker's safe point before each one.
+CONTINUE runs it; PAUSE waits, polling the state every 0.2 s, until the person grants the desktop again
+or the token is cancelled; STOP cancels the token and raises `Stopped` with nothing more run. An input
+dropped because the person took over (`user_control`, `stopped`, `stale_epoch`) cancels the token inside
+the step. The lease is renewed at half its length while steps run. This is the only approach that honours
+SAFE_INTERRUPT cleanly: wrappers can only fail the next input.
+"""
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _presence(row: ToolRow, installed: Collection[str], notes: Mapping[str, str]) -> str:
+    if not row.executables and not row.python_modules:
+        status = BUILT_IN
+    else:
+        status = "installed" if row.tool in installed else "not found"
+    note = notes.get(row.tool, "")
+    return f"{status} ({note})" if note else status
+
+
+def render_markdown(
+    rows: Sequence[ToolRow],
+    installed: Collection[str],
+    *,
+    notes: Mapping[str, str] | None = None,
+    findings: Sequence[str] = (),
+    preface: str = "",
+) -> str:
+    """The audit document: ``preface``, the table (the seed's columns and whether each tool was
+    found), ``findings`` (things to act on), and the adapter approaches."""
+    notes = notes or {}
+    header = ("Found", *COLUMNS)
+    lines = ["# Automation program compatibility", ""]
+    if preface:
+        lines += [preface.rstrip(), ""]
+    lines += [
+        "Rule: no direct X injection in an interactive session; all automation routes through the input "
+        "broker.",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
+    for row in rows:
+        cells = (_presence(row, installed, notes), *row.cells())
+        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+    lines += ["", "## Findings", ""]
+    lines += [f"- {finding}" for finding in findings] or ["- None."]
+    lines += ["", ADAPTER_APPROACHES]
+    return "\n".join(lines).rstrip() + "\n"

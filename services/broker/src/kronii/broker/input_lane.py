@@ -1,0 +1,132 @@
+"""Agents' input, one action at a time, in order: queued with the epoch it was sent under, decided
+by the table when its turn comes, injected in a worker thread that asks before every X event whether
+the grant still stands. A stop clears the queue at once; anything in flight stops at its next event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from kronii.broker.control_desk import ControlDesk
+from kronii.broker.core.input import InputAction
+from kronii.broker.core.machine import Happening
+from kronii.broker.core.model import ControlMode, DropReason
+from kronii.broker.core.table import Action, Event
+from kronii.broker.metrics import BrokerMetrics
+from kronii.broker.ports import Injector
+
+__all__ = ["InputLane", "InputResult"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class InputResult:
+    """True only once the X server has the action's events; otherwise why it was dropped."""
+
+    injected: bool
+    dropped: str
+    epoch: int
+
+
+@dataclass
+class _Pending:
+    agent: str
+    action: InputAction
+    epoch: int
+    done: asyncio.Future[InputResult]
+
+
+class InputLane:
+    def __init__(self, desk: ControlDesk, injector: Injector, metrics: BrokerMetrics, *, size: int) -> None:
+        self._desk = desk
+        self._injector = injector
+        self._metrics = metrics
+        self._queue: asyncio.Queue[_Pending] = asyncio.Queue(maxsize=size)
+        # One thread: X events from one connection, in order.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="broker-inject")
+        self._worker: asyncio.Task[None] | None = None
+        desk.on_clear(self.clear)
+
+    def start(self) -> None:
+        self._worker = asyncio.get_running_loop().create_task(self._run(), name="broker-input-lane")
+
+    async def stop(self) -> None:
+        self.clear(DropReason.STOPPED)
+        if self._worker is not None:
+            self._worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._worker
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    @property
+    def waiting(self) -> int:
+        return self._queue.qsize()
+
+    async def submit(self, agent: str, action: InputAction, epoch: int = 0) -> InputResult:
+        """Queue one action and wait for its outcome. ``epoch`` 0 takes the current one: input is
+        always bound to the grant it was sent under."""
+        epoch = epoch or self._desk.state.epoch
+        done: asyncio.Future[InputResult] = asyncio.get_running_loop().create_future()
+        try:
+            self._queue.put_nowait(_Pending(agent, action, epoch, done))
+        except asyncio.QueueFull:
+            return self._dropped(DropReason.QUEUE_FULL, epoch)
+        return await done
+
+    def clear(self, reason: DropReason) -> None:
+        """Answer every queued action ``reason`` now; none of them will be injected."""
+        while True:
+            try:
+                pending = self._queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            if not pending.done.done():
+                pending.done.set_result(self._dropped(reason, pending.epoch))
+
+    def _dropped(self, reason: DropReason, epoch: int) -> InputResult:
+        self._metrics.dropped.labels(reason.value).inc()
+        return InputResult(False, reason.value, epoch)
+
+    async def _run(self) -> None:
+        while True:
+            pending = await self._queue.get()
+            try:
+                result = await self._one(pending)
+            except Exception as error:
+                log.exception("broker: injecting %s failed", pending.action.describe())
+                if not pending.done.done():
+                    pending.done.set_exception(error)
+                continue
+            if not pending.done.done():
+                pending.done.set_result(result)
+
+    async def _one(self, pending: _Pending) -> InputResult:
+        happening = Happening(Event.AGENT_INPUT, agent=pending.agent, epoch=pending.epoch)
+        decision = self._desk.handle(happening, actor=f"agent:{pending.agent}")
+        if Action.INJECT not in decision.actions:
+            return self._dropped(decision.drop or DropReason.STALE_EPOCH, pending.epoch)
+        desk, epoch = self._desk, pending.epoch
+
+        def still_valid() -> bool:
+            # Read from the worker thread: the state is an immutable value swapped whole.
+            state = desk.state
+            return state.epoch == epoch and state.control_mode is ControlMode.AGENT
+
+        started = time.monotonic()
+        window = decision.state.window
+        loop = asyncio.get_running_loop()
+        injected = await loop.run_in_executor(
+            self._executor, self._injector.inject, pending.action, window, still_valid
+        )
+        if injected:
+            self._metrics.injection.observe(time.monotonic() - started)
+            self._metrics.injected.inc()
+            return InputResult(True, "", epoch)
+        reason = self._desk.peek(happening).drop or DropReason.STALE_EPOCH
+        return self._dropped(reason, epoch)

@@ -1,0 +1,86 @@
+"""The broker's Prometheus metrics, all kronii_broker_*. Labels carry fixed codes only: drop
+reasons, table outcomes, how a lease was taken, why control was taken back."""
+
+from __future__ import annotations
+
+from kronii.broker.core.model import DropReason
+from kronii.broker.core.table import ROWS
+from kronii.common import subjects
+from kronii.common.metrics_zero import zero_common_series as start_at_zero
+from kronii.common.telemetry import CommonMetrics
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+__all__ = ["AUDIT_ACTIONS", "PUBLISHES", "BrokerMetrics", "zero_common_series"]
+
+PUBLISHES = (subjects.BROKER_CONTROL,)
+AUDIT_ACTIONS = (
+    "broker.grant",
+    "broker.acquire",
+    "broker.release",
+    "broker.override",
+    "broker.stop",
+    "broker.pause",
+    "broker.expire",
+    "broker.revoke",
+    "broker.refused",
+)
+TAKEN_BACK = ("user_input_override", "stop_now", "safe_interrupt", "lease_expired", "viewer_attached")
+LEASE_KINDS = ("grant", "acquire")
+
+
+def zero_common_series(common: CommonMetrics) -> None:
+    start_at_zero(common, publishes=PUBLISHES, receives=(), audit_actions=AUDIT_ACTIONS)
+
+
+class BrokerMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.revocation = Histogram(
+            "kronii_broker_revocation_seconds",
+            "From the person's input event read off the X server to the agent's lease revoked",
+            buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0),
+            registry=registry,
+        )
+        self.injection = Histogram(
+            "kronii_broker_injection_seconds",
+            "From an agent's input action taken off the queue to the X server having its events",
+            buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0),
+            registry=registry,
+        )
+        self.injected = Counter(
+            "kronii_broker_agent_events_injected", "Agent input actions that reached the desktop", registry=registry
+        )
+        self.dropped = Counter(
+            "kronii_broker_agent_events_dropped",
+            "Agent input actions the broker did not let through, by reason",
+            ["reason"],
+            registry=registry,
+        )
+        self.leases = Counter(
+            "kronii_broker_leases", "Leases given, by how (grant by the person, acquire by policy)", ["how"],
+            registry=registry,
+        )  # fmt: skip
+        self.renewals = Counter("kronii_broker_lease_renewals", "Leases renewed by their holder", registry=registry)
+        self.taken_back = Counter(
+            "kronii_broker_control_taken_back",
+            "Leases ended against the agent's will, by why (the signal the agent got)",
+            ["signal"],
+            registry=registry,
+        )
+        self.decisions = Counter(
+            "kronii_broker_decisions", "Decisions of the control table, by row", ["row"], registry=registry
+        )
+        self.agent_holds = Gauge(
+            "kronii_broker_agent_holds_control", "1 while an agent holds a lease on the desktop", registry=registry
+        )
+        self.interactive = Gauge(
+            "kronii_broker_interactive", "1 while a person is attached (viewer, devices or the flag)",
+            registry=registry,
+        )  # fmt: skip
+        for reason in DropReason:
+            self.dropped.labels(reason.value)
+        for how in LEASE_KINDS:
+            self.leases.labels(how)
+        for signal in TAKEN_BACK:
+            self.taken_back.labels(signal)
+        for row in ROWS:
+            self.decisions.labels(row.id)
