@@ -107,12 +107,24 @@ def test_typed_text_arrives_in_a_gtk3_entry(x_display: str, injector: XMasterInj
     assert out.rstrip("\n") == TEXT
 
 
+def window_centre(display: str, window_id: int) -> tuple[int, int]:
+    shell = dict(
+        line.split("=", 1)
+        for line in xdotool(display, "getwindowgeometry", "--shell", str(window_id)).split()
+    )
+    return int(shell["X"]) + int(shell["WIDTH"]) // 2, int(shell["Y"]) + int(shell["HEIGHT"]) // 2
+
+
 def test_keys_reach_the_leased_window_while_the_person_focuses_another(
     x_display: str, injector: XMasterInjector, recording_terminal: Callable[[str], Any]
 ) -> None:
     leased = recording_terminal("KroniiLeased")
     persons = recording_terminal("KroniiPersons")
     xdotool(x_display, "windowactivate", "--sync", str(persons.window_id))
+    # The agent's own pointer rests on the person's window too, so neither the person's focus nor
+    # focus-follows-pointer would take the agent's keys to the leased window: only its own focus does.
+    x, y = window_centre(x_display, persons.window_id)
+    assert injector.inject(InputAction("move", x=x, y=y), 0, always)
 
     assert injector.inject(InputAction("type", text="agent text"), leased.window_id, always)
     xdotool(x_display, "type", "--delay", "5", "person")

@@ -187,7 +187,7 @@ class FakeBroker:
 
 
 def _error(status: int, code: str, message: str) -> tuple[int, dict[str, Any]]:
-    return status, {"code": code, "message": message, "field": ""}
+    return status, {"detail": message, "field": ""}
 
 
 def _handler(broker: FakeBroker) -> type[BaseHTTPRequestHandler]:

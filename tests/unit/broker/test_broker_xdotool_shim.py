@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from kronii.broker import xdotool_chain as chain
-from kronii.broker.xdotool_shim import EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE
+from kronii.broker.xdotool_shim import EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, write_shadow_script
 
 from tests.unit.broker.broker_fakes import AGENT, FakeBroker, new_key, serve, write_pem_key
 
@@ -234,3 +234,14 @@ def test_a_lookup_chained_into_input_is_a_usage_error() -> None:
 def test_a_malformed_key_is_a_usage_error_before_anything_is_sent() -> None:
     with pytest.raises(chain.UsageError, match="key chord"):
         chain.parse(["key", "ctrl+s", "rm -rf"])
+
+
+def test_a_written_shadow_script_runs_the_shim_with_its_interpreter(desktop: Desktop, tmp_path: Path) -> None:
+    script = write_shadow_script(tmp_path / "shadow", python=sys.executable)
+    env = {**desktop.env, "PATH": f"{script.parent}{os.pathsep}{desktop.env['PATH']}"}
+    del env["KRONII_PYTHON"]
+
+    done = subprocess.run([str(script), "key", "Return"], env=env, capture_output=True, text=True, timeout=30)
+
+    assert done.returncode == 0, done.stderr
+    assert desktop.broker.inputs == [{"kind": "key", "keys": "Return"}]

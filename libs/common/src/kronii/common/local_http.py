@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -21,11 +22,39 @@ class JsonResponse:
     text: str
 
 
+class _UnixConnection(http.client.HTTPConnection):
+    """HTTP/1.1 over a Unix socket (the broker's door for the desktop user)."""
+
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self._path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self._path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
 class JsonClient:
-    def __init__(self, base_url: str, timeout: float, headers: dict[str, str] | None = None) -> None:
+    """``base_url`` is http(s)://host:port, or ``unix_socket`` names a Unix socket to speak HTTP over."""
+
+    def __init__(
+        self,
+        base_url: str,
+        timeout: float,
+        headers: dict[str, str] | None = None,
+        *,
+        unix_socket: str | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.headers = dict(headers or {})
+        self.unix_socket = unix_socket
 
     def request(
         self,
@@ -43,9 +72,13 @@ class JsonClient:
         if json is not None:
             payload = _encode(json)
             headers["content-type"] = "application/json"
-        connection = _connection(
-            parts.scheme, parts.hostname or "127.0.0.1", parts.port, timeout or self.timeout
-        )
+        connection: http.client.HTTPConnection
+        if self.unix_socket:
+            connection = _UnixConnection(self.unix_socket, timeout or self.timeout)
+        else:
+            connection = _connection(
+                parts.scheme, parts.hostname or "127.0.0.1", parts.port, timeout or self.timeout
+            )
         try:
             connection.request(method, target, body=payload, headers=headers)
             response = connection.getresponse()

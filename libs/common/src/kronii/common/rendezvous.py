@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from kronii.common.settings import ServiceSettings
 
 __all__ = [
+    "BROKER_SOCKET_NAME",
     "CAPTURE_SOCKET_NAME",
     "SENSOR_SNAPSHOT_KEY",
     "SOURCE_ENV_URL",
@@ -23,8 +24,10 @@ __all__ = [
     "SOURCE_KRONII_UP",
     "SOURCE_SETTINGS",
     "ServiceAddress",
+    "broker_socket_path",
     "capture_socket_path",
     "connect_host",
+    "local_socket_path",
     "service_http_url",
     "service_url_variable",
 ]
@@ -33,19 +36,34 @@ __all__ = [
 SENSOR_SNAPSHOT_KEY = "kronii:sensor:snapshot"
 
 CAPTURE_SOCKET_NAME = "capture.sock"
+BROKER_SOCKET_NAME = "broker.sock"
+
+
+def local_socket_path(
+    name: str, data_dir: Path, socket_dir: Path | None = None, *, runtime_dir: str | None = None
+) -> Path:
+    """A service's Unix socket ``name``: in ``socket_dir`` when configured, else
+    ``$XDG_RUNTIME_DIR/kronii/<name>``, else ``<data_dir>/run/<name>``. ``runtime_dir`` overrides
+    ``XDG_RUNTIME_DIR``."""
+    if socket_dir is not None:
+        return Path(socket_dir) / name
+    base = runtime_dir if runtime_dir is not None else os.environ.get("XDG_RUNTIME_DIR", "")
+    directory = Path(base) / "kronii" if base else Path(data_dir) / "run"
+    return directory / name
 
 
 def capture_socket_path(
     data_dir: Path, socket_dir: Path | None = None, *, runtime_dir: str | None = None
 ) -> Path:
-    """The capture service's Unix socket: in ``socket_dir`` when configured, else
-    ``$XDG_RUNTIME_DIR/kronii/capture.sock``, else ``<data_dir>/run/capture.sock``.
-    ``runtime_dir`` overrides ``XDG_RUNTIME_DIR``."""
-    if socket_dir is not None:
-        return Path(socket_dir) / CAPTURE_SOCKET_NAME
-    base = runtime_dir if runtime_dir is not None else os.environ.get("XDG_RUNTIME_DIR", "")
-    directory = Path(base) / "kronii" if base else Path(data_dir) / "run"
-    return directory / CAPTURE_SOCKET_NAME
+    """The capture service's Unix socket (see local_socket_path)."""
+    return local_socket_path(CAPTURE_SOCKET_NAME, data_dir, socket_dir, runtime_dir=runtime_dir)
+
+
+def broker_socket_path(
+    data_dir: Path, socket_dir: Path | None = None, *, runtime_dir: str | None = None
+) -> Path:
+    """The broker's Unix socket, the desktop user's door for grants (see local_socket_path)."""
+    return local_socket_path(BROKER_SOCKET_NAME, data_dir, socket_dir, runtime_dir=runtime_dir)
 
 
 # ---- a service's HTTP address, for commands on this host ------------------------------------------

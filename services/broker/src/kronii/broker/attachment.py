@@ -22,7 +22,10 @@ __all__ = ["Attachment"]
 
 log = logging.getLogger(__name__)
 
-_CHOICES = {"wait": Event.WAIT, "interrupt": Event.SAFE_INTERRUPT, "stop": Event.STOP_NOW}
+# A click on the lease notification is itself the person's input, so it has already taken the
+# lease back when the choice arrives: Wait and Interrupt give the same agent the rest of its lease
+# again (Interrupt with a pause asked for at its next safe point); Stop stops.
+_REGRANT = {"wait": (), "interrupt": (Event.SAFE_INTERRUPT,)}
 
 
 class Attachment:
@@ -43,22 +46,42 @@ class Attachment:
         self._viewers = 0
         self._devices = 0
         self.last_revocation_s: float | None = None
+        # The lease the person's input last took back: (holder, window, expiry in ms).
+        self._taken_back: tuple[str, int, int] | None = None
 
     def user_input(self, seen: UserInputSeen) -> None:
+        before = self._desk.state
         decision = self._desk.handle(Happening(Event.USER_INPUT), actor="person")
         if decision.changed:
+            if before.lease_expiry_ms is not None:
+                self._taken_back = (before.holder, before.window, before.lease_expiry_ms)
             latency = max(0.0, self._monotonic() - seen.at)
             self.last_revocation_s = latency
             self._metrics.revocation.observe(latency)
-            log.info("broker: the person's %s took control back from the agent (%.1f ms)", seen.kind, latency * 1000)
+            log.info(
+                "broker: the person's %s took control back from the agent (%.1f ms)",
+                seen.kind,
+                latency * 1000,
+            )
 
     def stop_keys(self) -> None:
         self._desk.handle(Happening(Event.STOP_NOW), actor="person:stop-keys")
 
     def notification_choice(self, key: str) -> None:
-        event = _CHOICES.get(key)
-        if event is not None:
-            self._desk.handle(Happening(event), actor="person:notification")
+        actor = "person:notification"
+        if key == "stop":
+            self._desk.handle(Happening(Event.STOP_NOW), actor=actor)
+            return
+        if key not in _REGRANT:
+            return
+        taken, self._taken_back = self._taken_back, None
+        left = taken[2] - self._desk.now_ms() if taken is not None else 0
+        if taken is None or left <= 0:
+            return  # nothing to give back: the lease had run out, or nobody held one
+        holder, window, _ = taken
+        self._desk.handle(Happening(Event.GRANT, agent=holder, lease_ms=left, window=window), actor=actor)
+        for event in _REGRANT[key]:
+            self._desk.handle(Happening(event), actor=actor)
 
     def viewers(self, count: int) -> None:
         self._viewers = count

@@ -318,11 +318,24 @@ def _action_body(action: InputAction) -> dict[str, object]:
     return {"kind": "click", "x": action.x, "y": action.y, "button": action.button}
 
 
+# Every kronii service answers an error with {"detail": sentence, "field": ...}; the status says which.
+_CODES = {
+    400: "invalid_argument",
+    401: "unauthenticated",
+    403: "permission_denied",
+    404: "not_found",
+    409: "failed_precondition",
+    422: "unprocessable",
+    429: "resource_exhausted",
+    503: "unavailable",
+}
+
+
 def _refusal(status: int, body: Any, text: str) -> BrokerError:
-    if isinstance(body, dict) and isinstance(body.get("message"), str):
+    if isinstance(body, dict) and isinstance(body.get("detail"), str):
         return BrokerError(
-            str(body.get("code") or "error"),
-            body["message"],
+            _CODES.get(status, "error"),
+            body["detail"],
             status=status,
             field=str(body.get("field") or ""),
         )

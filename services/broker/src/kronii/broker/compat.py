@@ -200,7 +200,7 @@ def _risk_findings(rows: Sequence[ToolRow], installed: set[str]) -> list[str]:
     for row in rows:
         if row.tool in installed and not row.compatibility.startswith("Compatible"):
             findings.append(
-                f"{row.tool} is installed and injects input outside the broker: {row.adapter_plan}."
+                f"{row.tool} is installed: it can inject input outside the broker. Plan: {row.adapter_plan}."
             )
     return findings
 

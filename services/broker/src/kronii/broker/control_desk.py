@@ -28,7 +28,15 @@ log = logging.getLogger(__name__)
 
 # Decisions the journal keeps even when the state did not change (the seed: intents, safe points).
 _ALWAYS_JOURNALED = frozenset(
-    {Event.GRANT, Event.ACQUIRE, Event.RELEASE, Event.SAFE_POINT, Event.WAIT, Event.SAFE_INTERRUPT, Event.STOP_NOW}
+    {
+        Event.GRANT,
+        Event.ACQUIRE,
+        Event.RELEASE,
+        Event.SAFE_POINT,
+        Event.WAIT,
+        Event.SAFE_INTERRUPT,
+        Event.STOP_NOW,
+    }
 )
 # Audit action per table outcome; grants, overrides, stops and pauses are in the hash chain.
 _AUDITED = {
@@ -95,6 +103,9 @@ class ControlDesk:
     def now_ms(self) -> int:
         return self._now_ms()
 
+    def attach_notifier(self, notifier: LeaseNotifier) -> None:
+        self._notifier = notifier
+
     def on_clear(self, clear: Callable[[DropReason], None]) -> None:
         """Called with the drop reason whenever a row clears the agents' queue."""
         self._clearers.append(clear)
@@ -134,7 +145,9 @@ class ControlDesk:
         self._metrics.agent_holds.set(1 if self._state.control_mode is ControlMode.AGENT else 0)
         self._metrics.interactive.set(1 if self._state.interactive else 0)
 
-    def _journal_record(self, decision: Decision, happening: Happening, actor: str, now: int) -> dict[str, Any]:
+    def _journal_record(
+        self, decision: Decision, happening: Happening, actor: str, now: int
+    ) -> dict[str, Any]:
         state = decision.state
         record: dict[str, Any] = {
             "ts": datetime.fromtimestamp(now / 1000, UTC).isoformat(),
@@ -213,10 +226,10 @@ class ControlDesk:
         finally:
             self._watchers.discard(queue)
 
-    async def settle(self, timeout: float = 2.0) -> None:
+    async def settle(self, within_s: float = 2.0) -> None:
         """Wait for the follow-ups in flight (at stop, and in tests)."""
         if self._effects:
-            await asyncio.wait(set(self._effects), timeout=timeout)
+            await asyncio.wait(set(self._effects), timeout=within_s)
 
     def tick(self) -> None:
         if self._state.control_mode is ControlMode.AGENT:

@@ -15,7 +15,7 @@ from kronii.broker.input_lane import InputLane, InputResult
 from kronii.broker.ports import AgentSession, AgentSignIn, SignInChallenge
 from kronii.common.errors import FailedPrecondition, InvalidArgument, NotFound
 
-__all__ = ["BrokerDesk", "CURRENT"]
+__all__ = ["CURRENT", "BrokerDesk"]
 
 # The alias for the broker's own desktop session, for clients that do not list sessions first.
 CURRENT = "current"
@@ -55,7 +55,9 @@ def _refused(decision: Decision) -> ControlState:
 
 
 class BrokerDesk:
-    def __init__(self, desk: ControlDesk, lane: InputLane, sign_in: AgentSignIn, *, default_lease_secs: int) -> None:
+    def __init__(
+        self, desk: ControlDesk, lane: InputLane, sign_in: AgentSignIn, *, default_lease_secs: int
+    ) -> None:
         self._desk = desk
         self._lane = lane
         self._sign_in = sign_in
@@ -64,7 +66,9 @@ class BrokerDesk:
     def _session(self, session_id: str) -> ControlDesk:
         if session_id in (CURRENT, self._desk.session_id):
             return self._desk
-        raise NotFound("no desktop session has that id (`GET /sessions` lists them; `current` is this desktop)")
+        raise NotFound(
+            "no desktop session has that id (`GET /sessions` lists them; `current` is this desktop)"
+        )
 
     def _lease_ms(self, lease_seconds: int) -> int:
         if lease_seconds < 0:
@@ -88,7 +92,9 @@ class BrokerDesk:
         desk = self._session(session_id)
         return desk.handle(Happening(event), actor=caller.actor).state
 
-    def grant(self, caller: Caller, session_id: str, lease_seconds: int, agent: str, window: int) -> ControlState:
+    def grant(
+        self, caller: Caller, session_id: str, lease_seconds: int, agent: str, window: int
+    ) -> ControlState:
         check(caller, Operation.GRANT)
         if not agent:
             raise InvalidArgument("name the agent the lease is for (its client id)", field="agent")
@@ -103,7 +109,9 @@ class BrokerDesk:
         happening = Happening(event, agent=caller.agent, lease_ms=self._lease_ms(lease_seconds))
         return _refused(desk.handle(happening, actor=caller.actor))
 
-    def safe_point(self, caller: Caller, session_id: str, step: str, sequence: int) -> tuple[SafePointAction, ControlState]:
+    def safe_point(
+        self, caller: Caller, session_id: str, step: str, sequence: int
+    ) -> tuple[SafePointAction, ControlState]:
         check(caller, Operation.SAFE_POINT)
         if len(step) > 200:
             raise InvalidArgument("step must be at most 200 characters", field="step")
@@ -112,7 +120,9 @@ class BrokerDesk:
         assert decision.answer is not None
         return decision.answer, decision.state
 
-    async def input(self, caller: Caller, session_id: str, action: InputAction, epoch: int = 0) -> InputResult:
+    async def input(
+        self, caller: Caller, session_id: str, action: InputAction, epoch: int = 0
+    ) -> InputResult:
         check(caller, Operation.INPUT)
         self._session(session_id)
         return await self._lane.submit(caller.agent, action, epoch)

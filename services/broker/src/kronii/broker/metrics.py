@@ -47,7 +47,9 @@ class BrokerMetrics:
             registry=registry,
         )
         self.injected = Counter(
-            "kronii_broker_agent_events_injected", "Agent input actions that reached the desktop", registry=registry
+            "kronii_broker_agent_events_injected",
+            "Agent input actions that reached the desktop",
+            registry=registry,
         )
         self.dropped = Counter(
             "kronii_broker_agent_events_dropped",
@@ -56,10 +58,14 @@ class BrokerMetrics:
             registry=registry,
         )
         self.leases = Counter(
-            "kronii_broker_leases", "Leases given, by how (grant by the person, acquire by policy)", ["how"],
+            "kronii_broker_leases",
+            "Leases given, by how (grant by the person, acquire by policy)",
+            ["how"],
             registry=registry,
-        )  # fmt: skip
-        self.renewals = Counter("kronii_broker_lease_renewals", "Leases renewed by their holder", registry=registry)
+        )
+        self.renewals = Counter(
+            "kronii_broker_lease_renewals", "Leases renewed by their holder", registry=registry
+        )
         self.taken_back = Counter(
             "kronii_broker_control_taken_back",
             "Leases ended against the agent's will, by why (the signal the agent got)",
@@ -70,12 +76,15 @@ class BrokerMetrics:
             "kronii_broker_decisions", "Decisions of the control table, by row", ["row"], registry=registry
         )
         self.agent_holds = Gauge(
-            "kronii_broker_agent_holds_control", "1 while an agent holds a lease on the desktop", registry=registry
+            "kronii_broker_agent_holds_control",
+            "1 while an agent holds a lease on the desktop",
+            registry=registry,
         )
         self.interactive = Gauge(
-            "kronii_broker_interactive", "1 while a person is attached (viewer, devices or the flag)",
+            "kronii_broker_interactive",
+            "1 while a person is attached (viewer, devices or the flag)",
             registry=registry,
-        )  # fmt: skip
+        )
         for reason in DropReason:
             self.dropped.labels(reason.value)
         for how in LEASE_KINDS:

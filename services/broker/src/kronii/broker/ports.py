@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from kronii.broker.core.callers import Caller
 from kronii.broker.core.input import InputAction
@@ -31,7 +31,7 @@ class UserInputSeen:
     """An input event the X server says did not come from the broker: the person's. ``at`` is the
     monotonic time the watcher read it, for the revocation latency."""
 
-    kind: str
+    kind: Literal["key", "button", "motion"]
     source_id: int
     source_name: str
     at: float

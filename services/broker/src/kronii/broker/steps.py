@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kronii.broker.client import BrokerClient, BrokerError, InputResult, SessionState
 
@@ -63,16 +63,16 @@ class Step:
     run: Callable[[BrokerClient], object]
 
 
-@dataclass
 class _Renewer:
     """Renews the lease at half its length until stopped or refused (a refusal means the lease is
     gone: the next safe point or input says what happened)."""
 
-    client: BrokerClient
-    lease_seconds: int
-    token: CancellationToken
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
+    def __init__(self, client: BrokerClient, lease_seconds: int, token: CancellationToken) -> None:
+        self.client = client
+        self.lease_seconds = lease_seconds
+        self.token = token
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         self._stop = threading.Event()

@@ -11,6 +11,11 @@ XTEST request on it comes out of those slaves. Hence:
   leased window while the person types elsewhere, and the person's held Shift does not leak in;
 - the agent's pointer is a second cursor; the person's cursor does not move under them.
 
+Window managers are not MPX-aware: the core FocusIn the agent's focus produces makes openbox (and most
+others) set _NET_ACTIVE_WINDOW to the leased window, though the person's keyboard focus stays where it
+was; a click by the agent is a core click too, which the window manager may answer by activating the
+window for the person.
+
 `PlainXTestInjector` (`broker.injection = "xtest"`) is the fallback for servers where creating a master
 fails: plain XTEST on the core devices, as xdotool does. It is weaker: its events come from
 "Virtual core XTEST pointer/keyboard", the same devices any other XTEST client (xdotool, a remote
@@ -121,8 +126,9 @@ class _Keymap:
 
     def _index(self, low: int, rows: list[tuple[int, ...]]) -> None:
         self._lookup: dict[int, tuple[int, bool]] = {}
-        for offset, row in enumerate(rows):
-            for level, keysym in enumerate(row[:2]):
+        for level in (0, 1):  # a keysym some key gives without Shift is typed without Shift
+            for offset, row in enumerate(rows):
+                keysym = row[level] if len(row) > level else X.NoSymbol
                 if keysym and keysym not in self._lookup:
                     self._lookup[keysym] = (low + offset, level == 1)
 

@@ -24,11 +24,11 @@ import select
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from kronii.broker.adapters import x_protocol
 from kronii.broker.adapters.x_master import BROKER_MASTER_NAME, keysym_for_name
+from kronii.broker.ports import UserInputSeen
 from Xlib import XK, X
 from Xlib import display as xdisplay
 from Xlib import error as xerror
@@ -62,16 +62,6 @@ _MODIFIER_MASKS = {
 }
 # Devices that are not a person's hands even though they are slave keyboards or pointers.
 _NOT_PHYSICAL_PREFIXES = ("Virtual core", "Xvfb", "Power Button", "Sleep Button", "Video Bus", "Lid Switch")
-
-
-@dataclass(frozen=True)
-class UserInputSeen:
-    """A person touched the desktop: `at` is time.monotonic() when the watcher read the event."""
-
-    kind: Literal["key", "button", "motion"]
-    source_id: int
-    source_name: str
-    at: float
 
 
 class OwnInput(Protocol):

@@ -5,11 +5,11 @@ local socket like HTTP's; gRPC's peer is then the spliced loopback connection.""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
 from kronii.broker.api.convert import action_from, change_message, result_message, state_message
-from kronii.broker.api.http_api import SESSION_HEADER, TTY_HEADER
 from kronii.broker.core.callers import Caller
 from kronii.broker.core.table import Event
 from kronii.broker.desk import BrokerDesk
@@ -17,15 +17,17 @@ from kronii.broker.ports import CallFacts, Gatekeeper
 from kronii.broker.v1 import broker_pb2 as pb
 from kronii.broker.v1 import broker_pb2_grpc as pb_grpc
 from kronii.common.errors import InvalidArgument
-from google.protobuf.timestamp_pb2 import Timestamp
+from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER
 
 __all__ = ["BrokerServicer"]
 
-Context = grpc.aio.ServicerContext[Any, Any]
+Context: TypeAlias = Any  # grpc ships no stubs for the servicer context
 
 
 def _facts(context: Context) -> CallFacts:
-    metadata = {key.lower(): value for key, value in context.invocation_metadata() or () if isinstance(value, str)}
+    metadata = {
+        key.lower(): value for key, value in context.invocation_metadata() or () if isinstance(value, str)
+    }
     host, port = "", 0
     peer = context.peer() or ""
     if peer.startswith(("ipv4:", "ipv6:")):
@@ -52,7 +54,9 @@ class BrokerServicer(pb_grpc.BrokerServicer):
     async def _caller(self, context: Context, *, need_person: bool = False) -> Caller:
         return await self._edge()[1].caller(_facts(context), need_person=need_person)
 
-    async def ListSessions(self, request: pb.ListSessionsRequest, context: Context) -> pb.ListSessionsResponse:
+    async def ListSessions(
+        self, request: pb.ListSessionsRequest, context: Context
+    ) -> pb.ListSessionsResponse:
         states = self._desk.sessions(await self._caller(context))
         return pb.ListSessionsResponse(sessions=[state_message(state) for state in states])
 
@@ -65,11 +69,15 @@ class BrokerServicer(pb_grpc.BrokerServicer):
 
     async def Grant(self, request: pb.GrantRequest, context: Context) -> pb.ControlState:
         who = await self._caller(context, need_person=True)
-        state = self._desk.grant(who, request.session_id, request.lease_seconds, request.agent, request.window)
+        state = self._desk.grant(
+            who, request.session_id, request.lease_seconds, request.agent, request.window
+        )
         return state_message(state)
 
     async def _lease(self, request: pb.LeaseRequest, context: Context, event: Event) -> pb.ControlState:
-        state = self._desk.lease(await self._caller(context), request.session_id, event, request.lease_seconds)
+        state = self._desk.lease(
+            await self._caller(context), request.session_id, event, request.lease_seconds
+        )
         return state_message(state)
 
     async def Acquire(self, request: pb.LeaseRequest, context: Context) -> pb.ControlState:
@@ -101,12 +109,16 @@ class BrokerServicer(pb_grpc.BrokerServicer):
         async for request in request_iterator:
             if not request.HasField("action"):
                 raise InvalidArgument("action is required", field="action")
-            result = await self._desk.input(who, request.session_id, action_from(request.action), request.epoch)
+            result = await self._desk.input(
+                who, request.session_id, action_from(request.action), request.epoch
+            )
             yield result_message(result)
             if result.dropped in ("user_control", "stopped", "stale_epoch", "lease_expired", "paused"):
                 return
 
-    async def WatchControl(self, request: pb.GetStateRequest, context: Context) -> AsyncIterator[pb.ControlChanged]:
+    async def WatchControl(
+        self, request: pb.GetStateRequest, context: Context
+    ) -> AsyncIterator[pb.ControlChanged]:
         async for change in self._desk.watch(await self._caller(context), request.session_id):
             yield change_message(change)
 

@@ -6,8 +6,8 @@ broker.proto's messages in JSON; `{id}` may be `current`. Who is calling comes f
 from __future__ import annotations
 
 import base64
-from datetime import UTC, datetime
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -22,11 +22,9 @@ from kronii.broker.v1 import broker_pb2 as pb
 from kronii.common.api_edge import as_json, read_body, read_json_object
 from kronii.common.errors import InvalidArgument
 from kronii.common.openapi import json_body, proto_body
+from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER
 
 __all__ = ["broker_router"]
-
-TTY_HEADER = "kronii-tty"
-SESSION_HEADER = "kronii-session"
 
 _ACTION_SCHEMA = {
     "type": "object",

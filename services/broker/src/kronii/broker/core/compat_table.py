@@ -194,7 +194,8 @@ TOOLS: tuple[ToolRow, ...] = (
         "python-xlib XTEST users",
         "Xlib.ext.xtest.fake_input called by any script",
         "High: direct injection",
-        "Not compatible (the broker itself is the one allowed user)",
+        "Not compatible, except the broker itself (python-xlib is a kronii dependency: capture and the "
+        "sensor read the display with it, the broker injects with it; its presence alone is expected)",
         "Step-based runner: fake_input calls become BrokerClient actions; only the broker keeps XTEST",
         _STEP_STOP,
         _STEP_PAUSE,

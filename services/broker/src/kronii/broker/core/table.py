@@ -114,8 +114,17 @@ class Change:
 
 
 NO_CHANGE = Change()
-# The agent loses control: back to the person, nothing it queued survives.
-_REVOKE = dict(mode=ControlMode.USER, lease=Lease.CLEAR, bump_epoch=True)
+
+
+def _revoke(
+    status: AgentStatus,
+    *,
+    intent: UserIntent | None = None,
+    hold: Hold = Hold.KEEP,
+    interactive: bool | None = None,
+) -> Change:
+    """The agent loses control: back to the person, and nothing it queued survives (a new epoch)."""
+    return Change(ControlMode.USER, Lease.CLEAR, intent, status, True, None, hold, interactive)
 
 
 @dataclass(frozen=True)
@@ -135,77 +144,159 @@ class Row:
 _G, _A = Guard, Action
 _LOST = (_A.CLEAR_QUEUE, _A.SIGNAL_AGENT, _A.PUBLISH, _A.AUDIT, _A.CLOSE_NOTIFICATION)
 
+# fmt: off
 ROWS: tuple[Row, ...] = (
     # ---- the person grants (interactive sessions only) ------------------------------------------
     Row("G1", Event.GRANT, (_G.NOT_INTERACTIVE,), "refused", refusal=Refusal.NOT_INTERACTIVE),
-    Row("G2", Event.GRANT, (), "granted",
+    Row(
+        "G2",
+        Event.GRANT,
+        (),
+        "granted",
         Change(ControlMode.AGENT, Lease.SET, UserIntent.WAIT, AgentStatus.RUNNING, True, True, Hold.CLEAR),
-        (_A.CLEAR_QUEUE, _A.PUBLISH, _A.AUDIT, _A.NOTIFY_LEASE)),  # fmt: skip
+        (_A.CLEAR_QUEUE, _A.PUBLISH, _A.AUDIT, _A.NOTIFY_LEASE),
+    ),
     # ---- an agent acquires a session nobody watches (P3) ---------------------------------------
     Row("A1", Event.ACQUIRE, (_G.INTERACTIVE,), "refused", refusal=Refusal.GRANT_NEEDED),
     Row("A2", Event.ACQUIRE, (_G.STOP_SET,), "refused", refusal=Refusal.STOPPED_BY_USER),
     Row("A3", Event.ACQUIRE, (_G.POLICY_REFUSES,), "refused", refusal=Refusal.POLICY),
     Row("A4", Event.ACQUIRE, (_G.HELD_BY_OTHER,), "refused", refusal=Refusal.HELD),
     Row("A5", Event.ACQUIRE, (_G.CALLER_HOLDS,), "renewed", Change(lease=Lease.EXTEND), (_A.PUBLISH,)),
-    Row("A6", Event.ACQUIRE, (), "acquired",
+    Row(
+        "A6",
+        Event.ACQUIRE,
+        (),
+        "acquired",
         Change(ControlMode.AGENT, Lease.SET, None, AgentStatus.RUNNING, True, False),
-        (_A.CLEAR_QUEUE, _A.PUBLISH, _A.AUDIT)),  # fmt: skip
+        (_A.CLEAR_QUEUE, _A.PUBLISH, _A.AUDIT),
+    ),
     # ---- the holder renews or lets go ----------------------------------------------------------
     Row("R1", Event.RENEW, (_G.CALLER_NOT_HOLDER,), "refused", refusal=Refusal.NO_LEASE),
     Row("R2", Event.RENEW, (_G.INTERRUPT_PENDING,), "refused", refusal=Refusal.OVERRIDE_PENDING),
     Row("R3", Event.RENEW, (), "renewed", Change(lease=Lease.EXTEND), (_A.PUBLISH,)),
     Row("L1", Event.RELEASE, (_G.CALLER_NOT_HOLDER,), "refused", refusal=Refusal.NO_LEASE),
-    Row("L2", Event.RELEASE, (), "released", Change(**_REVOKE, status=AgentStatus.IDLE),
-        (_A.CLEAR_QUEUE, _A.PUBLISH, _A.AUDIT, _A.CLOSE_NOTIFICATION)),  # fmt: skip
+    Row(
+        "L2",
+        Event.RELEASE,
+        (),
+        "released",
+        _revoke(AgentStatus.IDLE),
+        (_A.CLEAR_QUEUE, _A.PUBLISH, _A.AUDIT, _A.CLOSE_NOTIFICATION),
+    ),
     # ---- agent input (core rules 1 and 3) -------------------------------------------------------
     Row("I1", Event.AGENT_INPUT, (_G.STALE_EPOCH,), "dropped", drop=DropReason.STALE_EPOCH),
     Row("I2", Event.AGENT_INPUT, (_G.MODE_USER, _G.AGENT_STOPPED), "dropped", drop=DropReason.STOPPED),
     Row("I3", Event.AGENT_INPUT, (_G.MODE_USER, _G.AGENT_PAUSED), "dropped", drop=DropReason.PAUSED),
     Row("I4", Event.AGENT_INPUT, (_G.MODE_USER, _G.INTERACTIVE), "dropped", drop=DropReason.USER_CONTROL),
     Row("I5", Event.AGENT_INPUT, (_G.MODE_USER,), "dropped", drop=DropReason.NO_LEASE),
-    Row("I6", Event.AGENT_INPUT, (_G.LEASE_ENDED,), "expired",
-        Change(**_REVOKE, status=AgentStatus.IDLE), _LOST, drop=DropReason.LEASE_EXPIRED,
-        signal="lease_expired"),  # fmt: skip
+    Row(
+        "I6",
+        Event.AGENT_INPUT,
+        (_G.LEASE_ENDED,),
+        "expired",
+        _revoke(AgentStatus.IDLE),
+        _LOST,
+        drop=DropReason.LEASE_EXPIRED,
+        signal="lease_expired",
+    ),
     Row("I7", Event.AGENT_INPUT, (_G.CALLER_NOT_HOLDER,), "dropped", drop=DropReason.NOT_HOLDER),
     Row("I8", Event.AGENT_INPUT, (), "injected", actions=(_A.INJECT,)),
     # ---- safe points (SAFE_INTERRUPT semantics) -------------------------------------------------
     Row("S1", Event.SAFE_POINT, (_G.MODE_USER, _G.AGENT_STOPPED), "stop", answer=SafePointAction.STOP),
     Row("S2", Event.SAFE_POINT, (_G.MODE_USER,), "pause", answer=SafePointAction.PAUSE),
-    Row("S3", Event.SAFE_POINT, (_G.LEASE_ENDED,), "expired",
-        Change(**_REVOKE, status=AgentStatus.IDLE), _LOST, answer=SafePointAction.PAUSE,
-        signal="lease_expired"),  # fmt: skip
+    Row(
+        "S3",
+        Event.SAFE_POINT,
+        (_G.LEASE_ENDED,),
+        "expired",
+        _revoke(AgentStatus.IDLE),
+        _LOST,
+        answer=SafePointAction.PAUSE,
+        signal="lease_expired",
+    ),
     Row("S4", Event.SAFE_POINT, (_G.CALLER_NOT_HOLDER,), "pause", answer=SafePointAction.PAUSE),
-    Row("S5", Event.SAFE_POINT, (_G.INTERRUPT_PENDING,), "paused",
-        Change(**_REVOKE, status=AgentStatus.PAUSED, hold=Hold.START), _LOST,
-        answer=SafePointAction.PAUSE, signal="safe_interrupt"),  # fmt: skip
+    Row(
+        "S5",
+        Event.SAFE_POINT,
+        (_G.INTERRUPT_PENDING,),
+        "paused",
+        _revoke(AgentStatus.PAUSED, hold=Hold.START),
+        _LOST,
+        answer=SafePointAction.PAUSE,
+        signal="safe_interrupt",
+    ),
     Row("S6", Event.SAFE_POINT, (), "continue", answer=SafePointAction.CONTINUE),
     # ---- the person's own input (P1) ------------------------------------------------------------
-    Row("U1", Event.USER_INPUT, (_G.MODE_AGENT,), "overridden",
-        Change(**_REVOKE, status=AgentStatus.STOPPED, hold=Hold.START), _LOST,
-        signal="user_input_override"),  # fmt: skip
+    Row(
+        "U1",
+        Event.USER_INPUT,
+        (_G.MODE_AGENT,),
+        "overridden",
+        _revoke(AgentStatus.STOPPED, hold=Hold.START),
+        _LOST,
+        signal="user_input_override",
+    ),
     Row("U2", Event.USER_INPUT, (), "unchanged"),
     # ---- the person's three choices (P2) --------------------------------------------------------
-    Row("T1", Event.STOP_NOW, (), "stopped",
-        Change(**_REVOKE, intent=UserIntent.STOP_NOW, status=AgentStatus.STOPPED, hold=Hold.START),
-        _LOST, signal="stop_now"),  # fmt: skip
-    Row("N1", Event.SAFE_INTERRUPT, (_G.LEASE_LIVE,), "interrupt_requested",
+    Row(
+        "T1",
+        Event.STOP_NOW,
+        (),
+        "stopped",
+        _revoke(AgentStatus.STOPPED, intent=UserIntent.STOP_NOW, hold=Hold.START),
+        _LOST,
+        signal="stop_now",
+    ),
+    Row(
+        "N1",
+        Event.SAFE_INTERRUPT,
+        (_G.LEASE_LIVE,),
+        "interrupt_requested",
         Change(intent=UserIntent.SAFE_INTERRUPT, status=AgentStatus.STOPPING),
-        (_A.SIGNAL_AGENT, _A.PUBLISH), signal="safe_interrupt"),  # fmt: skip
-    Row("N2", Event.SAFE_INTERRUPT, (), "interrupt_noted", Change(intent=UserIntent.SAFE_INTERRUPT),
-        (_A.PUBLISH,)),  # fmt: skip
-    Row("W1", Event.WAIT, (_G.INTERRUPT_PENDING, _G.LEASE_LIVE), "interrupt_cleared",
-        Change(intent=UserIntent.WAIT, status=AgentStatus.RUNNING), (_A.PUBLISH,)),  # fmt: skip
+        (_A.SIGNAL_AGENT, _A.PUBLISH),
+        signal="safe_interrupt",
+    ),
+    Row(
+        "N2",
+        Event.SAFE_INTERRUPT,
+        (),
+        "interrupt_noted",
+        Change(intent=UserIntent.SAFE_INTERRUPT),
+        (_A.PUBLISH,),
+    ),
+    Row(
+        "W1",
+        Event.WAIT,
+        (_G.INTERRUPT_PENDING, _G.LEASE_LIVE),
+        "interrupt_cleared",
+        Change(intent=UserIntent.WAIT, status=AgentStatus.RUNNING),
+        (_A.PUBLISH,),
+    ),
     Row("W2", Event.WAIT, (), "wait", Change(intent=UserIntent.WAIT, hold=Hold.CLEAR), (_A.PUBLISH,)),
     # ---- time and attachment --------------------------------------------------------------------
-    Row("K1", Event.TICK, (_G.LEASE_ENDED,), "expired", Change(**_REVOKE, status=AgentStatus.IDLE),
-        _LOST, signal="lease_expired"),  # fmt: skip
+    Row(
+        "K1",
+        Event.TICK,
+        (_G.LEASE_ENDED,),
+        "expired",
+        _revoke(AgentStatus.IDLE),
+        _LOST,
+        signal="lease_expired",
+    ),
     Row("K2", Event.TICK, (), "unchanged"),
-    Row("V1", Event.INTERACTIVE, (_G.LEASE_LIVE, _G.NOT_GRANTED_BY_USER), "revoked",
-        Change(**_REVOKE, status=AgentStatus.STOPPED, interactive=True), _LOST,
-        signal="viewer_attached"),  # fmt: skip
+    Row(
+        "V1",
+        Event.INTERACTIVE,
+        (_G.MODE_AGENT, _G.NOT_GRANTED_BY_USER),
+        "revoked",
+        _revoke(AgentStatus.STOPPED, interactive=True),
+        _LOST,
+        signal="viewer_attached",
+    ),
     Row("V2", Event.INTERACTIVE, (), "interactive", Change(interactive=True), (_A.PUBLISH,)),
     Row("X1", Event.NOT_INTERACTIVE, (), "not_interactive", Change(interactive=False), (_A.PUBLISH,)),
 )
+# fmt: on
 
 
 def rows_for(event: Event) -> tuple[Row, ...]:

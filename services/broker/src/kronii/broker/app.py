@@ -1,0 +1,206 @@
+"""The broker as a service: it wires the control desk, the agents' input lane, the desktop (X
+display, viewers) and the doors (HTTP and gRPC on loopback, the local socket for the desktop user)
+at start; the rules are in core/, the use cases in control_desk, input_lane, attachment and desk."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+import grpc
+from fastapi import APIRouter
+from kronii.broker.adapters.callers import GRANT_PURPOSE, AgentRegistry, TransportGate
+from kronii.broker.adapters.journal import JsonLinesJournal
+from kronii.broker.adapters.lease_notice import LeaseNotice
+from kronii.broker.adapters.publisher import NatsControlPublisher
+from kronii.broker.api.grpc_api import BrokerServicer
+from kronii.broker.api.http_api import broker_router
+from kronii.broker.attachment import Attachment
+from kronii.broker.control_desk import ControlDesk
+from kronii.broker.desk import BrokerDesk
+from kronii.broker.desktop import Desktop
+from kronii.broker.input_lane import InputLane
+from kronii.broker.metrics import BrokerMetrics, zero_common_series
+from kronii.broker.ports import Gatekeeper, Injector
+from kronii.broker.settings import BrokerSettings
+from kronii.broker.v1 import broker_pb2 as pb
+from kronii.broker.v1 import broker_pb2_grpc as pb_grpc
+from kronii.common.access import AccessRules
+from kronii.common.errors import Unavailable
+from kronii.common.local_door import LocalFrontDoor, PeerPolicy, PeerRegistry
+from kronii.common.polkit import PolkitClient
+from kronii.common.presence import PresenceGate
+from kronii.common.rendezvous import broker_socket_path
+from kronii.common.service import DependencyStatus, ServiceContext
+
+__all__ = ["BrokerApp"]
+
+log = logging.getLogger(__name__)
+
+_TICK_S = 0.1
+
+
+class _NoDisplay:
+    """The injector while the broker has no display: every action is refused with the reason."""
+
+    def __init__(self, problem: str) -> None:
+        self._problem = problem
+
+    def inject(self, *_: object) -> bool:
+        raise Unavailable(f"the broker cannot reach the desktop: {self._problem}")
+
+
+class BrokerApp:
+    # Agents prove themselves inside the call (their session token); sign-in is open to them.
+    access_rules = AccessRules(
+        self_authenticating=True,
+        token_free_http=frozenset({"/v1/broker/agents/challenge", "/v1/broker/agents/sign-in"}),
+        token_free_grpc=frozenset(
+            {"/kronii.broker.v1.Broker/BeginSignIn", "/kronii.broker.v1.Broker/SignIn"}
+        ),
+    )
+
+    def __init__(self) -> None:
+        self._edge: tuple[BrokerDesk, Gatekeeper] | None = None
+        self.control: ControlDesk | None = None
+        self.attachment: Attachment | None = None
+        self._lane: InputLane | None = None
+        self._desktop: Desktop | None = None
+        self._notice: LeaseNotice | None = None
+        self._journal: JsonLinesJournal | None = None
+        self.front_door: LocalFrontDoor | None = None
+        self._ticker: asyncio.Task[None] | None = None
+
+    # ---- ServiceApp --------------------------------------------------------------------------
+
+    async def start(self, ctx: ServiceContext) -> None:
+        settings = ctx.settings
+        assert isinstance(settings, BrokerSettings)
+        if ctx.redis is None or ctx.sessions is None:
+            raise RuntimeError("the broker needs Redis and PostgreSQL (agents' sign-in)")
+        metrics = BrokerMetrics(ctx.registry)
+        zero_common_series(ctx.metrics)
+        self._journal = JsonLinesJournal(Path(settings.data_dir) / "broker" / "control.jsonl")
+        self._journal.open()
+        control = ControlDesk(
+            session_id=uuid.uuid4().hex,
+            policy=settings.policy(),
+            metrics=metrics,
+            publisher=NatsControlPublisher(ctx.bus),
+            journal=self._journal,
+            audit=ctx.record,
+            interactive_reason="flag" if settings.interactive else "",
+        )
+        self.control = control
+        attachment = Attachment(
+            control,
+            metrics,
+            flag=settings.interactive,
+            devices_make_interactive=settings.devices_make_interactive,
+        )
+        self.attachment = attachment
+        if settings.notify:
+            self._notice = LeaseNotice(attachment.notification_choice)
+            if await self._notice.start():
+                control.attach_notifier(self._notice)
+        self._desktop = Desktop(settings, attachment)
+        await self._desktop.start()
+        injector: Injector = self._desktop.injector or _NoDisplay(self._desktop.display_problem)
+        self._lane = InputLane(control, injector, metrics, size=settings.queue_size)
+        self._lane.start()
+        peers = PeerRegistry()
+        presence = PresenceGate(ctx.redis, PolkitClient(), GRANT_PURPOSE, window_secs=60, record=ctx.record)
+        gate = TransportGate(
+            AgentRegistry(ctx.redis, ctx.sessions), peers, presence, mesh_token=settings.api_token
+        )
+        registry = AgentRegistry(ctx.redis, ctx.sessions)
+        self._edge = (
+            BrokerDesk(control, self._lane, registry, default_lease_secs=settings.default_lease_secs),
+            gate,
+        )
+        await self._open_front_door(ctx, settings, peers)
+        self._ticker = asyncio.create_task(self._tick(control), name="broker-lease-clock")
+
+    async def _open_front_door(
+        self, ctx: ServiceContext, settings: BrokerSettings, peers: PeerRegistry
+    ) -> None:
+        if not settings.http_port:
+            log.warning("broker: no fixed HTTP port, so no local socket: grants cannot be made")
+            return
+        door = LocalFrontDoor(
+            broker_socket_path(settings.data_dir),
+            (settings.host, settings.http_port),
+            PeerPolicy.build(),
+            service="broker",
+            peers=peers,
+            record=ctx.record,
+        )
+        await door.start()
+        self.front_door = door
+
+    @staticmethod
+    async def _tick(control: ControlDesk) -> None:
+        while True:
+            await asyncio.sleep(_TICK_S)
+            control.tick()
+
+    async def stop(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ticker
+        if self._lane is not None:
+            await self._lane.stop()
+        if self.front_door is not None:
+            with contextlib.suppress(Exception):
+                await self.front_door.stop()
+        if self._desktop is not None:
+            await self._desktop.stop()
+        if self._notice is not None:
+            with contextlib.suppress(Exception):
+                await self._notice.stop()
+        if self.control is not None:
+            await self.control.settle(1.0)
+        if self._journal is not None:
+            self._journal.close()
+
+    def edge(self) -> tuple[BrokerDesk, Gatekeeper]:
+        """The operations and the gatekeeper the API layers use; Unavailable until started."""
+        if self._edge is None:
+            raise Unavailable("the broker is starting")
+        return self._edge
+
+    def routers(self) -> Iterable[APIRouter]:
+        return [broker_router(self.edge)]
+
+    def add_to_grpc(self, server: grpc.aio.Server) -> Iterable[str]:
+        pb_grpc.add_BrokerServicer_to_server(BrokerServicer(self.edge), server)
+        return [pb.DESCRIPTOR.services_by_name["Broker"].full_name]
+
+    def readiness(self) -> dict[str, DependencyStatus]:
+        desktop = self._desktop
+        if desktop is None:
+            return {"display": DependencyStatus(False, "starting", required=False)}
+        status = {
+            "display": DependencyStatus(
+                desktop.injector is not None,
+                desktop.display_problem or "injecting through its own device",
+                required=False,
+            ),
+            "local_socket": DependencyStatus(
+                self.front_door is not None,
+                "listening" if self.front_door is not None else "not listening: grants cannot be made",
+                required=False,
+            ),
+        }
+        if desktop.vnc_problem or desktop.vnc_port:
+            status["remote_view"] = DependencyStatus(
+                bool(desktop.vnc_port),
+                desktop.vnc_problem or f"x11vnc on 127.0.0.1:{desktop.vnc_port}",
+                required=False,
+            )
+        return status
