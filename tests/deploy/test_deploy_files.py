@@ -65,10 +65,11 @@ MESH = {
         MeshService("pipeline", 8103, 7103, host_agent=False),
         MeshService("scheduler", 8104, 7104, host_agent=False),
         MeshService("supervisor", 8105, 7105, host_agent=False),
-        MeshService("broker", 8106, 7106, host_agent=False),
+        MeshService("broker", 8106, 7106, host_agent=True),
     )
 }
-HELM_TIERS = ("pipeline", "scheduler", "supervisor", "broker")
+# The host agents need the person's display: the chart deploys only the server-side tiers.
+HELM_TIERS = ("pipeline", "scheduler", "supervisor")
 
 # Prometheus metric name -> the labels the service puts on it.
 COMMON_METRICS: dict[str, set[str]] = {

@@ -10,7 +10,6 @@ import contextlib
 import itertools
 import os
 import re
-import select
 import subprocess
 import tempfile
 import time
@@ -38,6 +37,7 @@ from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
 from tests.desktop import stop_process
 from tests.infra import InfraUrls
 from tests.mesh import Proc, python_module, wait_http_ready
+from tests.terminal import TerminalRun, run_on_terminal
 from tests.unit.redaction_pixels.pixels_support import FILLER, PLANTS
 
 __all__ = [
@@ -239,56 +239,6 @@ def start_capture(env: dict[str, str]) -> Iterator[CaptureProc]:
     finally:
         if proc.process.poll() is None:
             proc.terminate()
-
-
-@dataclass(frozen=True)
-class TerminalRun:
-    code: int
-    shown: str
-    # The session id: the shell's pid, which setsid made a session leader without forking.
-    session: int
-
-
-def run_on_terminal(script: str, env: dict[str, str], timeout: float = 90) -> TerminalRun:
-    """Run ``sh -c script`` as a person's terminal session would: a new session whose controlling
-    terminal is a fresh pseudo-terminal, standard input, output and error on it. (exit code, what
-    the terminal showed, session id)."""
-    master, slave = os.openpty()
-    try:
-        process = subprocess.Popen(
-            ["setsid", "--ctty", "sh", "-c", script],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env=env,
-            close_fds=True,
-        )
-    finally:
-        os.close(slave)
-    shown = bytearray()
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(f"the terminal command did not finish in {timeout} s: {shown[-500:]!r}")
-            ready, _, _ = select.select([master], [], [], min(left, 0.5))
-            if not ready:
-                continue
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: every process holding the terminal has exited
-                break
-            if not chunk:
-                break
-            shown += chunk
-        code = process.wait(timeout=10)
-        return TerminalRun(code, shown.decode(errors="replace").replace("\r\n", "\n"), process.pid)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        os.close(master)
 
 
 Metadata = tuple[tuple[str, str], ...]
