@@ -20,6 +20,8 @@ BENCHMARKS = [
     ["access_check.py"],
     ["cli_startup.py", "--runs", "7"],
     ["up_memory.py"],
+    ["broker_injection.py", "--keys", "200"],
+    ["broker_revocation.py", "--rounds", "50", "--keys", "200"],
 ]
 
 

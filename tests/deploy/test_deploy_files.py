@@ -138,12 +138,25 @@ PIPELINE_METRICS: dict[str, set[str]] = {
     "kronii_pipeline_tokens_total": {"direction"},
     "kronii_pipeline_deferrals_total": {"reason"},
 }
+BROKER_METRICS: dict[str, set[str]] = {
+    "kronii_broker_revocation_seconds": set(),
+    "kronii_broker_injection_seconds": set(),
+    "kronii_broker_agent_events_injected_total": set(),
+    "kronii_broker_agent_events_dropped_total": {"reason"},
+    "kronii_broker_leases_total": {"how"},
+    "kronii_broker_lease_renewals_total": set(),
+    "kronii_broker_control_taken_back_total": {"signal"},
+    "kronii_broker_decisions_total": {"row"},
+    "kronii_broker_agent_holds_control": set(),
+    "kronii_broker_interactive": set(),
+}
 SERVICE_METRICS: dict[str, set[str]] = {
     **SENSOR_METRICS,
     **SUPERVISOR_METRICS,
     **CAPTURE_METRICS,
     **SCHEDULER_METRICS,
     **PIPELINE_METRICS,
+    **BROKER_METRICS,
 }
 HISTOGRAMS = {
     "kronii_http_request_duration_seconds",
@@ -153,6 +166,8 @@ HISTOGRAMS = {
     "kronii_capture_request_to_persisted_seconds",
     "kronii_scheduler_tick_lateness_seconds",
     "kronii_pipeline_run_seconds",
+    "kronii_broker_revocation_seconds",
+    "kronii_broker_injection_seconds",
 }
 # Labels Prometheus adds to every scraped series (job, instance) and our targets add (targets/*.yml).
 TARGET_LABELS = {"job", "instance", "component", "placement"}
@@ -1037,6 +1052,7 @@ def test_dashboards_are_valid_json_with_unique_ids_that_fit_the_grid() -> None:
         "kronii-capture.json",
         "kronii-scheduler.json",
         "kronii-pipeline.json",
+        "kronii-broker.json",
     }
     uid = provisioned_datasource()["uid"]
     uids = []
@@ -1432,6 +1448,8 @@ def test_helm_refuses_values_that_break_the_schema_or_reuse_a_port(helm: Any) ->
         {"securityContext": {"readOnlyRootFilesystem": False}},
         {"llm": {"create": True}},
         {"pipeline": {"create": True, "httpPort": 7103}},
+        # A host agent needs the person's display: the chart has no tier for it.
+        {"broker": {"create": True}},
     ):
         with pytest.raises(helm.HelmError):
             render(helm, overrides)
@@ -1594,7 +1612,39 @@ def test_pipeline_alerts_cover_stuck_runs_model_failures_deferrals_and_notificat
         assert any(s.name.startswith("kronii_pipeline_") for s in promql_selectors(expr)[0]), alert
 
 
+def test_broker_metric_names_match_what_the_broker_exports() -> None:
+    from kronii.broker.metrics import BrokerMetrics
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    BrokerMetrics(registry)
+    assert _declared_labels(registry) == BROKER_METRICS
+    assert set(_exported(registry)) == set(BROKER_METRICS)
+    assert {m for m in BROKER_METRICS if m in HISTOGRAMS} == {
+        "kronii_broker_revocation_seconds",
+        "kronii_broker_injection_seconds",
+    }
+    doc = OPERATIONS_DOC.read_text(encoding="utf-8")
+    for name in BROKER_METRICS:
+        assert documented(name, doc), f"docs/operations.md does not list {name}"
+
+
+def test_broker_alerts_cover_slow_revocation_dropped_input_and_readiness() -> None:
+    """The broker's own alerts: the seed's revocation goal, agents' input dropped for reasons that
+    mean something is wrong (not a person taking the desktop back), and the broker unable to act."""
+    broker_alerts = {r["alert"]: r["expr"] for r in alert_rules() if r["alert"].startswith("KroniiBroker")}
+    assert set(broker_alerts) >= {
+        "KroniiBrokerRevocationSlow",
+        "KroniiBrokerAgentInputDropped",
+        "KroniiBrokerNotReady",
+    }
+    assert "kronii_broker_revocation_seconds_bucket" in broker_alerts["KroniiBrokerRevocationSlow"]
+    dropped = broker_alerts["KroniiBrokerAgentInputDropped"]
+    assert "stale_epoch" in dropped and "queue_full" in dropped and "user_control" not in dropped
+
+
 SERVICE_DASHBOARDS = {
+    "broker": BROKER_METRICS,
     "capture": CAPTURE_METRICS,
     "scheduler": SCHEDULER_METRICS,
     "pipeline": PIPELINE_METRICS,

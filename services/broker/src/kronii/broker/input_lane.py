@@ -128,5 +128,8 @@ class InputLane:
             self._metrics.injection.observe(time.monotonic() - started)
             self._metrics.injected.inc()
             return InputResult(True, "", epoch)
-        reason = self._desk.peek(happening).drop or DropReason.STALE_EPOCH
+        # Stopped part-way: say why as the state now stands (stopped, paused, lease ended), not
+        # merely that the grant it was sent under is gone.
+        current = Happening(Event.AGENT_INPUT, agent=pending.agent)
+        reason = self._desk.peek(current).drop or DropReason.STALE_EPOCH
         return self._dropped(reason, epoch)

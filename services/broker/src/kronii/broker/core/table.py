@@ -311,8 +311,8 @@ _BY_EVENT: dict[Event, tuple[Row, ...]] = {
 # What an agent's queued actions are told when a row clears the queue: why they will never land.
 _CLEARED_AS = {
     "stop_now": DropReason.STOPPED,
-    "user_input_override": DropReason.USER_CONTROL,
-    "viewer_attached": DropReason.USER_CONTROL,
+    "user_input_override": DropReason.STOPPED,
+    "viewer_attached": DropReason.STOPPED,
     "safe_interrupt": DropReason.PAUSED,
     "lease_expired": DropReason.LEASE_EXPIRED,
 }
