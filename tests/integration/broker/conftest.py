@@ -21,6 +21,7 @@ from kronii.broker.adapters.x_master import XMasterInjector
 from kronii.broker.adapters.x_watch import UserInputSeen
 
 from tests.desktop import DesktopError, start_xvfb, stop_process, wait_until
+from tests.notification_server import server_bus  # noqa: F401  (a fixture, shared)
 
 REQUIRED_TOOLS = ("Xvfb", "openbox", "xdotool", "xterm", "zenity")
 
@@ -127,3 +128,11 @@ class InputInbox:
 @pytest.fixture
 def inbox() -> InputInbox:
     return InputInbox()
+
+
+@pytest.fixture
+def session_bus() -> Iterator[str]:
+    from tests.desktop import start_session_bus
+
+    with start_session_bus() as address:
+        yield address

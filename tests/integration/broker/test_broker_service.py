@@ -208,3 +208,27 @@ def test_the_grpc_input_stream_ends_when_the_person_stops_the_agent(
     assert not results[-1].injected and results[-1].dropped in ("stopped", "stale_epoch")
     assert len(results) < 50
     terminal.wait_for("sss")
+
+
+def test_the_stop_keys_stop_the_agent_and_grants_overrides_and_stops_are_in_the_audit_chain(
+    broker: Broker, recording_terminal: Any
+) -> None:
+    import psycopg
+
+    terminal = recording_terminal("KeysTerm")
+    agent = broker.agent()
+    broker.grant(agent.client_id, seconds=60, window=terminal.window_id)
+    xdotool(broker.display, "key", "ctrl+alt+Escape")
+    wait_until(lambda: broker.state()["user_intent"] == "STOP_NOW", timeout_s=5, what="the STOP keys")
+    state = broker.state()
+    assert state["control_mode"] == "USER" and state["agent_status"] == "STOPPED"
+    assert agent.type_text("late").dropped == "stopped"
+    with psycopg.connect(broker.database.replace("postgresql+psycopg", "postgresql")) as conn:
+        rows = conn.execute(
+            "SELECT action, actor FROM audit_log WHERE service = 'broker' AND subject = %s ORDER BY id",
+            (state["session_id"],),
+        ).fetchall()
+    actions = [action for action, _ in rows]
+    assert actions[:1] == ["broker.grant"] and "broker.override" in actions and "broker.stop" in actions
+    actors = {str(action): str(actor) for action, actor in rows}
+    assert actors["broker.stop"] == "person:stop-keys"

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.agents.harness import private_socket
 from tests.desktop import start_session_bus
 from tests.infra import InfraUrls
+from tests.notification_server import server_bus  # noqa: F401  (a fixture, shared)
 
 
 @pytest_asyncio.fixture

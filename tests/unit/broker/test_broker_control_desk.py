@@ -185,7 +185,9 @@ async def test_the_stop_keys_stop_and_a_viewer_makes_the_session_interactive(met
     assert desk.state.user_intent.value == "STOP_NOW"
 
 
-async def test_a_full_queue_drops_with_queue_full_and_the_lease_clock_ends_a_lease(metrics: BrokerMetrics) -> None:
+async def test_a_full_queue_drops_with_queue_full_and_the_lease_clock_ends_a_lease(
+    metrics: BrokerMetrics,
+) -> None:
     effects, clock = Effects(), Clock()
     desk = _desk(effects, clock, metrics)
     hands = SlowHands()

@@ -124,7 +124,12 @@ def test_g2_a_grant_gives_the_named_agent_the_window_and_clears_a_stop() -> None
 
 @pytest.mark.parametrize(
     ("row_id", "refusal"),
-    [("A1", Refusal.GRANT_NEEDED), ("A2", Refusal.STOPPED_BY_USER), ("A3", Refusal.POLICY), ("A4", Refusal.HELD)],
+    [
+        ("A1", Refusal.GRANT_NEEDED),
+        ("A2", Refusal.STOPPED_BY_USER),
+        ("A3", Refusal.POLICY),
+        ("A4", Refusal.HELD),
+    ],
 )
 def test_a1_to_a4_acquisition_refusals_change_nothing(row_id: str, refusal: Refusal) -> None:
     state, happening, policy = CASES[row_id]
@@ -229,7 +234,9 @@ def test_t1_stop_now_revokes_clears_and_stops_at_once() -> None:
 
 def test_n1_n2_safe_interrupt_asks_the_holder_and_is_noted_without_one() -> None:
     assert _after("N1").agent_status is AgentStatus.STOPPING
-    assert _after("N1").control_mode is ControlMode.AGENT  # cooperative: the agent keeps it until its safe point
+    assert (
+        _after("N1").control_mode is ControlMode.AGENT
+    )  # cooperative: the agent keeps it until its safe point
     assert _after("N2").user_intent is UserIntent.SAFE_INTERRUPT
 
 
@@ -274,4 +281,6 @@ def test_seed_safe_interrupt_pauses_at_safe_points() -> None:
     assert still.actions == (Action.INJECT,)  # until the safe point, the agent goes on
     at_point = decide(asked, Happening(Event.SAFE_POINT, agent=A), NOW + 1)
     assert at_point.answer is SafePointAction.PAUSE
-    assert at_point.state.control_mode is ControlMode.USER and at_point.state.agent_status is AgentStatus.PAUSED
+    assert (
+        at_point.state.control_mode is ControlMode.USER and at_point.state.agent_status is AgentStatus.PAUSED
+    )

@@ -22,7 +22,9 @@ AUDIT_ACTIONS = (
     "broker.pause",
     "broker.expire",
     "broker.revoke",
-    "broker.refused",
+    # the person's proof of presence for a grant, and refusals at the local socket (kronii.common)
+    "broker.presence",
+    "broker.connect",
 )
 TAKEN_BACK = ("user_input_override", "stop_now", "safe_interrupt", "lease_expired", "viewer_attached")
 LEASE_KINDS = ("grant", "acquire")

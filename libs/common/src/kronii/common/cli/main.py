@@ -24,7 +24,9 @@ __all__ = ["cli", "main"]
 # One line of help for the packages' commands, so that `kronii --help` needs none of their code.
 _PACKAGE_HELP = {
     "agents": "spawn, wake and watch the AI coding agents in tmux panes (the supervisor)",
+    "broker": "the input broker's agents' keys, automation audit and xdotool shadow",
     "capture": "request, watch and fetch redacted window captures; list the windows you can name",
+    "control": "grant an agent the desktop; let it go on, interrupt or stop it; who holds it now",
     "keys": "the capture service's encryption keys: rotate, rewrap, show",
     "record": "record the desktop's activity stream from a running kronii up, for replay",
     "redact": "mask secrets and personal data in text or a screenshot (standard input or files)",

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeAlias
 
-import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 from kronii.broker.api.convert import action_from, change_message, result_message, state_message
 from kronii.broker.core.callers import Caller

@@ -94,6 +94,12 @@ def broker_router(edge: Callable[[], tuple[BrokerDesk, Gatekeeper]]) -> APIRoute
         state = desk().grant(who, session_id, body.lease_seconds, body.agent, body.window)
         return _json(state_message(state))
 
+    _agent_routes(router, desk, caller)
+    _sign_in_routes(router, desk)
+    return router
+
+
+def _agent_routes(router: APIRouter, desk: Callable[[], BrokerDesk], caller: Any) -> None:
     for verb, event in (("acquire", Event.ACQUIRE), ("renew", Event.RENEW), ("release", Event.RELEASE)):
         router.add_api_route(
             f"/sessions/{{session_id}}/control/{verb}",
@@ -121,6 +127,8 @@ def broker_router(edge: Callable[[], tuple[BrokerDesk, Gatekeeper]]) -> APIRoute
         result = await desk().input(await caller(request), session_id, action, epoch)
         return _json(result_message(result))
 
+
+def _sign_in_routes(router: APIRouter, desk: Callable[[], BrokerDesk]) -> None:
     @router.post("/v1/broker/agents/challenge", openapi_extra=proto_body(pb.ChallengeRequest))
     async def challenge(request: Request) -> dict[str, Any]:
         """A one-time nonce for a registered agent to sign with its Ed25519 key."""
@@ -135,8 +143,6 @@ def broker_router(edge: Callable[[], tuple[BrokerDesk, Gatekeeper]]) -> APIRoute
         session = await desk().sign_in(body.challenge_id, body.client_id, body.signature)
         expires = datetime.fromtimestamp(session.expires_at_ms / 1000, UTC).isoformat()
         return {"token": session.token, "expires_at": expires}
-
-    return router
 
 
 def _lease_route(desk: Callable[[], BrokerDesk], caller: Any, event: Event) -> Any:

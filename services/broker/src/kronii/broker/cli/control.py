@@ -38,7 +38,9 @@ _INTENTS = {"wait": "WAIT", "interrupt": "SAFE_INTERRUPT", "stop": "STOP_NOW"}
 _SAID = {
     "WAIT": "WAIT: the agent may go on while its lease lasts",
     "SAFE_INTERRUPT": "SAFE_INTERRUPT: the agent pauses at its next safe point, then control is yours",
-    "STOP_NOW": "STOP_NOW: the agent is stopped, its lease revoked and its queued input dropped; control is yours",
+    "STOP_NOW": (
+        "STOP_NOW: the agent is stopped, its lease revoked and its queued input dropped; control is yours"
+    ),
 }
 _INTERACTIVE = {
     "viewer": "yes: a viewer is attached",
@@ -94,18 +96,25 @@ def local_time(stamp: str | None) -> str:
 
 def _holder(state: dict[str, Any]) -> str:
     if state["control_mode"] == "AGENT" and state["holder"]:
-        until = f"until {local_time(state['lease_expiry'])}" if state["lease_expiry"] else "its lease has lapsed"
+        until = (
+            f"until {local_time(state['lease_expiry'])}" if state["lease_expiry"] else "its lease has lapsed"
+        )
         window = f", window {state['window']:#x}" if state["window"] else ", whichever window has the focus"
         return f"{state['holder']} (an agent), {until}{window}"
     if state["user_holds_until"]:
-        return f"you (the desktop user); the mesh leaves the desktop alone until {local_time(state['user_holds_until'])}"
+        until = local_time(state["user_holds_until"])
+        return f"you (the desktop user); the mesh leaves the desktop alone until {until}"
     return "you (the desktop user)"
 
 
 def status_lines(state: dict[str, Any]) -> list[str]:
     """The state as a person reads it: who holds control and until when (local time), the intent,
     the agent's status, and whether the session is interactive and why."""
-    interactive = _INTERACTIVE.get(state["interactive_reason"], "yes") if state["interactive"] else "no: nobody is attached"
+    interactive = (
+        _INTERACTIVE.get(state["interactive_reason"], "yes")
+        if state["interactive"]
+        else "no: nobody is attached"
+    )
     rows = (
         ("control", _holder(state)),
         ("intent", _SAID.get(state["user_intent"], state["user_intent"])),
@@ -118,9 +127,17 @@ def status_lines(state: dict[str, Any]) -> list[str]:
 
 def change_line(state: dict[str, Any]) -> str:
     """One state on one line, for --watch: control first, so a script can cut it."""
-    who = f"AGENT {state['holder']} until {local_time(state['lease_expiry'])}" if state["control_mode"] == "AGENT" else "USER"
-    flag = f"interactive ({state['interactive_reason'] or 'yes'})" if state["interactive"] else "not interactive"
-    return f"{who}  intent {state['user_intent']}  agent {state['agent_status']}  {flag}  epoch {state['epoch']}"
+    who = (
+        f"AGENT {state['holder']} until {local_time(state['lease_expiry'])}"
+        if state["control_mode"] == "AGENT"
+        else "USER"
+    )
+    flag = (
+        f"interactive ({state['interactive_reason'] or 'yes'})" if state["interactive"] else "not interactive"
+    )
+    return (
+        f"{who}  intent {state['user_intent']}  agent {state['agent_status']}  {flag}  epoch {state['epoch']}"
+    )
 
 
 def _show(state: dict[str, Any], as_json: bool, sentence: str) -> None:
@@ -133,27 +150,26 @@ def _show(state: dict[str, Any], as_json: bool, sentence: str) -> None:
 # ---- the window a grant names --------------------------------------------------------------------
 
 
-class WindowParam(click.ParamType):
-    """An X window id (0x1a00007 or decimal) or `focused`."""
+def window_value(ctx: click.Context, param: click.Parameter, value: str | None) -> int | str | None:
+    """--window as given: an X window id (0x1a00007 or decimal), `focused`, or None when not given."""
+    if value is None:
+        return None
+    text = value.strip().lower()
+    if text == FOCUSED:
+        return FOCUSED
+    try:
+        number = int(text, 16) if text.startswith("0x") else int(text)
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r} is not a window id (0x1a00007 or decimal) or `focused`"
+        ) from None
+    if not 0 < number < 1 << 32:
+        raise click.BadParameter(f"{value!r} is not an X window id")
+    return number
 
-    name = "window"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | str:
-        if isinstance(value, int):
-            return value
-        text = str(value).strip().lower()
-        if text == FOCUSED:
-            return FOCUSED
-        try:
-            number = int(text, 16) if text.startswith("0x") else int(text)
-        except ValueError:
-            self.fail(f"{value!r} is not a window id (0x1a00007 or decimal) or `focused`", param, ctx)
-        if not 0 < number < 1 << 32:
-            self.fail(f"{value!r} is not an X window id", param, ctx)
-        return number
-
-    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-        return [CompletionItem(FOCUSED)] if FOCUSED.startswith(incomplete.lower()) else []
+def _complete_window(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    return [CompletionItem(FOCUSED)] if FOCUSED.startswith(incomplete.lower()) else []
 
 
 def focused_window(display_name: str) -> int:
@@ -189,7 +205,9 @@ def focused_window(display_name: str) -> int:
 
 # ---- the commands -------------------------------------------------------------------------------
 
-_JSON = click.option("--json", "as_json", is_flag=True, help="print the broker's state after it as JSON (UTC)")
+_JSON = click.option(
+    "--json", "as_json", is_flag=True, help="print the broker's state after it as JSON (UTC)"
+)
 _SECONDS = click.option(
     "--seconds", type=click.IntRange(min=1), default=None,
     help="how long the lease lasts (default: the broker's, KRONII_BROKER_DEFAULT_LEASE_SECS)",
@@ -209,7 +227,8 @@ _SECONDS = click.option(
 @click.option(
     "--url", default=None, metavar="URL",
     help="the broker's HTTP address, for stop, interrupt and status when there is no socket (default "
-    "$KRONII_BROKER_URL, else the running `kronii up`'s, else KRONII_BROKER_HOST and KRONII_BROKER_HTTP_PORT)",
+    "$KRONII_BROKER_URL, else the running `kronii up`'s, else KRONII_BROKER_HOST and "
+    "KRONII_BROKER_HTTP_PORT)",
 )  # fmt: skip
 @click.option(
     "--timeout", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
@@ -235,7 +254,7 @@ def _granted(verb: str, state: dict[str, Any]) -> str:
 @click.argument("agent")
 @_SECONDS
 @click.option(
-    "--window", type=WindowParam(), default=None,
+    "--window", default=None, metavar="ID|focused", callback=window_value, shell_complete=_complete_window,
     help="the one window its keys may reach: an id (0x1a00007 or decimal) or `focused` (the window "
     "focused now); default: whichever window has the focus",
 )  # fmt: skip

@@ -29,9 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["CAPTURE_CLIENTS", "clients_command", "load_public_key"]
 
 
-def _capture_registry(
-    redis: aioredis.Redis, sessions: async_sessionmaker[AsyncSession]
-) -> ClientSessions:
+def _capture_registry(redis: aioredis.Redis, sessions: async_sessionmaker[AsyncSession]) -> ClientSessions:
     # The database and Redis clients load here, not with the CLI: `kronii capture get` starts faster.
     from kronii.capture.adapters.callers import client_sessions
 
