@@ -42,6 +42,8 @@ __all__ = ["BrokerApp"]
 log = logging.getLogger(__name__)
 
 _TICK_S = 0.1
+# How often the current state goes out on NATS unasked, for subscribers that started since.
+_REPUBLISH_EVERY = 50
 
 
 class _NoDisplay:
@@ -144,9 +146,13 @@ class BrokerApp:
 
     @staticmethod
     async def _tick(control: ControlDesk) -> None:
+        ticks = 0
         while True:
             await asyncio.sleep(_TICK_S)
             control.tick()
+            ticks += 1
+            if ticks % _REPUBLISH_EVERY == 0:
+                control.republish()
 
     async def stop(self) -> None:
         if self._ticker is not None:

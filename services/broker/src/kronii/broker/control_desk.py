@@ -90,6 +90,7 @@ class ControlDesk:
         self._clearers: list[Callable[[DropReason], None]] = []
         self._watchers: set[asyncio.Queue[ControlChange]] = set()
         self._effects: set[asyncio.Task[None]] = set()
+        self._last_change = ("current", "")
         self._update_gauges()
 
     @property
@@ -177,6 +178,7 @@ class ControlDesk:
         if not decision.changed and Action.PUBLISH not in actions:
             return
         change = ControlChange(decision.state, happening.event.value, decision.signal, now)
+        self._last_change = (change.cause, change.signal)
         for watcher in list(self._watchers):
             watcher.put_nowait(change)
         if Action.PUBLISH in actions:
@@ -230,6 +232,11 @@ class ControlDesk:
         """Wait for the follow-ups in flight (at stop, and in tests)."""
         if self._effects:
             await asyncio.wait(set(self._effects), timeout=within_s)
+
+    def republish(self) -> None:
+        """The current state on NATS again, with the cause and signal of its last change: a
+        supervisor or pipeline that started after that change still learns the person holds the desktop."""
+        self._spawn(self._publisher.publish(self._state, *self._last_change))
 
     def tick(self) -> None:
         if self._state.control_mode is ControlMode.AGENT:
