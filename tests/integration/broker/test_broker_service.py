@@ -232,3 +232,17 @@ def test_the_stop_keys_stop_the_agent_and_grants_overrides_and_stops_are_in_the_
     assert actions[:1] == ["broker.grant"] and "broker.override" in actions and "broker.stop" in actions
     actors = {str(action): str(actor) for action, actor in rows}
     assert actors["broker.stop"] == "person:stop-keys"
+
+
+def test_a_grant_naming_no_window_pins_the_agent_to_the_window_the_person_has_in_front_of_them(
+    broker: Broker, recording_terminal: Any
+) -> None:
+    terminal = recording_terminal("FrontTerm")
+    xdotool(broker.display, "windowactivate", "--sync", str(terminal.window_id))
+    agent = broker.agent()
+    state = broker.grant(agent.client_id, seconds=30)
+    assert int(state["window"]) == terminal.window_id
+    renewed = broker.as_person("POST", "/sessions/current/control/extend", {"lease_seconds": 120})
+    assert "STATUS 200" in renewed.shown, renewed.shown
+    after = broker.state()
+    assert after["epoch"] == state["epoch"] and after["holder"] == agent.client_id

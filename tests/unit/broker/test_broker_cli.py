@@ -84,6 +84,12 @@ class FakeBroker:
                               lease_expiry=expiry.isoformat().replace("+00:00", "Z"), agent_status="RUNNING",
                               epoch=str(int(self.state["epoch"]) + 1))  # fmt: skip
             return 200, self.state
+        if path == "/sessions/current/control/extend":
+            if self.state["control_mode"] != "AGENT":
+                return 409, {"detail": "this agent does not hold a live lease on this desktop", "field": None}
+            expiry = datetime.now(UTC) + timedelta(seconds=body.get("lease_seconds") or 30)
+            self.state["lease_expiry"] = expiry.isoformat().replace("+00:00", "Z")
+            return 200, self.state
         if path == "/sessions/current/user_intent":
             self.state["user_intent"] = body["intent"]
             if body["intent"] == "STOP_NOW":
@@ -373,27 +379,24 @@ def test_wait_is_the_persons_call_through_the_socket(doors: Doors, at_a_terminal
     assert json.loads(result.output)["user_intent"] == "WAIT"
 
 
-def test_renew_grants_the_holder_again_for_the_same_window(doors: Doors) -> None:
+def test_renew_extends_the_holders_lease_through_the_socket_without_a_new_grant(doors: Doors) -> None:
     doors.unix.state.update(control_mode="AGENT", holder=AGENT, window="26214407", agent_status="RUNNING",
                             lease_expiry="2030-01-02T03:04:05Z")  # fmt: skip
     result = control(*doors.args("renew", "--seconds", "60"))
 
     assert result.exit_code == 0, result.output
-    assert [(c.method, c.path) for c in doors.unix.seen] == [
-        ("GET", "/sessions/current"), ("POST", "/sessions/current/control/grant"),
-    ]  # fmt: skip
-    assert doors.unix.seen[-1].body == {"agent": AGENT, "lease_seconds": 60, "window": 26214407}
+    assert [(c.method, c.path) for c in doors.unix.seen] == [("POST", "/sessions/current/control/extend")]
+    assert doors.unix.seen[-1].body == {"lease_seconds": 60}
+    assert doors.unix.seen[-1].headers["kronii-session"]
+    assert doors.unix.state["epoch"] == "3"  # the same grant
     assert result.output.startswith(f"renewed {AGENT} the desktop until ")
 
 
-def test_renew_with_no_agent_holding_the_desktop_is_exit_1_and_grants_nothing(
+def test_renew_with_no_agent_holding_the_desktop_is_exit_1_with_the_brokers_sentence(
     doors: Doors, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert control_cli.main(doors.args("renew")) == exits.FAILED
-    assert (
-        "no agent holds the desktop: grant one with `kronii control grant AGENT`" in capsys.readouterr().err
-    )
-    assert [c.method for c in doors.unix.seen] == ["GET"]
+    assert "does not hold a live lease" in capsys.readouterr().err
 
 
 def test_status_for_a_person_says_who_holds_control_until_when_in_local_time(doors: Doors) -> None:
@@ -474,7 +477,9 @@ def test_the_verbs_and_the_focused_window_complete_in_the_shell() -> None:
     assert completions(control_cli.control_command, "kronii control", ["grant", AGENT, "--window"], "f") == [
         "focused"
     ]
-    assert {"control", "broker"} <= set(completions(cli, "kronii", [], ""))
+    # Only the commands starting with what was typed load: another package's command cannot get in the way.
+    assert completions(cli, "kronii", [], "con") == ["config", "control"]
+    assert completions(cli, "kronii", [], "bro") == ["broker"]
     assert completions(broker_cli.broker_command, "kronii broker", ["clients"], "") == [
         "add", "keygen", "list", "revoke",
     ]  # fmt: skip

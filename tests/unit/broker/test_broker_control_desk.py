@@ -211,7 +211,9 @@ async def test_a_full_queue_drops_with_queue_full_and_the_lease_clock_ends_a_lea
     await lane.stop()
 
 
-async def test_the_state_goes_out_again_with_its_last_cause_for_late_subscribers(metrics: BrokerMetrics) -> None:
+async def test_the_state_goes_out_again_with_its_last_cause_for_late_subscribers(
+    metrics: BrokerMetrics,
+) -> None:
     effects, clock = Effects(), Clock()
     desk = _desk(effects, clock, metrics)
     desk.handle(Happening(Event.GRANT, agent="a", lease_ms=30_000), actor="person")

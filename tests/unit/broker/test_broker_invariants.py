@@ -63,6 +63,10 @@ class BrokerInterleavings(RuleBasedStateMachine):
     def person_grants(self, agent: str, lease: int, window: int) -> None:
         self._step(Happening(Event.GRANT, agent=agent, lease_ms=lease, window=window))
 
+    @rule(lease=LEASES)
+    def person_extends(self, lease: int) -> None:
+        self._step(Happening(Event.EXTEND, lease_ms=lease))
+
     @rule(agent=AGENTS, lease=LEASES)
     def agent_acquires(self, agent: str, lease: int) -> None:
         self._step(Happening(Event.ACQUIRE, agent=agent, lease_ms=lease))

@@ -39,6 +39,8 @@ A = "a"
 CASES: dict[str, tuple[ControlState, Happening, Policy]] = {
     "G1": (UNWATCHED, Happening(Event.GRANT, agent=A, lease_ms=30_000), Policy()),
     "G2": (STOPPED, Happening(Event.GRANT, agent=A, lease_ms=30_000, window=7), Policy()),
+    "E1": (HELD, Happening(Event.EXTEND, lease_ms=60_000), Policy()),
+    "E2": (WATCHED, Happening(Event.EXTEND, lease_ms=60_000), Policy()),
     "A1": (WATCHED, Happening(Event.ACQUIRE, agent=A, lease_ms=30_000), Policy()),
     "A2": (replace(UNWATCHED, user_intent=UserIntent.STOP_NOW), Happening(Event.ACQUIRE, agent=A), Policy()),
     "A3": (UNWATCHED, Happening(Event.ACQUIRE, agent=A), Policy(allow_headless_acquire=False)),

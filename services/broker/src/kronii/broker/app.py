@@ -116,14 +116,16 @@ class BrokerApp:
         self._lane.start()
         peers = PeerRegistry()
         presence = PresenceGate(ctx.redis, PolkitClient(), GRANT_PURPOSE, window_secs=60, record=ctx.record)
-        gate = TransportGate(
-            AgentRegistry(ctx.redis, ctx.sessions), peers, presence, mesh_token=settings.api_token
-        )
         registry = AgentRegistry(ctx.redis, ctx.sessions)
-        self._edge = (
-            BrokerDesk(control, self._lane, registry, default_lease_secs=settings.default_lease_secs),
-            gate,
+        gate = TransportGate(registry, peers, presence, mesh_token=settings.api_token)
+        desk = BrokerDesk(
+            control,
+            self._lane,
+            registry,
+            default_lease_secs=settings.default_lease_secs,
+            focused_window=self._desktop.focused_window,
         )
+        self._edge = (desk, gate)
         await self._open_front_door(ctx, settings, peers)
         self._ticker = asyncio.create_task(self._tick(control), name="broker-lease-clock")
 

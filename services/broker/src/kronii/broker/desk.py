@@ -3,7 +3,7 @@ transport), hands the event to the session's ControlDesk, and turns a refusal in
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from kronii.broker.control_desk import ControlChange, ControlDesk
 from kronii.broker.core.callers import Caller, Operation, check
@@ -56,9 +56,16 @@ def _refused(decision: Decision) -> ControlState:
 
 class BrokerDesk:
     def __init__(
-        self, desk: ControlDesk, lane: InputLane, sign_in: AgentSignIn, *, default_lease_secs: int
+        self,
+        desk: ControlDesk,
+        lane: InputLane,
+        sign_in: AgentSignIn,
+        *,
+        default_lease_secs: int,
+        focused_window: Callable[[], int] = lambda: 0,
     ) -> None:
         self._desk = desk
+        self._focused_window = focused_window
         self._lane = lane
         self._sign_in = sign_in
         self._default_lease_ms = default_lease_secs * 1000
@@ -99,7 +106,16 @@ class BrokerDesk:
         if not agent:
             raise InvalidArgument("name the agent the lease is for (its client id)", field="agent")
         desk = self._session(session_id)
+        # No window named: the one the person has in front of them now, so the agent's keys stay there.
+        window = window or self._focused_window()
         happening = Happening(Event.GRANT, agent=agent, lease_ms=self._lease_ms(lease_seconds), window=window)
+        return _refused(desk.handle(happening, actor=caller.actor))
+
+    def extend(self, caller: Caller, session_id: str, lease_seconds: int) -> ControlState:
+        """The person gives the agent that holds the desktop more time: same grant, same epoch."""
+        check(caller, Operation.EXTEND)
+        desk = self._session(session_id)
+        happening = Happening(Event.EXTEND, lease_ms=self._lease_ms(lease_seconds))
         return _refused(desk.handle(happening, actor=caller.actor))
 
     def lease(self, caller: Caller, session_id: str, event: Event, lease_seconds: int = 0) -> ControlState:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kronii.broker.adapters.viewer_socket import ViewerHookListener, hook_socket_path
 from kronii.broker.adapters.vnc import VncServer, VncSettings
+from kronii.broker.adapters.x_focus import focused_window
 from kronii.broker.adapters.x_master import PlainXTestInjector, XMasterInjector
 from kronii.broker.adapters.x_watch import RawInputWatcher, physical_input_devices
 from kronii.broker.attachment import Attachment
@@ -38,6 +39,16 @@ class Desktop:
         self.display_problem = ""
         self.vnc_problem = ""
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    def focused_window(self) -> int:
+        """The window the person has in front of them (0 without a display or a focused window)."""
+        if not self._settings.display or self.injector is None:
+            return 0
+        try:
+            return focused_window(self._settings.display)
+        except OSError as error:
+            log.warning("broker: the focused window could not be read: %s", error)
+            return 0
 
     @property
     def vnc_port(self) -> int:

@@ -216,7 +216,9 @@ class GrantRequest(_message.Message):
     agent: _builtins.str
     """The agent client the lease is for."""
     window: _builtins.int
-    """The window the agent may type into; 0 takes the window focused when the grant is made."""
+    """The window the agent may type into; 0 takes the window focused when the grant is made
+    (the window manager's active window, else the X input focus).
+    """
     def __init__(
         self,
         *,

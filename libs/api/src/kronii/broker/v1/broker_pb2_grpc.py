@@ -54,6 +54,11 @@ class BrokerStub:
                 request_serializer=kronii_dot_broker_dot_v1_dot_broker__pb2.GrantRequest.SerializeToString,
                 response_deserializer=kronii_dot_broker_dot_v1_dot_broker__pb2.ControlState.FromString,
                 _registered_method=True)
+        self.Extend = channel.unary_unary(
+                '/kronii.broker.v1.Broker/Extend',
+                request_serializer=kronii_dot_broker_dot_v1_dot_broker__pb2.LeaseRequest.SerializeToString,
+                response_deserializer=kronii_dot_broker_dot_v1_dot_broker__pb2.ControlState.FromString,
+                _registered_method=True)
         self.Acquire = channel.unary_unary(
                 '/kronii.broker.v1.Broker/Acquire',
                 request_serializer=kronii_dot_broker_dot_v1_dot_broker__pb2.LeaseRequest.SerializeToString,
@@ -125,6 +130,13 @@ class BrokerServicer:
 
     def Grant(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Extend(self, request, context):
+        """More time for the agent that holds the desktop: the same grant and epoch.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -207,6 +219,11 @@ def add_BrokerServicer_to_server(servicer, server):
             'Grant': grpc.unary_unary_rpc_method_handler(
                     servicer.Grant,
                     request_deserializer=kronii_dot_broker_dot_v1_dot_broker__pb2.GrantRequest.FromString,
+                    response_serializer=kronii_dot_broker_dot_v1_dot_broker__pb2.ControlState.SerializeToString,
+            ),
+            'Extend': grpc.unary_unary_rpc_method_handler(
+                    servicer.Extend,
+                    request_deserializer=kronii_dot_broker_dot_v1_dot_broker__pb2.LeaseRequest.FromString,
                     response_serializer=kronii_dot_broker_dot_v1_dot_broker__pb2.ControlState.SerializeToString,
             ),
             'Acquire': grpc.unary_unary_rpc_method_handler(
@@ -362,6 +379,33 @@ class Broker:
             target,
             '/kronii.broker.v1.Broker/Grant',
             kronii_dot_broker_dot_v1_dot_broker__pb2.GrantRequest.SerializeToString,
+            kronii_dot_broker_dot_v1_dot_broker__pb2.ControlState.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Extend(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kronii.broker.v1.Broker/Extend',
+            kronii_dot_broker_dot_v1_dot_broker__pb2.LeaseRequest.SerializeToString,
             kronii_dot_broker_dot_v1_dot_broker__pb2.ControlState.FromString,
             options,
             channel_credentials,

@@ -39,6 +39,8 @@ class BrokerStub:
     SetUserIntent: _grpc.UnaryUnaryMultiCallable[_broker_pb2.UserIntentRequest, _broker_pb2.ControlState]
     """The user's choices: only through the local socket, from the desktop user with a person's proof."""
     Grant: _grpc.UnaryUnaryMultiCallable[_broker_pb2.GrantRequest, _broker_pb2.ControlState]
+    Extend: _grpc.UnaryUnaryMultiCallable[_broker_pb2.LeaseRequest, _broker_pb2.ControlState]
+    """More time for the agent that holds the desktop: the same grant and epoch."""
     Acquire: _grpc.UnaryUnaryMultiCallable[_broker_pb2.LeaseRequest, _broker_pb2.ControlState]
     """Agents, with a session token."""
     Renew: _grpc.UnaryUnaryMultiCallable[_broker_pb2.LeaseRequest, _broker_pb2.ControlState]
@@ -60,6 +62,8 @@ class BrokerAsyncStub(BrokerStub):
     SetUserIntent: _aio.UnaryUnaryMultiCallable[_broker_pb2.UserIntentRequest, _broker_pb2.ControlState]  # type: ignore[assignment]
     """The user's choices: only through the local socket, from the desktop user with a person's proof."""
     Grant: _aio.UnaryUnaryMultiCallable[_broker_pb2.GrantRequest, _broker_pb2.ControlState]  # type: ignore[assignment]
+    Extend: _aio.UnaryUnaryMultiCallable[_broker_pb2.LeaseRequest, _broker_pb2.ControlState]  # type: ignore[assignment]
+    """More time for the agent that holds the desktop: the same grant and epoch."""
     Acquire: _aio.UnaryUnaryMultiCallable[_broker_pb2.LeaseRequest, _broker_pb2.ControlState]  # type: ignore[assignment]
     """Agents, with a session token."""
     Renew: _aio.UnaryUnaryMultiCallable[_broker_pb2.LeaseRequest, _broker_pb2.ControlState]  # type: ignore[assignment]
@@ -102,6 +106,14 @@ class BrokerServicer(metaclass=_abc_1.ABCMeta):
         request: _broker_pb2.GrantRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_broker_pb2.ControlState, _abc.Awaitable[_broker_pb2.ControlState]]: ...
+
+    @_abc_1.abstractmethod
+    def Extend(
+        self,
+        request: _broker_pb2.LeaseRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_broker_pb2.ControlState, _abc.Awaitable[_broker_pb2.ControlState]]:
+        """More time for the agent that holds the desktop: the same grant and epoch."""
 
     @_abc_1.abstractmethod
     def Acquire(

@@ -26,7 +26,7 @@ _PACKAGE_HELP = {
     "agents": "spawn, wake and watch the AI coding agents in tmux panes (the supervisor)",
     "broker": "the input broker's agents' keys, automation audit and xdotool shadow",
     "capture": "request, watch and fetch redacted window captures; list the windows you can name",
-    "control": "grant an agent the desktop; let it go on, interrupt or stop it; who holds it now",
+    "control": "grant an agent the desktop; wait, interrupt or stop it; who holds it",
     "keys": "the capture service's encryption keys: rotate, rewrap, show",
     "record": "record the desktop's activity stream from a running kronii up, for replay",
     "redact": "mask secrets and personal data in text or a screenshot (standard input or files)",

@@ -35,9 +35,9 @@ BROKER_AGENT = "AGENT"
 GRANT_PURPOSE = PresencePurpose(
     service="broker",
     polkit_action="org.kronii.grant-control",
-    doing="granting an agent the desktop",
-    to_do="grant an agent the desktop",
-    command="kronii control grant",
+    doing="giving an agent the desktop (a grant, more time, or letting it go on)",
+    to_do="give an agent the desktop",
+    command="kronii control grant (or renew, wait)",
     grants=("GRANT",),
 )
 

@@ -73,6 +73,10 @@ class BrokerServicer(pb_grpc.BrokerServicer):
         )
         return state_message(state)
 
+    async def Extend(self, request: pb.LeaseRequest, context: Context) -> pb.ControlState:
+        who = await self._caller(context, need_person=True)
+        return state_message(self._desk.extend(who, request.session_id, request.lease_seconds))
+
     async def _lease(self, request: pb.LeaseRequest, context: Context, event: Event) -> pb.ControlState:
         state = self._desk.lease(
             await self._caller(context), request.session_id, event, request.lease_seconds

@@ -94,6 +94,13 @@ def broker_router(edge: Callable[[], tuple[BrokerDesk, Gatekeeper]]) -> APIRoute
         state = desk().grant(who, session_id, body.lease_seconds, body.agent, body.window)
         return _json(state_message(state))
 
+    @router.post("/sessions/{session_id}/control/extend", openapi_extra=proto_body(pb.LeaseRequest))
+    async def extend(request: Request, session_id: str) -> dict[str, Any]:
+        """The desktop user gives the agent that holds the desktop more time (same grant, same epoch)."""
+        body = await read_body(request, pb.LeaseRequest(), session_id=session_id)
+        who = await caller(request, need_person=True)
+        return _json(state_message(desk().extend(who, session_id, body.lease_seconds)))
+
     _agent_routes(router, desk, caller)
     _sign_in_routes(router, desk)
     return router

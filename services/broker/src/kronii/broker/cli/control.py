@@ -173,31 +173,18 @@ def _complete_window(ctx: click.Context, param: click.Parameter, incomplete: str
 
 
 def focused_window(display_name: str) -> int:
-    """The window that has the focus on the broker's display now: the window manager's active
-    window, else the X input focus."""
-    from Xlib import X
-    from Xlib import display as xdisplay
-    from Xlib import error as xerror
+    """The window that has the focus on the broker's display now (adapters.x_focus)."""
+    from kronii.broker.adapters.x_focus import FocusUnknown
+    from kronii.broker.adapters.x_focus import focused_window as find
 
     try:
-        display = xdisplay.Display(display_name or None)
-    except (xerror.DisplayError, OSError) as error:
+        window = find(display_name)
+    except FocusUnknown as error:
         raise CommandError(
-            f"kronii: control grant: cannot open the display {display_name or '$DISPLAY'} ({error}): "
-            "name the window with --window ID",
-            exits.UNREACHABLE,
+            f"kronii: control grant: {error}: name the window with --window ID", exits.UNREACHABLE
         ) from None
-    try:
-        root = display.screen().root
-        active = root.get_full_property(display.intern_atom("_NET_ACTIVE_WINDOW"), X.AnyPropertyType)
-        if active is not None and len(active.value) and int(active.value[0]) > 0:
-            return int(active.value[0])
-        focus = display.get_input_focus().focus
-        window = focus if isinstance(focus, int) else int(focus.id)
-        if window > 1 and window != root.id:  # 0 is None, 1 PointerRoot
-            return window
-    finally:
-        display.close()
+    if window:
+        return window
     raise CommandError(
         "kronii: control grant: no window has the focus now: name one with --window ID", exits.NOT_FOUND
     )
@@ -274,16 +261,11 @@ def grant(options: Options, agent: str, seconds: int | None, window: int | str |
 @_JSON
 @click.pass_obj
 def renew(options: Options, seconds: int | None, as_json: bool) -> None:
-    """Extend the current holder's lease: a new grant to the same agent, for the same window. Exit 1
-    when no agent holds the desktop."""
+    """Give the agent that holds the desktop more time: the same grant (its queued input and a pending
+    interrupt stay as they are). Exit 1 when no agent holds the desktop."""
     broker = Broker(options, "renew")
-    now = state_json(broker.as_person("GET", f"/sessions/{SESSION}"))
-    if now["control_mode"] != "AGENT" or not now["holder"]:
-        raise CommandError(
-            "kronii: control renew: no agent holds the desktop: grant one with `kronii control grant AGENT`",
-            exits.FAILED,
-        )
-    state = _grant(broker, now["holder"], seconds, now["window"])
+    body: dict[str, Any] = {"lease_seconds": seconds} if seconds else {}
+    state = state_json(broker.as_person("POST", f"/sessions/{SESSION}/control/extend", body))
     _show(state, as_json, _granted("renewed", state))
 
 

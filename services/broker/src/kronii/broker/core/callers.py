@@ -22,6 +22,7 @@ class Operation(enum.StrEnum):
     SAFE_INTERRUPT = "safe_interrupt"
     WAIT = "wait"
     GRANT = "grant"
+    EXTEND = "extend"
     ACQUIRE = "acquire"
     RENEW = "renew"
     RELEASE = "release"
@@ -54,6 +55,7 @@ _ALLOWED: dict[Operation, frozenset[CallerKind]] = {
     Operation.SAFE_INTERRUPT: frozenset({"person", "agent", "local"}),
     Operation.WAIT: frozenset({"person"}),
     Operation.GRANT: frozenset({"person"}),
+    Operation.EXTEND: frozenset({"person"}),
     Operation.ACQUIRE: frozenset({"agent"}),
     Operation.RENEW: frozenset({"agent"}),
     Operation.RELEASE: frozenset({"agent"}),

@@ -33,6 +33,7 @@ __all__ = [
 
 class Event(enum.StrEnum):
     GRANT = "grant"  # the person grants a lease (the local socket, a person's proof)
+    EXTEND = "extend"  # the person extends the holder's live lease (no new epoch)
     ACQUIRE = "acquire"  # an agent takes a session nobody watches (P3)
     RENEW = "renew"
     RELEASE = "release"
@@ -156,6 +157,8 @@ ROWS: tuple[Row, ...] = (
         Change(ControlMode.AGENT, Lease.SET, UserIntent.WAIT, AgentStatus.RUNNING, True, True, Hold.CLEAR),
         (_A.CLEAR_QUEUE, _A.PUBLISH, _A.AUDIT, _A.NOTIFY_LEASE),
     ),
+    Row("E1", Event.EXTEND, (_G.LEASE_LIVE,), "extended", Change(lease=Lease.EXTEND), (_A.PUBLISH, _A.NOTIFY_LEASE)),
+    Row("E2", Event.EXTEND, (), "refused", refusal=Refusal.NO_LEASE),
     # ---- an agent acquires a session nobody watches (P3) ---------------------------------------
     Row("A1", Event.ACQUIRE, (_G.INTERACTIVE,), "refused", refusal=Refusal.GRANT_NEEDED),
     Row("A2", Event.ACQUIRE, (_G.STOP_SET,), "refused", refusal=Refusal.STOPPED_BY_USER),
