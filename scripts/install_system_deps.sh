@@ -19,6 +19,8 @@ have gnome-keyring-daemon || need+=(gnome-keyring)  # a real Secret Service for 
 [ -x /usr/lib/polkit-1/polkitd ] || need+=(polkitd)  # a real polkit authority for the capture presence tests
 have systemd-analyze || need+=(systemd)  # checks the user unit of `kronii service install`
 have desktop-file-validate || need+=(desktop-file-utils)  # checks its autostart entry
+have zsh || need+=(zsh)  # the critic's shell hooks are tested in a real zsh
+have fish || need+=(fish)  # and in a real fish
 { have promtool && have prometheus; } || need+=(prometheus)  # promtool checks the rules; prometheus scrapes `kronii up` in a slow test
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi

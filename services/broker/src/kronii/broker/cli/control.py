@@ -243,7 +243,7 @@ def _granted(verb: str, state: dict[str, Any]) -> str:
 @click.option(
     "--window", default=None, metavar="ID|focused", callback=window_value, shell_complete=_complete_window,
     help="the one window its keys may reach: an id (0x1a00007 or decimal) or `focused` (the window "
-    "focused now); default: whichever window has the focus",
+    "focused now); default: the window that has the focus when the broker grants it",
 )  # fmt: skip
 @_JSON
 @click.pass_obj

@@ -18,7 +18,7 @@ class Trigger(enum.StrEnum):
     OK = "ok"
     ERROR = "error"
     COMMAND_NOT_FOUND = "command_not_found"
-    SECRET = "secret"
+    SECRET = "secret"  # noqa: S105 (a trigger name, not a password)
     DANGEROUS = "dangerous"
     REPEATED_FAILURE = "repeated_failure"
 
