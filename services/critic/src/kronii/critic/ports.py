@@ -9,7 +9,7 @@ from typing import Protocol
 
 from kronii.critic.core.model import InvocationEvent, InvocationRecord, Trigger
 from kronii.critic.core.recommend import Notification
-from kronii.critic.core.retrieval import Hit, QueryContext, RecordFilter
+from kronii.critic.core.retrieval import Hit, QueryContext, RecordFilter, Vector
 
 __all__ = [
     "Clock",
@@ -63,7 +63,9 @@ class MemoryStore(Protocol):
         callable is checked over the day files."""
         ...
 
-    async def knn(self, embedding: Sequence[float], k: int, context: QueryContext | None = None) -> list[Hit]:
+    async def knn(
+        self, embedding: Sequence[float] | Vector, k: int, context: QueryContext | None = None
+    ) -> list[Hit]:
         """Best hybrid score first; ``context`` (the current command) turns the boosts on."""
         ...
 
@@ -123,7 +125,7 @@ class LongTier(Protocol):
     async def upsert(self, records: Sequence[InvocationRecord]) -> None: ...
 
     async def knn(
-        self, embedding: Sequence[float], k: int, ef_search: int | None = None
+        self, embedding: Sequence[float] | Vector, k: int, ef_search: int | None = None
     ) -> list[tuple[InvocationRecord, float]]: ...
 
     async def query(self, record_filter: RecordFilter, take: int) -> list[InvocationRecord]: ...

@@ -27,10 +27,13 @@ _PACKAGE_HELP = {
     "broker": "the input broker's agents' keys, automation audit and xdotool shadow",
     "capture": "request, watch and fetch redacted window captures; list the windows you can name",
     "control": "grant an agent the desktop; wait, interrupt or stop it; who holds it",
+    "critic": "search your past commands, find failures like the last one, export, doctor, mute hints",
     "keys": "the capture service's encryption keys: rotate, rewrap, show",
     "record": "record the desktop's activity stream from a running kronii up, for replay",
     "redact": "mask secrets and personal data in text or a screenshot (standard input or files)",
     "replay": "feed a recorded activity stream through the pipeline here, with the rules or a model",
+    "run": "run a command and tell the console critic how it went (its error output too)",
+    "shell-init": "the shell hooks of the console critic: eval \"$(kronii shell-init bash|zsh|fish)\"",
 }
 _BRIDGED_BUILT_IN = {"redact": "kronii.redaction.cli:redact_command"}
 

@@ -1,0 +1,193 @@
+"""The long memory tier: `critic_records` in PostgreSQL (migration 0008_critic), one row per
+InvocationRecord, the embedding in a pgvector column searched through its HNSW cosine index.
+
+pgvector's HNSW scan returns at most `hnsw.ef_search` rows (40 by default), so a search for more
+candidates raises it for its own transaction (SET LOCAL through set_config)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from kronii.critic.core.model import EMBEDDING_DIM, InvocationRecord, Trigger
+from kronii.critic.core.retrieval import RecordFilter, Vector, unit_vector
+from pgvector.sqlalchemy import Vector as VectorColumn
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    ColumnElement,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    and_,
+    delete,
+    func,
+    or_,
+    select,
+    text,
+    true,
+)
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+__all__ = ["DEFAULT_EF_SEARCH", "PgVectorStore", "critic_records"]
+
+DEFAULT_EF_SEARCH = 40  # pgvector's own default
+_metadata = MetaData()
+
+critic_records = Table(
+    "critic_records",
+    _metadata,
+    Column("record_id", Text, primary_key=True),
+    Column("timestamp_ms", BigInteger, nullable=False),
+    Column("trigger", Text, nullable=False),
+    Column("command_name", Text, nullable=False),
+    Column("command_line", Text, nullable=False),
+    Column("cwd", Text, nullable=False),
+    Column("exit_status", Integer, nullable=False),
+    Column("duration_ms", BigInteger, nullable=False),
+    Column("shell", Text, nullable=False),
+    Column("session", Text, nullable=False),
+    Column("error_type", Text, nullable=False),
+    Column("error_message", Text, nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("redactions", Integer, nullable=False),
+    Column("embedding", VectorColumn(EMBEDDING_DIM), nullable=True),
+)
+_TEXT_FIELDS = (
+    "command_name",
+    "command_line",
+    "cwd",
+    "shell",
+    "session",
+    "error_type",
+    "error_message",
+    "summary",
+)
+
+
+def _row(record: InvocationRecord) -> dict[str, Any]:
+    return {
+        "record_id": record.record_id,
+        "timestamp_ms": record.timestamp_ms,
+        "trigger": record.trigger.value,
+        "exit_status": record.exit_status,
+        "duration_ms": record.duration_ms,
+        "redactions": record.redactions,
+        "embedding": unit_vector(record.embedding) if record.embedding else None,
+        **{name: getattr(record, name) for name in _TEXT_FIELDS},
+    }
+
+
+def _record(row: Any) -> InvocationRecord:
+    columns = row._mapping
+    embedding = columns["embedding"]
+    return InvocationRecord(
+        record_id=columns["record_id"],
+        timestamp_ms=int(columns["timestamp_ms"]),
+        trigger=Trigger(columns["trigger"]),
+        exit_status=int(columns["exit_status"]),
+        duration_ms=int(columns["duration_ms"]),
+        redactions=int(columns["redactions"]),
+        embedding=() if embedding is None else tuple(float(value) for value in np.asarray(embedding)),
+        **{name: columns[name] for name in _TEXT_FIELDS},
+    )
+
+
+def _where(record_filter: RecordFilter) -> ColumnElement[bool]:
+    table = critic_records.c
+    clauses: list[ColumnElement[bool]] = []
+    if record_filter.triggers:
+        clauses.append(table.trigger.in_(sorted(trigger.value for trigger in record_filter.triggers)))
+    if record_filter.command_name is not None:
+        clauses.append(table.command_name == record_filter.command_name)
+    if record_filter.failed is not None:
+        clauses.append(table.exit_status != 0 if record_filter.failed else table.exit_status == 0)
+    if record_filter.since_ms is not None:
+        clauses.append(table.timestamp_ms >= record_filter.since_ms)
+    if record_filter.text:
+        needle = record_filter.text
+        clauses.append(
+            or_(
+                *(
+                    column.icontains(needle, autoescape=True)
+                    for column in (table.command_line, table.error_message, table.summary)
+                )
+            )
+        )
+    return and_(true(), *clauses)
+
+
+class PgVectorStore:
+    def __init__(self, engine: AsyncEngine, ef_search: int = DEFAULT_EF_SEARCH) -> None:
+        self._engine = engine
+        self._ef_search = ef_search
+
+    async def upsert(self, records: Sequence[InvocationRecord]) -> None:
+        """Insert the records, or update them in place; an embedding already stored is kept when
+        the new version has none."""
+        if not records:
+            return
+        statement = insert(critic_records)
+        updated: dict[str, Any] = {
+            column.name: statement.excluded[column.name]
+            for column in critic_records.c
+            if column.name != "record_id"
+        }
+        updated["embedding"] = func.coalesce(statement.excluded.embedding, critic_records.c.embedding)
+        statement = statement.on_conflict_do_update(index_elements=["record_id"], set_=updated)
+        async with self._engine.begin() as conn:
+            await conn.execute(statement, [_row(record) for record in records])
+
+    async def knn(
+        self, embedding: Sequence[float] | Vector, k: int, ef_search: int | None = None
+    ) -> list[tuple[InvocationRecord, float]]:
+        """The k records nearest to `embedding` by the HNSW index (approximate), with their cosine."""
+        if k <= 0:
+            return []
+        query = unit_vector(embedding)
+        distance = critic_records.c.embedding.cosine_distance(query)
+        statement = select(critic_records, distance.label("distance")).order_by(distance).limit(k)
+        ef = max(ef_search or self._ef_search, k)
+        async with self._engine.begin() as conn:
+            await conn.execute(text("SELECT set_config('hnsw.ef_search', :ef, true)"), {"ef": str(ef)})
+            rows = (await conn.execute(statement)).all()
+        # NULL embeddings sort last; an index scan skips them, a sequential scan would not.
+        return [(_record(row), 1.0 - float(row.distance)) for row in rows if row.distance is not None]
+
+    async def query(self, record_filter: RecordFilter, take: int) -> list[InvocationRecord]:
+        """Up to `take` records the filter accepts, newest first."""
+        if take <= 0:
+            return []
+        statement = (
+            select(critic_records)
+            .where(_where(record_filter))
+            .order_by(critic_records.c.timestamp_ms.desc(), critic_records.c.record_id)
+            .limit(take)
+        )
+        async with self._engine.connect() as conn:
+            rows = (await conn.execute(statement)).all()
+        return [_record(row) for row in rows]
+
+    async def stored_since(self, since_ms: int) -> dict[str, bool]:
+        """The ids of the rows at or after `since_ms`, each with whether it has its embedding."""
+        statement = select(critic_records.c.record_id, critic_records.c.embedding.isnot(None)).where(
+            critic_records.c.timestamp_ms >= since_ms
+        )
+        async with self._engine.connect() as conn:
+            rows = (await conn.execute(statement)).all()
+        return {str(row[0]): bool(row[1]) for row in rows}
+
+    async def prune(self, before_ms: int) -> int:
+        """Delete the rows older than `before_ms`; returns how many went."""
+        async with self._engine.begin() as conn:
+            result = await conn.execute(
+                delete(critic_records).where(critic_records.c.timestamp_ms < before_ms)
+            )
+        return int(result.rowcount or 0)
+
+    async def count(self) -> int:
+        async with self._engine.connect() as conn:
+            return int((await conn.execute(select(func.count()).select_from(critic_records))).scalar_one())

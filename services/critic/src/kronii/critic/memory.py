@@ -1,0 +1,449 @@
+"""The tiered memory (seed 003, "Index / Store / App Memory" and "Retrieval"): the RAM ring of the last
+records, the day files as the journal, PostgreSQL with pgvector for the long tier.
+
+- ``add`` puts a record in the ring and the day file at once (a record in the file is never lost),
+  then queues it for PostgreSQL. A writer task (``start``) writes the queue in batches. When
+  PostgreSQL is away the writer remembers the oldest record it could not write and, once PostgreSQL
+  answers again, replays the journal from there: every record whose row is missing (or lacks the
+  embedding the file has) is written. ``start`` replays the whole retention window the same way, so
+  records kept while the critic or PostgreSQL was down reach the database.
+- ``query``: the ring first; for the rest a RecordFilter runs as SQL when PostgreSQL is in step with
+  the journal, otherwise (or for any other predicate) the day files are read newest first.
+- ``knn``: the ring first (exact); when it has fewer than k records at least ``ram_enough`` similar,
+  the HNSW index fills in (``candidates_per_k`` x k candidates, so the boosts can reorder them), or a
+  bounded window of the day files when PostgreSQL is away. Hybrid-scored, near-duplicates merged by
+  the nightly clusters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+import numpy as np
+from kronii.critic.adapters.daily_files import DailyFiles
+from kronii.critic.core.clusters import DEFAULT_CLUSTER_THRESHOLD, greedy_clusters
+from kronii.critic.core.model import InvocationRecord
+from kronii.critic.core.retention import DEFAULT_RETENTION_DAYS, day_stamp, plan_retention, prune_before_ms
+from kronii.critic.core.retrieval import (
+    Hit,
+    HybridWeights,
+    QueryContext,
+    RecordFilter,
+    Vector,
+    exact_top_k,
+    rank,
+)
+from kronii.critic.core.ring import DEFAULT_RING_SIZE, RecordRing
+from kronii.critic.ports import LongTier, RecordPredicate
+
+__all__ = ["MemoryCounts", "MemoryOptions", "RetentionDone", "TieredMemory"]
+
+log = logging.getLogger(__name__)
+
+_EXPORT_TEXT_FIELDS = ("command_line", "cwd", "error_type", "error_message", "summary")
+# Records kept in RAM for PostgreSQL when even the day file could not take them (a full disk);
+# beyond this the oldest are dropped, counted in MemoryCounts.lost.
+_UNJOURNALED_LIMIT = 10_000
+
+
+@dataclass(frozen=True)
+class MemoryOptions:
+    ring_size: int = DEFAULT_RING_SIZE
+    retention_days: int = DEFAULT_RETENTION_DAYS
+    weights: HybridWeights = dataclasses.field(default_factory=HybridWeights)
+    ram_enough: float = 0.8  # a RAM hit this similar counts towards answering without PostgreSQL
+    candidates_per_k: int = 4
+    disk_window_days: int = 2  # the day files searched by KNN while PostgreSQL is away
+    retry_secs: float = 5.0
+    db_timeout_secs: float = 5.0
+    batch_size: int = 500
+    cluster_threshold: float = DEFAULT_CLUSTER_THRESHOLD
+
+
+@dataclass(frozen=True)
+class MemoryCounts:
+    ram: int
+    queued: int
+    in_step: bool  # PostgreSQL holds every journaled record
+    journal_failures: int
+    database_failures: int
+    replayed: int
+    lost: int
+
+
+@dataclass(frozen=True)
+class RetentionDone:
+    archived_days: tuple[date, ...]
+    pruned_rows: int | None  # None: PostgreSQL was away (tried again next time)
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _redact_for_sharing() -> Callable[[str], str]:
+    from kronii.redaction import WITHHELD_TEXT, Level, RedactionEngine
+
+    engine = RedactionEngine()
+
+    def redact(text: str) -> str:
+        result = engine.redact(text)
+        return WITHHELD_TEXT if result.level is Level.RED else result.text
+
+    return redact
+
+
+class TieredMemory:
+    def __init__(
+        self,
+        files: DailyFiles,
+        long_tier: LongTier | None,
+        options: MemoryOptions | None = None,
+        clock: Callable[[], int] = _now_ms,
+        redact: Callable[[str], str] | None = None,
+    ) -> None:
+        self._files = files
+        self._long = long_tier
+        self._options = options or MemoryOptions()
+        self._clock = clock
+        self._redact = redact
+        self._ring = RecordRing(self._options.ring_size)
+        self._queue: list[tuple[InvocationRecord, bool]] = []  # (record, journaled)
+        self._unsynced_since_ms: int | None = None
+        self._cluster_of: dict[str, str] = {}
+        self._sync_lock = asyncio.Lock()
+        self._wake = asyncio.Event()
+        self._writer: asyncio.Task[None] | None = None
+        self._journal_failures = 0
+        self._database_failures = 0
+        self._replayed = 0
+        self._lost = 0
+
+    # ---- life ------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Warm the ring from the day files, load the clusters, and start the writer, which first
+        brings PostgreSQL in step with the journal of the retention window."""
+        now_ms = self._clock()
+        recent = []
+        for record in self._files.read_records(since_ms=None, newest_first=True):
+            recent.append(record)
+            if len(recent) >= self._ring.capacity:
+                break
+        for record in reversed(recent):
+            self._ring.add(record)
+        self.load_clusters(self._files.day_of(now_ms))
+        if self._long is not None:
+            self._unsynced_since_ms = prune_before_ms(now_ms, self._options.retention_days)
+            self._writer = asyncio.create_task(self._write_loop(), name="critic-memory-writer")
+            self._wake.set()
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            self._writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._writer
+            self._writer = None
+        with contextlib.suppress(Exception):
+            await self.sync()
+        self._files.close()
+
+    # ---- MemoryStore -----------------------------------------------------------------------
+
+    async def add(self, record: InvocationRecord) -> None:
+        self._ring.add(record)
+        journaled = True
+        try:
+            self._files.append_record(record)
+        except OSError as error:
+            journaled = False
+            self._journal_failures += 1
+            log.warning("critic: the day file could not take a record: %s", error.strerror)
+        if self._long is None:
+            return
+        self._queue.append((record, journaled))
+        self._wake.set()
+
+    def recent(self, take: int) -> Iterable[InvocationRecord]:
+        return self._ring.find(lambda _: True, take)
+
+    async def query(self, predicate: RecordPredicate, take: int) -> list[InvocationRecord]:
+        found = self._ring.find(predicate, take)
+        if len(found) >= take:
+            return found
+        rest = await self._query_database(predicate, take + len(found))
+        if rest is None:
+            rest = self._query_files(predicate, take + len(found))
+        seen = {record.record_id for record in found}
+        merged = found + [record for record in rest if record.record_id not in seen]
+        merged.sort(key=lambda record: record.timestamp_ms, reverse=True)
+        return merged[:take]
+
+    async def knn(
+        self, embedding: Sequence[float] | Vector, k: int, context: QueryContext | None = None
+    ) -> list[Hit]:
+        if k <= 0:
+            return []
+        context = context or QueryContext(now_ms=self._clock())
+        ram = [
+            (record, similarity, "ram") for record, similarity in self._ring.knn(embedding, len(self._ring))
+        ]
+        strong = [candidate for candidate in ram if candidate[1] >= self._options.ram_enough]
+        if len(rank(strong, context, self._options.weights, k, self._cluster_of)) >= k:
+            return rank(ram, context, self._options.weights, k, self._cluster_of)
+        more = await self._knn_database(embedding, k * self._options.candidates_per_k)
+        if more is None:
+            more = self._knn_files(embedding, k * self._options.candidates_per_k, context.now_ms)
+        return rank(ram + more, context, self._options.weights, k, self._cluster_of)
+
+    # ---- the long tier ---------------------------------------------------------------------
+
+    async def _query_database(self, predicate: RecordPredicate, take: int) -> list[InvocationRecord] | None:
+        if self._long is None or not isinstance(predicate, RecordFilter) or not self.in_step:
+            return None
+        try:
+            async with asyncio.timeout(self._options.db_timeout_secs):
+                return await self._long.query(predicate, take)
+        except Exception as error:  # PostgreSQL away: the journal answers
+            self._database_failures += 1
+            log.info(
+                "critic: PostgreSQL did not answer a query (%s); reading the day files", type(error).__name__
+            )
+            return None
+
+    def _query_files(self, predicate: RecordPredicate, take: int) -> list[InvocationRecord]:
+        found: list[InvocationRecord] = []
+        for record in self._files.read_records(newest_first=True):
+            if predicate(record):
+                found.append(record)
+                if len(found) >= take:
+                    break
+        return found
+
+    async def _knn_database(
+        self, embedding: Sequence[float] | Vector, candidates: int
+    ) -> list[tuple[InvocationRecord, float, str]] | None:
+        if self._long is None:
+            return None
+        try:
+            async with asyncio.timeout(self._options.db_timeout_secs):
+                found = await self._long.knn(embedding, candidates)
+        except Exception as error:  # PostgreSQL away: a bounded window of the journal answers
+            self._database_failures += 1
+            log.info(
+                "critic: PostgreSQL did not answer a search (%s); reading the day files", type(error).__name__
+            )
+            return None
+        return [(record, similarity, "disk") for record, similarity in found]
+
+    def _knn_files(
+        self, embedding: Sequence[float] | Vector, candidates: int, now_ms: int
+    ) -> list[tuple[InvocationRecord, float, str]]:
+        since_ms = now_ms - self._options.disk_window_days * 86_400_000
+        records = [record for record in self._files.read_records(since_ms) if record.embedding]
+        if not records:
+            return []
+        matrix = np.asarray([record.embedding for record in records], dtype=np.float32)
+        query = np.asarray(embedding, dtype=np.float32)
+        query = query / max(float(np.linalg.norm(query)), 1e-12)
+        return [
+            (records[index], similarity, "disk")
+            for index, similarity in exact_top_k(query, matrix, candidates)
+        ]
+
+    # ---- writing through -------------------------------------------------------------------
+
+    @property
+    def in_step(self) -> bool:
+        """PostgreSQL holds every record of the journal (nothing queued, nothing to replay)."""
+        return self._unsynced_since_ms is None and not self._queue
+
+    async def sync(self) -> bool:
+        """Write what is queued (and replay the journal if PostgreSQL missed records); True when
+        PostgreSQL is in step. The writer calls this; tests and shutdown may too."""
+        if self._long is None:
+            return False
+        async with self._sync_lock:
+            if self._unsynced_since_ms is not None and not await self._replay(
+                self._long, self._unsynced_since_ms
+            ):
+                return False
+            batch, self._queue = self._queue, []
+            try:
+                for start in range(0, len(batch), self._options.batch_size):
+                    async with asyncio.timeout(self._options.db_timeout_secs):
+                        await self._long.upsert(
+                            [record for record, _ in batch[start : start + self._options.batch_size]]
+                        )
+            except Exception as error:
+                self._database_failures += 1
+                log.warning(
+                    "critic: PostgreSQL is away (%s); records wait in the day files", type(error).__name__
+                )
+                self._keep_unwritten(batch)
+                return False
+            return True
+
+    def _keep_unwritten(self, batch: list[tuple[InvocationRecord, bool]]) -> None:
+        journaled = [record.timestamp_ms for record, in_file in batch if in_file]
+        if journaled:
+            oldest = min(journaled)
+            current = self._unsynced_since_ms
+            self._unsynced_since_ms = oldest if current is None else min(current, oldest)
+        unjournaled = [item for item in batch if not item[1]]
+        self._queue = unjournaled + self._queue
+        if len(self._queue) > _UNJOURNALED_LIMIT:
+            self._lost += len(self._queue) - _UNJOURNALED_LIMIT
+            self._queue = self._queue[-_UNJOURNALED_LIMIT:]
+
+    async def _replay(self, long_tier: LongTier, since_ms: int) -> bool:
+        try:
+            async with asyncio.timeout(self._options.db_timeout_secs):
+                stored = await long_tier.stored_since(since_ms)
+            missing = [
+                record
+                for record in self._files.read_records(since_ms)
+                if record.record_id not in stored or (record.embedding and not stored[record.record_id])
+            ]
+            for start in range(0, len(missing), self._options.batch_size):
+                async with asyncio.timeout(self._options.db_timeout_secs):
+                    await long_tier.upsert(missing[start : start + self._options.batch_size])
+        except Exception as error:
+            self._database_failures += 1
+            log.info("critic: PostgreSQL still away (%s)", type(error).__name__)
+            return False
+        self._replayed += len(missing)
+        self._unsynced_since_ms = None
+        return True
+
+    async def _write_loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            if not await self.sync():
+                await asyncio.sleep(self._options.retry_secs)
+                self._wake.set()
+
+    async def totals(self) -> tuple[int, int]:
+        """(records in the kept day files, rows in PostgreSQL; -1 while it does not answer)."""
+        days = self._files.file_days()
+        in_files = await asyncio.to_thread(
+            lambda: len({record.record_id for day in days for record in self._files.read_day(day)})
+        )
+        in_database = -1
+        if self._long is not None:
+            try:
+                in_database = await asyncio.wait_for(self._long.count(), self._options.db_timeout_secs)
+            except Exception:  # PostgreSQL away: the doctor says so
+                in_database = -1
+        return in_files, in_database
+
+    def counts(self) -> MemoryCounts:
+        return MemoryCounts(
+            ram=len(self._ring),
+            queued=len(self._queue),
+            in_step=self.in_step,
+            journal_failures=self._journal_failures,
+            database_failures=self._database_failures,
+            replayed=self._replayed,
+            lost=self._lost,
+        )
+
+    # ---- the nightly job -------------------------------------------------------------------
+
+    async def run_nightly(self) -> tuple[list[list[str]], RetentionDone]:
+        """What the service schedules once a night: cluster yesterday's failures, then retention."""
+        now_ms = self._clock()
+        groups = self.cluster_day(self._files.day_of(now_ms) - timedelta(days=1))
+        return groups, await self.run_retention(now_ms)
+
+    def cluster_day(self, day: date) -> list[list[str]]:
+        """Group the day's failing records that are near-duplicates (cosine above the threshold),
+        write clusters-YYYYMMDD.json, and merge by these groups from now on."""
+        failures = sorted(
+            (record for record in self._files.read_day(day) if record.failed and record.embedding),
+            key=lambda record: record.timestamp_ms,
+        )
+        by_id = {record.record_id: record for record in failures}
+        groups = greedy_clusters(
+            [(r.record_id, r.embedding) for r in failures], self._options.cluster_threshold
+        )
+        content = {
+            "day": day.isoformat(),
+            "threshold": self._options.cluster_threshold,
+            "groups": [
+                {
+                    "cluster_id": f"{day_stamp(day)}-{number}",
+                    "record_ids": group,
+                    "command_line": by_id[group[0]].command_line,
+                    "error_message": by_id[group[0]].error_message,
+                }
+                for number, group in enumerate(groups, 1)
+            ],
+        }
+        self._files.write_clusters(day, content)
+        self._remember_clusters(content)
+        return groups
+
+    def load_clusters(self, today: date) -> None:
+        """Merge by the clusters of the retention window's day files."""
+        for offset in range(self._options.retention_days + 1):
+            content = self._files.read_clusters(today - timedelta(days=offset))
+            if content is not None:
+                self._remember_clusters(content)
+
+    def _remember_clusters(self, content: dict[str, Any]) -> None:
+        for group in content.get("groups", []):
+            for record_id in group.get("record_ids", []):
+                self._cluster_of[str(record_id)] = str(group.get("cluster_id", ""))
+
+    async def run_retention(self, now_ms: int) -> RetentionDone:
+        plan = plan_retention(
+            self._files.file_days(), self._files.day_of(now_ms), now_ms, self._options.retention_days
+        )
+        self._files.archive(plan.archive_days)
+        pruned: int | None = None
+        if self._long is not None:
+            try:
+                async with asyncio.timeout(self._options.db_timeout_secs * 6):
+                    pruned = await self._long.prune(plan.prune_before_ms)
+            except Exception as error:
+                self._database_failures += 1
+                log.warning("critic: rows not pruned, PostgreSQL away (%s)", type(error).__name__)
+        return RetentionDone(plan.archive_days, pruned)
+
+    # ---- export ----------------------------------------------------------------------------
+
+    def export_records(self, since_ms: int, redact: bool = True) -> Iterator[InvocationRecord]:
+        """The journal's records from `since_ms`, oldest first. Redacted for sharing: the texts go
+        through the redaction engine once more (the home path's user name, addresses, whatever the
+        first pass let through) and the embeddings are left out."""
+        if redact and self._redact is None:
+            self._redact = _redact_for_sharing()
+        for record in self._files.read_records(since_ms):
+            if redact and self._redact is not None:
+                masked: dict[str, Any] = {
+                    name: self._redact(getattr(record, name)) for name in _EXPORT_TEXT_FIELDS
+                }
+                record = dataclasses.replace(record, embedding=(), **masked)
+            yield record
+
+    def export(self, since_ms: int, redact: bool = True) -> Iterator[str]:
+        """JSON lines (without newlines) of export_records."""
+        for record in self.export_records(since_ms, redact):
+            data = dataclasses.asdict(record)
+            data["trigger"] = record.trigger.value
+            if redact:
+                del data["embedding"]
+            else:
+                data["embedding"] = list(record.embedding)
+            yield json.dumps(data, ensure_ascii=False, separators=(",", ":"))
