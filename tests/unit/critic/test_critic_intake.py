@@ -12,7 +12,7 @@ import pytest
 from kronii.critic.core.model import InvocationEvent, InvocationRecord, Trigger
 from kronii.critic.core.policy import Policy
 from kronii.critic.core.recommend import Notification
-from kronii.critic.core.retrieval import Hit, QueryContext
+from kronii.critic.core.retrieval import Hit, QueryContext, Vector
 from kronii.critic.embedding_queue import EmbeddingResult, JobOutcome
 from kronii.critic.intake import Intake
 from kronii.critic.ports import RecordPredicate
@@ -34,7 +34,9 @@ class FakeMemory:
         found = [record for record in self.records.values() if predicate(record)]
         return sorted(found, key=lambda record: record.timestamp_ms, reverse=True)[:take]
 
-    async def knn(self, embedding: Sequence[float], k: int, context: QueryContext | None = None) -> list[Hit]:
+    async def knn(
+        self, embedding: Sequence[float] | Vector, k: int, context: QueryContext | None = None
+    ) -> list[Hit]:
         return []
 
     def recent(self, take: int) -> Iterable[InvocationRecord]:

@@ -30,6 +30,9 @@ from kronii.critic.ports import (
 __all__ = ["CriticDesk", "DeskParts"]
 
 _SCAN = 2000  # records looked at for a keyword search, newest first
+# A record found by meaning alone must be at least this close to what was searched for: below it the
+# nearest records of a small history are noise, not answers.
+MIN_SEARCH_SIMILARITY = 0.45
 
 
 class DeskParts:
@@ -89,7 +92,11 @@ class CriticDesk:
             if vectors:
                 context = QueryContext(now_ms=self._now_ms())
                 hits = await self._memory.knn(vectors[0], max(query.take * 4, 20), context)
-                matching = [hit for hit in hits if record_filter(hit.record)]
+                matching = [
+                    hit
+                    for hit in hits
+                    if record_filter(hit.record) and hit.similarity >= MIN_SEARCH_SIMILARITY
+                ]
                 keyword = await self._keyword(words, record_filter, query.take)
                 return _merge(matching, keyword, query.take)
         return await self._keyword(words, record_filter, query.take)

@@ -1,0 +1,175 @@
+"""The console critic as a person meets it: a real critic process against the run's NATS, Redis
+and PostgreSQL (pgvector), real bash, zsh and fish with `kronii shell-init` on a pseudo-terminal,
+and the commands a person types. What the hooks report is kept redacted, on disk and in the
+database; a hint for a repeated error shows at the next prompt; `kronii critic` finds it again."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from kronii.common.infra import free_port
+
+from tests.desktop import wait_until
+from tests.infra import InfraUrls
+from tests.integration.critic.shell_pty import ShellPty, shell_setup
+from tests.mesh import Proc, python_module, wait_http_ready
+
+SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+@dataclass
+class Critic:
+    proc: Proc
+    url: str
+    home: Path
+    database: str
+    env: dict[str, str]
+
+    def get(self, path: str, **params: Any) -> Any:
+        response = httpx.get(f"{self.url}{path}", params=params, timeout=20)
+        response.raise_for_status()
+        return response.json()
+
+    def day_files(self) -> str:
+        root = self.home / "data" / "critic"
+        return "\n".join(path.read_text(errors="replace") for path in sorted(root.glob("critic-*.tsv")))
+
+    def rows(self) -> list[tuple[str, str]]:
+        with psycopg.connect(self.database) as conn:
+            return [
+                (str(line), str(error))
+                for line, error in conn.execute(
+                    "SELECT command_line, error_message FROM critic_records"
+                ).fetchall()
+            ]
+
+
+@contextlib.contextmanager
+def start_critic(infra: InfraUrls, database: str, home: Path) -> Iterator[Critic]:
+    http_port = free_port()
+    env = dict(os.environ)
+    env.update(infra.env())
+    env.update(
+        KRONII_DATABASE_URL=database,
+        KRONII_DATA_DIR=str(home / "data"),
+        XDG_RUNTIME_DIR=str(home / "run"),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        KRONII_CRITIC_HTTP_PORT=str(http_port),
+        KRONII_CRITIC_GRPC_PORT=str(free_port()),
+        KRONII_LOG_FORMAT="json",
+    )
+    (home / "run").mkdir(mode=0o700, parents=True, exist_ok=True)
+    proc = Proc(python_module("kronii.critic"), env)
+    url = f"http://127.0.0.1:{http_port}"
+    try:
+        wait_http_ready(url, proc=proc, timeout=60)
+        yield Critic(proc, url, home, database, env)
+    finally:
+        if proc.process.poll() is None:
+            proc.terminate()
+
+
+@pytest.fixture
+def critic(infra: InfraUrls, migrated_database: str, tmp_path: Path) -> Iterator[Critic]:
+    with start_critic(infra, migrated_database, tmp_path) as running:
+        yield running
+
+
+def _shell(shell: str, critic: Critic) -> ShellPty:
+    setup = shell_setup(shell, critic.home, hooked=True)
+    assert setup.runtime_dir == critic.home / "run"
+    return ShellPty(setup).start()
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_the_hook_records_each_command_with_its_status_and_duration(critic: Critic, shell: str) -> None:
+    with _shell(shell, critic) as pty:
+        pty.run("sleep 0.3")
+        pty.run("ls /nonexistent-kronii-dir")
+    wait_until(lambda: critic.get("/v1/critic/search", text="nonexistent-kronii-dir")["hits"],
+               timeout_s=15, what="the failing command kept")  # fmt: skip
+    hit = critic.get("/v1/critic/search", text="nonexistent-kronii-dir")["hits"][0]
+    assert hit["record"]["command_line"] == "ls /nonexistent-kronii-dir"
+    assert hit["record"]["exit_status"] == 2 and hit["record"]["shell"] == shell
+    slept = critic.get("/v1/critic/search", text="sleep 0.3")["hits"][0]
+    assert slept["record"]["command_line"] == "sleep 0.3"
+    assert 250 <= int(slept["record"]["duration_ms"]) <= 3000
+
+
+def test_a_secret_typed_in_a_command_is_redacted_on_disk_and_in_the_database(critic: Critic) -> None:
+    with _shell("bash", critic) as pty:
+        shown = pty.run(f"curl -s -H 'Authorization: token {SECRET}' http://127.0.0.1:9/ || true")
+    wait_until(lambda: any("Authorization" in line for line, _ in critic.rows()), timeout_s=15,
+               what="the command in PostgreSQL")  # fmt: skip
+    assert SECRET not in critic.day_files() and "Authorization" in critic.day_files()
+    assert all(SECRET not in line for line, _ in critic.rows())
+    hit = critic.get("/v1/critic/search", text="Authorization")["hits"][0]
+    assert SECRET not in hit["record"]["command_line"] and int(hit["record"]["redactions"]) >= 1
+    assert "secret" in shown.lower() or hit["record"]["trigger"] == "secret"
+    spool = critic.home / "run" / "kronii" / "critic" / "spool"
+    assert SECRET not in spool.read_text(errors="replace")  # read and truncated at once
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_the_hint_for_a_repeated_error_shows_at_the_next_prompt(critic: Critic, shell: str) -> None:
+    with _shell(shell, critic) as pty:
+        shown = [pty.run("cat /nonexistent-kronii-file") for _ in range(3)]
+    assert "kronii:" not in shown[0]
+    assert any("kronii:" in text for text in shown[1:]), shown
+
+
+def test_kronii_critic_finds_the_failure_again_and_the_doctor_sees_the_hooks(critic: Critic) -> None:
+    with _shell("bash", critic) as pty:
+        pty.run("python3 -c 'import nonexistent_kronii_module'")
+    wait_until(lambda: critic.get("/v1/critic/search", text="nonexistent_kronii_module")["hits"], timeout_s=15,
+               what="the failure kept")  # fmt: skip
+    env = {**critic.env, "KRONII_CRITIC_URL": critic.url}
+    search = subprocess.run(
+        [sys.executable, "-m", "kronii.critic.cli", "critic", "search", "nonexistent_kronii_module", "--json"],
+        env=env, capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert search.returncode == 0, search.stderr
+    assert "nonexistent_kronii_module" in search.stdout
+    doctor = subprocess.run(
+        [sys.executable, "-m", "kronii.critic.cli", "critic", "doctor", "--json"],
+        env=env, capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    report = json.loads(doctor.stdout)
+    assert any(hook["shell"] == "bash" and hook["events"] >= 1 for hook in report["hooks"]), report
+    assert report["model"]["available"] is True
+
+
+def test_kronii_run_reports_the_error_text_of_a_failing_command(critic: Critic) -> None:
+    env = {**critic.env, "KRONII_CRITIC_URL": critic.url}
+    done = subprocess.run(
+        [sys.executable, "-m", "kronii.critic.cli", "run", "--", "sh", "-c",
+         "echo 'fatal: not a git repository (or any of the parent directories): .git' >&2; exit 128"],
+        env=env, capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert done.returncode == 128 and "not a git repository" in done.stderr
+    wait_until(lambda: critic.get("/v1/critic/search", text="not a git repository")["hits"], timeout_s=15,
+               what="the run kept with its error")  # fmt: skip
+    hit = critic.get("/v1/critic/search", text="not a git repository")["hits"][0]
+    assert hit["record"]["shell"] == "run" and "not a git repository" in hit["record"]["error_message"]
+
+
+def test_with_the_critic_stopped_the_shell_does_not_wait(critic: Critic) -> None:
+    critic.proc.terminate()
+    with _shell("bash", critic) as pty:
+        started = time.perf_counter()
+        for _ in range(20):
+            pty.run("false")
+        per_prompt = (time.perf_counter() - started) / 20
+    assert per_prompt < 0.05, f"{per_prompt * 1000:.1f} ms per prompt with the critic stopped"
