@@ -25,6 +25,8 @@ class DesktopWatch:
         self._holds = self._holds.updated(hold)
         kept = self._holds.by_session.get(hold.session_id)
         if kept is hold and (before is None or before.until != hold.until):
+            if hold.until is None and before is None:
+                return  # a session first heard of, that nobody holds: nothing to say
             if hold.until is None:
                 log.info("broker session %r: the user no longer holds the desktop", hold.session_id)
             else:
