@@ -62,11 +62,11 @@ def run(count: int) -> None:
         migrate_up(database)
         home = Path(tmp)
         with start_critic(infra, database, home) as critic:
-            with ShellPty(shell_setup("bash", home, hooked=True)).start() as pty:
+            with ShellPty(shell_setup("bash", home, hooked=True)) as pty:
                 with_critic, hinted = _runs(pty, count)
             buckets = _histogram(critic.url)
             critic.proc.terminate()
-            with ShellPty(shell_setup("bash", home, hooked=True)).start() as pty:
+            with ShellPty(shell_setup("bash", home, hooked=True)) as pty:
                 without_critic, _ = _runs(pty, count)
     save(
         "critic_hint",

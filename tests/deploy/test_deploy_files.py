@@ -54,7 +54,8 @@ class MeshService:
     name: str
     http_port: int
     grpc_port: int
-    host_agent: bool  # needs the user's display: runs on the host, not in a container
+    host_agent: bool  # needs the user's desktop (display or shells): runs on the host, not in a container
+    display: bool = True  # a host agent that needs the X display (the critic needs the shells instead)
 
 
 MESH = {
@@ -66,6 +67,7 @@ MESH = {
         MeshService("scheduler", 8104, 7104, host_agent=False),
         MeshService("supervisor", 8105, 7105, host_agent=False),
         MeshService("broker", 8106, 7106, host_agent=True),
+        MeshService("critic", 8107, 7107, host_agent=True, display=False),
     )
 }
 # The host agents need the person's display: the chart deploys only the server-side tiers.
@@ -150,6 +152,19 @@ BROKER_METRICS: dict[str, set[str]] = {
     "kronii_broker_agent_holds_control": set(),
     "kronii_broker_interactive": set(),
 }
+CRITIC_METRICS: dict[str, set[str]] = {
+    "kronii_critic_events_total": {"shell"},
+    "kronii_critic_redactions_total": {"where"},
+    "kronii_critic_critiques_total": {"trigger"},
+    "kronii_critic_rule_failures_total": {"trigger"},
+    "kronii_critic_event_to_hint_seconds": set(),
+    "kronii_critic_embedding_seconds": set(),
+    "kronii_critic_embeddings_dropped_total": set(),
+    "kronii_critic_embedding_queue": set(),
+    "kronii_critic_knn_seconds": {"tier"},
+    "kronii_critic_spool_malformed_total": set(),
+    "kronii_critic_model_available": set(),
+}
 SERVICE_METRICS: dict[str, set[str]] = {
     **SENSOR_METRICS,
     **SUPERVISOR_METRICS,
@@ -157,6 +172,7 @@ SERVICE_METRICS: dict[str, set[str]] = {
     **SCHEDULER_METRICS,
     **PIPELINE_METRICS,
     **BROKER_METRICS,
+    **CRITIC_METRICS,
 }
 HISTOGRAMS = {
     "kronii_http_request_duration_seconds",
@@ -168,6 +184,9 @@ HISTOGRAMS = {
     "kronii_pipeline_run_seconds",
     "kronii_broker_revocation_seconds",
     "kronii_broker_injection_seconds",
+    "kronii_critic_event_to_hint_seconds",
+    "kronii_critic_embedding_seconds",
+    "kronii_critic_knn_seconds",
 }
 # Labels Prometheus adds to every scraped series (job, instance) and our targets add (targets/*.yml).
 TARGET_LABELS = {"job", "instance", "component", "placement"}
@@ -837,8 +856,9 @@ def test_kronii_services_use_the_mesh_ports_and_bind_where_they_are_reachable(
             f"{name}: healthcheck asks /readyz on the HTTP port"
         )
         if mesh.host_agent:
-            assert svc.get("network_mode") == "host", f"{name} needs the host's display and network"
-            assert "/tmp/.X11-unix:/tmp/.X11-unix:ro" in svc["volumes"], name
+            assert svc.get("network_mode") == "host", f"{name} needs the host's desktop and network"
+            if mesh.display:
+                assert "/tmp/.X11-unix:/tmp/.X11-unix:ro" in svc["volumes"], name
             assert env[prefix + "HOST"] != ANY_ADDRESS, f"{name} must not listen on every interface"
         else:
             assert env[prefix + "HOST"] == ANY_ADDRESS, f"{name} must listen beyond the container's loopback"
@@ -1053,6 +1073,7 @@ def test_dashboards_are_valid_json_with_unique_ids_that_fit_the_grid() -> None:
         "kronii-scheduler.json",
         "kronii-pipeline.json",
         "kronii-broker.json",
+        "kronii-critic.json",
     }
     uid = provisioned_datasource()["uid"]
     uids = []
@@ -1643,8 +1664,111 @@ def test_broker_alerts_cover_slow_revocation_dropped_input_and_readiness() -> No
     assert "stale_epoch" in dropped and "queue_full" in dropped and "user_control" not in dropped
 
 
+def test_critic_metric_names_match_what_the_critic_exports() -> None:
+    from kronii.critic.metrics import CriticMetrics
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    CriticMetrics(registry)
+    assert _declared_labels(registry) == CRITIC_METRICS
+    assert set(_exported(registry)) == set(CRITIC_METRICS)
+    assert {m for m in CRITIC_METRICS if m in HISTOGRAMS} == {
+        "kronii_critic_event_to_hint_seconds",
+        "kronii_critic_embedding_seconds",
+        "kronii_critic_knn_seconds",
+    }
+    doc = OPERATIONS_DOC.read_text(encoding="utf-8")
+    for name in CRITIC_METRICS:
+        assert documented(name, doc), f"docs/operations.md does not list {name}"
+
+
+def test_critic_labelled_series_start_at_zero_for_every_value_the_critic_uses() -> None:
+    """A fresh critic shows 0 for every shell, redaction place, trigger and tier, so the dashboard's
+    by-label panels read 0 rather than "No data" before the first command."""
+    from kronii.critic.core.model import Trigger
+    from kronii.critic.metrics import REDACTED_IN, SHELLS, TIERS, CriticMetrics
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    CriticMetrics(registry)
+    expected = {
+        "kronii_critic_events_total": {("shell", shell) for shell in SHELLS},
+        "kronii_critic_redactions_total": {("where", where) for where in REDACTED_IN},
+        "kronii_critic_critiques_total": {("trigger", kind.value) for kind in Trigger},
+        "kronii_critic_rule_failures_total": {("trigger", kind.value) for kind in Trigger},
+        "kronii_critic_knn_seconds_count": {("tier", tier) for tier in TIERS},
+    }
+    assert set(SHELLS) >= {"bash", "zsh", "fish", "run", "pane"} and set(TIERS) == {"ram", "disk"}
+    found: dict[str, dict[tuple[str, str], float]] = {}
+    for family in registry.collect():
+        for sample in family.samples:
+            if sample.name in expected:
+                (label,) = sample.labels.items()
+                found.setdefault(sample.name, {})[label] = sample.value
+    for name, labels in expected.items():
+        assert set(found.get(name, {})) == labels, name
+        assert all(value == 0 for value in found[name].values()), name
+
+
+def test_critic_alerts_cover_slow_hints_dropped_embeddings_the_model_and_malformed_lines() -> None:
+    critic_alerts = {r["alert"]: r["expr"] for r in alert_rules() if r["alert"].startswith("KroniiCritic")}
+    assert set(critic_alerts) >= {
+        "KroniiCriticHintSlow",
+        "KroniiCriticEmbeddingsDropped",
+        "KroniiCriticModelUnavailable",
+        "KroniiCriticSpoolMalformed",
+    }
+    hint = critic_alerts["KroniiCriticHintSlow"]
+    assert "kronii_critic_event_to_hint_seconds_bucket" in hint and "> 0.02" in hint, "the hooks wait 20 ms"
+    assert "kronii_critic_embeddings_dropped_total" in critic_alerts["KroniiCriticEmbeddingsDropped"]
+    assert critic_alerts["KroniiCriticModelUnavailable"].strip() == "kronii_critic_model_available == 0"
+    assert "kronii_critic_spool_malformed_total" in critic_alerts["KroniiCriticSpoolMalformed"]
+
+
+def _bind_mounts(svc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """target -> the long-syntax bind mount (short-syntax entries are left out)."""
+    return {v["target"]: v for v in svc.get("volumes", []) if isinstance(v, dict) and v.get("type") == "bind"}
+
+
+def test_compose_critic_sees_the_shells_directory_their_pids_and_keeps_its_journal(
+    compose: dict[str, Any],
+) -> None:
+    """The containerised critic computes the same directory the shells' hooks write to (mounted from
+    the user's runtime dir, never created by Docker as root), shares the host's pids (the hooks check
+    critic.pid in /proc, the critic checks each shell's pid before writing its hint) and keeps its day
+    files on the host."""
+    from kronii.critic.adapters.shell_init import critic_runtime_dir
+
+    critic = compose["services"]["critic"]
+    env = _environment(critic)
+    assert critic["pid"] == "host"
+    assert critic["user"] == "1000:1000", "the desktop user: the spool is 0600 in a 0700 directory"
+    mounts = _bind_mounts(critic)
+    inside = critic_runtime_dir(environ=env, data_dir=Path(env["KRONII_DATA_DIR"]))
+    assert str(inside) in mounts, f"the critic would read {inside}, which is not mounted"
+    assert mounts[str(inside)]["source"] == "/run/user/1000/kronii/critic"
+    journal = f"{env['KRONII_DATA_DIR']}/critic"
+    assert journal in mounts and not mounts[journal].get("read_only"), "the day files outlive the container"
+    for target, mount in mounts.items():
+        assert mount["bind"]["create_host_path"] is False, f"{target}: Docker would create it owned by root"
+
+
+def test_compose_postgres_has_the_vector_extension_the_critic_migration_creates(
+    compose: dict[str, Any],
+) -> None:
+    migration = ROOT / "libs" / "common" / "src" / "kronii" / "common" / "migrations" / "versions"
+    assert "CREATE EXTENSION IF NOT EXISTS vector" in (migration / "0008_critic.py").read_text(
+        encoding="utf-8"
+    )
+    image = compose["services"]["postgres"]["image"]
+    assert re.fullmatch(r"pgvector/pgvector:\d+\.\d+\.\d+-pg16", image), (
+        f"{image}: PostgreSQL 16 with pgvector"
+    )
+
+
 SERVICE_DASHBOARDS = {
     "broker": BROKER_METRICS,
+    "critic": CRITIC_METRICS,
     "capture": CAPTURE_METRICS,
     "scheduler": SCHEDULER_METRICS,
     "pipeline": PIPELINE_METRICS,

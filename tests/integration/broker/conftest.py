@@ -136,3 +136,14 @@ def session_bus() -> Iterator[str]:
 
     with start_session_bus() as address:
         yield address
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _vncdotool_reactor() -> Iterator[None]:
+    # vncdotool runs one Twisted reactor per process, which cannot start again once stopped: it is
+    # shut down once, after every test of the run that used it.
+    yield
+    import sys
+
+    if "vncdotool.api" in sys.modules:
+        sys.modules["vncdotool.api"].shutdown()

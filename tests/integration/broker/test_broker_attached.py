@@ -26,13 +26,6 @@ from tests.infra import InfraUrls
 from tests.integration.broker.broker_support import Broker, register_agent, start_broker
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _vncdotool_reactor() -> Iterator[None]:
-    # vncdotool runs one Twisted reactor per process, which cannot start again once stopped.
-    yield
-    vnc_api.shutdown()
-
-
 @pytest.fixture
 def watched_broker(
     infra: InfraUrls, migrated_database: str, x_display: str, tmp_path: Path

@@ -33,13 +33,6 @@ from tests.desktop import start_xvfb
 DEADLINE_S = 10.0
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _vncdotool_reactor() -> Iterator[None]:
-    # vncdotool runs one Twisted reactor per process, which cannot start again once stopped.
-    yield
-    vnc_api.shutdown()
-
-
 @pytest.fixture
 def x_display() -> Iterator[str]:
     assert shutil.which("x11vnc") is not None, "x11vnc is missing: run `make sysdeps`"

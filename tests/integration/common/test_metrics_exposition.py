@@ -70,12 +70,26 @@ def _supervisor(registry: CollectorRegistry) -> Any:
     return SupervisorMetrics(registry)
 
 
+def _broker(registry: CollectorRegistry) -> Any:
+    from kronii.broker.metrics import BrokerMetrics
+
+    return BrokerMetrics(registry)
+
+
+def _critic(registry: CollectorRegistry) -> Any:
+    from kronii.critic.metrics import CriticMetrics
+
+    return CriticMetrics(registry)
+
+
 SERVICES: dict[str, Callable[[CollectorRegistry], Any]] = {
     "sensor": _sensor,
     "capture": _capture,
     "pipeline": _pipeline,
     "scheduler": _scheduler,
     "supervisor": _supervisor,
+    "broker": _broker,
+    "critic": _critic,
 }
 
 # Labelled counters whose label values are open-ended (routes, subjects, audit actions, operations

@@ -19,6 +19,7 @@ from kronii.common.service import DependencyStatus, ServiceContext
 from kronii.critic.adapters.context_key import context_key
 from kronii.critic.adapters.daily_files import DailyFiles
 from kronii.critic.adapters.embedder import MODEL_SHA256, MiniLmEmbedder
+from kronii.critic.adapters.pane_errors import PaneErrors
 from kronii.critic.adapters.path_commands import PathCommands
 from kronii.critic.adapters.pipeline_trigger import PipelineTriggers
 from kronii.critic.adapters.policy_file import PolicyFile, mute_state_path
@@ -116,8 +117,15 @@ class CriticApp:
             clock=_Clock(),
             engine=RedactionEngine(),
             context=RedactionContext(context_key(data / "critic" / "redaction.key")),
+            pane_errors=PaneErrors.from_settings(settings) if settings.pane_error_text else None,
         )
-        self._desk = CriticDesk(intake, memory, embedder, self._parts(metrics, policy, runtime))
+        self._desk = CriticDesk(
+            intake,
+            memory,
+            embedder,
+            self._parts(metrics, policy, runtime),
+            observe_knn=lambda tier, seconds: metrics.knn.labels(tier).observe(seconds),
+        )
         self._tasks = [
             asyncio.create_task(self._read_spool(intake, metrics), name="critic-spool"),
             asyncio.create_task(self._nightly(memory, settings.cluster_hour), name="critic-nightly"),

@@ -68,7 +68,9 @@ class CriticDesk:
         parts: DeskParts,
         *,
         now_ms: Callable[[], int] = _ms,
+        observe_knn: Callable[[str, float], None] = lambda _tier, _seconds: None,
     ) -> None:
+        self._observe_knn = observe_knn
         self._intake = intake
         self._memory = memory
         self._embedder = embedder
@@ -91,7 +93,7 @@ class CriticDesk:
             vectors = await asyncio.to_thread(self._embedder.embed, [words])
             if vectors:
                 context = QueryContext(now_ms=self._now_ms())
-                hits = await self._memory.knn(vectors[0], max(query.take * 4, 20), context)
+                hits = await self._knn(vectors[0], max(query.take * 4, 20), context)
                 matching = [
                     hit
                     for hit in hits
@@ -100,6 +102,14 @@ class CriticDesk:
                 keyword = await self._keyword(words, record_filter, query.take)
                 return _merge(matching, keyword, query.take)
         return await self._keyword(words, record_filter, query.take)
+
+    async def _knn(self, vector: Sequence[float], k: int, context: QueryContext) -> list[Hit]:
+        """The tiered KNN, timed by the deepest tier it had to reach."""
+        started = time.perf_counter()
+        hits = await self._memory.knn(vector, k, context)
+        tier = "disk" if any(hit.tier != "ram" for hit in hits) else "ram"
+        self._observe_knn(tier, time.perf_counter() - started)
+        return hits
 
     async def _keyword(self, words: str, record_filter: RecordFilter, take: int) -> list[Hit]:
         """Records whose text holds ``words`` (all of them when empty), newest first."""
@@ -129,7 +139,7 @@ class CriticDesk:
         context = QueryContext(
             now_ms=self._now_ms(), trigger=anchor.trigger, command_name=anchor.command_name, cwd=anchor.cwd
         )
-        hits = await self._memory.knn(vector, query.k + 1, context)
+        hits = await self._knn(vector, query.k + 1, context)
         return Similar(anchor, [hit for hit in hits if hit.record.record_id != anchor.record_id][: query.k])
 
     async def _anchor(self, query: SimilarQuery) -> InvocationRecord:

@@ -31,7 +31,7 @@ from kronii.critic.ports import (
 )
 from kronii.redaction import RedactionContext, RedactionEngine
 
-__all__ = ["EmbeddingJobs", "Intake", "PolicySource"]
+__all__ = ["EmbeddingJobs", "Intake", "PaneErrorText", "PolicySource"]
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 RECENT_TAKE = 200
 SAME_COMMAND_TAKE = 50
 SIMILAR_ERROR_TAKE = 20
+# The shells whose hooks report without the error text (`kronii run` brings its own).
+HOOK_SHELLS = frozenset({"bash", "zsh", "fish"})
 
 
 class PolicySource(Protocol):
@@ -53,6 +55,13 @@ class EmbeddingJobs(Protocol):
     def submit(
         self, key: str, text: str, on_done: Callable[[EmbeddingResult], None] | None = None
     ) -> bool: ...
+
+
+class PaneErrorText(Protocol):
+    """adapters.pane_errors.PaneErrors (opt-in): what a command printed, read from the supervisor's
+    pane on its terminal; "" for any other terminal. Blocking: it runs in a thread."""
+
+    def error_text(self, tty: str, command_line: str) -> str: ...
 
 
 def new_record_id() -> str:
@@ -76,6 +85,7 @@ class Intake:
         evaluator: TriggerEvaluator | None = None,
         recommender: ActionRecommender | None = None,
         new_id: Callable[[], str] = new_record_id,
+        pane_errors: PaneErrorText | None = None,
     ) -> None:
         self._memory = memory
         self._hints = hints
@@ -90,11 +100,13 @@ class Intake:
         self._evaluator = evaluator or TriggerEvaluator()
         self._recommender = recommender or ActionRecommender()
         self._new_id = new_id
+        self._pane_errors = pane_errors
         self._background: set[asyncio.Task[None]] = set()
 
     async def report(self, event: InvocationEvent) -> Reported:
         """Take one event: the record as kept and the hint shown ("" for none)."""
         taken_at = self._clock.monotonic()
+        event = await self._with_pane_error_text(event)
         redacted = redact_event(event, self._engine, self._context, self._new_id())
         record = redacted.record
         metrics = self._metrics
@@ -118,21 +130,33 @@ class Intake:
             await self._notify(recommendation)
         return Reported(record, recommendation.prompt_line or "")
 
+    async def _with_pane_error_text(self, event: InvocationEvent) -> InvocationEvent:
+        """The event with the error text its pane shows, before the redaction like any error text."""
+        source = self._pane_errors
+        if source is None or event.exit_status == 0 or event.error_text or event.shell not in HOOK_SHELLS:
+            return event
+        try:
+            text = await asyncio.to_thread(source.error_text, event.tty, event.command_line)
+        except Exception:  # the command is remembered all the same, without its error text
+            log.warning("could not read the error text from the pane on %s", event.tty, exc_info=True)
+            return event
+        return replace(event, error_text=text) if text else event
+
     async def _view(self, record: InvocationRecord, now_ms: int) -> MemoryView:
-        memory = self._memory
+        """What the triggers see, from the RAM ring alone: the shell waits only 20 ms for the hint,
+        and a round trip to PostgreSQL can take that by itself (search and similar use every tier)."""
+        recent = tuple(self._memory.recent(RECENT_TAKE))
         same_command: list[InvocationRecord] = []
         similar: list[InvocationRecord] = []
         if record.command_name:
-            same_command = await memory.query(
-                RecordFilter(command_name=record.command_name), SAME_COMMAND_TAKE
-            )
+            same = RecordFilter(command_name=record.command_name)
+            same_command = [kept for kept in recent if same(kept)][:SAME_COMMAND_TAKE]
         if is_failure(record) and record.error_message:
-            similar = await memory.query(
-                RecordFilter(failed=True, text=record.error_message), SIMILAR_ERROR_TAKE
-            )
+            like = RecordFilter(failed=True, text=record.error_message)
+            similar = [kept for kept in recent if like(kept)][:SIMILAR_ERROR_TAKE]
         return MemoryView(
             now_ms=now_ms,
-            recent=tuple(memory.recent(RECENT_TAKE)),
+            recent=recent,
             same_command=tuple(same_command),
             similar_errors=tuple(similar),
             path_commands=self._commands.names(),

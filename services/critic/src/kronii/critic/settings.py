@@ -1,11 +1,14 @@
 """The critic's settings: the shared part plus its ports, memory and embedding limits, each
 overridable as KRONII_CRITIC_<NAME>. The person's own choices (UseAI, Verbosity, RetentionDays,
-trigger toggles, Do-Not-Disturb) live in critic.toml (see adapters/policy_file.py)."""
+trigger toggles, Do-Not-Disturb) live in critic.toml (see adapters/policy_file.py). Where the
+supervisor keeps its agents' panes is read from the supervisor's own variables, so both agree."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from kronii.common.settings import ServiceSettings
-from pydantic import Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import SettingsConfigDict
 
 __all__ = ["CriticSettings"]
@@ -23,8 +26,32 @@ class CriticSettings(ServiceSettings):
     # At most this share of one core goes to embeddings, and one job at most this long.
     embed_cpu_share: float = Field(default=0.5, gt=0, le=1.0)
     embed_job_timeout_secs: float = Field(default=2.0, gt=0, le=60)
-    # After a failing command the shell waits this long at most for the hint (the hook's own deadline
-    # is in the shell script; this is the critic's budget to produce it).
-    hint_budget_ms: int = Field(default=15, ge=1, le=1000)
     # When the nightly clustering of near-duplicate errors runs (local hour).
     cluster_hour: int = Field(default=3, ge=0, le=23)
+    # Opt-in: after a failing command in a pane of the supervisor's agent sessions, the text it printed
+    # is read from the pane (tmux capture-pane). Never from any other terminal.
+    pane_error_text: bool = False
+    # The supervisor's tmux server (unset: the user's default server) and its sessions' prefix.
+    supervisor_tmux_socket: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices(
+            "KRONII_CRITIC_SUPERVISOR_TMUX_SOCKET", "KRONII_SUPERVISOR_TMUX_SOCKET"
+        ),
+    )
+    supervisor_session_prefix: str = Field(
+        default="agents_",
+        validation_alias=AliasChoices(
+            "KRONII_CRITIC_SUPERVISOR_SESSION_PREFIX", "KRONII_SUPERVISOR_SESSION_PREFIX"
+        ),
+    )
+    supervisor_tmux_binary: str = Field(
+        default="tmux",
+        validation_alias=AliasChoices(
+            "KRONII_CRITIC_SUPERVISOR_TMUX_BINARY", "KRONII_SUPERVISOR_TMUX_BINARY"
+        ),
+    )
+
+    @field_validator("supervisor_tmux_socket", mode="before")
+    @classmethod
+    def _empty_socket_is_default(cls, value: Any) -> Any:
+        return None if value == "" else value

@@ -296,7 +296,9 @@ class HintBox:
         """Queues ``text`` (made one short line) for the next prompt of ``session``; False when the
         shell is gone or its hint could not be written."""
         line = one_line(text)
-        if not line or not self._alive(session):
+        if not line:
+            return False  # nothing to say; a hint still waiting in the FIFO stays there
+        if not self._alive(session):
             self._forget(session)
             return False
         path = self.directory / f"{HINT_PREFIX}{session}"
