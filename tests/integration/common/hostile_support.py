@@ -24,7 +24,7 @@ from tests.mesh import Proc, python_module, wait_http_ready
 
 __all__ = ["SERVICES", "Mesh", "Service", "mesh_of_five"]
 
-SERVICES = ("sensor", "capture", "pipeline", "scheduler", "supervisor")
+SERVICES = ("sensor", "capture", "pipeline", "scheduler", "supervisor", "broker", "critic")
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,23 @@ def _supervisor(infra: InfraUrls, database: str, folder: Path) -> Iterator[Servi
         yield Service("supervisor", sup.url, sup.grpc_port, headers, sup.proc)
 
 
+@contextlib.contextmanager
+def _broker(infra: InfraUrls, database: str, folder: Path) -> Iterator[Service]:
+    from tests.integration.broker.broker_support import start_broker
+
+    with start_broker(infra, database, "", folder / "broker") as broker:
+        yield Service("broker", broker.url, broker.grpc_port, {}, broker.proc)
+
+
+@contextlib.contextmanager
+def _critic(infra: InfraUrls, database: str, folder: Path) -> Iterator[Service]:
+    from tests.integration.critic.test_critic_service import start_critic
+
+    with start_critic(infra, database, folder / "critic") as critic:
+        grpc_port = int(critic.env["KRONII_CRITIC_GRPC_PORT"])
+        yield Service("critic", critic.url, grpc_port, {}, critic.proc)
+
+
 @dataclass(frozen=True)
 class Mesh:
     services: dict[str, Service]
@@ -107,6 +124,8 @@ _STARTERS: dict[str, Callable[[InfraUrls, str, Path], contextlib.AbstractContext
     "pipeline": _pipeline,
     "scheduler": _scheduler,
     "supervisor": _supervisor,
+    "broker": _broker,
+    "critic": _critic,
 }
 
 

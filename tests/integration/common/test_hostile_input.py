@@ -142,6 +142,8 @@ _BODY_ROUTES = {
     "pipeline": ("POST", "/v1/triggers"),
     "scheduler": ("POST", "/v1/plans"),
     "supervisor": ("POST", "/v1/triggers"),
+    "broker": ("POST", "/sessions/current/agent/input"),
+    "critic": ("POST", "/v1/critic/events"),
 }
 
 

@@ -98,7 +98,7 @@ def test_document_declares_bearer_security_and_the_common_errors(mesh: Mesh, nam
                     assert schema == {"$ref": "#/components/schemas/Error"}, (method, path, code)
 
 
-@pytest.mark.parametrize("name", ["pipeline", "scheduler", "supervisor", "capture"])
+@pytest.mark.parametrize("name", ["pipeline", "scheduler", "supervisor", "capture", "broker", "critic"])
 def test_every_route_that_reads_a_json_body_declares_it(mesh: Mesh, name: str) -> None:
     document = httpx.get(f"{mesh[name].url}/openapi.json", timeout=10).json()
     # Routes that take no body at all (the path says everything).

@@ -21,7 +21,7 @@ from kronii.broker.ports import CallFacts, Gatekeeper
 from kronii.broker.v1 import broker_pb2 as pb
 from kronii.common.api_edge import as_json, read_body, read_json_object
 from kronii.common.errors import InvalidArgument
-from kronii.common.openapi import json_body, proto_body
+from kronii.common.openapi import errors, json_body, proto_body
 from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER
 
 __all__ = ["broker_router"]
@@ -74,19 +74,27 @@ def broker_router(edge: Callable[[], tuple[BrokerDesk, Gatekeeper]]) -> APIRoute
         states = desk().sessions(await caller(request))
         return _json(pb.ListSessionsResponse(sessions=[state_message(state) for state in states]))
 
-    @router.get("/sessions/{session_id}")
+    @router.get("/sessions/{session_id}", responses=errors(404))
     async def get_state(request: Request, session_id: str) -> dict[str, Any]:
         """The seed's control state of one session."""
         return _json(state_message(desk().state(await caller(request), session_id)))
 
-    @router.post("/sessions/{session_id}/user_intent", openapi_extra=proto_body(pb.UserIntentRequest))
+    @router.post(
+        "/sessions/{session_id}/user_intent",
+        openapi_extra=proto_body(pb.UserIntentRequest),
+        responses=errors(400, 403, 404),
+    )
     async def user_intent(request: Request, session_id: str) -> dict[str, Any]:
         """WAIT (only the desktop user), SAFE_INTERRUPT or STOP_NOW (anyone: they only stop agents)."""
         body = await read_body(request, pb.UserIntentRequest(), session_id=session_id)
         who = await caller(request, need_person=body.intent == "WAIT")
         return _json(state_message(desk().user_intent(who, session_id, body.intent)))
 
-    @router.post("/sessions/{session_id}/control/grant", openapi_extra=proto_body(pb.GrantRequest))
+    @router.post(
+        "/sessions/{session_id}/control/grant",
+        openapi_extra=proto_body(pb.GrantRequest),
+        responses=errors(400, 403, 404, 409),
+    )
     async def grant(request: Request, session_id: str) -> dict[str, Any]:
         """The desktop user grants an agent a lease; never an agent, never over the network."""
         body = await read_body(request, pb.GrantRequest(), session_id=session_id)
@@ -94,7 +102,11 @@ def broker_router(edge: Callable[[], tuple[BrokerDesk, Gatekeeper]]) -> APIRoute
         state = desk().grant(who, session_id, body.lease_seconds, body.agent, body.window)
         return _json(state_message(state))
 
-    @router.post("/sessions/{session_id}/control/extend", openapi_extra=proto_body(pb.LeaseRequest))
+    @router.post(
+        "/sessions/{session_id}/control/extend",
+        openapi_extra=proto_body(pb.LeaseRequest),
+        responses=errors(400, 403, 404, 409),
+    )
     async def extend(request: Request, session_id: str) -> dict[str, Any]:
         """The desktop user gives the agent that holds the desktop more time (same grant, same epoch)."""
         body = await read_body(request, pb.LeaseRequest(), session_id=session_id)
@@ -114,16 +126,25 @@ def _agent_routes(router: APIRouter, desk: Callable[[], BrokerDesk], caller: Any
             methods=["POST"],
             name=verb,
             openapi_extra=proto_body(pb.LeaseRequest),
+            responses=errors(400, 401, 404, 409),
         )
 
-    @router.post("/sessions/{session_id}/agent/safe_point", openapi_extra=proto_body(pb.SafePointRequest))
+    @router.post(
+        "/sessions/{session_id}/agent/safe_point",
+        openapi_extra=proto_body(pb.SafePointRequest),
+        responses=errors(400, 401, 404),
+    )
     async def safe_point(request: Request, session_id: str) -> dict[str, Any]:
         """The holder at a step boundary: CONTINUE, PAUSE or STOP; the agent must obey."""
         body = await read_body(request, pb.SafePointRequest(), session_id=session_id)
         answer, state = desk().safe_point(await caller(request), session_id, body.step, body.sequence)
         return _json(pb.SafePointResponse(action=answer.value, state=state_message(state)))
 
-    @router.post("/sessions/{session_id}/agent/input", openapi_extra=json_body(_ACTION_SCHEMA))
+    @router.post(
+        "/sessions/{session_id}/agent/input",
+        openapi_extra=json_body(_ACTION_SCHEMA),
+        responses=errors(400, 401, 404, 503),
+    )
     async def agent_input(request: Request, session_id: str) -> dict[str, Any]:
         """One action; `injected` is true once the X server has its events, else `dropped` says why."""
         data = await read_json_object(request, what="input action", empty_ok=False)
@@ -136,14 +157,18 @@ def _agent_routes(router: APIRouter, desk: Callable[[], BrokerDesk], caller: Any
 
 
 def _sign_in_routes(router: APIRouter, desk: Callable[[], BrokerDesk]) -> None:
-    @router.post("/v1/broker/agents/challenge", openapi_extra=proto_body(pb.ChallengeRequest))
+    @router.post(
+        "/v1/broker/agents/challenge", openapi_extra=proto_body(pb.ChallengeRequest), responses=errors(400)
+    )
     async def challenge(request: Request) -> dict[str, Any]:
         """A one-time nonce for a registered agent to sign with its Ed25519 key."""
         body = await read_body(request, pb.ChallengeRequest())
         issued = await desk().begin_sign_in(body.client_id)
         return {"challenge_id": issued.challenge_id, "nonce": base64.b64encode(issued.nonce).decode()}
 
-    @router.post("/v1/broker/agents/sign-in", openapi_extra=proto_body(pb.SignInRequest))
+    @router.post(
+        "/v1/broker/agents/sign-in", openapi_extra=proto_body(pb.SignInRequest), responses=errors(400, 401)
+    )
     async def sign_in(request: Request) -> dict[str, Any]:
         """The signature over the nonce; a session token for the agent's calls."""
         body = await read_body(request, pb.SignInRequest())
