@@ -33,7 +33,7 @@ _PACKAGE_HELP = {
     "redact": "mask secrets and personal data in text or a screenshot (standard input or files)",
     "replay": "feed a recorded activity stream through the pipeline here, with the rules or a model",
     "run": "run a command and tell the console critic how it went (its error output too)",
-    "shell-init": "the shell hooks of the console critic: eval \"$(kronii shell-init bash|zsh|fish)\"",
+    "shell-init": 'the shell hooks of the console critic: eval "$(kronii shell-init bash|zsh|fish)"',
 }
 _BRIDGED_BUILT_IN = {"redact": "kronii.redaction.cli:redact_command"}
 
