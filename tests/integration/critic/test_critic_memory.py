@@ -97,8 +97,9 @@ async def test_hnsw_recall_at_5_on_10000_records_is_at_least_095_against_exact_s
         async with engine.begin() as conn:
             await conn.exec_driver_sql(str(definition))
             await conn.exec_driver_sql("ANALYZE critic_records")
-        vector = "[" + ",".join(f"{v:.6f}" for v in history.anchors["anchor-0"]) + "]"
-        explain = "EXPLAIN SELECT record_id FROM critic_records ORDER BY embedding <=> %(v)s::vector LIMIT 5"
+    vector = "[" + ",".join(f"{v:.6f}" for v in history.anchors["anchor-0"]) + "]"
+    explain = "EXPLAIN SELECT record_id FROM critic_records ORDER BY embedding <=> %(v)s::vector LIMIT 5"
+    async with engine.connect() as conn:
         plan = "\n".join(row[0] for row in await conn.exec_driver_sql(explain, {"v": vector}))
     assert "ix_critic_records_embedding" in plan  # the index answers, not an exact scan
     rng = np.random.default_rng(99)
