@@ -38,9 +38,12 @@ from tests.unit.critic.test_critic_intake import (
     Sinks,
 )
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("tmux") is None or shutil.which("bash") is None, reason="no tmux"
-)
+
+@pytest.fixture(autouse=True, scope="module")
+def _tools_installed() -> None:
+    # `make sysdeps` installs them: missing is a failure, not a skip.
+    assert shutil.which("tmux") and shutil.which("bash"), "tmux or bash is missing: run `make sysdeps`"
+
 
 FAILING = "ls /nonexistent-x"
 ERROR = "ls: cannot access '/nonexistent-x': No such file or directory"

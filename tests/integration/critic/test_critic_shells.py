@@ -23,10 +23,16 @@ from kronii.critic.core.model import InvocationEvent
 
 from tests.integration.critic.shell_pty import ShellPty, ShellSetup, shell_setup
 
-SHELLS = [
-    pytest.param(name, marks=pytest.mark.skipif(shutil.which(name) is None, reason=f"no {name}"))
-    for name in ("bash", "zsh", "fish")
-]
+SHELLS = ["bash", "zsh", "fish"]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _shells_installed() -> None:
+    # `make sysdeps` installs them: a missing shell is a failure, not a skip.
+    missing = [name for name in SHELLS if shutil.which(name) is None]
+    assert not missing, f"missing {', '.join(missing)}: run `make sysdeps`"
+
+
 # What the person's own prompt hook prints, to see it still runs once per prompt.
 _OWN_HOOK = {
     "bash": "PROMPT_COMMAND='echo own-hook'",
@@ -251,7 +257,6 @@ def test_hint_box_forgets_shells_that_are_gone(tmp_path: Path) -> None:
     box.close()
 
 
-@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
 def test_bash_records_no_command_that_history_kept_out(home: Path) -> None:
     (home / ".bash_history").write_text("make old-entry\n")
     before = f"HISTFILE='{home / '.bash_history'}'\nHISTIGNORE='ls*'"
