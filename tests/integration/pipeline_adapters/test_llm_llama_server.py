@@ -23,8 +23,8 @@ import httpx
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 from kronii.common.infra import free_port
-from kronii.pipeline.adapters.llm import LlmReply, estimate_tokens
-from kronii.pipeline.adapters.llm_openai import OpenAIBackend
+from kronii.common.llm.openai import OpenAIBackend
+from kronii.common.llm.protocol import LlmReply, estimate_tokens
 from kronii.pipeline.core.budget import PluginContent, budget_context
 from kronii.pipeline.core.router import Family
 from kronii.pipeline.core.states import TriggerKind
@@ -161,7 +161,7 @@ async def test_each_roles_schema_comes_back_valid_from_a_real_model(llama_server
 @pytest.fixture(scope="module")
 def in_process(gemma: Path) -> Any:
     try:
-        from kronii.pipeline.adapters.llm_llamacpp import LlamaCppBackend, LlamaCppUnavailable
+        from kronii.common.llm.llamacpp import LlamaCppBackend, LlamaCppUnavailable
     except ImportError as error:  # pragma: no cover - the module itself has no hard dependency
         pytest.skip(str(error))
     try:

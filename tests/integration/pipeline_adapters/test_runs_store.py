@@ -9,7 +9,7 @@ import httpx
 from fastapi import FastAPI
 from kronii.common.api_edge import install_error_handler
 from kronii.common.limits import install_limits
-from kronii.pipeline.adapters.llm import CallRecord
+from kronii.common.llm.protocol import CallRecord
 from kronii.pipeline.adapters.runs_store import RunRecord, RunStore, StateVisit
 from kronii.pipeline.api.runs import runs_router
 from sqlalchemy.ext.asyncio import AsyncEngine

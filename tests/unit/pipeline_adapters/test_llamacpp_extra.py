@@ -6,7 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from kronii.pipeline.adapters.llm_llamacpp import MISSING_EXTRA, LlamaCppBackend, LlamaCppUnavailable
+from kronii.common.llm.llamacpp import MISSING_EXTRA, LlamaCppBackend, LlamaCppUnavailable
 
 
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is not None, reason="llama-cpp-python is installed")
@@ -16,7 +16,7 @@ def test_without_the_extra_the_backend_names_the_install_command(tmp_path: Path)
     with pytest.raises(LlamaCppUnavailable) as raised:
         LlamaCppBackend(model)
     assert str(raised.value) == MISSING_EXTRA
-    assert "pip install kronii-pipeline[llamacpp]" in str(raised.value)
+    assert "pip install 'kronii[llamacpp]'" in str(raised.value)
 
 
 def test_importing_the_module_does_not_need_llama_cpp() -> None:

@@ -9,8 +9,8 @@ from typing import Any
 
 import httpx
 import pytest
-from kronii.pipeline.adapters.llm import ModelOutputError, ModelUnavailableError, UnredactedInputError
-from kronii.pipeline.adapters.llm_openai import FormatMemory, OpenAIBackend
+from kronii.common.llm.openai import FormatMemory, OpenAIBackend
+from kronii.common.llm.protocol import ModelOutputError, ModelUnavailableError, UnredactedInputError
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

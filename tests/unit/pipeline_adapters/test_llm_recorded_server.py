@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from kronii.pipeline.adapters.llm import ModelUnavailableError
-from kronii.pipeline.adapters.llm_openai import FormatMemory, OpenAIBackend
+from kronii.common.llm.openai import FormatMemory, OpenAIBackend
+from kronii.common.llm.protocol import ModelUnavailableError
 from kronii.pipeline.adapters.recording import read_recording
 from kronii.pipeline.core.budget import PluginContent, budget_context
 from kronii.pipeline.core.router import Family

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kronii.pipeline.adapters.llm import CallRecord as LlmCallRecord
+from kronii.common.llm.protocol import CallRecord as LlmCallRecord
 from kronii.pipeline.adapters.recording import RecordedEvent
 from kronii.pipeline.adapters.runs_store import RunRecord
 from kronii.pipeline.api.convert import trigger_from_message

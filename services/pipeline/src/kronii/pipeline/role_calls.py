@@ -7,7 +7,7 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
-from kronii.pipeline.adapters.llm import CallRecord as LlmCallRecord
+from kronii.common.llm.protocol import CallRecord as LlmCallRecord
 from kronii.pipeline.roles.backend import RoleBackend
 from kronii.pipeline.roles.values import Called, CallRecord
 from kronii.pipeline.round_state import Round, RunnerConfig, Standing

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kronii.pipeline.adapters.llm import CallRecord
+from kronii.common.llm.protocol import CallRecord
 from kronii.pipeline.adapters.tables import as_datetime, as_epoch, runs
 from kronii.pipeline.ports import MAX_RUNS_PAGE
 from sqlalchemy import select

@@ -17,7 +17,7 @@ import click
 from kronii.common.cli import exits
 
 if TYPE_CHECKING:
-    from kronii.pipeline.adapters.llm import CallRecord as LlmCallRecord
+    from kronii.common.llm.protocol import CallRecord as LlmCallRecord
     from kronii.pipeline.adapters.recording import RecordedEvent
     from kronii.pipeline.replay import ReplayReport
     from kronii.pipeline.roles.backend import RoleBackend

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kronii.pipeline.adapters.llm import CallRecord
+from kronii.common.llm.protocol import CallRecord
 from kronii.pipeline.roles.backend import RoleBackend
 from kronii.pipeline.roles.rules import RulesBackend
 from kronii.pipeline.roles.values import BackendKind
@@ -26,7 +26,7 @@ def make_backend(
 
     llm: Any
     if settings.llm_backend is BackendKind.OPENAI:
-        from kronii.pipeline.adapters.llm_openai import OpenAIBackend
+        from kronii.common.llm.openai import OpenAIBackend
 
         assert settings.llm_base_url is not None  # the settings' validator says so
         key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
@@ -41,7 +41,7 @@ def make_backend(
             price_per_1k_output=settings.llm_price_per_1k_output,
         )
     else:
-        from kronii.pipeline.adapters.llm_llamacpp import LlamaCppBackend
+        from kronii.common.llm.llamacpp import LlamaCppBackend
 
         assert settings.llamacpp_model_path is not None
         llm = LlamaCppBackend(

@@ -1,6 +1,6 @@
 """A GGUF model in process through llama-cpp-python (the optional `llamacpp` extra).
 
-llama_cpp is imported only when a backend is built, so the pipeline runs without it; the schema is
+llama_cpp is imported only when a backend is built, so a service runs without it; the schema is
 handed to llama.cpp as a JSON grammar, and R2's retry still applies to what comes back.
 
 Generation is streamed token by token in a worker thread that checks a stop flag between tokens: a
@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kronii.pipeline.adapters.llm import (
+from kronii.common.llm.openai import grammar_friendly
+from kronii.common.llm.protocol import (
     ChatMessage,
     Check,
     InputGuard,
@@ -26,13 +27,13 @@ from kronii.pipeline.adapters.llm import (
     RawCompletion,
     run_json_protocol,
 )
-from kronii.pipeline.adapters.llm_openai import grammar_friendly
 
 __all__ = ["MISSING_EXTRA", "LlamaCppBackend", "LlamaCppUnavailable", "load_llama_cpp"]
 
 MISSING_EXTRA = (
     "the llamacpp backend needs llama-cpp-python, which is not installed; "
-    "install it with `pip install kronii-pipeline[llamacpp]` or choose the rules or openai backend"
+    "install it with `pip install 'kronii[llamacpp]'` "
+    "or choose another backend (openai, or the pipeline's rules)"
 )
 
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
-from kronii.pipeline.adapters.llm import (
+from kronii.common.llm.protocol import (
     ChatMessage,
     Check,
     InputGuard,
