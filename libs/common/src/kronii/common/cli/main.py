@@ -34,6 +34,7 @@ _PACKAGE_HELP = {
     "replay": "feed a recorded activity stream through the pipeline here, with the rules or a model",
     "run": "run a command and tell the console critic how it went (its error output too)",
     "shell-init": 'the shell hooks of the console critic: eval "$(kronii shell-init bash|zsh|fish)"',
+    "vision": "plan desktop actions from what is on the screen; approve, deny, watch them run",
 }
 _BRIDGED_BUILT_IN = {"redact": "kronii.redaction.cli:redact_command"}
 

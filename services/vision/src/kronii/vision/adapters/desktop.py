@@ -1,0 +1,104 @@
+"""The desktop as the use cases see it: the accessibility tree and the screen's frames, connected on
+first use (the engine starts before a session bus or X display may be there) and failing with
+kronii's Unavailable and a sentence a person can act on, never a D-Bus or X error."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from kronii.common.errors import Unavailable
+from kronii.vision.adapters.atspi import AccessibilityError, AtspiReader
+from kronii.vision.adapters.screen_thumbnail import ScreenThumbnails, ThumbnailError
+from kronii.vision.core.context import RawNode
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["DesktopFrames", "DesktopTree"]
+
+
+class DesktopTree:
+    def __init__(self, reader: AtspiReader) -> None:
+        self._reader = reader
+        self._lock = asyncio.Lock()
+        self.connected = False
+        self.problem = "not connected yet"
+
+    async def _ready(self) -> AtspiReader:
+        async with self._lock:
+            if not self.connected:
+                try:
+                    await self._reader.connect()
+                except AccessibilityError as error:
+                    self.problem = str(error)
+                    raise Unavailable(f"the accessibility bus is out of reach: {error}") from None
+                self.connected, self.problem = True, ""
+        return self._reader
+
+    async def _reset(self, error: AccessibilityError) -> Unavailable:
+        self.connected, self.problem = False, str(error)
+        await self._reader.close()
+        return Unavailable(f"reading the accessibility tree failed: {error}")
+
+    async def snapshot(self) -> tuple[RawNode, ...]:
+        reader = await self._ready()
+        try:
+            return await reader.snapshot()
+        except AccessibilityError as error:
+            raise await self._reset(error) from None
+
+    async def do_action(self, ref: str, name: str = "click") -> bool:
+        reader = await self._ready()
+        try:
+            return await reader.do_action(ref, name)
+        except AccessibilityError:
+            return False  # the executor falls back to a click through the broker
+
+    async def set_text(self, ref: str, text: str) -> bool:
+        reader = await self._ready()
+        try:
+            return await reader.set_text(ref, text)
+        except AccessibilityError:
+            return False
+
+    async def close(self) -> None:
+        await self._reader.close()
+
+
+class DesktopFrames:
+    def __init__(self, display: str | None) -> None:
+        self._display = display
+        self._frames: ScreenThumbnails | None = None
+        self.problem = ""
+
+    def _ready(self) -> ScreenThumbnails:
+        if self._frames is None:
+            try:
+                self._frames = ScreenThumbnails(self._display)
+            except ThumbnailError as error:
+                self.problem = str(error)
+                raise Unavailable(f"the X display is out of reach: {error}") from None
+            self.problem = ""
+        return self._frames
+
+    def grab(self) -> np.ndarray:
+        frames = self._ready()
+        try:
+            return frames.grab()
+        except ThumbnailError as error:
+            self.close()
+            raise Unavailable(f"reading the screen failed: {error}") from None
+
+    def screen_size(self) -> tuple[int, int]:
+        frames = self._ready()
+        try:
+            return frames.screen_size()
+        except ThumbnailError as error:
+            self.close()
+            raise Unavailable(f"reading the screen failed: {error}") from None
+
+    def close(self) -> None:
+        if self._frames is not None:
+            self._frames.close()
+            self._frames = None

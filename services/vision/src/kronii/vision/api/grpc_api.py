@@ -1,0 +1,39 @@
+"""gRPC: kronii.vision.v1.Vision, the same semantics as HTTP (KroniiErrors become statuses with their
+sentence through the service's interceptor). No approval here: that is a person's, on the local socket."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeAlias
+
+from kronii.vision.api.convert import plan_message
+from kronii.vision.ports import VisionOperations
+from kronii.vision.v1 import vision_pb2 as pb
+from kronii.vision.v1 import vision_pb2_grpc as pb_grpc
+
+__all__ = ["VisionServicer"]
+
+Context: TypeAlias = Any  # grpc ships no stubs for the servicer context
+
+
+class VisionServicer(pb_grpc.VisionServicer):
+    def __init__(self, operations: Callable[[], VisionOperations]) -> None:
+        self._operations = operations
+
+    async def MakePlan(self, request: pb.PlanRequest, context: Context) -> pb.Plan:
+        peer = str(context.peer()) if context is not None else ""
+        view = await self._operations().plan(request.intent, f"grpc:{peer}", request.execute)
+        return plan_message(view)
+
+    async def GetPlan(self, request: pb.PlanId, context: Context) -> pb.Plan:
+        return plan_message(self._operations().show(request.plan_id))
+
+    async def ListPlans(self, request: pb.ListPlansRequest, context: Context) -> pb.ListPlansResponse:
+        return pb.ListPlansResponse(plans=[plan_message(view) for view in self._operations().plans()])
+
+    async def RunPlan(self, request: pb.PlanId, context: Context) -> pb.Plan:
+        return plan_message(self._operations().run(request.plan_id))
+
+    async def DenyPlan(self, request: pb.PlanId, context: Context) -> pb.Plan:
+        peer = str(context.peer()) if context is not None else ""
+        return plan_message(await self._operations().deny(request.plan_id, f"grpc:{peer}"))

@@ -1,0 +1,81 @@
+"""HTTP: the vision engine's routes under /v1/vision. Bodies and answers are vision.proto's messages
+in JSON (proto field names). Approving is a person's act: only through the local socket with a proof
+of presence (see adapters/person_gate.py), never over TCP or with a token."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter, Request
+from kronii.common.api_edge import as_json, read_body
+from kronii.common.openapi import errors, proto_body
+from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER
+from kronii.vision.api.convert import plan_message
+from kronii.vision.ports import CallFacts, PersonCheck, VisionOperations
+from kronii.vision.v1 import vision_pb2 as pb
+
+__all__ = ["vision_router"]
+
+Edge = Callable[[], tuple[VisionOperations, PersonCheck]]
+
+
+def _facts(request: Request) -> CallFacts:
+    client = request.client
+    return CallFacts(
+        peer_host=client.host if client else "",
+        peer_port=client.port if client else 0,
+        tty=request.headers.get(TTY_HEADER, ""),
+        session=request.headers.get(SESSION_HEADER, ""),
+    )
+
+
+def _requester(request: Request) -> str:
+    client = request.client
+    return f"http:{client.host}" if client else "http"
+
+
+def vision_router(edge: Edge) -> APIRouter:
+    router = APIRouter(prefix="/v1/vision", tags=["vision"])
+
+    @router.post(
+        "/plans", responses=errors(400, 409, 503), openapi_extra=proto_body(pb.PlanRequest, required=True)
+    )
+    async def make_plan(request: Request) -> dict[str, Any]:
+        """Plan an intent on the screen as it is now; with `execute`, run it when nothing is flagged."""
+        body = await read_body(request, pb.PlanRequest(), empty_ok=False)
+        view = await edge()[0].plan(body.intent, _requester(request), body.execute)
+        return as_json(plan_message(view))
+
+    @router.get("/plans", responses=errors(503))
+    async def list_plans() -> dict[str, Any]:
+        """The plans held, newest first."""
+        plans = [plan_message(view) for view in edge()[0].plans()]
+        return as_json(pb.ListPlansResponse(plans=plans))
+
+    @router.get("/plans/{plan_id}", responses=errors(404, 503))
+    async def get_plan(plan_id: str) -> dict[str, Any]:
+        return as_json(plan_message(edge()[0].show(plan_id)))
+
+    @router.post("/plans/{plan_id}/approve", responses=errors(403, 404, 409, 503))
+    async def approve_plan(plan_id: str, request: Request) -> dict[str, Any]:
+        """A person's yes, bound to the screen the plan was made on (409 and a new plan if it changed)."""
+        operations, people = edge()
+        actor = await people.person(_facts(request))
+        return as_json(plan_message(await operations.approve(plan_id, actor)))
+
+    @router.post("/plans/{plan_id}/deny", responses=errors(404, 409, 503))
+    async def deny_plan(plan_id: str, request: Request) -> dict[str, Any]:
+        return as_json(plan_message(await edge()[0].deny(plan_id, _requester(request))))
+
+    @router.post("/plans/{plan_id}/run", responses=errors(404, 409, 503))
+    async def run_plan(plan_id: str) -> dict[str, Any]:
+        """Run a plan nothing flagged; a flagged one waits for a person (409)."""
+        return as_json(plan_message(edge()[0].run(plan_id)))
+
+    @router.get("/context", responses=errors(503))
+    async def screen_context() -> dict[str, Any]:
+        """What a plan would see now: the pruned tree, OCR zones (redacted), timings."""
+        return await edge()[0].context()
+
+    return router

@@ -1,0 +1,123 @@
+"""Building a ScreenContext (seed 001, steps 1-5): the accessibility tree (read and pruned), a reduced
+frame of the screen for the diff, and, when capture is on and answers, its redacted frame of the window
+in front with OCR zones read from it. Each part's time is kept for the benchmark and the metrics.
+
+Without capture the context still has the tree; its notes say why there is no screenshot, and a plan
+that would need OCR (a click by bounds) then goes to the person through the safety layer (C1)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kronii.vision.core.context import Bounds, OcrZone, RawNode, ScreenContext
+from kronii.vision.core.diff import diff_score
+from kronii.vision.core.tree import front_window, prune
+from kronii.vision.ports import Accessibility, Clock, Frame, Ocr, ScreenFrames, Screenshots
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["Built", "ContextBuilder", "ScreenshotUnavailable"]
+
+log = logging.getLogger(__name__)
+
+
+class ScreenshotUnavailable(Exception):
+    """capture could not give a frame now: `str()` says why (not running, refused, expired)."""
+
+
+@dataclass(frozen=True)
+class Built:
+    context: ScreenContext
+    frame: np.ndarray
+    raw: tuple[RawNode, ...]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class ContextBuilder:
+    def __init__(
+        self,
+        accessibility: Accessibility,
+        frames: ScreenFrames,
+        clock: Clock,
+        *,
+        screenshots: Screenshots | None = None,
+        ocr: Ocr | None = None,
+        scale: float = 1.0,
+        max_nodes: int = 20,
+        max_depth: int = 12,
+    ) -> None:
+        self._tree = accessibility
+        self._frames = frames
+        self._clock = clock
+        self._screenshots = screenshots
+        self._ocr = ocr
+        self._scale = scale
+        self._max_nodes = max_nodes
+        self._max_depth = max_depth
+
+    async def build(self, previous_actions: Sequence[str] = (), *, with_screenshot: bool = True) -> Built:
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        raw = await self._tree.snapshot()
+        timings["tree"] = (time.perf_counter() - started) * 1000
+        mark = time.perf_counter()
+        frame = await asyncio.to_thread(self._frames.grab)
+        width, height = self._frames.screen_size()
+        timings["frame"] = (time.perf_counter() - mark) * 1000
+        notes: list[str] = []
+        shot: Frame | None = None
+        zones: tuple[OcrZone, ...] = ()
+        if with_screenshot:
+            shot, zones = await self._screenshot(notes, timings)
+        tree = prune(raw, max_nodes=self._max_nodes, max_depth=self._max_depth)
+        window = front_window(raw)
+        context = ScreenContext(
+            screenshot_id=shot.screenshot_id if shot else "",
+            screenshot_hash=shot.sha256 if shot else "",
+            screenshot_size=shot.size if shot else (0, 0),
+            capture_area=Bounds(*shot.area) if shot else Bounds(0, 0, 0, 0),
+            ocr=zones,
+            tree=tree,
+            focused_title=window.name if window is not None else "",
+            screen_bounds=Bounds(0, 0, width, height),
+            scale=self._scale,
+            taken_at_ms=self._clock.now_ms(),
+            previous_actions=tuple(previous_actions)[-5:],
+            notes=tuple(notes),
+        )
+        timings["total"] = (time.perf_counter() - started) * 1000
+        return Built(context, frame, raw, timings)
+
+    async def _screenshot(
+        self, notes: list[str], timings: dict[str, float]
+    ) -> tuple[Frame | None, tuple[OcrZone, ...]]:
+        if self._screenshots is None:
+            notes.append("capture is off for the vision engine: the plan sees the accessibility tree only")
+            return None, ()
+        mark = time.perf_counter()
+        try:
+            shot = await self._screenshots.focused_window()
+        except ScreenshotUnavailable as why:
+            notes.append(f"no screenshot: {why}")
+            return None, ()
+        timings["capture"] = (time.perf_counter() - mark) * 1000
+        if self._ocr is None:
+            return shot, ()
+        mark = time.perf_counter()
+        zones = await asyncio.to_thread(self._ocr.read, shot.png)
+        timings["ocr"] = (time.perf_counter() - mark) * 1000
+        return shot, zones
+
+    async def frame_diff_base(self) -> np.ndarray:
+        return await asyncio.to_thread(self._frames.grab)
+
+    async def frame_diff(self, previous: np.ndarray) -> tuple[float, np.ndarray]:
+        """The pixel difference of the screen now against `previous` (R1), and the new frame."""
+        frame = await asyncio.to_thread(self._frames.grab)
+        return diff_score(previous, frame), frame

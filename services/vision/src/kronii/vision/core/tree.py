@@ -1,0 +1,101 @@
+"""Pruning the accessibility tree for a plan (seed 001, "UI tree pruning"): the top-level window in
+front, the focused element and the labelled elements a plan can name, at most `max_nodes`, no deeper
+than `max_depth`. Secured fields stay in (a plan may need to know a password field is there) but
+never with their text: the adapter did not read it, and `UiNode.as_prompt` would not show it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kronii.vision.core.context import RawNode, UiNode
+
+__all__ = ["INTERACTIVE_ROLES", "WINDOW_ROLES", "front_window", "prune"]
+
+WINDOW_ROLES = frozenset({"frame", "window", "dialog", "alert", "file chooser"})
+INTERACTIVE_ROLES = frozenset(
+    {
+        "push button", "toggle button", "check box", "radio button", "menu item", "check menu item",
+        "radio menu item", "link", "combo box", "text", "entry", "password text", "spin button",
+        "page tab", "list item", "table cell", "tree item", "slider", "menu", "icon",
+    }
+)  # fmt: skip
+
+
+def _interactive(node: RawNode) -> bool:
+    return node.role in INTERACTIVE_ROLES or bool(node.actions) or node.editable
+
+
+def front_window(nodes: Sequence[RawNode]) -> RawNode | None:
+    """The window a plan is about: the one holding the focused element, else the active one, else
+    the last window read (the registry lists the newest application last)."""
+    windows = [n for n in nodes if n.role in WINDOW_ROLES]
+    if not windows:
+        return None
+    focused = next((n for n in nodes if "focused" in n.states), None)
+    if focused is not None:
+        owner = next((w for w in windows if w.name == focused.window_title and w.pid == focused.pid), None)
+        if owner is not None:
+            return owner
+    active = [w for w in windows if "active" in w.states]
+    return active[0] if active else windows[-1]
+
+
+def _in_window(nodes: Sequence[RawNode], window: RawNode) -> list[RawNode]:
+    """`window` and its descendants, in reading order (the adapter walks depth first)."""
+    start = nodes.index(window)
+    inside = [window]
+    for node in nodes[start + 1 :]:
+        if node.depth <= window.depth:
+            break
+        inside.append(node)
+    return inside
+
+
+def _priority(node: RawNode) -> int:
+    if "focused" in node.states:
+        return 0
+    if _interactive(node) and (node.name or node.secured or node.editable):
+        return 1
+    return 2
+
+
+def prune(nodes: Sequence[RawNode], *, max_nodes: int = 20, max_depth: int = 12) -> tuple[UiNode, ...]:
+    """The pruned tree, ids "e1".."eN" in reading order. Unnamed containers are left out; two nodes
+    with the same role, name and bounds (a button and the label inside it) count once; duplicates
+    by name alone stay, so an ambiguous name is visible to the safety layer (R4)."""
+    window = front_window(nodes)
+    if window is None:
+        return ()
+    candidates: list[RawNode] = []
+    seen: set[tuple[str, str, object]] = set()
+    for node in _in_window(nodes, window)[1:]:
+        if node.depth - window.depth > max_depth:
+            continue
+        labelled = bool(node.name) or node.editable or node.secured or "focused" in node.states
+        if not labelled or (_priority(node) == 2 and not node.name):
+            continue
+        key = (node.role, node.name, node.bounds)
+        if key in seen:
+            continue
+        seen.add(key)
+        candidates.append(node)
+    room = max(0, max_nodes - 1)
+    kept = {id(n) for n in sorted(candidates, key=_priority)[:room]}
+    chosen = [window] + [n for n in candidates if id(n) in kept]
+    return tuple(_as_ui(node, f"e{index}", window.depth) for index, node in enumerate(chosen, start=1))
+
+
+def _as_ui(node: RawNode, node_id: str, base_depth: int) -> UiNode:
+    return UiNode(
+        id=node_id,
+        ref=node.ref,
+        role=node.role,
+        name=node.name,
+        states=node.states,
+        bounds=node.bounds,
+        actions=node.actions,
+        editable=node.editable,
+        text="" if node.secured else node.text,
+        depth=node.depth - base_depth,
+        secured=node.secured,
+    )

@@ -1,0 +1,174 @@
+"""The executor (seed 001, step 9): a plan's actions, one at a time, under the input broker's lease.
+
+Before each action: the broker's safe point (STOP or PAUSE ends the run at once: nothing after it
+runs), a fresh look at the screen, and R6. Before the first, the approval's binding: a screen that is
+not the approved one (tree or pixels) is planned again instead of executed. Actions are semantic
+first (AT-SPI Action / EditableText on the element); a click by bounds, converted once from
+screenshot or logical pixels to screen pixels (core/pixels.py), only when the element has no action
+or the plan has no element. Every action and decision is audited with the screenshot hash."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+from kronii.vision.context_build import Built, ContextBuilder
+from kronii.vision.core.actions import Action, ActionType
+from kronii.vision.core.context import RawNode, ScreenContext
+from kronii.vision.core.diff import diff_score
+from kronii.vision.core.fingerprint import screen_change
+from kronii.vision.core.pixels import logical_to_screen, screen_point_of, screenshot_to_screen
+from kronii.vision.core.plans import PlanEvent
+from kronii.vision.core.revalidation import current_node, refusal
+from kronii.vision.plan_book import PlanBook, PlanRecord
+from kronii.vision.ports import Accessibility, Audit, Clock, DesktopControl, Launcher, LeaseRefused
+
+__all__ = ["Executor"]
+
+log = logging.getLogger(__name__)
+
+_CLICK_ACTIONS = ("click", "press", "activate", "jump", "toggle")
+Replan = Callable[[PlanRecord, str], Awaitable[PlanRecord | None]]
+
+
+class _Halt(Exception):
+    """The run ends here: `event` is how (STOP, FAIL, SCREEN_CHANGED), `reason` why."""
+
+    def __init__(self, event: PlanEvent, reason: str) -> None:
+        super().__init__(reason)
+        self.event = event
+        self.reason = reason
+
+
+class Executor:
+    def __init__(
+        self,
+        book: PlanBook,
+        builder: ContextBuilder,
+        accessibility: Accessibility,
+        control: DesktopControl,
+        launcher: Launcher,
+        audit: Audit,
+        clock: Clock,
+        *,
+        lease_seconds: int = 30,
+        observe: Callable[[str, str], None] = lambda kind, outcome: None,
+    ) -> None:
+        self._book = book
+        self._builder = builder
+        self._tree = accessibility
+        self._control = control
+        self._launcher = launcher
+        self._audit = audit
+        self._clock = clock
+        self._lease_seconds = lease_seconds
+        self._observe = observe
+        self.replan: Replan | None = None
+
+    async def run(self, record: PlanRecord) -> None:
+        self._book.move(record, PlanEvent.START, self._clock.now_ms())
+        try:
+            await self._control.acquire(self._lease_seconds)
+        except LeaseRefused as refused:
+            await self._end(record, PlanEvent.FAIL, f"the input broker did not give the desktop: {refused}")
+            return
+        try:
+            await self._steps(record)
+        except _Halt as halt:
+            await self._end(record, halt.event, halt.reason)
+            if halt.event is PlanEvent.SCREEN_CHANGED and self.replan is not None:
+                again = await self.replan(record, halt.reason)
+                record.replanned_as = again.id if again is not None else ""
+            return
+        finally:
+            with contextlib.suppress(LeaseRefused):
+                await self._control.release()
+        await self._end(record, PlanEvent.FINISH, "")
+
+    async def _end(self, record: PlanRecord, event: PlanEvent, reason: str) -> None:
+        self._book.move(record, event, self._clock.now_ms(), reason)
+        await self._audit.record(
+            f"vision.plan.{record.state.value}", record.id, record.state.value,
+            reason=reason, screenshot_hash=record.context.screenshot_hash, fingerprint=record.fingerprint,
+        )  # fmt: skip
+
+    async def _steps(self, record: PlanRecord) -> None:
+        for sequence, action in enumerate(record.evaluation.actions):
+            await self._safe_point(record, sequence)
+            fresh = await self._builder.build(with_screenshot=False)
+            if sequence == 0:
+                self._check_binding(record, fresh)
+            problem = refusal(action, record.context, fresh.raw, confirmed=bool(record.approved_by))
+            if problem:
+                raise _Halt(PlanEvent.FAIL, problem)
+            how = await self._perform(action, record.context, fresh)
+            self._observe(action.type.value, "done")
+            record.results.append({"index": sequence, "action": action.describe(), "how": how})
+            await self._audit.record(
+                "vision.action", record.id, "done", index=sequence, step=action.describe(), how=how,
+                screenshot_hash=record.context.screenshot_hash,
+            )  # fmt: skip
+
+    async def _safe_point(self, record: PlanRecord, sequence: int) -> None:
+        try:
+            decision = await self._control.safe_point(f"{record.id}/{sequence}", sequence)
+        except LeaseRefused as refused:
+            raise _Halt(PlanEvent.STOP, f"the person took the desktop back: {refused}") from None
+        if decision == "STOP":
+            raise _Halt(PlanEvent.STOP, "the person stopped the agent (STOP_NOW): nothing more runs")
+        if decision != "CONTINUE":
+            raise _Halt(PlanEvent.STOP, "the person paused the agent at this safe point")
+
+    @staticmethod
+    def _check_binding(record: PlanRecord, fresh: Built) -> None:
+        diff = diff_score(record.frame, fresh.frame) if record.frame is not None else 0.0
+        change = screen_change(record.context, fresh.context, diff)
+        if change:
+            raise _Halt(PlanEvent.SCREEN_CHANGED, change)
+
+    async def _perform(self, action: Action, approved: ScreenContext, fresh: Built) -> str:
+        node = current_node(action, approved, fresh.raw)
+        if action.type is ActionType.CLICK_BY_BOUNDS:
+            return await self._click(action, approved, node)
+        if action.type is ActionType.TYPE_TEXT:
+            return await self._type(action, node)
+        if action.type is ActionType.OPEN_APP:
+            self._launcher.open(action.target)
+            return "launched"
+        if action.type is ActionType.WAIT:
+            await asyncio.sleep(action.delay_ms / 1000)
+            return "waited"
+        return "confirmed"
+
+    async def _click(self, action: Action, approved: ScreenContext, node: RawNode | None) -> str:
+        if node is not None:
+            name = next(
+                (a for a in _CLICK_ACTIONS if a in node.actions), node.actions[0] if node.actions else ""
+            )
+            if name and await self._tree.do_action(node.ref, name):
+                return f"accessibility action {name!r}"
+            if node.bounds is None:
+                raise _Halt(PlanEvent.FAIL, f"{node.role} {node.name!r} has neither an action nor bounds")
+            x, y = screen_point_of(logical_to_screen(node.bounds, approved.scale))
+        else:
+            assert action.bounds is not None  # the safety layer dropped clicks with neither
+            box = screenshot_to_screen(action.bounds, approved.capture_area, approved.screenshot_size)
+            x, y = screen_point_of(box)
+        await self._input(self._control.click(x, y))
+        return f"click at ({x}, {y}) through the broker"
+
+    async def _type(self, action: Action, node: RawNode | None) -> str:
+        semantic = node is not None and node.editable and not node.secured
+        if semantic and node is not None and await self._tree.set_text(node.ref, node.text + action.text):
+            return "accessibility text"
+        await self._input(self._control.type_text(action.text))
+        return "keys through the broker"
+
+    @staticmethod
+    async def _input(sent: Awaitable[None]) -> None:
+        try:
+            await sent
+        except LeaseRefused as refused:
+            raise _Halt(PlanEvent.STOP, f"the broker dropped the input: {refused}") from None

@@ -1,0 +1,136 @@
+"""The plans the engine holds: each with the screen it was made on, the safety layer's verdict, the
+fingerprint an approval binds to, and its history. Held in memory: a plan is about one screen, which
+does not outlive the process; every plan and decision is in the audit log with its screenshot hash."""
+
+from __future__ import annotations
+
+import secrets
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kronii.common.errors import FailedPrecondition, NotFound
+from kronii.vision.core.context import ScreenContext
+from kronii.vision.core.plans import TERMINAL, PlanEvent, PlanState, next_state, refusal
+from kronii.vision.core.safety import SafetyEvaluation
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["PlanBook", "PlanRecord"]
+
+
+@dataclass
+class PlanRecord:
+    id: str
+    intent: str
+    requester: str
+    created_ms: int
+    backend: str
+    context: ScreenContext
+    frame: np.ndarray | None
+    evaluation: SafetyEvaluation
+    fingerprint: str
+    state: PlanState
+    reason: str = ""
+    note: str = ""
+    approved_by: str = ""
+    replanned_as: str = ""
+    model_call: dict[str, Any] | None = None
+    results: list[dict[str, Any]] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def active(self) -> bool:
+        return self.state not in TERMINAL
+
+    def view(self) -> dict[str, Any]:
+        """The plan as the API, the CLI and the confirmation dialog show it."""
+        evaluation = self.evaluation
+        return {
+            "plan_id": self.id,
+            "intent": self.intent,
+            "state": self.state.value,
+            "reason": self.reason,
+            "note": self.note,
+            "requester": self.requester,
+            "backend": self.backend,
+            "created_ms": self.created_ms,
+            "screenshot_id": self.context.screenshot_id,
+            "screenshot_hash": self.context.screenshot_hash,
+            "focused_title": self.context.focused_title,
+            "fingerprint": self.fingerprint,
+            "requires_confirmation": evaluation.requires_confirmation,
+            "actions": [{**a.as_dict(), "description": a.describe()} for a in evaluation.actions],
+            "dropped": [{"index": d.index, "row": d.row, "reason": d.reason} for d in evaluation.dropped],
+            "blocked": evaluation.blocked,
+            "ambiguities": [
+                {
+                    "name": amb.name,
+                    "candidates": [
+                        {"id": n.id, "role": n.role, "bounds": n.bounds.as_dict() if n.bounds else None}
+                        for n in amb.candidates
+                    ],
+                }
+                for amb in evaluation.ambiguities
+            ],
+            "safety_rows": list(evaluation.rows_fired),
+            "approved_by": self.approved_by,
+            "replanned_as": self.replanned_as,
+            "results": list(self.results),
+            "history": list(self.history),
+            "model_call": self.model_call,
+        }
+
+
+class PlanBook:
+    def __init__(self, capacity: int = 200, ttl_ms: int = 600_000) -> None:
+        self._plans: OrderedDict[str, PlanRecord] = OrderedDict()
+        self._capacity = capacity
+        self._ttl_ms = ttl_ms
+
+    @staticmethod
+    def new_id() -> str:
+        return "p_" + secrets.token_hex(6)
+
+    def add(self, record: PlanRecord) -> None:
+        record.history.append(
+            {"at_ms": record.created_ms, "state": record.state.value, "reason": record.reason}
+        )
+        self._plans[record.id] = record
+        while len(self._plans) > self._capacity:
+            oldest = next(iter(self._plans))
+            self._plans.pop(oldest)
+
+    def get(self, plan_id: str) -> PlanRecord:
+        record = self._plans.get(plan_id)
+        if record is None:
+            raise NotFound(f"no plan {plan_id!r}: `kronii vision plans` lists the ones held", field="plan_id")
+        return record
+
+    def all(self) -> list[PlanRecord]:
+        return list(reversed(self._plans.values()))
+
+    def active(self) -> list[PlanRecord]:
+        return [p for p in self._plans.values() if p.active]
+
+    def move(self, record: PlanRecord, event: PlanEvent, now_ms: int, reason: str = "") -> None:
+        """Apply `event`, or FailedPrecondition with the table's sentence when it may not happen."""
+        target = next_state(record.state, event)
+        if target is None:
+            raise FailedPrecondition(f"plan {record.id}: {refusal(record.state, event)}")
+        record.state = target
+        if reason:
+            record.reason = reason
+        record.history.append({"at_ms": now_ms, "state": target.value, "reason": reason})
+
+    def expire(self, now_ms: int) -> list[PlanRecord]:
+        """Plans left waiting longer than the time to live; they can no longer be approved."""
+        expired = [
+            p for p in self._plans.values()
+            if p.state in (PlanState.AWAITING_CONFIRMATION, PlanState.READY)
+            and now_ms - p.created_ms > self._ttl_ms
+        ]  # fmt: skip
+        for plan in expired:
+            self.move(plan, PlanEvent.EXPIRE, now_ms, "nobody approved it in time")
+        return expired

@@ -1,0 +1,108 @@
+"""Watching the screen while a plan waits (R1 and the cadence): ticks come only while a plan is
+active, every 0.5-2 s by the CPU the ticks themselves cost. A tick compares a reduced frame with the
+last one; under R1's threshold and without a focus change (the sensor's events) nothing else happens,
+no context, no model. A changed screen makes the waiting plans stale: each is planned again (at most
+`max_replans` times in a row) and the person is asked about the new one."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from kronii.vision.context_build import ContextBuilder
+from kronii.vision.core.gate import Cadence, should_call_model
+from kronii.vision.core.plans import PlanEvent, PlanState
+from kronii.vision.plan_book import PlanBook
+from kronii.vision.planning import Planning
+from kronii.vision.ports import Clock
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["ScreenWatch"]
+
+log = logging.getLogger(__name__)
+
+
+class ScreenWatch:
+    def __init__(
+        self,
+        book: PlanBook,
+        builder: ContextBuilder,
+        planning: Planning,
+        clock: Clock,
+        cadence: Cadence,
+        *,
+        max_replans: int = 2,
+        observe: Callable[[str], None] = lambda decision: None,
+    ) -> None:
+        self._book = book
+        self._builder = builder
+        self._planning = planning
+        self._clock = clock
+        self._cadence = cadence
+        self._max_replans = max_replans
+        self._observe = observe
+        self._focus_changed = False
+        self._last: np.ndarray | None = None
+        self._cpu_share = 0.0
+        self._replans: dict[str, int] = {}
+        self.ticks = {"skipped": 0, "changed": 0}
+
+    def focus_changed(self) -> None:
+        """The sensor saw the focus move (FocusChanged on NATS): the next tick is not skipped."""
+        self._focus_changed = True
+
+    def _waiting(self) -> list[str]:
+        return [p.id for p in self._book.active() if p.state is PlanState.AWAITING_CONFIRMATION]
+
+    async def run(self) -> None:
+        while True:
+            self._book.expire(self._clock.now_ms())
+            interval = self._cadence.interval(bool(self._book.active()), self._cpu_share)
+            if interval is None:
+                self._last = None  # nothing watched: the next plan starts from a fresh frame
+                await asyncio.sleep(self._cadence.slowest_secs)
+                continue
+            await asyncio.sleep(interval)
+            started_cpu, started = time.thread_time() + time.process_time(), time.monotonic()
+            try:
+                await self.tick()
+            except Exception:
+                log.exception("vision: a screen tick failed; the next one tries again")
+            spent = time.thread_time() + time.process_time() - started_cpu
+            self._cpu_share = min(1.0, spent / max(interval + time.monotonic() - started, 1e-3))
+
+    async def tick(self) -> str:
+        """One look at the screen: "skipped" (R1: same screen, no focus change) or "changed"."""
+        if self._last is None:
+            self._last = await self._builder.frame_diff_base()
+            return self._count("skipped")
+        diff, frame = await self._builder.frame_diff(self._last)
+        focus, self._focus_changed = self._focus_changed, False
+        self._last = frame
+        if not should_call_model(diff, focus):
+            return self._count("skipped")
+        reason = "the focus moved" if focus else f"the screen changed (pixel difference {diff:.3f})"
+        for plan_id in self._waiting():
+            await self._stale(plan_id, reason)
+        return self._count("changed")
+
+    def _count(self, decision: str) -> str:
+        self.ticks[decision] += 1
+        self._observe(decision)
+        return decision
+
+    async def _stale(self, plan_id: str, reason: str) -> None:
+        record = self._book.get(plan_id)
+        self._book.move(record, PlanEvent.SCREEN_CHANGED, self._clock.now_ms(), reason)
+        rounds = self._replans.pop(plan_id, 0)
+        if rounds >= self._max_replans:
+            return
+        again = await self._planning.replan(record, reason)
+        if again is not None:
+            record.replanned_as = again.id
+            self._replans[again.id] = rounds + 1
