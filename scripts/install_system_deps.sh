@@ -23,6 +23,11 @@ have zsh || need+=(zsh)  # the critic's shell hooks are tested in a real zsh
 have fish || need+=(fish)  # and in a real fish
 { have promtool && have prometheus; } || need+=(prometheus)  # promtool checks the rules; prometheus scrapes `kronii up` in a slow test
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
+# The vision engine's AT-SPI tests: a GTK3 form run by the system python, and the accessibility buses.
+/usr/bin/python3 -c "import gi" 2>/dev/null || need+=(python3-gi)
+/usr/bin/python3 -c "import gi; gi.require_version('Gtk', '3.0')" 2>/dev/null || need+=(gir1.2-gtk-3.0)
+[ -x /usr/libexec/at-spi-bus-launcher ] || need+=(at-spi2-core)
+have dbus-update-activation-environment || need+=(dbus)  # hands DISPLAY to the private bus's services
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
 if [ "$(id -u)" -ne 0 ] || ! have apt-get; then
   echo "kronii: these system packages are missing: ${need[*]}" >&2

@@ -21,7 +21,7 @@ from kronii.common.errors import KroniiError, Unavailable
 from kronii.common.local_door import LocalFrontDoor, PeerPolicy, PeerRegistry
 from kronii.common.polkit import PolkitClient
 from kronii.common.presence import PresenceGate
-from kronii.common.rendezvous import capture_socket_path, local_socket_path
+from kronii.common.rendezvous import local_socket_path
 from kronii.common.service import DependencyStatus, ServiceContext
 from kronii.vision.adapters.atspi import AtspiReader
 from kronii.vision.adapters.broker_agent import BrokerAgent
@@ -45,7 +45,7 @@ from kronii.vision.settings import VisionSettings
 from kronii.vision.v1 import vision_pb2 as pb
 from kronii.vision.v1 import vision_pb2_grpc as pb_grpc
 from kronii.vision.watch import ScreenWatch
-from kronii.vision.wiring import broker_url, make_planner, safety_policy, screen_scale
+from kronii.vision.wiring import broker_url, capture_socket, make_planner, safety_policy, screen_scale
 
 __all__ = ["SOCKET_NAME", "VisionApp"]
 
@@ -66,8 +66,10 @@ class _Audit:
     def __init__(self, ctx: ServiceContext) -> None:
         self._ctx = ctx
 
-    async def record(self, action: str, subject: str, outcome: str, **detail: Any) -> None:
-        await self._ctx.record(actor="vision", action=action, subject=subject, outcome=outcome, **detail)
+    async def record(
+        self, action: str, subject: str, outcome: str, *, actor: str = "vision", **detail: Any
+    ) -> None:
+        await self._ctx.record(actor=actor, action=action, subject=subject, outcome=outcome, **detail)
 
 
 class VisionApp:
@@ -89,7 +91,8 @@ class VisionApp:
         metrics = VisionMetrics(ctx.registry)
         zero_common_series(ctx.metrics)
         clock, audit = _Clock(), _Audit(ctx)
-        self.key_path = ensure_key(settings.key_file())
+        self.key_path = settings.key_file()
+        ensure_key(self.key_path)
         self._tree = DesktopTree(AtspiReader())
         self._frames = DesktopFrames(settings.display or os.environ.get("DISPLAY"))
         builder = self._builder(settings, clock)
@@ -129,7 +132,7 @@ class VisionApp:
         assert self._tree is not None and self._frames is not None and self.key_path is not None
         if settings.use_capture:
             self._screenshots = CaptureScreenshots(
-                capture_socket_path(Path(settings.data_dir)), self.key_path, client_id=settings.client_id,
+                capture_socket(settings), self.key_path, client_id=settings.client_id,
                 display=settings.display, timeout_secs=settings.capture_timeout_secs,
             )  # fmt: skip
         return ContextBuilder(

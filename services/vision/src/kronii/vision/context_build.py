@@ -110,7 +110,11 @@ class ContextBuilder:
         if self._ocr is None:
             return shot, ()
         mark = time.perf_counter()
-        zones = await asyncio.to_thread(self._ocr.read, shot.png)
+        try:
+            zones = await asyncio.to_thread(self._ocr.read, shot.png)
+        except Exception as error:  # a Tesseract timeout or an unreadable frame: the tree still plans
+            notes.append(f"no text read from the screenshot: {error}")
+            return shot, ()
         timings["ocr"] = (time.perf_counter() - mark) * 1000
         return shot, zones
 

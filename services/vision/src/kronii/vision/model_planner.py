@@ -5,9 +5,7 @@ the redaction engine still finds a secret."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
-from kronii.common.llm.protocol import LlmError
+from kronii.common.llm.protocol import LlmBackend, LlmError
 from kronii.vision.core.actions import ACTION_SCHEMA, actions_from_reply
 from kronii.vision.core.context import ScreenContext
 from kronii.vision.core.prompt import SYSTEM, out_of_bounds, user_prompt
@@ -19,12 +17,6 @@ __all__ = ["ModelPlanner", "RulesPlanner"]
 ROLE = "vision_planner"
 
 
-class JsonModel(Protocol):
-    name: str
-
-    async def complete_json(self, **kwargs: Any) -> Any: ...
-
-
 class RulesPlanner:
     async def plan(self, intent: str, context: ScreenContext) -> PlanAnswer:
         answer = plan_by_rules(intent, context)
@@ -32,7 +24,7 @@ class RulesPlanner:
 
 
 class ModelPlanner:
-    def __init__(self, model: JsonModel, *, timeout_secs: float, max_output_tokens: int = 512) -> None:
+    def __init__(self, model: LlmBackend, *, timeout_secs: float, max_output_tokens: int = 512) -> None:
         self._model = model
         self._timeout = timeout_secs
         self._budget = max_output_tokens

@@ -119,7 +119,11 @@ class Launcher(Protocol):
 
 
 class Audit(Protocol):
-    async def record(self, action: str, subject: str, outcome: str, **detail: Any) -> None: ...
+    async def record(
+        self, action: str, subject: str, outcome: str, *, actor: str = "vision", **detail: Any
+    ) -> None:
+        """One audit row; `actor` is who decided (the engine, or the person who approved)."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -4,21 +4,23 @@ the screen's sources. Kept apart from app.py so the app stays a list of start an
 from __future__ import annotations
 
 import os
-from typing import Any
+from pathlib import Path
 
+from kronii.common.llm.protocol import LlmBackend
+from kronii.common.rendezvous import capture_socket_path
 from kronii.vision.core.actions import ActionClass
 from kronii.vision.core.safety import ClassPolicy, SafetyPolicy
 from kronii.vision.model_planner import ModelPlanner, RulesPlanner
 from kronii.vision.ports import Planner
 from kronii.vision.settings import VisionSettings
 
-__all__ = ["broker_url", "make_planner", "safety_policy", "screen_scale"]
+__all__ = ["broker_url", "capture_socket", "make_planner", "safety_policy", "screen_scale"]
 
 
 def make_planner(settings: VisionSettings) -> Planner:
     if settings.planner == "rules":
         return RulesPlanner()
-    model: Any
+    model: LlmBackend
     if settings.planner == "openai":
         from kronii.common.llm.openai import OpenAIBackend
 
@@ -65,6 +67,12 @@ def screen_scale(environ: dict[str, str] | None = None) -> float:
     except ValueError:
         return 1.0
     return scale if scale > 0 else 1.0
+
+
+def capture_socket(settings: VisionSettings) -> Path:
+    """capture's Unix socket, as capture itself places it (its KRONII_CAPTURE_SOCKET_DIR included)."""
+    configured = os.environ.get("KRONII_CAPTURE_SOCKET_DIR", "").strip()
+    return capture_socket_path(Path(settings.data_dir), Path(configured) if configured else None)
 
 
 def broker_url(settings: VisionSettings) -> str:

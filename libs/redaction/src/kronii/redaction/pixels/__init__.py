@@ -13,6 +13,7 @@ from ._io import ACCEPTED_FORMATS, ImageInputError, load_image, png_bytes
 from ._model import Box, ImageFinding, ImageRedaction
 from ._redact import REGION_DETECTOR, REGION_TYPE, redact_image
 from ._settings import OcrSettings
+from ._tolerance import normalize_line, with_ocr_patterns
 from ._unreadable import UNREADABLE_DETECTOR, UNREADABLE_TYPE
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "ImageRedaction",
     "OcrSettings",
     "load_image",
+    "normalize_line",
     "png_bytes",
     "redact_image",
+    "with_ocr_patterns",
 ]

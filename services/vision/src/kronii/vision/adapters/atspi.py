@@ -1,8 +1,7 @@
 """AT-SPI adapter: reads the desktop's accessibility tree and performs semantic actions over D-Bus.
 
-The accessibility bus is a private bus found through the session bus (`org.a11y.Bus.GetAddress`);
-every application's accessible objects live there, under the application's unique bus name.
-A ref is "<bus name>|<object path>", valid while the object lives.
+The accessibility bus (found with the session bus's `org.a11y.Bus.GetAddress`) holds every application's
+objects under its unique bus name; a ref is "<bus name>|<object path>", valid while the object lives.
 
 A password's text is never read: an object with role "password text" (what GTK, Qt, Firefox and
 Chromium give password fields; AT-SPI has no "secured" state, but one is honoured should a bridge
@@ -21,14 +20,7 @@ from dbus_fast import DBusFastError, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 from kronii.vision.core.context import Bounds, RawNode
 
-__all__ = [
-    "STATE_NAMES",
-    "AccessibilityError",
-    "AtspiReader",
-    "EventCallback",
-    "decode_states",
-    "split_ref",
-]
+__all__ = ["STATE_NAMES", "AccessibilityError", "AtspiReader", "EventCallback", "decode_states", "split_ref"]
 
 # AtspiStateType in at-spi2-core's order (2.46): bit n of GetState's uint32[2] is STATE_NAMES[n].
 STATE_NAMES: tuple[str, ...] = (
@@ -54,7 +46,8 @@ TEXT = "org.a11y.atspi.Text"
 PROPERTIES = "org.freedesktop.DBus.Properties"
 DBUS_NAME = "org.freedesktop.DBus"
 DBUS_PATH = "/org/freedesktop/DBus"
-SCREEN_COORDS = 0
+SCREEN = 0  # ATSPI_COORD_TYPE_SCREEN
+MAX_CALLS_IN_FLIGHT = 64
 
 WINDOW_ROLES = frozenset({"frame", "window", "dialog", "alert", "file chooser"})
 # A document's whole text is not what a plan needs, and this bounds what one reply can cost.
@@ -73,9 +66,7 @@ _ERROR = "org.freedesktop.DBus.Error."
 _GONE_ERRORS = frozenset(
     _ERROR + name for name in ("UnknownObject", "ServiceUnknown", "NameHasNoOwner", "NoReply", "Disconnected")
 )
-_NO_INTERFACE_ERRORS = frozenset(
-    _ERROR + name for name in ("UnknownMethod", "UnknownInterface", "UnknownProperty")
-)
+_NO_INTERFACE_ERRORS = frozenset(_ERROR + n for n in ("UnknownMethod", "UnknownInterface", "UnknownProperty"))
 
 EventCallback = Callable[[str, str], None]
 
@@ -117,6 +108,9 @@ class A11yBus:
     def __init__(self, bus: MessageBus, call_timeout_s: float) -> None:
         self.bus = bus
         self.call_timeout_s = call_timeout_s
+        # dbus-fast drops the whole connection when the socket's send buffer is full (EAGAIN in its
+        # write callback, dbus-next issue #153), which some hundred queued calls reach: so few fly at once.
+        self._in_flight = asyncio.Semaphore(MAX_CALLS_IN_FLIGHT)
 
     async def call(
         self,
@@ -132,16 +126,18 @@ class A11yBus:
             message = Message(destination, path, interface, member, signature=signature, body=list(body))
         except DBusFastError as exc:
             raise DBusCallError("org.freedesktop.DBus.Error.InvalidArgs", str(exc)) from exc
-        reply = await asyncio.wait_for(self.bus.call(message), self.call_timeout_s)
+        async with self._in_flight:
+            reply = await asyncio.wait_for(self.bus.call(message), self.call_timeout_s)
         if reply.message_type == MessageType.ERROR:
             text = reply.body[0] if reply.body and isinstance(reply.body[0], str) else ""
             raise DBusCallError(reply.error_name or "unknown error", text.strip())
         return list(reply.body)
 
-    async def accessible(
-        self, destination: str, path: str, member: str, signature: str = "", body: Sequence[Any] = ()
+    async def first(
+        self, dest: str, path: str, iface: str, member: str, sig: str = "", body: Sequence[Any] = ()
     ) -> Any:
-        return (await self.call(destination, path, ACCESSIBLE, member, signature, body))[0]
+        """The first value of the reply's body."""
+        return (await self.call(dest, path, iface, member, sig, body))[0]
 
     async def action_names(self, destination: str, path: str) -> list[str]:
         """The actions' names, not GetActions' localized ones ("Click"): plans name "click" anywhere."""
@@ -152,12 +148,12 @@ class A11yBus:
     async def pid_of(self, bus_name: str) -> int:
         """The process behind a bus name, or 0 when the bus will not say."""
         try:
-            reply = await self.call(
+            pid = await self.first(
                 DBUS_NAME, DBUS_PATH, DBUS_NAME, "GetConnectionUnixProcessID", "s", [bus_name]
             )
         except (DBusCallError, TimeoutError):
             return 0
-        return int(reply[0])
+        return int(pid)
 
 
 def _explain(ref: str, what: str, exc: BaseException) -> AccessibilityError:
@@ -176,9 +172,9 @@ class AtspiReader:
     `session_bus_address` names the session bus that owns org.a11y.Bus (None: the environment's).
     `enable_accessibility` sets org.a11y.Status.IsEnabled when it is off. On this machine (GTK 3.24,
     at-spi2-core 2.46) GTK3 applications register on the accessibility bus whether or not it is set;
-    Qt and Chromium-based applications only build their tree once it is true (running ones notice the
-    change). at-spi-bus-launcher also writes it to the persistent gsetting
-    org.gnome.desktop.interface toolkit-accessibility, which is why it is only ever switched on, never off.
+    Qt applications register only once it is true (not checked here: no Qt on this machine).
+    at-spi-bus-launcher also writes it to the persistent gsetting org.gnome.desktop.interface
+    toolkit-accessibility, so the reader only ever switches it on, never off.
     """
 
     def __init__(
@@ -206,18 +202,18 @@ class AtspiReader:
         try:
             session = await MessageBus(bus_address=self._session_address).connect()
         except (OSError, DBusFastError, ValueError) as exc:
-            raise AccessibilityError(
-                f"The session bus, where the accessibility bus is found, is out of reach: {exc}."
-            ) from exc
+            raise AccessibilityError(f"The session bus is out of reach: {exc}.") from exc
         self._session = session
         try:
             if self._enable:
                 await self._switch_accessibility_on(session)
             address = await self._a11y_address(session)
             bus = await MessageBus(bus_address=address).connect()
-        except BaseException:
+        except BaseException as exc:
             session.disconnect()
             self._session = None
+            if isinstance(exc, (OSError, DBusFastError)):
+                raise AccessibilityError(f"The accessibility bus is out of reach: {exc}.") from exc
             raise
         self._a11y = A11yBus(bus, self._call_timeout_s)
 
@@ -268,7 +264,7 @@ class AtspiReader:
     async def extents(self, ref: str) -> Bounds | None:
         """The object's box in screen coordinates; None when it has no on-screen component."""
         try:
-            (box,) = await self._act(ref, "report its extents", COMPONENT, "GetExtents", "u", [SCREEN_COORDS])
+            (box,) = await self._act(ref, "report its extents", COMPONENT, "GetExtents", "u", [SCREEN])
         except AccessibilityError as exc:
             if isinstance(exc.__cause__, DBusCallError) and exc.__cause__.name in _NO_INTERFACE_ERRORS:
                 return None
@@ -306,9 +302,8 @@ class AtspiReader:
                 rule += f",arg0='{arg0}'"
             await a11y.call(DBUS_NAME, DBUS_PATH, DBUS_NAME, "AddMatch", "s", [rule])
             # Toolkits emit an event only once some listener registered it with the registry.
-            await a11y.call(
-                REGISTRY_NAME, REGISTRY_PATH, REGISTRY_NAME, "RegisterEvent", "sass", [event, [], ""]
-            )
+            everywhere = [event, [], ""]  # no extra properties, from every application
+            await a11y.call(REGISTRY_NAME, REGISTRY_PATH, REGISTRY_NAME, "RegisterEvent", "sass", everywhere)
 
     def _on_message(self, message: Message) -> None:
         if message.message_type != MessageType.SIGNAL or not message.sender or not message.path:
@@ -335,13 +330,10 @@ class AtspiReader:
         try:
             (enabled,) = await bus.call(A11Y_BUS_NAME, A11Y_BUS_PATH, PROPERTIES, "Get", "ss", status)
             if not (isinstance(enabled, Variant) and enabled.value is True):
-                await bus.call(
-                    A11Y_BUS_NAME, A11Y_BUS_PATH, PROPERTIES, "Set", "ssv", [*status, Variant("b", True)]
-                )
+                switch_on = [*status, Variant("b", True)]
+                await bus.call(A11Y_BUS_NAME, A11Y_BUS_PATH, PROPERTIES, "Set", "ssv", switch_on)
         except (DBusCallError, TimeoutError) as exc:
-            raise AccessibilityError(
-                f"Accessibility could not be switched on through org.a11y.Bus: {exc}."
-            ) from exc
+            raise AccessibilityError(f"org.a11y.Bus did not switch accessibility on: {exc}.") from exc
 
     async def _a11y_address(self, session: MessageBus) -> str:
         # The first call may start at-spi-bus-launcher through D-Bus activation, which takes a moment.
@@ -349,9 +341,7 @@ class AtspiReader:
         try:
             return str((await bus.call(A11Y_BUS_NAME, A11Y_BUS_PATH, A11Y_BUS_NAME, "GetAddress"))[0])
         except (DBusCallError, TimeoutError) as exc:
-            raise AccessibilityError(
-                f"The accessibility bus address could not be found through org.a11y.Bus: {exc}."
-            ) from exc
+            raise AccessibilityError(f"org.a11y.Bus did not give the a11y bus's address: {exc}.") from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,24 +374,22 @@ async def _settle(*calls: Awaitable[Any]) -> list[Any]:
     return results
 
 
-async def _optional(wanted: bool, ask: Callable[[], Awaitable[Any]]) -> Any:
-    """What `ask()` answers; None when not `wanted` (nothing is then sent) or when the object cannot
-    answer it. A timeout still raises."""
+async def _optional(wanted: bool, ask: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    """What `ask(*args)` answers; None when not `wanted` (nothing is then sent) or when the object
+    cannot answer it. A timeout still raises."""
     if not wanted:
         return None
     try:
-        return await ask()
+        return await ask(*args)
     except DBusCallError:
         return None
 
 
-async def _first(reply: Awaitable[list[Any]]) -> Any:
-    return (await reply)[0]
-
-
 class TreeWalk:
     """One depth-first read of the tree: each object's children are read together (one wave of
-    concurrent calls for the basics, one for extents/actions/text), then visited in order."""
+    concurrent calls for the basics, one for extents/actions/text), then visited in order.
+    Cache.GetItems would give a whole application in one reply, but GTK3's bridge (at-spi2-core 2.46)
+    answers it with UnknownMethod."""
 
     def __init__(self, a11y: A11yBus, *, max_depth: int, max_objects: int, deadline: float) -> None:
         self._a11y = a11y
@@ -413,11 +401,9 @@ class TreeWalk:
 
     async def run(self) -> list[RawNode]:
         try:
-            apps = await self._a11y.accessible(REGISTRY_NAME, ROOT_PATH, "GetChildren")
+            apps = await self._a11y.first(REGISTRY_NAME, ROOT_PATH, ACCESSIBLE, "GetChildren")
         except (DBusCallError, TimeoutError) as exc:
-            raise AccessibilityError(
-                f"The accessibility registry did not list the applications: {exc}."
-            ) from exc
+            raise AccessibilityError(f"The accessibility registry did not list applications: {exc}.") from exc
         own_name = self._a11y.bus.unique_name
         for bus_name, path in self._take([ref for ref in apps if ref[0] != own_name], "applications"):
             await self._walk_app(str(bus_name), str(path))
@@ -433,9 +419,10 @@ class TreeWalk:
         except TimeoutError:
             # A half-read application would look like a smaller one; it is left out whole.
             del self.nodes[first:]
-            self.notes.append(
-                f"application {bus_name} did not answer within {self._a11y.call_timeout_s} s; it was skipped"
-            )
+            self.notes.append(f"application {bus_name} did not answer within {self._a11y.call_timeout_s} s")
+        except (TypeError, ValueError, IndexError, AttributeError):
+            del self.nodes[first:]
+            self.notes.append(f"application {bus_name} answered with malformed accessibility data; skipped")
 
     async def _visit(self, read: _Read) -> None:
         self.nodes.append(read.node)
@@ -476,29 +463,24 @@ class TreeWalk:
         a11y, bus, path = self._a11y, place.bus_name, place.path
         try:
             role, name, state, interfaces, children = await _settle(
-                a11y.accessible(bus, path, "GetRoleName"),
-                a11y.call(bus, path, PROPERTIES, "Get", "ss", [ACCESSIBLE, "Name"]),
-                a11y.accessible(bus, path, "GetState"),
-                a11y.accessible(bus, path, "GetInterfaces"),
-                a11y.accessible(bus, path, "GetChildren"),
+                a11y.first(bus, path, ACCESSIBLE, "GetRoleName"),
+                a11y.first(bus, path, PROPERTIES, "Get", "ss", [ACCESSIBLE, "Name"]),
+                a11y.first(bus, path, ACCESSIBLE, "GetState"),
+                a11y.first(bus, path, ACCESSIBLE, "GetInterfaces"),
+                a11y.first(bus, path, ACCESSIBLE, "GetChildren"),
             )
         except DBusCallError:
             return None
         states = decode_states(state)
         secured = role == "password text" or "secured" in states
         # The Text call is never even made for a secured object: not the secret, nor its bullet mask.
+        wants_text = TEXT in interfaces and not secured
         extents, actions, text = await _settle(
-            _optional(
-                COMPONENT in interfaces,
-                lambda: _first(a11y.call(bus, path, COMPONENT, "GetExtents", "u", [SCREEN_COORDS])),
-            ),
-            _optional(ACTION in interfaces, lambda: a11y.action_names(bus, path)),
-            _optional(
-                TEXT in interfaces and not secured,
-                lambda: _first(a11y.call(bus, path, TEXT, "GetText", "ii", [0, -1])),
-            ),
+            _optional(COMPONENT in interfaces, a11y.first, bus, path, COMPONENT, "GetExtents", "u", [SCREEN]),
+            _optional(ACTION in interfaces, a11y.action_names, bus, path),
+            _optional(wants_text, a11y.first, bus, path, TEXT, "GetText", "ii", [0, -1]),
         )
-        title = str(name[0].value) if isinstance(name[0], Variant) else str(name[0])
+        title = str(name.value)
         node = RawNode(
             ref=f"{bus}|{path}",
             role=str(role),

@@ -208,7 +208,8 @@ def front_window(display: str | None = None) -> FrontWindow:
     try:
         return _read_front(dpy)
     except (xerror.BadWindow, xerror.BadDrawable, xerror.BadMatch):
-        raise ScreenshotUnavailable("the window in front closed while vision was reading it") from None
+        # Window managers may leave _NET_ACTIVE_WINDOW naming a window that has since closed.
+        raise ScreenshotUnavailable("no window is in front: the one last named active has closed") from None
     except (xerror.ConnectionClosedError, OSError):
         raise ScreenshotUnavailable(
             "the X display went away while vision was reading the window in front"
@@ -332,6 +333,10 @@ class CaptureScreenshots:
             await channel.close()
 
     async def _take(self, attempt: _Attempt) -> Frame:
+        # Signed in first: capture down or vision unknown to it is what a person must fix first.
+        attempt.step = "signing in to capture"
+        await self._bearer()
+        attempt.step = "finding the window in front"
         window = await asyncio.to_thread(front_window, self._display)
         attempt.step = "asking for a capture"
         job_id = await self._authorized(lambda metadata: self._request(window, metadata))
@@ -462,10 +467,7 @@ class CaptureScreenshots:
         code = error.code()
         details = error.details() or code.name.lower()
         if code is grpc.StatusCode.UNAVAILABLE and any(word in details.lower() for word in _NOBODY_THERE):
-            return (
-                f"capture is not running or does not answer at {self._socket} ({details}): "
-                "start it with `kronii up`"
-            )
+            return f"capture is not running (nothing answers at {self._socket}): start it with `kronii up`"
         if code is grpc.StatusCode.DEADLINE_EXCEEDED:
             return f"capture gave no frame within {self._timeout:g} s ({attempt.progress()})"
         if code is grpc.StatusCode.RESOURCE_EXHAUSTED:

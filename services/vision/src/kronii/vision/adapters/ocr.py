@@ -3,19 +3,24 @@ small text poorly, and every zone's text through the text redaction engine.
 
 - Half pass: the frame in grayscale (inverted when its background is dark), halved (Lanczos), read by
   Tesseract in sparse-text mode (psm 11) with the minimum x-height lowered to 4 px, so 14 px text (7 px
-  once halved) is still found as text; words grouped by Tesseract's block, paragraph and line into zones,
-  each with the mean confidence of its words and bounds in the ORIGINAL frame's pixels.
-- Crop pass: zones under `low_confidence` that are text-dense (many characters per area: small fonts) are
-  merged with their neighbours into regions, grown to the edge of the ink around them, and each region of
-  the original frame is upscaled to about 300 DPI (a 96 DPI screen: x3.125, less if a side would pass
-  `max_crop_side`) and read as one block. A region's zones replace the half pass's when they read with a
-  higher confidence.
+  once halved) is still found as text (psm 3 or 6 drop such lines); words grouped by Tesseract's block,
+  paragraph and line into zones, each with the mean confidence of its words and bounds in the ORIGINAL
+  frame's pixels.
+- Crop pass: zones under `low_confidence` that are text-dense (many characters per area: small fonts)
+  seed regions, merged with their neighbours and grown to the edge of the ink around them; each region
+  of the original frame is upscaled to about 300 DPI (a 96 DPI screen: x3.125, less if a side would pass
+  `max_crop_side`) and read with Tesseract's own layout analysis. The crop's zones replace the half
+  pass's zones in the region when they read with a higher confidence.
 - Redaction: the zones' texts are scanned together (a secret split over two lines is still seen) and each
   zone carries the redacted text; a zone the engine grades red carries WITHHELD_TEXT instead.
 
 Every Tesseract run has a timeout, and an image over `max_pixels` is refused, so no frame hangs the service.
-Measured on this 2-core machine (bench figures in the report of this change): half pass of a 1280x800
-frame ~0.25 s, one dense-paragraph crop ~0.4 s.
+On a shared 2-core machine: the half pass of a 1280x800 window takes ~0.2 s, of a 1920x1080 desktop
+~0.5 s; a crop of a ten-line 10 px paragraph ~0.4 s; the crops of a desktop full of 12-14 px text
+(8 regions, two at a time) 1.1-3.7 s.
+
+Known gap: text the half pass does not see at all seeds no crop; light text on a dark panel inside a light
+frame (a terminal docked in a light IDE) is the usual case. A wholly dark frame is inverted and read.
 """
 
 from __future__ import annotations
@@ -31,7 +36,10 @@ from dataclasses import dataclass
 import numpy as np
 import pytesseract
 from kronii.redaction import WITHHELD_TEXT, Level, RedactionContext, RedactionEngine
-from kronii.redaction.pixels import ImageInputError, load_image
+
+# normalize_line and with_ocr_patterns: the OCR-tolerant patterns and look-alike normalisation the image
+# redactor scans OCR lines with; these zones are OCR lines too, so they get the same tolerance.
+from kronii.redaction.pixels import ImageInputError, load_image, normalize_line, with_ocr_patterns
 from kronii.vision.core.context import Bounds, OcrZone
 from PIL import Image, ImageOps
 
@@ -97,7 +105,6 @@ class _Zone:
     text: str
     confidence: float
     box: Box
-    block: int
 
     @property
     def density(self) -> float:
@@ -165,13 +172,13 @@ def _zones_from_data(data: dict[str, list[object]], to_original: Callable[[Box],
         )
         lines.setdefault(key, []).append((text, max(0.0, float(str(data["conf"][index]))) / 100.0, box))
     zones = []
-    for (block, _, _), words in lines.items():
+    for words in lines.values():
         box = words[0][2]
         for _, _, word_box in words[1:]:
             box = _union(box, word_box)
         text = " ".join(word for word, _, _ in words)
         confidence = min(1.0, sum(conf for _, conf, _ in words) / len(words))
-        zones.append(_Zone(text, confidence, to_original(box), block))
+        zones.append(_Zone(text, confidence, to_original(box)))
     return zones
 
 
@@ -225,15 +232,15 @@ def _half_pass(gray: Image.Image, settings: ScreenOcrSettings) -> list[_Zone]:
 
 
 def _seeds(zones: Sequence[_Zone], settings: ScreenOcrSettings) -> list[tuple[Box, int]]:
-    """Regions for the crop pass: low-confidence dense zones, each widened by its line height (two
-    sideways) and merged with those it then overlaps; with each region's typical line height."""
+    """Regions for the crop pass: low-confidence dense zones, each widened by its line height and merged
+    with those it then overlaps; with each region's typical line height."""
     regions: list[tuple[Box, int]] = []
     for zone in zones:
         if zone.confidence >= settings.low_confidence or zone.density < settings.dense_chars_per_kpx:
             continue
         x0, y0, x1, y1 = zone.box
-        line = max(4, y1 - y0)
-        box, lines = (x0 - 2 * line, y0 - line, x1 + 2 * line, y1 + line), [line]
+        line = max(4, min(y1 - y0, 2 * round((x1 - x0) / max(1, len(zone.text)))))
+        box, lines = (x0 - line, y0 - line, x1 + line, y1 + line), [line]
         merged = True
         while merged:
             merged = False
@@ -245,98 +252,167 @@ def _seeds(zones: Sequence[_Zone], settings: ScreenOcrSettings) -> list[tuple[Bo
     return regions
 
 
-def _grow(ink: np.ndarray, box: Box, step: int, limit: tuple[int, int]) -> Box:
-    """The box grown, a step at a time on each side, while the strip beyond it holds ink, so a region
-    seeded on part of a paragraph takes in its first and last lines and whole line ends; at most
-    `limit` (width, height) unless the seed was larger already."""
+def _beyond(ink: np.ndarray, strip: tuple[slice, slice], along: int) -> bool:
+    """Whether the strip holds ink that is not a rule: a window's border or a separator runs through
+    (nearly) all of the strip's length (`along`: 0 for a column strip, 1 for a row strip)."""
+    part = ink[strip]
+    return bool(part.any()) and not bool((part.mean(axis=along) >= 0.9).any())
+
+
+def _grow(ink: np.ndarray, box: Box, line: int) -> Box:
+    """The box grown, half a line at a time on each side, while the strip beyond it holds ink: a region
+    seeded on part of a paragraph takes in its first and last lines and its lines' ends. At most three
+    lines up and down and twelve sideways, and never across a rule, so it does not spread along a
+    window or into the next one."""
     height, width = ink.shape
     x0, y0, x1, y1 = max(0, box[0]), max(0, box[1]), min(width, box[2]), min(height, box[3])
-    max_w, max_h = max(limit[0], x1 - x0), max(limit[1], y1 - y0)
-    for _ in range(256):
+    low_x, low_y = max(0, x0 - 12 * line), max(0, y0 - 3 * line)
+    high_x, high_y = min(width, x1 + 12 * line), min(height, y1 + 3 * line)
+    step = max(2, line // 2)
+    while True:
+        left, top = max(low_x, x0 - step), max(low_y, y0 - step)
+        right, bottom = min(high_x, x1 + step), min(high_y, y1 + step)
         grown = (
-            max(0, x0 - step) if x1 - x0 + step <= max_w and ink[y0:y1, max(0, x0 - step) : x0].any() else x0,
-            max(0, y0 - step) if y1 - y0 + step <= max_h and ink[max(0, y0 - step) : y0, x0:x1].any() else y0,
-            min(width, x1 + step) if x1 - x0 + step <= max_w and ink[y0:y1, x1 : x1 + step].any() else x1,
-            min(height, y1 + step) if y1 - y0 + step <= max_h and ink[y1 : y1 + step, x0:x1].any() else y1,
+            left if _beyond(ink, (slice(y0, y1), slice(left, x0)), 0) else x0,
+            top if _beyond(ink, (slice(top, y0), slice(x0, x1)), 1) else y0,
+            right if _beyond(ink, (slice(y0, y1), slice(x1, right)), 0) else x1,
+            bottom if _beyond(ink, (slice(y1, bottom), slice(x0, x1)), 1) else y1,
         )
         if grown == (x0, y0, x1, y1):
-            break
+            return grown
         x0, y0, x1, y1 = grown
-    return x0, y0, x1, y1
+
+
+def _mostly_inside(box: Box, region: Box) -> bool:
+    """Whether at least half of the box's area lies in the region."""
+    width = min(box[2], region[2]) - max(box[0], region[0])
+    height = min(box[3], region[3]) - max(box[1], region[1])
+    area = (box[2] - box[0]) * (box[3] - box[1])
+    return width > 0 and height > 0 and 2 * width * height >= area
+
+
+def _settle(regions: list[Box], zones: Sequence[_Zone]) -> list[Box]:
+    """Regions that overlap none of each other and hold whole every zone lying mostly in one of them:
+    taking in a zone can reach into another region, and merging two can take in more zones."""
+    for _ in range(16):
+        settled: list[Box] = []
+        for region in regions:
+            for zone in zones:
+                if _mostly_inside(zone.box, region):
+                    region = _union(region, zone.box)
+            for other in [r for r in settled if _overlap(r, region)]:
+                settled.remove(other)
+                region = _union(region, other)
+            settled.append(region)
+        if sorted(settled) == sorted(regions):
+            break
+        regions = settled
+    return settled
 
 
 def _crop_regions(gray: Image.Image, zones: Sequence[_Zone], settings: ScreenOcrSettings) -> list[Box]:
-    """The regions the crop pass reads, largest first, at most `max_crops`."""
+    """The regions the crop pass reads, largest first, at most `max_crops`, each seeded by poorly read
+    dense zones and grown to the ink around them (see _settle for why they hold zones whole)."""
     seeds = _seeds(zones, settings)
     if not seeds:
         return []
     pixels = np.asarray(gray)
     background = int(np.median(pixels))
     ink = np.abs(pixels.astype(np.int16) - background) > _INK_CONTRAST
-    side = int(settings.max_crop_side / settings.crop_factor)
-    regions: list[Box] = []
-    for box, line in seeds:
-        grown = _grow(ink, box, max(2, line // 2), (side, side))
-        # Regions grown into each other are read once.
-        for other in [r for r in regions if _overlap(r, grown)]:
-            regions.remove(other)
-            grown = _union(grown, other)
-        regions.append(grown)
+    regions = _settle([_grow(ink, box, line) for box, line in seeds], zones)
     regions.sort(key=lambda r: (r[2] - r[0]) * (r[3] - r[1]), reverse=True)
     return regions[: settings.max_crops]
 
 
 def _read_crop(gray: Image.Image, region: Box, settings: ScreenOcrSettings) -> list[_Zone] | None:
-    """The region read at ~300 DPI, or None when it cannot be (too large to gain, or Tesseract failed)."""
+    """The region read at ~300 DPI, or None when it cannot be (too large to gain, or Tesseract failed).
+    psm 3 (automatic layout): a region may hold columns (a file list beside its sizes)."""
     x0, y0, x1, y1 = region
     factor = min(settings.crop_factor, settings.max_crop_side / max(x1 - x0, y1 - y0, 1))
     if factor < 1.0:
         return None
     crop = gray.crop(region)
+    if np.median(np.asarray(crop)) < 128:  # a dark panel in a light frame (a terminal): dark text on light
+        crop = ImageOps.invert(crop)
     upscaled = crop.resize(
         (max(1, round(crop.width * factor)), max(1, round(crop.height * factor))), Image.Resampling.LANCZOS
     )
     try:
-        data = _run_tesseract(upscaled, "--oem 1 --psm 6", settings.lang, settings.crop_timeout_s)
+        data = _run_tesseract(upscaled, "--oem 1 --psm 3", settings.lang, settings.crop_timeout_s)
     except OcrError:
         return None  # the half pass's zones stay
     to_original = _scaler(crop.width / upscaled.width, crop.height / upscaled.height, (x0, y0), gray.size)
     return _zones_from_data(data, to_original)
 
 
-def _replace(zones: list[_Zone], region: Box, read: list[_Zone], low_confidence: float) -> list[_Zone] | None:
-    """The zones with those of the region the half pass read poorly replaced by the crop's, or None when
-    the crop did not read them better. Confident half-pass zones in the region stay, and crop zones on
-    them are dropped (the same text twice)."""
-    inside = [zone for zone in zones if _inside(zone.center, region)]
-    poor = [zone for zone in inside if zone.confidence < low_confidence]
-    kept = [zone.box for zone in inside if zone.confidence >= low_confidence]
-    fresh = [zone for zone in read if not any(_inside(zone.center, box) for box in kept)]
-    if not poor or not fresh or _weighted_confidence(fresh) <= _weighted_confidence(poor):
+def _replace(zones: list[_Zone], region: Box, read: list[_Zone]) -> list[_Zone] | None:
+    """The zones lying in the region replaced by the crop's, or None when the crop did not read them
+    better: a higher mean confidence, and at least half as many characters (a crop that read three
+    letters of a paragraph with confidence has not read it). Crop zones on a zone that stays (one
+    reaching far out of the region) are dropped: the same text twice."""
+    replaced = [zone for zone in zones if _mostly_inside(zone.box, region)]
+    staying = [zone.box for zone in zones if zone not in replaced and _overlap(zone.box, region)]
+    fresh = [zone for zone in read if not any(_inside(zone.center, box) for box in staying)]
+    if not replaced or not fresh or _weighted_confidence(fresh) <= _weighted_confidence(replaced):
         return None
-    return [zone for zone in zones if zone not in poor] + fresh
+    if 2 * sum(len(zone.text) for zone in fresh) < sum(len(zone.text) for zone in replaced):
+        return None
+    return [zone for zone in zones if zone not in replaced] + fresh
+
+
+def _line_masks(
+    texts: Sequence[str], engine: RedactionEngine, context: RedactionContext, app: str | None
+) -> tuple[Level | None, list[list[tuple[int, int, str]]]]:
+    """Each line's masked spans (start, end, placeholder), merged where they overlap, and the worst level
+    (None: a red result without findings, e.g. an engine error or a red-listed app, so nothing may leave).
+
+    The lines are scanned as one text (a value split over two zones is still seen), with the image
+    redactor's OCR-tolerant patterns, as read and with digit look-alikes normalised (offsets do not move)."""
+    hints = with_ocr_patterns(None)
+    variants = [list(texts)]
+    normalised = [normalize_line(text) for text in texts]
+    if normalised != variants[0]:
+        variants.append(normalised)
+    level = Level.GREEN
+    spans: list[list[tuple[int, int, str]]] = [[] for _ in texts]
+    for lines in variants:
+        scanned = engine.redact_lines(lines, context=context, app=app, hints=hints)
+        result = scanned.result
+        if result.level is Level.RED and not result.findings:
+            return None, spans
+        if result.level is Level.RED or level is Level.GREEN:
+            level = result.level
+        for span in scanned.line_spans:
+            spans[span.line].append((span.start, span.end, result.findings[span.finding].placeholder))
+    merged: list[list[tuple[int, int, str]]] = []
+    for line in spans:
+        merged.append([])
+        for start, end, placeholder in sorted(line):
+            if merged[-1] and start < merged[-1][-1][1]:
+                last = merged[-1][-1]
+                merged[-1][-1] = (last[0], max(last[1], end), last[2])
+            else:
+                merged[-1].append((start, end, placeholder))
+    return level, merged
 
 
 def _redacted_texts(
     texts: Sequence[str], engine: RedactionEngine, context: RedactionContext, app: str | None
 ) -> list[str]:
-    """Each text with its findings replaced by their placeholders; the texts are scanned as one (lines
-    joined) so a value split over two zones is still found. Fails closed: a red result without findings
-    (an engine error, a red-listed app) withholds every text; a red one with findings, those it touches."""
-    scanned = engine.redact_lines(texts, context=context, app=app)
-    result = scanned.result
-    if result.level is Level.RED and not result.findings:
+    """Each text with its findings replaced by their placeholders. Fails closed: when nothing may leave,
+    every text is withheld; when the result is red, each text a finding touches."""
+    level, masks = _line_masks(texts, engine, context, app)
+    if level is None:
         return [WITHHELD_TEXT] * len(texts)
     redacted = []
-    for number, text in enumerate(texts):
-        spans = sorted(scanned.spans_on(number), key=lambda span: span.start)
-        if spans and result.level is Level.RED:
+    for text, mask in zip(texts, masks, strict=True):
+        if mask and level is Level.RED:
             redacted.append(WITHHELD_TEXT)
             continue
         pieces, cursor = [], 0
-        for span in spans:
-            pieces += [text[cursor : max(cursor, span.start)], result.findings[span.finding].placeholder]
-            cursor = max(cursor, span.end)
+        for start, end, placeholder in mask:
+            pieces += [text[cursor:start], placeholder]
+            cursor = end
         redacted.append("".join([*pieces, text[cursor:]]))
     return redacted
 
@@ -386,7 +462,7 @@ class ScreenOcr:
             with ThreadPoolExecutor(min(_workers(), len(regions)), thread_name_prefix="vision-ocr") as pool:
                 reads = list(pool.map(lambda region: _read_crop(gray, region, settings), regions))
             for region, read in zip(regions, reads, strict=True):
-                better = _replace(zones, region, read, settings.low_confidence) if read else None
+                better = _replace(zones, region, read) if read else None
                 if better is not None:
                     zones, used = better, used + 1
         crop_ms = (time.perf_counter() - started) * 1000

@@ -6,6 +6,7 @@
   type TEXT into|in [the] FIELD [field|box|entry]
   type TEXT                     (into the focused field)
   wait N [ms|s]
+  STEP then STEP ...            (the steps in order)
 
 An element is found by its accessible name first, then by OCR text (a click by bounds)."""
 
@@ -29,7 +30,8 @@ _CLICK = re.compile(
     re.I,
 )
 _TYPE_INTO = re.compile(
-    r"^(?:type|enter|write|fill in)\s+(?P<text>.+?)\s+(?:into|in)\s+(?:the\s+)?(?P<field>.+?)"
+    r"^(?:type|enter|write|fill in)\s+(?P<text>[\"\u201c'\u2018][^\"\u201d'\u2019]*[\"\u201d'\u2019]|.+?)"
+    r"\s+(?:into|in)\s+(?:the\s+)?(?P<field>.+?)"
     r"(?:\s+(?:field|box|entry))?$",
     re.I,
 )
@@ -118,9 +120,26 @@ def _wait(amount: str, unit: str | None) -> RulesPlan:
     return RulesPlan((Action(ActionType.WAIT, delay_ms=min(MAX_WAIT_MS, round(millis))),))
 
 
+_THEN = re.compile(r"\s*(?:,\s*)?\b(?:and\s+)?then\b\s*", re.I)
+MAX_STEPS = 8
+
+
 def plan_by_rules(intent: str, context: ScreenContext) -> RulesPlan:
-    """The actions for `intent`, or none with a note saying why."""
-    said = " ".join(intent.split()).rstrip(".!")
+    """The actions for `intent` ("A then B" for several), or none with a note saying why."""
+    steps = [step for step in _THEN.split(" ".join(intent.split())) if step]
+    if len(steps) > MAX_STEPS:
+        return RulesPlan((), f"at most {MAX_STEPS} steps in one intent")
+    actions: list[Action] = []
+    for step in steps:
+        planned = _plan_step(step, context)
+        if not planned.actions:
+            return planned
+        actions.extend(planned.actions)
+    return RulesPlan(tuple(actions)) if actions else RulesPlan((), "say what to do")
+
+
+def _plan_step(step: str, context: ScreenContext) -> RulesPlan:
+    said = step.rstrip(".!")
     if match := _WAIT.match(said):
         return _wait(match["n"], match["unit"])
     if match := _TYPE_INTO.match(said):

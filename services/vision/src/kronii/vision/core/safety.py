@@ -243,7 +243,7 @@ def evaluate(actions: Sequence[Action], context: ScreenContext, policy: SafetyPo
         if result is None:
             dropped.append(Dropped(index, reason.split(":", 1)[0], reason))
             continue
-        if _ambiguous(action, facts):
+        if action.type in _CLICK | _TYPE and _ambiguous(action, facts):
             name = _named(action, facts)
             ambiguities.setdefault(name.lower(), Ambiguity(name, tuple(facts.same_name(name))))
         kept.append(result)

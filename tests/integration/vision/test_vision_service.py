@@ -1,0 +1,154 @@
+"""The vision engine end to end on the real things: a vision engine process reading a real GTK3 window's
+accessibility tree under Xvfb, planning with the rules backend, and acting through a real input broker
+with the engine signed in by its Ed25519 key. The form prints every click, so what ran is what the
+window saw, not what the engine says."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.infra import InfraUrls
+from tests.integration.vision.conftest import FORM_SECRET
+from tests.integration.vision.vision_desktop import A11yDesktop, GtkForm
+from tests.integration.vision.vision_service_support import (
+    NotificationDesk,
+    VisionEngine,
+    clicked,
+    start_vision,
+)
+
+
+@pytest.fixture
+def vision(
+    infra: InfraUrls, migrated_database: str, a11y_desktop: A11yDesktop, gtk_form: GtkForm, tmp_path: Path
+) -> Iterator[VisionEngine]:
+    with start_vision(
+        infra, migrated_database, a11y_desktop, tmp_path, settings={"KRONII_VISION_NOTIFY": "false"}
+    ) as engine:
+        yield engine
+
+
+def test_click_the_cancel_button_runs_through_the_broker_and_the_buttons_handler_fires(
+    vision: VisionEngine, gtk_form: GtkForm
+) -> None:
+    plan = vision.plan("click the Cancel button")
+    assert plan["requires_confirmation"] is False, plan
+    done = vision.wait_for(plan["plan_id"])
+    assert done["state"] == "done", done
+    gtk_form.expect(lambda line: line.startswith("CLICKED Cancel"))
+    assert not clicked(gtk_form.seen, "OK")
+    assert done["results"][0]["how"].startswith("accessibility action")
+    # The lease was the broker's: vision acquired it and gave it back.
+    journal = [entry for entry in vision.broker.journal() if entry.get("actor") == "agent:vision"]
+    assert any(entry.get("event") == "acquire" for entry in journal), journal
+    assert vision.broker.state()["control_mode"] != "AGENT"
+    actions = [row["action"] for row in vision.audit_actions() if row["subject"] == plan["plan_id"]]
+    assert actions[:1] == ["vision.plan"] and "vision.action" in actions and "vision.plan.done" in actions
+
+
+def test_r4_two_buttons_named_ok_force_confirmation_and_are_named_in_the_dialog(
+    vision: VisionEngine, gtk_form: GtkForm
+) -> None:
+    plan = vision.plan("click the OK button")
+    assert plan["state"] == "awaiting_confirmation"
+    assert "R4" in plan["safety_rows"]
+    (ambiguity,) = plan["ambiguities"]
+    assert ambiguity["name"] == "OK" and len(ambiguity["candidates"]) == 2
+    run = httpx.post(f"{vision.url}/v1/vision/plans/{plan['plan_id']}/run", timeout=10)
+    assert run.status_code == 409 and "approval" in run.json()["detail"]
+    time.sleep(0.5)
+    assert not clicked(gtk_form.seen, "OK")
+
+
+def test_the_persons_approval_from_a_terminal_runs_the_flagged_plan(
+    vision: VisionEngine, gtk_form: GtkForm
+) -> None:
+    plan = vision.plan("click the OK button")
+    run = vision.kronii("vision", "approve", plan["plan_id"])
+    assert run.code == 0, run.shown
+    gtk_form.expect(lambda line: line.startswith("CLICKED OK"))
+    assert vision.get(plan["plan_id"])["approved_by"].startswith("person:uid:")
+
+
+def test_an_agent_cannot_approve_a_plan_over_tcp(vision: VisionEngine, gtk_form: GtkForm) -> None:
+    plan = vision.plan("click the OK button")
+    refused = httpx.post(f"{vision.url}/v1/vision/plans/{plan['plan_id']}/approve", timeout=10)
+    assert refused.status_code == 403
+    assert "kronii vision approve" in refused.json()["detail"]
+    assert vision.get(plan["plan_id"])["state"] == "awaiting_confirmation"
+
+
+def test_an_approval_is_refused_after_the_window_changed_and_the_intent_is_planned_again(
+    vision: VisionEngine, gtk_form: GtkForm
+) -> None:
+    plan = vision.plan("click the OK button")
+    gtk_form.send("relabel Cancel Abort")
+    deadline = time.monotonic() + 5
+    while "Abort" not in httpx.get(f"{vision.url}/v1/vision/context", timeout=30).text:
+        assert time.monotonic() < deadline, "the relabelled button never showed in the tree"
+        time.sleep(0.1)
+    run = vision.kronii("vision", "approve", plan["plan_id"])
+    assert run.code == 4, run.shown
+    assert "approval refused" in run.shown and "changed" in run.shown
+    stale = vision.get(plan["plan_id"])
+    assert stale["state"] == "stale" and stale["replanned_as"]
+    assert vision.get(stale["replanned_as"])["state"] == "awaiting_confirmation"
+    time.sleep(0.5)
+    assert not clicked(gtk_form.seen, "OK")
+
+
+def test_stop_now_during_a_plan_means_no_action_after_it(vision: VisionEngine, gtk_form: GtkForm) -> None:
+    plan = vision.plan("wait 2 s then click the Cancel button")
+    vision.wait_for(plan["plan_id"], frozenset({"executing"}), timeout_s=10)
+    vision.broker.intent("STOP_NOW")
+    stopped = vision.wait_for(plan["plan_id"])
+    assert stopped["state"] == "stopped", stopped
+    assert "STOP" in stopped["reason"] or "took the desktop" in stopped["reason"]
+    time.sleep(1.0)
+    assert not clicked(gtk_form.seen, "Cancel")
+    assert len(stopped["results"]) == 1  # the wait ran; the click never did
+
+
+def test_a_password_fields_text_never_appears_in_a_context_or_a_plan(
+    vision: VisionEngine, gtk_form: GtkForm
+) -> None:
+    seen = httpx.get(f"{vision.url}/v1/vision/context", timeout=30)
+    assert seen.status_code == 200
+    assert any(node.get("secured") for node in seen.json()["tree"])
+    plan = vision.plan("type hello into Password", execute=False)
+    assert plan["state"] == "blocked" and "S1" in plan["blocked"]
+    everything = seen.text + str(plan) + vision.proc.output
+    assert FORM_SECRET not in everything
+
+
+def test_typing_into_a_named_field_uses_the_fields_editable_text(
+    vision: VisionEngine, gtk_form: GtkForm
+) -> None:
+    plan = vision.plan("type hello into Name")
+    assert vision.wait_for(plan["plan_id"])["state"] == "done"
+    gtk_form.expect(lambda line: line == "NAME hello")
+
+
+def test_the_confirmation_notification_shows_the_ambiguity_and_its_approve_button_runs_the_plan(
+    infra: InfraUrls, migrated_database: str, a11y_desktop: A11yDesktop, gtk_form: GtkForm, tmp_path: Path
+) -> None:
+    with (
+        NotificationDesk(a11y_desktop.bus_address) as desk,
+        start_vision(infra, migrated_database, a11y_desktop, tmp_path) as vision,
+    ):
+        plan = vision.plan("click the OK button")
+        assert desk.server is not None
+        deadline = time.monotonic() + 5
+        while not desk.server.received and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (shown,) = desk.server.received
+        assert plan["plan_id"] in shown["body"] and "Ambiguous" in shown["body"] and "OK" in shown["body"]
+        assert shown["actions"] == ["approve", "Approve", "deny", "Deny"]
+        desk.click(1, "approve")
+        gtk_form.expect(lambda line: line.startswith("CLICKED OK"))
+        assert vision.wait_for(plan["plan_id"])["approved_by"] == "person:notification"
