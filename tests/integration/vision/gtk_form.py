@@ -4,7 +4,7 @@
     /usr/bin/python3 gtk_form.py --secret VALUE
 
 Window "Kronii Test Form": an entry named "Name", a password entry named "Password" holding VALUE,
-buttons "OK", "OK" and "Cancel". It prints, flushed, one line per event:
+buttons "OK", "OK" and "Cancel" (with --hot-zone also an area named "Hot Zone" with no action). It prints, flushed, one line per event:
     READY                  once the window is mapped
     CLICKED <label> <n>    a button was activated; n is the button's number (1, 2, 3 ... in creation order)
     NAME <text>            the Name entry's text changed
@@ -63,6 +63,16 @@ class Form:
         self.box.add(button)
         button.show()
 
+    def add_hot_zone(self) -> None:
+        """An area that takes clicks but offers no accessibility action (an EventBox): a plan can only
+        click it by its bounds, so where the click lands tests the pixel conversion."""
+        zone = Gtk.EventBox()
+        zone.set_size_request(-1, 60)
+        zone.add(Gtk.Label(label="zone"))
+        zone.get_accessible().set_name("Hot Zone")
+        zone.connect("button-press-event", lambda *_: say("CLICKED Hot Zone") or True)
+        self.box.add(zone)
+
     def command(self, line: str) -> bool:
         """Run one stdin command; False once the form should stop reading."""
         words = line.split()
@@ -90,8 +100,11 @@ class Form:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--secret", default="")
+    parser.add_argument("--hot-zone", action="store_true")
     args = parser.parse_args()
     form = Form(args.secret)
+    if args.hot_zone:
+        form.add_hot_zone()
 
     pending = bytearray()
 

@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -59,6 +59,8 @@ class A11yDesktop:
     display: str
     bus_address: str
     runtime_dir: str
+    # What every application of this desktop runs with besides (GDK_SCALE=2 for a HiDPI desktop).
+    extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def env(self) -> dict[str, str]:
@@ -67,6 +69,7 @@ class A11yDesktop:
         env.update(
             DISPLAY=self.display, DBUS_SESSION_BUS_ADDRESS=self.bus_address, XDG_RUNTIME_DIR=self.runtime_dir
         )
+        env.update(self.extra_env)
         env.update(ACTIVATION_ENV)
         return env
 
@@ -139,15 +142,18 @@ def _bus_pid(bus_address: str) -> int:
 
 
 @contextlib.contextmanager
-def start_a11y_desktop() -> Iterator[A11yDesktop]:
+def start_a11y_desktop(
+    xvfb_args: Sequence[str] = (), extra_env: dict[str, str] | None = None
+) -> Iterator[A11yDesktop]:
     """Xvfb + openbox and a private session bus whose activated services see this DISPLAY and a
-    private XDG_RUNTIME_DIR (where at-spi-bus-launcher puts the accessibility bus socket)."""
+    private XDG_RUNTIME_DIR (where at-spi-bus-launcher puts the accessibility bus socket).
+    `xvfb_args` go to Xvfb (["-dpi", "192"]); `extra_env` to every application (GDK_SCALE)."""
     _require_tools()
     runtime_dir = tempfile.mkdtemp(prefix="kronii-a11y-")
     os.chmod(runtime_dir, 0o700)
     try:
-        with _adopting_orphans(), start_xvfb() as display, start_session_bus() as bus_address:
-            desktop = A11yDesktop(display, bus_address, runtime_dir)
+        with _adopting_orphans(), start_xvfb(xvfb_args) as display, start_session_bus() as bus_address:
+            desktop = A11yDesktop(display, bus_address, runtime_dir, dict(extra_env or {}))
             subprocess.run(
                 ["dbus-update-activation-environment", f"DISPLAY={display}", f"XDG_RUNTIME_DIR={runtime_dir}",
                  *(f"{key}={value}" for key, value in ACTIVATION_ENV.items())],
@@ -204,10 +210,11 @@ def _pump(stream: IO[str], lines: queue.Queue[str]) -> None:
 
 
 @contextlib.contextmanager
-def start_gtk_form(desktop: A11yDesktop, secret: str) -> Iterator[GtkForm]:
-    """Run the GTK form on `desktop` with the system python; wait for its READY."""
+def start_gtk_form(desktop: A11yDesktop, secret: str, *, hot_zone: bool = False) -> Iterator[GtkForm]:
+    """Run the GTK form on `desktop` with the system python; wait for its READY. `hot_zone` adds an
+    area named "Hot Zone" that takes clicks but offers no accessibility action."""
     process = subprocess.Popen(
-        [SYSTEM_PYTHON, str(FORM_SCRIPT), "--secret", secret],
+        [SYSTEM_PYTHON, str(FORM_SCRIPT), "--secret", secret, *(["--hot-zone"] if hot_zone else [])],
         env=desktop.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         text=True, start_new_session=True,
     )  # fmt: skip

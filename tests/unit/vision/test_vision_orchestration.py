@@ -95,6 +95,9 @@ class FakeFrames:
     def screen_size(self) -> tuple[int, int]:
         return 1920, 1080
 
+    def front_window(self) -> tuple[int, Bounds] | None:
+        return None  # no X window to compare with: the configured scale stands
+
 
 class FakeScreenshots:
     async def focused_window(self) -> Frame:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from kronii.vision.core.context import Bounds
-from kronii.vision.core.pixels import logical_to_screen, screen_point_of, screenshot_to_screen
+from kronii.vision.core.pixels import infer_scale, logical_to_screen, screen_point_of, screenshot_to_screen
 
 
 def test_a_box_on_a_half_size_screenshot_of_an_offset_window_lands_scaled_and_moved() -> None:
@@ -105,3 +105,17 @@ def test_a_screenshot_without_pixels_raises_value_error(size: tuple[int, int]) -
 def test_a_scale_that_is_not_positive_raises_value_error(scale: float) -> None:
     with pytest.raises(ValueError, match="must be positive"):
         logical_to_screen(Bounds(0, 0, 1, 1), scale)
+
+
+def test_the_scale_is_inferred_from_one_window_seen_logically_and_in_device_pixels() -> None:
+    assert infer_scale(Bounds(10, 10, 420, 220), Bounds(20, 20, 840, 440), fallback=1.0) == 2.0
+    assert infer_scale(Bounds(0, 0, 400, 200), Bounds(0, 0, 600, 300), fallback=1.0) == 1.5
+    assert infer_scale(Bounds(0, 0, 400, 200), Bounds(0, 0, 401, 199), fallback=2.0) == 1.0
+    # As openbox and GTK3 at GDK_SCALE=2 give them: the frame's extents include the title bar.
+    assert infer_scale(Bounds(45, 52, 422, 279), Bounds(92, 137, 840, 520), fallback=1.0) == 2.0
+
+
+def test_two_views_that_disagree_between_axes_keep_the_fallback_scale() -> None:
+    assert infer_scale(Bounds(0, 0, 400, 200), Bounds(0, 0, 800, 200), fallback=1.25) == 1.25
+    assert infer_scale(Bounds(0, 0, 0, 200), Bounds(0, 0, 800, 400), fallback=1.0) == 1.0
+    assert infer_scale(Bounds(0, 0, 100, 100), Bounds(0, 0, 900, 900), fallback=1.0) == 1.0

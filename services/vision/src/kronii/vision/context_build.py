@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from kronii.vision.core.context import Bounds, OcrZone, RawNode, ScreenContext
 from kronii.vision.core.diff import diff_score
+from kronii.vision.core.pixels import infer_scale
 from kronii.vision.core.tree import front_window, prune
 from kronii.vision.ports import Accessibility, Clock, Frame, Ocr, ScreenFrames, Screenshots
 
@@ -77,6 +78,7 @@ class ContextBuilder:
             shot, zones = await self._screenshot(notes, timings)
         tree = prune(raw, max_nodes=self._max_nodes, max_depth=self._max_depth)
         window = front_window(raw)
+        scale = await self._scale_of(window)
         context = ScreenContext(
             screenshot_id=shot.screenshot_id if shot else "",
             screenshot_hash=shot.sha256 if shot else "",
@@ -86,13 +88,23 @@ class ContextBuilder:
             tree=tree,
             focused_title=window.name if window is not None else "",
             screen_bounds=Bounds(0, 0, width, height),
-            scale=self._scale,
+            scale=scale,
             taken_at_ms=self._clock.now_ms(),
             previous_actions=tuple(previous_actions)[-5:],
             notes=tuple(notes),
         )
         timings["total"] = (time.perf_counter() - started) * 1000
         return Built(context, frame, raw, timings)
+
+    async def _scale_of(self, window: RawNode | None) -> float:
+        """The front window's scale, from its AT-SPI extents against its X geometry when both are the
+        same process's window; else the configured scale (GDK_SCALE)."""
+        if window is None or window.bounds is None or not window.pid:
+            return self._scale
+        seen = await asyncio.to_thread(self._frames.front_window)
+        if seen is None or seen[0] != window.pid:
+            return self._scale
+        return infer_scale(window.bounds, seen[1], self._scale)
 
     async def _screenshot(
         self, notes: list[str], timings: dict[str, float]

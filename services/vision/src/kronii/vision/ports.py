@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kronii.vision.core.actions import Action
-from kronii.vision.core.context import OcrZone, RawNode, ScreenContext
+from kronii.vision.core.context import Bounds, OcrZone, RawNode, ScreenContext
 
 if TYPE_CHECKING:
     import numpy as np
@@ -54,6 +54,10 @@ class ScreenFrames(Protocol):
     def grab(self) -> np.ndarray: ...
 
     def screen_size(self) -> tuple[int, int]: ...
+
+    def front_window(self) -> tuple[int, Bounds] | None:
+        """The X window in front: its process id and its rectangle in X pixels (None: no such window)."""
+        ...
 
 
 @dataclass(frozen=True)

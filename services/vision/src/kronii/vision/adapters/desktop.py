@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING
 
 from kronii.common.errors import Unavailable
 from kronii.vision.adapters.atspi import AccessibilityError, AtspiReader
+from kronii.vision.adapters.capture_frames import front_window
 from kronii.vision.adapters.screen_thumbnail import ScreenThumbnails, ThumbnailError
-from kronii.vision.core.context import RawNode
+from kronii.vision.context_build import ScreenshotUnavailable
+from kronii.vision.core.context import Bounds, RawNode
 
 if TYPE_CHECKING:
     import numpy as np
@@ -97,6 +99,13 @@ class DesktopFrames:
         except ThumbnailError as error:
             self.close()
             raise Unavailable(f"reading the screen failed: {error}") from None
+
+    def front_window(self) -> tuple[int, Bounds] | None:
+        try:
+            window = front_window(self._display)
+        except ScreenshotUnavailable:
+            return None
+        return window.pid, Bounds(*window.area)
 
     def close(self) -> None:
         if self._frames is not None:

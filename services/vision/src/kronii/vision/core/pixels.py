@@ -13,7 +13,7 @@ import math
 
 from kronii.vision.core.context import Bounds
 
-__all__ = ["logical_to_screen", "screen_point_of", "screenshot_to_screen"]
+__all__ = ["infer_scale", "logical_to_screen", "screen_point_of", "screenshot_to_screen"]
 
 
 def _checked_size(screenshot_size: tuple[int, int]) -> tuple[int, int]:
@@ -49,3 +49,17 @@ def logical_to_screen(box: Bounds, scale: float) -> Bounds:
 def screen_point_of(box: Bounds) -> tuple[int, int]:
     """Where a click on `box` (screen pixels) lands: its centre."""
     return box.center()
+
+
+def infer_scale(logical: Bounds, device: Bounds, fallback: float) -> float:
+    """Device pixels per logical pixel, from one window seen both ways: AT-SPI's extents of the frame
+    (logical) and the X server's geometry of the same window (device). The width decides (a window
+    manager's title bar makes the frame taller than the client, never much wider); the height must
+    roughly agree. Rounded to a quarter, as toolkits scale; `fallback` when the views disagree."""
+    if logical.empty or device.empty:
+        return fallback
+    across, down = device.width / logical.width, device.height / logical.height
+    if abs(across - down) > 0.15 * across:
+        return fallback
+    scale = round(across * 4) / 4
+    return scale if 0.5 <= scale <= 4 else fallback
