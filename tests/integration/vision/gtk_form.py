@@ -70,8 +70,13 @@ class Form:
         zone.set_size_request(-1, 60)
         zone.add(Gtk.Label(label="zone"))
         zone.get_accessible().set_name("Hot Zone")
-        zone.connect("button-press-event", lambda *_: say("CLICKED Hot Zone") or True)
+        zone.connect("button-press-event", self._hot_zone_pressed)
         self.box.add(zone)
+
+    @staticmethod
+    def _hot_zone_pressed(*_: Any) -> bool:
+        say("CLICKED Hot Zone")
+        return True
 
     def command(self, line: str) -> bool:
         """Run one stdin command; False once the form should stop reading."""
