@@ -152,3 +152,27 @@ def test_the_confirmation_notification_shows_the_ambiguity_and_its_approve_butto
         desk.click(1, "approve")
         gtk_form.expect(lambda line: line.startswith("CLICKED OK"))
         assert vision.wait_for(plan["plan_id"])["approved_by"] == "person:notification"
+
+
+def test_kronii_vision_do_from_a_terminal_prints_what_ran_and_exits_0(
+    vision: VisionEngine, gtk_form: GtkForm
+) -> None:
+    run = vision.kronii("vision", "do", "click the Cancel button")
+    assert run.code == 0, run.shown
+    assert "done" in run.shown and "click Cancel" in run.shown and "ran:" in run.shown
+    gtk_form.expect(lambda line: line.startswith("CLICKED Cancel"))
+
+
+def test_kronii_vision_do_shows_the_ambiguity_and_runs_with_the_persons_yes(
+    vision: VisionEngine, gtk_form: GtkForm
+) -> None:
+    run = vision.kronii("vision", "do", "click the OK button", "--yes")
+    assert run.code == 0, run.shown
+    assert "ambiguous" in run.shown and "needs your yes" in run.shown
+    gtk_form.expect(lambda line: line.startswith("CLICKED OK"))
+
+
+def test_kronii_vision_do_of_something_the_rules_cannot_plan_says_what_they_can(vision: VisionEngine) -> None:
+    run = vision.kronii("vision", "do", "make the window prettier")
+    assert run.code == 4, run.shown
+    assert "without a model" in run.shown and "click the NAME button" in run.shown

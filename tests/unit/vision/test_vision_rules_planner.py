@@ -7,6 +7,7 @@ import pytest
 from kronii.vision.core.actions import MAX_WAIT_MS, Action, ActionType
 from kronii.vision.core.context import Bounds, OcrZone, ScreenContext, UiNode
 from kronii.vision.core.rules_planner import SUPPORTED, plan_by_rules
+from kronii.vision.core.safety import SafetyPolicy, evaluate
 
 
 def node(node_id: str, role: str, name: str, *, depth: int = 1, focused: bool = False) -> UiNode:
@@ -87,10 +88,13 @@ def test_wait_is_in_milliseconds_and_capped(intent: str, millis: int) -> None:
     assert action.type is ActionType.WAIT and action.delay_ms == millis
 
 
-def test_r4_an_ambiguous_click_requires_confirmation_and_lists_the_candidates() -> None:
+def test_r4_an_ambiguous_click_proposes_the_first_match_and_leaves_the_flag_to_the_safety_layer() -> None:
     action = only("click OK")
-    assert action.require_confirmation and action.ui_element_id == "e3"
-    assert action.metadata == {"ambiguity": "2 elements are named 'OK': e3 (push button), e4 (push button)"}
+    assert action.ui_element_id == "e3" and not action.require_confirmation and not action.metadata
+    evaluation = evaluate((action,), screen(), SafetyPolicy())
+    assert evaluation.requires_confirmation and "R4" in evaluation.rows_fired
+    (ambiguity,) = evaluation.ambiguities
+    assert [n.id for n in ambiguity.candidates] == ["e3", "e4"]
 
 
 def test_a_click_on_text_only_ocr_read_falls_back_to_its_best_read_bounds() -> None:

@@ -94,7 +94,12 @@ class VisionApp:
         self.key_path = settings.key_file()
         ensure_key(self.key_path)
         self._tree = DesktopTree(AtspiReader())
-        self._frames = DesktopFrames(settings.display or os.environ.get("DISPLAY"))
+        display = settings.display or os.environ.get("DISPLAY")
+        if not display:
+            log.warning(
+                "vision: no X display (set DISPLAY or KRONII_VISION_DISPLAY); plans are refused until it has one"
+            )
+        self._frames = DesktopFrames(display)
         builder = self._builder(settings, clock)
         book = PlanBook(ttl_ms=settings.plan_ttl_secs * 1000)
         executor = Executor(

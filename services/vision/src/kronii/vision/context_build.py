@@ -78,7 +78,9 @@ class ContextBuilder:
             shot, zones = await self._screenshot(notes, timings)
         tree = prune(raw, max_nodes=self._max_nodes, max_depth=self._max_depth)
         window = front_window(raw)
+        mark = time.perf_counter()
         scale = await self._scale_of(window)
+        timings["scale"] = (time.perf_counter() - mark) * 1000
         context = ScreenContext(
             screenshot_id=shot.screenshot_id if shot else "",
             screenshot_hash=shot.sha256 if shot else "",

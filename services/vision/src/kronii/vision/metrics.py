@@ -18,7 +18,7 @@ AUDIT_ACTIONS = (
     "vision.plan", "vision.plan.approved", "vision.plan.denied", "vision.plan.approval_refused",
     "vision.action", "vision.plan.done", "vision.plan.failed", "vision.plan.stopped", "vision.plan.stale",
 )  # fmt: skip
-PARTS = ("tree", "frame", "capture", "ocr", "total")
+PARTS = ("tree", "frame", "scale", "capture", "ocr", "total")
 TICKS = ("skipped", "changed")
 
 

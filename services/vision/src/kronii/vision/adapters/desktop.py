@@ -34,7 +34,11 @@ class DesktopTree:
                     await self._reader.connect()
                 except AccessibilityError as error:
                     self.problem = str(error)
-                    raise Unavailable(f"the accessibility bus is out of reach: {error}") from None
+                    raise Unavailable(
+                        f"the desktop's accessibility bus is out of reach ({str(error).rstrip('.')}): the vision "
+                        "engine must run in the person's desktop session (kronii up started from it, or its "
+                        "DBUS_SESSION_BUS_ADDRESS and DISPLAY)"
+                    ) from None
                 self.connected, self.problem = True, ""
         return self._reader
 

@@ -24,7 +24,7 @@ from kronii.common.cli import exits
 from kronii.common.cli.tables import print_table
 from kronii.vision.cli.http import Options, Vision
 
-__all__ = ["plan_text", "vision_command"]
+__all__ = ["outcome_text", "plan_text", "vision_command"]
 
 _WAITING = {"awaiting_confirmation", "ready", "executing"}
 _FINAL_EXIT = {"done": exits.OK, "failed": exits.FAILED, "stopped": exits.FAILED, "expired": exits.FAILED,
@@ -61,7 +61,11 @@ def plan_text(plan: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@click.group("vision", help=__doc__.split("\n\n")[0] if __doc__ else None)
+@click.group(
+    "vision",
+    help="Plan desktop actions from what is on the screen (do), approve or deny the flagged ones, "
+    "and watch them run under the input broker's lease.",
+)
 @click.option(
     "--url", default=None, help="the engine's HTTP address (default: found like every kronii command)"
 )
@@ -71,8 +75,20 @@ def vision_command(ctx: click.Context, url: str | None, timeout: float) -> None:
     ctx.obj = Options(url, timeout)
 
 
-def _finish(plan: dict[str, Any], as_json: bool) -> None:
-    click.echo(json.dumps(plan, indent=2) if as_json else plan_text(plan))
+def outcome_text(plan: dict[str, Any]) -> str:
+    """How a plan already shown to the person ended: its state, what ran, why it stopped."""
+    lines = [f"plan {plan.get('plan_id', '?')}: {plan.get('state', '?')}"]
+    lines += [f"  ran: {r.get('action')} ({r.get('how')})" for r in plan.get("results", [])]
+    if plan.get("reason"):
+        lines.append(f"  reason: {plan['reason']}")
+    if plan.get("replanned_as"):
+        lines.append(f"  planned again as {plan['replanned_as']}: kronii vision show {plan['replanned_as']}")
+    return "\n".join(lines)
+
+
+def _finish(plan: dict[str, Any], as_json: bool, *, shown: bool = False) -> None:
+    text = outcome_text(plan) if shown else plan_text(plan)
+    click.echo(json.dumps(plan, indent=2) if as_json else text)
     code = _FINAL_EXIT.get(str(plan.get("state")), exits.OK)
     if code:
         sys.exit(code)
@@ -101,13 +117,14 @@ def do(options: Options, intent: str, yes: bool, as_json: bool, wait: float) -> 
     """Plan INTENT on the screen now ("click the Cancel button", "type hello into Name") and run it."""
     vision = Vision(options, "do")
     plan = vision.call("POST", "/v1/vision/plans", {"intent": intent, "execute": True})
-    if plan.get("state") == "awaiting_confirmation":
+    shown = plan.get("state") == "awaiting_confirmation"
+    if shown:
         click.echo(plan_text(plan), err=True)
         if not (yes or click.confirm("Run this plan?", default=False, err=True)):
             plan = vision.call("POST", f"/v1/vision/plans/{plan['plan_id']}/deny")
-            _finish(plan, as_json)
+            _finish(plan, as_json, shown=True)
         plan = Vision(options, "approve").as_person("POST", f"/v1/vision/plans/{plan['plan_id']}/approve")
-    _finish(_follow(vision, plan, wait), as_json)
+    _finish(_follow(vision, plan, wait), as_json, shown=shown)
 
 
 @vision_command.command("plans")

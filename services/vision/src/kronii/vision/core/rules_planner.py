@@ -62,24 +62,15 @@ def _by_name(context: ScreenContext, name: str, roles: frozenset[str]) -> list[U
     return [n for n in nodes if wanted in n.name.lower() and n.role in roles]
 
 
-def _ambiguity(matches: list[UiNode]) -> dict[str, str]:
-    ids = ", ".join(f"{n.id} ({n.role})" for n in matches)
-    return {"ambiguity": f"{len(matches)} elements are named {matches[0].name!r}: {ids}"}
-
-
 def _click(context: ScreenContext, name: str) -> RulesPlan:
     matches = _by_name(context, name, _CLICKABLE)
     if matches:
         first = matches[0]
         return RulesPlan(
             (
-                Action(
-                    ActionType.CLICK_BY_BOUNDS,
-                    target=first.name,
-                    ui_element_id=first.id,
-                    require_confirmation=len(matches) > 1,
-                    metadata=_ambiguity(matches) if len(matches) > 1 else {},
-                ),
+                # Several matches: the first is proposed, and the safety layer's R4 puts all of them
+                # before the person.
+                Action(ActionType.CLICK_BY_BOUNDS, target=first.name, ui_element_id=first.id),
             )
         )
     wanted = name.lower()
@@ -101,18 +92,7 @@ def _type(context: ScreenContext, text: str, field: str | None) -> RulesPlan:
     if not matches:
         return RulesPlan((), f"no field named {field!r} is on the screen")
     first = matches[0]
-    return RulesPlan(
-        (
-            Action(
-                ActionType.TYPE_TEXT,
-                text=text,
-                target=first.name,
-                ui_element_id=first.id,
-                require_confirmation=len(matches) > 1,
-                metadata=_ambiguity(matches) if len(matches) > 1 else {},
-            ),
-        )
-    )
+    return RulesPlan((Action(ActionType.TYPE_TEXT, text=text, target=first.name, ui_element_id=first.id),))
 
 
 def _wait(amount: str, unit: str | None) -> RulesPlan:
