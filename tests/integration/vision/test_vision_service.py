@@ -1,20 +1,22 @@
 """The vision engine end to end on the real things: a vision engine process reading a real GTK3 window's
 accessibility tree under Xvfb, planning with the rules backend, and acting through a real input broker
 with the engine signed in by its Ed25519 key. The form prints every click, so what ran is what the
-window saw, not what the engine says."""
+window saw, not what the engine says.
+
+One desktop, broker and engine serve the module (they take most of the time); each test gets a form of
+its own. The STOP_NOW test comes last: a stopped agent stays stopped until the person grants again."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.infra import InfraUrls
 from tests.integration.vision.conftest import FORM_SECRET
-from tests.integration.vision.vision_desktop import A11yDesktop, GtkForm
+from tests.integration.vision.vision_desktop import A11yDesktop, GtkForm, start_a11y_desktop, start_gtk_form
 from tests.integration.vision.vision_service_support import (
     NotificationDesk,
     VisionEngine,
@@ -23,14 +25,47 @@ from tests.integration.vision.vision_service_support import (
 )
 
 
-@pytest.fixture
-def vision(
-    infra: InfraUrls, migrated_database: str, a11y_desktop: A11yDesktop, gtk_form: GtkForm, tmp_path: Path
+@pytest.fixture(scope="module")
+def shared_desktop() -> Iterator[A11yDesktop]:
+    with start_a11y_desktop() as desktop:
+        yield desktop
+
+
+@pytest.fixture(scope="module")
+def notifications(shared_desktop: A11yDesktop) -> Iterator[NotificationDesk]:
+    with NotificationDesk(shared_desktop.bus_address) as desk:
+        yield desk
+
+
+@pytest.fixture(scope="module")
+def shared_vision(
+    infra: InfraUrls,
+    migrated_database: str,
+    shared_desktop: A11yDesktop,
+    notifications: NotificationDesk,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[VisionEngine]:
-    with start_vision(
-        infra, migrated_database, a11y_desktop, tmp_path, settings={"KRONII_VISION_NOTIFY": "false"}
-    ) as engine:
+    with start_vision(infra, migrated_database, shared_desktop, tmp_path_factory.mktemp("vision")) as engine:
         yield engine
+
+
+@pytest.fixture
+def gtk_form(shared_desktop: A11yDesktop) -> Iterator[GtkForm]:
+    with start_gtk_form(shared_desktop, FORM_SECRET) as form:
+        yield form
+
+
+@pytest.fixture
+def vision(shared_vision: VisionEngine, gtk_form: GtkForm) -> Iterator[VisionEngine]:
+    """The shared engine once it sees this test's form; plans left waiting are denied afterwards."""
+    deadline = time.monotonic() + 10
+    while "Cancel" not in httpx.get(f"{shared_vision.url}/v1/vision/context", timeout=30).text:
+        assert time.monotonic() < deadline, "the engine never saw the form"
+        time.sleep(0.1)
+    yield shared_vision
+    for plan in httpx.get(f"{shared_vision.url}/v1/vision/plans", timeout=10).json()["plans"]:
+        if plan["state"] in ("awaiting_confirmation", "ready"):
+            httpx.post(f"{shared_vision.url}/v1/vision/plans/{plan['plan_id']}/deny", timeout=10)
 
 
 def test_click_the_cancel_button_runs_through_the_broker_and_the_buttons_handler_fires(
@@ -102,18 +137,6 @@ def test_an_approval_is_refused_after_the_window_changed_and_the_intent_is_plann
     assert not clicked(gtk_form.seen, "OK")
 
 
-def test_stop_now_during_a_plan_means_no_action_after_it(vision: VisionEngine, gtk_form: GtkForm) -> None:
-    plan = vision.plan("wait 2 s then click the Cancel button")
-    vision.wait_for(plan["plan_id"], frozenset({"executing"}), timeout_s=10)
-    vision.broker.intent("STOP_NOW")
-    stopped = vision.wait_for(plan["plan_id"])
-    assert stopped["state"] == "stopped", stopped
-    assert "STOP" in stopped["reason"] or "took the desktop" in stopped["reason"]
-    time.sleep(1.0)
-    assert not clicked(gtk_form.seen, "Cancel")
-    assert len(stopped["results"]) == 1  # the wait ran; the click never did
-
-
 def test_a_password_fields_text_never_appears_in_a_context_or_a_plan(
     vision: VisionEngine, gtk_form: GtkForm
 ) -> None:
@@ -135,23 +158,21 @@ def test_typing_into_a_named_field_uses_the_fields_editable_text(
 
 
 def test_the_confirmation_notification_shows_the_ambiguity_and_its_approve_button_runs_the_plan(
-    infra: InfraUrls, migrated_database: str, a11y_desktop: A11yDesktop, gtk_form: GtkForm, tmp_path: Path
+    vision: VisionEngine, gtk_form: GtkForm, notifications: NotificationDesk
 ) -> None:
-    with (
-        NotificationDesk(a11y_desktop.bus_address) as desk,
-        start_vision(infra, migrated_database, a11y_desktop, tmp_path) as vision,
-    ):
-        plan = vision.plan("click the OK button")
-        assert desk.server is not None
-        deadline = time.monotonic() + 5
-        while not desk.server.received and time.monotonic() < deadline:
-            time.sleep(0.05)
-        (shown,) = desk.server.received
-        assert plan["plan_id"] in shown["body"] and "Ambiguous" in shown["body"] and "OK" in shown["body"]
-        assert shown["actions"] == ["approve", "Approve", "deny", "Deny"]
-        desk.click(1, "approve")
-        gtk_form.expect(lambda line: line.startswith("CLICKED OK"))
-        assert vision.wait_for(plan["plan_id"])["approved_by"] == "person:notification"
+    plan = vision.plan("click the OK button")
+    server = notifications.server
+    assert server is not None
+    deadline = time.monotonic() + 5
+    while not any(plan["plan_id"] in shown["body"] for shown in server.received):
+        assert time.monotonic() < deadline, "no notification for the plan"
+        time.sleep(0.05)
+    server_id, shown = next((i + 1, n) for i, n in enumerate(server.received) if plan["plan_id"] in n["body"])
+    assert "Ambiguous" in shown["body"] and "“OK” matches 2 elements" in shown["body"]
+    assert shown["actions"] == ["approve", "Approve", "deny", "Deny"]
+    notifications.click(server_id, "approve")
+    gtk_form.expect(lambda line: line.startswith("CLICKED OK"))
+    assert vision.wait_for(plan["plan_id"])["approved_by"] == "person:notification"
 
 
 def test_kronii_vision_do_from_a_terminal_prints_what_ran_and_exits_0(
@@ -176,3 +197,15 @@ def test_kronii_vision_do_of_something_the_rules_cannot_plan_says_what_they_can(
     run = vision.kronii("vision", "do", "make the window prettier")
     assert run.code == 4, run.shown
     assert "without a model" in run.shown and "click the NAME button" in run.shown
+
+
+def test_stop_now_during_a_plan_means_no_action_after_it(vision: VisionEngine, gtk_form: GtkForm) -> None:
+    plan = vision.plan("wait 2 s then click the Cancel button")
+    vision.wait_for(plan["plan_id"], frozenset({"executing"}), timeout_s=10)
+    vision.broker.intent("STOP_NOW")
+    stopped = vision.wait_for(plan["plan_id"])
+    assert stopped["state"] == "stopped", stopped
+    assert "STOP" in stopped["reason"] or "took the desktop" in stopped["reason"]
+    time.sleep(1.0)
+    assert not clicked(gtk_form.seen, "Cancel")
+    assert len(stopped["results"]) == 1  # the wait ran; the click never did

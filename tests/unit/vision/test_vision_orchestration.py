@@ -69,7 +69,7 @@ class FakeAccessibility:
         self.nodes = nodes
         self.then: tuple[RawNode, ...] | None = None
 
-    async def snapshot(self) -> tuple[RawNode, ...]:
+    async def snapshot(self, fresh: bool = False) -> tuple[RawNode, ...]:
         return self.nodes
 
     async def do_action(self, ref: str, name: str = "click") -> bool:

@@ -62,10 +62,13 @@ class ContextBuilder:
         self._max_nodes = max_nodes
         self._max_depth = max_depth
 
-    async def build(self, previous_actions: Sequence[str] = (), *, with_screenshot: bool = True) -> Built:
+    async def build(
+        self, previous_actions: Sequence[str] = (), *, with_screenshot: bool = True, fresh: bool = False
+    ) -> Built:
+        """`fresh` reads the tree again whatever the object events said (an approval, a run's step)."""
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        raw = await self._tree.snapshot()
+        raw = await self._tree.snapshot(fresh)
         timings["tree"] = (time.perf_counter() - started) * 1000
         mark = time.perf_counter()
         frame = await asyncio.to_thread(self._frames.grab)

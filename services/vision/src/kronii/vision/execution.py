@@ -97,7 +97,7 @@ class Executor:
     async def _steps(self, record: PlanRecord) -> None:
         for sequence, action in enumerate(record.evaluation.actions):
             await self._safe_point(record, sequence)
-            fresh = await self._builder.build(with_screenshot=False)
+            fresh = await self._builder.build(with_screenshot=False, fresh=True)
             if sequence == 0:
                 self._check_binding(record, fresh)
             problem = refusal(action, record.context, fresh.raw, confirmed=bool(record.approved_by))

@@ -100,7 +100,7 @@ class Planning:
         record = self._book.get(plan_id)
         if record.state is not PlanState.AWAITING_CONFIRMATION:
             self._book.move(record, PlanEvent.APPROVE, self._clock.now_ms())  # raises the table's sentence
-        fresh = await self._builder.build(with_screenshot=False)
+        fresh = await self._builder.build(with_screenshot=False, fresh=True)
         diff = diff_score(record.frame, fresh.frame) if record.frame is not None else 0.0
         change = screen_change(record.context, fresh.context, diff)
         if change:

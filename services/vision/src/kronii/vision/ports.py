@@ -41,7 +41,9 @@ class Clock(Protocol):
 class Accessibility(Protocol):
     """The AT-SPI tree of the desktop and the semantic actions on its objects (by `RawNode.ref`)."""
 
-    async def snapshot(self) -> tuple[RawNode, ...]: ...
+    async def snapshot(self, fresh: bool = False) -> tuple[RawNode, ...]:
+        """The tree; `fresh` walks it again even when no object event said it changed."""
+        ...
 
     async def do_action(self, ref: str, name: str = "click") -> bool: ...
 

@@ -1,9 +1,7 @@
 """AT-SPI adapter: reads the desktop's accessibility tree and performs semantic actions over D-Bus.
 
-The accessibility bus (found with the session bus's `org.a11y.Bus.GetAddress`) holds every application's
-objects under its unique bus name; a ref is "<bus name>|<object path>", valid while the object lives.
-
-A password's text is never read: an object with role "password text" (what GTK, Qt, Firefox and
+The accessibility bus (the session bus's `org.a11y.Bus.GetAddress`) holds every application's objects
+under its unique bus name; a ref is "<bus name>|<object path>", valid while the object lives. A password's text is never read: an object with role "password text" (what GTK, Qt, Firefox and
 Chromium give password fields; AT-SPI has no "secured" state, but one is honoured should a bridge
 ever report it) gets text "" and secured=True, and no Text call is ever sent to it.
 """
@@ -60,6 +58,8 @@ WATCHED_EVENTS: tuple[tuple[str, str, str, str | None], ...] = (
     ("object:children-changed", _OBJECT_EVENT, "ChildrenChanged", None),
     ("object:property-change:accessible-name", _OBJECT_EVENT, "PropertyChange", "accessible-name"),
     ("window:activate", "org.a11y.atspi.Event.Window", "Activate", None),
+    ("window:deactivate", "org.a11y.atspi.Event.Window", "Deactivate", None),
+    ("object:bounds-changed", _OBJECT_EVENT, "BoundsChanged", None),
 )
 
 _ERROR = "org.freedesktop.DBus.Error."

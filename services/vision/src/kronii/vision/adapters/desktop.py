@@ -5,6 +5,7 @@ kronii's Unavailable and a sentence a person can act on, never a D-Bus or X erro
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import TYPE_CHECKING
 
 from kronii.common.errors import Unavailable
@@ -21,11 +22,24 @@ __all__ = ["DesktopFrames", "DesktopTree"]
 
 
 class DesktopTree:
-    def __init__(self, reader: AtspiReader) -> None:
+    """The tree, read again only when the toolkits say it changed: object events (children, names,
+    bounds, focus, windows) mark the last walk stale; without an event it is reused for up to
+    `max_age_s`. A `fresh` read (an approval, each step of a run) always walks."""
+
+    def __init__(self, reader: AtspiReader, *, max_age_s: float = 2.0) -> None:
         self._reader = reader
         self._lock = asyncio.Lock()
+        self._max_age_s = max_age_s
+        self._events = 0
+        self._watching = False
+        self._last: tuple[tuple[RawNode, ...], int, float] | None = None
+        self.walks = 0
+        self.reused = 0
         self.connected = False
         self.problem = "not connected yet"
+
+    def _changed(self, _kind: str, _ref: str) -> None:
+        self._events += 1
 
     async def _ready(self) -> AtspiReader:
         async with self._lock:
@@ -40,19 +54,37 @@ class DesktopTree:
                         "DBUS_SESSION_BUS_ADDRESS and DISPLAY)"
                     ) from None
                 self.connected, self.problem = True, ""
+                self._watching = await self._watch()
         return self._reader
 
+    async def _watch(self) -> bool:
+        try:
+            await self._reader.watch(self._changed)
+        except AccessibilityError:
+            return False  # no events: every read walks
+        return True
+
     async def _reset(self, error: AccessibilityError) -> Unavailable:
-        self.connected, self.problem = False, str(error)
+        self.connected, self.problem, self._last, self._watching = False, str(error), None, False
         await self._reader.close()
         return Unavailable(f"reading the accessibility tree failed: {error}")
 
-    async def snapshot(self) -> tuple[RawNode, ...]:
+    async def snapshot(self, fresh: bool = False) -> tuple[RawNode, ...]:
         reader = await self._ready()
+        last = self._last
+        if not fresh and self._watching and last is not None:
+            nodes, events, at = last
+            if events == self._events and time.monotonic() - at < self._max_age_s:
+                self.reused += 1
+                return nodes
+        events = self._events
         try:
-            return await reader.snapshot()
+            nodes = await reader.snapshot()
         except AccessibilityError as error:
             raise await self._reset(error) from None
+        self.walks += 1
+        self._last = (nodes, events, time.monotonic())
+        return nodes
 
     async def do_action(self, ref: str, name: str = "click") -> bool:
         reader = await self._ready()
