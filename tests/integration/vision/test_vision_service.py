@@ -199,6 +199,24 @@ def test_kronii_vision_do_of_something_the_rules_cannot_plan_says_what_they_can(
     assert "without a model" in run.shown and "click the NAME button" in run.shown
 
 
+def test_the_metrics_count_plans_their_ends_the_safety_rows_and_the_context_parts(
+    vision: VisionEngine, gtk_form: GtkForm
+) -> None:
+    def value(name: str) -> float:
+        text = httpx.get(f"{vision.url}/metrics", timeout=10).text
+        return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(name))
+
+    done_before = value('kronii_vision_plan_ends_total{state="done"}')
+    r4_before = value('kronii_vision_safety_rows_total{row="R4"}')
+    plan = vision.plan("click the Cancel button")
+    vision.wait_for(plan["plan_id"])
+    vision.plan("click the OK button", execute=False)
+    assert value('kronii_vision_plan_ends_total{state="done"}') == done_before + 1
+    assert value('kronii_vision_safety_rows_total{row="R4"}') == r4_before + 1
+    assert value('kronii_vision_context_seconds_count{part="tree"}') >= 2
+    assert value('kronii_vision_actions_total{outcome="done",type="click_by_bounds"}') >= 1
+
+
 def test_stop_now_during_a_plan_means_no_action_after_it(vision: VisionEngine, gtk_form: GtkForm) -> None:
     plan = vision.plan("wait 2 s then click the Cancel button")
     vision.wait_for(plan["plan_id"], frozenset({"executing"}), timeout_s=10)

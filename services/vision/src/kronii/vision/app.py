@@ -100,8 +100,10 @@ class VisionApp:
                 "vision: no X display (set DISPLAY or KRONII_VISION_DISPLAY); plans are refused until it has one"
             )
         self._frames = DesktopFrames(display)
-        builder = self._builder(settings, clock)
-        book = PlanBook(ttl_ms=settings.plan_ttl_secs * 1000)
+        builder = self._builder(settings, clock, metrics)
+        book = PlanBook(
+            ttl_ms=settings.plan_ttl_secs * 1000, on_end=lambda state: metrics.ends.labels(state).inc()
+        )
         executor = Executor(
             book, builder, self._tree, BrokerAgent(broker_url(settings), settings.client_id, self.key_path),
             AppLauncher(settings.apps()), audit, clock, lease_seconds=settings.lease_secs,
@@ -114,6 +116,7 @@ class VisionApp:
             book, builder, make_planner(settings), safety_policy(settings), executor, audit, clock,
             ask=self._notice.ask if self._notice is not None else None,
             observe=lambda state: metrics.plans.labels(state).inc(),
+            observe_rows=metrics.safety_rows,
         )  # fmt: skip
         self._planning = planning
         self._desk = VisionDesk(book, planning, builder)
@@ -133,7 +136,7 @@ class VisionApp:
         self._gate = PersonGate(peers, presence)
         await self._open_front_door(ctx, settings, peers)
 
-    def _builder(self, settings: VisionSettings, clock: _Clock) -> ContextBuilder:
+    def _builder(self, settings: VisionSettings, clock: _Clock, metrics: VisionMetrics) -> ContextBuilder:
         assert self._tree is not None and self._frames is not None and self.key_path is not None
         if settings.use_capture:
             self._screenshots = CaptureScreenshots(
@@ -144,6 +147,7 @@ class VisionApp:
             self._tree, self._frames, clock,
             screenshots=self._screenshots, ocr=ScreenOcr() if settings.use_capture else None,
             scale=screen_scale(), max_nodes=settings.max_tree_nodes, max_depth=settings.max_tree_depth,
+            observe=metrics.context_timings,
         )  # fmt: skip
 
     async def _follow_focus(self, ctx: ServiceContext, watch: ScreenWatch) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -52,6 +52,7 @@ class ContextBuilder:
         scale: float = 1.0,
         max_nodes: int = 20,
         max_depth: int = 12,
+        observe: Callable[[dict[str, float]], None] = lambda timings: None,
     ) -> None:
         self._tree = accessibility
         self._frames = frames
@@ -61,6 +62,7 @@ class ContextBuilder:
         self._scale = scale
         self._max_nodes = max_nodes
         self._max_depth = max_depth
+        self._observe = observe
 
     async def build(
         self, previous_actions: Sequence[str] = (), *, with_screenshot: bool = True, fresh: bool = False
@@ -99,6 +101,7 @@ class ContextBuilder:
             notes=tuple(notes),
         )
         timings["total"] = (time.perf_counter() - started) * 1000
+        self._observe(timings)
         return Built(context, frame, raw, timings)
 
     async def _scale_of(self, window: RawNode | None) -> float:

@@ -103,7 +103,11 @@ class Executor:
             problem = refusal(action, record.context, fresh.raw, confirmed=bool(record.approved_by))
             if problem:
                 raise _Halt(PlanEvent.FAIL, problem)
-            how = await self._perform(action, record.context, fresh)
+            try:
+                how = await self._perform(action, record.context, fresh)
+            except _Halt:
+                self._observe(action.type.value, "failed")
+                raise
             self._observe(action.type.value, "done")
             record.results.append({"index": sequence, "action": action.describe(), "how": how})
             await self._audit.record(

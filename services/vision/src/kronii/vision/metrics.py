@@ -3,6 +3,8 @@ states, action types, safety rows, tick decisions, context parts); never an inte
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from kronii.common import subjects
 from kronii.common.metrics_zero import zero_common_series as start_at_zero
 from kronii.common.telemetry import CommonMetrics
@@ -66,3 +68,13 @@ class VisionMetrics:
             self.ticks.labels(decision)
         for part in PARTS:
             self.context.labels(part)
+
+    def safety_rows(self, rows: Sequence[str]) -> None:
+        for row in rows:
+            self.safety.labels(row).inc()
+
+    def context_timings(self, timings: Mapping[str, float]) -> None:
+        """One context build's parts, in milliseconds as context_build keeps them."""
+        for part, ms in timings.items():
+            if part in PARTS:
+                self.context.labels(part).observe(ms / 1000)

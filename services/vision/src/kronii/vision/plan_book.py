@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import secrets
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -84,10 +85,17 @@ class PlanRecord:
 
 
 class PlanBook:
-    def __init__(self, capacity: int = 200, ttl_ms: int = 600_000) -> None:
+    def __init__(
+        self,
+        capacity: int = 200,
+        ttl_ms: int = 600_000,
+        *,
+        on_end: Callable[[str], None] = lambda state: None,
+    ) -> None:
         self._plans: OrderedDict[str, PlanRecord] = OrderedDict()
         self._capacity = capacity
         self._ttl_ms = ttl_ms
+        self._on_end = on_end
 
     @staticmethod
     def new_id() -> str:
@@ -123,6 +131,8 @@ class PlanBook:
         if reason:
             record.reason = reason
         record.history.append({"at_ms": now_ms, "state": target.value, "reason": reason})
+        if target in TERMINAL:
+            self._on_end(target.value)
 
     def expire(self, now_ms: int) -> list[PlanRecord]:
         """Plans left waiting longer than the time to live; they can no longer be approved."""

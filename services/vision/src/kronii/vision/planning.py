@@ -44,6 +44,7 @@ class Planning:
         *,
         ask: Ask | None = None,
         observe: Callable[[str], None] = lambda outcome: None,
+        observe_rows: Callable[[Sequence[str]], None] = lambda rows: None,
     ) -> None:
         self._book = book
         self._builder = builder
@@ -54,6 +55,7 @@ class Planning:
         self._clock = clock
         self._ask = ask
         self._observe = observe
+        self._observe_rows = observe_rows
         self._running: set[asyncio.Task[None]] = set()
         self._desktop = asyncio.Lock()
         executor.replan = self.replan
@@ -84,6 +86,7 @@ class Planning:
         )  # fmt: skip
         self._book.add(record)
         self._observe(state.value)
+        self._observe_rows(evaluation.rows_fired)
         await self._audit.record(
             "vision.plan", record.id, state.value, intent=said, requester=requester, backend=answer.backend,
             screenshot_hash=built.context.screenshot_hash, fingerprint=record.fingerprint,
