@@ -89,7 +89,7 @@ class CriticApp:
         memory = TieredMemory(files, long_tier, options)
         await memory.start()
         self._memory = memory
-        embedder = MiniLmEmbedder()
+        embedder = MiniLmEmbedder(low_memory=settings.embed_low_memory)
         self._embedder = embedder
         metrics.model_available.set(1 if await asyncio.to_thread(embedder.load) else 0)
         queue = EmbeddingQueue(
