@@ -68,6 +68,7 @@ MESH = {
         MeshService("supervisor", 8105, 7105, host_agent=False),
         MeshService("broker", 8106, 7106, host_agent=True),
         MeshService("critic", 8107, 7107, host_agent=True, display=False),
+        MeshService("vision", 8108, 7108, host_agent=True),
     )
 }
 # The host agents need the person's display: the chart deploys only the server-side tiers.
@@ -165,6 +166,14 @@ CRITIC_METRICS: dict[str, set[str]] = {
     "kronii_critic_spool_malformed_total": set(),
     "kronii_critic_model_available": set(),
 }
+VISION_METRICS: dict[str, set[str]] = {
+    "kronii_vision_plans_total": {"state"},
+    "kronii_vision_plan_ends_total": {"state"},
+    "kronii_vision_actions_total": {"type", "outcome"},
+    "kronii_vision_safety_rows_total": {"row"},
+    "kronii_vision_ticks_total": {"decision"},
+    "kronii_vision_context_seconds": {"part"},
+}
 SERVICE_METRICS: dict[str, set[str]] = {
     **SENSOR_METRICS,
     **SUPERVISOR_METRICS,
@@ -173,6 +182,7 @@ SERVICE_METRICS: dict[str, set[str]] = {
     **PIPELINE_METRICS,
     **BROKER_METRICS,
     **CRITIC_METRICS,
+    **VISION_METRICS,
 }
 HISTOGRAMS = {
     "kronii_http_request_duration_seconds",
@@ -187,6 +197,7 @@ HISTOGRAMS = {
     "kronii_critic_event_to_hint_seconds",
     "kronii_critic_embedding_seconds",
     "kronii_critic_knn_seconds",
+    "kronii_vision_context_seconds",
 }
 # Labels Prometheus adds to every scraped series (job, instance) and our targets add (targets/*.yml).
 TARGET_LABELS = {"job", "instance", "component", "placement"}
@@ -1074,6 +1085,7 @@ def test_dashboards_are_valid_json_with_unique_ids_that_fit_the_grid() -> None:
         "kronii-pipeline.json",
         "kronii-broker.json",
         "kronii-critic.json",
+        "kronii-vision.json",
     }
     uid = provisioned_datasource()["uid"]
     uids = []
@@ -1471,6 +1483,7 @@ def test_helm_refuses_values_that_break_the_schema_or_reuse_a_port(helm: Any) ->
         {"pipeline": {"create": True, "httpPort": 7103}},
         # A host agent needs the person's display: the chart has no tier for it.
         {"broker": {"create": True}},
+        {"vision": {"create": True}},
     ):
         with pytest.raises(helm.HelmError):
             render(helm, overrides)
@@ -1725,6 +1738,74 @@ def test_critic_alerts_cover_slow_hints_dropped_embeddings_the_model_and_malform
     assert "kronii_critic_spool_malformed_total" in critic_alerts["KroniiCriticSpoolMalformed"]
 
 
+def test_vision_metric_names_match_what_the_vision_engine_exports() -> None:
+    from kronii.vision.metrics import VisionMetrics
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    VisionMetrics(registry)
+    assert _declared_labels(registry) == VISION_METRICS
+    assert set(_exported(registry)) == set(VISION_METRICS)
+    assert {m for m in VISION_METRICS if m in HISTOGRAMS} == {"kronii_vision_context_seconds"}
+
+
+def test_vision_metrics_are_listed_in_the_operations_doc() -> None:
+    doc = OPERATIONS_DOC.read_text(encoding="utf-8")
+    undocumented = [name for name in VISION_METRICS if not documented(name, doc)]
+    assert not undocumented, f"docs/operations.md does not list {undocumented}"
+
+
+def test_vision_labelled_series_start_at_zero_for_every_value_the_engine_uses() -> None:
+    """A fresh engine shows 0 for every plan state, action type and outcome, safety row, tick decision
+    and context part, so the dashboard's by-label panels read 0 rather than "No data"."""
+    from kronii.vision.core.actions import ActionType
+    from kronii.vision.core.plans import PlanState
+    from kronii.vision.core.safety import ROWS
+    from kronii.vision.metrics import PARTS, TICKS, VisionMetrics
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    VisionMetrics(registry)
+    states = {(("state", state.value),) for state in PlanState}
+    expected = {
+        "kronii_vision_plans_total": states,
+        "kronii_vision_plan_ends_total": states,
+        "kronii_vision_actions_total": {
+            (("type", kind.value), ("outcome", outcome))
+            for kind in ActionType
+            for outcome in ("done", "failed")
+        },
+        "kronii_vision_safety_rows_total": {(("row", row.id),) for row in ROWS},
+        "kronii_vision_ticks_total": {(("decision", decision),) for decision in TICKS},
+        "kronii_vision_context_seconds_count": {(("part", part),) for part in PARTS},
+    }
+    assert set(TICKS) == {"skipped", "changed"} and "total" in PARTS
+    found: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
+    for family in registry.collect():
+        for sample in family.samples:
+            if sample.name in expected:
+                found.setdefault(sample.name, {})[tuple(sample.labels.items())] = sample.value
+    for name, labels in expected.items():
+        assert set(found.get(name, {})) == labels, name
+        assert all(value == 0 for value in found[name].values()), name
+
+
+def test_vision_alerts_cover_failing_plans_a_slow_screen_and_readiness() -> None:
+    vision_alerts = {r["alert"]: r["expr"] for r in alert_rules() if r["alert"].startswith("KroniiVision")}
+    assert set(vision_alerts) >= {
+        "KroniiVisionPlansFailing",
+        "KroniiVisionContextSlow",
+        "KroniiVisionNotReady",
+    }
+    failing = vision_alerts["KroniiVisionPlansFailing"]
+    assert 'kronii_vision_plan_ends_total{state="failed"}' in failing
+    slow = vision_alerts["KroniiVisionContextSlow"]
+    assert 'kronii_vision_context_seconds_bucket{part="total"}' in slow and "> 3" in slow
+    ready = vision_alerts["KroniiVisionNotReady"]
+    assert 'service="vision"' in ready and "accessibility" in ready and "display" in ready
+    assert "vision" in scrape_targets(), "KroniiServiceDown covers the engine through its scrape target"
+
+
 def _bind_mounts(svc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """target -> the long-syntax bind mount (short-syntax entries are left out)."""
     return {v["target"]: v for v in svc.get("volumes", []) if isinstance(v, dict) and v.get("type") == "bind"}
@@ -1753,6 +1834,40 @@ def test_compose_critic_sees_the_shells_directory_their_pids_and_keeps_its_journ
         assert mount["bind"]["create_host_path"] is False, f"{target}: Docker would create it owned by root"
 
 
+def test_compose_vision_reaches_the_accessibility_bus_and_the_broker_and_keeps_its_key(
+    compose: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The containerised engine finds the accessibility bus at the address the session bus gives (a
+    socket under the host's runtime dir, mounted at the same path and never created by Docker), calls
+    the broker where the containerised broker listens, and keeps the Ed25519 key the broker knows it by
+    on the host."""
+    from kronii.vision.settings import VisionSettings
+
+    vision, broker = compose["services"]["vision"], compose["services"]["broker"]
+    assert vision["user"] == "1000:1000", "the desktop user: its buses accept no one else"
+    mounts = _bind_mounts(vision)
+    a11y = mounts["/run/user/1000/at-spi"]
+    assert a11y["source"] == "/run/user/1000/at-spi"
+    for name in list(os.environ):
+        if name.startswith("KRONII_"):
+            monkeypatch.delenv(name)
+    for name, value in _environment(vision).items():
+        if name.startswith("KRONII_"):
+            monkeypatch.setenv(name, value)
+    settings = VisionSettings()
+    key_dir = str(settings.key_file().parent)
+    assert key_dir in mounts and not mounts[key_dir].get("read_only"), "the key outlives the container"
+    assert mounts[key_dir]["source"].endswith("/.local/share/kronii/vision"), "where `kronii up` keeps it"
+    for target, mount in mounts.items():
+        assert mount["bind"]["create_host_path"] is False, f"{target}: Docker would create it owned by root"
+    broker_env = _environment(broker)
+    assert (
+        settings.broker_url
+        == f"http://{broker_env['KRONII_BROKER_HOST']}:{broker_env['KRONII_BROKER_HTTP_PORT']}"
+    )
+    assert settings.use_capture is False, "capture's Unix socket is inside capture's own container"
+
+
 def test_compose_postgres_has_the_vector_extension_the_critic_migration_creates(
     compose: dict[str, Any],
 ) -> None:
@@ -1769,6 +1884,7 @@ def test_compose_postgres_has_the_vector_extension_the_critic_migration_creates(
 SERVICE_DASHBOARDS = {
     "broker": BROKER_METRICS,
     "critic": CRITIC_METRICS,
+    "vision": VISION_METRICS,
     "capture": CAPTURE_METRICS,
     "scheduler": SCHEDULER_METRICS,
     "pipeline": PIPELINE_METRICS,

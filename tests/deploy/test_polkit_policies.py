@@ -20,8 +20,9 @@ INSTALL_DIR = "/usr/share/polkit-1/actions/"
 def _purposes() -> dict[str, PresencePurpose]:
     from kronii.broker.adapters.callers import GRANT_PURPOSE
     from kronii.capture.adapters.callers import READ_SCREENSHOTS
+    from kronii.vision.adapters.person_gate import APPROVE_PURPOSE
 
-    return {purpose.service: purpose for purpose in (READ_SCREENSHOTS, GRANT_PURPOSE)}
+    return {purpose.service: purpose for purpose in (READ_SCREENSHOTS, GRANT_PURPOSE, APPROVE_PURPOSE)}
 
 
 # What each action's defaults must be: (allow_any, allow_inactive, allow_active).
@@ -30,6 +31,8 @@ EXPECTED_DEFAULTS = {
     "capture": ("auth_self", "auth_self", "auth_self"),
     # Handing the desktop to an agent: only the person at the active session, with their password.
     "broker": ("no", "no", "auth_self"),
+    # Approving a plan of clicks and keys on the desktop: the same, the person who sees that screen.
+    "vision": ("no", "no", "auth_self"),
 }
 
 

@@ -1,10 +1,11 @@
-"""The five services as real processes on free ports (started at once, in threads), for the tests
+"""The mesh's services as real processes on free ports (started at once, in threads), for the tests
 that feed them hostile input: the same starters the services' own integration tests use."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -24,7 +25,7 @@ from tests.mesh import Proc, python_module, wait_http_ready
 
 __all__ = ["SERVICES", "Mesh", "Service", "mesh_of_five"]
 
-SERVICES = ("sensor", "capture", "pipeline", "scheduler", "supervisor", "broker", "critic")
+SERVICES = ("sensor", "capture", "pipeline", "scheduler", "supervisor", "broker", "critic", "vision")
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,40 @@ def _critic(infra: InfraUrls, database: str, folder: Path) -> Iterator[Service]:
         yield Service("critic", critic.url, grpc_port, {}, critic.proc)
 
 
+@contextlib.contextmanager
+def _vision(infra: InfraUrls, database: str, folder: Path) -> Iterator[Service]:
+    """The engine on a private accessible desktop of its own (Xvfb, a session bus and the accessibility
+    bus it activates): without one, planning and the context are 503 by design, which schemathesis would
+    count as server errors. Its broker address leads nowhere, so a generated plan that runs fails at its
+    first action instead of reaching a broker it does not belong to."""
+    from tests.integration.vision.vision_desktop import start_a11y_desktop
+
+    with start_a11y_desktop() as desktop:
+        http, grpc_port = free_port(), free_port()
+        env = {k: v for k, v in desktop.env.items() if not k.startswith("KRONII_")}
+        env.update(infra.env())
+        env.update(
+            KRONII_DATABASE_URL=database,
+            KRONII_DATA_DIR=str(folder / "vision"),
+            KRONII_VISION_HTTP_PORT=str(http),
+            KRONII_VISION_GRPC_PORT=str(grpc_port),
+            KRONII_VISION_USE_CAPTURE="false",
+            KRONII_VISION_BROKER_URL=f"http://127.0.0.1:{free_port()}",
+        )
+        proc = Proc(python_module("kronii.vision"), env)
+        url = f"http://127.0.0.1:{http}"
+        try:
+            wait_http_ready(url, proc=proc, timeout=60)
+            yield Service("vision", url, grpc_port, {}, proc)
+        finally:
+            if proc.process.poll() is None:
+                try:
+                    proc.terminate()
+                except subprocess.TimeoutExpired:
+                    proc.kill()  # not left running after the desktop it reads is gone
+                    raise
+
+
 @dataclass(frozen=True)
 class Mesh:
     services: dict[str, Service]
@@ -126,6 +161,7 @@ _STARTERS: dict[str, Callable[[InfraUrls, str, Path], contextlib.AbstractContext
     "supervisor": _supervisor,
     "broker": _broker,
     "critic": _critic,
+    "vision": _vision,
 }
 
 
@@ -144,7 +180,7 @@ def _private_bus_and_cache(infra: InfraUrls, folder: Path) -> Iterator[InfraUrls
 
 @contextlib.contextmanager
 def mesh_of_five(shared: InfraUrls, folder: Path) -> Iterator[Mesh]:
-    """All five services, started in parallel (each takes seconds to come up), stopped at the end."""
+    """All the services, started in parallel (each takes seconds to come up), stopped at the end."""
     with _private_bus_and_cache(shared, folder) as infra:
         yield from _mesh(infra, folder)
 

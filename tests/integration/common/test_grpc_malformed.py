@@ -16,6 +16,7 @@ from kronii.capture.v1 import capture_pb2
 from kronii.pipeline.v1 import pipeline_pb2
 from kronii.scheduler.v1 import scheduler_pb2
 from kronii.supervisor.v1 import supervisor_pb2
+from kronii.vision.v1 import vision_pb2, vision_pb2_grpc
 
 from tests.integration.common.hostile_support import Mesh
 
@@ -26,6 +27,7 @@ _PROTOS = {
     "pipeline": pipeline_pb2,
     "scheduler": scheduler_pb2,
     "supervisor": supervisor_pb2,
+    "vision": vision_pb2,
 }
 MALFORMED = b"\xff\xff\xff"
 
@@ -44,7 +46,8 @@ CASES = list(_methods())
 def test_every_service_method_is_covered() -> None:
     served = {method.containing_service.full_name for _, method in CASES}
     assert {"kronii.activity.v1.SensorService", "kronii.capture.v1.ScreenCapture",
-            "kronii.scheduler.v1.SchedulerService", "kronii.supervisor.v1.SupervisorService"} <= served  # fmt: skip
+            "kronii.scheduler.v1.SchedulerService", "kronii.supervisor.v1.SupervisorService",
+            "kronii.vision.v1.Vision"} <= served  # fmt: skip
     assert len(CASES) >= 30
 
 
@@ -108,3 +111,13 @@ def test_a_well_formed_request_still_answers(mesh: Mesh) -> None:
         raw = call(scheduler_pb2.GetScheduleRequest().SerializeToString(), timeout=10)
     view = scheduler_pb2.ScheduleView.FromString(raw)
     assert view.IsInitialized()
+
+
+def test_an_intent_with_a_bidi_override_is_invalid_argument_over_grpc_too(mesh: Mesh) -> None:
+    with grpc.insecure_channel(f"127.0.0.1:{mesh['vision'].grpc_port}") as channel:
+        stub = vision_pb2_grpc.VisionStub(channel)
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.MakePlan(vision_pb2.PlanRequest(intent="click \u202eKO"), timeout=20)
+    error: Any = caught.value
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, (error.code(), error.details())
+    assert "U+202E" in error.details()

@@ -144,6 +144,7 @@ _BODY_ROUTES = {
     "supervisor": ("POST", "/v1/triggers"),
     "broker": ("POST", "/sessions/current/agent/input"),
     "critic": ("POST", "/v1/critic/events"),
+    "vision": ("POST", "/v1/vision/plans"),
 }
 
 
@@ -234,3 +235,21 @@ async def _audit_row(database: str, subject: str) -> Any:
         raise AssertionError(f"no audit row for {subject}")
     finally:
         await engine.dispose()
+
+
+@pytest.mark.parametrize("character", ["\u202e", "\u2066", "\x1b", "\x00", "\x85"])
+def test_an_intent_that_could_disguise_what_the_person_approves_is_a_400(
+    mesh: Mesh, client: httpx.Client, character: str
+) -> None:
+    """The person approves a plan by reading its intent in a notification or a terminal: a bidi override
+    or an escape sequence from an agent would show them other words than the ones planned."""
+    vision = mesh["vision"]
+    response = client.post(f"{vision.url}/v1/vision/plans", json={"intent": f"click {character}OK"})
+    assert f"U+{ord(character):04X}" in refused(response, 400)
+
+
+def test_an_intent_pasted_with_line_breaks_is_still_planned(mesh: Mesh, client: httpx.Client) -> None:
+    vision = mesh["vision"]
+    response = client.post(f"{vision.url}/v1/vision/plans", json={"intent": "click\n\tthe OK button\r\n"})
+    assert response.status_code == 200, response.text
+    assert response.json()["state"] == "blocked", "no OK button on the mesh's empty desktop"

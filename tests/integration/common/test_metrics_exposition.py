@@ -82,6 +82,12 @@ def _critic(registry: CollectorRegistry) -> Any:
     return CriticMetrics(registry)
 
 
+def _vision(registry: CollectorRegistry) -> Any:
+    from kronii.vision.metrics import VisionMetrics
+
+    return VisionMetrics(registry)
+
+
 SERVICES: dict[str, Callable[[CollectorRegistry], Any]] = {
     "sensor": _sensor,
     "capture": _capture,
@@ -90,6 +96,7 @@ SERVICES: dict[str, Callable[[CollectorRegistry], Any]] = {
     "supervisor": _supervisor,
     "broker": _broker,
     "critic": _critic,
+    "vision": _vision,
 }
 
 # Labelled counters whose label values are open-ended (routes, subjects, audit actions, operations

@@ -98,13 +98,16 @@ def test_document_declares_bearer_security_and_the_common_errors(mesh: Mesh, nam
                     assert schema == {"$ref": "#/components/schemas/Error"}, (method, path, code)
 
 
-@pytest.mark.parametrize("name", ["pipeline", "scheduler", "supervisor", "capture", "broker", "critic"])
+@pytest.mark.parametrize(
+    "name", ["pipeline", "scheduler", "supervisor", "capture", "broker", "critic", "vision"]
+)
 def test_every_route_that_reads_a_json_body_declares_it(mesh: Mesh, name: str) -> None:
     document = httpx.get(f"{mesh[name].url}/openapi.json", timeout=10).json()
     # Routes that take no body at all (the path says everything).
     bodiless = {"/v1/plugins/{app_id}/enable", "/v1/plugins/{app_id}/disable",
                 "/v1/notifications/{notification_id}/disable", "/v1/capture/jobs/{job_id}/cancel",
-                "/v1/capture/screenshots/{screenshot_id}/token"}  # fmt: skip
+                "/v1/capture/screenshots/{screenshot_id}/token", "/v1/vision/plans/{plan_id}/approve",
+                "/v1/vision/plans/{plan_id}/deny", "/v1/vision/plans/{plan_id}/run"}  # fmt: skip
     for path, item in document["paths"].items():
         if "post" in item and path not in bodiless:
             body = item["post"].get("requestBody")

@@ -217,6 +217,19 @@ def test_the_metrics_count_plans_their_ends_the_safety_rows_and_the_context_part
     assert value('kronii_vision_actions_total{outcome="done",type="click_by_bounds"}') >= 1
 
 
+def test_concurrent_looks_at_the_screen_all_answer_and_the_engine_stays_up(vision: VisionEngine) -> None:
+    # One X connection shared by threads without a lock once left a reply half read: every later request hung.
+    from concurrent.futures import ThreadPoolExecutor
+
+    def look(_: int) -> int:
+        return httpx.get(f"{vision.url}/v1/vision/context", timeout=30).status_code
+
+    for _round in range(3):
+        with ThreadPoolExecutor(6) as pool:
+            assert list(pool.map(look, range(6))) == [200] * 6
+    assert httpx.get(f"{vision.url}/healthz", timeout=5).status_code == 200
+
+
 def test_stop_now_during_a_plan_means_no_action_after_it(vision: VisionEngine, gtk_form: GtkForm) -> None:
     plan = vision.plan("wait 2 s then click the Cancel button")
     vision.wait_for(plan["plan_id"], frozenset({"executing"}), timeout_s=10)

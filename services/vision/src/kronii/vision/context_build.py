@@ -73,8 +73,7 @@ class ContextBuilder:
         raw = await self._tree.snapshot(fresh)
         timings["tree"] = (time.perf_counter() - started) * 1000
         mark = time.perf_counter()
-        frame = await asyncio.to_thread(self._frames.grab)
-        width, height = self._frames.screen_size()
+        frame, (width, height) = await asyncio.to_thread(self._look)
         timings["frame"] = (time.perf_counter() - mark) * 1000
         notes: list[str] = []
         shot: Frame | None = None
@@ -137,6 +136,10 @@ class ContextBuilder:
             return shot, ()
         timings["ocr"] = (time.perf_counter() - mark) * 1000
         return shot, zones
+
+    def _look(self) -> tuple[np.ndarray, tuple[int, int]]:
+        """A frame and the screen's size, off the event loop (both talk to the X server)."""
+        return self._frames.grab(), self._frames.screen_size()
 
     async def frame_diff_base(self) -> np.ndarray:
         return await asyncio.to_thread(self._frames.grab)

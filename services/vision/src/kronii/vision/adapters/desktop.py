@@ -5,6 +5,7 @@ kronii's Unavailable and a sentence a person can act on, never a D-Bus or X erro
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from typing import TYPE_CHECKING
 
@@ -105,9 +106,14 @@ class DesktopTree:
 
 
 class DesktopFrames:
+    """One X connection for the frames, used by one thread at a time: python-xlib's connection is not
+    thread-safe, and a context build, the screen watch and an approval may all look at once (without
+    the lock, a few concurrent requests left a reply half read and the engine hung)."""
+
     def __init__(self, display: str | None) -> None:
         self._display = display
         self._frames: ScreenThumbnails | None = None
+        self._lock = threading.Lock()
         self.problem = ""
 
     def _ready(self) -> ScreenThumbnails:
@@ -121,20 +127,22 @@ class DesktopFrames:
         return self._frames
 
     def grab(self) -> np.ndarray:
-        frames = self._ready()
-        try:
-            return frames.grab()
-        except ThumbnailError as error:
-            self.close()
-            raise Unavailable(f"reading the screen failed: {error}") from None
+        with self._lock:
+            frames = self._ready()
+            try:
+                return frames.grab()
+            except ThumbnailError as error:
+                self._close()
+                raise Unavailable(f"reading the screen failed: {error}") from None
 
     def screen_size(self) -> tuple[int, int]:
-        frames = self._ready()
-        try:
-            return frames.screen_size()
-        except ThumbnailError as error:
-            self.close()
-            raise Unavailable(f"reading the screen failed: {error}") from None
+        with self._lock:
+            frames = self._ready()
+            try:
+                return frames.screen_size()
+            except ThumbnailError as error:
+                self._close()
+                raise Unavailable(f"reading the screen failed: {error}") from None
 
     def front_window(self) -> tuple[int, Bounds] | None:
         try:
@@ -144,6 +152,10 @@ class DesktopFrames:
         return window.pid, Bounds(*window.area)
 
     def close(self) -> None:
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
         if self._frames is not None:
             self._frames.close()
             self._frames = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
-from kronii.vision.api.convert import plan_message
+from kronii.vision.api.convert import checked_intent, plan_message
 from kronii.vision.ports import VisionOperations
 from kronii.vision.v1 import vision_pb2 as pb
 from kronii.vision.v1 import vision_pb2_grpc as pb_grpc
@@ -22,7 +22,7 @@ class VisionServicer(pb_grpc.VisionServicer):
 
     async def MakePlan(self, request: pb.PlanRequest, context: Context) -> pb.Plan:
         peer = str(context.peer()) if context is not None else ""
-        view = await self._operations().plan(request.intent, f"grpc:{peer}", request.execute)
+        view = await self._operations().plan(checked_intent(request.intent), f"grpc:{peer}", request.execute)
         return plan_message(view)
 
     async def GetPlan(self, request: pb.PlanId, context: Context) -> pb.Plan:

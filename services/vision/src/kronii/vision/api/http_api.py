@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 from kronii.common.api_edge import as_json, read_body
 from kronii.common.openapi import errors, proto_body
 from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER
-from kronii.vision.api.convert import plan_message
+from kronii.vision.api.convert import checked_intent, plan_message
 from kronii.vision.ports import CallFacts, PersonCheck, VisionOperations
 from kronii.vision.v1 import vision_pb2 as pb
 
@@ -44,7 +44,7 @@ def vision_router(edge: Edge) -> APIRouter:
     async def make_plan(request: Request) -> dict[str, Any]:
         """Plan an intent on the screen as it is now; with `execute`, run it when nothing is flagged."""
         body = await read_body(request, pb.PlanRequest(), empty_ok=False)
-        view = await edge()[0].plan(body.intent, _requester(request), body.execute)
+        view = await edge()[0].plan(checked_intent(body.intent), _requester(request), body.execute)
         return as_json(plan_message(view))
 
     @router.get("/plans", responses=errors(503))
