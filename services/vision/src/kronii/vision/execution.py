@@ -122,6 +122,10 @@ class Executor:
             raise _Halt(PlanEvent.STOP, f"the person took the desktop back: {refused}") from None
         if decision == "STOP":
             raise _Halt(PlanEvent.STOP, "the person stopped the agent (STOP_NOW): nothing more runs")
+        if decision == "TAKEN_BACK":
+            raise _Halt(
+                PlanEvent.STOP, "the person took the desktop back (their own input): nothing more runs"
+            )
         if decision != "CONTINUE":
             raise _Halt(PlanEvent.STOP, "the person paused the agent at this safe point")
 

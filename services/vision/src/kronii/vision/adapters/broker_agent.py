@@ -91,7 +91,12 @@ class BrokerAgent:
         answer = self._call(
             "POST", "/sessions/current/agent/safe_point", {"step": step, "sequence": sequence}
         )
-        return str(answer.get("action", "STOP"))
+        action = str(answer.get("action", "STOP"))
+        state = answer.get("state")
+        intent = state.get("user_intent") if isinstance(state, dict) else None
+        if action == "STOP" and intent != "STOP_NOW":
+            return "TAKEN_BACK"  # the person's own input ended the lease: not a STOP they asked for
+        return action
 
     async def acquire(self, lease_seconds: int) -> None:
         await asyncio.to_thread(self._lease, "acquire", {"lease_seconds": lease_seconds})
