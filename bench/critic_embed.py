@@ -174,21 +174,33 @@ def paced(embedder: MiniLmEmbedder, lines: list[str], interval_s: float) -> dict
     }
 
 
+def resident_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--lines", type=int, default=600)
     parser.add_argument("--seed", type=int, default=15)
+    parser.add_argument(
+        "--fast",
+        action="store_true",
+        help="the fast, memory-hungry session (KRONII_CRITIC_EMBED_LOW_MEMORY=false)",
+    )
     args = parser.parse_args()
     cpu = pin_to_one_cpu()
     lines = shell_lines(args.lines, args.seed)
+    rss_before = resident_mb()
     began = time.perf_counter()
-    embedder = MiniLmEmbedder()
+    embedder = MiniLmEmbedder(low_memory=not args.fast)
     if not embedder.available:
         raise SystemExit(f"no model: {embedder.unavailable_reason}")
     load_s = time.perf_counter() - began
     embedder.embed(lines[:20])  # warm up: first runs allocate
+    model_mb = round(resident_mb() - rss_before, 1)
     tokenizer = Tokenizer.from_file(str(default_tokenizer_path()))
     tokenizer.no_padding()
     tokens = [len(tokenizer.encode(line).ids) for line in lines]
@@ -196,6 +208,8 @@ def main() -> int:
         "critic_embed",
         {
             "machine": {**machine(), "pinned_cpu": cpu},
+            "session": "fast" if args.fast else "low_memory",
+            "model_resident_mb": model_mb,
             "lines": len(lines),
             "tokens_per_line": {"mean": round(statistics.fmean(tokens), 1), "max": max(tokens)},
             "load_ms": round(load_s * 1000, 1),

@@ -108,7 +108,8 @@ class DesktopControl(Protocol):
     async def acquire(self, lease_seconds: int) -> None: ...
 
     async def safe_point(self, step: str, sequence: int) -> str:
-        """ "CONTINUE", "PAUSE" or "STOP"; LeaseRefused when the lease is gone."""
+        """CONTINUE, PAUSE, STOP (the person's STOP_NOW) or TAKEN_BACK (the person's own input ended
+        the lease); LeaseRefused when the broker refuses the call."""
         ...
 
     async def click(self, x: int, y: int) -> None: ...
