@@ -102,18 +102,20 @@ def _start_ms(pid: int) -> int:
 
 @contextlib.contextmanager
 def planted_window(
-    display: str, text: str = PLANTED_TEXT, *, geometry: str = "72x12+40+60"
+    display: str, text: str = PLANTED_TEXT, *, geometry: str = "72x12+40+60", then_bash: bool = False
 ) -> Iterator[PlantedWindow]:
-    """An xterm printing `text` (DejaVu Sans Mono 12, light), mapped and drawn."""
+    """An xterm printing `text` (DejaVu Sans Mono 12, light), mapped and drawn; then waiting with no
+    cursor, or with `then_bash` a bash without rc files where typed lines run."""
     wm_class = f"KroniiCapture{os.getpid()}x{next(_serial)}"
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
         handle.write(text)
+    then = "exec bash --norc --noprofile -i" if then_bash else "printf '\\033[?25l'; sleep 600"
     command = [
         "xterm", "-class", wm_class, "-fa", "DejaVu Sans Mono", "-fs", "12", "-bg", "#ffffff", "-fg", "#000000",
         "+sb", "-b", "4", "-xrm", "XTerm*cursorBlink: false", "-geometry", geometry,
-        "-e", "sh", "-c", f"cat '{handle.name}'; printf '\\033[?25l'; sleep 600",
+        "-e", "sh", "-c", f"cat '{handle.name}'; {then}",
     ]  # fmt: skip
-    env = {**os.environ, "DISPLAY": display}
+    env = {**os.environ, "DISPLAY": display, "PS1": "$ ", "HISTFILE": os.devnull}
     process = subprocess.Popen(
         command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )

@@ -143,16 +143,21 @@ def _bus_pid(bus_address: str) -> int:
 
 @contextlib.contextmanager
 def start_a11y_desktop(
-    xvfb_args: Sequence[str] = (), extra_env: dict[str, str] | None = None
+    xvfb_args: Sequence[str] = (), extra_env: dict[str, str] | None = None, *, screen: str = "1024x768x24"
 ) -> Iterator[A11yDesktop]:
     """Xvfb + openbox and a private session bus whose activated services see this DISPLAY and a
     private XDG_RUNTIME_DIR (where at-spi-bus-launcher puts the accessibility bus socket).
-    `xvfb_args` go to Xvfb (["-dpi", "192"]); `extra_env` to every application (GDK_SCALE)."""
+    `xvfb_args` go to Xvfb (["-dpi", "192"]); `extra_env` to every application (GDK_SCALE); `screen` is
+    Xvfb's size ("1920x1080x24" for the benchmarks)."""
     _require_tools()
     runtime_dir = tempfile.mkdtemp(prefix="kronii-a11y-")
     os.chmod(runtime_dir, 0o700)
     try:
-        with _adopting_orphans(), start_xvfb(xvfb_args) as display, start_session_bus() as bus_address:
+        with (
+            _adopting_orphans(),
+            start_xvfb(xvfb_args, screen) as display,
+            start_session_bus() as bus_address,
+        ):
             desktop = A11yDesktop(display, bus_address, runtime_dir, dict(extra_env or {}))
             subprocess.run(
                 ["dbus-update-activation-environment", f"DISPLAY={display}", f"XDG_RUNTIME_DIR={runtime_dir}",

@@ -70,7 +70,7 @@ class ContextBuilder:
         """`fresh` reads the tree again whatever the object events said (an approval, a run's step)."""
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        raw = await self._tree.snapshot(fresh)
+        raw = await self._tree.snapshot(fresh=fresh)
         timings["tree"] = (time.perf_counter() - started) * 1000
         mark = time.perf_counter()
         frame, (width, height) = await asyncio.to_thread(self._look)

@@ -15,6 +15,7 @@ is bounded in time; the job's TTL is never longer than that bound, so a job give
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import os
@@ -66,6 +67,7 @@ _NEEDED = ("READ_REDACTED", "REQUEST_CAPTURE")
 # a local one, which may not read screenshots (and could make capture ask the person).
 _RENEW_MARGIN_S = 30.0
 _TERMINAL = frozenset({cpb.PERSISTED, cpb.EXPIRED, cpb.REJECTED, cpb.FAILED, cpb.CANCELLED})
+_TERMINAL_NAMES = frozenset(cpb.CaptureStatusCode.Name(code) for code in _TERMINAL)
 _STALE_SESSION = frozenset({grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED})
 # How gRPC words "nobody listens there" (as opposed to capture itself answering UNAVAILABLE).
 _NOBODY_THERE = (
@@ -320,11 +322,23 @@ class CaptureScreenshots:
             async with asyncio.timeout(self._timeout):
                 return await self._take(attempt)
         except TimeoutError:
+            await self._give_up(attempt)
             raise ScreenshotUnavailable(
                 f"capture gave no frame of the window in front within {self._timeout:g} s ({attempt.progress()})"
             ) from None
         except grpc.aio.AioRpcError as error:
             raise ScreenshotUnavailable(self._sentence(error, attempt)) from None
+
+    async def _give_up(self, attempt: _Attempt) -> None:
+        """Cancel a job vision stopped waiting for: left to run, it would hold capture's queue and make
+        the next requests expire behind it (seen under load)."""
+        session = self._session
+        if not attempt.job_id or attempt.status in _TERMINAL_NAMES or session is None:
+            return
+        with contextlib.suppress(grpc.aio.AioRpcError, TimeoutError):
+            await self._stub().CancelCapture(
+                cpb.CaptureJobId(job_id=attempt.job_id), metadata=session.metadata, timeout=2.0
+            )
 
     async def close(self) -> None:
         channel, self._channel = self._channel, None
