@@ -19,6 +19,8 @@ from kronii.vision.ports import LeaseRefused
 
 __all__ = ["BrokerAgent"]
 
+_SIGN_IN_PREFIX = "/v1/broker/agents/"
+
 
 def _detail(body: Any, text: str) -> str:
     if isinstance(body, Mapping) and body.get("detail"):
@@ -42,7 +44,7 @@ class BrokerAgent:
                 f"the input broker at {self._url} did not answer ({error.strerror or error}): start it with "
                 "`kronii up`"
             ) from None
-        if answer.status == 401 and "sign" not in path:
+        if answer.status == 401 and not path.startswith(_SIGN_IN_PREFIX):
             self._sign_in()
             answer = self._http.request(method, path, json=body)
         if answer.status >= 400:
@@ -55,18 +57,23 @@ class BrokerAgent:
         except (OSError, ValueError) as error:
             raise LeaseRefused(f"the vision engine's key {self._key_path} cannot be read: {error}") from None
         self._http.headers.pop("authorization", None)
-        challenge = self._call("POST", "/v1/broker/agents/challenge", {"client_id": self._client_id})
+        challenge = self._call("POST", f"{_SIGN_IN_PREFIX}challenge", {"client_id": self._client_id})
         nonce = base64.b64decode(str(challenge.get("nonce", "")))
         signature = base64.b64encode(key.sign(nonce)).decode("ascii")
-        answer = self._call(
-            "POST",
-            "/v1/broker/agents/sign-in",
-            {
-                "challenge_id": challenge.get("challenge_id"),
-                "client_id": self._client_id,
-                "signature": signature,
-            },
-        )
+        proof = {
+            "challenge_id": challenge.get("challenge_id"),
+            "client_id": self._client_id,
+            "signature": signature,
+        }
+        try:
+            answer = self._call("POST", f"{_SIGN_IN_PREFIX}sign-in", proof)
+        except LeaseRefused as refused:
+            if "(HTTP 401)" not in str(refused):
+                raise
+            raise LeaseRefused(
+                f"the input broker does not accept the vision engine's key ({refused}): register it once "
+                f"as the person at the desktop, `kronii vision setup` prints the command"
+            ) from None
         self._http.headers["authorization"] = f"Bearer {answer.get('token', '')}"
 
     def _ensure_signed_in(self) -> None:
