@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import base64
 import os
-import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from kronii.broker.core.input import InputAction, parse_action
+from kronii.common import agent_keys
 from kronii.common.errors import KroniiError
 from kronii.common.local_http import JsonClient
 
@@ -43,7 +42,6 @@ DEFAULT_URL = "http://127.0.0.1:8106"
 # The code of a BrokerError raised when nothing answered (no HTTP status at all).
 UNREACHABLE = "unreachable"
 BAD_KEY = "bad_key_file"
-_RAW_KEY_BYTES = 32
 
 
 class BrokerError(Exception):
@@ -119,43 +117,18 @@ class SignIn:
 
 
 def load_private_key(path: str | os.PathLike[str]) -> Ed25519PrivateKey:
-    """An Ed25519 private key from a file only its owner can read: PEM (PKCS#8), OpenSSH, or the 32
-    raw bytes. A key other users can read is refused: anyone who can read it can act as the agent."""
-    key_path = Path(path)
+    """An Ed25519 private key from a file only its owner can read (kronii.common.agent_keys)."""
     try:
-        info = key_path.stat()
-        data = key_path.read_bytes()
-    except OSError as error:
-        raise BrokerError(BAD_KEY, f"cannot read the key file {key_path.name}: {error.strerror}") from None
-    if stat.S_IMODE(info.st_mode) & 0o077:
-        raise BrokerError(
-            BAD_KEY,
-            f"the key file {key_path.name} can be read by other users "
-            f"(mode {stat.S_IMODE(info.st_mode):04o}); run chmod 600 on it",
-        )
-    return private_key_from_bytes(data)
+        return agent_keys.load_private_key(path)
+    except agent_keys.KeyFileError as error:
+        raise BrokerError(BAD_KEY, str(error)) from None
 
 
 def private_key_from_bytes(data: bytes) -> Ed25519PrivateKey:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    if len(data) == _RAW_KEY_BYTES:
-        return Ed25519PrivateKey.from_private_bytes(data)
-    stripped = data.strip()
-    key: object
     try:
-        if stripped.startswith(b"-----BEGIN OPENSSH PRIVATE KEY-----"):
-            key = serialization.load_ssh_private_key(stripped, password=None)
-        elif stripped.startswith(b"-----BEGIN"):
-            key = serialization.load_pem_private_key(stripped, password=None)
-        else:
-            raise BrokerError(BAD_KEY, "the key file is neither PEM, OpenSSH, nor 32 raw bytes")
-    except (ValueError, TypeError) as error:
-        raise BrokerError(BAD_KEY, f"the key file cannot be read as a private key: {error}") from None
-    if not isinstance(key, Ed25519PrivateKey):
-        raise BrokerError(BAD_KEY, f"the key is a {type(key).__name__.removeprefix('_')}, not Ed25519")
-    return key
+        return agent_keys.private_key_from_bytes(data)
+    except agent_keys.KeyFileError as error:
+        raise BrokerError(BAD_KEY, str(error)) from None
 
 
 class BrokerClient:

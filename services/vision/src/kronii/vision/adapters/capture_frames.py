@@ -19,7 +19,6 @@ import contextlib
 import functools
 import hashlib
 import os
-import stat
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -28,11 +27,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import grpc
-from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from kronii.capture.v1 import capture_pb2 as cpb
 from kronii.capture.v1 import capture_pb2_grpc as cpb_grpc
+from kronii.common.agent_keys import KeyFileError, load_private_key
 from kronii.common.procinfo import start_ticks
 from kronii.vision.context_build import ScreenshotUnavailable
 from kronii.vision.ports import Frame
@@ -61,7 +60,6 @@ DEFAULT_TIMEOUT_SECS = 8.0
 DEFAULT_TTL_MS = 5_000
 REQUESTER = "vision"
 _BURST_COUNT = 2
-_RAW_KEY_BYTES = 32
 _NEEDED = ("READ_REDACTED", "REQUEST_CAPTURE")
 # Renewed ahead of capture's end of the session: over the Unix socket a dead token turns the call into
 # a local one, which may not read screenshots (and could make capture ask the person).
@@ -83,44 +81,6 @@ T = TypeVar("T")
 
 
 # ---- vision's key --------------------------------------------------------------------------------
-
-
-class KeyFileError(ValueError):
-    """vision's private key cannot be used: `str()` says why."""
-
-
-def load_private_key(path: str | os.PathLike[str]) -> Ed25519PrivateKey:
-    """An Ed25519 private key from a file only its owner can read: 32 raw bytes, PEM (PKCS#8) or
-    OpenSSH. Anyone who can read the key can read screenshots as vision, so a readable one is refused."""
-    key_path = Path(path)
-    try:
-        info = key_path.stat()
-        data = key_path.read_bytes()
-    except FileNotFoundError:
-        raise KeyFileError(f"vision has no private key at {key_path}") from None
-    except OSError as error:
-        raise KeyFileError(f"cannot read vision's private key {key_path}: {error.strerror}") from None
-    mode = stat.S_IMODE(info.st_mode)
-    if mode & 0o077:
-        raise KeyFileError(
-            f"vision's private key {key_path} can be read by other users (mode {mode:04o}): run chmod 600 on it"
-        )
-    if len(data) == _RAW_KEY_BYTES:
-        return Ed25519PrivateKey.from_private_bytes(data)
-    stripped = data.strip()
-    key: object
-    try:
-        if stripped.startswith(b"-----BEGIN OPENSSH PRIVATE KEY-----"):
-            key = serialization.load_ssh_private_key(stripped, password=None)
-        else:
-            key = serialization.load_pem_private_key(stripped, password=None)
-    except (ValueError, TypeError, UnsupportedAlgorithm):
-        raise KeyFileError(
-            f"vision's private key {key_path} is neither 32 raw bytes, PEM nor OpenSSH without a passphrase"
-        ) from None
-    if not isinstance(key, Ed25519PrivateKey):
-        raise KeyFileError(f"vision's private key {key_path} is not an Ed25519 key")
-    return key
 
 
 def ensure_key(path: str | os.PathLike[str]) -> Path:
