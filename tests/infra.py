@@ -14,6 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from kronii.common.infra import EmbeddedInfra, InfraPorts, free_port
+from kronii.common.migrate_child import create_database_if_missing
 from kronii.common.urls import libpq_url
 
 __all__ = ["InfraUrls", "create_database", "service_context", "start_test_infra"]
@@ -74,6 +75,9 @@ def start_test_infra() -> Iterator[InfraUrls]:
                 redis_url=configured["redis"],
                 database_url=configured["database"],
             )
+            if servers["postgres"].embedded:
+                # As `kronii up` does in its migrations' child.
+                create_database_if_missing(servers["postgres"].url)
             yield InfraUrls(servers["nats"].url, servers["redis"].url, servers["postgres"].url)
         finally:
             infra.stop()

@@ -1,6 +1,6 @@
 """The retries around a service's dependencies (tenacity): the NATS connection keeps trying with a
-doubling pause until it answers or the service stops, and the embedded PostgreSQL gets its
-`kronii` database once the server accepts connections, or the start fails with the reason."""
+doubling pause until it answers or the service stops, and the start of the embedded PostgreSQL goes on
+once pg_isready says it accepts connections, or fails with the reason."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import psycopg
 import pytest
 from kronii.common import infra
 from kronii.common.infra import EmbeddedInfra, InfraError, InfraPorts
@@ -68,71 +67,50 @@ async def test_a_service_told_to_stop_before_connecting_does_not_try() -> None:
     await asyncio.wait_for(_Runtime._retry(runtime, "nats", connect), 1)
 
 
-class _Connection:
-    def __init__(self, executed: list[str]) -> None:
-        self.executed = executed
-
-    def __enter__(self) -> _Connection:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def execute(self, sql: str) -> Any:
-        self.executed.append(sql)
-        return SimpleNamespace(fetchone=lambda: None)
-
-
 def _child(alive: bool) -> Any:
     return SimpleNamespace(alive=lambda: alive)
 
 
-def test_the_database_is_created_once_postgres_accepts_connections(
+def _answers(*verdicts: tuple[bool, str]) -> tuple[list[int], Any]:
+    """pg_isready's answers in turn (the last one repeats), and a list counting the questions."""
+    asked: list[int] = []
+
+    def accepts(port: int) -> tuple[bool, str]:
+        asked.append(port)
+        return verdicts[min(len(asked), len(verdicts)) - 1]
+
+    return asked, accepts
+
+
+def test_the_start_goes_on_once_postgres_accepts_connections(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    executed: list[str] = []
-    refusals = iter([True, True, False])
-
-    def connect(**_: Any) -> _Connection:
-        if next(refusals):
-            raise psycopg.OperationalError("the database system is starting up")
-        return _Connection(executed)
-
-    monkeypatch.setattr(psycopg, "connect", connect)
-    EmbeddedInfra(tmp_path, InfraPorts())._ensure_database(_child(True), 1, "pw")
-    assert executed[-1] == "CREATE DATABASE kronii"
+    asked, accepts = _answers(
+        (False, "rejecting connections"), (False, "no response"), (True, "accepting connections")
+    )
+    monkeypatch.setattr(infra, "_postgres_accepts", accepts)
+    EmbeddedInfra(tmp_path, InfraPorts())._wait_accepting(_child(True), 5432)
+    assert asked == [5432, 5432, 5432]
 
 
 def test_a_postgres_that_died_while_starting_fails_at_once_with_the_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls = 0
-
-    def connect(**_: Any) -> _Connection:
-        nonlocal calls
-        calls += 1
-        raise psycopg.OperationalError("connection refused")
-
-    monkeypatch.setattr(psycopg, "connect", connect)
-    with pytest.raises(InfraError, match="postgres is not accepting connections: connection refused"):
-        EmbeddedInfra(tmp_path, InfraPorts())._ensure_database(_child(False), 1, "pw")
-    assert calls == 1
+    asked, accepts = _answers((False, "no response"))
+    monkeypatch.setattr(infra, "_postgres_accepts", accepts)
+    with pytest.raises(InfraError, match=r"^postgres is not accepting connections: no response$"):
+        EmbeddedInfra(tmp_path, InfraPorts())._wait_accepting(_child(False), 1)
+    assert len(asked) == 1
 
 
 def test_a_postgres_that_never_accepts_fails_after_the_wait(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls = 0
-
-    def connect(**_: Any) -> _Connection:
-        nonlocal calls
-        calls += 1
-        raise psycopg.OperationalError("connection refused")
-
-    monkeypatch.setattr(psycopg, "connect", connect)
+    asked, accepts = _answers((False, "rejecting connections"))
+    monkeypatch.setattr(infra, "_postgres_accepts", accepts)
     monkeypatch.setattr(infra, "DATABASE_WAIT_SECS", 0.35)
     started = time.monotonic()
-    with pytest.raises(InfraError, match="not accepting connections"):
-        EmbeddedInfra(tmp_path, InfraPorts())._ensure_database(_child(True), 1, "pw")
+    with pytest.raises(InfraError, match="not accepting connections: rejecting connections"):
+        EmbeddedInfra(tmp_path, InfraPorts())._wait_accepting(_child(True), 1)
     assert 0.3 <= time.monotonic() - started < 2
-    assert calls >= 3  # tried every 0.1 s until the wait was over
+    assert len(asked) >= 3  # asked every 0.1 s until the wait was over

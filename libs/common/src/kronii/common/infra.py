@@ -177,7 +177,7 @@ class EmbeddedInfra:
                 assert server.child is not None
                 self._wait_port(server.child, port, timeout)
                 if server.name == "postgres":
-                    self._ensure_database(server.child, port, _secret(self.data_dir, "postgres_password"))
+                    self._wait_accepting(server.child, port)
         except BaseException:
             self.stop()
             raise
@@ -205,28 +205,12 @@ class EmbeddedInfra:
         return child
 
     def answers(self, name: str) -> bool:
-        """Whether the embedded server takes requests: its port is open and, for PostgreSQL, a
-        session opens (it opens its port before crash recovery ends). Blocks at most about 1 s."""
+        """Whether the embedded server takes requests: its port is open and, for PostgreSQL, it
+        accepts sessions (it opens its port before crash recovery ends). Blocks at most about 1 s."""
         port = getattr(self.ports, name)
         if not _port_open(port):
             return False
-        if name != "postgres":
-            return True
-        import psycopg
-
-        try:
-            with psycopg.connect(
-                host="127.0.0.1",
-                port=port,
-                user="kronii",
-                password=_secret(self.data_dir, "postgres_password"),
-                dbname="kronii",
-                connect_timeout=1,
-            ) as conn:
-                conn.execute("SELECT 1")
-            return True
-        except psycopg.Error:
-            return False
+        return name != "postgres" or _postgres_accepts(port)[0]
 
     def stop(self, timeout: float = 3.0) -> None:
         for name in ("postgres", "redis", "nats"):
@@ -303,6 +287,9 @@ class EmbeddedInfra:
                 "unix_socket_directories=",
                 "-c",
                 "log_min_messages=warning",
+                # kronii uses no logical replication: no launcher process waiting for it.
+                "-c",
+                "max_logical_replication_workers=0",
                 "-c",
                 "fsync=off" if os.environ.get("KRONII_TEST_FAST_PG") else "fsync=on",
             ],
@@ -372,40 +359,43 @@ class EmbeddedInfra:
         if result.returncode != 0:
             raise InfraError(f"initdb failed:\n{result.stderr.strip()}")
 
-    def _ensure_database(self, child: Child, port: int, password: str) -> None:
-        # Imported here: `kronii` commands that never start PostgreSQL do not pay for them.
-        import psycopg
-        from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
-
-        def create_if_missing() -> None:
-            with psycopg.connect(
-                host="127.0.0.1",
-                port=port,
-                user="kronii",
-                password=password,
-                dbname="postgres",
-                autocommit=True,
-            ) as conn:
-                exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = 'kronii'").fetchone()
-                if not exists:
-                    conn.execute("CREATE DATABASE kronii")
+    def _wait_accepting(self, child: Child, port: int) -> None:
+        """PostgreSQL opens its port a moment before it accepts sessions. Asked with pg_isready (no
+        driver in the launcher, which stays resident for the whole session); the database itself
+        is created by the migrations' child (`migrate_in_child`)."""
+        from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
         out_of_time = stop_after_delay(DATABASE_WAIT_SECS)
 
         def give_up(state: RetryCallState) -> bool:
             return out_of_time(state) or not child.alive()
 
-        # The port opens a moment before the server accepts connections.
         retrying = Retrying(
-            retry=retry_if_exception_type(psycopg.OperationalError),
+            retry=retry_if_result(lambda answer: not answer[0]),
             stop=give_up,
             wait=wait_fixed(0.1),
-            reraise=True,
+            retry_error_callback=lambda state: state.outcome.result() if state.outcome else (False, ""),
         )
-        try:
-            retrying(create_if_missing)
-        except psycopg.OperationalError as error:
-            raise InfraError(f"postgres is not accepting connections: {error}") from None
+        accepts, answer = retrying(_postgres_accepts, port)
+        if not accepts:
+            raise InfraError(f"postgres is not accepting connections: {answer}")
+
+
+def _postgres_accepts(port: int) -> tuple[bool, str]:
+    """pg_isready's verdict on the embedded server, and its own words (e.g. "rejecting connections")."""
+    try:
+        done = subprocess.run(
+            [str(postgres_bin_dir() / "pg_isready"), "-h", "127.0.0.1", "-p", str(port), "-t", "1"],
+            capture_output=True,
+            text=True,
+            timeout=3,
+            check=False,
+            env={**os.environ, "LC_ALL": "C"},
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return False, str(error)
+    answer = done.stdout.strip().rsplit(" - ", 1)[-1] or done.stderr.strip() or f"exit code {done.returncode}"
+    return done.returncode == 0, answer
 
 
 def _grant_postgres_reach(pgdata: Path, uid: int, gid: int) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from kronii.common.freed_memory import RETURN_EVERY_SECS, return_freed_memory
 from kronii.common.infra import (
     EmbeddedInfra,
     InfraError,
@@ -192,7 +193,8 @@ class Launcher:
             self._check_stop()
             self.services.extend(self._start_unit(unit, env))
         self._check_stop()
-        migrate_in_child(self.servers["postgres"].url)
+        postgres = self.servers["postgres"]
+        migrate_in_child(postgres.url, create_database=postgres.embedded)
         marker.touch(mode=0o600)  # nothing in the data directory is open to other users
         self.say(f"{'migrate':<{self._width}}  database schema is up to date")
         for running in self.services:
@@ -306,12 +308,17 @@ class Launcher:
 
     def watch(self) -> int:
         """Wait for a stop request or a child's death. Returns the exit code for `kronii up`."""
+        return_freed_memory()  # what the start used and let go (as the services do, then every minute)
+        trimmed = time.monotonic()
         while not self.stop_requested.wait(0.2):
             code = self._watch_services()
             if code is None:
                 code = self._watch_servers()
             if code is not None:
                 return code
+            if time.monotonic() - trimmed > RETURN_EVERY_SECS:
+                return_freed_memory()
+                trimmed = time.monotonic()
         return 0
 
     def _watch_services(self) -> int | None:

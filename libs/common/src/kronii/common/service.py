@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import random
 import signal
 import time
 from collections.abc import Awaitable, Callable, Generator, Iterable
@@ -38,11 +39,12 @@ from kronii.common.api_edge import KroniiErrorInterceptor, install_error_handler
 from kronii.common.audit import AuditLog
 from kronii.common.bus import Bus, JetStreamUnavailable
 from kronii.common.context import ServiceContext
-from kronii.common.db import make_engine, make_sessionmaker
+from kronii.common.db import EngineShare, make_sessionmaker
 from kronii.common.durable import (
     AuditOutbox,
     install_unavailable_handlers,
 )
+from kronii.common.freed_memory import keep_returning_freed_memory, return_freed_memory
 from kronii.common.grpc_guard import GuardInterceptor
 from kronii.common.limits import install_limits
 from kronii.common.logs import configure_logging
@@ -93,9 +95,13 @@ class _Server(uvicorn.Server):
 
 
 class _Runtime:
-    def __init__(self, spec: ServiceSpec, settings: ServiceSettings) -> None:
+    def __init__(
+        self, spec: ServiceSpec, settings: ServiceSettings, *, engines: EngineShare | None = None
+    ) -> None:
         self.spec = spec
         self.settings = settings
+        # The services of one process share its PostgreSQL pool (service_group passes its share).
+        self.engines = engines or EngineShare()
         self.registry = CollectorRegistry()
         self.metrics = CommonMetrics(spec.name, self.registry)
         self.ctx = ServiceContext(spec, settings, self.metrics, self.registry, Bus(spec.name, self.metrics))
@@ -134,7 +140,7 @@ class _Runtime:
         """Connect every dependency, retrying until it answers or the service is told to stop."""
         s = self.settings
         if "postgres" in self.spec.needs and s.database_url:
-            self.ctx.engine = make_engine(s.database_url)
+            self.ctx.engine = self.engines.acquire(s.database_url)
             self.ctx.sessions = make_sessionmaker(self.ctx.engine)
             self.ctx.audit = AuditLog(self.ctx.sessions, self.spec.name)
         if "redis" in self.spec.needs and s.redis_url:
@@ -234,6 +240,10 @@ class _Runtime:
         """Notice an outage of PostgreSQL at once, and put it in the audit log when it ends."""
         if "postgres" not in self.spec.needs or self.ctx.engine is None:
             return
+        # Each at its own phase: the services that share a process and its pool, all ready at about the
+        # same moment, would otherwise probe in step and open connections beyond the pool's idle ones.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.stopping.wait(), random.uniform(0, every))
         while not self.stopping.is_set():
             ok = await self._probe_postgres_restart()
             down_since = self.ctx.postgres_down_since
@@ -378,6 +388,9 @@ class _Runtime:
             self.app_started = True
             await self.start_grpc()
             await self.set_serving(True)
+            # What the imports and the start left free goes back now; keep_returning_freed_memory
+            # does it again every minute.
+            await asyncio.to_thread(return_freed_memory)
             # Under `kronii up` the launcher prints the ready line: once is enough.
             log.log(
                 logging.DEBUG if os.environ.get("KRONII_LAUNCHED_BY_UP") else logging.INFO,
@@ -418,7 +431,7 @@ class _Runtime:
                 await self.ctx.redis.aclose()
         if self.ctx.engine is not None:
             with contextlib.suppress(Exception):
-                await self.ctx.engine.dispose()
+                await self.engines.release(self.ctx.engine)
         log.info("%s stopped", self.spec.name)
 
 
@@ -437,7 +450,9 @@ def run_service(spec: ServiceSpec, settings: ServiceSettings) -> None:
     async def supervise() -> None:
         task = asyncio.create_task(runtime.run())
         stop = asyncio.create_task(runtime.stopping.wait())
+        trims = asyncio.create_task(keep_returning_freed_memory(runtime.stopping), name="freed-memory")
         done, _ = await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+        trims.cancel()
         if task in done:
             stop.cancel()
             task.result()

@@ -25,6 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from kronii.common.bus import JetStreamUnavailable
+from kronii.common.db import EngineShare
+from kronii.common.freed_memory import keep_returning_freed_memory
 from kronii.common.logs import configure_logging, current_service
 from kronii.common.service import _Runtime, failure_reason
 from kronii.common.settings import ServiceSettings, SettingsError
@@ -72,6 +74,7 @@ class ServiceGroup:
         self.max_restarts = max_restarts
         self.restart_window_secs = restart_window_secs
         self.stopping = asyncio.Event()
+        self.engines = EngineShare(services=len(self.members))
 
     @property
     def shutdown_timeout_secs(self) -> float:
@@ -97,9 +100,11 @@ class ServiceGroup:
         try:
             tasks = [self._start(member) for member in self.members]
             stop_wait = asyncio.create_task(self.stopping.wait())
+            trims = asyncio.create_task(keep_returning_freed_memory(self.stopping), name="freed-memory")
             await asyncio.wait({*tasks, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
             self.request_stop()
             stop_wait.cancel()
+            trims.cancel()
             _, pending = await asyncio.wait(tasks, timeout=self.shutdown_timeout_secs)
             if pending:
                 names = ", ".join(task.get_name() for task in pending)
@@ -123,7 +128,7 @@ class ServiceGroup:
         name = member.spec.name
         while not self.stopping.is_set():
             try:
-                member.runtime = _Runtime(member.spec, member.settings)
+                member.runtime = _Runtime(member.spec, member.settings, engines=self.engines)
                 if self.stopping.is_set():
                     member.runtime.stopping.set()
                 await member.runtime.run(handle_signals=False)

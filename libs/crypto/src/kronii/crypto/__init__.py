@@ -4,6 +4,8 @@ Each object is sealed with its own AES-256-GCM content key; the content key is w
 key from a :class:`MasterKeyProvider` (Vault transit, the Secret Service, or a key file).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from kronii.crypto.envelope import open_sealed, rewrap, seal
 from kronii.crypto.errors import (
     CryptoError,
@@ -17,7 +19,20 @@ from kronii.crypto.model import SealedObject, WrappedKey
 from kronii.crypto.provider import LocalMasterKeyProvider, MasterKeyProvider
 from kronii.crypto.secretservice import SecretServiceProvider
 from kronii.crypto.select import select_provider
-from kronii.crypto.vault import VaultTransitProvider
+
+if TYPE_CHECKING:
+    from kronii.crypto.vault import VaultTransitProvider
+
+
+def __getattr__(name: str) -> Any:
+    # VaultTransitProvider is imported when asked for: hvac and requests stay out of a process that
+    # does not use Vault.
+    if name == "VaultTransitProvider":
+        from kronii.crypto.vault import VaultTransitProvider
+
+        return VaultTransitProvider
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CryptoError",

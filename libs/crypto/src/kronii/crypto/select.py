@@ -9,7 +9,6 @@ from kronii.crypto.errors import ProviderConfigError
 from kronii.crypto.keyfile import KEY_FILE_NAME, KeyFileProvider
 from kronii.crypto.provider import MasterKeyProvider
 from kronii.crypto.secretservice import SecretServiceProvider
-from kronii.crypto.vault import VaultTransitProvider
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +31,9 @@ def select_provider(
     if vault_url or vault_token:
         if not (vault_url and vault_token):
             raise ProviderConfigError("Vault transit is configured but its address or token is missing")
+        # Imported only here: hvac and requests (~3 MB) stay out of a process that does not use Vault.
+        from kronii.crypto.vault import VaultTransitProvider
+
         log.info("kronii.crypto: master key provider is Vault transit (key %s)", vault_key_name)
         return VaultTransitProvider(vault_url, vault_token, vault_key_name, mount=vault_mount)
     if use_secret_service and SecretServiceProvider.available():

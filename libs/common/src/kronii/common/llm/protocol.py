@@ -11,7 +11,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import jsonschema  # type: ignore[import-untyped,unused-ignore]
 from kronii.redaction import Category, Level, RedactionEngine, category_of
 
 __all__ = [
@@ -182,6 +181,13 @@ def _strip_fence(text: str) -> str:
     return stripped
 
 
+def _validator_for(schema: Mapping[str, Any]) -> Any:
+    # Imported at the first model call: a service whose backend is the rules never pays for it (~2 MB).
+    import jsonschema  # type: ignore[import-untyped,unused-ignore]
+
+    return jsonschema.validators.validator_for(schema)
+
+
 def parse_reply(text: str, schema: Mapping[str, Any]) -> dict[str, Any]:
     """The reply as a JSON object valid for `schema`, or InvalidOutput saying what is wrong."""
     try:
@@ -190,7 +196,7 @@ def parse_reply(text: str, schema: Mapping[str, Any]) -> dict[str, Any]:
         raise InvalidOutput(f"not valid JSON ({error})") from None
     if not isinstance(data, dict):
         raise InvalidOutput(f"not a JSON object but {type(data).__name__}")
-    validator_class = jsonschema.validators.validator_for(schema)
+    validator_class = _validator_for(schema)
     errors = sorted(validator_class(schema).iter_errors(data), key=lambda e: list(e.path))
     if errors:
         first = errors[0]
@@ -331,7 +337,7 @@ async def run_json_protocol(
     server only doubles the wait). `timeout_secs` bounds all attempts together, so a role's call
     never outlives its budget. A reply valid for the schema that `check` finds out of bounds is
     invalid like one that is not JSON."""
-    jsonschema.validators.validator_for(schema).check_schema(schema)
+    _validator_for(schema).check_schema(schema)
     call = _Accounting(role, backend, model, cost, clock, clock())
     deadline = call.started + timeout_secs
     system_prompt = system
