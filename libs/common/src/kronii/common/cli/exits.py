@@ -5,6 +5,8 @@ pipeline branches on them."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 __all__ = [
     "FAILED",
     "INTERRUPTED",
@@ -15,6 +17,7 @@ __all__ = [
     "UNREACHABLE",
     "USAGE",
     "CommandError",
+    "exit_for_status",
 ]
 
 OK = 0
@@ -34,3 +37,18 @@ class CommandError(Exception):
         super().__init__(message)
         self.message = message
         self.code = code
+
+
+def exit_for_status(status: int, *, refused: Collection[int] = (), usage: Collection[int] = ()) -> int:
+    """The exit code for a service's HTTP refusal. A service names the statuses that mean more for its
+    commands than a failure: `refused` (the supervisor's 409 and 423, a pane busy or a person typing)
+    and `usage` (the critic's 413, a text too long to send)."""
+    if status in (400, 422) or status in usage:
+        return USAGE
+    if status == 404:
+        return NOT_FOUND
+    if status in (401, 403, 429) or status in refused:
+        return REFUSED
+    if status in (502, 503, 504):
+        return UNREACHABLE
+    return FAILED

@@ -50,16 +50,8 @@ def presence_headers() -> dict[str, str]:
 
 
 def exit_for_status(status: int) -> int:
-    """The exit code for one of the broker's HTTP refusals."""
-    if status in (400, 422):
-        return exits.USAGE
-    if status == 404:
-        return exits.NOT_FOUND
-    if status in (401, 403, 429):
-        return exits.REFUSED
-    if status in (502, 503, 504):
-        return exits.UNREACHABLE
-    return exits.FAILED  # 409 among them: the broker would not do it in the state it is in
+    """The exit code for one of the broker's HTTP refusals; a 409 (not in the state it is in) is a failure."""
+    return exits.exit_for_status(status)
 
 
 class Broker:

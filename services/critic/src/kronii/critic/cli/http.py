@@ -53,16 +53,8 @@ def critic_url(flag: str | None = None) -> str:
 
 
 def exit_for_status(status: int) -> int:
-    """The exit code for one of the critic's HTTP refusals."""
-    if status in (400, 413, 422):
-        return exits.USAGE
-    if status == 404:
-        return exits.NOT_FOUND
-    if status in (401, 403, 429):
-        return exits.REFUSED
-    if status in (502, 503, 504):
-        return exits.UNREACHABLE
-    return exits.FAILED
+    """The exit code for one of the critic's HTTP refusals: a text too long (413) is a usage error."""
+    return exits.exit_for_status(status, usage=(413,))
 
 
 class Critic:

@@ -145,16 +145,9 @@ class Client:
 
 
 def exit_for_status(status: int) -> int:
-    """The exit code for an HTTP refusal: what was wrong, in the vocabulary of every kronii command."""
-    if status in (400, 422):
-        return exits.USAGE
-    if status == 404:
-        return exits.NOT_FOUND
-    if status in (401, 403, 409, 423, 429):
-        return exits.REFUSED
-    if status in (502, 503, 504):
-        return exits.UNREACHABLE
-    return exits.FAILED
+    """The exit code for one of the supervisor's HTTP refusals: a pane busy (409) or a person typing (423)
+    is a refusal."""
+    return exits.exit_for_status(status, refused=(409, 423))
 
 
 def _dialled_port(url: str) -> int:

@@ -47,15 +47,7 @@ def vision_socket() -> Path:
 
 def exit_for_status(status: int) -> int:
     """409 is a refusal here: the plan needs a person, or its screen changed."""
-    if status in (400, 422):
-        return exits.USAGE
-    if status == 404:
-        return exits.NOT_FOUND
-    if status in (401, 403, 409, 429):
-        return exits.REFUSED
-    if status in (502, 503, 504):
-        return exits.UNREACHABLE
-    return exits.FAILED
+    return exits.exit_for_status(status, refused=(409,))
 
 
 class Vision:
