@@ -21,7 +21,7 @@ import redis.asyncio as aioredis
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from kronii.broker.adapters.callers import AgentRegistry
-from kronii.broker.client import BrokerClient
+from kronii.common.broker_client import BrokerClient
 from kronii.common.db import make_engine, make_sessionmaker
 from kronii.common.infra import free_port
 from kronii.common.rendezvous import broker_socket_path

@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from kronii.broker.attachment import Attachment
 from kronii.broker.control_desk import ControlDesk
-from kronii.broker.core.input import InputAction
 from kronii.broker.core.machine import Happening, Policy
 from kronii.broker.core.model import ControlMode, ControlState
 from kronii.broker.core.table import Event
 from kronii.broker.input_lane import InputLane
 from kronii.broker.metrics import BrokerMetrics
 from kronii.broker.ports import UserInputSeen
+from kronii.common.desktop_input import InputAction
 from prometheus_client import CollectorRegistry
 
 

@@ -7,12 +7,12 @@ from collections.abc import AsyncIterator, Callable
 
 from kronii.broker.control_desk import ControlChange, ControlDesk
 from kronii.broker.core.callers import Caller, Operation, check
-from kronii.broker.core.input import InputAction
 from kronii.broker.core.machine import Decision, Happening
 from kronii.broker.core.model import ControlState, SafePointAction, UserIntent
 from kronii.broker.core.table import Event, Refusal
 from kronii.broker.input_lane import InputLane, InputResult
 from kronii.broker.ports import AgentSession, AgentSignIn, SignInChallenge
+from kronii.common.desktop_input import InputAction
 from kronii.common.errors import FailedPrecondition, InvalidArgument, NotFound
 
 __all__ = ["CURRENT", "BrokerDesk"]

@@ -13,12 +13,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from kronii.broker.control_desk import ControlDesk
-from kronii.broker.core.input import InputAction
 from kronii.broker.core.machine import Happening
 from kronii.broker.core.model import ControlMode, DropReason
 from kronii.broker.core.table import Action, Event
 from kronii.broker.metrics import BrokerMetrics
 from kronii.broker.ports import Injector
+from kronii.common.desktop_input import InputAction
 
 __all__ = ["InputLane", "InputResult"]
 

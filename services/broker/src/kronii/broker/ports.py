@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from kronii.broker.core.callers import Caller
-from kronii.broker.core.input import InputAction
 from kronii.broker.core.model import ControlState
+from kronii.common.desktop_input import InputAction
 
 __all__ = [
     "AgentSession",

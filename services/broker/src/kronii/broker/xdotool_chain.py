@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from kronii.broker.core.input import MAX_TEXT, parse_action
+from kronii.common.desktop_input import MAX_TEXT, parse_action
 from kronii.common.errors import KroniiError
 
 __all__ = [

@@ -26,8 +26,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from kronii.broker import xdotool_chain as chain
-from kronii.broker.client import BAD_KEY, DEFAULT_URL, UNREACHABLE, BrokerClient, BrokerError, InputResult
 from kronii.broker.xdotool_chain import ClickHere, MoveBy, Send, Sleep, UsageError
+from kronii.common.broker_client import (
+    BAD_KEY,
+    DEFAULT_URL,
+    UNREACHABLE,
+    BrokerClient,
+    BrokerError,
+    InputResult,
+)
 
 __all__ = [
     "EXIT_OK",

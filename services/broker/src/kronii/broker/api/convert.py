@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from kronii.broker.control_desk import ControlChange
-from kronii.broker.core.input import InputAction, parse_action
 from kronii.broker.input_lane import InputResult
 from kronii.broker.messages import control_changed, state_message
 from kronii.broker.v1 import broker_pb2 as pb
+from kronii.common.desktop_input import InputAction, parse_action
 
 __all__ = ["action_from", "change_message", "result_message", "state_message"]
 

@@ -14,12 +14,12 @@ from fastapi import APIRouter, Request
 from google.protobuf.message import Message
 from kronii.broker.api.convert import result_message, state_message
 from kronii.broker.core.callers import Caller
-from kronii.broker.core.input import parse_action
 from kronii.broker.core.table import Event
 from kronii.broker.desk import BrokerDesk
 from kronii.broker.ports import CallFacts, Gatekeeper
 from kronii.broker.v1 import broker_pb2 as pb
 from kronii.common.api_edge import as_json, read_body, read_json_object
+from kronii.common.desktop_input import parse_action
 from kronii.common.errors import InvalidArgument
 from kronii.common.openapi import errors, json_body, proto_body
 from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER

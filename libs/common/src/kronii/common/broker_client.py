@@ -1,5 +1,6 @@
 """An agent's client of the input broker: sign in with a registered Ed25519 key, hold a lease, report
-safe points and send input, over the broker's loopback HTTP API.
+safe points and send input, over the broker's loopback HTTP API. In the shared library because agents
+live in other services too (the vision engine signs in as one), and no service imports another.
 
 Standard library only (plus `cryptography`, imported when a key is actually loaded): the xdotool
 shim builds one of these per command, so importing this module must stay cheap. Every failure, the
@@ -17,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from kronii.broker.core.input import InputAction, parse_action
 from kronii.common import agent_keys
+from kronii.common.desktop_input import InputAction, parse_action
 from kronii.common.errors import KroniiError
 from kronii.common.local_http import JsonClient
 

@@ -1,6 +1,8 @@
-"""What an agent asks the broker to do on the desktop: one input action, validated before it is queued.
+"""What an agent asks the input broker to do on the desktop: one input action, validated before it is
+queued. Pure values and rules, shared by the broker (its core and API) and its agents' client
+(kronii.common.broker_client), so both refuse a malformed action with the same sentence.
 
-Plain values; the X adapter turns them into XTEST events through the broker's own master device."""
+The broker's X adapter turns them into XTEST events through the broker's own master device."""
 
 from __future__ import annotations
 
