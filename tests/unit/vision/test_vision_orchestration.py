@@ -68,6 +68,8 @@ class FakeAccessibility:
         self.log = log
         self.nodes = nodes
         self.then: tuple[RawNode, ...] | None = None
+        self.writable = True  # set_text works (EditableText)
+        self.focusable = True
 
     async def snapshot(self, fresh: bool = False) -> tuple[RawNode, ...]:
         return self.nodes
@@ -80,7 +82,11 @@ class FakeAccessibility:
 
     async def set_text(self, ref: str, text: str) -> bool:
         self.log.append(f"set_text {ref} {text}")
-        return True
+        return self.writable
+
+    async def grab_focus(self, ref: str) -> bool:
+        self.log.append(f"grab_focus {ref}")
+        return self.focusable
 
 
 class FakeFrames:
@@ -412,3 +418,25 @@ async def test_watch_grabs_nothing_while_no_plan_is_active() -> None:
         running.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await running
+
+
+async def test_a_field_without_editable_text_gets_the_focus_before_the_keys_through_the_broker() -> None:
+    desk = rig(TYPE_NAME)
+    desk.tree.writable = False
+    record = await desk.planning.make("type Ada into Name", PERSON, execute=True)
+    await settled(record)
+    assert record.state is PlanState.DONE
+    assert desk.log == [
+        "acquire", "safe_point 0", "set_text app7|/name Ada", "grab_focus app7|/name", "type Ada", "release",
+    ]  # fmt: skip
+
+
+async def test_a_field_that_will_not_take_the_focus_fails_the_plan_and_no_keys_are_typed() -> None:
+    desk = rig(TYPE_NAME)
+    desk.tree.writable, desk.tree.focusable = False, False
+    record = await desk.planning.make("type Ada into Name", PERSON, execute=True)
+    await settled(record)
+    assert record.state is PlanState.FAILED
+    assert record.reason == "entry 'Name' would not take the focus, so no keys were typed"
+    assert not any(entry.startswith("type ") for entry in desk.log)
+    assert desk.log[-1] == "release"

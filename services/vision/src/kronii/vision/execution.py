@@ -168,11 +168,22 @@ class Executor:
         return f"click at ({x}, {y}) through the broker"
 
     async def _type(self, action: Action, node: RawNode | None) -> str:
-        semantic = node is not None and node.editable and not node.secured
-        if semantic and node is not None and await self._tree.set_text(node.ref, node.text + action.text):
+        if node is None:
+            await self._input(self._control.type_text(action.text))
+            return "keys through the broker"
+        if (
+            node.editable
+            and not node.secured
+            and await self._tree.set_text(node.ref, node.text + action.text)
+        ):
             return "accessibility text"
+        # Keys go wherever the focus is: into the named field, or not at all.
+        if "focused" not in node.states and not await self._tree.grab_focus(node.ref):
+            raise _Halt(
+                PlanEvent.FAIL, f"{node.role} {node.name!r} would not take the focus, so no keys were typed"
+            )
         await self._input(self._control.type_text(action.text))
-        return "keys through the broker"
+        return "keys through the broker into the focused field"
 
     @staticmethod
     async def _input(sent: Awaitable[None]) -> None:

@@ -49,6 +49,10 @@ class Accessibility(Protocol):
 
     async def set_text(self, ref: str, text: str) -> bool: ...
 
+    async def grab_focus(self, ref: str) -> bool:
+        """Give the object the keyboard focus (False: it would not take it)."""
+        ...
+
 
 class ScreenFrames(Protocol):
     """Reduced grayscale frames of the whole screen for the diff only (never stored, never sent)."""

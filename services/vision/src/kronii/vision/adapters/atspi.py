@@ -261,16 +261,6 @@ class AtspiReader:
     async def grab_focus(self, ref: str) -> bool:
         return bool((await self._act(ref, "take the focus", COMPONENT, "GrabFocus"))[0])
 
-    async def extents(self, ref: str) -> Bounds | None:
-        """The object's box in screen coordinates; None when it has no on-screen component."""
-        try:
-            (box,) = await self._act(ref, "report its extents", COMPONENT, "GetExtents", "u", [SCREEN])
-        except AccessibilityError as exc:
-            if isinstance(exc.__cause__, DBusCallError) and exc.__cause__.name in _NO_INTERFACE_ERRORS:
-                return None
-            raise
-        return Bounds(*(int(value) for value in box))
-
     async def _act(
         self, ref: str, what: str, interface: str, member: str, signature: str = "", body: Sequence[Any] = ()
     ) -> list[Any]:

@@ -101,6 +101,13 @@ class DesktopTree:
         except AccessibilityError:
             return False
 
+    async def grab_focus(self, ref: str) -> bool:
+        reader = await self._ready()
+        try:
+            return await reader.grab_focus(ref)
+        except AccessibilityError:
+            return False
+
     async def close(self) -> None:
         await self._reader.close()
 
