@@ -140,6 +140,7 @@ PIPELINE_METRICS: dict[str, set[str]] = {
     "kronii_pipeline_model_fallbacks_total": {"role", "reason"},
     "kronii_pipeline_tokens_total": {"direction"},
     "kronii_pipeline_deferrals_total": {"reason"},
+    "kronii_pipeline_notices_total": {"source", "outcome"},
 }
 BROKER_METRICS: dict[str, set[str]] = {
     "kronii_broker_revocation_seconds": set(),

@@ -30,6 +30,7 @@ __all__ = [
     "FOCUS_CHANGED",
     "LOCK_CHANGED",
     "NOTIFY",
+    "PIPELINE_NOTICE",
     "PIPELINE_TRIGGER",
     "PLUGIN_EVENT",
     "PLUGIN_REGISTER",
@@ -131,8 +132,10 @@ CAPTURE_STATUS = Topic("kronii.capture.status.*", cpb.CaptureStatus)
 
 # The pipeline: triggers from agents and plugins, the plugin protocol (events on
 # `kronii.plugin.event.<app_id>`, snapshots asked on `kronii.plugin.snapshot.<app_id>`), and
-# user-facing notifications on `kronii.notify.<channel>`.
+# user-facing notifications on `kronii.notify.<channel>`; notices other services composed (the
+# critic's warnings), which the pipeline shows through its gates without a round.
 PIPELINE_TRIGGER = Topic("kronii.pipeline.trigger", ppb.TriggerRequest)
+PIPELINE_NOTICE = Topic("kronii.pipeline.notice", ppb.Notice)
 PLUGIN_REGISTER = Topic("kronii.plugin.register", ppb.PluginRegistration)
 PLUGIN_EVENT = Topic("kronii.plugin.event.*", ppb.PluginEvent)
 PLUGIN_SNAPSHOT = RequestTopic(
@@ -154,6 +157,7 @@ TOPICS: tuple[Topic[Any], ...] = (
     SUPERVISOR_ACK,
     CAPTURE_STATUS,
     PIPELINE_TRIGGER,
+    PIPELINE_NOTICE,
     PLUGIN_REGISTER,
     PLUGIN_EVENT,
     PLUGIN_SNAPSHOT,

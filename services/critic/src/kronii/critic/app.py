@@ -21,7 +21,7 @@ from kronii.critic.adapters.daily_files import DailyFiles
 from kronii.critic.adapters.embedder import MODEL_SHA256, MiniLmEmbedder
 from kronii.critic.adapters.pane_errors import PaneErrors
 from kronii.critic.adapters.path_commands import PathCommands
-from kronii.critic.adapters.pipeline_trigger import PipelineTriggers
+from kronii.critic.adapters.pipeline_notices import PipelineNotices
 from kronii.critic.adapters.policy_file import PolicyFile, mute_state_path
 from kronii.critic.adapters.shell_init import SPOOL_NAME, critic_runtime_dir, prepare_runtime_dir
 from kronii.critic.adapters.spool import HintBox, SpoolReader
@@ -109,7 +109,7 @@ class CriticApp:
         intake = Intake(
             memory=memory,
             hints=_Hints(self._hints),
-            notifications=PipelineTriggers(ctx.bus),
+            notifications=PipelineNotices(ctx.bus),
             embeddings=queue,
             policy=policy,
             commands=PathCommands(),

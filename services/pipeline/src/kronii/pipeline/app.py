@@ -35,13 +35,14 @@ from kronii.pipeline.adapters.sensor_snapshots import RedisSnapshots
 from kronii.pipeline.adapters.sse import NotificationBroadcaster
 from kronii.pipeline.adapters.tmux_plugin import TmuxPane, TmuxPlugin
 from kronii.pipeline.api.controls import controls_router
-from kronii.pipeline.api.convert import trigger_from_message
+from kronii.pipeline.api.convert import notice_from_message, trigger_from_message
 from kronii.pipeline.api.notifications_stream import notifications_stream_router
 from kronii.pipeline.api.plugins import plugins_router
 from kronii.pipeline.api.runs import runs_router
 from kronii.pipeline.api.triggers import pipeline_router
 from kronii.pipeline.core.states import Trigger
-from kronii.pipeline.metrics import PipelineMetrics, zero_common_series
+from kronii.pipeline.metrics import PipelineMetrics, notice_source, zero_common_series
+from kronii.pipeline.notice_desk import NoticeDesk
 from kronii.pipeline.ports import CapturePort, NoCapture, RunnerPorts
 from kronii.pipeline.roles.backend_factory import make_backend
 from kronii.pipeline.round_state import RunnerConfig
@@ -99,6 +100,7 @@ class PipelineApp:
         self._ctx: ServiceContext | None = None
         self._settings: PipelineSettings | None = None
         self._runner: Runner | None = None
+        self._notices: NoticeDesk | None = None
         self._metrics: PipelineMetrics | None = None
         self._scheduler: NatsScheduler | None = None
         self._capture: CaptureClient | None = None
@@ -148,7 +150,8 @@ class PipelineApp:
             with contextlib.suppress(Exception):
                 await self._desktop.start()
         ports = self._runner_ports(ctx, settings, capture_port)
-        self._runner = Runner(ports, _now_ms, _runner_config(settings))
+        runner = self._runner = Runner(ports, _now_ms, _runner_config(settings))
+        self._notices = NoticeDesk(ports.notifier, lambda: runner.desktop_holds, ctx.record, _now_ms)
         await self._subscribe(ctx.bus, settings)
         self._loop = asyncio.create_task(
             self._run_loop(settings.loop_interval_ms / 1000), name="pipeline-loop"
@@ -194,6 +197,7 @@ class PipelineApp:
             await bus.subscribe(subjects.PLUGIN_EVENT, self._on_message),
             await bus.subscribe(subjects.SCHEDULER_TICK, self._on_message),
             await bus.subscribe(subjects.PIPELINE_TRIGGER, self._on_message),
+            await bus.subscribe(subjects.PIPELINE_NOTICE, self._on_notice),
             await bus.subscribe(subjects.BROKER_CONTROL, self._on_control),
             await serve_registrations(bus, register),
         ]
@@ -275,6 +279,18 @@ class PipelineApp:
             await self.submit(trigger)
         except ValueError as error:
             log.warning("dropped a trigger from %s: %s", subject, error)
+
+    async def _on_notice(self, _subject: str, message: pb.Notice) -> None:
+        if self._notices is None or self._metrics is None:
+            return
+        try:
+            notice = notice_from_message(message, _now_ms())
+        except ValueError as error:
+            self._metrics.notices.labels(notice_source(message.source), "invalid").inc()
+            log.warning("dropped a notice from %r: %s", message.source[:64], error)
+            return
+        verdict = await self._notices.receive(notice)
+        self._metrics.notices.labels(notice_source(notice.source), verdict.outcome.value).inc()
 
     async def _on_control(self, _subject: str, message: bpb.ControlChanged) -> None:
         if self._runner is not None:

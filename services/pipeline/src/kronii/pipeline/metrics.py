@@ -7,14 +7,17 @@ from kronii.common.metrics_zero import zero_common_series as start_at_zero
 from kronii.common.telemetry import CommonMetrics
 from kronii.pipeline.core.deferral import DeferReason
 from kronii.pipeline.core.intake import Admission
+from kronii.pipeline.core.notices import NoticeOutcome
 from kronii.pipeline.core.states import ROUND_TRIGGERS, TriggerKind
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 __all__ = [
     "AUDIT_ACTIONS",
+    "NOTICE_SOURCES",
     "PUBLISHES",
     "RECEIVES",
     "PipelineMetrics",
+    "notice_source",
     "trigger_intakes",
     "zero_common_series",
 ]
@@ -36,9 +39,12 @@ RECEIVES = (
     subjects.PLUGIN_SNAPSHOT,
     subjects.SCHEDULER_TICK,
     subjects.PIPELINE_TRIGGER,
+    subjects.PIPELINE_NOTICE,
     subjects.BROKER_CONTROL,
 )
-AUDIT_ACTIONS = ("pipeline.defer", "pipeline.redaction", "pipeline.run")
+AUDIT_ACTIONS = ("pipeline.defer", "pipeline.notice", "pipeline.redaction", "pipeline.run")
+# The services that send notices; any other source is counted as "other" (labels stay few).
+NOTICE_SOURCES = ("critic",)
 
 
 def trigger_intakes() -> list[tuple[str, str]]:
@@ -98,7 +104,20 @@ class PipelineMetrics:
             ["reason"],
             registry=registry,
         )
+        self.notices = Counter(
+            "kronii_pipeline_notices",
+            "Notices other services composed (the critic's warnings), by source and outcome "
+            "(shown, muted, duplicate, held, over_budget, invalid)",
+            ["source", "outcome"],
+            registry=registry,
+        )
+        self._start_at_zero()
+
+    def _start_at_zero(self) -> None:
         # Every known label value starts at 0, so a panel or a rate shows 0 rather than no data.
+        for source in (*NOTICE_SOURCES, "other"):
+            for outcome in (*(item.value for item in NoticeOutcome), "invalid"):
+                self.notices.labels(source, outcome)
         for kind, intake in trigger_intakes():
             self.triggers.labels(kind, intake)
         for decision in ("notify", "silent", "deferred", "failed"):
@@ -110,3 +129,8 @@ class PipelineMetrics:
             self.tokens.labels(direction)
         for reason in DeferReason:
             self.deferrals.labels(reason.value)
+
+
+def notice_source(source: str) -> str:
+    """The label a notice's source is counted under."""
+    return source if source in NOTICE_SOURCES else "other"

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from kronii.common.desktop_hold import DesktopHold
+from kronii.common.desktop_hold import DesktopHold, DesktopHolds
 from kronii.pipeline.adapters.runs_store import RunRecord
 from kronii.pipeline.core.states import RunState, Trigger
 from kronii.pipeline.ports import Clock, RunnerPorts
@@ -91,6 +91,11 @@ class Runner:
     async def submit(self, trigger: Trigger) -> str:
         """Take one external trigger; returns what became of it (never waits on a round)."""
         return await self._intake.submit(trigger)
+
+    @property
+    def desktop_holds(self) -> DesktopHolds:
+        """The broker's latest word on each session (the notice desk reads it too)."""
+        return self._standing.desktop_holds
 
     def desktop_changed(self, hold: DesktopHold) -> None:
         """The input broker's latest word on one session (kronii.broker.control). While the person

@@ -3,8 +3,8 @@
 isort:skip_file
 The pipeline's messages (seed 000, "kronii orchestration model"): the plugin protocol on NATS
 (`kronii.plugin.register`, `kronii.plugin.snapshot.<app_id>` request/reply,
-`kronii.plugin.event.<app_id>`), user-facing notifications (`kronii.notify.<channel>`) and the
-body of POST /v1/triggers.
+`kronii.plugin.event.<app_id>`), user-facing notifications (`kronii.notify.<channel>`), the
+body of POST /v1/triggers and the notices kronii's own services compose (`kronii.pipeline.notice`).
 """
 
 from collections import abc as _abc
@@ -407,3 +407,53 @@ class TriggerRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TriggerRequest: _TypeAlias = TriggerRequest  # noqa: Y015
+
+@_typing.final
+class Notice(_message.Message):
+    """kronii.pipeline.notice: a notification another kronii service composed itself (the console
+    critic's warnings). It starts no round and calls no model: the pipeline shows it on its channels
+    (store, NATS, SSE, desktop) unless its gates hold it back: the person muted that kind, the same
+    dedup_key was shown within the hour, the person holds the desktop (not for high_priority), or the
+    source has used its hour's budget (not for high_priority).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SOURCE_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    BODY_FIELD_NUMBER: _builtins.int
+    DEDUP_KEY_FIELD_NUMBER: _builtins.int
+    HIGH_PRIORITY_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
+    source: _builtins.str
+    """The service that composed it ("critic")."""
+    kind: _builtins.str
+    """What kind of notice ("dangerous", "secret", "repeated_failure"): what Snooze and Don't show
+    again act on, with the source.
+    """
+    title: _builtins.str
+    body: _builtins.str
+    dedup_key: _builtins.str
+    """The same key within the hour is shown once."""
+    high_priority: _builtins.bool
+    @_builtins.property
+    def at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        source: _builtins.str = ...,
+        kind: _builtins.str = ...,
+        title: _builtins.str = ...,
+        body: _builtins.str = ...,
+        dedup_key: _builtins.str = ...,
+        high_priority: _builtins.bool = ...,
+        at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["at", b"at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "body", b"body", "dedup_key", b"dedup_key", "high_priority", b"high_priority", "kind", b"kind", "source", b"source", "title", b"title"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Notice: _TypeAlias = Notice  # noqa: Y015

@@ -3,8 +3,8 @@
 isort:skip_file
 The pipeline's messages (seed 000, "kronii orchestration model"): the plugin protocol on NATS
 (`kronii.plugin.register`, `kronii.plugin.snapshot.<app_id>` request/reply,
-`kronii.plugin.event.<app_id>`), user-facing notifications (`kronii.notify.<channel>`) and the
-body of POST /v1/triggers.
+`kronii.plugin.event.<app_id>`), user-facing notifications (`kronii.notify.<channel>`), the
+body of POST /v1/triggers and the notices kronii's own services compose (`kronii.pipeline.notice`).
 """
 
 from collections import abc as _abc

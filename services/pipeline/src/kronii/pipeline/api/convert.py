@@ -1,6 +1,7 @@
 """Messages from the bus (sensor activity, plugin events, scheduler ticks) and trigger requests
-from agents, as the core's `Trigger`. Times are the receiver's clock (epoch ms), so intake's
-coalescing windows and the run loop share one time base."""
+from agents, as the core's `Trigger`; notices from other kronii services as the core's `Notice`.
+Times are the receiver's clock (epoch ms), so intake's coalescing windows and the run loop share one
+time base."""
 
 from __future__ import annotations
 
@@ -10,11 +11,18 @@ from typing import Any
 from google.protobuf.message import Message
 from kronii.activity.v1 import activity_pb2 as apb
 from kronii.common.openapi import message_schema
+from kronii.pipeline.core.notices import Notice
 from kronii.pipeline.core.states import Priority, Trigger, TriggerKind
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 from kronii.scheduler.v1 import scheduler_pb2 as spb
 
-__all__ = ["REQUEST_SCHEMA", "TriggerRequestError", "trigger_from_message", "trigger_from_request"]
+__all__ = [
+    "REQUEST_SCHEMA",
+    "TriggerRequestError",
+    "notice_from_message",
+    "trigger_from_message",
+    "trigger_from_request",
+]
 
 _STATE_NAMES = {
     apb.ACTIVITY_STATE_ACTIVE: "active",
@@ -145,4 +153,33 @@ def trigger_from_request(request: pb.TriggerRequest, now_ms: int) -> Trigger:
         to_state=_text(attributes, "to_state"),
         plugin_app_id=request.app_id if kind is TriggerKind.PLUGIN_EVENT else "",
         plugin_kind=plugin_kind,
+    )
+
+
+_MAX_NOTICE_TITLE = 200
+_MAX_NOTICE_BODY = 2_000
+
+
+def notice_from_message(message: pb.Notice, now_ms: int) -> Notice:
+    """A notice as the core reads it; TriggerRequestError (a ValueError) says what is wrong with it."""
+    for name in ("source", "kind"):
+        value = getattr(message, name)
+        if not value or not value.replace("_", "").replace("-", "").isalnum() or len(value) > 64:
+            raise TriggerRequestError(f"a notice's {name} must be 1 to 64 letters, digits, '-' or '_'")
+    if not message.title.strip():
+        raise TriggerRequestError("a notice needs a title")
+    if len(message.title) > _MAX_NOTICE_TITLE or len(message.body) > _MAX_NOTICE_BODY:
+        raise TriggerRequestError(
+            f"a notice's title is at most {_MAX_NOTICE_TITLE} characters and its body {_MAX_NOTICE_BODY}"
+        )
+    if len(message.dedup_key) > _MAX_TEXT:
+        raise TriggerRequestError(f"a notice's dedup_key is longer than {_MAX_TEXT} characters")
+    return Notice(
+        source=message.source,
+        kind=message.kind,
+        title=message.title.strip(),
+        body=message.body.strip(),
+        dedup_key=message.dedup_key,
+        high_priority=message.high_priority,
+        at_ms=now_ms,
     )
