@@ -84,7 +84,7 @@ def test_a_dangerous_command_shows_the_critics_warning_on_the_desktop(
         shown = _shown_so_far(dunst)
         metrics = httpx.get(f"{pipeline.url}/metrics", timeout=5).text
     [warning] = shown
-    assert warning["summary"] == "kronii critic: dangerous"
+    assert warning["summary"] == "kronii critic: a dangerous command ran"
     assert "a downloaded script ran unread" in warning["body"]
     assert "from kronii's critic" in warning["body"]
     assert 'kronii_pipeline_notices_total{outcome="shown",source="critic"} 1.0' in metrics

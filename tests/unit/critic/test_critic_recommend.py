@@ -65,8 +65,10 @@ def test_only_repeated_failures_and_dangerous_commands_notify() -> None:
     assert recommender.recommend([SECRET, ERROR_FIX, NOT_FOUND], Policy(), NOW).notification is None
     repeated = recommender.recommend([REPEAT, ERROR_FIX], Policy(), NOW).notification
     assert repeated is not None and repeated.kind is Trigger.REPEATED_FAILURE and repeated.body == "long"
+    assert repeated.title == "kronii critic: the same failure again"
     danger = recommender.recommend([DANGER], Policy(), NOW).notification
-    assert danger is not None and danger.title.endswith("dangerous") and danger.at_ms == NOW
+    assert danger is not None and danger.title == "kronii critic: a dangerous command ran"
+    assert danger.at_ms == NOW
 
 
 def test_the_same_notification_waits_an_hour() -> None:

@@ -17,6 +17,11 @@ __all__ = ["NOTIFYING_KINDS", "ActionRecommender", "Notification", "Recommendati
 NOTIFYING_KINDS = frozenset({Trigger.REPEATED_FAILURE, Trigger.DANGEROUS})
 QUIET_KINDS = frozenset({Trigger.DANGEROUS, Trigger.SECRET})
 NOTIFY_AGAIN_AFTER_MS = 3_600_000
+# The notification's title, as a person reads it at a glance; the critique's text is the body.
+_TITLES = {
+    Trigger.DANGEROUS: "a dangerous command ran",
+    Trigger.REPEATED_FAILURE: "the same failure again",
+}
 _REMEMBERED_KEYS = 1024
 
 
@@ -72,7 +77,7 @@ class ActionRecommender:
         if last is not None and now_ms - last < self._again_after_ms:
             return None
         self._remember(critique.dedup_key, now_ms)
-        title = "kronii critic: " + critique.kind.value.replace("_", " ")
+        title = "kronii critic: " + _TITLES.get(critique.kind, critique.kind.value.replace("_", " "))
         return Notification(
             critique.kind, title, critique.text, critique.dedup_key, critique.severity, now_ms
         )
