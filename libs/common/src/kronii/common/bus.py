@@ -6,6 +6,8 @@ ask for unlimited reconnects and report the connection state.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -79,7 +81,13 @@ class Bus:
             raise BusError("the bus is not connected")
         return self._client
 
-    async def connect(self, url: str, *, connect_timeout: float = 5.0) -> None:
+    async def connect(self, url: str, *, connect_timeout: float = 5.0, wait_for_server: bool = True) -> None:
+        """Connect, and reconnect without limit whenever the connection drops. A service waits for a
+        server that is not up yet; a command (`wait_for_server=False`) is told at once, by an
+        OSError, that nothing listens at `url`."""
+        if not wait_for_server:
+            await _listens(url, connect_timeout)
+
         async def on_disconnect() -> None:
             if not self._closing:
                 log.warning("bus disconnected; reconnecting")
@@ -295,3 +303,16 @@ def _decode(topic: Topic[M], msg: Msg) -> M | None:
         log.warning("dropped an undecodable message on %s", msg.subject)
         return None
     return message
+
+
+async def _listens(url: str, within_secs: float) -> None:
+    """Raise OSError (ConnectionRefusedError, TimeoutError) unless a server accepts a TCP connection at `url`."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    _, writer = await asyncio.wait_for(
+        asyncio.open_connection(parts.hostname or "127.0.0.1", parts.port or 4222), within_secs
+    )
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()

@@ -28,7 +28,7 @@ async def _record(out: str, minutes: float, ready: Callable[[], None]) -> int:
         loop.add_signal_handler(signum, stop.set)
     bus = Bus("record")
     try:
-        await asyncio.wait_for(bus.connect(infra_url("nats"), connect_timeout=3), 5)
+        await asyncio.wait_for(bus.connect(infra_url("nats"), connect_timeout=3, wait_for_server=False), 5)
     except Exception as error:
         raise exits.CommandError(
             f"kronii record: cannot reach the bus of `kronii up` ({type(error).__name__}); is it running?",
