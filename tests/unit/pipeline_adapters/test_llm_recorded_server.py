@@ -160,7 +160,7 @@ async def test_a_replay_against_a_model_that_always_times_out_notifies_what_the_
     expected = await replay_events(events, RulesBackend())
     stuck = Reply(RAMBLING, pace_s=0.05)
     async with LlmServer({"*": [stuck]}) as server:
-        backend = ModelRoleBackend(llm(server), timeout_secs=0.2)
+        backend = ModelRoleBackend(llm(server), timeout_secs=0.1)
         report = await replay_events(events, backend)
     assert [n.title for n in report.notified] == [n.title for n in expected.notified]
     assert len(expected.notified) >= 3
