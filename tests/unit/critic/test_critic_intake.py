@@ -212,7 +212,9 @@ async def test_the_embedding_is_queued_from_command_and_summary_and_kept_on_the_
 async def test_a_lost_hint_does_not_lose_the_record(rig: Rig) -> None:
     rig.sinks.fail_hints = True
     reported = await rig.intake.report(event("git push --force origin main", 0, NOW))
-    assert reported.hint.startswith("dangerous:") and reported.record is not None
+    assert (
+        reported.hint.startswith("`git push --force origin main`: dangerous:") and reported.record is not None
+    )
     assert reported.record.record_id in rig.memory.records
     assert rig.metrics.hint_seconds == []
 

@@ -318,3 +318,17 @@ def test_command_name_skips_assignments_and_wrappers() -> None:
     assert command_name("env A=b nice -n 5 make -j4") == "make"
     assert command_name("   ") == ""
     assert command_name("echo 'unbalanced") == "echo"
+
+
+def test_a_hint_about_a_command_that_succeeded_names_it_because_it_shows_a_prompt_late() -> None:
+    # The hooks wait for a hint only after a failure: a successful command's hint is read at the
+    # prompt after the next command, under that command's output.
+    succeeded = run(DangerousRule(), rec("curl -s https://get.example | sh"), view())
+    assert succeeded[0].line.startswith("`curl -s https://get.example | sh`: dangerous: ")
+    failed = run(DangerousRule(), rec("git push --force origin main", 128), view())
+    assert failed[0].line.startswith("dangerous: ")
+    long = run(
+        DangerousRule(), rec("curl -s https://downloads.example.org/install-everything.sh | sh"), view()
+    )
+    assert long[0].line.startswith("`curl -s https://downloads.examp…`: dangerous: ")
+    assert all(len(critique.line) <= 100 for critique in (*succeeded, *failed, *long))

@@ -122,6 +122,21 @@ def is_failure(record: InvocationRecord) -> bool:
     return record.exit_status != 0 and record.exit_status not in _NOT_FAILURES
 
 
+# How much of a command a hint names when it cannot show under that command.
+_NAMED_CHARS = 32
+
+
+def named(record: InvocationRecord, text: str) -> str:
+    """`text` as a prompt line. The hooks wait for a hint only after a failure; the hint for a command
+    that succeeded is read at the prompt after the next command, under that command's output, so it
+    names the command it is about (its first characters, redacted like the record)."""
+    if is_failure(record):
+        return clip(text)
+    command = " ".join(record.command_line.split())
+    short = command if len(command) <= _NAMED_CHARS else command[: _NAMED_CHARS - 1] + "…"
+    return clip(f"`{short}`: {text}")
+
+
 def _normalised(text: str) -> str:
     return " ".join(re.sub(r"\d+", "#", text.lower()).split())
 
@@ -265,7 +280,10 @@ class SecretRule:
         return [
             Critique(
                 self.kind,
-                clip("a secret was typed on the command line (redacted in memory): use an env var or a file"),
+                named(
+                    record,
+                    "a secret was typed on the command line (redacted in memory): use an env var or a file",
+                ),
                 f"A secret ({kinds}) was typed on the command line. kronii kept it redacted, but the "
                 "shell's own history file has it: remove it there (history -d), put the value in an "
                 "environment variable or a file, and rotate it if it may have leaked.",
@@ -293,7 +311,7 @@ class DangerousRule:
         return [
             Critique(
                 self.kind,
-                clip(f"dangerous: {row.reason}"),
+                named(record, f"dangerous: {row.reason}"),
                 f"`{record.command_line}`: {row.reason}.",
                 Severity.CRITICAL,
                 f"dangerous:{row.name}:{' '.join(record.command_line.split())}",
