@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import psutil
+import pytest
 from kronii.common.services import installed_services
 
 from tests.mesh import Proc, kronii_process_pids, standalone_env, wait_http_ready, wait_until
@@ -89,6 +90,7 @@ def test_kronii_up_runs_every_service_in_one_process_and_restarts_it_as_one(tmp_
     wait_until(lambda: not kronii_process_pids(str(data_dir)), 5, "kronii's processes to exit")
 
 
+@pytest.mark.slow  # eight interpreters starting at once on two cores: about 22 s
 def test_kronii_up_separate_runs_one_process_per_service_and_a_kill_touches_one(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     env = {**standalone_env(data_dir), "KRONII_TEST_FAST_PG": "1", "KRONII_SERVICE_PROCESSES": "separate"}

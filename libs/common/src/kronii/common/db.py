@@ -65,8 +65,9 @@ class EngineShare:
 
     Under `kronii up` every service shares one process by default; with a pool each, the idle
     connections they kept added up to a dozen PostgreSQL backends. Shared, the process keeps
-    IDLE_CONNECTIONS_SHARED, and the cap is still CONNECTIONS_PER_SERVICE per service. A pool is disposed when the last service that holds it lets it go (a service started
-    again takes it back first). One share belongs to one event loop."""
+    IDLE_CONNECTIONS_SHARED, and the cap is still CONNECTIONS_PER_SERVICE per service. A pool is
+    disposed when the last service that holds it lets it go (a service started again takes it back
+    first). One share belongs to one event loop."""
 
     def __init__(self, services: int = 1) -> None:
         self.services = services
