@@ -104,7 +104,7 @@ async def test_request_wait_prints_the_progression_and_get_writes_the_redacted_p
         capture_service,
         "list -n 5 --json",
         "list -n 5",
-        f"get job:{job_id} -o '{out}'",
+        f"get job:{job_id} '{out}'",
         f"get -o - -- {screenshot_id} > '{piped}'",
     )
     assert shell.shown.count("rc=0") == 4, shell.shown

@@ -115,6 +115,13 @@ def test_list_refuses_a_limit_below_one_with_its_usage() -> None:
     )
 
 
+def test_get_takes_the_file_after_the_id_or_with_o_but_not_neither_nor_both() -> None:
+    for args in (("get", "shot-1"), ("get", "shot-1", "a.png", "-o", "b.png")):
+        result = capture(*args)
+        assert result.exit_code == exits.USAGE, args
+        assert "name the file to write once: `kronii capture get ID FILE`" in result.output
+
+
 def test_request_refuses_an_unknown_policy_and_a_negative_pid_before_any_call() -> None:
     assert capture("request", "--bypass", "loose").exit_code == exits.USAGE
     assert "Usage: kronii capture request" in capture("request", "--pid", "-1").output

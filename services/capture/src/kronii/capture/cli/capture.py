@@ -349,14 +349,22 @@ def watch(options: Options, job_id: str, as_json: bool) -> None:
 
 @capture_command.command("get", short_help="write a screenshot's redacted PNG to a file (or - for stdout)")
 @click.argument("screenshot_id")
+@click.argument("file", required=False, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
-    "-o", "--output", required=True, type=click.Path(dir_okay=False, allow_dash=True),
-    help="file to write, or - for standard output",
+    "-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
+    help="file to write, or - for standard output (or FILE after the id)",
 )  # fmt: skip
 @click.pass_obj
-def get(options: Options, screenshot_id: str, output: str) -> None:
-    """Write SCREENSHOT_ID's redacted PNG (job:<job id> for that job's primary) to a file or stdout."""
+def get(options: Options, screenshot_id: str, file: str | None, output: str | None) -> None:
+    """Write SCREENSHOT_ID's redacted PNG (job:<job id> for that job's primary) to FILE (or -o FILE),
+    - for standard output."""
     from kronii.capture.v1 import capture_pb2 as pb
+
+    if (file is None) == (output is None):
+        raise click.UsageError(
+            "name the file to write once: `kronii capture get ID FILE` (or -o FILE, - for stdout)"
+        )
+    output = file or output or "-"
 
     with _service(options, "get") as stub:
         metadata, timeout = presence_metadata(), options.timeout
