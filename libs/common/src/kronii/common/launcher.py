@@ -116,6 +116,7 @@ class Launcher:
         self.records: dict[str, ServerRecord] = {}
         self._lock_handle: TextIO | None = None
         self._print_lock = threading.Lock()
+        self.output_gone = False
         self._log_format = log_format
         self._width = 9
         self._started = time.monotonic()
@@ -125,8 +126,16 @@ class Launcher:
 
     def say(self, line: str) -> None:
         with self._print_lock:
-            self.out.write(line + "\n")
-            self.out.flush()
+            if self.output_gone:
+                return
+            try:
+                self.out.write(line + "\n")
+                self.out.flush()
+            except (BrokenPipeError, ValueError):
+                # The reader went away (`kronii up | head`): as a closed pipe ends any command, kronii
+                # stops, cleanly and quietly (exit 141); nothing more is written.
+                self.output_gone = True
+                self.stop_requested.set()
 
     def sink(self, name: str, line: str) -> None:
         self.say(f"{name:<{self._width}} | {line}")

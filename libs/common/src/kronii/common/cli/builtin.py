@@ -41,7 +41,11 @@ def up(stop_agents: bool, autostart: bool) -> None:
     from kronii.common.settings import load_settings
 
     settings = load_settings(LauncherSettings, **({"stop_agents": True} if stop_agents else {}))
-    raise SystemExit(Launcher(settings, log_format="text" if sys.stdout.isatty() else None).run())
+    launcher = Launcher(settings, log_format="text" if sys.stdout.isatty() else None)
+    code = launcher.run()
+    if launcher.output_gone:
+        raise BrokenPipeError  # kronii stopped because its reader left: quiet, exit 141, as every command
+    raise SystemExit(code)
 
 
 @click.command(
