@@ -34,7 +34,7 @@ from kronii.common.infra import (
 )
 from kronii.common.local_http import get_json
 from kronii.common.migrate_child import MigrationFailed, migrate_in_child
-from kronii.common.processes import Child, infra_sink, split_sink
+from kronii.common.processes import Child, infra_sink, split_sink, stop_all
 from kronii.common.services import installed_services
 from kronii.common.settings import ServiceSettings, load_settings
 from kronii.common.spec import ServiceSpec
@@ -423,9 +423,9 @@ class Launcher:
         self._write_state()
 
     def stop(self) -> None:
-        _stop_all([unit[0].child for unit in self._units()], SERVICE_STOP_SECS)
+        stop_all([unit[0].child for unit in self._units()], SERVICE_STOP_SECS)
         children = [server.child for server in self.servers.values() if server.child is not None]
-        _stop_all(children, INFRA_STOP_SECS)
+        stop_all(children, INFRA_STOP_SECS)
         if self.infra is not None and not self.servers:
             self.infra.stop(INFRA_STOP_SECS)
 
@@ -473,17 +473,6 @@ class Launcher:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
         return code
-
-
-def _stop_all(children: list[Child], timeout: float) -> None:
-    """Signal every child at once, then give them one shared deadline."""
-    for child in children:
-        if child.alive():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(child.pid, child.stop_signal)
-    deadline = time.monotonic() + timeout
-    for child in children:
-        child.stop(max(0.05, deadline - time.monotonic()))
 
 
 def _not_ready_reason(body: dict[str, Any]) -> str:

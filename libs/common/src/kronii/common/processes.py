@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
-__all__ = ["Child", "LineSink", "infra_sink", "split_sink", "stdout_sink"]
+__all__ = ["Child", "LineSink", "infra_sink", "split_sink", "stdout_sink", "stop_all"]
 
 LineSink = Callable[[str, str], None]
 _PR_SET_PDEATHSIG = 1
@@ -185,3 +185,14 @@ class Child:
                 return False
             time.sleep(interval)
         return predicate()
+
+
+def stop_all(children: list[Child], timeout: float) -> None:
+    """Signal every child at once, then give them one shared deadline."""
+    for child in children:
+        if child.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, child.stop_signal)
+    deadline = time.monotonic() + timeout
+    for child in children:
+        child.stop(max(0.05, deadline - time.monotonic()))
