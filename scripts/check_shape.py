@@ -50,8 +50,10 @@ def relative(path: Path) -> str:
 
 
 def module_name(path: Path) -> str:
-    parts = path.with_suffix("").parts
-    name = ".".join(parts[parts.index("kronii") :])
+    # The package path starts below the project's own `src`, wherever the checkout is (a clone in a
+    # folder named `kronii` must not be read as the package).
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    name = ".".join(parts[parts.index("src") + 1 :])
     return name.removesuffix(".__init__")
 
 

@@ -52,3 +52,22 @@ def test_long_functions_and_modules_are_measured() -> None:
     found = dict(shape.size_findings(ROOT / "libs/common/src/kronii/common/x.py", ast.parse(source), source))
     assert found["libs/common/src/kronii/common/x.py:A.run function-lines"] == 71
     assert found["libs/common/src/kronii/common/x.py module-lines"] > 500
+
+
+def test_the_check_passes_from_a_checkout_inside_a_folder_named_kronii(tmp_path: Path) -> None:
+    """make lint in the default clone (`git clone ... kronii`): the package path is read below `src`."""
+    import shutil
+    import subprocess
+
+    checkout = tmp_path / "kronii" / "kronii"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache")
+    for folder in ("scripts", "services", "libs"):
+        shutil.copytree(ROOT / folder, checkout / folder, ignore=ignore)
+    ran = subprocess.run(
+        [sys.executable, str(checkout / "scripts" / "check_shape.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert shape.module_name(ROOT / "libs/common/src/kronii/common/db.py") == "kronii.common.db"
