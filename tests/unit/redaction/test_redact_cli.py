@@ -129,3 +129,26 @@ def test_main_returns_the_exit_code_of_python_m(
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"call bob@example.com\n")))
     assert main() == EXIT_AMBER
     assert capsys.readouterr().out == "call [EMAIL_1]\n"
+
+
+DENSE_NOTE = (
+    "Call +1 415 555 0132 or maria.gonzalez@example.com, or dr.ruiz@clinic.example.org on 020 7946 0958.\n"
+    "card 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 00, GB29 NWBK 6016 1331 9268 19\n"
+    "IP 192.168.1.24, 10.20.30.40, fe80::1ff:fe23:4567:890a, mac 00:1A:2B:3C:4D:5E\n"
+)
+
+
+def test_a_note_mostly_of_personal_data_is_written_with_placeholders_not_withheld() -> None:
+    result = _redact(stdin=DENSE_NOTE)
+    assert result.exit_code == EXIT_AMBER, result.stderr
+    assert "[EMAIL_1]" in result.stdout and "maria.gonzalez" not in result.stdout
+    assert "4111" not in result.stdout and result.stdout.count("\n") == 3
+    assert "of the text was masked" in result.stderr
+
+
+def test_a_policy_that_sets_a_share_limit_still_withholds_a_dense_note(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.toml"
+    policy.write_text("red_share_threshold = 0.3\nred_share_min_chars = 50\n")
+    result = _redact("--policy", str(policy), stdin=DENSE_NOTE)
+    assert (result.exit_code, result.stdout) == (EXIT_RED, "")
+    assert "masked share" in result.stderr

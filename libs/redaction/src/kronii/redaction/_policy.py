@@ -146,6 +146,12 @@ class RedactionPolicy:
                 raise PolicyError(f"policy file is not valid TOML: {error}") from None
         return cls.from_mapping(data)
 
+    @staticmethod
+    def sets(path: str | Path, key: str) -> bool:
+        """Whether the policy file at `path` gives `key` itself (rather than leaving the default)."""
+        with Path(path).open("rb") as handle:
+            return key in tomllib.load(handle)
+
     @classmethod
     def from_mapping(cls, data: Mapping[str, object]) -> RedactionPolicy:
         reader = _Reader(data)

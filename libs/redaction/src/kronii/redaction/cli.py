@@ -5,7 +5,7 @@
     kronii redact --image shot.png -o clean.png   # PNG or JPEG in, PNG out, every finding filled solid
 
 Exit codes: 0 green (nothing found), 10 amber (findings masked), 20 red (nothing written: a secret that must
-not leave at all, too much to mask, or an error), 2 usage (a missing file, a bad policy, bad arguments).
+not leave at all, a share limit your --policy sets, or an error), 2 usage (a missing file, a bad policy, bad arguments).
 The main `kronii` command runs `redact_command` (a click command); `python -m kronii.redaction.cli` runs the
 same thing on its own. This library sits below kronii.common, so its sentences are click exceptions carrying
 their exit code rather than kronii.common's CommandError: both print the sentence alone and exit with it.
@@ -13,6 +13,7 @@ their exit code rather than kronii.common's CommandError: both print the sentenc
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -89,11 +90,21 @@ class _Request:
     masks: tuple[Rectangle, ...]
 
 
+# The masked-share rule guards what leaves unread (titles, model prompts): a text mostly made of findings
+# probably hides more the detectors missed. Here a person asked for placeholders and reads the result, so a
+# dense note is written masked (with a note on stderr) unless their policy file sets a share limit itself.
+_CLI_SHARE_LIMIT = 1.0
+_DENSE_NOTE_SHARE = 0.5
+
+
 def _engine(policy_path: str | None) -> RedactionEngine:
     if policy_path is None:
-        return RedactionEngine()
+        return RedactionEngine(RedactionPolicy(red_share_threshold=_CLI_SHARE_LIMIT))
     try:
-        return RedactionEngine(RedactionPolicy.load(policy_path))
+        policy = RedactionPolicy.load(policy_path)
+        if not RedactionPolicy.sets(policy_path, "red_share_threshold"):
+            policy = dataclasses.replace(policy, red_share_threshold=_CLI_SHARE_LIMIT)
+        return RedactionEngine(policy)
     except FileNotFoundError:
         raise RedactStopped(f"kronii redact: policy file {policy_path} does not exist") from None
     except (PolicyError, OSError) as error:
@@ -175,6 +186,8 @@ def _run_text(request: _Request, engine: RedactionEngine) -> int:
         # Not click.echo: it would strip escape sequences from the text when stdout is not a terminal.
         sys.stdout.write(result.text)
         sys.stdout.flush()
+        if result.masked_share > _DENSE_NOTE_SHARE:
+            click.echo(f"kronii redact: note: {result.masked_share:.0%} of the text was masked", err=True)
     return _EXIT[result.level]
 
 
