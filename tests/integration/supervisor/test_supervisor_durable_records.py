@@ -40,7 +40,7 @@ def _row(trigger_id: str) -> dict[str, Any]:
     now = datetime.now(UTC)
     return {
         "trigger_id": trigger_id, "agent_id": "a1", "workspace_id": "w1", "thread_id": "", "runtime_id": "r1",
-        "caller": "test", "reason": "", "result": "delivered", "delivery_backend": "tmux_send_keys",
+        "caller": "test", "reason": "", "result": "delivered", "delivery_backend": "tmux",
         "error_code": "", "fallback_chain": ["tmux_send_keys"], "created_at": now, "updated_at": now,
         "delivered_at": now, "deferred_until": None, "detail": "the agent took the prompt",
     }  # fmt: skip

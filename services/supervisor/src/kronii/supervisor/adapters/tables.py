@@ -1,11 +1,22 @@
-"""The supervisor's tables in PostgreSQL (created by migration 0003_supervisor_registry)."""
+"""The supervisor's tables in PostgreSQL (created by migration 0003_supervisor_registry, widened by
+0006 and 0009). The check constraints are written from the core's enums: the migrations freeze the
+same lists, and a test holds the two in step (tests/integration/supervisor/test_supervisor_records_every_row.py)."""
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Boolean, Column, DateTime, Integer, MetaData, Table, Text
+from enum import StrEnum
+
+from kronii.supervisor.core.model import Backend, Result, RuntimeStatus
+from sqlalchemy import BigInteger, Boolean, CheckConstraint, Column, DateTime, Integer, MetaData, Table, Text
 from sqlalchemy.dialects.postgresql import JSONB
 
-__all__ = ["runtimes", "trigger_attempts", "triggers"]
+__all__ = ["runtimes", "trigger_attempts", "triggers", "values_check"]
+
+
+def values_check(column: str, values: type[StrEnum]) -> str:
+    """`column IN (...)` over every value of the enum: the SQL of a `*_known` check constraint."""
+    return f"{column} IN ({', '.join(repr(member.value) for member in values)})"
+
 
 _metadata = MetaData()
 
@@ -31,6 +42,7 @@ runtimes = Table(
     Column("last_activity_at", DateTime(timezone=True)),
     Column("offline_reason", Text, nullable=False),
     Column("cwd", Text, nullable=False),
+    CheckConstraint(values_check("status", RuntimeStatus), name="status_known"),
 )
 
 triggers = Table(
@@ -52,6 +64,8 @@ triggers = Table(
     Column("delivered_at", DateTime(timezone=True)),
     Column("deferred_until", DateTime(timezone=True)),
     Column("detail", Text, nullable=False),
+    CheckConstraint(values_check("result", Result), name="result_known"),
+    CheckConstraint(values_check("delivery_backend", Backend), name="delivery_backend_known"),
 )
 
 trigger_attempts = Table(
