@@ -125,6 +125,7 @@ CAPTURE_METRICS: dict[str, set[str]] = {
 }
 SCHEDULER_METRICS: dict[str, set[str]] = {
     "kronii_scheduler_ticks_emitted_total": {"kind"},
+    "kronii_scheduler_last_tick_timestamp_seconds": set(),
     "kronii_scheduler_tick_lateness_seconds": set(),
     "kronii_scheduler_admits_total": {"outcome", "reason"},
     "kronii_scheduler_preemptions_total": {"trigger_kind"},

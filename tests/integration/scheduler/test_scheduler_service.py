@@ -48,7 +48,15 @@ async def test_plan_on_nats_emits_one_tick_on_nats_at_its_due_time(
         assert len(ticks.for_wakeup(tick.wakeup_id)) == 1, "a due wake-up fires once"
     assert _pending_for(scheduler, app) == []
     # Counters start at 0 for every kind: the planned one must have counted this Tick.
-    assert 'kronii_scheduler_ticks_emitted_total{kind="planned"} 1.0' in scheduler.metrics()
+    exported = scheduler.metrics()
+    assert 'kronii_scheduler_ticks_emitted_total{kind="planned"} 1.0' in exported
+    # KroniiSchedulerTicksStopped reads when the last Tick went out, whether or not a scrape saw it.
+    last_tick = next(
+        float(line.split()[-1])
+        for line in exported.splitlines()
+        if line.startswith("kronii_scheduler_last_tick_timestamp_seconds ")
+    )
+    assert sent_at < last_tick <= time.time()
 
 
 async def test_a_new_plan_for_the_same_app_replaces_its_pending_wakeup(

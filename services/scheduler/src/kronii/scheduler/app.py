@@ -267,6 +267,7 @@ class SchedulerApp:
         await timers.done(wakeup)
         await timers.put_wakeup(safety_net_after(fired_at, self._limits, _new_id()))
         metrics.ticks.labels(wakeup.kind.value).inc()
+        metrics.last_tick.set(time.time())
         metrics.tick_lateness.observe(max(0.0, fired_at - wakeup.due_at))
         log.info(
             "tick %s (%s) for %s, %.3f s after its due time",

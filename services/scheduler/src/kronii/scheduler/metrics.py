@@ -27,6 +27,13 @@ class SchedulerMetrics:
         self.ticks = Counter(
             "kronii_scheduler_ticks_emitted", "Ticks published on NATS", ["kind"], registry=registry
         )
+        # A timestamp, not a counter's increase: a Tick fired at start, before the first scrape, is
+        # still seen (an increase over the window would read 0 until the next one).
+        self.last_tick = Gauge(
+            "kronii_scheduler_last_tick_timestamp_seconds",
+            "When the scheduler last published a Tick (Unix time)",
+            registry=registry,
+        )
         self.tick_lateness = Histogram(
             "kronii_scheduler_tick_lateness_seconds",
             "From a wake-up's due time to its Tick's publish",
