@@ -160,9 +160,9 @@ def report_lines(report: ReplayReport, backend: str) -> Iterator[str]:
 def replay_command(
     file: str, backend: str, call: bool, realtime: bool, tick_secs: float, as_json: bool
 ) -> None:
+    events = _load(file)  # a missing or foreign file is said before the runner's 2 s of imports
     from kronii.pipeline.replay import replay_events
 
-    events = _load(file)
     role_backend = _backend(backend, call)
     report = asyncio.run(
         replay_events(events, role_backend, realtime=realtime, tick_ms=int(tick_secs * 1000))
