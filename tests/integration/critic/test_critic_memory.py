@@ -120,10 +120,14 @@ class CountingStore(PgVectorStore):
         self.calls = 0
 
     async def knn(
-        self, embedding: Sequence[float] | Vector, k: int, ef_search: int | None = None
+        self,
+        embedding: Sequence[float] | Vector,
+        k: int,
+        ef_search: int | None = None,
+        record_filter: RecordFilter | None = None,
     ) -> list[tuple[InvocationRecord, float]]:
         self.calls += 1
-        return await super().knn(embedding, k, ef_search)
+        return await super().knn(embedding, k, ef_search, record_filter)
 
     async def query(self, record_filter: RecordFilter, take: int) -> list[InvocationRecord]:
         self.calls += 1

@@ -14,6 +14,7 @@ import grpc
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from google.protobuf.timestamp_pb2 import Timestamp
 from kronii.common.api_edge import KroniiErrorInterceptor, install_error_handler
 from kronii.common.errors import NotFound, Unavailable
 from kronii.critic.api.grpc_api import CriticServicer
@@ -452,3 +453,74 @@ async def test_grpc_refusals_of_the_critic_keep_their_status(
         "no record has the id r-gone",
     )
     assert unavailable.value.code() == grpc.StatusCode.UNAVAILABLE
+
+
+# ---- issue 26: out-of-range times and ids that are not ids ---------------------------------------
+
+FAR_FUTURE = pb.InvocationEvent(  # noqa: S604 (the event's shell name)
+    shell="pane", command_line="ls", started=Timestamp(seconds=10**15)
+)
+BAD_NANOS = pb.InvocationEvent(  # noqa: S604 (the event's shell name)
+    shell="pane", command_line="ls", started=Timestamp(seconds=1_760_000_000, nanos=-5)
+)
+NEXT_YEAR = pb.InvocationEvent(  # noqa: S604 (the event's shell name)
+    shell="pane", command_line="ls", started=Timestamp(seconds=NOW_MS // 1000 + 365 * 86400)
+)
+
+
+@pytest.mark.parametrize(
+    ("request_message", "sentence"),
+    [
+        (FAR_FUTURE, "started is not a valid time"),
+        (BAD_NANOS, "started is not a valid time"),
+        (NEXT_YEAR, "started is more than a day ahead"),
+    ],
+)
+async def test_grpc_report_event_with_an_out_of_range_timestamp_is_invalid_argument(
+    stub: pb_grpc.CriticStub, fake: FakeCritic, request_message: pb.InvocationEvent, sentence: str
+) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await stub.ReportEvent(request_message, timeout=5)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT, caught.value.details()
+    assert sentence in (caught.value.details() or "")
+    assert fake.calls == []
+
+
+async def test_grpc_search_and_export_with_an_out_of_range_since_are_invalid_argument(
+    stub: pb_grpc.CriticStub, fake: FakeCritic
+) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as search:
+        await stub.Search(pb.SearchRequest(since=Timestamp(seconds=10**15)), timeout=5)
+    with pytest.raises(grpc.aio.AioRpcError) as export:
+        _ = [
+            item
+            async for item in stub.Export(pb.ExportRequest(since=Timestamp(seconds=-(10**13))), timeout=5)
+        ]
+    assert search.value.code() == export.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "since is not a valid time" in (search.value.details() or "")
+    assert fake.calls == []
+
+
+def test_http_report_event_a_year_ahead_is_a_400_naming_started(http: TestClient, fake: FakeCritic) -> None:
+    answer = http.post("/v1/critic/events", json={**EVENT, "started": "2026-12-01T00:00:00Z"})
+    assert answer.status_code == 400 and answer.json()["field"] == "started"
+    assert fake.calls == []
+
+
+@pytest.mark.parametrize("record_id", ["/etc/passwd", "../../critic-20251001.tsv", "a b", "x" * 65])
+def test_similar_with_a_path_as_id_is_a_400_with_the_reason(
+    http: TestClient, fake: FakeCritic, record_id: str
+) -> None:
+    by_body = http.post("/v1/critic/similar", json={"record_id": record_id})
+    by_query = http.get("/v1/critic/similar", params={"record_id": record_id})
+    for answer in (by_body, by_query):
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["field"] == "record_id"
+        assert "not a path" in answer.json()["detail"]
+    assert fake.calls == []
+
+
+def test_similar_documents_its_400_and_404(http: TestClient) -> None:
+    paths = http.get("/openapi.json").json()["paths"]["/v1/critic/similar"]
+    for method in ("get", "post"):
+        assert {"400", "404"} <= set(paths[method]["responses"]), method

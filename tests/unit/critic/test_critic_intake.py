@@ -12,7 +12,7 @@ import pytest
 from kronii.critic.core.model import InvocationEvent, InvocationRecord, Trigger
 from kronii.critic.core.policy import Policy
 from kronii.critic.core.recommend import Notification
-from kronii.critic.core.retrieval import Hit, QueryContext, Vector
+from kronii.critic.core.retrieval import Hit, QueryContext, RecordFilter, Vector
 from kronii.critic.embedding_queue import EmbeddingResult, JobOutcome
 from kronii.critic.intake import Intake
 from kronii.critic.ports import RecordPredicate
@@ -35,7 +35,11 @@ class FakeMemory:
         return sorted(found, key=lambda record: record.timestamp_ms, reverse=True)[:take]
 
     async def knn(
-        self, embedding: Sequence[float] | Vector, k: int, context: QueryContext | None = None
+        self,
+        embedding: Sequence[float] | Vector,
+        k: int,
+        context: QueryContext | None = None,
+        where: RecordFilter | None = None,
     ) -> list[Hit]:
         return []
 

@@ -63,6 +63,12 @@ class _Hints:
         self._box.send(session, line)
 
 
+def _policy_problem(policy: PolicyFile) -> str | None:
+    """What is wrong with critic.toml now (read again if it changed), None when nothing is."""
+    policy.current()
+    return policy.problem
+
+
 class CriticApp:
     def __init__(self) -> None:
         self._desk: CriticDesk | None = None
@@ -223,6 +229,7 @@ class CriticApp:
             redactions=redactions,
             muted_until=lambda: policy.current().mute_until_ms,
             mute=policy.write_mute,
+            policy_problem=lambda: _policy_problem(policy),
         )
 
     async def stop(self) -> None:

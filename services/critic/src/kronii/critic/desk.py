@@ -33,6 +33,7 @@ _SCAN = 2000  # records looked at for a keyword search, newest first
 # A record found by meaning alone must be at least this close to what was searched for: below it the
 # nearest records of a small history are noise, not answers.
 MIN_SEARCH_SIMILARITY = 0.45
+_FAILURES = RecordFilter(failed=True)
 
 
 class DeskParts:
@@ -50,9 +51,11 @@ class DeskParts:
         redactions: Callable[[], int],
         muted_until: Callable[[], int],
         mute: Callable[[int], None],
+        policy_problem: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.hooks, self.spool, self.hints, self.model = hooks, spool, hints, model
         self.queue, self.redactions, self.muted_until, self.mute = queue, redactions, muted_until, mute
+        self.policy_problem = policy_problem
 
 
 def _ms() -> int:
@@ -103,10 +106,12 @@ class CriticDesk:
                 return _merge(matching, keyword, query.take)
         return await self._keyword(words, record_filter, query.take)
 
-    async def _knn(self, vector: Sequence[float], k: int, context: QueryContext) -> list[Hit]:
+    async def _knn(
+        self, vector: Sequence[float], k: int, context: QueryContext, where: RecordFilter | None = None
+    ) -> list[Hit]:
         """The tiered KNN, timed by the deepest tier it had to reach."""
         started = time.perf_counter()
-        hits = await self._memory.knn(vector, k, context)
+        hits = await self._memory.knn(vector, k, context, where)
         tier = "disk" if any(hit.tier != "ram" for hit in hits) else "ram"
         self._observe_knn(tier, time.perf_counter() - started)
         return hits
@@ -124,6 +129,8 @@ class CriticDesk:
         return [Hit(record, 1.0, 1.0, "ram") for record in records[:take]]
 
     async def similar(self, query: SimilarQuery) -> Similar:
+        """Past failures like the anchor: a command that succeeded is never one of them, however
+        close its text (every tier is asked for failures only)."""
         anchor = await self._anchor(query)
         vector: Sequence[float] = anchor.embedding
         if not vector and self._embedder.available:
@@ -139,7 +146,7 @@ class CriticDesk:
         context = QueryContext(
             now_ms=self._now_ms(), trigger=anchor.trigger, command_name=anchor.command_name, cwd=anchor.cwd
         )
-        hits = await self._knn(vector, query.k + 1, context)
+        hits = await self._knn(vector, query.k + 1, context, where=_FAILURES)
         return Similar(anchor, [hit for hit in hits if hit.record.record_id != anchor.record_id][: query.k])
 
     async def _anchor(self, query: SimilarQuery) -> InvocationRecord:
@@ -177,6 +184,11 @@ class CriticDesk:
             embeddings=parts.queue(),
             muted_until_ms=parts.muted_until(),
         )
+        policy_problem = parts.policy_problem()
+        if policy_problem:
+            report.problems.append(
+                f"the critic policy is not in force: {policy_problem} (the last good one, or the defaults, is)"
+            )
         return _with_problems(report, counts.database_failures, counts.lost)
 
     async def mute(self, seconds: int) -> int:

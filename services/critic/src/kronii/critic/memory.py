@@ -43,6 +43,7 @@ from kronii.critic.core.retrieval import (
     rank,
 )
 from kronii.critic.core.ring import DEFAULT_RING_SIZE, RecordRing
+from kronii.critic.core.share import PathMasker
 from kronii.critic.ports import LongTier, RecordPredicate
 
 __all__ = ["MemoryCounts", "MemoryOptions", "RetentionDone", "TieredMemory"]
@@ -189,20 +190,29 @@ class TieredMemory:
         return merged[:take]
 
     async def knn(
-        self, embedding: Sequence[float] | Vector, k: int, context: QueryContext | None = None
+        self,
+        embedding: Sequence[float] | Vector,
+        k: int,
+        context: QueryContext | None = None,
+        where: RecordFilter | None = None,
     ) -> list[Hit]:
+        """Best hybrid score first; ``where`` keeps only the records it accepts, in every tier (as SQL
+        in PostgreSQL), so k hits are k that match and not k minus those filtered out."""
         if k <= 0:
             return []
         context = context or QueryContext(now_ms=self._clock())
         ram = [
-            (record, similarity, "ram") for record, similarity in self._ring.knn(embedding, len(self._ring))
+            (record, similarity, "ram")
+            for record, similarity in self._ring.knn(embedding, len(self._ring))
+            if where is None or where(record)
         ]
         strong = [candidate for candidate in ram if candidate[1] >= self._options.ram_enough]
         if len(rank(strong, context, self._options.weights, k, self._cluster_of)) >= k:
             return rank(ram, context, self._options.weights, k, self._cluster_of)
-        more = await self._knn_database(embedding, k * self._options.candidates_per_k)
+        candidates = k * self._options.candidates_per_k
+        more = await self._knn_database(embedding, candidates, where)
         if more is None:
-            more = self._knn_files(embedding, k * self._options.candidates_per_k, context.now_ms)
+            more = self._knn_files(embedding, candidates, context.now_ms, where)
         return rank(ram + more, context, self._options.weights, k, self._cluster_of)
 
     # ---- the long tier ---------------------------------------------------------------------
@@ -230,13 +240,13 @@ class TieredMemory:
         return found
 
     async def _knn_database(
-        self, embedding: Sequence[float] | Vector, candidates: int
+        self, embedding: Sequence[float] | Vector, candidates: int, where: RecordFilter | None
     ) -> list[tuple[InvocationRecord, float, str]] | None:
         if self._long is None:
             return None
         try:
             async with asyncio.timeout(self._options.db_timeout_secs):
-                found = await self._long.knn(embedding, candidates)
+                found = await self._long.knn(embedding, candidates, record_filter=where)
         except Exception as error:  # PostgreSQL away: a bounded window of the journal answers
             self._database_failures += 1
             log.info(
@@ -246,10 +256,14 @@ class TieredMemory:
         return [(record, similarity, "disk") for record, similarity in found]
 
     def _knn_files(
-        self, embedding: Sequence[float] | Vector, candidates: int, now_ms: int
+        self, embedding: Sequence[float] | Vector, candidates: int, now_ms: int, where: RecordFilter | None
     ) -> list[tuple[InvocationRecord, float, str]]:
         since_ms = now_ms - self._options.disk_window_days * 86_400_000
-        records = [record for record in self._files.read_records(since_ms) if record.embedding]
+        records = [
+            record
+            for record in self._files.read_records(since_ms)
+            if record.embedding and (where is None or where(record))
+        ]
         if not records:
             return []
         matrix = np.asarray([record.embedding for record in records], dtype=np.float32)
@@ -424,16 +438,18 @@ class TieredMemory:
     # ---- export ----------------------------------------------------------------------------
 
     def export_records(self, since_ms: int, redact: bool = True) -> Iterator[InvocationRecord]:
-        """The journal's records from `since_ms`, oldest first. Redacted for sharing: the texts go
-        through the redaction engine once more (the home path's user name, addresses, whatever the
-        first pass let through) and the embeddings are left out."""
+        """The journal's records from `since_ms`, oldest first. Redacted for sharing: every path
+        becomes a placeholder, the same path the same one (core.share.PathMasker), then the texts go
+        through the redaction engine once more (addresses, whatever the first pass let through)
+        and the embeddings are left out."""
         if redact and self._redact is None:
             self._redact = _redact_for_sharing()
+        paths = PathMasker()
         for record in self._files.read_records(since_ms):
             if redact and self._redact is not None:
-                masked: dict[str, Any] = {
-                    name: self._redact(getattr(record, name)) for name in _EXPORT_TEXT_FIELDS
-                }
+                masked: dict[str, Any] = {"cwd": paths.mask_path(record.cwd)}  # numbered first
+                for name in _EXPORT_TEXT_FIELDS:
+                    masked.setdefault(name, self._redact(paths.mask(getattr(record, name))))
                 record = dataclasses.replace(record, embedding=(), **masked)
             yield record
 

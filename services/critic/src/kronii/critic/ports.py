@@ -64,9 +64,14 @@ class MemoryStore(Protocol):
         ...
 
     async def knn(
-        self, embedding: Sequence[float] | Vector, k: int, context: QueryContext | None = None
+        self,
+        embedding: Sequence[float] | Vector,
+        k: int,
+        context: QueryContext | None = None,
+        where: RecordFilter | None = None,
     ) -> list[Hit]:
-        """Best hybrid score first; ``context`` (the current command) turns the boosts on."""
+        """Best hybrid score first; ``context`` (the current command) turns the boosts on; ``where``
+        keeps only the records it accepts."""
         ...
 
     def recent(self, take: int) -> Iterable[InvocationRecord]: ...
@@ -125,7 +130,11 @@ class LongTier(Protocol):
     async def upsert(self, records: Sequence[InvocationRecord]) -> None: ...
 
     async def knn(
-        self, embedding: Sequence[float] | Vector, k: int, ef_search: int | None = None
+        self,
+        embedding: Sequence[float] | Vector,
+        k: int,
+        ef_search: int | None = None,
+        record_filter: RecordFilter | None = None,
     ) -> list[tuple[InvocationRecord, float]]: ...
 
     async def query(self, record_filter: RecordFilter, take: int) -> list[InvocationRecord]: ...

@@ -35,6 +35,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 __all__ = ["DEFAULT_EF_SEARCH", "PgVectorStore", "critic_records"]
 
 DEFAULT_EF_SEARCH = 40  # pgvector's own default
+MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
+_FILTERED_WIDENING = 10  # a filtered search looks at this many candidates per row it returns
 _metadata = MetaData()
 
 critic_records = Table(
@@ -142,15 +144,24 @@ class PgVectorStore:
             await conn.execute(statement, [_row(record) for record in records])
 
     async def knn(
-        self, embedding: Sequence[float] | Vector, k: int, ef_search: int | None = None
+        self,
+        embedding: Sequence[float] | Vector,
+        k: int,
+        ef_search: int | None = None,
+        record_filter: RecordFilter | None = None,
     ) -> list[tuple[InvocationRecord, float]]:
-        """The k records nearest to `embedding` by the HNSW index (approximate), with their cosine."""
+        """The k records nearest to `embedding` by the HNSW index (approximate), with their cosine;
+        with `record_filter`, only rows it accepts (the index scan is widened, as pgvector filters
+        the rows it found)."""
         if k <= 0:
             return []
         query = unit_vector(embedding)
         distance = critic_records.c.embedding.cosine_distance(query)
         statement = select(critic_records, distance.label("distance")).order_by(distance).limit(k)
         ef = max(ef_search or self._ef_search, k)
+        if record_filter is not None:
+            statement = statement.where(_where(record_filter))
+            ef = min(max(ef, k * _FILTERED_WIDENING), MAX_EF_SEARCH)
         async with self._engine.begin() as conn:
             await conn.execute(text("SELECT set_config('hnsw.ef_search', :ef, true)"), {"ef": str(ef)})
             rows = (await conn.execute(statement)).all()

@@ -43,6 +43,13 @@ MAX_MUTE_SECONDS = 31 * 24 * 3600
 # the last 8 KB of stderr.
 MAX_TEXT = 64 * 1024
 _SHELL = re.compile(r"[a-z][a-z0-9_-]{0,15}")
+# A record's id as the critic makes them (32 hexadecimal characters); letters, digits, - and _ are
+# taken so that an id from elsewhere can still be asked for, but a path or a sentence is not an id.
+_RECORD_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# google.protobuf.Timestamp's own range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z.
+_TIMESTAMP_SECONDS = (-62_135_596_800, 253_402_300_799)
+# A command reported as starting later than this after now is not one a shell ran.
+_FUTURE_SLACK_MS = 86_400_000
 _TRIGGERS = ", ".join(trigger.value for trigger in Trigger)
 
 
@@ -146,13 +153,25 @@ def doctor_message(report: DoctorReport) -> pb.DoctorReport:
 # ---- in: messages to values, checked -------------------------------------------------------------
 
 
+def _stamp_ms(stamp: Timestamp, name: str) -> int:
+    """A Timestamp field as ms since the epoch; one outside the Timestamp range (which gRPC lets
+    through unchecked, unlike the JSON form) or before 1970 is an InvalidArgument naming it."""
+    low, high = _TIMESTAMP_SECONDS
+    if not (low <= stamp.seconds <= high and 0 <= stamp.nanos <= 999_999_999):
+        raise InvalidArgument(
+            f"{name} is not a valid time (seconds from 1970 up to year 9999, nanos from 0 to 999999999)",
+            field=name,
+        )
+    ms = stamp.ToMilliseconds()
+    if ms < 0:
+        raise InvalidArgument(f"{name} must be a time after 1970-01-01", field=name)
+    return ms
+
+
 def _since_ms(message: pb.SearchRequest | pb.ExportRequest) -> int:
     if not message.HasField("since"):
         return 0
-    since = message.since.ToMilliseconds()
-    if since < 0:
-        raise InvalidArgument("since must be a time after 1970-01-01", field="since")
-    return since
+    return _stamp_ms(message.since, "since")
 
 
 def _text(value: str, name: str, *, required: bool = False) -> str:
@@ -174,9 +193,11 @@ def event_from(message: pb.InvocationEvent, now_ms: int) -> InvocationEvent:
     if not 0 <= message.exit_status <= 255:
         raise InvalidArgument("exit_status must be from 0 to 255", field="exit_status")
     if message.HasField("started"):
-        started = message.started.ToMilliseconds()
+        started = _stamp_ms(message.started, "started")
         if started <= 0:
             raise InvalidArgument("started must be a time after 1970-01-01", field="started")
+        if started > now_ms + _FUTURE_SLACK_MS:
+            raise InvalidArgument("started is more than a day ahead of the critic's clock", field="started")
     else:
         started = max(now_ms - message.duration_ms, 0)
     return InvocationEvent(
@@ -222,6 +243,12 @@ def similar_query_from(message: pb.SimilarRequest) -> SimilarQuery:
     if not (message.record_id or message.session or message.cwd):
         raise InvalidArgument(
             "record_id is required unless a session or cwd names whose last failing command to compare with",
+            field="record_id",
+        )
+    if message.record_id and not _RECORD_ID.fullmatch(message.record_id):
+        raise InvalidArgument(
+            "record_id must be a record's id as `kronii critic search --json` shows it "
+            "(letters, digits, - and _, at most 64), not a path or a text",
             field="record_id",
         )
     return SimilarQuery(

@@ -15,7 +15,7 @@ from google.protobuf.json_format import ParseDict, ParseError
 from google.protobuf.message import Message
 from kronii.common.api_edge import as_json, read_json_object
 from kronii.common.errors import InvalidArgument
-from kronii.common.openapi import message_schema, proto_body
+from kronii.common.openapi import errors, message_schema, proto_body
 from kronii.critic.api.convert import (
     doctor_message,
     event_from,
@@ -47,6 +47,7 @@ _INTEGERS = {
     FieldDescriptor.TYPE_SINT64,
 }
 _TRUE, _FALSE = {"true", "1", "yes"}, {"false", "0", "no"}
+_SIMILAR_ERRORS = errors(400, 404)
 
 
 # ---- bodies and query strings, field by field ---------------------------------------------------
@@ -146,14 +147,16 @@ def critic_router(
     async def similar(message: pb.SimilarRequest) -> dict[str, Any]:
         return as_json(similar_message(await operations().similar(similar_query_from(message))))
 
-    @router.get("/similar", openapi_extra=_query_parameters(pb.SimilarRequest))
+    @router.get("/similar", openapi_extra=_query_parameters(pb.SimilarRequest), responses=_SIMILAR_ERRORS)
     async def similar_by_query(request: Request) -> dict[str, Any]:
-        """Past records similar to one record, or to the last failing command of a session or cwd."""
+        """Past failures similar to one record, or to the last failing command of a session or cwd.
+        400: a malformed field (a record_id that is not an id, such as a path); 404: no record has
+        that id, or no failing command is remembered yet."""
         return await similar(query_message(request.query_params, pb.SimilarRequest()))
 
-    @router.post("/similar", openapi_extra=proto_body(pb.SimilarRequest))
+    @router.post("/similar", openapi_extra=proto_body(pb.SimilarRequest), responses=_SIMILAR_ERRORS)
     async def similar_by_body(request: Request) -> dict[str, Any]:
-        """The same with a SimilarRequest body."""
+        """The same with a SimilarRequest body (400 and 404 as for GET)."""
         return await similar(await _body(request, pb.SimilarRequest()))
 
     _export_route(router, operations)
