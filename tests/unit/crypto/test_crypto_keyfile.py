@@ -167,7 +167,8 @@ def test_select_provider_falls_back_to_a_key_file_with_a_warning(
         provider = select_provider(data_dir=tmp_path / "data")
 
     assert isinstance(provider, KeyFileProvider)
-    assert "the master key is stored in a file" in caplog.text
+    assert "master key: kept in master.key" in caplog.text
+    assert "kronii keys migrate" in caplog.text
     assert KEY_FILE_NAME in caplog.text
     assert str(tmp_path) not in caplog.text, "log lines never name a filesystem path"
     sealed = seal(b"frame", master=provider, associated_data=b"capture:1")
@@ -181,7 +182,7 @@ def test_select_provider_honours_opting_out_of_the_secret_service(
     with caplog.at_level(logging.WARNING, logger="kronii.crypto"):
         provider = select_provider(data_dir=tmp_path / "data", use_secret_service=False)
     assert isinstance(provider, KeyFileProvider)
-    assert "master key is stored in a file" in caplog.text
+    assert "master key: kept in master.key (use_secret_service is off)" in caplog.text
 
 
 def test_select_provider_prefers_vault_when_configured(tmp_path: Path) -> None:

@@ -13,12 +13,14 @@ from kronii.crypto.errors import (
     KeyFileError,
     MasterKeyUnavailableError,
     ProviderConfigError,
+    SecretServiceNotReadyError,
 )
 from kronii.crypto.keyfile import KeyFileProvider
+from kronii.crypto.migrate import Migration, migrate_key_file
 from kronii.crypto.model import SealedObject, WrappedKey
-from kronii.crypto.provider import LocalMasterKeyProvider, MasterKeyProvider
+from kronii.crypto.provider import LocalMasterKeyProvider, MasterKeyProvider, ProviderChain, StaticKeys
 from kronii.crypto.secretservice import SecretServiceProvider
-from kronii.crypto.select import select_provider
+from kronii.crypto.select import MasterKeyChoice, choose_master_key, select_provider
 
 if TYPE_CHECKING:
     from kronii.crypto.vault import VaultTransitProvider
@@ -40,13 +42,20 @@ __all__ = [
     "KeyFileError",
     "KeyFileProvider",
     "LocalMasterKeyProvider",
+    "MasterKeyChoice",
     "MasterKeyProvider",
     "MasterKeyUnavailableError",
+    "Migration",
+    "ProviderChain",
     "ProviderConfigError",
     "SealedObject",
+    "SecretServiceNotReadyError",
     "SecretServiceProvider",
+    "StaticKeys",
     "VaultTransitProvider",
     "WrappedKey",
+    "choose_master_key",
+    "migrate_key_file",
     "open_sealed",
     "rewrap",
     "seal",

@@ -19,6 +19,21 @@ class MasterKeyUnavailableError(CryptoError):
     """The master key provider cannot be reached or refused to serve the key."""
 
 
+class SecretServiceNotReadyError(MasterKeyUnavailableError):
+    """The Secret Service cannot serve the master key without a person answering a prompt (no default
+    keyring, a locked one, a call that asks for a prompt) or in time (a call past its timeout).
+
+    kronii never opens the prompt: the caller falls back to the key file, or says so and stops.
+    ``unreachable`` tells "nothing answers" (no bus, no service, a timeout) from "it answers, but
+    would need a person" (missing or locked keyring, a prompt).
+    """
+
+    def __init__(self, reason: str, *, unreachable: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.unreachable = unreachable
+
+
 class KeyFileError(CryptoError):
     """The master key file or its directory is unsafe (permissions, owner, type) or corrupt."""
 

@@ -77,6 +77,29 @@ class KeyFileProvider(LocalMasterKeyProvider):
                 self._keys = keys
         return self._keys.get(version)
 
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[dict[int, bytes]]:
+        """The file's keys, read under its lock, which stays held until the block ends (for a move
+        that must not race a rotation)."""
+        with self._locked():
+            keys = self._read()
+            if keys is None:
+                raise KeyFileError("the master key file is gone")
+            yield dict(keys)
+
+    def remove(self) -> None:
+        """Delete the key file (inside :meth:`holding`, once its keys are kept elsewhere)."""
+        try:
+            os.unlink(self._path)
+            dir_fd = os.open(self._directory, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        except OSError as exc:
+            log.error("kronii.crypto: cannot remove the master key file: %s", exc.strerror)
+            raise KeyFileError("the master key file cannot be removed") from None
+
     # -- filesystem ---------------------------------------------------------------------------
 
     def _prepare_directory(self) -> None:

@@ -95,3 +95,103 @@ class LocalMasterKeyProvider(MasterKeyProvider):
             raise DecryptionError(
                 f"the wrapped content key failed authentication under master key version {wrapped.key_version}"
             ) from None
+
+
+class StaticKeys(MasterKeyProvider):
+    """Raw master keys held under another provider's name, for unwrapping only: the keys a key file
+    had, kept now in the Secret Service by `kronii keys migrate`.
+
+    Two keys may share a version (two key files over time each began at version 1); the one that
+    authenticates the wrapped key is the right one, so each is tried.
+    """
+
+    def __init__(self, name: str, keys: list[tuple[int, bytes]]) -> None:
+        if not keys:
+            raise ValueError("StaticKeys needs at least one key")
+        self._name = name
+        self._keys = list(keys)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def keys(self) -> list[tuple[int, bytes]]:
+        return list(self._keys)
+
+    @property
+    def current_version(self) -> int:
+        return max(version for version, _ in self._keys)
+
+    def wrap(self, *, key: bytes) -> WrappedKey:
+        raise DecryptionError(f"the {self._name!r} master keys kept here only unwrap")
+
+    def rotate(self) -> int:
+        raise DecryptionError(f"the {self._name!r} master keys kept here only unwrap")
+
+    def unwrap(self, *, wrapped: WrappedKey) -> bytes:
+        self._check_provider(wrapped)
+        if len(wrapped.blob) != NONCE_BYTES + CONTENT_KEY_BYTES + TAG_BYTES:
+            raise DecryptionError("the wrapped content key has the wrong length")
+        nonce, body = wrapped.blob[:NONCE_BYTES], wrapped.blob[NONCE_BYTES:]
+        aad = _wrap_aad(self._name, wrapped.key_version)
+        for version, master in self._keys:
+            if version != wrapped.key_version:
+                continue
+            try:
+                return AESGCM(master).decrypt(nonce, body, aad)
+            except InvalidTag:
+                continue
+        raise DecryptionError(
+            f"no {self._name!r} master key of version {wrapped.key_version} authenticates this content key"
+        )
+
+
+class ProviderChain(MasterKeyProvider):
+    """Wraps and rotates with ``primary``; unwraps with whichever provider carries the wrapped key's
+    provider name, the primary first, then ``readers`` in order, until one authenticates it.
+
+    How content keys stay readable when the master key moves between stores: a key file kept while
+    the keyring was locked, the keyring's own keys, the key file's keys migrated into the keyring.
+    """
+
+    def __init__(self, primary: MasterKeyProvider, readers: list[MasterKeyProvider]) -> None:
+        self._primary = primary
+        self._readers = list(readers)
+
+    @property
+    def primary(self) -> MasterKeyProvider:
+        return self._primary
+
+    @property
+    def readers(self) -> list[MasterKeyProvider]:
+        return list(self._readers)
+
+    @property
+    def name(self) -> str:
+        return self._primary.name
+
+    @property
+    def current_version(self) -> int:
+        return self._primary.current_version
+
+    def wrap(self, *, key: bytes) -> WrappedKey:
+        return self._primary.wrap(key=key)
+
+    def rotate(self) -> int:
+        return self._primary.rotate()
+
+    def unwrap(self, *, wrapped: WrappedKey) -> bytes:
+        candidates = [p for p in (self._primary, *self._readers) if p.name == wrapped.provider]
+        if not candidates:
+            raise DecryptionError(
+                f"the content key was wrapped by the {wrapped.provider!r} provider, which is not available now"
+            )
+        failure: DecryptionError | None = None
+        for provider in candidates:
+            try:
+                return provider.unwrap(wrapped=wrapped)
+            except DecryptionError as error:
+                failure = error
+        assert failure is not None
+        raise failure

@@ -20,7 +20,7 @@ from fastapi import APIRouter
 from kronii.capture.adapters.callers import client_sessions, front_door, identity_for_peer, presence_gate
 from kronii.capture.adapters.frames import CaptureUnavailable, FrameGrabber
 from kronii.capture.adapters.jobs import JobStore
-from kronii.capture.adapters.master_key import master_key_provider
+from kronii.capture.adapters.master_key import master_key_choice
 from kronii.capture.adapters.matcher_feed import DesktopView, MatcherFeed
 from kronii.capture.adapters.text_density import ocr_text_density
 from kronii.capture.adapters.tokens import TokenBook
@@ -182,18 +182,22 @@ class CaptureApp:
 
     async def _open_vault(self, ctx: ServiceContext, settings: CaptureSettings) -> ObjectVault:
         assert ctx.sessions is not None
-        provider = await asyncio.to_thread(
-            master_key_provider,
+        # Never a prompt, every Secret Service call within its timeout: a keyring that would wait on a
+        # person means the key file, said in one line (which store, and how to move the key later).
+        choice = await asyncio.to_thread(
+            master_key_choice,
             data_dir=settings.data_dir,
             vault_url=settings.vault_url,
             vault_token=settings.vault_token,
             vault_key_name=settings.vault_key_name,
             use_secret_service=settings.use_secret_service,
+            secret_service_timeout_s=settings.secret_service_timeout_secs,
         )
+        log.log(logging.WARNING if choice.fallback else logging.INFO, "%s", choice.line)
         return ObjectVault(
             settings.store_dir,
             ctx.sessions,
-            provider,
+            choice.provider,
             store_raw=keep_raw(settings.raw_days),
             record=ctx.record,
         )

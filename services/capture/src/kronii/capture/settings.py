@@ -68,7 +68,9 @@ class CaptureSettings(ServiceSettings):
     breaker_open_secs: float = Field(default=120.0, gt=0)
 
     # The master key: Vault transit when set (shared KRONII_VAULT_* accepted), else the Secret
-    # Service, else a key file in the data directory.
+    # Service when its default keyring is unlocked and answers without a prompt, each call within
+    # secret_service_timeout_secs, else a key file in the data directory (`kronii keys migrate`
+    # moves it to the keyring later).
     vault_url: str | None = Field(
         default=None, validation_alias=AliasChoices("KRONII_CAPTURE_VAULT_URL", "KRONII_VAULT_URL")
     )
@@ -77,6 +79,7 @@ class CaptureSettings(ServiceSettings):
     )
     vault_key_name: str = "kronii-capture"
     use_secret_service: bool = True
+    secret_service_timeout_secs: float = Field(default=5.0, gt=0, le=60)
 
     @field_validator("allowed_uids", "allowed_exes", mode="before")
     @classmethod

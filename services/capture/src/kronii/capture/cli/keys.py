@@ -1,10 +1,12 @@
-"""`kronii keys rotate|status`: the capture vault's master key.
+"""`kronii keys rotate|status|migrate`: the capture vault's master key.
 
 ``rotate`` makes a new master key version and rewraps every live content key under it; the sealed
-image files are never opened. ``status`` shows the provider, its current version and how many
-objects each version wraps. Exit codes (kronii.common.cli.exits): 0 done; 1 some keys could not be
-rewrapped, or the master key is not available; 2 bad arguments or settings; 5 the database is
-unreachable.
+image files are never opened. ``status`` says where the master key is kept and why, the provider,
+its current version and how many objects each version wraps. ``migrate`` moves a key file's master
+keys into the Secret Service's default keyring when it is unlocked (the key file is removed once the
+keyring's copy reads back equal). Exit codes (kronii.common.cli.exits): 0 done; 1 some keys could
+not be rewrapped, or the master key is not available; 2 bad arguments or settings; 4 the keyring is
+locked or has no default keyring; 5 the database or the Secret Service is unreachable.
 
 The main `kronii` CLI mounts the click group ``keys_command`` through the ``kronii.commands`` entry
 point ``keys``; ``python -m kronii.capture.cli keys`` runs the same command. The vault, the crypto
@@ -24,30 +26,40 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from kronii.capture.adapters.master_key import master_key_provider
+from kronii.capture.adapters.master_key import key_directory, master_key_choice
 from kronii.common.cli import exits
 from kronii.common.cli.exits import CommandError
 
 if TYPE_CHECKING:
     from kronii.capture.adapters.vault_rotation import RotationReport
+    from kronii.capture.settings import CaptureSettings
     from kronii.common.audit import AuditRecorder
-    from kronii.crypto import MasterKeyProvider
+    from kronii.crypto import MasterKeyChoice, MasterKeyProvider
 
 __all__ = ["key_status", "keys_command", "main", "rotate_keys"]
 
 
-def _provider() -> MasterKeyProvider:
+def _settings() -> CaptureSettings:
     from kronii.capture.settings import CaptureSettings
     from kronii.common.settings import load_settings
 
-    settings = load_settings(CaptureSettings)
-    return master_key_provider(
+    return load_settings(CaptureSettings)
+
+
+def _choice() -> MasterKeyChoice:
+    settings = _settings()
+    return master_key_choice(
         data_dir=settings.data_dir,
         vault_url=settings.vault_url,
         vault_token=settings.vault_token,
         vault_key_name=settings.vault_key_name,
         use_secret_service=settings.use_secret_service,
+        secret_service_timeout_s=settings.secret_service_timeout_secs,
     )
+
+
+def _provider() -> MasterKeyProvider:
+    return _choice().provider
 
 
 def _data_dir() -> Path:
@@ -154,10 +166,10 @@ def _master_key_and_database() -> Iterator[None]:
     "keys",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog="Exit codes: 0 done, 1 some keys could not be rewrapped or the master key is missing, 2 usage, "
-    "5 PostgreSQL unreachable.",
+    "4 the keyring is locked or has no default keyring, 5 PostgreSQL or the Secret Service unreachable.",
 )
 def keys_command() -> None:
-    """Rotate or inspect the master key that wraps captured images' content keys."""
+    """Rotate, inspect or move the master key that wraps captured images' content keys."""
 
 
 @keys_command.command(
@@ -201,13 +213,17 @@ def rotate(no_new_version: bool, batch_size: int, as_json: bool) -> None:
 @keys_command.command("status", short_help="the provider, its current version and objects per version")
 @click.option("--json", "as_json", is_flag=True, help="print JSON")
 def status(as_json: bool) -> None:
-    """The master key provider, its current version and how many objects each version wraps."""
+    """Where the master key is kept and why, the provider, its current version and how many objects
+    each version wraps."""
     with _master_key_and_database():
-        provider, database_url, data_dir = _provider(), _database_url(), _data_dir()
-        summary = asyncio.run(key_status(database_url, provider, data_dir=data_dir))
+        choice, database_url, data_dir = _choice(), _database_url(), _data_dir()
+        kept = choice.describe(str(choice.key_file)) if choice.key_file else choice.line
+        summary: dict[str, Any] = {"store": choice.store, "kept": kept}
+        summary |= asyncio.run(key_status(database_url, choice.provider, data_dir=data_dir))
     if as_json:
         click.echo(json.dumps(summary))
         return
+    click.echo(kept)
     click.echo(f"master key provider {summary['provider']}, current version {summary['current_version']}")
     for row in summary["by_version"]:
         click.echo(f"  {row['provider']} version {row['key_version']}: {row['objects']} objects")
@@ -215,6 +231,49 @@ def status(as_json: bool) -> None:
         f"{summary['objects']} live objects, {summary['objects_not_on_current_version']} "
         "not yet under the current version"
     )
+
+
+@keys_command.command("migrate", short_help="move the master key from its key file into the Secret Service")
+def migrate() -> None:
+    """Move the master keys of the key file into the Secret Service's default keyring, which must be
+    unlocked (kronii never opens a keyring prompt). The key file is removed only once a fresh read of
+    the keyring's copy is equal; images sealed under it stay readable. Exit 4 when the keyring is
+    locked or has no default keyring, 5 when no Secret Service answers; the key file is then kept."""
+    from kronii.crypto import CryptoError, SecretServiceNotReadyError, migrate_key_file
+
+    settings = _settings()
+    if settings.vault_url or settings.vault_token:
+        raise CommandError(
+            "kronii: the master key is kept in Vault transit: there is no key file to move", exits.USAGE
+        )
+    if not settings.use_secret_service:
+        raise CommandError(
+            "kronii: use_secret_service is off: set KRONII_CAPTURE_USE_SECRET_SERVICE=true first, "
+            "or the capture service would not use the keyring",
+            exits.USAGE,
+        )
+    directory = key_directory(settings.data_dir)
+    try:
+        moved = migrate_key_file(directory, timeout_s=settings.secret_service_timeout_secs)
+    except SecretServiceNotReadyError as error:
+        raise CommandError(
+            f"kronii: the master key stays in {directory / 'master.key'}: {error.reason}. Unlock the "
+            "desktop's keyring (or create a default one) and run `kronii keys migrate` again",
+            exits.UNREACHABLE if error.unreachable else exits.REFUSED,
+        ) from None
+    except CryptoError as error:
+        raise CommandError(
+            f"kronii: the master key stays in {directory / 'master.key'}: {error}", exits.FAILED
+        ) from None
+    if not moved.versions:
+        click.echo(f"nothing to move: there is no key file at {moved.key_file}")
+        return
+    versions = ", ".join(str(v) for v in moved.versions)
+    click.echo(
+        f"master key: moved from {moved.key_file} into the Secret Service's default keyring "
+        f"(version {versions}); the key file is removed"
+    )
+    click.echo("restart kronii (`kronii up`) for the capture service to use the keyring")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
