@@ -116,6 +116,28 @@ async def test_kronii_audit_verify_cli_exits_nonzero_and_names_the_row(
     assert f"BROKEN at row {rows[1].id}" in broken.stdout
 
 
+async def test_kronii_audit_tail_keeps_its_columns_in_line_for_long_actions_and_actors(
+    audit: AuditLog, fresh_database: str
+) -> None:
+    await audit.append(
+        actor="agent:reviewer-of-the-night-shift", action="supervisor.trigger.typed_not_submitted",
+        subject="t-1", outcome="typed_not_submitted",
+    )  # fmt: skip
+    await audit.append(actor="u", action="x", subject="s1", outcome="ok")
+    env = {**os.environ, "KRONII_DATABASE_URL": fresh_database}
+    tail = subprocess.run(
+        [sys.executable, "-m", "kronii.common.cli.main", "audit", "tail", "-n", "2"],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert tail.returncode == 0, tail.stderr
+    header, *lines = tail.stdout.splitlines()
+    assert len(lines) == 2
+    # Every column starts where its heading starts, whatever the width of the values before it.
+    for heading in ("SERVICE", "ACTION", "ACTOR", "OUTCOME", "SUBJECT"):
+        column = header.index(heading)
+        assert all(line[column - 2 : column] == "  " and line[column] != " " for line in lines), heading
+
+
 async def test_long_detail_values_are_stored_capped_and_the_chain_still_verifies(audit: AuditLog) -> None:
     long_text = "p" * (DETAIL_VALUE_CAP * 50)
     long_list = [f"item-{n}" for n in range(2_000)]

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -152,25 +152,33 @@ def audit_tail(lines: int, as_json: bool) -> None:
             rows = await log.tail(lines)
         finally:
             await engine.dispose()
-        if not as_json:
-            click.echo(
-                f"{'ID':>6}  {'AT':<19}  {'SERVICE':<10} {'ACTION':<24} {'ACTOR':<12} {'OUTCOME':<10} SUBJECT"
-            )
-        for row in rows:
-            if as_json:
+        if as_json:
+            for row in rows:
                 click.echo(json.dumps({"id": row.id, "at": row.at.isoformat(), "service": row.service,
                                        "actor": row.actor, "action": row.action, "subject": row.subject,
                                        "outcome": row.outcome, "detail": row.detail, "row_hash": row.row_hash}))  # fmt: skip
-                continue
-            detail = " ".join(f"{k}={v}" for k, v in sorted(row.detail.items()))
-            click.echo(
-                f"{row.id:>6}  {_when(row.at):<19}  {row.service:<10} {row.action:<24} {row.actor:<12} "
-                f"{row.outcome:<10} {row.subject} {detail}".rstrip()
-            )
+            return exits.OK
+        _print_audit_rows(rows)
         return exits.OK
 
     with _postgres_or_sentence():
         raise SystemExit(asyncio.run(run()))
+
+
+def _print_audit_rows(rows: Sequence[Any]) -> None:
+    """Columns as wide as their longest value (an action or actor longer than a fixed width pushed
+    every later column out of line); the subject and detail, of any length, come last."""
+    from kronii.common.cli.tables import print_table
+
+    header = ("ID", "AT", "SERVICE", "ACTION", "ACTOR", "OUTCOME", "SUBJECT")
+    print_table(
+        header,
+        [
+            (str(row.id), _when(row.at), row.service, row.action, row.actor, row.outcome,
+             " ".join([row.subject, *(f"{k}={v}" for k, v in sorted(row.detail.items()))]).strip())
+            for row in rows
+        ],
+    )  # fmt: skip
 
 
 @click.command("completion", help='print the shell completion script: eval "$(kronii completion bash)"')
