@@ -235,6 +235,25 @@ def record_python() -> None:
         pane.wait_screen(lambda s: plain(s).rstrip().endswith(">>> x = 1\n>>>"), 10, "the next prompt")
         time.sleep(0.3)
         save(pane, "python", "submitted")
+        # Busy: the line runs, the cursor sits below it, no input line on screen.
+        pane.send_text('import time; time.sleep(3); print("done")')  # one send-keys: ";" split alone
+        pane.keys("Enter")
+        time.sleep(0.8)
+        save(pane, "python", "busy")
+        pane.wait_screen(lambda s: plain(s).rstrip().endswith("done\n>>>"), 10, "the prompt after the sleep")
+        # Busy printing: output without a newline yet, the cursor after it.
+        pane.send_text('print("step 1", end=" ", flush=True); time.sleep(3)')
+        pane.keys("Enter")
+        time.sleep(0.8)
+        save(pane, "python", "busy_output")
+        pane.wait_screen(lambda s: plain(s).rstrip().endswith(">>>"), 10, "the prompt after the output")
+        # A person's block in the making: a continuation line ("...") holds the cursor.
+        pane.type("def f():")
+        pane.keys("Enter")
+        pane.type("    return 1")
+        pane.wait_text("...     return 1", 10)
+        time.sleep(0.3)
+        save(pane, "python", "draft_multiline")
 
 
 def main() -> None:

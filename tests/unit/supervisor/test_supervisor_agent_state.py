@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 from kronii.supervisor.core.agent_kinds import DEFAULT_KINDS, AgentKind
-from kronii.supervisor.core.agent_state import AgentState, Delivery, Reading, classify, confirm, echo_needle
+from kronii.supervisor.core.agent_state import (
+    AgentState,
+    Delivery,
+    Reading,
+    classify,
+    confirm,
+    echo_needle,
+    holds_prompt,
+)
 from kronii.supervisor.core.screen import StyledLine, echo_count, input_box, input_text, parse_screen
 
 SCREENS = Path(__file__).parents[2] / "data" / "agents"
@@ -17,14 +25,20 @@ PYTHON = DEFAULT_KINDS["python"]
 
 
 def screen(name: str) -> tuple[tuple[StyledLine, ...], int]:
+    lines, _, cursor_y = screen_at(name)
+    return lines, cursor_y
+
+
+def screen_at(name: str) -> tuple[tuple[StyledLine, ...], int, int]:
     header, *raw = (SCREENS / f"{name}.ansi").read_text(encoding="utf-8").split("\n")
-    _, cursor_y = (int(n) for n in header.removeprefix("#").split())
-    return parse_screen(raw), cursor_y
+    cursor_x, cursor_y = (int(n) for n in header.removeprefix("#").split())
+    return parse_screen(raw), cursor_x, cursor_y
 
 
 def read(name: str, kind: AgentKind = CODEX) -> Reading:
-    lines, cursor_y = screen(name)
-    return classify(lines, cursor_y, kind)
+    """The screen read as the supervisor reads it: with the cursor's column and row."""
+    lines, cursor_x, cursor_y = screen_at(name)
+    return classify(lines, cursor_y, kind, cursor_x=cursor_x)
 
 
 @pytest.mark.parametrize(
@@ -82,6 +96,41 @@ def test_python_repl_prompt_and_draft() -> None:
     draft = read("python/draft", PYTHON)
     assert draft.state is AgentState.DRAFT and draft.draft == "x = 1"
     assert read("python/submitted", PYTHON).state is AgentState.IDLE
+
+
+@pytest.mark.parametrize("name", ["python/busy", "python/busy_output"])
+def test_a_busy_python_repl_is_working_with_no_input_line_not_a_draft(name: str) -> None:
+    # The line it runs is on screen after ">>>", but the cursor is below it: nobody's draft.
+    reading = read(name, PYTHON)
+    assert reading.state is AgentState.WORKING and reading.working
+    assert not reading.input_line and reading.draft == ""
+    assert not holds_prompt(reading.box, 'import time; time.sleep(3); print("done")')
+
+
+def test_a_busy_pythons_line_counts_as_taken_not_as_typed_not_submitted() -> None:
+    before = read("python/submitted", PYTHON)
+    lines, _, _ = screen_at("python/submitted")
+    prompt = 'import time; time.sleep(3); print("done")'
+    echoes = echo_count(lines, before.box.top, echo_needle(prompt))
+    after_lines, cursor_x, cursor_y = screen_at("python/busy")
+    after = classify(after_lines, cursor_y, PYTHON, cursor_x=cursor_x)
+    seen = confirm(after, after_lines, prompt=prompt, last_line=prompt, echoes_before=echoes,
+                   was_working=before.working)  # fmt: skip
+    assert seen is Delivery.SUBMITTED
+
+
+def test_a_persons_multiline_python_block_is_a_draft_even_after_unended_output() -> None:
+    reading = read("python/draft_multiline", PYTHON)
+    assert reading.state is AgentState.DRAFT and reading.input_line
+    assert reading.draft.split("\n") == ["def f():", "return 1"]
+
+
+def test_the_cursor_outside_the_box_is_no_input_line() -> None:
+    lines = parse_screen([">>> print(1)", "1", ">>> x = ", ""])
+    assert input_box(lines, 2, ">>>", cursor_x=8).text == "x ="
+    assert not input_box(lines, 3, ">>>", cursor_x=0).found, "the row below the box, at column 0"
+    assert not input_box(lines, 2, ">>>", cursor_x=1).found, "left of the marker"
+    assert input_box(lines, 3, ">>>", cursor_x=0).marker_above
 
 
 def test_an_exited_process_is_exited_whatever_the_screen_shows() -> None:

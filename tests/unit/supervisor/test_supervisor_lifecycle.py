@@ -463,6 +463,36 @@ def test_row_agent_starting_past_max_defer_fails_without_fallback() -> None:
     fired(m, "agent_starting_past_max_defer_fails_without_fallback")
 
 
+def test_row_agent_busy_defers_agent_busy() -> None:
+    m = machine()
+    effects = m.handle(Signal.AGENT_BUSY, T0, defer_until=T0 + 5, code=ErrorCode.AGENT_BUSY)
+    assert effects == [Defer(T0 + 5, ErrorCode.AGENT_BUSY)]
+    assert m.busy_since == T0, "the wait counts toward the maximum defer"
+    fired(m, "agent_busy_defers_agent_busy")
+
+
+def test_row_agent_busy_past_max_defer_falls_back_to_resume() -> None:
+    m = machine()
+    assert m.handle(Signal.BUSY_TOO_LONG, T0, code=ErrorCode.AGENT_BUSY) == [LaunchResume(1)]
+    fired(m, "agent_busy_past_max_defer_falls_back_to_resume")
+
+
+def test_row_agent_busy_past_max_defer_spawns_without_resume() -> None:
+    m = machine(can_resume=False)
+    assert m.handle(Signal.BUSY_TOO_LONG, T0, code=ErrorCode.AGENT_BUSY) == [
+        LaunchSpawn("agent_busy_past_max_defer_spawns_without_resume")
+    ]
+    fired(m, "agent_busy_past_max_defer_spawns_without_resume")
+
+
+def test_row_agent_busy_past_max_defer_fails_without_fallback() -> None:
+    m = machine(can_resume=False, can_spawn=False)
+    assert m.handle(Signal.BUSY_TOO_LONG, T0, code=ErrorCode.AGENT_BUSY) == [
+        Finish(Result.FAILED, Backend.NONE, ErrorCode.AGENT_BUSY, "")
+    ]
+    fired(m, "agent_busy_past_max_defer_fails_without_fallback")
+
+
 # ---- delivery that is true: stuck in the box, and a restart after the write ------------------------------
 
 

@@ -89,6 +89,11 @@ def admission_detail(signal: Signal, situation: Situation) -> str:
             return f"a dialog waits for a person on the agent's screen: {dialog!r}; kronii never answers it"
         case Signal.AGENT_STARTING | Signal.STARTING_TOO_LONG:
             return "the agent has not drawn its input box yet"
+        case Signal.AGENT_BUSY | Signal.BUSY_TOO_LONG:
+            return (
+                "the agent is busy running what it was given (its input line is not on screen); "
+                "nothing is typed until it is back"
+            )
         case Signal.PANE_NOT_AGENT:
             command = pane.foreground_command if pane is not None else ""
             return f"the pane's foreground process is {command!r}, not the registered agent"

@@ -81,8 +81,8 @@ async def _watch(
         return StartCheck(
             True, pane_id, pid, "running", f"{argv[0]} is still running after {kind.start_timeout_secs:g} s"
         )
-    cursor_y, screen = await tmux.screen(pane_id)
-    state = classify(parse_screen(screen), cursor_y, kind).state
+    cursor_x, cursor_y, screen = await tmux.screen_at(pane_id)
+    state = classify(parse_screen(screen), cursor_y, kind, cursor_x=cursor_x).state
     return StartCheck(
         False, pane_id, pid, state.value,
         f"{argv[0]} did not reach idle or working within {kind.start_timeout_secs:g} s (it shows {state.value})",
@@ -112,8 +112,8 @@ async def _look(
         return StartCheck(ok, pane_id, pid, f"exited {status}", detail)
     if exec_style:
         return None
-    cursor_y, screen = await tmux.screen(pane_id)
-    reading = classify(parse_screen(screen), cursor_y, kind)
+    cursor_x, cursor_y, screen = await tmux.screen_at(pane_id)
+    reading = classify(parse_screen(screen), cursor_y, kind, cursor_x=cursor_x)
     if reading.state is AgentState.BLOCKED:
         return StartCheck(False, pane_id, pid, "blocked", f"it stopped at a dialog: {reading.evidence!r}")
     if not kind.input_marker:

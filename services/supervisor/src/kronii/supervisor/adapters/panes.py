@@ -85,7 +85,7 @@ class PaneDriver:
         leader = process_name(group) if group else ""
         pid = registered_pid or probe.pane_pid
         in_front = group is not None and _same_group(pid, group) and leader not in SHELLS
-        reading = classify(parse_screen(probe.screen), probe.cursor_y, kind, alive=True)
+        reading = classify(parse_screen(probe.screen), probe.cursor_y, kind, cursor_x=probe.cursor_x)
         activity = max(probe.human_client_activity) if probe.human_client_activity else None
         return Look(
             PaneFacts(
@@ -95,6 +95,7 @@ class PaneDriver:
                 human_activity_at=activity,
                 draft=reading.draft,
                 agent_state=reading.state.value,
+                input_line=reading.input_line,
                 dialog=reading.evidence if reading.state is AgentState.BLOCKED else "",
             ),
             probe,
@@ -102,9 +103,10 @@ class PaneDriver:
         )
 
     async def _read(self, target: str, kind: AgentKind) -> tuple[Reading, tuple[StyledLine, ...]]:
-        cursor_y, screen = await self.tmux.screen(target)
+        """The screen as it is now (never an earlier look): cursor and text in one round trip."""
+        cursor_x, cursor_y, screen = await self.tmux.screen_at(target)
         lines = parse_screen(screen)
-        return classify(lines, cursor_y, kind), lines
+        return classify(lines, cursor_y, kind, cursor_x=cursor_x), lines
 
     async def baseline(self, target: str, payload: Payload, kind: AgentKind) -> Baseline:
         reading, lines = await self._read(target, kind)

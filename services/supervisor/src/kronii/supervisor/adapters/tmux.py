@@ -36,7 +36,7 @@ SHELLS = frozenset(
     {"sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh", "ash", "busybox", "nu"}
 )
 _BLOCK = re.compile(r"^%(begin|end|error) (\d+) (\d+) (\d+)$")
-_PANE_FORMAT = "P\t#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{cursor_y}\t#{pane_height}\t#{session_name}\t#{pane_current_command}"
+_PANE_FORMAT = "P\t#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{cursor_y}\t#{pane_height}\t#{session_name}\t#{cursor_x}\t#{pane_current_command}"
 _CLIENT_FORMAT = "C\t#{client_control_mode}\t#{client_activity}"
 
 
@@ -79,6 +79,7 @@ class PaneProbe:
     # Latest activity (epoch seconds) of each attached client that is not a control client.
     human_client_activity: tuple[float, ...]
     screen: tuple[str, ...]
+    cursor_x: int = 0
 
 
 def foreground_of(pane_pid: int) -> int | None:
@@ -268,20 +269,28 @@ class TmuxControl:
             dead=fields[3] == "1",
             cursor_y=int(fields[4] or 0),
             session=fields[6],
-            current_command="\t".join(fields[7:]),
+            cursor_x=int(fields[7] or 0),
+            current_command="\t".join(fields[8:]),
             human_client_activity=tuple(activity),
             screen=tuple(lines[len(lines) - height :]) if height else (),
         )
 
     async def screen(self, target: str) -> tuple[int, tuple[str, ...]]:
         """The cursor row and the visible screen, with its SGR attributes (`capture-pane -e`)."""
+        _, cursor_y, lines = await self.screen_at(target)
+        return cursor_y, lines
+
+    async def screen_at(self, target: str) -> tuple[int, int, tuple[str, ...]]:
+        """The cursor's column and row, and the visible screen with its SGR attributes, read in
+        one round trip (whether the cursor is in the agent's input box depends on both)."""
         lines = await self.commands(
             [
-                ["display-message", "-p", "-t", target, "#{cursor_y}"],
+                ["display-message", "-p", "-t", target, "#{cursor_x} #{cursor_y}"],
                 ["capture-pane", "-p", "-e", "-t", target],
             ]
         )
-        return int(lines[0] or 0), tuple(lines[1:])
+        x, _, y = (lines[0] if lines else "0 0").partition(" ")
+        return int(x or 0), int(y or 0), tuple(lines[1:])
 
     async def pane_exit(self, target: str) -> tuple[bool, int | None]:
         """Whether the pane's process has exited (the pane kept by remain-on-exit), and its status."""

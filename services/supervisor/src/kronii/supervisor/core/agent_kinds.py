@@ -33,6 +33,8 @@ class AgentKind:
     submit_pause_secs: float = 0.1
     # What starts the agent's input line on screen ("\u203a" in Codex, ">>>" in Python).
     input_marker: str = ""
+    # What starts each further line of a multi-line input ("..." in Python); Codex indents them.
+    continuation_marker: str = ""
     # Argument vectors (never a shell) with {session_id}, {prompt}, {agent_id}, ... placeholders.
     resume_argv: tuple[str, ...] = ()
     spawn_argv: tuple[str, ...] = ()
@@ -87,6 +89,7 @@ class AgentKind:
         allowed |= {"verify_delay_secs", "working_patterns", "blocked_patterns", "start_timeout_secs"}
         allowed.add("starting_patterns")
         allowed.add("resume_style")
+        allowed.add("continuation_marker")
         unknown = set(overrides) - allowed
         if unknown:
             raise ValueError(f"agent kind {self.name}: unknown field {sorted(unknown)[0]!r}")
@@ -138,7 +141,11 @@ DEFAULT_KINDS: Mapping[str, AgentKind] = MappingProxyType(
             resume_style="interactive",
         ),
         "python": AgentKind(
-            name="python", submit_pause_secs=0.02, input_marker=">>>", start_timeout_secs=5.0
+            name="python",
+            submit_pause_secs=0.02,
+            input_marker=">>>",
+            continuation_marker="...",
+            start_timeout_secs=5.0,
         ),
         "generic": AgentKind(name="generic", submit_pause_secs=0.05, start_timeout_secs=5.0),
     }

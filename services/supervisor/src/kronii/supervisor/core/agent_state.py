@@ -7,7 +7,9 @@ States (in order of precedence):
   never answers it.
 - `starting`: the agent has not drawn its input box yet.
 - `draft`: a person's unsent text sits in the input box (dim placeholder text does not count).
-- `working`: the agent shows its busy line ("esc to interrupt").
+- `working`: the agent shows its busy line ("esc to interrupt"), or it drew its input line before
+  and the cursor is no longer in it (a REPL running what it was given: `Reading.input_line` is
+  False, and what is typed now would go to the running program, not to the agent).
 - `idle`: the input box is empty.
 """
 
@@ -21,7 +23,16 @@ from dataclasses import dataclass
 from kronii.supervisor.core.agent_kinds import AgentKind
 from kronii.supervisor.core.screen import InputBox, StyledLine, echo_count, input_box, looks_typed
 
-__all__ = ["AgentState", "Delivery", "Reading", "classify", "confirm", "echo_needle", "holds_prompt"]
+__all__ = [
+    "BUSY_EVIDENCE",
+    "AgentState",
+    "Delivery",
+    "Reading",
+    "classify",
+    "confirm",
+    "echo_needle",
+    "holds_prompt",
+]
 
 
 class AgentState(enum.StrEnum):
@@ -40,6 +51,11 @@ class Reading:
     # The dialog line or busy line that decided the state, for the operator.
     evidence: str = ""
     working: bool = False
+
+    @property
+    def input_line(self) -> bool:
+        """The agent's input line is at the cursor: what is typed goes to the agent."""
+        return self.box.found
 
     @property
     def draft(self) -> str:
@@ -63,13 +79,27 @@ def _match(lines: Sequence[StyledLine], patterns: Sequence[str]) -> str:
     return ""
 
 
-def classify(lines: Sequence[StyledLine], cursor_y: int, kind: AgentKind, *, alive: bool = True) -> Reading:
-    box = input_box(lines, cursor_y, kind.input_marker)
+BUSY_EVIDENCE = "its input line is not on screen: it is running what it was given"
+
+
+def classify(
+    lines: Sequence[StyledLine],
+    cursor_y: int,
+    kind: AgentKind,
+    *,
+    alive: bool = True,
+    cursor_x: int | None = None,
+) -> Reading:
+    box = input_box(
+        lines, cursor_y, kind.input_marker, cursor_x=cursor_x, continuation=kind.continuation_marker
+    )
     if not alive:
         return Reading(AgentState.EXITED, box)
     dialog = _find(lines, kind.blocked_patterns)
     if dialog:
         return Reading(AgentState.BLOCKED, box, dialog)
+    if not box.found and box.marker_above:
+        return Reading(AgentState.WORKING, box, BUSY_EVIDENCE, working=True)
     if not box.found:
         return Reading(AgentState.STARTING, box)
     starting = _match(lines, kind.starting_patterns)

@@ -85,6 +85,8 @@ class ErrorCode(enum.StrEnum):
     TRIGGER_IN_FLIGHT = "TRIGGER_IN_FLIGHT"
     AGENT_BLOCKED = "AGENT_BLOCKED"
     AGENT_STARTING = "AGENT_STARTING"
+    # The agent is running what it was given and shows no input line (a busy REPL).
+    AGENT_BUSY = "AGENT_BUSY"
     TYPED_NOT_SUBMITTED = "TYPED_NOT_SUBMITTED"
     # The person took the desktop back (the input broker says so): nothing is typed until it ends.
     USER_HOLDS_DESKTOP = "USER_HOLDS_DESKTOP"
@@ -118,6 +120,9 @@ class PaneFacts:
     draft: str = ""
     # The agent's state read off its screen (core.agent_state.AgentState values).
     agent_state: str = "idle"
+    # The agent's input line is at the cursor. A REPL running what it was given has none: what is
+    # typed then goes to the program it runs, so nothing is typed until the line is back.
+    input_line: bool = True
     # The dialog line when the agent is blocked.
     dialog: str = ""
 

@@ -179,7 +179,11 @@ def _pane_not_agent(
 def _agent_screen_waits(
     situation: Situation, params: SupervisorParams, now: float, busy_since: float | None
 ) -> Assessment | None:
-    return _screen_wait(_live_pane(situation).agent_state, params, now, busy_since)
+    pane = _live_pane(situation)
+    # Working with its input line on screen (Codex) queues the prompt; without one (a REPL
+    # running a line) the keys would go to the running program.
+    busy = pane.agent_state == "working" and not pane.input_line
+    return _screen_wait("busy" if busy else pane.agent_state, params, now, busy_since)
 
 
 def _forced_past_keys(
@@ -237,15 +241,16 @@ _ADMISSION_CHECKS: tuple[_AdmissionCheck, ...] = (
 _SCREEN_WAITS = {
     "blocked": (Signal.AGENT_BLOCKED, Signal.BLOCKED_TOO_LONG, ErrorCode.AGENT_BLOCKED),
     "starting": (Signal.AGENT_STARTING, Signal.STARTING_TOO_LONG, ErrorCode.AGENT_STARTING),
+    "busy": (Signal.AGENT_BUSY, Signal.BUSY_TOO_LONG, ErrorCode.AGENT_BUSY),
 }
 
 
 def _screen_wait(
     agent_state: str, params: SupervisorParams, now: float, waiting_since: float | None
 ) -> Assessment | None:
-    """A dialog on the agent's screen, or no input box yet: wait (re-checking), never type; past
-    the maximum defer, the fallback chain. Even a forced trigger waits: typing into a dialog
-    would answer it."""
+    """A dialog on the agent's screen, no input box yet, or none while it runs a line: wait
+    (re-checking), never type; past the maximum defer, the fallback chain. Even a forced trigger
+    waits: typing into a dialog would answer it, into a running program would feed it."""
     if agent_state not in _SCREEN_WAITS:
         return None
     wait, too_long, code = _SCREEN_WAITS[agent_state]

@@ -85,7 +85,9 @@ def parse_screen(raw_lines: Sequence[str]) -> tuple[StyledLine, ...]:
 
 @dataclass(frozen=True, slots=True)
 class InputBox:
-    """What sits in the agent's input box. `found` is False when no input line is on screen."""
+    """What sits in the agent's input box. `found` is False when no input line is at the cursor;
+    then `marker_above` says whether the agent drew its input line before (a REPL that is running
+    what it was given: its last input line is in the transcript and the cursor is below it)."""
 
     found: bool
     text: str = ""
@@ -93,20 +95,44 @@ class InputBox:
     top: int = 0
     bottom: int = 0
     placeholder: bool = False
+    marker_above: bool = False
 
 
 def _box_start(line: str, marker: str) -> int | None:
-    """Column after the marker when `line` starts an input box, else None."""
+    """Column after the marker when `line` starts an input box, else None. The marker starts the
+    line, or follows output that did not end its line ("step 1 >>> "), set off by blanks."""
     stripped = line.lstrip(" │|")
-    if not stripped.startswith(marker):
-        return None
-    return len(line) - len(stripped) + len(marker)
+    if stripped.startswith(marker):
+        return len(line) - len(stripped) + len(marker)
+    inside = line.find(f" {marker} ")
+    if inside < 0 and line.endswith(f" {marker}"):
+        inside = len(line) - len(marker) - 1
+    return None if inside < 0 else inside + 1 + len(marker)
 
 
-def input_box(lines: Sequence[StyledLine], cursor_y: int, marker: str) -> InputBox:
+def _continues(line: StyledLine, column: int, continuation: str) -> bool:
+    """A row below the marker's row that belongs to the same input: blank, indented under the
+    input's text (Codex), or starting with the kind's continuation marker (Python's "...")."""
+    text = line.text
+    if not text.strip() or not text[:column].strip(" │|"):
+        return True
+    return bool(continuation) and text.lstrip(" │|").startswith(continuation)
+
+
+def input_box(
+    lines: Sequence[StyledLine],
+    cursor_y: int,
+    marker: str,
+    *,
+    cursor_x: int | None = None,
+    continuation: str = "",
+) -> InputBox:
     """The input box: from the last line at or above the cursor that starts with `marker` down to
-    the cursor line, marker and continuation indent removed, dim text left out. Without a marker
-    the cursor line alone is the input line."""
+    the cursor line, marker and continuation indent removed, dim text left out. The cursor must
+    be in it: every row between is a continuation of the marker's row, and the cursor stands at or
+    after the marker's column (when `cursor_x` is known). A cursor anywhere else (a REPL running
+    the line it was given, its output below) means no input line is on screen. Without a marker the
+    cursor line alone is the input line."""
     if not lines:
         return InputBox(found=False)
     cursor_y = max(0, min(cursor_y, len(lines) - 1))
@@ -118,12 +144,23 @@ def input_box(lines: Sequence[StyledLine], cursor_y: int, marker: str) -> InputB
         column = _box_start(lines[start].text, marker)
         if column is None:
             continue
+        below = lines[start + 1 : cursor_y + 1]
+        at_cursor = cursor_x is None or cursor_x >= column
+        if not at_cursor or not all(_continues(line, column, continuation) for line in below):
+            return InputBox(found=False, top=cursor_y + 1, bottom=cursor_y + 1, marker_above=True)
         first = lines[start].plain_from(column).strip()
-        rest = [line.plain_from(0).strip(" │|") for line in lines[start + 1 : cursor_y + 1]]
+        rest = [_continued_text(line, continuation) for line in below]
         text = "\n".join([first, *rest]).strip()
         shown = lines[start].text[column:].strip()
         return InputBox(True, text, start, cursor_y, placeholder=not text and bool(shown))
     return InputBox(found=False)
+
+
+def _continued_text(line: StyledLine, continuation: str) -> str:
+    text = line.plain_from(0).strip(" │|")
+    if continuation and text.startswith(continuation):
+        text = text[len(continuation) :].strip()
+    return text
 
 
 def input_text(lines: Sequence[str], cursor_y: int, marker: str) -> str:

@@ -40,6 +40,10 @@ class Signal(enum.StrEnum):
     BLOCKED_TOO_LONG = "blocked_too_long"
     AGENT_STARTING = "agent_starting"
     STARTING_TOO_LONG = "starting_too_long"
+    # The agent is working with no input line on screen (a REPL running a line): typing now would
+    # feed the running program.
+    AGENT_BUSY = "agent_busy"
+    BUSY_TOO_LONG = "busy_too_long"
     # Delivery through the pane.
     WRITTEN = "written"
     WRITE_FAILED = "write_failed"
@@ -160,6 +164,9 @@ TABLE: tuple[Row, ...] = (
     Row("agent_starting_defers_agent_starting", _ADMIT, Signal.AGENT_STARTING, Guard.NONE, _P.DEFERRED,
         (_A.NOTE_WAIT, _A.DEFER)),
     *_admission_fallback("agent_starting_past_max_defer", Signal.STARTING_TOO_LONG, ErrorCode.AGENT_STARTING),
+    Row("agent_busy_defers_agent_busy", _ADMIT, Signal.AGENT_BUSY, Guard.NONE, _P.DEFERRED,
+        (_A.NOTE_WAIT, _A.DEFER)),
+    *_admission_fallback("agent_busy_past_max_defer", Signal.BUSY_TOO_LONG, ErrorCode.AGENT_BUSY),
     # -- section 9.1: the happy path --
     Row("runtime_ready_delivers_to_pane", _ADMIT, Signal.RUNTIME_READY, Guard.NONE, _P.DELIVERING,
         (_A.DELIVER,)),
