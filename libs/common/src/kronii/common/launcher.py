@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -34,73 +32,30 @@ from kronii.common.infra import (
 )
 from kronii.common.local_http import get_json
 from kronii.common.migrate_child import MigrationFailed, migrate_in_child
+from kronii.common.orphans import UNIT_ENV, orphans_of, reap_adopted, set_subreaper, stop_orphans
 from kronii.common.processes import Child, infra_sink, split_sink, stop_all
 from kronii.common.services import installed_services
-from kronii.common.settings import ServiceSettings, load_settings
+from kronii.common.settings import SettingsError, load_settings
 from kronii.common.spec import ServiceSpec
 from kronii.common.up_settings import (
     MAX_RESTARTS,
     RESTART_WINDOW_SECS,
+    SETTINGS_EXIT,
     SHARED_PROCESS_NAME,
     LauncherSettings,
+    running_pid,
     state_path,
 )
+from kronii.common.up_state import RunningService, ServerRecord, not_ready_reason, write_state
 
 __all__ = ["LaunchError", "Launcher", "LauncherSettings", "state_path"]
 
 SERVICE_STOP_SECS = 5.0
 INFRA_STOP_SECS = 3.0
-# How many outages per server the state file keeps for `kronii status`.
-OUTAGES_KEPT = 10
 
 
 class LaunchError(RuntimeError):
     pass
-
-
-@dataclass
-class RunningService:
-    spec: ServiceSpec
-    settings: ServiceSettings
-    # Shared by every service of the process in "shared" mode.
-    child: Child
-    restarts: list[float] = field(default_factory=list)
-
-    @property
-    def http_url(self) -> str:
-        return f"http://{_connect_host(self.settings.host)}:{self.settings.http_port}"
-
-    @property
-    def grpc_address(self) -> str:
-        return (
-            f"{_connect_host(self.settings.host)}:{self.settings.grpc_port}"
-            if self.settings.grpc_port
-            else ""
-        )
-
-
-@dataclass
-class ServerRecord:
-    """An embedded server's deaths (for the restart limit) and outages (for `kronii status`)."""
-
-    deaths: list[float] = field(default_factory=list)
-    restarts: int = 0
-    outages: list[dict[str, Any]] = field(default_factory=list)
-    down_since: float | None = None
-    down_since_wall: float = 0.0
-    reason: str = ""
-    deadline: float = 0.0
-
-    def state(self) -> dict[str, Any]:
-        return {
-            "restarts": self.restarts,
-            "outages": self.outages[-OUTAGES_KEPT:],
-            "down_since": self.down_since_wall if self.down_since is not None else None,
-        }
-
-
-def _connect_host(host: str) -> str:
-    return "127.0.0.1" if host in ("0.0.0.0", "", "::") else host  # noqa: S104 - mapping, not binding
 
 
 class Launcher:
@@ -121,6 +76,7 @@ class Launcher:
         self._width = 9
         self._started = time.monotonic()
         self._started_wall = time.time()
+        self._unit_serial = 0
 
     # ---- output ------------------------------------------------------------------------------
 
@@ -153,7 +109,7 @@ class Launcher:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.close()
-            pid = _running_pid(data_dir)
+            pid = running_pid(data_dir)
             where = f" (pid {pid})" if pid else ""
             raise LaunchError(
                 f"kronii is already running{where} with data in {data_dir}; "
@@ -244,6 +200,9 @@ class Launcher:
 
     def _start_unit(self, specs: list[ServiceSpec], env: dict[str, str]) -> list[RunningService]:
         settings = [load_settings(spec.settings_cls) for spec in specs]
+        # Every process this child starts inherits its unit: what it leaves when it dies is found by it.
+        self._unit_serial += 1
+        env = {**env, UNIT_ENV: f"{os.getpid()}.{self._unit_serial}"}
         if self.settings.service_processes == "separate":
             [spec] = specs
             child = Child(spec.name, [sys.executable, "-m", spec.module], sink=self.sink, env=env)
@@ -251,7 +210,8 @@ class Launcher:
             names = [spec.name for spec in specs]
             argv = [sys.executable, "-m", "kronii.common.service_group", *names]
             child = Child(SHARED_PROCESS_NAME, argv, sink=split_sink(self.sink, names), env=env)
-        return [RunningService(spec, item, child) for spec, item in zip(specs, settings, strict=True)]
+        unit = env[UNIT_ENV]
+        return [RunningService(spec, item, child, unit) for spec, item in zip(specs, settings, strict=True)]
 
     def _units(self) -> list[list[RunningService]]:
         """The running services grouped by the child process they share, in start order."""
@@ -274,7 +234,7 @@ class Launcher:
                 status, body = get_json(f"{running.http_url}/readyz", 2.0)
                 if status == 200:
                     return
-                last = _not_ready_reason(body)
+                last = not_ready_reason(body)
             except (OSError, ValueError) as error:
                 last = type(error).__name__
             time.sleep(0.1)
@@ -295,23 +255,9 @@ class Launcher:
                 }
                 for name, server in self.servers.items()
             },
-            "services": {
-                running.spec.name: {
-                    "http": running.http_url,
-                    "grpc": running.grpc_address,
-                    "pid": running.child.pid,
-                }
-                for running in self.services
-            },
+            "services": {running.spec.name: running.state() for running in self.services},
         }
-        path = state_path(self.settings.data_dir)
-        ensure_private_dir(path.parent)
-        # Written beside and renamed: `kronii status` may read it while a restart rewrites it.
-        scratch = path.with_name(f".{path.name}.{os.getpid()}")
-        fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            json.dump(state, handle, indent=2)
-        os.replace(scratch, path)
+        write_state(self.settings.data_dir, state)
 
     # ---- run and stop ------------------------------------------------------------------------
 
@@ -328,17 +274,28 @@ class Launcher:
             if time.monotonic() - trimmed > RETURN_EVERY_SECS:
                 return_freed_memory()
                 trimmed = time.monotonic()
+            # Adopted processes that ended (a tmux server stopped by hand): no zombie stays behind.
+            reap_adopted(self._known_children())
         return 0
 
     def _watch_services(self) -> int | None:
         for unit in self._units():
-            child = unit[0].child
-            if child.alive():
+            first = unit[0]
+            if first.child.alive():
                 continue
-            code = child.process.returncode
-            label = self._label(child)
+            label = self._label(first.child)
+            if first.parked:
+                if _config_version() != first.parked_on:
+                    self.say(f"kronii: the config file changed; starting {label} again")
+                    self._restart(unit, [], label)
+                continue
+            code = first.child.process.returncode
+            self._stop_leftovers(first, label)
             now = time.monotonic()
-            restarts = [at for at in unit[0].restarts if now - at < RESTART_WINDOW_SECS]
+            restarts = [at for at in first.restarts if now - at < RESTART_WINDOW_SECS]
+            if code == SETTINGS_EXIT:
+                self._park(unit, f"{label} cannot start with these settings (its error is above)")
+                continue
             if len(restarts) >= MAX_RESTARTS:
                 self.say(
                     f"kronii: {label} exited with code {code} "
@@ -346,13 +303,46 @@ class Launcher:
                 )
                 return 1
             self.say(f"kronii: {label} exited unexpectedly with code {code}; restarting it")
-            restarted = self._start_unit([running.spec for running in unit], self._child_env())
-            for fresh in restarted:
-                fresh.restarts = [*restarts, now]
-            replacement = {id(old): fresh for old, fresh in zip(unit, restarted, strict=True)}
-            self.services = [replacement.get(id(running), running) for running in self.services]
-            self._write_state()
+            self._restart(unit, [*restarts, now], label)
         return None
+
+    def _restart(self, unit: list[RunningService], restarts: list[float], label: str) -> None:
+        """Start a unit's services again in a new process; with settings it cannot start with (a config
+        file broken meanwhile), leave it stopped until the file changes, and say so."""
+        try:
+            restarted = self._start_unit([running.spec for running in unit], self._child_env())
+        except SettingsError as error:
+            self._park(unit, f"cannot start {label} again: {error.message.removeprefix('kronii: ')}")
+            return
+        for old, fresh in zip(unit, restarted, strict=True):
+            fresh.restarts = restarts
+            fresh.restart_count, fresh.last_restart_wall = old.restart_count + 1, time.time()
+        replacement = {id(old): fresh for old, fresh in zip(unit, restarted, strict=True)}
+        self.services = [replacement.get(id(running), running) for running in self.services]
+        self._write_state()
+
+    def _park(self, unit: list[RunningService], why: str) -> None:
+        for running in unit:
+            running.parked, running.parked_on = True, _config_version()
+        self.say(
+            f"kronii: {why}; the servers and the other services keep running: fix the config file "
+            "(`kronii config check` names every problem) and kronii starts it again when the file changes"
+        )
+
+    def _known_children(self) -> set[int]:
+        """The children a Popen waits for itself (kronii.common.orphans never reaps them)."""
+        pids = {running.child.pid for running in self.services}
+        return pids | {server.child.pid for server in self.servers.values() if server.child is not None}
+
+    def _stop_leftovers(self, running: RunningService, label: str) -> None:
+        """Stop what a service process that did not end cleanly left behind: its process group, and the
+        processes it started in sessions of their own (re-parented to this subreaper)."""
+        running.child.stop(0.1)
+        left = orphans_of({running.unit}, self._known_children())
+        if left:
+            stop_orphans(left, self._known_children())
+            names = ", ".join(str(orphan) for orphan in left)
+            self.say(f"kronii: stopped what {label} left running: {names}")
 
     def _label(self, child: Child) -> str:
         """How the log names a child: its service, or the services that share it."""
@@ -423,7 +413,11 @@ class Launcher:
         self._write_state()
 
     def stop(self) -> None:
-        stop_all([unit[0].child for unit in self._units()], SERVICE_STOP_SECS)
+        units = self._units()
+        stop_all([unit[0].child for unit in units], SERVICE_STOP_SECS)
+        for unit in units:
+            if unit[0].child.process.returncode != 0:
+                self._stop_leftovers(unit[0], self._label(unit[0].child))
         children = [server.child for server in self.servers.values() if server.child is not None]
         stop_all(children, INFRA_STOP_SECS)
         if self.infra is not None and not self.servers:
@@ -450,6 +444,8 @@ class Launcher:
             for sig in (signal.SIGINT, signal.SIGTERM)
         }
         code = 0
+        # What a service process leaves when it dies is re-parented here, to be stopped (orphans.py).
+        subreaper = set_subreaper(True)
         try:
             with self.single_instance():
                 try:
@@ -472,24 +468,21 @@ class Launcher:
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+            if subreaper:
+                reap_adopted(self._known_children())
+                set_subreaper(False)
         return code
 
 
-def _not_ready_reason(body: dict[str, Any]) -> str:
-    deps = body.get("dependencies", {})
-    reasons = [
-        f"{name}: {item.get('detail') or 'not ready'}"
-        for name, item in deps.items()
-        if item.get("required", True) and not item.get("ready")
-    ]
-    return "; ".join(reasons) or "not ready"
+def _config_version() -> tuple[int, int] | None:
+    """The config file's version (modification time and size), None when there is none."""
+    from kronii.common.config_file import config_path
 
-
-def _running_pid(data_dir: Path) -> int | None:
     try:
-        return int(json.loads(state_path(data_dir).read_text())["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
+        info = config_path().stat()
+    except OSError:
         return None
+    return info.st_mtime_ns, info.st_size
 
 
 def launcher_settings() -> LauncherSettings:

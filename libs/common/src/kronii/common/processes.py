@@ -57,12 +57,13 @@ def infra_sink(out: LineSink) -> LineSink:
 
 def split_sink(out: LineSink, names: list[str]) -> LineSink:
     """For a child that runs several services and starts each line with "<service> | ": each line goes
-    to `out` under its service's name (anything else under the child's)."""
+    to `out` under its service's name, and a line the child logs under its own name, or prints without
+    a prefix, under the child's (shown once: never "services | services | ...")."""
     known = set(names)
 
     def sink(name: str, line: str) -> None:
         service, separator, rest = line.partition(" | ")
-        if separator and service in known:
+        if separator and (service in known or service == name):
             out(service, rest)
         else:
             out(name, line)

@@ -282,8 +282,25 @@ async def collect_status(settings: LauncherSettings | None = None) -> list[Statu
             else ""
         )
         address = f"{http}" + (f"  grpc {grpc}" if grpc else "")
-        tasks.append(_row(spec.name, "service", address, _check_service(http)))
+        entry = state.get("services", {}).get(spec.name, {})
+        tasks.append(_service_row(spec.name, address, _check_service(http), entry))
     return list(await asyncio.gather(*tasks))
+
+
+async def _service_row(name: str, address: str, check: Any, entry: dict[str, Any]) -> StatusRow:
+    """A service's row, with how many times `kronii up` started its process again (its state file)."""
+    row = await _row(name, "service", address, check)
+    try:
+        restarts = int(entry.get("restarts") or 0)
+        last = entry.get("last_restart")
+        at = time.strftime("%H:%M:%S", time.localtime(float(last))) if last else ""
+    except (TypeError, ValueError):
+        return row
+    if not restarts:
+        return row
+    times = "time" if restarts == 1 else "times"
+    note = f"its process restarted {restarts} {times}" + (f", last at {at}" if at else "")
+    return StatusRow(row.name, row.kind, row.address, row.ready, f"{row.detail}; {note}", restarts)
 
 
 def row_json(row: StatusRow) -> dict[str, Any]:

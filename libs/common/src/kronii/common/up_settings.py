@@ -3,6 +3,9 @@ that read them (`kronii status`, `kronii config`, rendezvous) do not import the 
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -10,7 +13,16 @@ from kronii.common.settings import KroniiSettings
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
-__all__ = ["MAX_RESTARTS", "RESTART_WINDOW_SECS", "SHARED_PROCESS_NAME", "LauncherSettings", "state_path"]
+__all__ = [
+    "MAX_RESTARTS",
+    "RESTART_WINDOW_SECS",
+    "SETTINGS_EXIT",
+    "SHARED_PROCESS_NAME",
+    "LauncherSettings",
+    "running_pid",
+    "state_path",
+    "up_running",
+]
 
 # A service or embedded server that dies is started again, unless it keeps dying: then kronii stops and
 # says so. A service that fails inside a shared process (kronii.common.service_group) has the same budget.
@@ -18,6 +30,9 @@ MAX_RESTARTS = 3
 RESTART_WINDOW_SECS = 60.0
 # The name `kronii up` shows for the process that runs the services together, for what no service says.
 SHARED_PROCESS_NAME = "services"
+# The exit code of a service process that cannot start with its settings: starting it again as it is
+# would fail the same way.
+SETTINGS_EXIT = 2
 
 
 class LauncherSettings(KroniiSettings):
@@ -37,3 +52,29 @@ class LauncherSettings(KroniiSettings):
 
 def state_path(data_dir: Path) -> Path:
     return data_dir / "run" / "up.json"
+
+
+def running_pid(data_dir: Path) -> int | None:
+    """The pid the state file of `kronii up` names (it may have ended since)."""
+    try:
+        return int(json.loads(state_path(data_dir).read_text())["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def up_running(data_dir: Path) -> int | None:
+    """The pid of the `kronii up` that holds this data directory's lock now (0 when its state file does
+    not say yet), or None when none runs."""
+    try:
+        fd = os.open(data_dir / "up.lock", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return running_pid(data_dir) or 0
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return None

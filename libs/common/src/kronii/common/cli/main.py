@@ -160,6 +160,31 @@ def _settings_error_message(error: SystemExit) -> str | None:
     return str(getattr(error, "message", error))
 
 
+_START_IT = "start it with `kronii up`"
+
+
+def _with_up_running(message: str) -> str:
+    """A command's "start it with `kronii up`" is wrong while one runs (its service is stopped, hung or
+    still starting): say that the service does not answer though `kronii up` runs, and where to look."""
+    if _START_IT not in message:
+        return message
+    from kronii.common.settings import load_settings
+    from kronii.common.up_settings import LauncherSettings, up_running
+
+    try:
+        pid = up_running(load_settings(LauncherSettings).data_dir)
+    except SystemExit:  # settings that do not load: the message as it is
+        return message
+    if pid is None:
+        return message
+    which = f" (pid {pid})" if pid else ""
+    return message.replace(
+        _START_IT,
+        f"it does not answer, though `kronii up` is running{which}: "
+        "its output says why, and `kronii status` shows each service",
+    )
+
+
 def _quiet_stdout() -> None:
     with contextlib.suppress(OSError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -181,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo(error.ctx.get_help() if error.ctx else "")
         return exits.OK
     except exits.CommandError as error:
-        click.echo(error.message, err=True)
+        click.echo(_with_up_running(error.message), err=True)
         return error.code
     except click.UsageError as error:
         error.show()
