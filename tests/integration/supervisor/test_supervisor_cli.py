@@ -146,17 +146,10 @@ def test_errors_are_sentences_with_exit_codes(supervisor: Supervisor) -> None:
     assert no_command.returncode == 2 and "give the agent's command after --" in no_command.stderr
     refused = kronii(supervisor, "agents", "trigger", "--workspace", "cli", "--agent", "x", "--force", "go")
     assert refused.returncode == 2 and "human_override:" in refused.stderr  # a bad request: usage
-    failed = kronii(
-        supervisor,
-        "agents",
-        "trigger",
-        "--workspace",
-        "cli",
-        "--agent",
-        f"nobody-{uuid.uuid4().hex[:4]}",
-        "hello",
-    )
-    assert failed.returncode == 1 and "failed" in failed.stdout and "RUNTIME_OFFLINE" in failed.stdout
+    nobody = f"nobody-{uuid.uuid4().hex[:4]}"
+    unknown = kronii(supervisor, "agents", "trigger", "--workspace", "cli", "--agent", nobody, "hello")
+    assert unknown.returncode == 3 and f"no such agent: {nobody}" in unknown.stderr, unknown
+    assert "RUNTIME_OFFLINE" not in unknown.stdout + unknown.stderr
     missing = kronii(supervisor, "agents", "logs", "rt-missing")
     assert missing.returncode == 3 and "no runtime 'rt-missing'" in missing.stderr
 

@@ -96,8 +96,15 @@ class TriggerDesk:
             progress_marker=req.progress_marker,
             finding_key=req.finding_key,
         )
-        # At least once: the job is in the queue (leased) before anything touches the pane.
         record = self._lifecycle.target(job)
+        if record is None:
+            # Never registered here (an offline runtime still names the agent, and its kind and
+            # session tell the fallback chain what to do): nothing to queue, say so.
+            raise NotFound(
+                f"no such agent: {req.agent_id} (no runtime of it is registered in workspace "
+                f"{req.workspace_id!r}; `kronii agents list` shows the agents, `kronii agents spawn` starts one)"
+            )
+        # At least once: the job is in the queue (leased) before anything touches the pane.
         kind = self._lifecycle.kinds.get(record.kind if record else "generic")
         try:
             existing, gathered = await asyncio.gather(
