@@ -79,12 +79,68 @@ def test_stop_agents_and_no_autostart_are_honoured_and_uninstall_leaves_nothing(
     assert "nothing to remove" in again.stdout
 
 
-def test_install_without_a_user_manager_says_what_starts_kronii(tmp_path: Path) -> None:
-    if Path("/run/systemd/system").exists() and os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
-        pytest.skip("this machine has a user manager: the enable path runs instead")
-    installed = kronii(tmp_path / "config", "install")
+def _without_user_manager(config_home: Path) -> dict[str, str]:
+    """A session without a systemd user manager: nothing to reach one by (as in a desktop started
+    without systemd, or a container)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS")}
+    return {**env, "XDG_CONFIG_HOME": str(config_home)}
+
+
+def test_install_without_a_user_manager_enables_nothing_and_installs_the_autostart_entry(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "config"
+    env = _without_user_manager(home)
+    installed = subprocess.run(
+        [KRONII, "service", "install"], capture_output=True, text=True, timeout=60, env=env
+    )
     assert installed.returncode == 0, installed.stderr
     assert (
-        "no systemd user manager here: the autostart entry starts it with your next session"
-        in installed.stdout
+        "no systemd user manager runs in this session: installed the autostart entry only" in installed.stdout
     )
+    assert (home / "autostart" / "kronii.desktop").exists()
+    assert not (home / "systemd").exists(), "no unit written, none linked to start with a session"
+    status = json.loads(
+        subprocess.run(
+            [KRONII, "service", "status", "--json"], capture_output=True, text=True, env=env
+        ).stdout
+    )
+    assert status["manager"] is False and status["unit"] is None
+
+    nothing = subprocess.run(
+        [KRONII, "service", "install", "--no-autostart"], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert nothing.returncode == 1 and "nothing installed" in nothing.stderr
+    assert not (home / "systemd").exists()
+
+
+def test_the_autostart_entry_starts_kronii_where_a_unit_is_enabled_but_no_user_manager_runs(
+    tmp_path: Path,
+) -> None:
+    """A unit linked with `systemctl --user enable` where no manager runs (what an older kronii left):
+    `kronii up --autostart` must not step aside for it, or kronii never starts in this session."""
+    from tests.mesh import Proc, standalone_env
+
+    home = tmp_path / "config"
+    env = {**_without_user_manager(home), **standalone_env(tmp_path / "data"), "XDG_CONFIG_HOME": str(home)}
+    env = {k: v for k, v in env.items() if k not in ("XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS")}
+    assert kronii(home, "install", "--no-enable").returncode == 0
+    linked = subprocess.run(
+        ["systemctl", "--user", "enable", "kronii.service"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+    )
+    enabled = subprocess.run(
+        ["systemctl", "--user", "is-enabled", "kronii.service"], capture_output=True, text=True, env=env
+    )
+    assert linked.returncode == 0 and enabled.stdout.strip() == "enabled", linked.stderr + enabled.stdout
+    entry = (home / "autostart" / "kronii.desktop").read_text()
+    command = next(line for line in entry.splitlines() if line.startswith("Exec=")).removeprefix("Exec=")
+    proc = Proc(command.split(), env)
+    try:
+        first = proc.wait_for_line(lambda line: bool(line.strip()), 60)
+        assert "runs kronii" not in first and "(embedded)" in first, proc.output
+    finally:
+        proc.terminate(timeout=30)

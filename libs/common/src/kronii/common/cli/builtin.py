@@ -28,14 +28,16 @@ __all__ = ["BUILT_IN", "audit", "completion", "config", "migrate", "service", "s
 @click.option(
     "--autostart",
     is_flag=True,
-    help="as the desktop's autostart entry runs it: step aside when the systemd user unit runs kronii",
+    help="as the desktop's autostart entry runs it: step aside when a running systemd user manager runs the "
+    "kronii unit",
 )
 def up(stop_agents: bool, autostart: bool) -> None:
     if autostart:
-        from kronii.common.desktop_units import unit_enabled
+        from kronii.common.desktop_units import unit_runs_kronii
 
-        if unit_enabled():
-            click.echo("kronii: the kronii.service user unit runs kronii in this session")
+        runs = unit_runs_kronii()  # only a running user manager counts, not a unit file linked offline
+        if runs is not None:
+            click.echo(f"kronii: {runs}")
             raise SystemExit(exits.OK)
     from kronii.common.launcher import Launcher, LauncherSettings
     from kronii.common.settings import load_settings

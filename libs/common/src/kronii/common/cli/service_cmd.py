@@ -23,46 +23,67 @@ def _kronii() -> str:
 
 def _systemctl(*args: str) -> subprocess.CompletedProcess[str] | None:
     """`systemctl --user ...`, or None when there is no user manager to talk to."""
-    if shutil.which("systemctl") is None:
-        return None
-    try:
-        done = subprocess.run(
-            ["systemctl", "--user", *args], capture_output=True, text=True, timeout=15, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if "Failed to connect to bus" in done.stderr or "No medium found" in done.stderr:
+    from kronii.common.desktop_units import systemctl_user
+
+    done = systemctl_user(*args)
+    if done is None or "Failed to connect to bus" in done.stderr or "No medium found" in done.stderr:
         return None
     return done
 
 
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    print(f"wrote {path}")
+
+
 def _install(*, no_autostart: bool, no_enable: bool, stop_agents: bool) -> int:
-    from kronii.common.desktop_units import UNIT_NAME, autostart_entry, service_unit, unit_files
+    from kronii.common.desktop_units import (
+        UNIT_NAME,
+        autostart_entry,
+        service_unit,
+        unit_files,
+        user_manager_state,
+    )
 
     files = unit_files()
     kronii = _kronii()
-    files.unit.parent.mkdir(parents=True, exist_ok=True)
-    files.unit.write_text(service_unit(kronii, stop_agents=stop_agents))
-    print(f"wrote {files.unit}")
+    # Asked before anything is written: `systemctl --user enable` links a unit even where no manager
+    # runs, and a unit enabled that way would only make the autostart entry step aside for nothing.
+    manager = None if no_enable else user_manager_state()
+    if not no_enable and manager is None:
+        if no_autostart:
+            print(
+                "kronii: service install: no systemd user manager runs in this session "
+                "(`systemctl --user is-system-running`), and --no-autostart leaves nothing to start kronii: "
+                "nothing installed; start it with `kronii up`",
+                file=sys.stderr,
+            )
+            return 1
+        _write(files.autostart, autostart_entry(kronii))
+        print(
+            "no systemd user manager runs in this session: installed the autostart entry only; "
+            "it starts kronii with your next desktop session (`kronii service install` again in a "
+            "session with a user manager adds the unit)"
+        )
+        return 0
+    _write(files.unit, service_unit(kronii, stop_agents=stop_agents))
     if not no_autostart:
-        files.autostart.parent.mkdir(parents=True, exist_ok=True)
-        files.autostart.write_text(autostart_entry(kronii))
-        print(f"wrote {files.autostart}")
+        _write(files.autostart, autostart_entry(kronii))
     if no_enable:
         print(f"enable it with: systemctl --user enable --now {UNIT_NAME}")
         return 0
-    if _systemctl("daemon-reload") is None:
-        where = (
-            "the autostart entry starts it with your next session"
-            if not no_autostart
-            else "start it with `kronii up`"
-        )
-        print(f"no systemd user manager here: {where}")
-        return 0
+    _systemctl("daemon-reload")
     enabled = _systemctl("enable", "--now", UNIT_NAME)
     if enabled is None or enabled.returncode != 0:
         reason = enabled.stderr.strip() if enabled is not None else "systemctl did not answer"
-        print(f"kronii: service install: cannot enable {UNIT_NAME}: {reason}", file=sys.stderr)
+        _systemctl("disable", UNIT_NAME)  # nothing is left enabled that does not run
+        fallback = "the autostart entry starts kronii with your next session" if not no_autostart else ""
+        print(
+            f"kronii: service install: cannot enable {UNIT_NAME} ({reason}); it is left disabled"
+            + (f"; {fallback}" if fallback else ""),
+            file=sys.stderr,
+        )
         return 1
     print(f"enabled and started {UNIT_NAME}; its log: journalctl --user -u {UNIT_NAME} -f")
     return 0
@@ -88,15 +109,16 @@ def _uninstall() -> int:
 def _status(as_json: bool) -> int:
     import json
 
-    from kronii.common.desktop_units import UNIT_NAME, unit_files
+    from kronii.common.desktop_units import UNIT_NAME, unit_files, user_manager_state
 
     files = unit_files()
-    active = _systemctl("is-active", UNIT_NAME)
-    enabled = _systemctl("is-enabled", UNIT_NAME)
+    running = user_manager_state() is not None
+    active = _systemctl("is-active", UNIT_NAME) if running else None
+    enabled = _systemctl("is-enabled", UNIT_NAME) if running else None
     state = {
         "unit": str(files.unit) if files.unit.exists() else None,
         "autostart": str(files.autostart) if files.autostart.exists() else None,
-        "manager": active is not None,
+        "manager": running,
         "active": active.stdout.strip() if active is not None else None,
         "enabled": enabled.stdout.strip() if enabled is not None else None,
     }
@@ -105,8 +127,8 @@ def _status(as_json: bool) -> int:
         return 0
     print(f"user unit   {state['unit'] or 'not installed'}")
     print(f"autostart   {state['autostart'] or 'not installed'}")
-    if active is None:
-        print("systemd     no user manager here")
+    if not running:
+        print("systemd     no user manager runs in this session: the autostart entry is what starts kronii")
     else:
         print(f"systemd     {state['enabled'] or 'unknown'}, {state['active'] or 'unknown'}")
     return 0
