@@ -46,6 +46,9 @@ class FakeMemory:
     def recent(self, take: int) -> Iterable[InvocationRecord]:
         return list(self.records.values())[-take:]
 
+    def get(self, record_id: str) -> InvocationRecord | None:
+        return self.records.get(record_id)
+
 
 @dataclass
 class Sinks:

@@ -104,10 +104,16 @@ class Intake:
         self._background: set[asyncio.Task[None]] = set()
 
     async def report(self, event: InvocationEvent) -> Reported:
-        """Take one event: the record as kept and the hint shown ("" for none)."""
+        """Take one event: the record as kept and the hint shown ("" for none). An event whose id is
+        kept already (a spool line read again after a crash) is not taken twice: the record kept
+        is the answer, with no hint."""
+        if event.event_id:
+            kept = self._memory.get(event.event_id)
+            if kept is not None:
+                return Reported(kept, "")
         taken_at = self._clock.monotonic()
         event = await self._with_pane_error_text(event)
-        redacted = redact_event(event, self._engine, self._context, self._new_id())
+        redacted = redact_event(event, self._engine, self._context, event.event_id or self._new_id())
         record = redacted.record
         metrics = self._metrics
         metrics.event_taken(event.shell)

@@ -177,6 +177,9 @@ class TieredMemory:
     def recent(self, take: int) -> Iterable[InvocationRecord]:
         return self._ring.find(lambda _: True, take)
 
+    def get(self, record_id: str) -> InvocationRecord | None:
+        return self._ring.get(record_id)
+
     async def query(self, predicate: RecordPredicate, take: int) -> list[InvocationRecord]:
         found = self._ring.find(predicate, take)
         if len(found) >= take:

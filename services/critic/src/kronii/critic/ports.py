@@ -76,6 +76,10 @@ class MemoryStore(Protocol):
 
     def recent(self, take: int) -> Iterable[InvocationRecord]: ...
 
+    def get(self, record_id: str) -> InvocationRecord | None:
+        """The record of that id if the RAM ring holds it (no disk, no database)."""
+        ...
+
 
 class HintSink(Protocol):
     """The line the shell's precmd hook prints at the next prompt of ``session`` (it reads it with

@@ -4,8 +4,16 @@ shell's next prompt reads it.
 
 Reading without losing a line: a pass renames ``spool`` to ``spool.draining.<n>`` and reads it; a
 hook appending after the rename creates a new ``spool`` (its ``>>`` does), and one that opened the
-file just before the rename still writes into the renamed one, so that file is read again at each
-pass for DRAINING_GRACE_S before it is removed. Malformed lines are counted and skipped.
+file just before the rename still writes into the renamed one, so that file is read again (through
+the descriptor the reader holds) at each pass for DRAINING_GRACE_S. Malformed lines are counted and
+skipped.
+
+No clear text left behind: once the events of a renamed file have been handed over (the consumer
+asked for the next ones, see ``events``), its name is removed at once; the reader keeps reading it
+through its descriptor for the rest of the grace and the kernel frees it when that closes. A reader
+that stopped before handing its events over (a crash) leaves the file, and the next reader reads it
+again: every event carries ``event_id``, made from the renamed file's name and the line's byte
+offset in it, so the same line read twice is the same command, kept once under that id.
 
 Waking up: inotify on the directory (through ctypes: not in the standard library) wakes the reader
 within a millisecond of an append, which the bash and zsh hooks need (they wait at most 20 ms for
@@ -17,6 +25,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import dataclasses
+import hashlib
 import os
 import re
 import stat
@@ -103,6 +113,14 @@ class _Draining:
     fd: int
     renamed_at: float  # time.monotonic()
     pending: bytearray = field(default_factory=bytearray)  # a line without its end yet
+    consumed: int = 0  # bytes of whole lines read so far: the next line's offset
+    unlinked: bool = False
+
+
+def event_id(spool_name: str, offset: int) -> str:
+    """The id of the line at byte ``offset`` of the renamed spool ``spool_name``: 32 hex digits, the
+    same each time that line is read."""
+    return hashlib.sha256(f"{spool_name}:{offset}".encode()).hexdigest()[:32]
 
 
 class SpoolReader:
@@ -124,6 +142,7 @@ class SpoolReader:
         """One pass: what the renamed files still get (each is let go DRAINING_GRACE_S after its
         rename), files a stopped reader left, then what the spool has (renamed in turn)."""
         now = time.monotonic()
+        self.acknowledge()  # the caller is back for more: what it was given before is taken
         events: list[InvocationEvent] = []
         for draining in list(self._draining):
             events += self._read(draining, final=now - draining.renamed_at >= DRAINING_GRACE_S)
@@ -142,10 +161,24 @@ class SpoolReader:
             events += self._read(self._hold(renamed, now), final=False)
         return events
 
+    def acknowledge(self) -> None:
+        """The events read so far were taken: the names of the renamed files they came from go (the
+        files themselves are still read through their descriptors until their grace ends)."""
+        for draining in self._draining:
+            if not draining.unlinked:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(draining.path)
+                draining.unlinked = True
+
     def _recreate_spool(self) -> None:
-        # Ahead of the hooks, so that their `>>` finds a 0600 file and not one made with their umask.
-        with contextlib.suppress(FileExistsError):
+        # Ahead of the hooks, so that their `>>` finds a 0600 file and not one made with their umask
+        # (a hook that appended in between made it: it is tightened).
+        try:
             os.close(os.open(self.spool, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+        except FileExistsError:
+            with contextlib.suppress(OSError):
+                if os.lstat(self.spool).st_mode & 0o077:
+                    os.chmod(self.spool, 0o600, follow_symlinks=False)
 
     def _hold(self, path: Path, renamed_at: float) -> _Draining:
         draining = _Draining(path, os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), renamed_at)
@@ -158,9 +191,11 @@ class SpoolReader:
         cut = draining.pending.rfind(b"\n") + 1
         complete = bytes(draining.pending[:cut])
         del draining.pending[:cut]
+        start = draining.consumed
+        draining.consumed += cut
         if final:
             self._let_go(draining)
-        return self._decode(complete)
+        return self._decode(complete, draining.path.name, start)
 
     def _let_go(self, draining: _Draining) -> None:
         self._draining.remove(draining)
@@ -170,17 +205,21 @@ class SpoolReader:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(draining.path)
 
-    def _decode(self, data: bytes) -> list[InvocationEvent]:
+    def _decode(self, data: bytes, name: str, start: int) -> list[InvocationEvent]:
         events = []
         read_at = self._clock_ms()
-        for raw in data.splitlines():
+        offset = start
+        for raw in data.split(b"\n")[:-1]:  # every line ends with its newline
+            at, offset = offset, offset + len(raw) + 1
             if not raw.strip():
                 continue
             self.lines += 1
             try:
-                events.append(decode_line(raw.decode("utf-8", "replace"), read_at_ms=read_at).event)
+                event = decode_line(raw.decode("utf-8", "replace"), read_at_ms=read_at).event
             except MalformedLine:
                 self.malformed += 1
+                continue
+            events.append(dataclasses.replace(event, event_id=event_id(name, at)))
         return events
 
     async def events(self) -> AsyncIterator[InvocationEvent]:
@@ -202,6 +241,7 @@ class SpoolReader:
                 events = self.read_available()
                 for event in events:
                     yield event
+                self.acknowledge()  # the consumer came back: it has taken every event of the pass
                 if events:
                     last_line = time.monotonic()
                 await self._pause(wake, inotify is not None, time.monotonic() - last_line)

@@ -26,7 +26,10 @@ class Trigger(enum.StrEnum):
 @dataclass(frozen=True)
 class InvocationEvent:
     """One command as a shell hook saw it: the line, where, how it ended. ``error_text`` only from
-    the opt-in paths (a supervisor-owned pane, `kronii run -- CMD`). Times in ms since the epoch."""
+    the opt-in paths (a supervisor-owned pane, `kronii run -- CMD`). Times in ms since the epoch.
+    ``event_id``: the command's own id where the source has one (a spool line's place in the spool
+    it was read from), so that the same command read twice is kept once, under that id; "" for none
+    (the record gets a fresh one)."""
 
     shell: str  # "bash" | "zsh" | "fish" | "run" | "pane"
     session: str  # the shell's own session key (pid and start), for hints back to that prompt
@@ -37,6 +40,7 @@ class InvocationEvent:
     started_ms: int
     duration_ms: int
     error_text: str = ""
+    event_id: str = ""
 
 
 @dataclass(frozen=True)

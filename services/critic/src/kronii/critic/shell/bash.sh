@@ -11,8 +11,12 @@
 #     subscript whose arithmetic stores the start time ($EPOCHREALTIME) in _kronii_t0 and expands
 #     to nothing: a side effect of expansion, no command substitution.
 #   - A function first in PROMPT_COMMAND takes $? and, when _kronii_t0 says a command ran, the
-#     command text from `history 1` (written to a file in the private directory and read back with
-#     `read`: a builtin cannot hand its output to a variable otherwise before bash 5.3).
+#     command text from `history 1` (written to the scratch file hist-<session> in the private
+#     directory and read back with `read`: a builtin cannot hand its output to a variable otherwise
+#     before bash 5.3). The text is blanked in that file as soon as it is read (overwritten in place
+#     with spaces), so no command stays there in clear text; the file is 0600 and goes when the
+#     shell exits (an EXIT trap, run before any EXIT trap the person had), and the critic removes
+#     the files of shells that are gone without it (kill -9).
 # Like bash-preexec, the text comes from history, so HISTCONTROL matters. `ignorespace` (and the
 # space half of `ignoreboth`) is taken out of HISTCONTROL and done here instead: a line starting
 # with a space still enters history for a moment, then this hook deletes it (`history -d`) and does
@@ -55,6 +59,15 @@ _kronii_critic_install() {
     _kronii_tty=$(command tty 2>/dev/null) || _kronii_tty=
     [[ -p $_kronii_dir/hint-$_kronii_session ]] ||
         command mkfifo -m 600 -- "$_kronii_dir/hint-$_kronii_session" 2>/dev/null
+    _kronii_private_file "$_kronii_dir/hist-$_kronii_session"
+    [[ -e $_kronii_dir/spool ]] || _kronii_private_file "$_kronii_dir/spool"
+    local previous
+    previous=$(trap -p EXIT)
+    if [[ $previous != *_kronii_exit* ]]; then
+        local -a words=()
+        [[ -n $previous ]] && eval "words=($previous)" # trap -- 'handler' EXIT
+        trap "_kronii_exit${words[2]:+; ${words[2]}}" EXIT
+    fi
     declare -ga _kronii_void=()
     _kronii_dp='[.,]'
     _kronii_bs='\'
@@ -78,15 +91,30 @@ _kronii_critic_install() {
     fi
 }
 
+# An empty file only this user can read (a subshell for the umask: at install, or when it went).
+_kronii_private_file() {
+    (umask 077 && : >>"$1") 2>/dev/null
+}
+
+# At the shell's exit: its scratch file and hint FIFO go; the exit status is kept for the next trap.
+_kronii_exit() {
+    local status=$?
+    command rm -f -- "$_kronii_dir/hist-$_kronii_session" "$_kronii_dir/hint-$_kronii_session" 2>/dev/null
+    return "$status"
+}
+
 # The newest history entry, "  N* text" as `history 1` prints it, into _kronii_entry. The file is
 # rewritten in place (1<>, no O_TRUNC: truncating costs milliseconds on a disk filesystem) with a NUL
-# after the entry, where `read -d ''` stops.
+# after the entry, where `read -d ''` stops; then the entry is overwritten with spaces in place (up
+# to 4 bytes a character: UTF-8), so its text is on no disk once read.
 _kronii_history_entry() {
     _kronii_entry=
     [[ -o history ]] || return 1
     local file=$_kronii_dir/hist-$_kronii_session
+    [[ -f $file ]] || _kronii_private_file "$file"
     { { HISTTIMEFORMAT= builtin history 1 && printf '\0'; } 1<>"$file"; } 2>/dev/null || return 1
     { IFS= read -r -d '' _kronii_entry <"$file"; } 2>/dev/null
+    { printf '%*s' $((${#_kronii_entry} * 4 + 1)) '' 1<>"$file"; } 2>/dev/null
     [[ -n $_kronii_entry ]]
 }
 
@@ -121,7 +149,6 @@ _kronii_record() {
     text=${text:${#number}+2}
     if [[ $_kronii_private == 1 && $text == ' '* ]]; then
         builtin history -d "$number" 2>/dev/null
-        { : >|"$_kronii_dir/hist-$_kronii_session"; } 2>/dev/null # its text must not stay behind the NUL
         _kronii_history_entry && _kronii_last=$_kronii_entry
         return 0
     fi

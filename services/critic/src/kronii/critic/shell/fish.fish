@@ -18,6 +18,10 @@
 # blocking. The critic writes fish's hints into a plain file, hint-<session>; at each prompt this hook
 # reads it when it is not empty and truncates it. The prompt never waits: a hint the critic writes
 # after the prompt was drawn shows at the next one.
+#
+# Files: clock-<session> (always empty) and hint-<session> are 0600 and removed when the shell exits
+# (a fish_exit handler), and by the critic for a shell that is gone without it. The command's text
+# is only ever in the spool line, which the critic reads and removes at once.
 
 function _kronii_critic_install
     set -g _kronii_dir @KRONII_DIR@
@@ -35,6 +39,13 @@ function _kronii_critic_install
     end
     set -g _kronii_tty (command tty 2>/dev/null)
     string match -q '/*' -- "$_kronii_tty"; or set -g _kronii_tty ''
+    for file in $_kronii_dir/clock-$_kronii_session $_kronii_dir/spool
+        test -e $file; or command install -m 600 /dev/null $file 2>/dev/null
+    end
+end
+
+function _kronii_exit --on-event fish_exit
+    command rm -f -- $_kronii_dir/clock-$_kronii_session $_kronii_dir/hint-$_kronii_session 2>/dev/null
 end
 
 # _kronii_e := $argv[1] escaped for a spool field, cut to $argv[2] characters; _kronii_cut := 1 when

@@ -15,6 +15,10 @@
 # the FIFO read-write (that never blocks on Linux) and reads a line with a timeout: up to 20 ms after
 # a failing command when the critic is running (its pid file names a live process), else `read -t 0`
 # (take a line only if one is there).
+#
+# Files: the FIFO hint-<session> (0600; it holds nothing on disk) is removed when the shell exits
+# (a zshexit hook), and by the critic for a shell that is gone without it. The command's text is
+# only ever in the spool line, which the critic reads and removes at once.
 
 _kronii_critic_install() {
     emulate -L zsh
@@ -36,10 +40,17 @@ _kronii_critic_install() {
     typeset -g _kronii_tty=${TTY-}
     [[ -p $_kronii_dir/hint-$_kronii_session ]] ||
         command mkfifo -m 600 -- $_kronii_dir/hint-$_kronii_session 2>/dev/null
+    [[ -e $_kronii_dir/spool ]] || (umask 077 && : >>$_kronii_dir/spool) 2>/dev/null
     typeset -g _kronii_t0= _kronii_command=
     autoload -Uz add-zsh-hook
     add-zsh-hook preexec _kronii_preexec
+    add-zsh-hook zshexit _kronii_exit
     precmd_functions=(_kronii_precmd ${precmd_functions:#_kronii_precmd})
+}
+
+_kronii_exit() {
+    command rm -f -- $_kronii_dir/hint-$_kronii_session 2>/dev/null
+    return 0
 }
 
 _kronii_preexec() {
