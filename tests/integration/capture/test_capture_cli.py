@@ -112,7 +112,10 @@ async def test_request_wait_prints_the_progression_and_get_writes_the_redacted_p
     assert {"screenshot_id": screenshot_id, "job_id": job_id, "redaction_level": "amber"}.items() <= listed[
         0
     ].items()
-    assert any(line.startswith(screenshot_id) and job_id in line for line in shell.shown.splitlines())
+    assert any(line.startswith(screenshot_id) and job_id in line for line in shell.shown.splitlines()), (
+        shell.shown
+    )
+    assert any(line.split()[:3] == ["ID", "CREATED", "APP"] for line in shell.shown.splitlines()), shell.shown
     assert "redacted PNG" in shell.shown
     image = Image.open(io.BytesIO(out.read_bytes()))
     assert image.format == "PNG" and image.width > 100

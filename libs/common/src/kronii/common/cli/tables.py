@@ -3,12 +3,13 @@ and addresses stay whole and `cut`/`awk` read them; the last column is left ragg
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Sequence
 
 import click
 
-__all__ = ["plain_table", "print_table", "to_a_person"]
+__all__ = ["natural_width", "plain_table", "print_table", "to_a_person"]
 
 
 def plain_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -24,8 +25,16 @@ def to_a_person() -> bool:
     return sys.stdout.isatty()
 
 
+def natural_width(header: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
+    """The width of the table with every cell whole, two spaces between columns."""
+    table = [tuple(header), *(tuple(row) for row in rows)]
+    return sum(max(len(row[i]) for row in table) for i in range(len(header))) + 2 * (len(header) - 1)
+
+
 def print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    if not to_a_person():
+    # A table wider than the terminal is printed plain and lets the terminal wrap its lines: rich would
+    # cut ids to "oWT8BCm3nZe1…", which a person can no longer copy into the next command.
+    if not to_a_person() or natural_width(header, rows) > shutil.get_terminal_size().columns:
         click.echo(plain_table(header, rows))
         return
     from rich.console import Console  # only for a person: rich takes longer to import than the command

@@ -403,12 +403,15 @@ def screenshot_json(item: Any) -> dict[str, Any]:
     }
 
 
-def screenshot_line(item: Any) -> str:
+SCREENSHOT_COLUMNS = ("ID", "CREATED", "APP", "SIZE", "LEVEL", "SCORE", "JOB")
+
+
+def screenshot_row(item: Any) -> tuple[str, ...]:
     created = _utc(item.created_at).astimezone().strftime("%Y-%m-%d %H:%M:%S")
     return (
-        f"{item.screenshot_id}  {created}  {item.app_name or '?':<16} {item.width}x{item.height}  "
-        f"{item.redaction_level:<6} score {item.score:.2f}  job {item.job_id}"
-    )
+        item.screenshot_id, created, item.app_name or "?", f"{item.width}x{item.height}",
+        item.redaction_level, f"{item.score:.2f}", item.job_id,
+    )  # fmt: skip
 
 
 @capture_command.command("list", short_help="the stored redacted screenshots, newest first")
@@ -426,8 +429,10 @@ def list_screenshots(options: Options, limit: int, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps([screenshot_json(item) for item in found.screenshots]))
         return
-    for item in found.screenshots:
-        click.echo(screenshot_line(item))
+    if not found.screenshots:
+        click.echo("no screenshots stored (take one with `kronii capture request`)", err=True)
+        return
+    print_table(SCREENSHOT_COLUMNS, [screenshot_row(item) for item in found.screenshots])
 
 
 @capture_command.command("targets", short_help="the windows on this display that `request` can name")
