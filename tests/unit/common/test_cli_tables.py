@@ -23,7 +23,7 @@ def test_a_table_wider_than_the_terminal_is_printed_whole_not_cut_with_an_ellips
     from kronii.common.cli import tables
 
     monkeypatch.setattr(tables, "to_a_person", lambda: True)
-    monkeypatch.setattr(tables.shutil, "get_terminal_size", lambda: os.terminal_size((40, 24)))
+    monkeypatch.setattr("shutil.get_terminal_size", lambda: os.terminal_size((40, 24)))
     row = ("oWT8BCm3nZe1qKKrRBszE-BW", "2026-12-06 00:35:00", "ZkUy01H4VR3S5Ugt")
     tables.print_table(("ID", "CREATED", "JOB"), [row])
     shown = capsys.readouterr().out
