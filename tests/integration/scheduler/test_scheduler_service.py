@@ -205,3 +205,27 @@ def test_plans_are_audited(scheduler: Scheduler, migrated_database: str) -> None
             ).fetchall()
         time.sleep(0.05)
     assert rows == [("run-audit", "applied")]
+
+
+def test_a_plan_for_a_prompt_window_sets_no_cooldown_and_is_audited_as_ignored(
+    scheduler: Scheduler, migrated_database: str
+) -> None:
+    scheduler.plan(app="other")  # start without a cooldown
+    answer = scheduler.plan(
+        run_id="run-prompt", app="Gcr-prompter", min_cooldown_ms=1_200_000, wakeup_in_ms=600_000
+    )
+    assert not answer.get("wakeup_id") and not answer.get("cooldown_until")
+    view = scheduler.get_schedule()
+    assert view["cooldown"]["active"] is False, view["cooldown"]
+    assert not _pending_for(scheduler, "Gcr-prompter")
+    assert scheduler.admit(app="XTerm", trigger_kind="focus_changed")["allowed"]
+    deadline = time.monotonic() + 5
+    rows: list[tuple[str, str]] = []
+    while time.monotonic() < deadline and not rows:
+        with psycopg.connect(libpq_url(migrated_database)) as conn:
+            rows = conn.execute(
+                "SELECT actor, outcome FROM audit_log WHERE service = 'scheduler' AND action = 'schedule.plan'"
+                " AND subject = 'Gcr-prompter'",
+            ).fetchall()
+        time.sleep(0.05)
+    assert rows == [("run-prompt", "ignored")]

@@ -253,3 +253,16 @@ def test_safety_net_fires_one_interval_after_the_last_tick() -> None:
     wakeup = safety_net_after(NOW, LIMITS, "s1")
     assert wakeup.slot == "safety_net" and wakeup.kind is TickKind.SAFETY_NET
     assert wakeup.due_at == NOW + 300
+
+
+@pytest.mark.parametrize("app", ["Gcr-prompter", "gcr-prompter", "Pinentry-gnome3", "Ssh-askpass", "kronii"])
+def test_a_plan_about_a_prompt_window_plans_no_app_cooldown_or_wakeup(app: str) -> None:
+    plan = PlanInput(run_id="r1", app=app, wakeup_in_secs=60, min_cooldown_secs=1200, reason="focus moved")
+    applied = apply_plan(plan, NOW, LIMITS, "w1")
+    assert applied.cooldown is None and applied.wakeup is None and not applied.filters
+    assert "prompt window, not an app" in applied.ignored
+
+
+def test_a_plan_about_an_app_still_plans_its_cooldown() -> None:
+    applied = apply_plan(PlanInput(run_id="r1", app="XTerm", min_cooldown_secs=1200), NOW, LIMITS, "w1")
+    assert applied.cooldown is not None and applied.cooldown.until == NOW + 1200 and not applied.ignored

@@ -135,6 +135,12 @@ class SchedulerApp:
         if ctx is None:
             raise RuntimeError("the scheduler has not started")
         ctx.require_postgres()
+        if applied.ignored:
+            await ctx.record(actor=plan.run_id or "planner", action="schedule.plan", subject=plan.app,
+                             outcome="ignored", reason=applied.ignored)  # fmt: skip
+            metrics.plans.labels("ignored").inc()
+            log.info("plan from run %s ignored: %s", plan.run_id or "?", applied.ignored)
+            return plan_response(applied)
 
         async def apply(_session: Any) -> None:
             if applied.wakeup is not None:

@@ -54,7 +54,7 @@ class SchedulerMetrics:
         )
         self.plans = Counter(
             "kronii_scheduler_plans",
-            "Plans received by outcome (applied|invalid)",
+            "Plans received by outcome (applied|ignored|invalid); ignored: about a prompt window, not an app",
             ["outcome"],
             registry=registry,
         )
@@ -73,5 +73,5 @@ class SchedulerMetrics:
             self.admits.labels("refused", rule.reason)
         for trigger_kind in PREEMPTING_KINDS:
             self.preemptions.labels(trigger_kind)
-        for outcome in ("applied", "invalid"):
+        for outcome in ("applied", "ignored", "invalid"):
             self.plans.labels(outcome)

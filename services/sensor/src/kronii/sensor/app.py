@@ -38,6 +38,7 @@ from kronii.sensor.core.model import (
     LockRecorded,
     LockStart,
     PersistEnvelope,
+    PromptChanged,
     PulseEmitted,
     SensorInput,
     StateChanged,
@@ -341,6 +342,14 @@ class SensorApp:
                 log.info("title of %s: %r", titled.wm_class or "?", titled.title)
                 message_t = pb.TitleChanged(focus=focus_message(titled), at=timestamp(effect.at))
                 await self._publish("title_changed", message_t, pb.ActivityEvent(title_changed=message_t))
+            case PromptChanged():
+                shown = effect.prompt
+                if shown.prompt:
+                    log.info(
+                        "a %s prompt has the focus (%s): not a switch to an app", shown.prompt, shown.wm_class
+                    )
+                else:
+                    log.info("the prompt no longer has the focus")
             case PulseEmitted():
                 message_p = pb.ActivityPulse(source=effect.source, at=timestamp(effect.at))
                 await self._publish("activity_pulse", message_p, pb.ActivityEvent(activity_pulse=message_p))
@@ -423,6 +432,7 @@ class SensorApp:
             locked=core.locked,
             updated_at=timestamp(now),
             display_available=self._display is not None,
+            prompt=core.prompt.prompt,
         )
         if core.last_transition is not None:
             snapshot.last_transition.CopyFrom(transition_message(core.last_transition))

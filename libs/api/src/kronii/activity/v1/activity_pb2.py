@@ -25,39 +25,39 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!kronii/activity/v1/activity.proto\x12\x12kronii.activity.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"r\n\x05\x46ocus\x12\x10\n\x08\x61pp_name\x18\x01 \x01(\t\x12\x10\n\x08wm_class\x18\x02 \x01(\t\x12\x11\n\twindow_id\x18\x03 \x01(\x04\x12\r\n\x05title\x18\x04 \x01(\t\x12\x0b\n\x03pid\x18\x05 \x01(\r\x12\x16\n\x0e\x61pp_start_time\x18\x06 \x01(\x03\"\x94\x01\n\nTransition\x12/\n\x04\x66rom\x18\x01 \x01(\x0e\x32!.kronii.activity.v1.ActivityState\x12-\n\x02to\x18\x02 \x01(\x0e\x32!.kronii.activity.v1.ActivityState\x12&\n\x02\x61t\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x94\x02\n\x08Snapshot\x12\x39\n\x0e\x61\x63tivity_state\x18\x01 \x01(\x0e\x32!.kronii.activity.v1.ActivityState\x12(\n\x05\x66ocus\x18\x02 \x01(\x0b\x32\x19.kronii.activity.v1.Focus\x12\x37\n\x0flast_transition\x18\x03 \x01(\x0b\x32\x1e.kronii.activity.v1.Transition\x12\x0f\n\x07idle_ms\x18\x04 \x01(\x04\x12\x0e\n\x06locked\x18\x05 \x01(\x08\x12.\n\nupdated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x19\n\x11\x64isplay_available\x18\x07 \x01(\x08\"Q\n\x0cStateChanged\x12\x32\n\ntransition\x18\x01 \x01(\x0b\x32\x1e.kronii.activity.v1.Transition\x12\r\n\x05\x63\x61use\x18\x02 \x01(\t\"\x9f\x01\n\x0c\x46ocusChanged\x12+\n\x08previous\x18\x01 \x01(\x0b\x32\x19.kronii.activity.v1.Focus\x12*\n\x07\x63urrent\x18\x02 \x01(\x0b\x32\x19.kronii.activity.v1.Focus\x12&\n\x02\x61t\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x63hange\x18\x04 \x01(\t\"`\n\x0cTitleChanged\x12(\n\x05\x66ocus\x18\x01 \x01(\x0b\x32\x19.kronii.activity.v1.Focus\x12&\n\x02\x61t\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"G\n\rActivityPulse\x12\x0e\n\x06source\x18\x01 \x01(\t\x12&\n\x02\x61t\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"U\n\x0bLockChanged\x12\x0e\n\x06locked\x18\x01 \x01(\x08\x12\x0e\n\x06source\x18\x02 \x01(\t\x12&\n\x02\x61t\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xbf\x02\n\rActivityEvent\x12\x39\n\rstate_changed\x18\x01 \x01(\x0b\x32 .kronii.activity.v1.StateChangedH\x00\x12\x39\n\rfocus_changed\x18\x02 \x01(\x0b\x32 .kronii.activity.v1.FocusChangedH\x00\x12\x39\n\rtitle_changed\x18\x03 \x01(\x0b\x32 .kronii.activity.v1.TitleChangedH\x00\x12;\n\x0e\x61\x63tivity_pulse\x18\x04 \x01(\x0b\x32!.kronii.activity.v1.ActivityPulseH\x00\x12\x37\n\x0clock_changed\x18\x05 \x01(\x0b\x32\x1f.kronii.activity.v1.LockChangedH\x00\x42\x07\n\x05\x65vent\"\x14\n\x12GetSnapshotRequest\"0\n\x14WatchActivityRequest\x12\x18\n\x10include_snapshot\x18\x01 \x01(\x08\"\x85\x01\n\x15WatchActivityResponse\x12\x30\n\x08snapshot\x18\x01 \x01(\x0b\x32\x1c.kronii.activity.v1.SnapshotH\x00\x12\x32\n\x05\x65vent\x18\x02 \x01(\x0b\x32!.kronii.activity.v1.ActivityEventH\x00\x42\x06\n\x04item*\x9e\x01\n\rActivityState\x12\x1e\n\x1a\x41\x43TIVITY_STATE_UNSPECIFIED\x10\x00\x12\x19\n\x15\x41\x43TIVITY_STATE_ACTIVE\x10\x01\x12\x1a\n\x16\x41\x43TIVITY_STATE_PASSIVE\x10\x02\x12\x1b\n\x17\x41\x43TIVITY_STATE_INACTIVE\x10\x03\x12\x19\n\x15\x41\x43TIVITY_STATE_LOCKED\x10\x04\x32\xcc\x01\n\rSensorService\x12S\n\x0bGetSnapshot\x12&.kronii.activity.v1.GetSnapshotRequest\x1a\x1c.kronii.activity.v1.Snapshot\x12\x66\n\rWatchActivity\x12(.kronii.activity.v1.WatchActivityRequest\x1a).kronii.activity.v1.WatchActivityResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!kronii/activity/v1/activity.proto\x12\x12kronii.activity.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"r\n\x05\x46ocus\x12\x10\n\x08\x61pp_name\x18\x01 \x01(\t\x12\x10\n\x08wm_class\x18\x02 \x01(\t\x12\x11\n\twindow_id\x18\x03 \x01(\x04\x12\r\n\x05title\x18\x04 \x01(\t\x12\x0b\n\x03pid\x18\x05 \x01(\r\x12\x16\n\x0e\x61pp_start_time\x18\x06 \x01(\x03\"\x94\x01\n\nTransition\x12/\n\x04\x66rom\x18\x01 \x01(\x0e\x32!.kronii.activity.v1.ActivityState\x12-\n\x02to\x18\x02 \x01(\x0e\x32!.kronii.activity.v1.ActivityState\x12&\n\x02\x61t\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xa4\x02\n\x08Snapshot\x12\x39\n\x0e\x61\x63tivity_state\x18\x01 \x01(\x0e\x32!.kronii.activity.v1.ActivityState\x12(\n\x05\x66ocus\x18\x02 \x01(\x0b\x32\x19.kronii.activity.v1.Focus\x12\x37\n\x0flast_transition\x18\x03 \x01(\x0b\x32\x1e.kronii.activity.v1.Transition\x12\x0f\n\x07idle_ms\x18\x04 \x01(\x04\x12\x0e\n\x06locked\x18\x05 \x01(\x08\x12.\n\nupdated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x19\n\x11\x64isplay_available\x18\x07 \x01(\x08\x12\x0e\n\x06prompt\x18\x08 \x01(\t\"Q\n\x0cStateChanged\x12\x32\n\ntransition\x18\x01 \x01(\x0b\x32\x1e.kronii.activity.v1.Transition\x12\r\n\x05\x63\x61use\x18\x02 \x01(\t\"\x9f\x01\n\x0c\x46ocusChanged\x12+\n\x08previous\x18\x01 \x01(\x0b\x32\x19.kronii.activity.v1.Focus\x12*\n\x07\x63urrent\x18\x02 \x01(\x0b\x32\x19.kronii.activity.v1.Focus\x12&\n\x02\x61t\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x63hange\x18\x04 \x01(\t\"`\n\x0cTitleChanged\x12(\n\x05\x66ocus\x18\x01 \x01(\x0b\x32\x19.kronii.activity.v1.Focus\x12&\n\x02\x61t\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"G\n\rActivityPulse\x12\x0e\n\x06source\x18\x01 \x01(\t\x12&\n\x02\x61t\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"U\n\x0bLockChanged\x12\x0e\n\x06locked\x18\x01 \x01(\x08\x12\x0e\n\x06source\x18\x02 \x01(\t\x12&\n\x02\x61t\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xbf\x02\n\rActivityEvent\x12\x39\n\rstate_changed\x18\x01 \x01(\x0b\x32 .kronii.activity.v1.StateChangedH\x00\x12\x39\n\rfocus_changed\x18\x02 \x01(\x0b\x32 .kronii.activity.v1.FocusChangedH\x00\x12\x39\n\rtitle_changed\x18\x03 \x01(\x0b\x32 .kronii.activity.v1.TitleChangedH\x00\x12;\n\x0e\x61\x63tivity_pulse\x18\x04 \x01(\x0b\x32!.kronii.activity.v1.ActivityPulseH\x00\x12\x37\n\x0clock_changed\x18\x05 \x01(\x0b\x32\x1f.kronii.activity.v1.LockChangedH\x00\x42\x07\n\x05\x65vent\"\x14\n\x12GetSnapshotRequest\"0\n\x14WatchActivityRequest\x12\x18\n\x10include_snapshot\x18\x01 \x01(\x08\"\x85\x01\n\x15WatchActivityResponse\x12\x30\n\x08snapshot\x18\x01 \x01(\x0b\x32\x1c.kronii.activity.v1.SnapshotH\x00\x12\x32\n\x05\x65vent\x18\x02 \x01(\x0b\x32!.kronii.activity.v1.ActivityEventH\x00\x42\x06\n\x04item*\x9e\x01\n\rActivityState\x12\x1e\n\x1a\x41\x43TIVITY_STATE_UNSPECIFIED\x10\x00\x12\x19\n\x15\x41\x43TIVITY_STATE_ACTIVE\x10\x01\x12\x1a\n\x16\x41\x43TIVITY_STATE_PASSIVE\x10\x02\x12\x1b\n\x17\x41\x43TIVITY_STATE_INACTIVE\x10\x03\x12\x19\n\x15\x41\x43TIVITY_STATE_LOCKED\x10\x04\x32\xcc\x01\n\rSensorService\x12S\n\x0bGetSnapshot\x12&.kronii.activity.v1.GetSnapshotRequest\x1a\x1c.kronii.activity.v1.Snapshot\x12\x66\n\rWatchActivity\x12(.kronii.activity.v1.WatchActivityRequest\x1a).kronii.activity.v1.WatchActivityResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'kronii.activity.v1.activity_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ACTIVITYSTATE']._serialized_start=1670
-  _globals['_ACTIVITYSTATE']._serialized_end=1828
+  _globals['_ACTIVITYSTATE']._serialized_start=1686
+  _globals['_ACTIVITYSTATE']._serialized_end=1844
   _globals['_FOCUS']._serialized_start=90
   _globals['_FOCUS']._serialized_end=204
   _globals['_TRANSITION']._serialized_start=207
   _globals['_TRANSITION']._serialized_end=355
   _globals['_SNAPSHOT']._serialized_start=358
-  _globals['_SNAPSHOT']._serialized_end=634
-  _globals['_STATECHANGED']._serialized_start=636
-  _globals['_STATECHANGED']._serialized_end=717
-  _globals['_FOCUSCHANGED']._serialized_start=720
-  _globals['_FOCUSCHANGED']._serialized_end=879
-  _globals['_TITLECHANGED']._serialized_start=881
-  _globals['_TITLECHANGED']._serialized_end=977
-  _globals['_ACTIVITYPULSE']._serialized_start=979
-  _globals['_ACTIVITYPULSE']._serialized_end=1050
-  _globals['_LOCKCHANGED']._serialized_start=1052
-  _globals['_LOCKCHANGED']._serialized_end=1137
-  _globals['_ACTIVITYEVENT']._serialized_start=1140
-  _globals['_ACTIVITYEVENT']._serialized_end=1459
-  _globals['_GETSNAPSHOTREQUEST']._serialized_start=1461
-  _globals['_GETSNAPSHOTREQUEST']._serialized_end=1481
-  _globals['_WATCHACTIVITYREQUEST']._serialized_start=1483
-  _globals['_WATCHACTIVITYREQUEST']._serialized_end=1531
-  _globals['_WATCHACTIVITYRESPONSE']._serialized_start=1534
-  _globals['_WATCHACTIVITYRESPONSE']._serialized_end=1667
-  _globals['_SENSORSERVICE']._serialized_start=1831
-  _globals['_SENSORSERVICE']._serialized_end=2035
+  _globals['_SNAPSHOT']._serialized_end=650
+  _globals['_STATECHANGED']._serialized_start=652
+  _globals['_STATECHANGED']._serialized_end=733
+  _globals['_FOCUSCHANGED']._serialized_start=736
+  _globals['_FOCUSCHANGED']._serialized_end=895
+  _globals['_TITLECHANGED']._serialized_start=897
+  _globals['_TITLECHANGED']._serialized_end=993
+  _globals['_ACTIVITYPULSE']._serialized_start=995
+  _globals['_ACTIVITYPULSE']._serialized_end=1066
+  _globals['_LOCKCHANGED']._serialized_start=1068
+  _globals['_LOCKCHANGED']._serialized_end=1153
+  _globals['_ACTIVITYEVENT']._serialized_start=1156
+  _globals['_ACTIVITYEVENT']._serialized_end=1475
+  _globals['_GETSNAPSHOTREQUEST']._serialized_start=1477
+  _globals['_GETSNAPSHOTREQUEST']._serialized_end=1497
+  _globals['_WATCHACTIVITYREQUEST']._serialized_start=1499
+  _globals['_WATCHACTIVITYREQUEST']._serialized_end=1547
+  _globals['_WATCHACTIVITYRESPONSE']._serialized_start=1550
+  _globals['_WATCHACTIVITYRESPONSE']._serialized_end=1683
+  _globals['_SENSORSERVICE']._serialized_start=1847
+  _globals['_SENSORSERVICE']._serialized_end=2051
 # @@protoc_insertion_point(module_scope)

@@ -115,11 +115,17 @@ class Snapshot(_message.Message):
     LOCKED_FIELD_NUMBER: _builtins.int
     UPDATED_AT_FIELD_NUMBER: _builtins.int
     DISPLAY_AVAILABLE_FIELD_NUMBER: _builtins.int
+    PROMPT_FIELD_NUMBER: _builtins.int
     activity_state: Global___ActivityState.ValueType
     idle_ms: _builtins.int
     locked: _builtins.bool
     display_available: _builtins.bool
     """False when the sensor runs without a display (Tick only)."""
+    prompt: _builtins.str
+    """What kind of prompt window has the focus over `focus`, the app the person was in: "keyring",
+    "polkit", "pinentry", "ssh-askpass", "dialog" (zenity, yad) or "kronii" (kronii's own window).
+    Empty when an app window has the focus. A prompt is not a focus change: no FocusChanged.
+    """
     @_builtins.property
     def focus(self) -> Global___Focus: ...
     @_builtins.property
@@ -136,10 +142,11 @@ class Snapshot(_message.Message):
         locked: _builtins.bool = ...,
         updated_at: _timestamp_pb2.Timestamp | None = ...,
         display_available: _builtins.bool = ...,
+        prompt: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["focus", b"focus", "last_transition", b"last_transition", "updated_at", b"updated_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["activity_state", b"activity_state", "display_available", b"display_available", "focus", b"focus", "idle_ms", b"idle_ms", "last_transition", b"last_transition", "locked", b"locked", "updated_at", b"updated_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["activity_state", b"activity_state", "display_available", b"display_available", "focus", b"focus", "idle_ms", b"idle_ms", "last_transition", b"last_transition", "locked", b"locked", "prompt", b"prompt", "updated_at", b"updated_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

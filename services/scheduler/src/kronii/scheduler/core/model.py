@@ -129,11 +129,13 @@ class Cooldown:
 @dataclass(frozen=True)
 class AppliedPlan:
     """What a plan changes: the slot's wake-up (None: the slot is left alone), the cooldown (None:
-    no cooldown from now on) and filters to merge (filter -> until)."""
+    no cooldown from now on) and filters to merge (filter -> until). ``ignored`` non-empty: the plan
+    changes nothing at all (not even the cooldown), and says why."""
 
     wakeup: WakeUp | None
     cooldown: Cooldown | None
     filters: Mapping[str, float] = field(default_factory=dict)
+    ignored: str = ""
 
 
 @dataclass(frozen=True)

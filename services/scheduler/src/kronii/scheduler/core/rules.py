@@ -4,7 +4,9 @@
   now + min_cooldown (the latest plan wins), and trigger filters that last until the wake-up;
 - admission walks ADMISSION_RULES: filters, the global ceiling, the per-app ceiling, the cooldown;
 - only the cooldown is preemptable, and only by a justified high-priority trigger (`is_justified`);
-- after any Tick the safety-net wake-up moves to fired_at + the safety-net interval.
+- after any Tick the safety-net wake-up moves to fired_at + the safety-net interval;
+- a plan about a prompt window (gnome-keyring's prompter, a polkit agent, pinentry, kronii's own:
+  kronii.common.prompt_windows) changes nothing: a prompt is not an app to cool down or wake up for.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from kronii.common.prompt_windows import prompter_for_app
 from kronii.scheduler.core.model import (
     APP_FILTER_PREFIX,
     HOUR_SECS,
@@ -112,6 +115,8 @@ def apply_plan(plan: PlanInput, now: float, limits: Limits, wakeup_id: str) -> A
         raise InvalidRequest(
             "trigger_filters", "need a wake-up or a min_cooldown_ms: filters last until the wake-up"
         )
+    if prompt := prompter_for_app(app):
+        return AppliedPlan(None, None, {}, ignored=f"{app} is a {prompt} prompt window, not an app")
     return AppliedPlan(
         wakeup=wakeup,
         cooldown=cooldown,

@@ -12,6 +12,8 @@ thread, because python-xlib connections must not be shared between threads that 
 - `pid`: `_NET_WM_PID`, 0 when the client does not set it.
 - `app_start_time_ms`: start time of that pid in epoch ms from /proc; with `pid` it tells a reused
   pid from the original process. 0 when unknown.
+- `prompt`: the kind of prompt the window is (core.prompts, from WM_CLASS, the pid's argv[0] and
+  `_NET_WM_WINDOW_TYPE`), "" for an app window.
 """
 
 from __future__ import annotations
@@ -27,7 +29,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from kronii.sensor.adapters.processes import ProcessClock as _ProcessClock
+from kronii.sensor.adapters.processes import parse_boot_time, parse_start_ticks, start_time_ms
 from kronii.sensor.core.model import Focus
+from kronii.sensor.core.prompts import WindowFacts, prompt_kind
 from Xlib import X, Xatom
 from Xlib import display as xdisplay
 from Xlib import error as xerror
@@ -58,62 +63,6 @@ class IdleUnavailable(Exception):
 
 
 # ---- /proc parsing (pure) -----------------------------------------------------------------------
-
-
-def parse_start_ticks(pid_stat: str) -> int:
-    """Field 22 (`starttime`, clock ticks after boot) of a /proc/<pid>/stat line.
-
-    The command name (field 2) is in parentheses and may itself hold spaces and ')', so fields are
-    counted from the last ')'.
-    """
-    close = pid_stat.rfind(")")
-    if close < 0:
-        raise ValueError("not a /proc/<pid>/stat line: no ')' after the command name")
-    after_comm = pid_stat[close + 1 :].split()
-    # after_comm[0] is field 3 (state), so field 22 sits at index 22 - 3.
-    index = 22 - 3
-    if len(after_comm) <= index:
-        raise ValueError(f"/proc/<pid>/stat line has {len(after_comm) + 2} fields, need at least 22")
-    return int(after_comm[index])
-
-
-def parse_boot_time(proc_stat: str) -> int:
-    """`btime` (boot time, epoch seconds) from the text of /proc/stat."""
-    for line in proc_stat.splitlines():
-        if line.startswith("btime "):
-            return int(line.split()[1])
-    raise ValueError("/proc/stat has no btime line")
-
-
-def start_time_ms(start_ticks: int, boot_time_s: int, clk_tck: int) -> int:
-    """Epoch milliseconds of a process start, from its start ticks, the boot time and SC_CLK_TCK."""
-    if clk_tck <= 0:
-        raise ValueError(f"clock ticks per second must be positive, got {clk_tck}")
-    return boot_time_s * 1000 + start_ticks * 1000 // clk_tck
-
-
-class _ProcessClock:
-    """Reads process start times. Boot time is read once: the kernel recomputes btime from the wall
-    clock on every read and it can shift by a second, which would make one process look like two."""
-
-    def __init__(self, proc_root: Path = Path("/proc")) -> None:
-        self._proc_root = proc_root
-        self._clk_tck = os.sysconf("SC_CLK_TCK")
-        try:
-            self._boot_time_s: int | None = parse_boot_time((proc_root / "stat").read_text())
-        except (OSError, ValueError) as exc:
-            log.info("no boot time from %s/stat (%s); app start times will be 0", proc_root, exc)
-            self._boot_time_s = None
-
-    def start_time_ms(self, pid: int) -> int:
-        if pid <= 0 or self._boot_time_s is None:
-            return 0
-        try:
-            ticks = parse_start_ticks((self._proc_root / str(pid) / "stat").read_text())
-        except (OSError, ValueError):
-            # The process exited, or it lives in another pid namespace or on another host.
-            return 0
-        return start_time_ms(ticks, self._boot_time_s, self._clk_tck)
 
 
 # ---- reading the focused window -----------------------------------------------------------------
@@ -148,6 +97,8 @@ class _FocusReader:
         self.net_active_window = dpy.intern_atom("_NET_ACTIVE_WINDOW")
         self.net_wm_name = dpy.intern_atom("_NET_WM_NAME")
         self._net_wm_pid = dpy.intern_atom("_NET_WM_PID")
+        self._net_wm_window_type = dpy.intern_atom("_NET_WM_WINDOW_TYPE")
+        self._atom_names: dict[int, str] = {}
         self._utf8_string = dpy.intern_atom("UTF8_STRING")
         self.wm_name = Xatom.WM_NAME
 
@@ -166,6 +117,7 @@ class _FocusReader:
         if pid_prop is not None and len(pid_prop.value) > 0:
             pid = int(pid_prop.value[0])
         instance, klass = window.get_wm_class() or ("", "")
+        facts = WindowFacts(instance, klass, self._clock.program(pid), self._window_types(window))
         return Focus(
             app_name=klass,
             wm_class=f"{instance}.{klass}" if instance or klass else "",
@@ -173,7 +125,19 @@ class _FocusReader:
             title=self._title(window),
             pid=pid,
             app_start_time_ms=self._clock.start_time_ms(pid),
+            prompt=prompt_kind(facts),
         )
+
+    def _window_types(self, window: Any) -> tuple[str, ...]:
+        prop = window.get_full_property(self._net_wm_window_type, Xatom.ATOM)
+        if prop is None:
+            return ()
+        names = []
+        for atom in prop.value:
+            if int(atom) not in self._atom_names:
+                self._atom_names[int(atom)] = self._dpy.get_atom_name(int(atom))
+            names.append(self._atom_names[int(atom)])
+        return tuple(names)
 
     def _title(self, window: Any) -> str:
         net = window.get_full_property(self.net_wm_name, X.AnyPropertyType)

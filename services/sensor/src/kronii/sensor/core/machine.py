@@ -22,6 +22,7 @@ from kronii.sensor.core.model import (
     LockStart,
     MouseInput,
     PersistEnvelope,
+    PromptChanged,
     PulseEmitted,
     SensorInput,
     StateChanged,
@@ -65,6 +66,11 @@ class SensorCore:
       activity, so it yields no FocusChanged, pulse or TitleChanged. The first focus seen after
       unlock is compared with what was held, so returning to the desktop reads as a focus change;
     - lock and unlock signals are always recorded, a repeated LockStart or a stray LockEnd too.
+
+    A prompt window (Focus.prompt set: gnome-keyring's prompter, a polkit agent, pinentry, kronii's
+    own) taking the focus is not a context switch: the held focus stays the app the person was in,
+    no FocusChanged, pulse or input follows, only PromptChanged; when the focus leaves the prompt it
+    is compared with that app, so coming back to it changes nothing.
     """
 
     def __init__(
@@ -81,6 +87,7 @@ class SensorCore:
         self._state_since = now
         self._persist_raw = self._state is not ActivityState.LOCKED
         self._focus = Focus()
+        self._prompt = Focus()
         self._titles = TitleThrottle(params.title_interval_secs)
         self._last_transition: StateChanged | None = None
         self._suppressed_inputs = 0
@@ -112,6 +119,11 @@ class SensorCore:
     @property
     def focus(self) -> Focus:
         return self._focus
+
+    @property
+    def prompt(self) -> Focus:
+        """The prompt window that has the focus over `focus`; an empty Focus when there is none."""
+        return self._prompt
 
     @property
     def last_transition(self) -> StateChanged | None:
@@ -169,6 +181,8 @@ class SensorCore:
         self._dispatch(signal, effects)
 
     def _on_focus(self, event: FocusObserved, effects: list[Effect]) -> None:
+        if self._held_by_prompt(event, effects):
+            return
         previous, current, at = self._focus, event.focus, event.at
         self._focus = current
         effects.extend(self._titles.flush(at))
@@ -187,6 +201,19 @@ class SensorCore:
         self._on_input(_Signal(trigger, at), effects)
         effects.append(FocusChanged(previous=previous, current=current, at=at, change=change.value))
         effects.append(PulseEmitted(source="focus", at=at))
+
+    def _held_by_prompt(self, event: FocusObserved, effects: list[Effect]) -> bool:
+        """Track the prompt window; True when the focus is one (the app focus is then left alone)."""
+        current = event.focus
+        shown = current if current.prompt else Focus()
+        # Another prompt window, or none: said once; its title changing is not news.
+        if (shown.window_id, shown.prompt) != (self._prompt.window_id, self._prompt.prompt):
+            effects.append(PromptChanged(prompt=shown, at=event.at))
+        self._prompt = shown
+        if current.prompt:
+            effects.extend(self._titles.flush(event.at))
+            return True
+        return False
 
     def _on_tick(self, tick: Tick, effects: list[Effect]) -> None:
         if tick.idle_ms is not None:

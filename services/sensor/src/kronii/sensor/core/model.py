@@ -26,6 +26,8 @@ class Focus:
     title: str = ""
     pid: int = 0
     app_start_time_ms: int = 0
+    # Non-empty when the window is a prompt, not an app (core.prompts.prompt_kind: "keyring", ...).
+    prompt: str = ""
 
 
 # ---- inputs -----------------------------------------------------------------------------------------
@@ -106,6 +108,15 @@ class TitleChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class PromptChanged:
+    """A prompt window took the focus over the app (``prompt`` is it) or left it (``prompt`` is an
+    empty Focus). Not a focus change: the app the person was in stays the focus."""
+
+    prompt: Focus
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
 class PulseEmitted:
     source: str
     at: float
@@ -126,4 +137,6 @@ class PersistEnvelope:
     at: float
 
 
-Effect = StateChanged | FocusChanged | TitleChanged | PulseEmitted | LockRecorded | PersistEnvelope
+Effect = (
+    StateChanged | FocusChanged | TitleChanged | PromptChanged | PulseEmitted | LockRecorded | PersistEnvelope
+)
