@@ -127,3 +127,57 @@ def test_a_secret_in_the_file_is_never_shown(config: Path) -> None:
     config.write_text('api_token = "s3cr3t-mesh-token"\n[pipeline]\nllm_api_key = "sk-live-abc"\n')
     shown = kronii("show").stdout
     assert "s3cr3t" not in shown and "sk-live" not in shown and shown.count("********") >= 2
+
+
+def test_show_masks_the_secrets_only_not_the_settings_named_like_them(config: Path) -> None:
+    config.write_text(
+        'api_token = "s3cr3t-mesh"\n'
+        "[capture]\ntoken_ttl_secs = 600\nuse_secret_service = false\n"
+        '[pipeline]\nllm_api_key = "sk-live-abc"\nllm_max_output_tokens = 900\n'
+        '[supervisor]\ntoken_secret = "signing-secret-0123456789"\ntoken_ttl_secs = 1800\n'
+    )
+    shown = kronii("show", "--json")
+    assert shown.returncode == 0, shown.stderr
+    sections = json.loads(shown.stdout)["sections"]
+    assert sections["capture"]["token_ttl_secs"]["value"] == 600
+    assert sections["capture"]["use_secret_service"]["value"] is False
+    assert sections["pipeline"]["llm_max_output_tokens"]["value"] == 900
+    assert sections["supervisor"]["token_ttl_secs"]["value"] == 1800
+    # api_token is a plain string setting: masked as a credential all the same (fail closed).
+    for section, name in (("", "api_token"), ("pipeline", "llm_api_key"), ("supervisor", "token_secret")):
+        assert sections[section][name]["value"] == "********", (section, name)
+    text = kronii("show").stdout
+    assert not any(secret in text for secret in ("s3cr3t", "sk-live", "signing-secret"))
+
+
+def test_show_with_bad_values_shows_every_other_setting_and_each_bad_value_with_its_error(
+    config: Path,
+) -> None:
+    config.write_text(
+        GOOD + 'llm_max_output_tokens = 100\n[capture]\ntoken_ttl_secs = "soon"\n'
+        '[supervisor]\ntoken_secret = ""\n'
+    )
+    shown = kronii("show", "--json")
+    assert shown.returncode == 2, shown.stderr
+    sections = json.loads(shown.stdout)["sections"]
+    ttl = sections["capture"]["token_ttl_secs"]
+    assert ttl["value"] == "soon" and "valid integer" in ttl["error"]
+    budget = sections["pipeline"]["llm_max_output_tokens"]
+    assert budget["value"] == 100 and "raise it to at least" in budget["error"]
+    assert sections["pipeline"]["llm_model"] == {"value": "gemma", "from": "file",
+                                                 "variable": "KRONII_PIPELINE_LLM_MODEL"}  # fmt: skip
+    assert sections[""]["log_level"]["value"] == "DEBUG"
+    text = kronii("show")
+    assert text.returncode == 2
+    assert (
+        'token_ttl_secs              = "soon"  # file: KRONII_CAPTURE_TOKEN_TTL_SECS  ERROR: ' in text.stdout
+    )
+    assert 'llm_model                    = "gemma"' in text.stdout
+
+
+def test_show_of_a_file_that_is_not_toml_says_so_and_shows_the_rest(config: Path) -> None:
+    config.write_text('log_level = "debug"\n[pipeline\n')
+    shown = kronii("show")
+    assert shown.returncode == 2
+    assert f"# ERROR: {config} is not valid TOML" in shown.stdout
+    assert 'log_level              = "INFO"  # default: KRONII_LOG_LEVEL' in shown.stdout
