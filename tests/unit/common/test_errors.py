@@ -29,6 +29,8 @@ from kronii.common.errors import (
     NotFound,
     PermissionDenied,
     ResourceExhausted,
+    StillStarting,
+    StorageFull,
     Unauthenticated,
     Unavailable,
     Unprocessable,
@@ -45,6 +47,8 @@ TABLE: list[tuple[type[KroniiError], str, int, grpc.StatusCode]] = [
     (FailedPrecondition, "failed_precondition", 409, grpc.StatusCode.FAILED_PRECONDITION),
     (ResourceExhausted, "resource_exhausted", 429, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (Unavailable, "unavailable", 503, grpc.StatusCode.UNAVAILABLE),
+    (StillStarting, "starting", 503, grpc.StatusCode.UNAVAILABLE),
+    (StorageFull, "storage_full", 503, grpc.StatusCode.UNAVAILABLE),
     (KroniiError, "internal", 500, grpc.StatusCode.INTERNAL),
 ]
 BY_NAME = {kind.__name__: kind for kind, *_ in TABLE}
@@ -62,7 +66,7 @@ def test_each_error_carries_its_code_http_status_and_grpc_status(
 
 def test_conflict_is_failed_precondition_and_a_caller_mistake_is_never_5xx() -> None:
     assert Conflict is FailedPrecondition
-    mistakes = [kind for kind, *_ in TABLE if kind not in (KroniiError, Unavailable)]
+    mistakes = [kind for kind, *_ in TABLE if kind is not KroniiError and not issubclass(kind, Unavailable)]
     assert all(400 <= kind.http_status < 500 for kind in mistakes)
     assert issubclass(Unprocessable, InvalidArgument)
 
@@ -110,7 +114,8 @@ def test_the_handler_answers_the_status_with_the_sentence_in_detail(
     response = client.get(f"/raise/{kind.__name__}")
     assert response.status_code == status
     assert response.json() == {"detail": f"{kind.__name__} happened"}
-    assert "retry-after" not in response.headers
+    # Every 503 tells the caller when to come back; the others only when the raiser said so.
+    assert ("retry-after" in response.headers) is (status == 503)
 
 
 def test_the_body_names_the_field_at_fault(client: TestClient) -> None:

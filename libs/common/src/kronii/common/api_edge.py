@@ -3,7 +3,14 @@ status, and JSON bodies turn into protobuf messages (and back) the same way in e
 
 The HTTP error body is {"detail": sentence} plus "field" when a request field is at fault; the
 sentence is the one FastAPI's own errors carry in `detail`, so clients read every error alike. A
-429 or 503 that knows when to come back sends Retry-After.
+429 or 503 that knows when to come back sends Retry-After (every 503 does; gRPC sends it as the
+trailing metadata `retry-after`).
+
+A route that lets an exception escape is still answered with a status when the exception means
+"not now" (`kronii.common.durable.refusal_for`: a full disk, Redis MISCONF or OOM, PostgreSQL's
+disk_full, a store out of reach, an Unavailable wrapped in another error): 503 with Retry-After and
+a sentence (`RefusalMiddleware`); gRPC's guard does the same with UNAVAILABLE. Only what no rule
+knows is a 500 / INTERNAL.
 """
 
 from __future__ import annotations
@@ -19,11 +26,13 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 from google.protobuf.message import Message
+from kronii.common.durable import refusal_for
 from kronii.common.errors import InvalidArgument, KroniiError
-from kronii.common.grpc_guard import rewrapped
+from kronii.common.grpc_guard import retry_metadata, rewrapped
 
 __all__ = [
     "KroniiErrorInterceptor",
+    "RefusalMiddleware",
     "abort_with",
     "as_json",
     "error_response",
@@ -56,6 +65,45 @@ def install_error_handler(app: FastAPI) -> None:
         return error_response(error)
 
     app.add_exception_handler(KroniiError, render)
+
+
+_Asgi = Callable[[Any, Any, Any], Awaitable[None]]
+
+
+class RefusalMiddleware:
+    """Pure ASGI, inside the others: an exception a route lets escape that means "not now" is
+    answered 503 with Retry-After and a sentence (nothing of the driver's text); anything else goes
+    on to the catch-all (a 500 with a sentence). A response already begun is left as it is."""
+
+    def __init__(self, app: _Asgi) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as error:
+            refusal = refusal_for(error)
+            if refusal is None or started:
+                raise
+            log.warning(
+                "%s %s answered %d: %s (%s)",
+                scope.get("method"),
+                scope.get("path"),
+                refusal.http_status,
+                refusal.message,
+                type(error).__name__,
+            )
+            await error_response(refusal)(scope, receive, send)
 
 
 # ---- JSON bodies ---------------------------------------------------------------------------------
@@ -99,7 +147,9 @@ async def read_body(request: Request, message: M, *, empty_ok: bool = True, **pa
 
 
 async def abort_with(context: grpc.aio.ServicerContext[Any, Any], error: KroniiError) -> NoReturn:
-    await context.abort(getattr(grpc.StatusCode, error.grpc_status), error.message)
+    await context.abort(
+        getattr(grpc.StatusCode, error.grpc_status), error.message, retry_metadata(error.retry_after_secs)
+    )
     raise AssertionError("abort returned")  # pragma: no cover
 
 

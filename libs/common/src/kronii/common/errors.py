@@ -18,6 +18,8 @@ __all__ = [
     "NotFound",
     "PermissionDenied",
     "ResourceExhausted",
+    "StillStarting",
+    "StorageFull",
     "Unauthenticated",
     "Unavailable",
     "Unprocessable",
@@ -34,12 +36,14 @@ class KroniiError(Exception):
     code: ClassVar[str] = "internal"
     http_status: ClassVar[int] = 500
     grpc_status: ClassVar[str] = "INTERNAL"
+    # When the caller is told to come back if the raiser named no time (0: not told).
+    default_retry_after_ms: ClassVar[int] = 0
 
     def __init__(self, message: str, *, field: str = "", retry_after_ms: int = 0) -> None:
         super().__init__(message)
         self.message = message
         self.field = field
-        self.retry_after_ms = retry_after_ms
+        self.retry_after_ms = retry_after_ms or self.default_retry_after_ms
 
     @property
     def retry_after_secs(self) -> int:
@@ -96,6 +100,24 @@ class ResourceExhausted(KroniiError):
 
 
 class Unavailable(KroniiError):
+    """The service cannot do it now, and the caller may retry: every 503 says when (Retry-After)."""
+
     code = "unavailable"
     http_status = 503
     grpc_status = "UNAVAILABLE"
+    default_retry_after_ms = 5000
+
+
+class StillStarting(Unavailable):
+    """The service has not finished starting (or is stopping): nothing was done."""
+
+    code = "starting"
+    default_retry_after_ms = 1000
+
+
+class StorageFull(Unavailable):
+    """A store cannot write for want of room: a full disk or quota (ENOSPC, EDQUOT, PostgreSQL's
+    disk_full), or Redis refusing writes (MISCONF after a failed save, OOM at maxmemory)."""
+
+    code = "storage_full"
+    default_retry_after_ms = 10_000

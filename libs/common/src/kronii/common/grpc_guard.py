@@ -4,7 +4,10 @@ grpc.aio answers a request it cannot parse, and an exception a servicer lets esc
 and the Python exception's class in the detail. The interceptor here takes parsing over from the
 server (each handler gets an identity deserializer and the behaviour parses the bytes itself), so
 a malformed message is INVALID_ARGUMENT naming the expected message type, and an escaped exception
-is INTERNAL with a sentence (the traceback goes to the log, never to the caller).
+is INTERNAL with a sentence (the traceback goes to the log, never to the caller), unless it means
+"not now" (`kronii.common.durable.refusal_for`: a full disk, Redis MISCONF or OOM, PostgreSQL's
+disk_full, a store out of reach): that is UNAVAILABLE with its sentence and `retry-after` seconds in
+the trailing metadata.
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
-from kronii.common.durable import is_store_error, store_error
+from kronii.common.durable import refusal_for
 
-__all__ = ["INTERNAL_SENTENCE", "GuardInterceptor", "guard_handler", "malformed_sentence"]
+__all__ = ["INTERNAL_SENTENCE", "GuardInterceptor", "guard_handler", "malformed_sentence", "retry_metadata"]
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +29,11 @@ INTERNAL_SENTENCE = "the service failed on this call; its log has the details"
 
 _Deserializer = Callable[[bytes], Any]
 _Abort = (grpc.aio.AbortError, grpc.aio.UsageError)
+
+
+def retry_metadata(retry_after_secs: int) -> tuple[tuple[str, str], ...]:
+    """gRPC's form of Retry-After: trailing metadata, when the caller was told to wait."""
+    return (("retry-after", str(retry_after_secs)),) if retry_after_secs else ()
 
 
 def malformed_sentence(message_name: str) -> str:
@@ -63,10 +71,13 @@ class _Parser:
 
 async def _internal(context: grpc.aio.ServicerContext[Any, Any], method: str) -> None:
     error = sys.exc_info()[1]
-    if error is not None and is_store_error(error):
-        # PostgreSQL or Redis is away: nothing was done, and the caller may retry (HTTP: 503).
-        log.warning("gRPC %s answered UNAVAILABLE: %s", method, store_error(error).message)
-        await context.abort(grpc.StatusCode.UNAVAILABLE, store_error(error).message)
+    refusal = refusal_for(error) if error is not None else None
+    if refusal is not None:
+        # A store full or away, or a service not ready: the caller may retry (HTTP: 503).
+        log.warning("gRPC %s answered UNAVAILABLE: %s (%s)", method, refusal.message, type(error).__name__)
+        await context.abort(
+            grpc.StatusCode.UNAVAILABLE, refusal.message, retry_metadata(refusal.retry_after_secs)
+        )
     log.exception("gRPC %s failed", method)
     await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_SENTENCE)
 

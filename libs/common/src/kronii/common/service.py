@@ -35,7 +35,7 @@ from kronii.common.access import (
     AccessPolicy,
     AccessRules,
 )
-from kronii.common.api_edge import KroniiErrorInterceptor, install_error_handler
+from kronii.common.api_edge import KroniiErrorInterceptor, RefusalMiddleware, install_error_handler
 from kronii.common.audit import AuditLog
 from kronii.common.bus import Bus, JetStreamUnavailable
 from kronii.common.context import ServiceContext
@@ -49,6 +49,7 @@ from kronii.common.grpc_guard import GuardInterceptor
 from kronii.common.limits import install_limits
 from kronii.common.logs import configure_logging
 from kronii.common.openapi import install_openapi
+from kronii.common.readiness import GateInterceptor, GateMiddleware, ReadinessGate
 from kronii.common.settings import ServiceSettings, SettingsError
 from kronii.common.spec import DependencyStatus, ServiceSpec
 from kronii.common.telemetry import CommonMetrics, configure_tracing
@@ -108,6 +109,13 @@ class _Runtime:
         self.app: ServiceApp = spec.app_factory()()
         self.app_started = False
         self.stopping = asyncio.Event()
+        # Refuses every route before the start, and work while a required dependency is not ready.
+        self.gate = ReadinessGate(
+            spec.name,
+            self.dependency_status,
+            started=lambda: self.app_started,
+            stopping=self.stopping.is_set,
+        )
         self.health = health.aio.HealthServicer()
         self.grpc_server: grpc.aio.Server | None = None
         self.grpc_names: list[str] = []
@@ -196,6 +204,7 @@ class _Runtime:
             status.update(self.app.readiness())
         for name, item in status.items():
             self.metrics.set_dependency(name, item.ready, item.required)
+        self.gate.note(status)
         return status
 
     async def _probe(self, check: Callable[[], Any]) -> DependencyStatus:
@@ -286,6 +295,8 @@ class _Runtime:
         app = FastAPI(title=f"kronii {self.spec.name}", version="0.1.0", docs_url="/docs", redoc_url=None)
         metrics = self.metrics
         name = self.spec.name
+        app.add_middleware(RefusalMiddleware)  # innermost: sees what a route lets escape
+        app.add_middleware(GateMiddleware, gate=self.gate)
         install_limits(app)  # inside the access check: a refused caller's body is never read
         install_openapi(app, open_paths=OPEN_HTTP_PATHS, token_free=self.access.rules.token_free_http)
         # Added first, so it sits inside the request counter: refusals are counted too.
@@ -338,7 +349,8 @@ class _Runtime:
         if not self.settings.grpc_port:
             return
         access = AccessInterceptor(self.access, lambda: self.grpc_bound_port)
-        server = grpc.aio.server(interceptors=[access, GuardInterceptor(), KroniiErrorInterceptor()])
+        interceptors = [access, GuardInterceptor(), KroniiErrorInterceptor(), GateInterceptor(self.gate)]
+        server = grpc.aio.server(interceptors=interceptors)
         names = list(self.app.add_to_grpc(server))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection(

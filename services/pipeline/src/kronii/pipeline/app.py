@@ -20,6 +20,7 @@ from kronii.broker.v1 import broker_pb2 as bpb
 from kronii.common import subjects
 from kronii.common.bus import Bus
 from kronii.common.desktop_hold import DesktopHold
+from kronii.common.errors import StillStarting
 from kronii.common.service import DependencyStatus, ServiceContext
 from kronii.pipeline.adapters.capture_client import CaptureClient, capture_registration, capture_socket
 from kronii.pipeline.adapters.controls import SourceControls
@@ -265,7 +266,7 @@ class PipelineApp:
 
     async def submit(self, trigger: Trigger) -> str:
         if self._runner is None or self._metrics is None:
-            raise RuntimeError("the pipeline is still starting")
+            raise StillStarting("the pipeline is still starting; nothing was taken, try again in a moment")
         outcome = await self._runner.submit(trigger)
         self._metrics.triggers.labels(trigger.kind.value, outcome).inc()
         self._wake.set()

@@ -15,6 +15,7 @@ from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
 from kronii.common.api_edge import abort_with
 from kronii.common.errors import InvalidArgument, KroniiError, PermissionDenied
+from kronii.common.readiness import require_ready
 
 __all__ = ["CaptureServicer"]
 
@@ -89,6 +90,7 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
         try:
             key, identity = await self._enter(context, Capability.REQUEST_CAPTURE, "request")
             assert identity is not None
+            await require_ready()
             job_id, merged = await self._desk.request_capture(
                 identity,
                 spec_fields(

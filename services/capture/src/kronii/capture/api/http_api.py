@@ -1,6 +1,7 @@
 """HTTP: the gRPC operations as JSON under /v1/capture/..., plus GET /v1/screenshots/{id}?token=...
 (image/png). Every call but the agent handshake needs `authorization: Bearer <session token>`.
-Errors are 4xx/5xx with {"detail": sentence} (and "field" for a bad request field)."""
+Errors are 4xx/5xx with {"detail": sentence} (and "field" for a bad request field). A capture request
+is taken only while the service says it is ready (503 with Retry-After otherwise)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from kronii.common.api_edge import as_json, error_response
 from kronii.common.errors import InvalidArgument, KroniiError, PermissionDenied
 from kronii.common.limits import PathId
 from kronii.common.openapi import errors
+from kronii.common.readiness import require_ready
 from pydantic import BaseModel, Field
 
 __all__ = ["DeskSource", "capture_router"]
@@ -104,6 +106,7 @@ class _CaptureRoutes:
 
     async def request_capture(self, body: CaptureRequestBody, request: Request) -> Any:
         async def action(desk: CaptureOperations, identity: Identity) -> dict[str, Any]:
+            await require_ready()
             job_id, merged = await desk.request_capture(
                 identity,
                 spec_fields(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
+from kronii.common.readiness import require_ready
 from kronii.vision.api.convert import checked_intent, plan_message
 from kronii.vision.ports import VisionOperations
 from kronii.vision.v1 import vision_pb2 as pb
@@ -22,7 +23,9 @@ class VisionServicer(pb_grpc.VisionServicer):
 
     async def MakePlan(self, request: pb.PlanRequest, context: Context) -> pb.Plan:
         peer = str(context.peer()) if context is not None else ""
-        view = await self._operations().plan(checked_intent(request.intent), f"grpc:{peer}", request.execute)
+        intent = checked_intent(request.intent)
+        await require_ready()
+        view = await self._operations().plan(intent, f"grpc:{peer}", request.execute)
         return plan_message(view)
 
     async def GetPlan(self, request: pb.PlanId, context: Context) -> pb.Plan:
@@ -32,6 +35,7 @@ class VisionServicer(pb_grpc.VisionServicer):
         return pb.ListPlansResponse(plans=[plan_message(view) for view in self._operations().plans()])
 
     async def RunPlan(self, request: pb.PlanId, context: Context) -> pb.Plan:
+        await require_ready()
         return plan_message(self._operations().run(request.plan_id))
 
     async def DenyPlan(self, request: pb.PlanId, context: Context) -> pb.Plan:

@@ -1,6 +1,7 @@
 """HTTP: the vision engine's routes under /v1/vision. Bodies and answers are vision.proto's messages
 in JSON (proto field names). Approving is a person's act: only through the local socket with a proof
-of presence (see adapters/person_gate.py), never over TCP or with a token."""
+of presence (see adapters/person_gate.py), never over TCP or with a token. A plan is made, approved
+or run only while the engine says it is ready (503 with Retry-After otherwise)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from fastapi import APIRouter, Request
 from kronii.common.api_edge import as_json, read_body
 from kronii.common.openapi import errors, proto_body
 from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER
+from kronii.common.readiness import require_ready
 from kronii.vision.api.convert import checked_intent, plan_message
 from kronii.vision.ports import CallFacts, PersonCheck, VisionOperations
 from kronii.vision.v1 import vision_pb2 as pb
@@ -44,6 +46,7 @@ def vision_router(edge: Edge) -> APIRouter:
     async def make_plan(request: Request) -> dict[str, Any]:
         """Plan an intent on the screen as it is now; with `execute`, run it when nothing is flagged."""
         body = await read_body(request, pb.PlanRequest(), empty_ok=False)
+        await require_ready()
         view = await edge()[0].plan(checked_intent(body.intent), _requester(request), body.execute)
         return as_json(plan_message(view))
 
@@ -61,6 +64,7 @@ def vision_router(edge: Edge) -> APIRouter:
     async def approve_plan(plan_id: str, request: Request) -> dict[str, Any]:
         """A person's yes, bound to the screen the plan was made on (409 and a new plan if it changed)."""
         operations, people = edge()
+        await require_ready()
         actor = await people.person(_facts(request))
         return as_json(plan_message(await operations.approve(plan_id, actor)))
 
@@ -71,6 +75,7 @@ def vision_router(edge: Edge) -> APIRouter:
     @router.post("/plans/{plan_id}/run", responses=errors(404, 409, 503))
     async def run_plan(plan_id: str) -> dict[str, Any]:
         """Run a plan nothing flagged; a flagged one waits for a person (409)."""
+        await require_ready()
         return as_json(plan_message(edge()[0].run(plan_id)))
 
     @router.get("/context", responses=errors(503))
