@@ -41,19 +41,24 @@ CALLER = Claims(
 
 
 class FakeClock:
-    """Epoch and monotonic time that move only when a test moves them."""
+    """Epoch and monotonic time that move only when a test moves them: `advance` moves both (time
+    passes), `step_wall` only the wall clock (NTP or a person setting the time)."""
 
     def __init__(self, now: float = T0) -> None:
         self.now = now
+        self.wall_offset = 0.0
 
     def time(self) -> float:
-        return self.now
+        return self.now + self.wall_offset
 
     def monotonic(self) -> float:
         return self.now
 
     def advance(self, secs: float) -> None:
         self.now += secs
+
+    def step_wall(self, secs: float) -> None:
+        self.wall_offset += secs
 
 
 class FakeRuntimes(RuntimeIndex):
@@ -84,6 +89,10 @@ class FakeState:
     queue: dict[str, tuple[dict[str, Any], float]] = field(default_factory=dict)
     threads: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     finished: list[str] = field(default_factory=list)
+    # With counts_failures, failures are kept (times as recorded) and the snapshot reports them
+    # for the cooldown and crash-loop guards; without, every snapshot is failure-free.
+    counts_failures: bool = False
+    failure_times: list[float] = field(default_factory=list)
 
     async def admit(
         self, trigger_id: str, outcome: dict[str, Any], ttl: int, job: dict[str, Any], due: float
@@ -107,9 +116,9 @@ class FakeState:
     ) -> Snapshot:
         return Snapshot(
             attempts=(),
-            failures=(),
-            streak=0,
-            last_failure_at=None,
+            failures=tuple(self.failure_times),
+            streak=len(self.failure_times),
+            last_failure_at=self.failure_times[-1] if self.failure_times else None,
             thread=self.threads.get((agent_id, thread_id), {}),
             progress_epoch=0,
         )
@@ -151,10 +160,11 @@ class FakeState:
     async def record_failure(
         self, workspace_id: str, agent_id: str, what: str, now: float, window: float
     ) -> None:
-        return None
+        if self.counts_failures:
+            self.failure_times.append(now)
 
     async def record_success(self, workspace_id: str, agent_id: str) -> None:
-        return None
+        self.failure_times.clear()
 
     async def thread_state(self, agent_id: str, thread_id: str) -> dict[str, Any]:
         return self.threads.get((agent_id, thread_id), {})

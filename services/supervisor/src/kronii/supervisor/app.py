@@ -54,11 +54,17 @@ log = logging.getLogger(__name__)
 
 
 class SystemClock:
+    """The wall clock for records; for durations, the monotonic clock anchored to the wall clock
+    once, when the process starts (ports.Clock)."""
+
+    def __init__(self) -> None:
+        self._anchor = time.time() - time.monotonic()
+
     def time(self) -> float:
         return time.time()
 
     def monotonic(self) -> float:
-        return time.monotonic()
+        return self._anchor + time.monotonic()
 
 
 class _Parts:

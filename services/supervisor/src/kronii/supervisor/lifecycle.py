@@ -181,7 +181,15 @@ class TriggerLifecycle:
             thread_blocked=blocked,
             repeats_without_progress=loop,
         )
-        hold = self._desktop_hold(now)
+        # `now` is monotonic; what tmux, the registry and the broker stamp is wall time: each is
+        # moved onto the monotonic clock here, at one reading of both.
+        wall = self._clock.time()
+        shift = now - wall
+        hold = self._desktop_hold(wall)
+        if hold is not None and hold.until is not None:
+            hold = replace(hold, until=hold.until + shift)
+        if pane is not None and pane.human_activity_at is not None:
+            pane = replace(pane, human_activity_at=pane.human_activity_at + shift)
         if record is None:
             return Situation(
                 runtime=None, pane=None, guards=guards, force_override=job.force, desktop_hold=hold
@@ -194,7 +202,7 @@ class TriggerLifecycle:
             pid_alive=alive,
             paused=record.paused,
             session_id=record.session_id,
-            last_heartbeat_at=record.last_heartbeat_at,
+            last_heartbeat_at=None if record.last_heartbeat_at is None else record.last_heartbeat_at + shift,
         )
         return Situation(runtime=facts, pane=pane, guards=guards, force_override=job.force, desktop_hold=hold)
 
@@ -237,7 +245,7 @@ class TriggerLifecycle:
         if machine.phase in (Phase.DELIVERING, Phase.AWAITING_ACK):
             # The record says the bytes were written before the supervisor stopped: look, never
             # type again.
-            effects = deque(machine.handle(Signal.RESTARTED_AFTER_WRITE, self._clock.time()))
+            effects = deque(machine.handle(Signal.RESTARTED_AFTER_WRITE, self._clock.monotonic()))
             self._trigger_log.attempt(
                 job.trigger_id, "recover", "written_before_restart", runtime_id=job.runtime_id
             )
@@ -255,7 +263,7 @@ class TriggerLifecycle:
             if signal is not None:
                 if signal in (Signal.SPAWN_OK, Signal.RESUME_OK):
                     record = self.target(job) or record
-                effects.extend(machine.handle(signal, self._clock.time()))
+                effects.extend(machine.handle(signal, self._clock.monotonic()))
         raise RuntimeError(f"trigger {job.trigger_id}: the lifecycle stopped in phase {machine.phase.value}")
 
     async def _admit(
@@ -267,7 +275,7 @@ class TriggerLifecycle:
         gathered: Gathered | None,
     ) -> tuple[deque[Effect], RuntimeRecord | None]:
         """Admission: what the runtime, its pane and the guard counters allow now."""
-        now = self._clock.time()
+        now = self._clock.monotonic()
         situation = await self._situation(job, record, kind, now, gathered)
         verdict = assess(situation, machine.params, now, machine.busy_since)
         if job.force or verdict.collision_gate is not CollisionGate.NOT_EVALUATED:
@@ -335,7 +343,7 @@ class TriggerLifecycle:
                 job.thread_id,
                 job.trigger_id,
                 attempt,
-                self._clock.time(),
+                self._clock.monotonic(),
                 self._params.rate_window_secs,
             )
         )
@@ -347,7 +355,9 @@ class TriggerLifecycle:
                 # Durable before the first byte: after a crash the record says "written", so the
                 # prompt is looked for, never typed again.
                 job.machine = machine.to_dict()
-                await self._state.enqueue(job.trigger_id, job.to_dict(), self._clock.time() + self.lease(job))
+                await self._state.enqueue(
+                    job.trigger_id, job.to_dict(), self._clock.monotonic() + self.lease(job)
+                )
             written = await self._panes.write(record.pty_target, payload, kind, attempt=attempt)
         except (TmuxError, TimeoutError) as error:
             self._trigger_log.attempt(
@@ -397,7 +407,7 @@ class TriggerLifecycle:
                     and self._clock.monotonic() >= patience
                 ):
                     await self._typed_not_submitted(job, machine, record, kind, payload)
-                remaining = deadline - self._clock.time()
+                remaining = deadline - self._clock.monotonic()
                 if remaining <= 0 or seen is Delivery.GONE:
                     return self._ack_missing(job, record, seen)
                 with contextlib.suppress(TimeoutError):
@@ -410,7 +420,7 @@ class TriggerLifecycle:
     ) -> None:
         job.typed_not_submitted = True
         self._metrics.typed_not_submitted.inc()
-        effects = machine.handle(Signal.TYPED_NOT_SUBMITTED, self._clock.time())
+        effects = machine.handle(Signal.TYPED_NOT_SUBMITTED, self._clock.monotonic())
         if any(isinstance(e, Resubmit) for e in effects):
             await self._panes.resubmit(record.pty_target, payload, kind)
             self._trigger_log.attempt(

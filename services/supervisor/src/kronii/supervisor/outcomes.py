@@ -107,7 +107,7 @@ class Outcomes:
                 job.workspace_id,
                 job.agent_id,
                 effect.result.value,
-                self._clock.time(),
+                self._clock.monotonic(),
                 self._params.crash_loop_window_secs,
             )
         self._metrics.outcomes.labels(effect.result.value, code).inc()
@@ -118,7 +118,8 @@ class Outcomes:
         job.machine = machine.to_dict()
         await self._state.enqueue(job.trigger_id, job.to_dict(), effect.until)
         outcome = self.outcome(job, machine, Result.DEFERRED, "", effect.code.value, record)
-        outcome["deferred_until"] = effect.until
+        # The queue keeps the monotonic time; the outcome and its record say it on the wall clock.
+        outcome["deferred_until"] = self._clock.time() + (effect.until - self._clock.monotonic())
         await self._state.put_outcome(job.trigger_id, outcome, self._dedupe_ttl_secs)
         self._metrics.outcomes.labels(Result.DEFERRED.value, effect.code.value).inc()
         self._trigger_log.attempt(
@@ -140,7 +141,8 @@ class Outcomes:
             fallback="resume" if machine.phase is Phase.RESUMING else machine.phase.value,
         )
         if busy_since is not None:
-            event.busy_since.FromNanoseconds(int(busy_since * 1e9))
+            wall_since = self._clock.time() - (self._clock.monotonic() - busy_since)
+            event.busy_since.FromNanoseconds(int(wall_since * 1e9))
         event.at.FromNanoseconds(int(self._clock.time() * 1e9))
         await self._events.publish(subjects.SUPERVISOR_COLLISION, event)
         await self._audit(

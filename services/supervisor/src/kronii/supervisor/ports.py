@@ -43,11 +43,19 @@ _M = TypeVar("_M", bound=Message)
 
 
 class Clock(Protocol):
+    """Two clocks: the wall clock for what is written down for people (records, audit rows,
+    events, token expiry), and a clock nobody can set for every duration: deadlines, leases,
+    guard windows and cooldowns, defer times, the queue. A step of the wall clock (NTP, a person
+    setting the time) then moves no duration."""
+
     def time(self) -> float:
-        """Epoch seconds (what deadlines, leases and records are written in)."""
+        """Epoch seconds of the wall clock: only for records."""
         ...
 
-    def monotonic(self) -> float: ...
+    def monotonic(self) -> float:
+        """Monotonic seconds, anchored to the epoch when the process started (so the values kept
+        in Redis across a restart stay comparable): durations, deadlines and the queue."""
+        ...
 
 
 class Panes(Protocol):

@@ -106,7 +106,11 @@ class Reconciler:
             record.runtime_id, status=RuntimeStatus.OFFLINE, offline_reason=reason, operator_busy=False
         )
         await self._state.record_failure(
-            record.workspace_id, record.agent_id, "offline", now, self._params.crash_loop_window_secs
+            record.workspace_id,
+            record.agent_id,
+            "offline",
+            self._clock.monotonic(),
+            self._params.crash_loop_window_secs,
         )
         await self._audit("supervisor", "supervisor.offline", record.runtime_id, "offline", reason=reason)
         return record

@@ -97,7 +97,7 @@ class Relauncher:
                 job.workspace_id,
                 job.agent_id,
                 "resume",
-                self._clock.time(),
+                self._clock.monotonic(),
                 self._params.crash_loop_window_secs,
             )
             return Signal.RESUME_FAILED

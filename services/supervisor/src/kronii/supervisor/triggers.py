@@ -69,7 +69,7 @@ class TriggerDesk:
         started = time.perf_counter()
         self._metrics.requests.inc()
         payload = self._check(req, claims)
-        now = self._clock.time()
+        now = self._clock.monotonic()
         first = {
             "trigger_id": req.trigger_id,
             "result": PENDING,
@@ -77,25 +77,7 @@ class TriggerDesk:
             "workspace_id": req.workspace_id,
             "thread_id": req.thread_id,
         }
-        job = Job(
-            trigger_id=req.trigger_id,
-            agent_id=req.agent_id,
-            workspace_id=req.workspace_id,
-            thread_id=req.thread_id,
-            prompt=payload.text,
-            literal=payload.literal,
-            ack_timeout_secs=(req.ack_timeout_ms / 1000)
-            if req.ack_timeout_ms
-            else self._params.ack_timeout_secs,
-            force=req.force_override,
-            reason=req.reason,
-            caller=claims.subject,
-            request_id=request_id or uuid.uuid4().hex[:16],
-            created_at=now,
-            runtime_id=req.runtime_id,
-            progress_marker=req.progress_marker,
-            finding_key=req.finding_key,
-        )
+        job = self._job(req, claims, payload, request_id)
         record = self._lifecycle.target(job)
         if record is None:
             # Never registered here (an offline runtime still names the agent, and its kind and
@@ -105,7 +87,7 @@ class TriggerDesk:
                 f"{req.workspace_id!r}; `kronii agents list` shows the agents, `kronii agents spawn` starts one)"
             )
         # At least once: the job is in the queue (leased) before anything touches the pane.
-        kind = self._lifecycle.kinds.get(record.kind if record else "generic")
+        kind = self._lifecycle.kinds.get(record.kind)
         try:
             existing, gathered = await asyncio.gather(
                 self._state.admit(
@@ -128,6 +110,27 @@ class TriggerDesk:
         if outcome.result not in (Result.DEFERRED.value, PENDING):
             self._metrics.latency.observe((time.perf_counter() - started) * 1000)
         return outcome
+
+    def _job(self, req: pb.TriggerRuntimeRequest, claims: Claims, payload: Payload, request_id: str) -> Job:
+        return Job(
+            trigger_id=req.trigger_id,
+            agent_id=req.agent_id,
+            workspace_id=req.workspace_id,
+            thread_id=req.thread_id,
+            prompt=payload.text,
+            literal=payload.literal,
+            ack_timeout_secs=(req.ack_timeout_ms / 1000)
+            if req.ack_timeout_ms
+            else self._params.ack_timeout_secs,
+            force=req.force_override,
+            reason=req.reason,
+            caller=claims.subject,
+            request_id=request_id or uuid.uuid4().hex[:16],
+            created_at=self._clock.time(),
+            runtime_id=req.runtime_id,
+            progress_marker=req.progress_marker,
+            finding_key=req.finding_key,
+        )
 
     def _check(self, req: pb.TriggerRuntimeRequest, claims: Claims) -> Payload:
         """The request's ids, the caller's scope, the store and the prompt, or the reason not."""
@@ -184,7 +187,7 @@ class TriggerDesk:
             raise Conflict(f"trigger {req.trigger_id!r} is being worked on right now")
         job = replace(Job.from_dict(data), force=True, reason=req.reason, caller=claims.subject)
         await self._state.enqueue(
-            job.trigger_id, job.to_dict(), self._clock.time() + self._lifecycle.lease(job)
+            job.trigger_id, job.to_dict(), self._clock.monotonic() + self._lifecycle.lease(job)
         )
         return await self.run(job)
 
@@ -229,11 +232,13 @@ class TriggerDesk:
 
     async def take_due(self) -> None:
         """Start every queued trigger that is due (a deferral's time came, a lease ran out)."""
-        for trigger_id, data in await self._state.take_due(self._clock.time(), lease=300):
+        for trigger_id, data in await self._state.take_due(self._clock.monotonic(), lease=300):
             if trigger_id in self.inflight:
                 continue
             job = Job.from_dict(data)
-            await self._state.enqueue(job.trigger_id, data, self._clock.time() + self._lifecycle.lease(job))
+            await self._state.enqueue(
+                job.trigger_id, data, self._clock.monotonic() + self._lifecycle.lease(job)
+            )
             task = asyncio.create_task(self._run_queued(job))
             self.inflight[trigger_id] = task
             task.add_done_callback(self._forget(trigger_id))
