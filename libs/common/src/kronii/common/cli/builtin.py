@@ -14,6 +14,7 @@ from typing import Any
 import click
 from kronii.common.cli import exits
 from kronii.common.cli.config_cmd import config
+from kronii.common.cli.main import SuggestingGroup
 from kronii.common.cli.service_cmd import service
 
 __all__ = ["BUILT_IN", "audit", "completion", "config", "migrate", "service", "status", "up"]
@@ -101,7 +102,7 @@ def _postgres_or_sentence() -> Iterator[None]:
         raise SystemExit(exits.UNREACHABLE) from None
 
 
-@click.group("audit", help="check or read the audit log")
+@click.group("audit", cls=SuggestingGroup, help="check or read the audit log")
 def audit() -> None:
     pass
 

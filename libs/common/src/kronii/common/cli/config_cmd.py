@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 import click
+from kronii.common.cli.main import SuggestingGroup
 
 if TYPE_CHECKING:  # pydantic is imported by the commands that run, not by `kronii --help`
     from pydantic.fields import FieldInfo
@@ -232,7 +233,9 @@ def _check() -> int:
     return 0
 
 
-@click.group("config", help="the config file: where it is, what it sets, whether it is right")
+@click.group(
+    "config", cls=SuggestingGroup, help="the config file: where it is, what it sets, whether it is right"
+)
 def config() -> None:
     pass
 

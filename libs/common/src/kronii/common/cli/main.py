@@ -19,7 +19,7 @@ from typing import Any
 import click
 from kronii.common.cli import exits
 
-__all__ = ["cli", "main"]
+__all__ = ["SuggestingGroup", "cli", "main"]
 
 # One line of help for the packages' commands, so that `kronii --help` needs none of their code.
 _PACKAGE_HELP = {
@@ -105,7 +105,29 @@ def command_for(name: str, target: str) -> click.Command:
     return command
 
 
-class Kronii(click.Group):
+class SuggestingGroup(click.Group):
+    """A group that answers a mistyped command with the closest one."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """A mistyped command is answered with the closest one: `kronii stauts` -> did you mean 'status'?"""
+        name = args[0] if args else ""
+        if (
+            name
+            and not ctx.resilient_parsing
+            and not name.startswith("-")
+            and self.get_command(ctx, name) is None
+        ):
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=1, cutoff=0.6)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
+        return super().resolve_command(ctx, args)
+
+
+class Kronii(SuggestingGroup):
     """Built-in commands (cli/builtin.py) and the packages' commands, each loaded when asked for."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import click
+from kronii.common.cli.main import SuggestingGroup
 
 __all__ = ["service"]
 
@@ -135,7 +136,9 @@ def _status(as_json: bool) -> int:
 
 
 @click.group(
-    "service", help="run kronii with your desktop session: a systemd user unit and an autostart entry"
+    "service",
+    cls=SuggestingGroup,
+    help="run kronii with your desktop session: a systemd user unit and an autostart entry",
 )
 def service() -> None:
     pass
