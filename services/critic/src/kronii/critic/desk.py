@@ -189,6 +189,11 @@ class CriticDesk:
             report.problems.append(
                 f"the critic policy is not in force: {policy_problem} (the last good one, or the defaults, is)"
             )
+        if counts.waiting:
+            report.problems.append(
+                f"{counts.waiting} record(s) wait for room in the day files (is the data dir's disk full?);"
+                " they are written there once it has room"
+            )
         return _with_problems(report, counts.database_failures, counts.lost)
 
     async def mute(self, seconds: int) -> int:

@@ -44,6 +44,7 @@ from kronii.critic.core.retrieval import (
 )
 from kronii.critic.core.ring import DEFAULT_RING_SIZE, RecordRing
 from kronii.critic.core.share import PathMasker
+from kronii.critic.journal import Journal
 from kronii.critic.ports import LongTier, RecordPredicate
 
 __all__ = ["MemoryCounts", "MemoryOptions", "RetentionDone", "TieredMemory"]
@@ -79,6 +80,7 @@ class MemoryCounts:
     database_failures: int
     replayed: int
     lost: int
+    waiting: int = 0  # records kept that wait for room in the day files
 
 
 @dataclass(frozen=True)
@@ -124,10 +126,10 @@ class TieredMemory:
         self._sync_lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
-        self._journal_failures = 0
         self._database_failures = 0
         self._replayed = 0
         self._lost = 0
+        self._journal = Journal(files)
 
     # ---- life ------------------------------------------------------------------------------
 
@@ -145,8 +147,8 @@ class TieredMemory:
         self.load_clusters(self._files.day_of(now_ms))
         if self._long is not None:
             self._unsynced_since_ms = prune_before_ms(now_ms, self._options.retention_days)
-            self._writer = asyncio.create_task(self._write_loop(), name="critic-memory-writer")
-            self._wake.set()
+        self._writer = asyncio.create_task(self._write_loop(), name="critic-memory-writer")
+        self._wake.set()
 
     async def close(self) -> None:
         if self._writer is not None:
@@ -154,6 +156,7 @@ class TieredMemory:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._writer
             self._writer = None
+        self._journal.flush()
         with contextlib.suppress(Exception):
             await self.sync()
         self._files.close()
@@ -161,18 +164,14 @@ class TieredMemory:
     # ---- MemoryStore -----------------------------------------------------------------------
 
     async def add(self, record: InvocationRecord) -> None:
+        """Kept: in the ring, in its day file (or waiting in the journal for room there, written
+        at the next add or retry), and queued for PostgreSQL."""
         self._ring.add(record)
-        journaled = True
-        try:
-            self._files.append_record(record)
-        except OSError as error:
-            journaled = False
-            self._journal_failures += 1
-            log.warning("critic: the day file could not take a record: %s", error.strerror)
-        if self._long is None:
-            return
-        self._queue.append((record, journaled))
-        self._wake.set()
+        journaled = self._journal.append(record)
+        if self._long is not None:
+            self._queue.append((record, journaled))
+        if self._long is not None or not journaled:
+            self._wake.set()
 
     def recent(self, take: int) -> Iterable[InvocationRecord]:
         return self._ring.find(lambda _: True, take)
@@ -334,6 +333,7 @@ class TieredMemory:
             for start in range(0, len(missing), self._options.batch_size):
                 async with asyncio.timeout(self._options.db_timeout_secs):
                     await long_tier.upsert(missing[start : start + self._options.batch_size])
+            await self._rejournal(long_tier, stored, since_ms)
         except Exception as error:
             self._database_failures += 1
             log.info("critic: PostgreSQL still away (%s)", type(error).__name__)
@@ -342,11 +342,27 @@ class TieredMemory:
         self._unsynced_since_ms = None
         return True
 
+    async def _rejournal(self, long_tier: LongTier, stored: dict[str, bool], since_ms: int) -> None:
+        """Rows PostgreSQL has that no day file has (kept while the disk was full, and the critic
+        stopped before there was room again) are written back into the day files."""
+        in_files = {record.record_id for record in self._files.read_records(since_ms)}
+        in_files.update(record.record_id for record in self._journal.pending())
+        absent = [record_id for record_id in stored if record_id not in in_files]
+        for start in range(0, len(absent), self._options.batch_size):
+            async with asyncio.timeout(self._options.db_timeout_secs):
+                found = await long_tier.records(absent[start : start + self._options.batch_size])
+            for record in sorted(found, key=lambda record: record.timestamp_ms):
+                self._journal.append(record)
+        if absent:
+            log.info("critic: %d record(s) only PostgreSQL had are back in the day files", len(absent))
+
     async def _write_loop(self) -> None:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            if not await self.sync():
+            journaled = self._journal.flush()
+            synced = self._long is None or await self.sync()
+            if not (journaled and synced):
                 await asyncio.sleep(self._options.retry_secs)
                 self._wake.set()
 
@@ -369,10 +385,11 @@ class TieredMemory:
             ram=len(self._ring),
             queued=len(self._queue),
             in_step=self.in_step,
-            journal_failures=self._journal_failures,
+            journal_failures=self._journal.failures,
             database_failures=self._database_failures,
             replayed=self._replayed,
-            lost=self._lost,
+            lost=self._lost + self._journal.lost,
+            waiting=len(self._journal.pending()),
         )
 
     # ---- the nightly job -------------------------------------------------------------------
@@ -448,13 +465,22 @@ class TieredMemory:
         if redact and self._redact is None:
             self._redact = _redact_for_sharing()
         paths = PathMasker()
-        for record in self._files.read_records(since_ms):
+        for record in self._journaled_since(since_ms):
             if redact and self._redact is not None:
                 masked: dict[str, Any] = {"cwd": paths.mask_path(record.cwd)}  # numbered first
                 for name in _EXPORT_TEXT_FIELDS:
                     masked.setdefault(name, self._redact(paths.mask(getattr(record, name))))
                 record = dataclasses.replace(record, embedding=(), **masked)
             yield record
+
+    def _journaled_since(self, since_ms: int) -> list[InvocationRecord]:
+        """The day files' records from `since_ms` and those still waiting for room in them, oldest
+        first, each id once (the newest version)."""
+        records = {record.record_id: record for record in self._files.read_records(since_ms)}
+        for record in self._journal.pending():
+            if record.timestamp_ms >= since_ms:
+                records[record.record_id] = record
+        return sorted(records.values(), key=lambda record: record.timestamp_ms)
 
     def export(self, since_ms: int, redact: bool = True) -> Iterator[str]:
         """JSON lines (without newlines) of export_records."""

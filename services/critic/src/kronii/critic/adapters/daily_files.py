@@ -12,11 +12,16 @@ journal of every record: whatever else is away, a record written here is not los
 - `archive/`: the files of days older than RetentionDays, gzipped.
 
 A record goes to the file of its own day (its timestamp in local time, or `tz` when given).
+
+An append is one write of whole lines; when the file system refuses part of it (ENOSPC, EDQUOT) the
+file is cut back to where it was, so a full disk leaves no torn line for the next append to run
+into, and the caller keeps the record to write again (memory.TieredMemory does).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import gzip
 import json
 import logging
@@ -118,11 +123,31 @@ def _open_private(path: Path) -> TextIO:
     return open(descriptor, "a", encoding="utf-8")
 
 
+def _open_append(path: Path) -> int:
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    os.fchmod(descriptor, 0o600)
+    return descriptor
+
+
+def _write_whole(descriptor: int, data: bytes) -> None:
+    """All of ``data`` at the end of the file, or none of it (the file cut back, the error raised)."""
+    size = os.fstat(descriptor).st_size
+    written = 0
+    try:
+        while written < len(data):
+            written += os.write(descriptor, data[written:])
+    except OSError:
+        if written:
+            with contextlib.suppress(OSError):
+                os.ftruncate(descriptor, size)
+        raise
+
+
 class DailyFiles:
     def __init__(self, root: Path, tz: tzinfo | None = None) -> None:
         self._root = root
         self._tz = tz
-        self._handles: dict[str, tuple[Path, TextIO]] = {}
+        self._handles: dict[str, tuple[Path, int]] = {}
 
     @property
     def root(self) -> Path:
@@ -160,8 +185,8 @@ class DailyFiles:
         return path
 
     def close(self) -> None:
-        for _, handle in self._handles.values():
-            handle.close()
+        for _, descriptor in self._handles.values():
+            os.close(descriptor)
         self._handles.clear()
 
     def _ensure_root(self) -> None:
@@ -173,17 +198,16 @@ class DailyFiles:
         current = self._handles.get(kind)
         if current is None or current[0] != path or not path.exists():
             if current is not None:
-                current[1].close()
+                os.close(current[1])
+                del self._handles[kind]
             self._ensure_root()
-            fresh = not path.exists()
-            handle = _open_private(path)
-            if fresh and kind == "critic":
-                handle.write(_HEADER)
-            current = (path, handle)
+            current = (path, _open_append(path))
             self._handles[kind] = current
-        # Flushed at once: the file is the journal the other tiers are rebuilt from.
-        current[1].write(text)
-        current[1].flush()
+        data = text.encode("utf-8")
+        if kind == "critic" and os.fstat(current[1]).st_size == 0:
+            data = _HEADER.encode("utf-8") + data
+        # Written at once, unbuffered: the file is the journal the other tiers are rebuilt from.
+        _write_whole(current[1], data)
 
     # ---- reading ---------------------------------------------------------------------------
 
@@ -250,9 +274,9 @@ class DailyFiles:
         return made
 
     def _archive_file(self, source: Path, archive_dir: Path) -> Path:
-        for kind, (path, handle) in list(self._handles.items()):
+        for kind, (path, descriptor) in list(self._handles.items()):
             if path == source:
-                handle.close()
+                os.close(descriptor)
                 del self._handles[kind]
         target = archive_dir / (source.name + ".gz")
         partial = archive_dir / (source.name + ".gz.partial")

@@ -182,6 +182,15 @@ class PgVectorStore:
             rows = (await conn.execute(statement)).all()
         return [_record(row) for row in rows]
 
+    async def records(self, record_ids: Sequence[str]) -> list[InvocationRecord]:
+        """The rows of these ids (those that exist)."""
+        if not record_ids:
+            return []
+        statement = select(critic_records).where(critic_records.c.record_id.in_(list(record_ids)))
+        async with self._engine.connect() as conn:
+            rows = (await conn.execute(statement)).all()
+        return [_record(row) for row in rows]
+
     async def stored_since(self, since_ms: int) -> dict[str, bool]:
         """The ids of the rows at or after `since_ms`, each with whether it has its embedding."""
         statement = select(critic_records.c.record_id, critic_records.c.embedding.isnot(None)).where(
