@@ -108,9 +108,16 @@ async def register_agent(redis_url: str, database: str, client_id: str, key: Ed2
 
 @contextlib.contextmanager
 def start_broker(
-    infra: InfraUrls, database: str, display: str, folder: Path, *, settings: dict[str, str] | None = None
+    infra: InfraUrls,
+    database: str,
+    display: str,
+    folder: Path,
+    *,
+    settings: dict[str, str] | None = None,
+    ports: tuple[int, int] | None = None,
 ) -> Iterator[Broker]:
-    http_port, grpc_port = free_port(), free_port()
+    """``ports`` (HTTP, gRPC): the ones an earlier broker of the same folder had, as after a restart."""
+    http_port, grpc_port = ports or (free_port(), free_port())
     (folder / "run").mkdir(mode=0o700, parents=True, exist_ok=True)
     env = dict(os.environ)
     env.update(infra.env())

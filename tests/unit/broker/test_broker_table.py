@@ -19,6 +19,8 @@ from kronii.broker.core.table import ROWS, Action, Event, Refusal
 NOW = 100_000
 WATCHED = ControlState("s", interactive=True, interactive_reason="viewer")
 UNWATCHED = ControlState("s")
+# The broker cannot see its viewers: nobody can say nobody watches.
+UNSEEN = ControlState("s", interactive=True, interactive_reason="unknown")
 # An agent "a" holding a live lease the person granted.
 HELD = replace(
     WATCHED,
@@ -41,6 +43,7 @@ CASES: dict[str, tuple[ControlState, Happening, Policy]] = {
     "G2": (STOPPED, Happening(Event.GRANT, agent=A, lease_ms=30_000, window=7), Policy()),
     "E1": (HELD, Happening(Event.EXTEND, lease_ms=60_000), Policy()),
     "E2": (WATCHED, Happening(Event.EXTEND, lease_ms=60_000), Policy()),
+    "A0": (UNSEEN, Happening(Event.ACQUIRE, agent=A, lease_ms=30_000), Policy()),
     "A1": (WATCHED, Happening(Event.ACQUIRE, agent=A, lease_ms=30_000), Policy()),
     "A2": (replace(UNWATCHED, user_intent=UserIntent.STOP_NOW), Happening(Event.ACQUIRE, agent=A), Policy()),
     "A3": (UNWATCHED, Happening(Event.ACQUIRE, agent=A), Policy(allow_headless_acquire=False)),
@@ -75,6 +78,7 @@ CASES: dict[str, tuple[ControlState, Happening, Policy]] = {
     "W2": (STOPPED, Happening(Event.WAIT), Policy()),
     "K1": (ENDED, Happening(Event.TICK), Policy()),
     "K2": (HELD, Happening(Event.TICK), Policy()),
+    "V0": (TAKEN, Happening(Event.INTERACTIVE, reason="unknown"), Policy()),
     "V1": (TAKEN, Happening(Event.INTERACTIVE, reason="viewer"), Policy()),
     "V2": (HELD, Happening(Event.INTERACTIVE, reason="viewer"), Policy()),
     "X1": (WATCHED, Happening(Event.NOT_INTERACTIVE), Policy()),
@@ -127,13 +131,14 @@ def test_g2_a_grant_gives_the_named_agent_the_window_and_clears_a_stop() -> None
 @pytest.mark.parametrize(
     ("row_id", "refusal"),
     [
+        ("A0", Refusal.PRESENCE_UNKNOWN),
         ("A1", Refusal.GRANT_NEEDED),
         ("A2", Refusal.STOPPED_BY_USER),
         ("A3", Refusal.POLICY),
         ("A4", Refusal.HELD),
     ],
 )
-def test_a1_to_a4_acquisition_refusals_change_nothing(row_id: str, refusal: Refusal) -> None:
+def test_a0_to_a4_acquisition_refusals_change_nothing(row_id: str, refusal: Refusal) -> None:
     state, happening, policy = CASES[row_id]
     decision = decide(state, happening, NOW, policy)
     assert decision.refusal is refusal and not decision.changed
@@ -255,6 +260,29 @@ def test_k1_k2_a_tick_ends_only_a_lease_that_ran_out() -> None:
 def test_v1_a_viewer_attaching_ends_a_lease_taken_by_policy() -> None:
     after = _after("V1")
     assert _revoked(TAKEN, after) and after.interactive and after.interactive_reason == "viewer"
+
+
+def test_v0_losing_sight_of_the_viewers_ends_a_lease_taken_by_policy() -> None:
+    after = _after("V0")
+    assert _revoked(TAKEN, after) and after.agent_status is AgentStatus.STOPPED
+    assert after.interactive and after.interactive_reason == "unknown"
+    assert decide(*CASES["V0"][:2], NOW).signal == "presence_unknown"
+
+
+@pytest.mark.parametrize("policy", [Policy(), Policy(allow_headless_acquire=False)])
+@pytest.mark.parametrize("intent", list(UserIntent))
+def test_unknown_presence_refuses_every_acquire_whatever_else_holds(
+    policy: Policy, intent: UserIntent
+) -> None:
+    for agent in (A, "b"):
+        state = replace(UNSEEN, user_intent=intent)
+        decision = decide(state, Happening(Event.ACQUIRE, agent=agent, lease_ms=30_000), NOW, policy)
+        assert decision.refusal is Refusal.PRESENCE_UNKNOWN and not decision.changed
+
+
+def test_unknown_presence_still_lets_the_person_grant() -> None:
+    decision = decide(UNSEEN, Happening(Event.GRANT, agent=A, lease_ms=30_000), NOW)
+    assert decision.row.id == "G2" and decision.state.control_mode is ControlMode.AGENT
 
 
 def test_v2_x1_attachment_changes_only_the_flag_for_a_granted_lease() -> None:

@@ -124,6 +124,7 @@ class BrokerApp:
             registry,
             default_lease_secs=settings.default_lease_secs,
             focused_window=self._desktop.focused_window,
+            presence_problem=lambda: attachment.presence_problem,
         )
         self._edge = (desk, gate)
         await self._open_front_door(ctx, settings, peers)
@@ -211,4 +212,9 @@ class BrokerApp:
                 desktop.vnc_problem or f"x11vnc on 127.0.0.1:{desktop.vnc_port}",
                 required=False,
             )
+        if desktop.remote is not None:
+            # Not required: the broker works without seeing viewers; it refuses agents' acquire.
+            problem = desktop.viewer_problem
+            seen = f"{desktop.remote.viewer_count} viewer(s) attached"
+            status["viewers"] = DependencyStatus(not problem, problem or seen, required=False)
         return status

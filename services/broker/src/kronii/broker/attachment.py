@@ -1,7 +1,8 @@
 """Who is at the desktop, as the X server and the viewer hooks report it: the person's own input
 (which revokes a lease at once, P1), the STOP keys and the lease notification's buttons (the
 person's choices without a terminal), and whether the session is interactive (a viewer attached,
-a person's devices present, or the flag) turned into INTERACTIVE / NOT_INTERACTIVE events.
+a person's devices present, or the flag; "unknown" while the broker cannot see its viewers) turned
+into INTERACTIVE / NOT_INTERACTIVE events.
 
 Called on the event loop (the X watcher thread hands over with call_soon_threadsafe)."""
 
@@ -12,7 +13,7 @@ import time
 from collections.abc import Callable
 
 from kronii.broker.control_desk import ControlDesk
-from kronii.broker.core.interactive import interactive_reason
+from kronii.broker.core.interactive import UNKNOWN, interactive_reason
 from kronii.broker.core.machine import Happening
 from kronii.broker.core.table import Event
 from kronii.broker.metrics import BrokerMetrics
@@ -44,6 +45,7 @@ class Attachment:
         self._devices_count = devices_make_interactive
         self._monotonic = monotonic
         self._viewers = 0
+        self._viewer_problem = ""
         self._devices = 0
         self.last_revocation_s: float | None = None
         # The lease the person's input last took back: (holder, window, expiry in ms).
@@ -87,6 +89,16 @@ class Attachment:
         self._viewers = count
         self.reassess()
 
+    def viewers_unseen(self, problem: str) -> None:
+        """Why the broker cannot see its viewers now (a sentence), or "" once it can again."""
+        self._viewer_problem = problem
+        self.reassess()
+
+    @property
+    def presence_problem(self) -> str:
+        """Why nobody can tell whether a person watches; "" when the state says who does."""
+        return self._viewer_problem if self._desk.state.interactive_reason == UNKNOWN else ""
+
     def devices(self, count: int) -> None:
         self._devices = count
         self.reassess()
@@ -98,6 +110,7 @@ class Attachment:
             physical_devices=self._devices,
             # Without the setting only a viewer or the flag says a person is there.
             viewer_authoritative=not self._devices_count,
+            viewers_known=not self._viewer_problem,
         )
         state = self._desk.state
         if reason == state.interactive_reason and bool(reason) == state.interactive:

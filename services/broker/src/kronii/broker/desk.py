@@ -40,7 +40,13 @@ _REFUSED: dict[Refusal, str] = {
         "the desktop user asked agents to pause (SAFE_INTERRUPT): stop at your next safe point; "
         "the lease is not renewed"
     ),
+    Refusal.PRESENCE_UNKNOWN: (
+        "{cause}, so it cannot tell whether a person watches: until it can, an agent gets this desktop "
+        "only when the desktop user grants it (`kronii control grant`)"
+    ),
 }
+# The cause when the desktop has none to give (it always has one while presence is unknown).
+_UNKNOWN_CAUSE = "the broker cannot see the desktop's viewers"
 _INTENT_EVENTS = {
     UserIntent.WAIT: (Event.WAIT, Operation.WAIT),
     UserIntent.SAFE_INTERRUPT: (Event.SAFE_INTERRUPT, Operation.SAFE_INTERRUPT),
@@ -48,9 +54,10 @@ _INTENT_EVENTS = {
 }
 
 
-def _refused(decision: Decision) -> ControlState:
+def _refused(decision: Decision, presence_problem: str = "") -> ControlState:
     if decision.refusal is not None:
-        raise FailedPrecondition(_REFUSED[decision.refusal])
+        cause = presence_problem or _UNKNOWN_CAUSE
+        raise FailedPrecondition(_REFUSED[decision.refusal].format(cause=cause))
     return decision.state
 
 
@@ -63,9 +70,11 @@ class BrokerDesk:
         *,
         default_lease_secs: int,
         focused_window: Callable[[], int] = lambda: 0,
+        presence_problem: Callable[[], str] = lambda: "",
     ) -> None:
         self._desk = desk
         self._focused_window = focused_window
+        self._presence_problem = presence_problem
         self._lane = lane
         self._sign_in = sign_in
         self._default_lease_ms = default_lease_secs * 1000
@@ -123,7 +132,7 @@ class BrokerDesk:
         check(caller, Operation(event.value))
         desk = self._session(session_id)
         happening = Happening(event, agent=caller.agent, lease_ms=self._lease_ms(lease_seconds))
-        return _refused(desk.handle(happening, actor=caller.actor))
+        return _refused(desk.handle(happening, actor=caller.actor), self._presence_problem())
 
     def safe_point(
         self, caller: Caller, session_id: str, step: str, sequence: int

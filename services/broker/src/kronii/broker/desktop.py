@@ -1,6 +1,6 @@
 """The broker's hold on its X display: the injector (its own master device, or plain XTEST), the
 watcher of the person's input and the STOP keys, the count of a person's devices, and remote viewing
-with x11vnc and its hooks. Each part that cannot start says why (readiness), and the rest goes on:
+with x11vnc and its hooks (remote_view: whether the broker can see who watches). Each part that cannot start says why (readiness), and the rest goes on:
 without a display the broker still answers, refuses agents' input, and keeps its state."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import logging
 import shutil
 from pathlib import Path
 
-from kronii.broker.adapters.viewer_socket import ViewerHookListener, hook_socket_path
-from kronii.broker.adapters.vnc import VncServer, VncSettings
+from kronii.broker.adapters.vnc import VncSettings
 from kronii.broker.adapters.x_focus import focused_window
 from kronii.broker.adapters.x_master import PlainXTestInjector, XMasterInjector
 from kronii.broker.adapters.x_watch import RawInputWatcher, physical_input_devices
 from kronii.broker.attachment import Attachment
 from kronii.broker.ports import UserInputSeen
+from kronii.broker.remote_view import RemoteView
 from kronii.broker.settings import BrokerSettings
 
 __all__ = ["Desktop"]
@@ -33,11 +33,10 @@ class Desktop:
         self._attachment = attachment
         self.injector: XMasterInjector | PlainXTestInjector | None = None
         self._watcher: RawInputWatcher | None = None
-        self._viewers: ViewerHookListener | None = None
-        self._vnc: VncServer | None = None
+        self.remote: RemoteView | None = None
         self._devices_task: asyncio.Task[None] | None = None
         self.display_problem = ""
-        self.vnc_problem = ""
+        self._remote_off = ""
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def focused_window(self) -> int:
@@ -52,7 +51,17 @@ class Desktop:
 
     @property
     def vnc_port(self) -> int:
-        return self._vnc.port if self._vnc is not None else 0
+        return self.remote.port if self.remote is not None else 0
+
+    @property
+    def vnc_problem(self) -> str:
+        """Why remote viewing is off or not working ("" while x11vnc serves the desktop)."""
+        return self._remote_off or (self.remote.failure if self.remote is not None else "")
+
+    @property
+    def viewer_problem(self) -> str:
+        """Why the broker cannot see the desktop's viewers now ("" when it can, or has none to see)."""
+        return self.remote.problem if self.remote is not None else ""
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -110,42 +119,26 @@ class Desktop:
 
     async def _start_remote_view(self, display: str) -> None:
         if shutil.which("x11vnc") is None:
-            self.vnc_problem = "x11vnc is not installed: remote viewing is off"
-            log.info("broker: %s", self.vnc_problem)
+            self._remote_off = "x11vnc is not installed: remote viewing is off"
+            log.info("broker: %s", self._remote_off)
             return
-        data_dir = Path(self._settings.data_dir) / "broker"
-        listener = ViewerHookListener(hook_socket_path(data_dir), self._on_viewer)
-        await listener.start()
-        self._viewers = listener
-        vnc = VncServer(
+        remote = RemoteView(
             display,
-            data_dir,
-            listener.path,
+            Path(self._settings.data_dir) / "broker",
             VncSettings(port=self._settings.vnc_port, viewonly=self._settings.vnc_view_only),
+            self._attachment,
+            reconnect_grace_s=self._settings.vnc_reconnect_grace_secs,
         )
-        try:
-            await asyncio.to_thread(vnc.start)
-        except Exception as error:
-            self.vnc_problem = f"x11vnc did not start: {error}"
-            log.warning("broker: %s", self.vnc_problem)
-            return
-        self._vnc = vnc
-        log.info("broker: remote viewing on 127.0.0.1:%d (password in the data dir)", vnc.port)
-
-    def _on_viewer(self, attached: bool, client_id: str) -> None:
-        count = self._viewers.viewer_count if self._viewers is not None else 0
-        self._attachment.viewers(count)
+        self.remote = remote
+        await remote.start()
 
     async def stop(self) -> None:
         if self._devices_task is not None:
             self._devices_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._devices_task
-        if self._vnc is not None:
-            await asyncio.to_thread(self._vnc.stop)
-        if self._viewers is not None:
-            self._viewers.clear()
-            await self._viewers.stop()
+        if self.remote is not None:
+            await self.remote.stop()
         await asyncio.to_thread(self._stop_x)
 
     def _stop_x(self) -> None:

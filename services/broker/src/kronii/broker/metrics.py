@@ -26,7 +26,14 @@ AUDIT_ACTIONS = (
     "broker.presence",
     "broker.connect",
 )
-TAKEN_BACK = ("user_input_override", "stop_now", "safe_interrupt", "lease_expired", "viewer_attached")
+TAKEN_BACK = (
+    "user_input_override",
+    "stop_now",
+    "safe_interrupt",
+    "lease_expired",
+    "viewer_attached",
+    "presence_unknown",
+)
 LEASE_KINDS = ("grant", "acquire")
 
 

@@ -42,6 +42,9 @@ class BrokerSettings(ServiceSettings):
     remote_view: bool = True
     vnc_port: int = Field(default=5906, ge=0, le=65535)
     vnc_view_only: bool = False
+    # After a restart that disconnected viewers (an earlier broker's x11vnc stopped, x11vnc exited
+    # under them), how long agents' acquire is refused while the person may reconnect.
+    vnc_reconnect_grace_secs: float = Field(default=120.0, ge=0, le=3600)
     # The desktop notification with Wait / Interrupt / Stop while an agent holds a lease.
     notify: bool = True
 

@@ -125,6 +125,16 @@ class VncServer:
         self._port = 0
 
     @property
+    def directory(self) -> Path:
+        """Where its password, port flag and log are: one per data dir (it names the x11vnc's -flag)."""
+        return self._dir
+
+    @property
+    def pid(self) -> int:
+        """x11vnc's pid while it runs, else 0."""
+        return self._process.pid if self._process is not None and self.running else 0
+
+    @property
     def password_file(self) -> Path:
         return self._dir / "passwd"
 

@@ -46,6 +46,7 @@ _INTERACTIVE = {
     "viewer": "yes: a viewer is attached",
     "devices": "yes: your keyboard or mouse is present",
     "flag": "yes: the session is flagged interactive",
+    "unknown": "unknown: the broker cannot see the viewers, so agents need your grant (`kronii status` says why)",
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from kronii.broker.core.interactive import UNKNOWN
 from kronii.broker.core.model import (
     AgentStatus,
     ControlMode,
@@ -92,6 +93,8 @@ _GUARDS: dict[Guard, _Check] = {
     Guard.AGENT_PAUSED: lambda s, h, now, p: s.agent_status is AgentStatus.PAUSED,
     Guard.POLICY_REFUSES: lambda s, h, now, p: not p.allow_headless_acquire,
     Guard.NOT_GRANTED_BY_USER: lambda s, h, now, p: not s.granted_by_user,
+    Guard.PRESENCE_UNKNOWN: lambda s, h, now, p: s.interactive_reason == UNKNOWN,
+    Guard.BECOMES_UNKNOWN: lambda s, h, now, p: h.reason == UNKNOWN,
 }
 
 

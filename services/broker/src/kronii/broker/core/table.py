@@ -3,7 +3,9 @@ table; nothing else encodes these transitions. For each event the first row whos
 wins; every event's last row has no guard, so every event has an answer.
 
 P0 (non-preemption): ACQUIRE is refused in an interactive session (A1) and only the person's GRANT
-gives an agent control there (G2); a viewer attaching ends a lease taken by policy (V1).
+gives an agent control there (G2); a viewer attaching ends a lease taken by policy (V1). A session
+whose viewers the broker cannot see counts as interactive (fail closed): A0 refuses saying so, and
+V0 ends a lease taken by policy when the broker loses sight of its viewers.
 P1 (the user always wins): USER_INPUT revokes any lease (U1). P2: WAIT, SAFE_INTERRUPT (paused at
 the next safe point, S5) and STOP_NOW (T1). P3: a session nobody watches may be acquired (A5).
 The core rules 1-4 are rows I2, U1, T1 and S5.
@@ -65,6 +67,8 @@ class Guard(enum.StrEnum):
     AGENT_PAUSED = "agent_paused"
     POLICY_REFUSES = "policy_refuses"  # the operator turned P3 acquisition off
     NOT_GRANTED_BY_USER = "not_granted_by_user"
+    PRESENCE_UNKNOWN = "presence_unknown"  # the session is interactive because nobody can tell
+    BECOMES_UNKNOWN = "becomes_unknown"  # the event says the broker can no longer see its viewers
 
 
 class Action(enum.StrEnum):
@@ -85,6 +89,7 @@ class Refusal(enum.StrEnum):
     HELD = "held"
     NO_LEASE = "no_lease"
     OVERRIDE_PENDING = "override_pending"
+    PRESENCE_UNKNOWN = "presence_unknown"
 
 
 class Lease(enum.Enum):
@@ -160,6 +165,8 @@ ROWS: tuple[Row, ...] = (
     Row("E1", Event.EXTEND, (_G.LEASE_LIVE,), "extended", Change(lease=Lease.EXTEND), (_A.PUBLISH, _A.NOTIFY_LEASE)),
     Row("E2", Event.EXTEND, (), "refused", refusal=Refusal.NO_LEASE),
     # ---- an agent acquires a session nobody watches (P3) ---------------------------------------
+    # The broker cannot tell whether a person watches: fail closed, and say why (not "a person is here").
+    Row("A0", Event.ACQUIRE, (_G.PRESENCE_UNKNOWN,), "refused", refusal=Refusal.PRESENCE_UNKNOWN),
     Row("A1", Event.ACQUIRE, (_G.INTERACTIVE,), "refused", refusal=Refusal.GRANT_NEEDED),
     Row("A2", Event.ACQUIRE, (_G.STOP_SET,), "refused", refusal=Refusal.STOPPED_BY_USER),
     Row("A3", Event.ACQUIRE, (_G.POLICY_REFUSES,), "refused", refusal=Refusal.POLICY),
@@ -288,6 +295,15 @@ ROWS: tuple[Row, ...] = (
     ),
     Row("K2", Event.TICK, (), "unchanged"),
     Row(
+        "V0",
+        Event.INTERACTIVE,
+        (_G.MODE_AGENT, _G.NOT_GRANTED_BY_USER, _G.BECOMES_UNKNOWN),
+        "revoked",
+        _revoke(AgentStatus.STOPPED, interactive=True),
+        _LOST,
+        signal="presence_unknown",
+    ),
+    Row(
         "V1",
         Event.INTERACTIVE,
         (_G.MODE_AGENT, _G.NOT_GRANTED_BY_USER),
@@ -316,6 +332,7 @@ _CLEARED_AS = {
     "stop_now": DropReason.STOPPED,
     "user_input_override": DropReason.STOPPED,
     "viewer_attached": DropReason.STOPPED,
+    "presence_unknown": DropReason.STOPPED,
     "safe_interrupt": DropReason.PAUSED,
     "lease_expired": DropReason.LEASE_EXPIRED,
 }
