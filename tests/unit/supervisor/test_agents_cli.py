@@ -4,6 +4,7 @@ shell completion of its choices, and a module that imports nothing heavy."""
 
 from __future__ import annotations
 
+import os
 import json
 import subprocess
 import sys
@@ -150,6 +151,7 @@ def test_list_for_a_person_is_a_rich_table(
 ) -> None:
     supervisor.answers[("GET", "/v1/runtimes")] = {"runtimes": [RUNTIME]}
     monkeypatch.setattr("kronii.common.cli.tables.to_a_person", lambda: True)
+    monkeypatch.setattr("shutil.get_terminal_size", lambda: os.terminal_size((200, 50)))  # wide enough
     printed: list[Any] = []
     monkeypatch.setattr("rich.console.Console.print", lambda self, table: printed.append(table))
     assert agents("list").exit_code == 0
