@@ -4,8 +4,8 @@ shell completion of its choices, and a module that imports nothing heavy."""
 
 from __future__ import annotations
 
-import os
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
