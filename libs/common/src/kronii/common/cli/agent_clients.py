@@ -139,6 +139,9 @@ class AgentClients:
         if as_json:
             click.echo(json.dumps([client_json(record) for record in records]))
             return
+        if not records:
+            click.echo(f"no agents registered (add one with `kronii {self.command} add`)", err=True)
+            return
         for record in records:
             click.echo(client_line(record))
 

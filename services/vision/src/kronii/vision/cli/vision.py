@@ -192,15 +192,30 @@ def context(options: Options, as_json: bool) -> None:
 
 
 @vision_command.command("setup")
-def setup() -> None:
-    """The engine's key, and how to let it read redacted frames and ask the broker for the desktop."""
+@click.option("--yes", "-y", is_flag=True, help="register the key with capture and the broker without asking")
+@click.option("--print-only", is_flag=True, help="only print the commands that register the key")
+def setup(yes: bool, print_only: bool) -> None:
+    """The engine's key, registered with capture (to read redacted frames) and the broker (to ask for
+    the desktop). Asks before it registers; says so when both already know the key."""
     from kronii.common.settings import load_settings
     from kronii.vision.adapters.capture_frames import ensure_key
+    from kronii.vision.cli.registration import Registration
     from kronii.vision.settings import VisionSettings
 
     settings = load_settings(VisionSettings)
     public = ensure_key(settings.key_file())
     click.echo(f"the vision engine's public key: {public}")
-    click.echo("let it read capture's redacted frames and ask the broker for the desktop (once):")
-    click.echo(f"  kronii capture clients add {settings.client_id} --public-key {public}")
-    click.echo(f"  kronii broker clients add {settings.client_id} --public-key {public}")
+    registration = Registration(settings.client_id, public)
+    missing = registration.missing()
+    if not missing:
+        click.echo(f"capture and the broker both know {settings.client_id}'s key: nothing to do")
+        return
+    commands = [registration.command(service) for service in missing]
+    click.echo(f"{' and '.join(missing)} do not know this key yet; the command(s) that register it:")
+    for command in commands:
+        click.echo(f"  {' '.join(command)}")
+    if print_only or not (yes or (sys.stdin.isatty() and click.confirm("run them now?", default=True))):
+        return
+    for service in missing:
+        registration.register(service)
+        click.echo(f"{service}: registered {settings.client_id}")
