@@ -60,6 +60,7 @@ class LlmServer:
         self._server: asyncio.Server | None = None
         self.port = 0
         self.refused_formats: list[str] = []
+        self.model_checks = 0  # GET /v1/models: readiness checks, not calls (never in `served`)
 
     @property
     def url(self) -> str:
@@ -92,6 +93,9 @@ class LlmServer:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             head = await reader.readuntil(b"\r\n\r\n")
+            if head.startswith(b"GET "):  # GET /v1/models, as a service's readiness asks: not a call
+                await self._models(writer)
+                return
             length = 0
             for line in head.decode().split("\r\n"):
                 if line.lower().startswith("content-length:"):
@@ -102,6 +106,13 @@ class LlmServer:
             pass
         finally:
             writer.close()
+
+    async def _models(self, writer: asyncio.StreamWriter) -> None:
+        self.model_checks += 1
+        body = json.dumps({"object": "list", "data": [{"id": "test-model", "object": "model"}]}).encode()
+        head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+        writer.write(head.encode() + body)
+        await writer.drain()
 
     async def _answer(
         self, body: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter

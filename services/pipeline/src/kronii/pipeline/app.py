@@ -21,6 +21,7 @@ from kronii.common import subjects
 from kronii.common.bus import Bus
 from kronii.common.desktop_hold import DesktopHold
 from kronii.common.errors import StillStarting
+from kronii.common.llm.endpoint_probe import EndpointProbe
 from kronii.common.service import DependencyStatus, ServiceContext
 from kronii.pipeline.adapters.capture_client import CaptureClient, capture_registration, capture_socket
 from kronii.pipeline.adapters.controls import SourceControls
@@ -46,6 +47,7 @@ from kronii.pipeline.metrics import PipelineMetrics, notice_source, zero_common_
 from kronii.pipeline.notice_desk import NoticeDesk
 from kronii.pipeline.ports import CapturePort, NoCapture, RunnerPorts
 from kronii.pipeline.roles.backend_factory import make_backend
+from kronii.pipeline.roles.values import BackendKind
 from kronii.pipeline.round_state import RunnerConfig
 from kronii.pipeline.runner import Runner
 from kronii.pipeline.settings import PipelineSettings
@@ -106,6 +108,8 @@ class PipelineApp:
         self._scheduler: NatsScheduler | None = None
         self._capture: CaptureClient | None = None
         self._desktop: DesktopNotifier | None = None
+        # The model endpoint the roles call, looked at in the background for readiness.
+        self._model: EndpointProbe | None = None
         self._tmux_host: PluginHost | None = None
         self._broadcaster = NotificationBroadcaster()
         self._subscriptions: list[Subscription] = []
@@ -150,6 +154,9 @@ class PipelineApp:
             self._desktop = DesktopNotifier()
             with contextlib.suppress(Exception):
                 await self._desktop.start()
+        if settings.llm_backend is BackendKind.OPENAI and settings.llm_base_url:
+            self._model = EndpointProbe(settings.llm_base_url)
+            self._model.start()
         ports = self._runner_ports(ctx, settings, capture_port)
         runner = self._runner = Runner(ports, _now_ms, _runner_config(settings))
         self._notices = NoticeDesk(ports.notifier, lambda: runner.desktop_holds, ctx.record, _now_ms)
@@ -225,6 +232,8 @@ class PipelineApp:
         if self._desktop is not None:
             with contextlib.suppress(Exception):
                 await self._desktop.stop()
+        if self._model is not None:
+            await self._model.stop()
 
     def routers(self) -> Iterable[APIRouter]:
         return self._routers
@@ -255,6 +264,8 @@ class PipelineApp:
                 else "no session bus: NATS and SSE only",
                 required=False,
             )
+        if self._model is not None:
+            status["model"] = self._model.status()
         return status
 
     def status(self) -> dict[str, Any]:
