@@ -14,10 +14,12 @@ import asyncio
 import contextlib
 import os
 import subprocess
+import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import grpc
 import httpx
@@ -158,6 +160,27 @@ def _pings(client: redis.Redis) -> bool:
         return False
 
 
+def _in_parallel(starts: dict[str, Callable[[], Any]]) -> dict[str, Any]:
+    """Each service started on a thread of its own (each takes seconds), its stop kept in its stack."""
+    started: dict[str, Any] = {}
+    failures: list[BaseException] = []
+
+    def start(name: str) -> None:
+        try:
+            started[name] = starts[name]()
+        except BaseException as error:  # raised below, on the test's thread
+            failures.append(error)
+
+    threads = [threading.Thread(target=start, args=(name,)) for name in starts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
+    return started
+
+
 @pytest.fixture(scope="module")
 def full_disk(infra: InfraUrls, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FullDisk]:
     folder = tmp_path_factory.mktemp("full-disk")
@@ -170,23 +193,48 @@ def full_disk(infra: InfraUrls, tmp_path_factory: pytest.TempPathFactory) -> Ite
         urls = InfraUrls(servers["nats"].url, servers["redis"].url, infra.database)
         database = create_database(infra.database, f"kronii_full_{uuid.uuid4().hex[:6]}")
         migrate_up(database)
-        pipeline = stack.enter_context(start_pipeline(pipeline_env(urls, database, folder / "pipeline")))
-        socket = stack.enter_context(private_socket())
-        supervisor = stack.enter_context(start_supervisor(urls, database, folder / "supervisor", socket))
-        display = stack.enter_context(start_xvfb())
-        window = stack.enter_context(planted_window(display, "a full disk"))
-        env = {
-            **capture_env(urls, database, folder / "capture", display),
-            "KRONII_CAPTURE_MERGE_WINDOW_MS": "0",
+        stacks = {
+            name: stack.enter_context(contextlib.ExitStack())
+            for name in ("pipeline", "supervisor", "capture")
         }
-        env.update(KRONII_CAPTURE_GLOBAL_PER_MINUTE="600", KRONII_CAPTURE_PER_APP_PER_MINUTE="600")
-        capture = stack.enter_context(start_capture(env))
-        target = f"127.0.0.1:{capture.grpc_port}"
+
+        def capture() -> tuple[CaptureProc, PlantedWindow]:
+            display = stacks["capture"].enter_context(start_xvfb())
+            window = stacks["capture"].enter_context(planted_window(display, "a full disk"))
+            env = {
+                **capture_env(urls, database, folder / "capture", display),
+                "KRONII_CAPTURE_MERGE_WINDOW_MS": "0",
+            }
+            env.update(KRONII_CAPTURE_GLOBAL_PER_MINUTE="600", KRONII_CAPTURE_PER_APP_PER_MINUTE="600")
+            return stacks["capture"].enter_context(start_capture(env)), window
+
+        def supervisor() -> Supervisor:
+            socket = stacks["supervisor"].enter_context(private_socket())
+            return stacks["supervisor"].enter_context(
+                start_supervisor(urls, database, folder / "supervisor", socket)
+            )
+
+        started = _in_parallel(
+            {
+                "pipeline": lambda: stacks["pipeline"].enter_context(
+                    start_pipeline(pipeline_env(urls, database, folder / "pipeline"))
+                ),
+                "supervisor": supervisor,
+                "capture": capture,
+            },
+        )
+        (capture_proc, window), sup = started["capture"], started["supervisor"]
+        target = f"127.0.0.1:{capture_proc.grpc_port}"
         bearer = asyncio.run(agent_bearer(target, urls.redis, database, Capability.REQUEST_CAPTURE))
         agent = f"full-{uuid.uuid4().hex[:6]}"
-        runtime = supervisor.spawn(agent, session_id="s-full")["runtime"]
-        wait_ready_pane(supervisor, runtime["runtime_id"])
-        yield FullDisk(redis_dir, urls.redis, database, pipeline, supervisor, capture, window, agent, bearer)
+        runtime = sup.spawn(agent, session_id="s-full")["runtime"]
+        wait_ready_pane(sup, runtime["runtime_id"])
+        try:
+            yield FullDisk(
+                redis_dir, urls.redis, database, started["pipeline"], sup, capture_proc, window, agent, bearer
+            )
+        finally:  # each takes a second or more to stop: all at once
+            _in_parallel({name: each.close for name, each in stacks.items()})
 
 
 def test_a_full_data_disk_is_answered_503_with_retry_after_and_nothing_acknowledged_is_lost(
