@@ -100,10 +100,15 @@ def test_list_json_keeps_its_shape_and_the_lines_show_local_times(stub: FakeStub
         "height": 480, "redaction_level": "amber", "score": 0.123, "job_id": "job-1",
     }]  # fmt: skip
     assert stub.requests[0].limit == 5
-    line = capture("list").output.strip()
-    assert line.startswith(f"shot-1  {AT.astimezone():%Y-%m-%d %H:%M:%S}  XTerm") and line.endswith(
-        "job job-1"
-    )
+    header, line = capture("list").output.strip().splitlines()
+    assert header.split() == ["ID", "CREATED", "APP", "SIZE", "LEVEL", "SCORE", "JOB"]
+    assert line.startswith(f"shot-1  {AT.astimezone():%Y-%m-%d %H:%M:%S}  XTerm") and line.endswith("job-1")
+
+
+def test_list_with_nothing_stored_says_so_on_stderr(stub: FakeStub) -> None:
+    listed = capture("list")
+    assert (listed.exit_code, listed.stdout) == (0, "")
+    assert "no screenshots stored" in listed.stderr
 
 
 def test_list_refuses_a_limit_below_one_with_its_usage() -> None:
