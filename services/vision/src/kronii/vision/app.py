@@ -18,6 +18,7 @@ import grpc
 from fastapi import APIRouter
 from kronii.common import subjects
 from kronii.common.errors import KroniiError, Unavailable
+from kronii.common.llm.endpoint_probe import EndpointProbe
 from kronii.common.local_door import LocalFrontDoor, PeerPolicy, PeerRegistry
 from kronii.common.polkit import PolkitClient
 from kronii.common.presence import PresenceGate
@@ -84,6 +85,8 @@ class VisionApp:
         self._screenshots: CaptureScreenshots | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self.key_path: Path | None = None
+        # The model endpoint the planner calls (planner = "openai"), looked at in the background.
+        self._model: EndpointProbe | None = None
 
     async def start(self, ctx: ServiceContext) -> None:
         settings = ctx.settings
@@ -109,6 +112,9 @@ class VisionApp:
             AppLauncher(settings.apps()), audit, clock, lease_seconds=settings.lease_secs,
             observe=lambda kind, outcome: metrics.actions.labels(kind, outcome).inc(),
         )  # fmt: skip
+        if settings.planner == "openai" and settings.llm_base_url:
+            self._model = EndpointProbe(settings.llm_base_url)
+            self._model.start()
         if settings.notify:
             self._notice = ConfirmationNotice(self._answered)
             await self._notice.start()
@@ -202,6 +208,8 @@ class VisionApp:
             await self._tree.close()
         if self._frames is not None:
             self._frames.close()
+        if self._model is not None:
+            await self._model.stop()
 
     def _edge(self) -> tuple[VisionOperations, PersonCheck]:
         if self._desk is None or self._gate is None:
@@ -220,7 +228,8 @@ class VisionApp:
 
     def readiness(self) -> dict[str, DependencyStatus]:
         tree, frames = self._tree, self._frames
-        return {
+        model = {"model": self._model.status()} if self._model is not None else {}
+        return model | {
             "accessibility": DependencyStatus(
                 tree is not None and (tree.connected or tree.problem == "not connected yet"),
                 tree.problem if tree is not None else "starting",

@@ -81,6 +81,11 @@ class EndpointProbe:
 def _reason(error: Exception, timeout: float) -> str:
     if isinstance(error, httpx.TimeoutException):
         return f"no answer within {timeout:.0f} s"
+    cause: BaseException | None = error
+    while cause is not None:  # httpx wraps the socket's error
+        if isinstance(cause, ConnectionRefusedError) or "refused" in str(cause).lower():
+            return "connection refused"
+        cause = cause.__cause__ or cause.__context__
     if isinstance(error, httpx.ConnectError):
-        return "connection refused" if "refused" in str(error).lower() else "cannot connect"
+        return "cannot connect"
     return type(error).__name__
