@@ -117,12 +117,12 @@ class RemoteView:
         assert self._vnc is not None and self._listener is not None
         orphans, viewers = await asyncio.to_thread(self._stop_orphans, self._vnc)
         if orphans:
-            self._listener.clear()  # hooks the orphan ran before it was stopped
             self._wait(
                 reconnect_wait_s(viewers, None, self._grace_s),
                 "a viewer was attached to the x11vnc an earlier broker left running, which this broker "
                 "had to stop; the person may reconnect",
             )
+            self._listener.clear()  # hooks the orphan ran before it was stopped
         try:
             await asyncio.to_thread(self._vnc.start)
         except Exception as error:
@@ -175,13 +175,13 @@ class RemoteView:
             if self._serving:
                 self._serving = False
                 attached = self._listener.viewer_count
-                await asyncio.to_thread(self._vnc.stop)  # reaps it and any hook left in its group
-                self._listener.clear()
                 log.warning("broker: x11vnc exited (%d viewer(s) attached): starting it again", attached)
                 self._wait(
                     reconnect_wait_s(attached, None, self._grace_s),
                     "x11vnc exited with a viewer attached and was started again; the person may reconnect",
                 )
+                await asyncio.to_thread(self._vnc.stop)  # reaps it and any hook left in its group
+                self._listener.clear()
             await self._start_vnc()
         self._publish()
 
@@ -213,6 +213,7 @@ class RemoteView:
         if self._waiting_until is None or until > self._waiting_until:
             self._waiting_until = until
             self._waiting_why = f"{why} (waiting up to {seconds:.0f} s for a viewer)"
+        self._publish()  # at once: the x11vnc started next may take a while
 
     def _write_record(self, *, ended: bool = False) -> None:
         # While waiting for a reconnect, a person may be there: the broker after this one waits too.
