@@ -148,3 +148,6 @@ def test_policy_file_problem_names_the_unknown_key(tmp_path: Path, key: str) -> 
     policy.current()
     assert policy.problem is not None and "is not a critic setting" in policy.problem
     assert str(toml) in policy.problem
+    toml.unlink()  # back as it was before: no file, the defaults, no problem
+    policy.current()
+    assert policy.problem is None

@@ -90,11 +90,13 @@ class PolicyFile:
         return self._path
 
     def current(self) -> Policy:
+        """Read again when a file changed since the last try, good or bad (so a file put back as
+        it was clears the problem)."""
         try:
             stamps = self._current_stamps()
             if stamps != self._stamps:
-                self._policy = self._load()
                 self._stamps = stamps
+                self._policy = self._load()
                 self.problem = None
         except PolicyError as error:
             if self.problem != str(error):
