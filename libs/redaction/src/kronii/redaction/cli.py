@@ -186,7 +186,7 @@ def _run_text(request: _Request, engine: RedactionEngine) -> int:
         # Not click.echo: it would strip escape sequences from the text when stdout is not a terminal.
         sys.stdout.write(result.text)
         sys.stdout.flush()
-        if result.masked_share > _DENSE_NOTE_SHARE:
+        if result.masked_share > _DENSE_NOTE_SHARE and len(text) >= engine.policy.red_share_min_chars:
             click.echo(f"kronii redact: note: {result.masked_share:.0%} of the text was masked", err=True)
     return _EXIT[result.level]
 
