@@ -6,8 +6,12 @@ The directory is ``$XDG_RUNTIME_DIR/kronii/critic`` (a tmpfs on a desktop), else
 
 - ``spool`` (0600): one line per command, appended by the hooks (kronii.critic.core.spool_line);
 - ``hint-<session>``: the critic's hints for one shell, a FIFO for bash and zsh, a file for fish;
-- ``hist-<session>`` (bash) and ``clock-<session>`` (fish): the hooks' scratch files;
+- ``hist-<session>`` (bash) and ``clock-<session>`` (fish): the hooks' scratch files, 0600; bash
+  blanks the command it read from its file at once, fish's stays empty;
 - ``critic.pid``: the running critic's pid, so a hook waits for a hint only when someone can send one.
+
+Each shell removes its own per-shell files when it exits; the critic removes those of shells that
+are gone (spool.HintBox.forget_gone).
 
 Standard library only: this runs at every shell's start."""
 

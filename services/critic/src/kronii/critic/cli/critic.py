@@ -2,7 +2,7 @@
 over its HTTP API. Every text it answers with was redacted before it was kept.
 
 - `search TEXT`: past commands like TEXT (semantic when the model is there, else keywords).
-- `similar [RECORD_ID]`: past commands similar to one record; by default to the last failing command
+- `similar [RECORD_ID]`: past failures similar to one record; by default to the last failing command
   of this shell's session (the hooks export $KRONII_CRITIC_SESSION), else of this directory.
 - `export`: the kept records as JSON lines, redacted for sharing unless --no-redact.
 - `doctor`: hooks seen per shell, the spool and hint directory, the model, the counts, the queue.
@@ -279,8 +279,9 @@ def search(options: Options, text: str, take: int, failed: bool, as_json: bool) 
 @_JSON
 @click.pass_obj
 def similar(options: Options, record_id: str, k: int, as_json: bool) -> None:
-    """Past commands similar to RECORD_ID; without it, to the last failing command of this shell's
-    session (else of this directory). Exit 3 when there is no such record or no failing command yet."""
+    """Past failures (never a command that succeeded) similar to RECORD_ID; without it, to the last
+    failing command of this shell's session (else of this directory). Exit 3 when there is no such
+    record or no failing command yet."""
     body = Critic(options, "similar").call(
         "POST",
         "/v1/critic/similar",
