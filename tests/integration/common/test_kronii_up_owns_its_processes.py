@@ -2,8 +2,9 @@
 and the supervisor a `tmux -C` control client, both in sessions of their own: after a kill -9 of the
 process the services share, neither is left running beside the restarted ones (the new broker's x11vnc
 gets its port), `kronii status` counts the restart, a command that finds the services stopped says that
-`kronii up` runs rather than "start it with `kronii up`", and after Ctrl-C no process of this kronii is
-left at all."""
+`kronii up` runs rather than "start it with `kronii up`". A config file broken meanwhile and met at the
+next restart leaves the services stopped with a line naming the file, kronii up running, and no x11vnc nor
+tmux control session behind. After Ctrl-C no process of this kronii is left at all."""
 
 from __future__ import annotations
 
@@ -91,6 +92,9 @@ def test_a_kill_9_of_the_services_process_leaves_no_orphan_and_is_counted(tmp_pa
     with private_socket() as socket, start_xvfb() as display:
         env = {**standalone_env(data_dir), "KRONII_TEST_FAST_PG": "1", "DISPLAY": display}
         env.update(KRONII_SUPERVISOR_TMUX_SOCKET=socket, KRONII_BROKER_VNC_PORT=str(free_port()))
+        config = tmp_path / "config.toml"
+        config.write_text('log_level = "INFO"\n')
+        env["KRONII_CONFIG"] = str(config)
         proc = Proc([KRONII, "up", "--stop-agents"], env)
         try:
             proc.wait_for_line(lambda line: line.strip() == "kronii is up", 180)
@@ -143,6 +147,22 @@ def test_a_kill_9_of_the_services_process_leaves_no_orphan_and_is_counted(tmp_pa
             assert listed.returncode == 5, listed.stdout + listed.stderr
             assert f"`kronii up` is running (pid {launcher})" in listed.stderr
             assert "start it with `kronii up`" not in listed.stderr
+
+            # A config file broken while kronii runs, met when the process is started again.
+            config.write_text("log_level = \n")
+            os.kill(restarted, signal.SIGKILL)
+            parked = proc.wait_for_line(lambda line: "starts it again when the file changes" in line, 30)
+            assert f"{config} is not valid TOML" in parked
+            assert proc.process.poll() is None, "kronii up keeps running"
+            owned, orphans = _owned(data_dir, launcher, socket)
+            assert not orphans, orphans
+            assert not _of_kind(owned, "x11vnc") and not _of_kind(owned, "tmux: client"), owned
+            sessions = subprocess.run(
+                ["tmux", "-S", socket, "list-sessions", "-F", "#{session_name}"],
+                capture_output=True,
+                text=True,
+            ).stdout.split()
+            assert sessions == ["agents_own"], sessions
 
             os.kill(launcher, signal.SIGINT)  # Ctrl-C
             assert proc.process.wait(timeout=40) == 0, proc.output[-3000:]

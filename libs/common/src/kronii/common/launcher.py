@@ -32,7 +32,14 @@ from kronii.common.infra import (
 )
 from kronii.common.local_http import get_json
 from kronii.common.migrate_child import MigrationFailed, migrate_in_child
-from kronii.common.orphans import UNIT_ENV, orphans_of, reap_adopted, set_subreaper, stop_orphans
+from kronii.common.orphans import (
+    UNIT_ENV,
+    orphans_of,
+    reap_adopted,
+    set_subreaper,
+    stop_control_session,
+    stop_orphans,
+)
 from kronii.common.processes import Child, infra_sink, split_sink, stop_all
 from kronii.common.services import installed_services
 from kronii.common.settings import SettingsError, load_settings
@@ -46,7 +53,13 @@ from kronii.common.up_settings import (
     running_pid,
     state_path,
 )
-from kronii.common.up_state import RunningService, ServerRecord, not_ready_reason, write_state
+from kronii.common.up_state import (
+    RunningService,
+    ServerRecord,
+    config_version,
+    not_ready_reason,
+    write_state,
+)
 
 __all__ = ["LaunchError", "Launcher", "LauncherSettings", "state_path"]
 
@@ -285,12 +298,12 @@ class Launcher:
                 continue
             label = self._label(first.child)
             if first.parked:
-                if _config_version() != first.parked_on:
+                if config_version() != first.parked_on:
                     self.say(f"kronii: the config file changed; starting {label} again")
                     self._restart(unit, [], label)
                 continue
             code = first.child.process.returncode
-            self._stop_leftovers(first, label)
+            self._stop_leftovers(unit, label)
             now = time.monotonic()
             restarts = [at for at in first.restarts if now - at < RESTART_WINDOW_SECS]
             if code == SETTINGS_EXIT:
@@ -312,7 +325,8 @@ class Launcher:
         try:
             restarted = self._start_unit([running.spec for running in unit], self._child_env())
         except SettingsError as error:
-            self._park(unit, f"cannot start {label} again: {error.message.removeprefix('kronii: ')}")
+            why = error.message.removeprefix("kronii: ").removeprefix("cannot start: ")
+            self._park(unit, f"cannot start {label} again: {why}")
             return
         for old, fresh in zip(unit, restarted, strict=True):
             fresh.restarts = restarts
@@ -323,7 +337,7 @@ class Launcher:
 
     def _park(self, unit: list[RunningService], why: str) -> None:
         for running in unit:
-            running.parked, running.parked_on = True, _config_version()
+            running.parked, running.parked_on = True, config_version()
         self.say(
             f"kronii: {why}; the servers and the other services keep running: fix the config file "
             "(`kronii config check` names every problem) and kronii starts it again when the file changes"
@@ -334,15 +348,18 @@ class Launcher:
         pids = {running.child.pid for running in self.services}
         return pids | {server.child.pid for server in self.servers.values() if server.child is not None}
 
-    def _stop_leftovers(self, running: RunningService, label: str) -> None:
-        """Stop what a service process that did not end cleanly left behind: its process group, and the
-        processes it started in sessions of their own (re-parented to this subreaper)."""
-        running.child.stop(0.1)
-        left = orphans_of({running.unit}, self._known_children())
+    def _stop_leftovers(self, unit: list[RunningService], label: str) -> None:
+        """Stop what a service process that did not end cleanly left behind: its process group, the
+        processes it started in sessions of their own (re-parented to this subreaper), and the
+        supervisor's tmux control session (its restart opens a new one)."""
+        unit[0].child.stop(0.1)
+        left = orphans_of({unit[0].unit}, self._known_children())
         if left:
             stop_orphans(left, self._known_children())
             names = ", ".join(str(orphan) for orphan in left)
             self.say(f"kronii: stopped what {label} left running: {names}")
+        if any(running.spec.name == "supervisor" for running in unit):
+            stop_control_session()
 
     def _label(self, child: Child) -> str:
         """How the log names a child: its service, or the services that share it."""
@@ -417,7 +434,7 @@ class Launcher:
         stop_all([unit[0].child for unit in units], SERVICE_STOP_SECS)
         for unit in units:
             if unit[0].child.process.returncode != 0:
-                self._stop_leftovers(unit[0], self._label(unit[0].child))
+                self._stop_leftovers(unit, self._label(unit[0].child))
         children = [server.child for server in self.servers.values() if server.child is not None]
         stop_all(children, INFRA_STOP_SECS)
         if self.infra is not None and not self.servers:
@@ -472,17 +489,6 @@ class Launcher:
                 reap_adopted(self._known_children())
                 set_subreaper(False)
         return code
-
-
-def _config_version() -> tuple[int, int] | None:
-    """The config file's version (modification time and size), None when there is none."""
-    from kronii.common.config_file import config_path
-
-    try:
-        info = config_path().stat()
-    except OSError:
-        return None
-    return info.st_mtime_ns, info.st_size
 
 
 def launcher_settings() -> LauncherSettings:

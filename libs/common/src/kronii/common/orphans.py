@@ -18,7 +18,9 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
+import subprocess
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -31,12 +33,16 @@ __all__ = [
     "orphans_of",
     "reap_adopted",
     "set_subreaper",
+    "stop_control_session",
     "stop_orphans",
 ]
 
 UNIT_ENV = "KRONII_UP_UNIT"
 DETACHED_ENV = "KRONII_DETACHED"
 _PR_SET_CHILD_SUBREAPER = 36
+# The tmux session the supervisor's control client holds open (kronii.supervisor.adapters.tmux): it ends
+# it when it stops cleanly; after a crash kronii up does.
+CONTROL_SESSION = "_kronii_control"
 _PROC = Path("/proc")
 
 
@@ -178,3 +184,19 @@ def reap_adopted(known: Collection[int]) -> None:
         if stat is not None and stat[0] in ("Z", "X"):
             with contextlib.suppress(ChildProcessError, OSError):
                 os.waitpid(pid, os.WNOHANG)
+
+
+def stop_control_session() -> bool:
+    """End the supervisor's tmux control session on its server (the one of KRONII_SUPERVISOR_TMUX_SOCKET, else
+    the default); the agents' sessions and any other are left alone. Whether one was ended."""
+    binary = os.environ.get("KRONII_SUPERVISOR_TMUX_BINARY", "tmux")
+    if shutil.which(binary) is None:
+        return False
+    socket = os.environ.get("KRONII_SUPERVISOR_TMUX_SOCKET")
+    argv = [binary, *(["-S", socket] if socket else []), "kill-session", "-t", f"={CONTROL_SESSION}"]
+    env = {key: value for key, value in os.environ.items() if key not in ("TMUX", "TMUX_PANE")}
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=5, check=False, env=env)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0

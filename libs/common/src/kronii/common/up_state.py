@@ -19,6 +19,7 @@ __all__ = [
     "OUTAGES_KEPT",
     "RunningService",
     "ServerRecord",
+    "config_version",
     "connect_host",
     "not_ready_reason",
     "write_state",
@@ -109,3 +110,14 @@ def not_ready_reason(body: dict[str, Any]) -> str:
         if item.get("required", True) and not item.get("ready")
     ]
     return "; ".join(reasons) or "not ready"
+
+
+def config_version() -> tuple[int, int] | None:
+    """The config file's version (modification time and size), None when there is none."""
+    from kronii.common.config_file import config_path
+
+    try:
+        info = config_path().stat()
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
