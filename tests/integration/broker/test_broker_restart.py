@@ -103,7 +103,7 @@ def test_a_broker_restarted_after_a_kill_9_with_a_viewer_attached_refuses_an_age
             assert state["interactive_reason"] in ("unknown", "viewer"), state
             refused = _acquire_refused(second)
             assert "viewer" in refused.message, refused.message
-            assert "viewers" in _readyz_text(second)
+            assert "the broker cannot see the desktop's viewers" in _readyz_text(second)
 
             # The broker's own x11vnc serves the port now, and sees the person coming back.
             assert all(pid not in _x11vncs_under(folder) for pid in orphans)
