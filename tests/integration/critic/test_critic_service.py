@@ -57,7 +57,9 @@ class Critic:
 
 
 @contextlib.contextmanager
-def start_critic(infra: InfraUrls, database: str, home: Path) -> Iterator[Critic]:
+def start_critic(
+    infra: InfraUrls, database: str, home: Path, extra_env: dict[str, str] | None = None
+) -> Iterator[Critic]:
     http_port = free_port()
     env = dict(os.environ)
     env.update(infra.env())
@@ -70,6 +72,7 @@ def start_critic(infra: InfraUrls, database: str, home: Path) -> Iterator[Critic
         KRONII_CRITIC_GRPC_PORT=str(free_port()),
         KRONII_LOG_FORMAT="json",
     )
+    env.update(extra_env or {})
     (home / "run").mkdir(mode=0o700, parents=True, exist_ok=True)
     proc = Proc(python_module("kronii.critic"), env)
     url = f"http://127.0.0.1:{http_port}"

@@ -44,9 +44,6 @@ __all__ = ["CriticApp"]
 
 log = logging.getLogger(__name__)
 
-# How often the files of shells that are gone are looked for (a shell's exit hook removes its own).
-GONE_SWEEP_S = 30.0
-
 
 class _Clock:
     def now_ms(self) -> int:
@@ -138,7 +135,9 @@ class CriticApp:
         self._tasks = [
             asyncio.create_task(self._read_spool(intake, metrics), name="critic-spool"),
             asyncio.create_task(self._nightly(memory, settings.cluster_hour), name="critic-nightly"),
-            asyncio.create_task(self._sweep_gone_shells(self._hints), name="critic-sweep"),
+            asyncio.create_task(
+                self._sweep_gone_shells(self._hints, settings.gone_sweep_secs), name="critic-sweep"
+            ),
         ]
 
     def _observe(self, metrics: CriticMetrics, outcome: JobOutcome, seconds: float) -> None:
@@ -168,8 +167,8 @@ class CriticApp:
         self._hooks[event.shell] = HookSeen(event.shell, before.events + 1, int(time.time() * 1000))
 
     @staticmethod
-    async def _sweep_gone_shells(hints: HintBox) -> None:
-        """Now and every GONE_SWEEP_S: the scratch files and hint FIFOs of shells that ended without
+    async def _sweep_gone_shells(hints: HintBox, every_s: float) -> None:
+        """Now and every ``every_s`` (KRONII_CRITIC_GONE_SWEEP_SECS, 30 s): the scratch files and hint FIFOs of shells that ended without
         their exit hook (killed, or the person's own EXIT trap replaced the critic's) are removed."""
         while True:
             try:
@@ -178,7 +177,7 @@ class CriticApp:
                     log.info("critic: removed the files of %d shell(s) that are gone", len(gone))
             except OSError as error:
                 log.warning("critic: could not sweep the files of ended shells: %s", error.strerror)
-            await asyncio.sleep(GONE_SWEEP_S)
+            await asyncio.sleep(every_s)
 
     @staticmethod
     async def _nightly(memory: TieredMemory, hour: int) -> None:

@@ -28,6 +28,8 @@ class CriticSettings(ServiceSettings):
     embed_job_timeout_secs: float = Field(default=2.0, gt=0, le=60)
     # True: ~45 MB for the model and ~60 ms a line; false: ~160 MB and ~6 ms a line (same vectors).
     embed_low_memory: bool = True
+    # How often the files of shells gone without their exit hook (kill -9) are looked for.
+    gone_sweep_secs: float = Field(default=30.0, ge=0.1, le=3600)
     # When the nightly clustering of near-duplicate errors runs (local hour).
     cluster_hour: int = Field(default=3, ge=0, le=23)
     # Opt-in: after a failing command in a pane of the supervisor's agent sessions, the text it printed
