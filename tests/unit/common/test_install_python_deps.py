@@ -43,4 +43,6 @@ def test_a_uv_in_the_users_local_bin_is_used_and_not_installed_again(tmp_path: P
     assert done.returncode == 0, done.stderr
     assert "installing uv" not in done.stdout + done.stderr
     [call] = calls.read_text().splitlines()
-    assert call.startswith(f"{repo} sync --quiet --python ") and call.endswith(" --all-packages --compile-bytecode")
+    assert call.startswith(f"{repo} sync --quiet --python ") and call.endswith(
+        " --all-packages --compile-bytecode"
+    )
