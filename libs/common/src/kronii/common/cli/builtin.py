@@ -90,6 +90,8 @@ def _postgres_or_sentence() -> Iterator[None]:
     try:
         yield
     except Exception as error:
+        if isinstance(error, exits.CommandError):
+            raise  # already a sentence (no database configured): not worth the drivers' second of imports
         import psycopg
         from kronii.common.durable import is_store_error
 
@@ -108,11 +110,13 @@ def audit() -> None:
 
 
 async def _audit_log() -> Any:
-    from kronii.common.audit import AuditLog
-    from kronii.common.db import make_engine, make_sessionmaker
     from kronii.common.status import infra_url
 
-    engine = make_engine(infra_url("postgres"))
+    url = infra_url("postgres")  # no database is said before the driver's second of imports
+    from kronii.common.audit import AuditLog
+    from kronii.common.db import make_engine, make_sessionmaker
+
+    engine = make_engine(url)
     return engine, AuditLog(make_sessionmaker(engine), service="cli")
 
 

@@ -151,6 +151,8 @@ def _master_key_and_database() -> Iterator[None]:
     except CryptoError as error:
         raise CommandError(f"kronii: the master key is not available: {error}", exits.FAILED) from None
     except Exception as error:
+        if isinstance(error, exits.CommandError):
+            raise  # already a sentence (no database configured): not worth the drivers' second of imports
         import psycopg
         from kronii.common.durable import is_store_error
 
@@ -216,7 +218,9 @@ def status(as_json: bool) -> None:
     """Where the master key is kept and why, the provider, its current version and how many objects
     each version wraps."""
     with _master_key_and_database():
-        choice, database_url, data_dir = _choice(), _database_url(), _data_dir()
+        # The database first: with none, that is said before the key store is looked at.
+        database_url = _database_url()
+        choice, data_dir = _choice(), _data_dir()
         kept = choice.describe(str(choice.key_file)) if choice.key_file else choice.line
         summary: dict[str, Any] = {"store": choice.store, "kept": kept}
         summary |= asyncio.run(key_status(database_url, choice.provider, data_dir=data_dir))
