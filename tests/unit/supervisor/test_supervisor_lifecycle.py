@@ -493,6 +493,28 @@ def test_row_agent_busy_past_max_defer_fails_without_fallback() -> None:
     fired(m, "agent_busy_past_max_defer_fails_without_fallback")
 
 
+# ---- tmux could not be asked: unknown is not gone ----------------------------------------------------------
+
+
+def test_row_tmux_unanswered_defers_tmux_unavailable() -> None:
+    # Even with a resume and a spawn available: nothing falls back while the pane may be live.
+    m = machine()
+    effects = m.handle(Signal.TMUX_UNANSWERED, T0, defer_until=T0 + 5, code=ErrorCode.TMUX_UNAVAILABLE)
+    assert effects == [Defer(T0 + 5, ErrorCode.TMUX_UNAVAILABLE)]
+    assert m.phase is Phase.DEFERRED and m.busy_since == T0, "the wait counts toward the maximum defer"
+    assert m.handle(Signal.RUNTIME_READY, T0 + 5) == [Deliver(1)], "tmux back: delivered, not failed"
+    fired(m, "tmux_unanswered_defers_tmux_unavailable")
+
+
+def test_row_tmux_unanswered_past_max_defer_fails() -> None:
+    m = machine()  # resume and spawn allowed, and still not taken: the agent may be alive in its pane
+    m.handle(Signal.TMUX_UNANSWERED, T0, defer_until=T0 + 5, code=ErrorCode.TMUX_UNAVAILABLE)
+    assert m.handle(Signal.TMUX_UNANSWERED_TOO_LONG, T0 + 60, code=ErrorCode.TMUX_UNAVAILABLE) == [
+        Finish(Result.FAILED, Backend.NONE, ErrorCode.TMUX_UNAVAILABLE, "")
+    ]
+    fired(m, "tmux_unanswered_past_max_defer_fails")
+
+
 # ---- delivery that is true: stuck in the box, and a restart after the write ------------------------------
 
 

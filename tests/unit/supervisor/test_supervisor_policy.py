@@ -108,6 +108,38 @@ def test_unreachable_runtime_skips_the_process_trigger(
     assert assess(verdict, P, NOW).signal is Signal.RUNTIME_UNAVAILABLE
 
 
+def test_tmux_not_answering_about_a_live_runtimes_pane_defers_with_tmux_unavailable() -> None:
+    # The rule of issue 26 item 13: tmux unreachable is not "the pane is gone".
+    pane = PaneFacts(
+        agent_in_foreground=False, agent_state="", unanswered="tmux did not answer about pane %3: x"
+    )
+    verdict = assess(situation(pane=pane), P, NOW)
+    assert verdict.signal is Signal.TMUX_UNANSWERED and verdict.code is ErrorCode.TMUX_UNAVAILABLE
+    assert verdict.defer_until == NOW + P.recheck_secs
+    late = assess(situation(pane=pane), P, NOW, busy_since=NOW - P.max_defer_secs)
+    assert late.signal is Signal.TMUX_UNANSWERED_TOO_LONG and late.code is ErrorCode.TMUX_UNAVAILABLE
+
+
+def test_a_pane_tmux_says_is_gone_is_runtime_offline() -> None:
+    gone = PaneFacts(exists=False, agent_in_foreground=False, agent_state="exited")
+    verdict = assess(situation(pane=gone), P, NOW)
+    assert verdict.signal is Signal.RUNTIME_UNAVAILABLE and verdict.code is ErrorCode.RUNTIME_OFFLINE
+
+
+@pytest.mark.parametrize(
+    "runtime",
+    [
+        RuntimeFacts("rt", "codex", status=RuntimeStatus.OFFLINE),
+        RuntimeFacts("rt", "codex", pid_alive=False),
+        RuntimeFacts("rt", "codex", managed=False),
+    ],
+    ids=["offline", "dead_pid", "unmanaged"],
+)
+def test_a_runtime_known_unreachable_without_tmux_is_not_waited_for(runtime: RuntimeFacts) -> None:
+    pane = PaneFacts(unanswered="tmux did not answer about pane %3: x")
+    assert assess(situation(runtime=runtime, pane=pane), P, NOW).signal is Signal.RUNTIME_UNAVAILABLE
+
+
 def test_three_failures_in_fifteen_minutes_is_a_crash_loop() -> None:
     runtime = RuntimeFacts("rt", "codex", pid_alive=False)
     failures = (NOW - 800, NOW - 400, NOW - 10)

@@ -97,6 +97,12 @@ def admission_detail(signal: Signal, situation: Situation) -> str:
         case Signal.PANE_NOT_AGENT:
             command = pane.foreground_command if pane is not None else ""
             return f"the pane's foreground process is {command!r}, not the registered agent"
+        case Signal.TMUX_UNANSWERED:
+            why = pane.unanswered if pane is not None else "tmux did not answer"
+            return f"{why}; the pane is not taken as gone, the trigger waits for tmux"
+        case Signal.TMUX_UNANSWERED_TOO_LONG:
+            why = pane.unanswered if pane is not None else "tmux did not answer"
+            return f"{why}, past the maximum defer; nothing was typed, the pane was not taken as gone"
         case Signal.RUNTIME_UNAVAILABLE | Signal.CRASH_LOOP | Signal.SESSION_STALE:
             return "the agent's process or pane is gone"
         case Signal.COLLISION_MAX_DEFER:

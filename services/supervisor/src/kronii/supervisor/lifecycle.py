@@ -144,7 +144,8 @@ class TriggerLifecycle:
                 snapshot_call, self._panes.look(record.pty_target, record.pid, kind)
             )
             pane: PaneFacts | None = seen.facts
-            self._agent_states[record.runtime_id] = seen.facts.agent_state
+            if not seen.facts.unanswered:  # no answer from tmux leaves the last state read
+                self._agent_states[record.runtime_id] = seen.facts.agent_state
         else:
             snap, pane = await snapshot_call, None
         return snap, pane, alive

@@ -69,6 +69,7 @@ class Reconciler:
     async def reconcile(self, now: float) -> None:
         """Section 18: heartbeat expiry and PID/PTY validation."""
         stale = 0
+        self.tmux_problem = ""  # what this pass meets
         counts = dict.fromkeys(RuntimeStatus, 0)
         states = dict.fromkeys((state.value for state in AgentState), 0)
         for record in self._registry.all():
@@ -77,7 +78,9 @@ class Reconciler:
                 if reason:
                     record = await self._take_offline(record, reason, now)
                 else:
-                    states[await self._look_at(record)] += 1
+                    state = await self._look_at(record)
+                    if state in states:
+                        states[state] += 1
                 if (
                     not reason
                     and record.last_heartbeat_at is not None
@@ -117,8 +120,12 @@ class Reconciler:
 
     async def _look_at(self, record: RuntimeRecord) -> str:
         """Read the agent's state off its screen (for the list, the API and the gauge), and find its
-        session id once the agent has written one."""
+        session id once the agent has written one. Without an answer from tmux the last state read
+        stands ("" when none was)."""
         look = await self._panes.look(record.pty_target, record.pid, self._kinds.get(record.kind))
+        if look.facts.unanswered:
+            self.tmux_problem = look.facts.unanswered
+            return self._agent_states.get(record.runtime_id, "")
         state = (
             look.facts.agent_state if look.facts.agent_in_foreground or not look.facts.exists else "exited"
         )
@@ -131,5 +138,7 @@ class Reconciler:
         try:
             return await self._terminal.pane_exists(target)
         except (TmuxError, TimeoutError, OSError) as error:
+            # pane_exists says False itself when tmux says the pane is gone; anything else is no
+            # verdict: never mark a runtime offline on a failure to ask.
             self.tmux_problem = f"tmux unavailable: {error}"
-            return True  # no verdict without tmux: never mark a runtime offline on our own failure
+            return True

@@ -20,6 +20,7 @@ from kronii.supervisor.adapters.tmux import (
     TmuxError,
     foreground_of,
     process_name,
+    says_gone,
 )
 from kronii.supervisor.core.agent_kinds import AgentKind
 from kronii.supervisor.core.agent_state import (
@@ -74,11 +75,28 @@ class PaneDriver:
     def __init__(self, tmux: TmuxControl) -> None:
         self.tmux = tmux
 
+    async def _probe(self, target: str) -> PaneProbe | str:
+        """The pane, or why tmux could not be asked about it. Only tmux saying the pane does not
+        exist makes it gone; a connection being (re-)opened, ending or slow is asked once more,
+        on a connection that is attached by then."""
+        problem = ""
+        for _ in range(2):
+            try:
+                return await self.tmux.probe(target)
+            except (TmuxError, TimeoutError, ValueError) as error:
+                if says_gone(error):
+                    raise
+                problem = f"tmux did not answer about pane {target}: {error or type(error).__name__}"
+        return problem
+
     async def look(self, target: str, registered_pid: int, kind: AgentKind) -> Look:
         try:
-            probe = await self.tmux.probe(target)
-        except (TmuxError, TimeoutError, ValueError):
+            probe = await self._probe(target)
+        except TmuxError:  # tmux says there is no such pane
             return Look(PaneFacts(exists=False, agent_in_foreground=False, agent_state="exited"), None)
+        if isinstance(probe, str):
+            # Nothing is known of the pane: not gone, not ready (admission waits for tmux).
+            return Look(PaneFacts(agent_in_foreground=False, agent_state="", unanswered=probe), None)
         if probe.dead:
             return Look(PaneFacts(exists=False, agent_in_foreground=False, agent_state="exited"), probe)
         group = foreground_of(probe.pane_pid)  # one small /proc read
@@ -143,8 +161,9 @@ class PaneDriver:
         try:
             reading, lines = await self._read(target, kind)
             dead, _ = await self.tmux.pane_exit(target)
-        except (TmuxError, TimeoutError, ValueError):
-            return Delivery.GONE
+        except (TmuxError, TimeoutError, ValueError) as error:
+            # Gone only when tmux says so; a connection being re-opened is no news (look again).
+            return Delivery.GONE if says_gone(error) else Delivery.PENDING
         if dead:
             return Delivery.GONE
         return confirm(

@@ -25,8 +25,10 @@ __all__ = [
     "PaneProbe",
     "TmuxControl",
     "TmuxError",
+    "TmuxUnanswered",
     "foreground_of",
     "quote",
+    "says_gone",
 ]
 
 log = logging.getLogger(__name__)
@@ -45,7 +47,25 @@ _REPORT_EXIT = 'IFS= read -r _; "$@"; s=$?; printf "%s\\n" "$s" > "$KRONII_EXIT_
 
 
 class TmuxError(RuntimeError):
-    pass
+    """tmux answered a command with an error (`%error`): the message is tmux's own."""
+
+
+class TmuxUnanswered(TmuxError):
+    """tmux could not be asked: the control connection is not attached yet, ended, or gave no
+    answer in time. Says nothing about any pane."""
+
+
+# How long tmux may take to attach a new control client, and to answer a batch of commands.
+ATTACH_TIMEOUT_SECS = 10.0
+ANSWER_TIMEOUT_SECS = 10.0
+
+
+def says_gone(error: Exception) -> bool:
+    """Whether tmux itself answered that the target does not exist ("can't find pane: %3",
+    "can't find session: ..."); a connection that could not ask says nothing of the kind."""
+    return (
+        isinstance(error, TmuxError) and not isinstance(error, TmuxUnanswered) and "can't find" in str(error)
+    )
 
 
 def quote(arg: str) -> str:
@@ -111,16 +131,43 @@ def pid_alive(pid: int) -> bool:
     return state[state.rindex(")") + 2 :].split()[0] not in ("Z", "X")
 
 
+class _Connection:
+    """One control client: its process, its reader, and the answers it still owes, in the order
+    the commands were written. A connection that ended fails only its own commands, never those of
+    the one opened after it."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.pending: deque[asyncio.Future[list[str]]] = deque()
+        # Done when tmux ran the client's own command (new-session -A): attached, so commands
+        # that need a current client (refresh-client) can be sent.
+        self.attached: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.reader: asyncio.Task[None] | None = None
+        self.ended = False
+
+    @property
+    def alive(self) -> bool:
+        return not self.ended and self.proc.returncode is None
+
+    def fail_pending(self, error: Exception) -> None:
+        while self.pending:
+            future = self.pending.popleft()
+            if not future.done():
+                future.set_exception(error)
+        if not self.attached.done():
+            self.attached.set_exception(error)
+            self.attached.exception()  # retrieved: nobody may be waiting for it any more
+
+
 class TmuxControl:
     """A tmux server reached through one control-mode client. Commands are pipelined and answered
-    in order; a lost connection is re-opened on the next command."""
+    in order; a lost connection is re-opened on the next command, and a new one takes commands
+    only once tmux attached it."""
 
     def __init__(self, socket: str | None = None, binary: str = "tmux") -> None:
         self.socket = socket
         self.binary = binary
-        self._proc: asyncio.subprocess.Process | None = None
-        self._reader: asyncio.Task[None] | None = None
-        self._pending: deque[asyncio.Future[list[str]]] = deque()
+        self._conn: _Connection | None = None
         self._lock = asyncio.Lock()
         self._closing = False
 
@@ -129,9 +176,16 @@ class TmuxControl:
 
     @property
     def connected(self) -> bool:
-        return self._proc is not None and self._proc.returncode is None
+        return self._conn is not None and self._conn.alive
+
+    @property
+    def pid(self) -> int | None:
+        """The control client's process id, while it runs."""
+        return self._conn.proc.pid if self.connected and self._conn is not None else None
 
     async def start(self) -> None:
+        """Open the control connection and wait until tmux attached it (commands read before
+        that fail when they need a current client: "no current client", ~1 start in 100)."""
         async with self._lock:
             if self.connected:
                 return
@@ -140,7 +194,7 @@ class TmuxControl:
                 *self.base_argv(), "-C", "new-session", "-A", "-s", CONTROL_SESSION, "-x", "80", "-y", "24",
                 "sleep", "2147483647",
             ]  # fmt: skip
-            self._proc = await asyncio.create_subprocess_exec(
+            proc = await asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
@@ -149,14 +203,31 @@ class TmuxControl:
                 start_new_session=True,
                 env=environment_without_tmux(),
             )
-            self._reader = asyncio.create_task(self._read(self._proc), name="tmux-control")
-        # No output notifications: the supervisor reads screens when it needs them.
-        await self.command("refresh-client", "-f", "no-output")
+            conn = _Connection(proc)
+            conn.reader = asyncio.create_task(self._read(conn), name="tmux-control")
+            try:
+                await asyncio.wait_for(asyncio.shield(conn.attached), ATTACH_TIMEOUT_SECS)
+            except (TmuxError, TimeoutError) as error:
+                await self._end(conn)
+                late = isinstance(error, TimeoutError)
+                why = f"did not attach within {ATTACH_TIMEOUT_SECS:g} s" if late else f"was refused: {error}"
+                raise TmuxUnanswered(f"tmux's control client {why}") from None
+            self._conn = conn
+            # No output notifications: the supervisor reads screens when it needs them.
+            try:
+                await self._send(conn, [["refresh-client", "-f", "no-output"]])
+            except TmuxError as error:
+                log.warning("tmux kept output notifications on for its control client: %s", error)
 
     async def close(self) -> None:
         self._closing = True
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.returncode is None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await self._end(conn)
+
+    async def _end(self, conn: _Connection) -> None:
+        proc = conn.proc
+        if proc.returncode is None:
             with contextlib.suppress(Exception):
                 assert proc.stdin is not None
                 proc.stdin.close()
@@ -166,27 +237,21 @@ class TmuxControl:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
                 await proc.wait()
-        if self._reader is not None:
-            self._reader.cancel()
+        if conn.reader is not None:
+            conn.reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._reader
-            self._reader = None
-        self._fail_pending(TmuxError("the tmux control connection closed"))
+                await conn.reader
+        conn.ended = True
+        conn.fail_pending(TmuxUnanswered("the tmux control connection closed"))
 
-    def _fail_pending(self, error: Exception) -> None:
-        while self._pending:
-            future = self._pending.popleft()
-            if not future.done():
-                future.set_exception(error)
-
-    async def _read(self, proc: asyncio.subprocess.Process) -> None:
-        assert proc.stdout is not None
+    async def _read(self, conn: _Connection) -> None:
+        assert conn.proc.stdout is not None
         block: list[str] | None = None
         number = ""
         mine = False
         try:
             while True:
-                raw = await proc.stdout.readline()
+                raw = await conn.proc.stdout.readline()
                 if not raw:
                     break
                 line = raw.decode("utf-8", errors="replace").rstrip("\n")
@@ -196,20 +261,33 @@ class TmuxControl:
                         block, number, mine = [], marker.group(3), marker.group(4) == "1"
                     continue  # notifications outside blocks are not needed
                 if marker and marker.group(1) in ("end", "error") and marker.group(3) == number:
-                    if mine and self._pending:
-                        future = self._pending.popleft()
-                        if not future.done():
-                            if marker.group(1) == "end":
-                                future.set_result(block)
-                            else:
-                                future.set_exception(TmuxError("; ".join(block) or "tmux command failed"))
+                    failed = marker.group(1) == "error"
+                    if mine:
+                        self._answer(conn, block, failed)
+                    elif not conn.attached.done():
+                        # The client's own command (new-session -A) ran: attached, or refused.
+                        if failed:
+                            conn.attached.set_exception(TmuxError("; ".join(block) or "new-session failed"))
+                        else:
+                            conn.attached.set_result(None)
                     block = None
                     continue
                 block.append(line)
         finally:
-            if not self._closing:
+            conn.ended = True
+            if not self._closing and conn is self._conn:
                 log.warning("the tmux control connection ended; it is re-opened on the next command")
-            self._fail_pending(TmuxError("the tmux control connection ended"))
+            conn.fail_pending(TmuxUnanswered("the tmux control connection ended"))
+
+    @staticmethod
+    def _answer(conn: _Connection, block: list[str], failed: bool) -> None:
+        future = conn.pending.popleft() if conn.pending else None
+        if future is None or future.done():
+            return  # nobody asked, or its caller gave up waiting (a timeout)
+        if failed:
+            future.set_exception(TmuxError("; ".join(block) or "tmux command failed"))
+        else:
+            future.set_result(block)
 
     async def command(self, *args: str) -> list[str]:
         """Run one tmux command and return its output lines (TmuxError on %error)."""
@@ -217,25 +295,37 @@ class TmuxControl:
 
     async def commands(self, commands: Sequence[Sequence[str]]) -> list[str]:
         """Several commands pipelined, one line each (tmux answers each line with its own block,
-        and a failing line cannot swallow the next one's answer); their output concatenated."""
+        and a failing line cannot swallow the next one's answer); their output concatenated.
+        TmuxUnanswered when tmux could not be asked, TmuxError when it answered with an error."""
         if not self.connected:
             await self.start()
-        proc = self._proc
-        assert proc is not None and proc.stdin is not None
+        conn = self._conn
+        if conn is None or not conn.alive:
+            raise TmuxUnanswered("the tmux control connection ended while it was opened")
+        return await self._send(conn, commands)
+
+    async def _send(self, conn: _Connection, commands: Sequence[Sequence[str]]) -> list[str]:
+        stdin = conn.proc.stdin
+        assert stdin is not None
         loop = asyncio.get_running_loop()
         futures: list[asyncio.Future[list[str]]] = []
         lines: list[bytes] = []
         for command in commands:
             future: asyncio.Future[list[str]] = loop.create_future()
             futures.append(future)
-            self._pending.append(future)
+            conn.pending.append(future)
             lines.append(" ".join(quote(arg) for arg in command).encode("utf-8") + b"\n")
-        proc.stdin.write(b"".join(lines))
         try:
-            await proc.stdin.drain()
-        except (ConnectionError, BrokenPipeError) as error:
-            raise TmuxError(f"the tmux control connection is gone: {error}") from None
-        results = await asyncio.wait_for(asyncio.gather(*futures, return_exceptions=True), 10.0)
+            stdin.write(b"".join(lines))
+            await stdin.drain()
+        except (ConnectionError, BrokenPipeError, RuntimeError) as error:
+            raise TmuxUnanswered(f"the tmux control connection is gone: {error}") from None
+        try:
+            results = await asyncio.wait_for(
+                asyncio.gather(*futures, return_exceptions=True), ANSWER_TIMEOUT_SECS
+            )
+        except TimeoutError:
+            raise TmuxUnanswered(f"tmux gave no answer within {ANSWER_TIMEOUT_SECS:g} s") from None
         out: list[str] = []
         for result in results:
             if isinstance(result, BaseException):
@@ -317,6 +407,8 @@ class TmuxControl:
     async def has_session(self, session: str) -> bool:
         try:
             await self.command("has-session", "-t", f"={session}")
+        except TmuxUnanswered:
+            raise
         except TmuxError:
             return False
         return True
@@ -381,10 +473,14 @@ class TmuxControl:
         return pane_id, int(pid)
 
     async def pane_exists(self, pane_id: str) -> bool:
+        """False only when tmux says so (no such pane, or its process ended); TmuxUnanswered (or
+        tmux's other errors) when it could not tell."""
         try:
             lines = await self.command("display-message", "-p", "-t", pane_id, "#{pane_id} #{pane_dead}")
-        except TmuxError:
-            return False
+        except TmuxError as error:
+            if says_gone(error):
+                return False
+            raise
         return bool(lines) and lines[0] == f"{pane_id} 0"
 
     async def kill_server(self) -> None:

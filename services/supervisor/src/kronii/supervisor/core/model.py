@@ -90,6 +90,9 @@ class ErrorCode(enum.StrEnum):
     TYPED_NOT_SUBMITTED = "TYPED_NOT_SUBMITTED"
     # The person took the desktop back (the input broker says so): nothing is typed until it ends.
     USER_HOLDS_DESKTOP = "USER_HOLDS_DESKTOP"
+    # tmux could not be asked about the pane (its control connection was being opened, ended or
+    # gave no answer): the pane's state is unknown, so the trigger waits; it is never taken as gone.
+    TMUX_UNAVAILABLE = "TMUX_UNAVAILABLE"
 
 
 class OverrideIntent(enum.StrEnum):
@@ -125,6 +128,9 @@ class PaneFacts:
     input_line: bool = True
     # The dialog line when the agent is blocked.
     dialog: str = ""
+    # Why tmux could not be asked about the pane ("" when it answered). When set, nothing above
+    # is known: the pane is neither gone nor ready.
+    unanswered: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -147,6 +147,24 @@ def _cooling_down(
     return None
 
 
+def _tmux_unanswered(
+    situation: Situation, params: SupervisorParams, now: float, busy_since: float | None
+) -> Assessment | None:
+    """tmux could not be asked about the pane of a runtime the registry and its pid call live:
+    the pane is not known to be gone, so wait (re-checking); past the maximum defer, fail with
+    TMUX_UNAVAILABLE, never the fallback chain (it would run the agent beside its live pane)."""
+    runtime, pane = situation.runtime, situation.pane
+    if pane is None or not pane.unanswered or runtime is None:
+        return None
+    if not runtime.managed or runtime.status is RuntimeStatus.OFFLINE or not runtime.pid_alive:
+        return None  # unreachable whatever tmux would say
+    if busy_since is not None and now - busy_since >= params.max_defer_secs:
+        return Assessment(Signal.TMUX_UNANSWERED_TOO_LONG, code=ErrorCode.TMUX_UNAVAILABLE)
+    return Assessment(
+        Signal.TMUX_UNANSWERED, defer_until=now + params.recheck_secs, code=ErrorCode.TMUX_UNAVAILABLE
+    )
+
+
 def _unreachable(
     situation: Situation, params: SupervisorParams, now: float, busy_since: float | None
 ) -> Assessment | None:
@@ -230,6 +248,7 @@ _ADMISSION_CHECKS: tuple[_AdmissionCheck, ...] = (
     _rate_limited,
     _paused,
     _cooling_down,
+    _tmux_unanswered,
     _unreachable,
     _pane_not_agent,
     _agent_screen_waits,

@@ -44,6 +44,10 @@ class Signal(enum.StrEnum):
     # feed the running program.
     AGENT_BUSY = "agent_busy"
     BUSY_TOO_LONG = "busy_too_long"
+    # tmux could not be asked about the pane (not "the pane is gone"): wait for it, never fall back
+    # (a resume or a spawn beside a live pane would run the agent twice).
+    TMUX_UNANSWERED = "tmux_unanswered"
+    TMUX_UNANSWERED_TOO_LONG = "tmux_unanswered_too_long"
     # Delivery through the pane.
     WRITTEN = "written"
     WRITE_FAILED = "write_failed"
@@ -146,6 +150,11 @@ TABLE: tuple[Row, ...] = (
         Guard.CAN_RESUME, _P.RESUMING, (_A.LAUNCH_RESUME,)),
     Row("stale_session_without_fallback_fails", _ADMIT, Signal.SESSION_STALE, Guard.NONE, _P.DONE,
         (_A.FINISH,), result=Result.FAILED, code=ErrorCode.RUNTIME_OFFLINE),
+    # -- tmux could not be asked about a live runtime's pane: unknown is not gone --
+    Row("tmux_unanswered_defers_tmux_unavailable", _ADMIT, Signal.TMUX_UNANSWERED, Guard.NONE,
+        _P.DEFERRED, (_A.NOTE_WAIT, _A.DEFER)),
+    Row("tmux_unanswered_past_max_defer_fails", _ADMIT, Signal.TMUX_UNANSWERED_TOO_LONG, Guard.NONE,
+        _P.DONE, (_A.FINISH,), result=Result.FAILED, code=ErrorCode.TMUX_UNAVAILABLE),
     # -- section 9.2: runtime missing, offline or unmanaged: skip the process trigger --
     *_admission_fallback("runtime_unavailable", Signal.RUNTIME_UNAVAILABLE, ErrorCode.RUNTIME_OFFLINE),
     # -- never type into a shell: the live process is not reachable --
