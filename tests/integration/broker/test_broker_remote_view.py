@@ -171,3 +171,16 @@ async def test_x11vnc_exiting_under_a_viewer_is_started_again_and_waits_for_the_
         again = await asyncio.to_thread(_connect, view, tmp_path)
         await eventually(lambda: _reason(desk) == "viewer", "the person reconnecting seen")
         await asyncio.to_thread(again.disconnect)
+
+
+async def test_a_clean_stop_with_a_viewer_attached_makes_the_next_start_wait_for_the_person(
+    x_display: str, tmp_path: Path
+) -> None:
+    async with remote_view(x_display, tmp_path) as (view, desk):
+        viewer = await asyncio.to_thread(_connect, view, tmp_path)
+        await eventually(lambda: _reason(desk) == "viewer", "the viewer seen")
+    await asyncio.to_thread(_let_go, viewer)
+    earlier = ViewerRecord(tmp_path / "vnc" / "viewers.json").read()
+    assert earlier.viewers == 1 and earlier.ended_s_ago is not None and earlier.ended_s_ago < DEADLINE_S
+    async with remote_view(x_display, tmp_path) as (_, again):
+        assert _reason(again) == "unknown"

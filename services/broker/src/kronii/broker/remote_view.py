@@ -190,11 +190,13 @@ class RemoteView:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        # Counted first: stopping x11vnc disconnects the viewers, and their "gone" hooks may arrive.
+        attached = self._viewers_for_record()
         if self._vnc is not None:
             await asyncio.to_thread(self._vnc.stop)
         if self._listener is not None:
-            self._write_record(ended=True)
             self._listener.clear()
+            self._write_record(attached, ended=True)
             await self._listener.stop()
 
     # ---- viewers -----------------------------------------------------------------------------------
@@ -215,9 +217,12 @@ class RemoteView:
             self._waiting_why = f"{why} (waiting up to {seconds:.0f} s for a viewer)"
         self._publish()  # at once: the x11vnc started next may take a while
 
-    def _write_record(self, *, ended: bool = False) -> None:
+    def _viewers_for_record(self) -> int:
         # While waiting for a reconnect, a person may be there: the broker after this one waits too.
-        viewers = self.viewer_count or (1 if self._waiting_until is not None else 0)
+        return self.viewer_count or (1 if self._waiting_until is not None else 0)
+
+    def _write_record(self, viewers: int | None = None, *, ended: bool = False) -> None:
+        viewers = self._viewers_for_record() if viewers is None else viewers
         try:
             self._record.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             self._record.write(viewers, ended=ended)
