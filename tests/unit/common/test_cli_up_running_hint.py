@@ -1,6 +1,7 @@
 """A command whose service does not answer says "start it with `kronii up`" only when no `kronii up`
 runs: while one holds the data directory (its services stopped, hung or starting), the command says
-that the service does not answer though `kronii up` runs, with its pid."""
+that the service does not answer though `kronii up` runs, with the pid of the lock's holder (read from
+the kernel's lock table, without taking the lock)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def test_while_kronii_up_holds_the_data_directory_the_command_says_so_with_its_p
 ) -> None:
     monkeypatch.setenv("KRONII_DATA_DIR", str(tmp_path))
     (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "up.json").write_text(json.dumps({"pid": 4242}))
+    (tmp_path / "run" / "up.json").write_text(json.dumps({"pid": 4242}))  # stale: the lock's holder counts
     fd = os.open(tmp_path / "up.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as kronii up holds it (a lock of its own file)
@@ -40,4 +41,4 @@ def test_while_kronii_up_holds_the_data_directory_the_command_says_so_with_its_p
         os.close(fd)
     assert "start it with `kronii up`" not in said
     assert said.startswith("kronii: the supervisor is not reachable at http://127.0.0.1:1 (timed out): ")
-    assert "it does not answer, though `kronii up` is running (pid 4242)" in said
+    assert f"it does not answer, though `kronii up` is running (pid {os.getpid()})" in said
