@@ -69,12 +69,17 @@ class EndpointProbe:
                 await task
 
     def status(self) -> DependencyStatus:
+        # Not required: the service works without its model (the pipeline's rules floor every role; a
+        # plan says the model did not answer), and a model server started after `kronii up` must not
+        # stop the mesh at its readiness wait. /readyz and `kronii status` still name it as not ready.
         if self.answers is None:
-            return DependencyStatus(False, f"the model endpoint at {self.shown_url} has not been reached yet")
+            return DependencyStatus(
+                False, f"the model endpoint at {self.shown_url} has not been reached yet", required=False
+            )
         if self.answers:
-            return DependencyStatus(True, f"the model endpoint at {self.shown_url} answers")
+            return DependencyStatus(True, f"the model endpoint at {self.shown_url} answers", required=False)
         return DependencyStatus(
-            False, f"the model endpoint at {self.shown_url} does not answer ({self.reason})"
+            False, f"the model endpoint at {self.shown_url} does not answer ({self.reason})", required=False
         )
 
 
