@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from kronii.supervisor.adapters.tmux import (
     SHELLS,
@@ -37,6 +39,8 @@ from kronii.supervisor.core.payload import Payload
 from kronii.supervisor.core.screen import StyledLine, echo_count, parse_screen
 
 __all__ = ["Baseline", "Look", "PaneDriver", "Written"]
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,19 +79,26 @@ class PaneDriver:
     def __init__(self, tmux: TmuxControl) -> None:
         self.tmux = tmux
 
+    async def _asked(self, ask: Callable[[], Awaitable[_T]]) -> _T:
+        """A read (no side effect), asked once more when the connection it went out on ended or
+        was never attached: the next one is opened and attached first. tmux saying the target
+        does not exist, or giving no answer on a live connection, is not asked again."""
+        try:
+            return await ask()
+        except TmuxError as error:
+            if says_gone(error) or self.tmux.connected:
+                raise
+        return await ask()
+
     async def _probe(self, target: str) -> PaneProbe | str:
-        """The pane, or why tmux could not be asked about it. Only tmux saying the pane does not
-        exist makes it gone; a connection being (re-)opened, ending or slow is asked once more,
-        on a connection that is attached by then."""
-        problem = ""
-        for _ in range(2):
-            try:
-                return await self.tmux.probe(target)
-            except (TmuxError, TimeoutError, ValueError) as error:
-                if says_gone(error):
-                    raise
-                problem = f"tmux did not answer about pane {target}: {error or type(error).__name__}"
-        return problem
+        """The pane, or why tmux could not be asked about it (only tmux saying there is no such
+        pane makes it gone: that TmuxError is raised)."""
+        try:
+            return await self._asked(lambda: self.tmux.probe(target))
+        except (TmuxError, TimeoutError, ValueError) as error:
+            if says_gone(error):
+                raise
+            return f"tmux did not answer about pane {target}: {error or type(error).__name__}"
 
     async def look(self, target: str, registered_pid: int, kind: AgentKind) -> Look:
         try:
@@ -122,7 +133,7 @@ class PaneDriver:
 
     async def _read(self, target: str, kind: AgentKind) -> tuple[Reading, tuple[StyledLine, ...]]:
         """The screen as it is now (never an earlier look): cursor and text in one round trip."""
-        cursor_x, cursor_y, screen = await self.tmux.screen_at(target)
+        cursor_x, cursor_y, screen = await self._asked(lambda: self.tmux.screen_at(target))
         lines = parse_screen(screen)
         return classify(lines, cursor_y, kind, cursor_x=cursor_x), lines
 
