@@ -95,3 +95,36 @@ async def test_triggers_for_different_panes_are_typed_at_the_same_time() -> None
 
     assert [o.runtime_id for o in outcomes] == ["rt-1", "rt-2"]
     assert panes.most_at_once == 2
+
+
+async def test_tmux_not_answering_defers_with_a_sentence_and_the_trigger_is_delivered_once_it_does() -> None:
+    # Issue 26 item 13: in the second after a restart, tmux could not be asked about a live pane
+    # and the trigger was answered `failed RUNTIME_OFFLINE`.
+    why = "tmux did not answer about pane %1: the tmux control connection ended"
+    panes = FakePanes(PaneFacts(agent_in_foreground=False, agent_state="", unanswered=why))
+    world = trigger_world(panes)
+
+    deferred = await world.desk.trigger(request("t-1"), CALLER)
+
+    assert (deferred.result, deferred.error_code) == ("deferred", "TMUX_UNAVAILABLE")
+    assert deferred.detail.startswith(why) and "not taken as gone" in deferred.detail
+    assert panes.written == [] and world.records.rows[-1]["detail"] == deferred.detail
+    assert world.registry.records["rt-1"].status.value != "offline"
+
+    panes.facts = PaneFacts()  # tmux answers again: the pane is there, the agent idle
+    world.clock.advance(world.state.queue["t-1"][1] - world.clock.now + 0.01)
+    await world.desk.take_due()
+    delivered = await world.desk.inflight["t-1"]
+
+    assert (delivered.result, delivered.delivery_backend) == ("delivered", "tmux")
+    assert panes.written == [("%1", "run the tests")]
+
+
+async def test_a_pane_tmux_says_is_gone_fails_runtime_offline_without_a_fallback() -> None:
+    panes = FakePanes(PaneFacts(exists=False, agent_in_foreground=False, agent_state="exited"))
+    world = trigger_world(panes)
+
+    outcome = await world.desk.trigger(request("t-1"), CALLER)
+
+    assert (outcome.result, outcome.error_code) == ("failed", "RUNTIME_OFFLINE")
+    assert outcome.detail == "the agent's process or pane is gone" and panes.written == []
