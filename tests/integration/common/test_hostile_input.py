@@ -210,8 +210,10 @@ def test_a_huge_audit_detail_is_stored_capped_and_the_chain_verifies(
     body = {"trigger_id": trigger_id, "agent_id": "nobody-here", "workspace_id": "hostile", "thread_id": "th1",
             "prompt": "hello", "reason": reason}  # fmt: skip
     response = client.post(f"{supervisor.url}/v1/triggers", json=body, headers=supervisor.headers)
-    assert response.status_code == 200, response.text
+    # No such agent: refused, and the refusal is an audit row carrying the reason, capped.
+    assert response.status_code == 404, response.text
     row = asyncio.run(_audit_row(mesh.database, trigger_id))
+    assert row.outcome == "not_found"
     stored = row.detail["reason"]
     assert stored == {
         "truncated": reason[:DETAIL_VALUE_CAP],

@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, NoReturn
 
 from kronii.common.errors import Conflict, InvalidArgument, NotFound, PermissionDenied, Unavailable
 from kronii.supervisor.access import need
@@ -80,12 +80,7 @@ class TriggerDesk:
         job = self._job(req, claims, payload, request_id)
         record = self._lifecycle.target(job)
         if record is None:
-            # Never registered here (an offline runtime still names the agent, and its kind and
-            # session tell the fallback chain what to do): nothing to queue, say so.
-            raise NotFound(
-                f"no such agent: {req.agent_id} (no runtime of it is registered in workspace "
-                f"{req.workspace_id!r}; `kronii agents list` shows the agents, `kronii agents spawn` starts one)"
-            )
+            await self._refuse_unknown_agent(req, claims)
         # At least once: the job is in the queue (leased) before anything touches the pane.
         kind = self._lifecycle.kinds.get(record.kind)
         try:
@@ -110,6 +105,19 @@ class TriggerDesk:
         if outcome.result not in (Result.DEFERRED.value, PENDING):
             self._metrics.latency.observe((time.perf_counter() - started) * 1000)
         return outcome
+
+    async def _refuse_unknown_agent(self, req: pb.TriggerRuntimeRequest, claims: Claims) -> NoReturn:
+        """Never registered here (an offline runtime still names the agent, and its kind and session
+        tell the fallback chain what to do): nothing to queue. The refusal is a control decision, so
+        it is an audit row too (the caller's reason capped by the audit log)."""
+        await self._audit(
+            claims.subject, "supervisor.trigger", req.trigger_id, "not_found",
+            agent_id=req.agent_id, workspace_id=req.workspace_id, reason=req.reason,
+        )  # fmt: skip
+        raise NotFound(
+            f"no such agent: {req.agent_id} (no runtime of it is registered in workspace "
+            f"{req.workspace_id!r}; `kronii agents list` shows the agents, `kronii agents spawn` starts one)"
+        )
 
     def _job(self, req: pb.TriggerRuntimeRequest, claims: Claims, payload: Payload, request_id: str) -> Job:
         return Job(
