@@ -18,6 +18,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,10 @@ def small_tmpfs(path: Path) -> Iterator[Path]:
         yield path
     finally:
         subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
+def _answers_ready(url: str) -> bool:
+    return httpx.get(f"{url}/readyz", timeout=10).status_code == 200
 
 
 @dataclass
@@ -283,11 +288,9 @@ def test_a_full_data_disk_is_answered_503_with_retry_after_and_nothing_acknowled
         assert len(sentence.split()) >= 4, f"{where}: not a sentence: {sentence!r}"
 
     disk.free()
-    wait_until(
-        lambda: httpx.get(f"{disk.pipeline.url}/readyz", timeout=10).status_code == 200,
-        15,
-        "the pipeline ready again",
-    )
+    for name, url in (("pipeline", disk.pipeline.url), ("capture", disk.capture.http)):
+        # Each service sees Redis back at its own next probe.
+        wait_until(partial(_answers_ready, url), 15, f"the {name} ready again")
     assert disk.pipeline_trigger().status_code == 202
     supervisor_round("after")
     capture_round()
