@@ -18,7 +18,7 @@ __all__ = ["CommonMetrics", "configure_tracing", "service_version", "tracer"]
 
 # No `_created` series: a third of what Prometheus scraped from the mesh, read by no rule or panel (a
 # counter's reset is seen from its value). Every kronii process imports this module before its metrics.
-disable_created_metrics()
+disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped in prometheus_client
 
 
 class CommonMetrics:
