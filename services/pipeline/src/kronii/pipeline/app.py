@@ -45,7 +45,7 @@ from kronii.pipeline.api.triggers import pipeline_router
 from kronii.pipeline.core.states import Trigger
 from kronii.pipeline.metrics import PipelineMetrics, notice_source, zero_common_series
 from kronii.pipeline.notice_desk import NoticeDesk
-from kronii.pipeline.ports import CapturePort, NoCapture, RunnerPorts
+from kronii.pipeline.ports import CapturePort, NoCapture, RunnerPorts, SystemClock
 from kronii.pipeline.roles.backend_factory import make_backend
 from kronii.pipeline.roles.values import BackendKind
 from kronii.pipeline.round_state import RunnerConfig
@@ -58,10 +58,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 __all__ = ["PipelineApp"]
 
 log = logging.getLogger(__name__)
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def _runner_config(settings: PipelineSettings) -> RunnerConfig:
@@ -115,6 +111,9 @@ class PipelineApp:
         self._subscriptions: list[Subscription] = []
         self._loop: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
+        # Durations on the monotonic clock anchored at start (the triggers' times, every window and
+        # deadline of the runner and the notice desk); records on the wall clock (ports.Clock).
+        self._clock = SystemClock()
         self._late_engine = _LateEngine()
         engine = cast(AsyncEngine, self._late_engine)
         self._plugin_store = PluginStore(engine)
@@ -122,7 +121,7 @@ class PipelineApp:
         self._notification_store = NotificationStore(engine)
         self._controls = SourceControls(engine)
         self._routers: list[APIRouter] = [
-            pipeline_router(self.submit, self.status, _now_ms),
+            pipeline_router(self.submit, self.status, self._clock),
             runs_router(self._run_store),
             notifications_stream_router(self._broadcaster),
             controls_router(self._notification_store, self._controls),
@@ -158,8 +157,11 @@ class PipelineApp:
             self._model = EndpointProbe(settings.llm_base_url)
             self._model.start()
         ports = self._runner_ports(ctx, settings, capture_port)
-        runner = self._runner = Runner(ports, _now_ms, _runner_config(settings))
-        self._notices = NoticeDesk(ports.notifier, lambda: runner.desktop_holds, ctx.record, _now_ms)
+        clock = self._clock
+        runner = self._runner = Runner(ports, clock, _runner_config(settings), wall=clock.wall)
+        self._notices = NoticeDesk(
+            ports.notifier, lambda: runner.desktop_holds, ctx.record, clock, clock.wall
+        )
         await self._subscribe(ctx.bus, settings)
         self._loop = asyncio.create_task(
             self._run_loop(settings.loop_interval_ms / 1000), name="pipeline-loop"
@@ -179,7 +181,7 @@ class PipelineApp:
         )
         capture = self._capture
         return RunnerPorts(
-            snapshots=RedisSnapshots(ctx.redis, _now_ms),
+            snapshots=RedisSnapshots(ctx.redis, self._clock),
             plugins=RegistryPlugins(
                 self._plugin_store,
                 ctx.bus,
@@ -284,7 +286,7 @@ class PipelineApp:
         return outcome
 
     async def _on_message(self, subject: str, message: Message) -> None:
-        trigger = trigger_from_message(message, _now_ms())
+        trigger = trigger_from_message(message, self._clock())
         if trigger is None:
             return
         try:
@@ -296,7 +298,7 @@ class PipelineApp:
         if self._notices is None or self._metrics is None:
             return
         try:
-            notice = notice_from_message(message, _now_ms())
+            notice = notice_from_message(message, self._clock())
         except ValueError as error:
             self._metrics.notices.labels(notice_source(message.source), "invalid").inc()
             log.warning("dropped a notice from %r: %s", message.source[:64], error)

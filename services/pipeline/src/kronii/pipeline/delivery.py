@@ -11,7 +11,7 @@ from kronii.pipeline.adapters.runs_store import RunRecord
 from kronii.pipeline.core.deferral import DeferReason, defer
 from kronii.pipeline.core.machine import Facts
 from kronii.pipeline.core.states import RunState
-from kronii.pipeline.ports import Clock, RunnerPorts
+from kronii.pipeline.ports import Clock, RunnerPorts, on_the_wall
 from kronii.pipeline.role_calls import RoleCalls
 from kronii.pipeline.roles.values import Plan
 from kronii.pipeline.round_state import Round, RunnerConfig, Standing, Stepper
@@ -35,6 +35,7 @@ class Delivery:
         ports: RunnerPorts,
         config: RunnerConfig,
         clock: Clock,
+        wall: Clock,
     ) -> None:
         self._standing = standing
         self._stepper = stepper
@@ -42,6 +43,7 @@ class Delivery:
         self._ports = ports
         self._config = config
         self._clock = clock
+        self._wall = wall
 
     async def plan(self, current: Round) -> None:
         assert current.synthesis is not None
@@ -93,7 +95,8 @@ class Delivery:
     def _desktop_held(self, current: Round) -> bool:
         """While the person holds the desktop (the input broker said so) the round thinks but starts
         no action: nothing is sent, and the run notes why."""
-        hold = self._standing.desktop_holds.holding(self._clock() / 1000)
+        # The broker says until when on the wall clock.
+        hold = self._standing.desktop_holds.holding(self._wall() / 1000)
         if hold is None:
             return False
         current.notes.append(f"silent: {hold.describe()}")
@@ -104,7 +107,8 @@ class Delivery:
         now = self._clock()
         cooldown = min(current.plan.min_cooldown_ms, self._config.max_cooldown_ms)
         self._standing.cooling_until_ms = now + cooldown
-        current.record = replace(current.record, next_wakeup_at=current.plan.next_wakeup_ms / 1000)
+        wakeup = on_the_wall(self._clock, self._wall, current.plan.next_wakeup_ms)
+        current.record = replace(current.record, next_wakeup_at=wakeup / 1000)
         self._standing.state = RunState.COOLING
         await self._ports.scheduler.plan(current.run_id, current.app, current.plan, now)
 
@@ -122,9 +126,10 @@ class Delivery:
 
     async def finish(self, current: Round) -> RunRecord:
         now = self._clock()
+        wall = self._wall()  # the record's times; the deferral measures on `now`
         visits = list(current.record.states)
         if visits and current.state not in (RunState.COOLING, RunState.DEFERRED):
-            visits[-1] = replace(visits[-1], left_at_ms=now)
+            visits[-1] = replace(visits[-1], left_at_ms=wall)
         if current.state is RunState.COOLING:
             self._standing.state = RunState.COOLING
         elif current.state is RunState.DEFERRED:
@@ -138,7 +143,7 @@ class Delivery:
             if not current.record.decision:
                 current.record = replace(current.record, decision="failed")
         record = replace(
-            current.record, states=tuple(visits), finished_at=now / 1000, notes=tuple(current.notes)
+            current.record, states=tuple(visits), finished_at=wall / 1000, notes=tuple(current.notes)
         )
         self._standing.recent_notes.append((record.run_id, tuple(current.notes)))
         current.record = record

@@ -31,11 +31,14 @@ class NoticeDesk:
         holds: Callable[[], DesktopHolds],
         audit: AuditPort,
         clock: Clock,
+        wall: Clock | None = None,
     ) -> None:
         self._notifier = notifier
         self._holds = holds
         self._audit = audit
+        # `clock` measures the dedup and per-hour windows; the broker's holds are on the wall clock.
         self._clock = clock
+        self._wall = wall or clock
         self._ledger = NoticeLedger()
         # One at a time: two copies of a notice arriving together must not both pass the dedup rule.
         self._lock = asyncio.Lock()
@@ -43,7 +46,7 @@ class NoticeDesk:
     async def receive(self, notice: Notice) -> NoticeVerdict:
         async with self._lock:
             now = self._clock()
-            hold = self._holds().holding(now / 1000)
+            hold = self._holds().holding(self._wall() / 1000)
             gates = NoticeGates(
                 muted=await self._notifier.muted(notice.control_key) or "",
                 held=hold.describe() if hold is not None else "",

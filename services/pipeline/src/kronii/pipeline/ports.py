@@ -7,6 +7,7 @@ The api/ routers reach the stores only through the store Protocols at the end.""
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, Self
@@ -49,11 +50,46 @@ __all__ = [
     "SnapshotPort",
     "StreamEvent",
     "StreamSubscription",
+    "SystemClock",
     "UnknownPlugin",
+    "on_the_wall",
 ]
 
-# Epoch milliseconds; the runner never reads the system clock itself.
+# Milliseconds; the runner never reads the system clock itself. It is given two: the clock that
+# measures every duration and deadline (deferrals, cooldowns, coalescing and rate windows, a
+# capture's TTL, the Planner's wake-up), a monotonic clock anchored to the epoch once at start
+# (SystemClock.__call__), and the wall clock for what is written down for people (a run's times,
+# the status page's deadlines) and for the broker's wall-stamped desktop holds (SystemClock.wall).
+# A step of the wall clock (NTP, a person setting the time) then moves no duration.
 Clock = Callable[[], int]
+
+
+class SystemClock:
+    """The system's two clocks in epoch milliseconds: called, the monotonic clock anchored to the
+    wall clock when this object is made (process start), for durations; `wall()`, the wall clock,
+    for records. The time sources are injectable (nanoseconds) so a test can step the wall clock."""
+
+    def __init__(
+        self,
+        wall_ns: Callable[[], int] = time.time_ns,
+        monotonic_ns: Callable[[], int] = time.monotonic_ns,
+    ) -> None:
+        self._wall_ns = wall_ns
+        self._monotonic_ns = monotonic_ns
+        self._anchor_ns = wall_ns() - monotonic_ns()
+
+    def __call__(self) -> int:
+        return (self._anchor_ns + self._monotonic_ns()) // 1_000_000
+
+    def wall(self) -> int:
+        return self._wall_ns() // 1_000_000
+
+
+def on_the_wall(now: Clock, wall: Clock, at_ms: int) -> int:
+    """`at_ms`, a time on the duration clock `now`, said on the wall clock (for people)."""
+    return wall() + (at_ms - now())
+
+
 # The largest page of runs the run store answers.
 MAX_RUNS_PAGE = 500
 

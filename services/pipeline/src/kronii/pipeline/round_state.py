@@ -118,20 +118,24 @@ class Stepper:
     """Moves a round along the table's rows: records the visit, does the row's book-keeping actions
     and saves the run as it goes."""
 
-    def __init__(self, standing: Standing, runs: RunSink, config: RunnerConfig, clock: Clock) -> None:
+    def __init__(
+        self, standing: Standing, runs: RunSink, config: RunnerConfig, clock: Clock, wall: Clock
+    ) -> None:
         self._standing = standing
         self._runs = runs
         self._config = config
         self._clock = clock
+        self._wall = wall
 
     async def move(self, current: Round, moved: Step | NoTransition) -> None:
         if isinstance(moved, NoTransition):
             raise RoundAborted(f"no row: {moved.reason}")
         now = self._clock()
+        wall = self._wall()  # the record's times; the ledgers measure on `now`
         visits = list(current.record.states)
         if visits:
-            visits[-1] = replace(visits[-1], left_at_ms=now)
-        visits.append(StateVisit(moved.target.value, now))
+            visits[-1] = replace(visits[-1], left_at_ms=wall)
+        visits.append(StateVisit(moved.target.value, wall))
         current.record = replace(current.record, states=tuple(visits))
         current.state = moved.target
         await self._act(current, moved.actions, now)

@@ -47,22 +47,25 @@ def _worst(levels: Sequence[Level]) -> Level:
 
 
 class Rounds:
-    def __init__(self, standing: Standing, ports: RunnerPorts, config: RunnerConfig, clock: Clock) -> None:
+    def __init__(
+        self, standing: Standing, ports: RunnerPorts, config: RunnerConfig, clock: Clock, wall: Clock
+    ) -> None:
         self._standing = standing
         self._ports = ports
         self._config = config
         self._clock = clock
-        self._stepper = Stepper(standing, ports.runs, config, clock)
+        self._wall = wall
+        self._stepper = Stepper(standing, ports.runs, config, clock, wall)
         self._role_calls = RoleCalls(standing, ports.backend, config)
         self._capture = CaptureWait(standing, self._stepper, ports.capture, config, clock)
-        self._delivery = Delivery(standing, self._stepper, self._role_calls, ports, config, clock)
+        self._delivery = Delivery(standing, self._stepper, self._role_calls, ports, config, clock, wall)
 
     @property
     def delivery(self) -> Delivery:
         return self._delivery
 
     async def run(self, batch: Batch, first: Step) -> RunRecord:
-        now = self._clock()
+        now = self._wall()  # what the run records: the wall clock
         run_id = uuid.uuid4().hex
         summary = f"{batch.kind.value} x{batch.count}" + (" (high priority)" if batch.high_priority else "")
         record = RunRecord(run_id=run_id, created_at=now / 1000, trigger_summary=summary)

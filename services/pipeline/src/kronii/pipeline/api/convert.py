@@ -1,7 +1,7 @@
 """Messages from the bus (sensor activity, plugin events, scheduler ticks) and trigger requests
 from agents, as the core's `Trigger`; notices from other kronii services as the core's `Notice`.
-Times are the receiver's clock (epoch ms), so intake's coalescing windows and the run loop share one
-time base."""
+Times are the receiver's clock (its epoch-anchored monotonic milliseconds, ports.Clock), so intake's
+coalescing windows and the run loop share one time base that a wall-clock step does not move."""
 
 from __future__ import annotations
 
