@@ -1,20 +1,26 @@
 """The scheduler as a service: applies plans (NATS and HTTP), answers admissions (NATS request/reply
 and HTTP), and polls Redis for due wake-ups, publishing one Tick for each. The rules are in core/;
-every bit of state is in Redis, so a restarted scheduler carries on where the last one stopped."""
+every bit of state is in Redis, so a restarted scheduler carries on where the last one stopped.
+
+Two clocks (kronii.common.clock.AnchoredClock): every time kept or compared (wake-ups, the cooldown,
+filters, the run counts behind the ceilings) is on the monotonic clock anchored to the epoch at
+start, so a step of the wall clock moves no duration, and the values in Redis stay comparable across
+a restart; what is shown or written down (the schedule view, a plan's answer, audit rows, a Tick's
+times, the last-tick gauge) is on the wall clock."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-import time
 import uuid
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Coroutine, Iterable
 from typing import Any
 
 import grpc
 from fastapi import APIRouter
 from kronii.common import subjects
+from kronii.common.clock import AnchoredClock
 from kronii.common.durable import StoreUnavailable
 from kronii.common.service import DependencyStatus, ServiceContext
 from kronii.scheduler.adapters.timers import RedisTimers
@@ -54,8 +60,8 @@ def _new_id() -> str:
 
 
 class SchedulerApp:
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
-        self._clock = clock
+    def __init__(self, clock: AnchoredClock | None = None) -> None:
+        self._clock = clock if clock is not None else AnchoredClock()
         self._ctx: ServiceContext | None = None
         self._settings: SchedulerSettings | None = None
         self._limits = Limits()
@@ -126,8 +132,9 @@ class SchedulerApp:
         """Apply a Planner's plan; raises InvalidRequest naming the field."""
         timers, metrics = self._parts()
         now = self._clock()
+        wall_offset = self._clock.wall() - now
         try:
-            applied = apply_plan(plan_input(plan), now, self._limits, _new_id())
+            applied = apply_plan(plan_input(plan, wall_offset), now, self._limits, _new_id())
         except InvalidRequest:
             metrics.plans.labels("invalid").inc()
             raise
@@ -140,7 +147,7 @@ class SchedulerApp:
                              outcome="ignored", reason=applied.ignored)  # fmt: skip
             metrics.plans.labels("ignored").inc()
             log.info("plan from run %s ignored: %s", plan.run_id or "?", applied.ignored)
-            return plan_response(applied)
+            return plan_response(applied, wall_offset)
 
         async def apply(_session: Any) -> None:
             if applied.wakeup is not None:
@@ -155,8 +162,8 @@ class SchedulerApp:
             subject=plan.app,
             outcome="applied",
             then=apply,
-            wakeup_at=applied.wakeup.due_at if applied.wakeup is not None else None,
-            cooldown_until=applied.cooldown.until if applied.cooldown is not None else None,
+            wakeup_at=applied.wakeup.due_at + wall_offset if applied.wakeup is not None else None,
+            cooldown_until=applied.cooldown.until + wall_offset if applied.cooldown is not None else None,
             filters=sorted(applied.filters),
         )
         metrics.plans.labels("applied").inc()
@@ -170,7 +177,7 @@ class SchedulerApp:
             cooldown,
             ", ".join(applied.filters) or "none",
         )
-        return plan_response(applied)
+        return plan_response(applied, wall_offset)
 
     async def _on_plan(self, subject: str, plan: pb.Plan) -> None:
         try:
@@ -218,16 +225,17 @@ class SchedulerApp:
     async def schedule(self) -> pb.ScheduleView:
         timers, _ = self._parts()
         now = self._clock()
+        wall_offset = self._clock.wall() - now
         wakeups = await timers.pending()
         apps = await timers.apps_with_runs(now)
         app_runs = [
             counter(app, await timers.app_runs(app, now), self._limits.app_runs_per_hour) for app in apps
         ]
         return pb.ScheduleView(
-            now=timestamp(now),
-            wakeups=[wakeup_message(wakeup, now) for wakeup in wakeups],
-            cooldown=cooldown_message(await timers.cooldown(now), now),
-            filters=filter_messages(await timers.filters(now)),
+            now=timestamp(now + wall_offset),
+            wakeups=[wakeup_message(wakeup, now, wall_offset) for wakeup in wakeups],
+            cooldown=cooldown_message(await timers.cooldown(now), now, wall_offset),
+            filters=filter_messages(await timers.filters(now), wall_offset),
             global_runs=counter("global", await timers.global_runs(now), self._limits.global_runs_per_hour),
             app_runs=app_runs,
             global_ceiling_per_hour=self._limits.global_runs_per_hour,
@@ -268,12 +276,13 @@ class SchedulerApp:
         timers, metrics = self._parts()
         assert self._ctx is not None
         fired_at = self._clock()
+        wall_offset = self._clock.wall() - fired_at
         # Unconfirmed (publish failed) means the lease runs out and the wake-up fires again.
-        await self._ctx.bus.publish(subjects.SCHEDULER_TICK, tick_message(wakeup, fired_at))
+        await self._ctx.bus.publish(subjects.SCHEDULER_TICK, tick_message(wakeup, fired_at, wall_offset))
         await timers.done(wakeup)
         await timers.put_wakeup(safety_net_after(fired_at, self._limits, _new_id()))
         metrics.ticks.labels(wakeup.kind.value).inc()
-        metrics.last_tick.set(time.time())
+        metrics.last_tick.set(fired_at + wall_offset)  # Unix wall time
         metrics.tick_lateness.observe(max(0.0, fired_at - wakeup.due_at))
         log.info(
             "tick %s (%s) for %s, %.3f s after its due time",

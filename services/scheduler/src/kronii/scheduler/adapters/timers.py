@@ -6,12 +6,17 @@ Keys (all under the configured prefix `p`):
                 (the scheduler died between claim and publish) makes the wake-up due again
 - `p:wakeup:<id>` hash: the wake-up's details
 - `p:slots`     hash: slot -> the id of its pending wake-up (one per app, global, safety net)
-- `p:cooldown`  hash: until_ms, app, run_id, reason (expires with the cooldown)
+- `p:cooldown`  hash: until_ms, app, run_id, reason (the latest plan's; replaced or deleted)
 - `p:filters`   hash: filter -> until_ms
 - `p:runs:global`, `p:runs:app:<app>` sorted sets of admitted runs by time; `p:apps` app -> last run
 
 Claims are Lua scripts: a due wake-up moves from `wakeups` to `inflight` in one step, so it is
 handed to exactly one scheduler even when several poll the same Redis.
+
+The times (scores, `*_ms`) are on the scheduler's duration clock, the monotonic clock anchored to
+the epoch at start, and they alone decide: Redis's own expiry runs on its host's wall clock, which
+may be stepped, so a key's expiry is only a relative sweep of garbage with a day to spare, never
+what ends a cooldown or forgets a run.
 """
 
 from __future__ import annotations
@@ -77,6 +82,8 @@ return 1
 """
 
 _CLAIM_BATCH = 100
+# Keys whose times have all passed are swept by Redis this long after (wall steps up to a day are harmless).
+_SWEEP_AFTER_SECS = HOUR_SECS + 86400.0
 
 
 def _ms(seconds: float) -> int:
@@ -207,7 +214,6 @@ class RedisTimers:
         async with self._redis.pipeline(transaction=True) as pipe:
             pipe.delete(self._cooldown)
             pipe.hset(self._cooldown, mapping=fields)
-            pipe.pexpireat(self._cooldown, _ms(cooldown.until))
             await pipe.execute()
 
     async def cooldown(self, now: float) -> Cooldown | None:
@@ -251,7 +257,7 @@ class RedisTimers:
             if app:
                 pipe.zadd(self._app_runs(app), {member: _ms(now)})
                 pipe.zremrangebyscore(self._app_runs(app), "-inf", cutoff)
-                pipe.pexpireat(self._app_runs(app), _ms(now + HOUR_SECS))
+                pipe.pexpire(self._app_runs(app), _ms(_SWEEP_AFTER_SECS))
                 pipe.zadd(self._apps, {app: _ms(now)})
             await pipe.execute()
 
