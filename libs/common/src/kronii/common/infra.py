@@ -69,10 +69,44 @@ class InfraServer:
         return redact_url(self.url)
 
 
+_PORTS_GIVEN: set[int] = set()
+_LISTEN_PORTS_BELOW_EPHEMERAL = 12_000
+
+
 def free_port() -> int:
+    """A loopback port nothing listens on, for a server started next (tests, benchmarks).
+
+    Chosen below the kernel's ephemeral range: a port from that range (what binding port 0 gives) can
+    be taken by any outgoing connection made before the server binds it, and a mesh starting up makes
+    hundreds (seen: a `kronii up` whose shared process could not bind its HTTP port). Never the same
+    port twice in one process."""
+    low, high = _below_ephemeral()
+    if high > low:
+        for _ in range(200):
+            port = secrets.randbelow(high - low) + low
+            if port not in _PORTS_GIVEN and _bindable(port):
+                _PORTS_GIVEN.add(port)
+                return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _below_ephemeral() -> tuple[int, int]:
+    try:
+        first = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        first = 32768
+    return max(10_000, first - _LISTEN_PORTS_BELOW_EPHEMERAL), first
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def ensure_private_dir(path: Path) -> Path:
