@@ -6,11 +6,11 @@ import io
 import uuid
 from typing import Any
 
-from kronii.common.audit import AuditLog, AuditRecorder
+from kronii.common.audit import AuditLog, AuditTrail
 from PIL import Image
 
 
-def audit_recorder(audit: AuditLog) -> AuditRecorder:
+def audit_recorder(audit: AuditLog) -> AuditTrail:
     """ServiceContext.record's shape on a real audit log."""
 
     async def record(*, actor: str, action: str, subject: str = "", outcome: str = "", **detail: Any) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pytest_asyncio
 import redis.asyncio as aioredis
-from kronii.common.clock import AnchoredClock
+from kronii.common.clock import SystemClock
 from kronii.scheduler.app import SchedulerApp
 from kronii.scheduler.settings import SchedulerSettings
 from kronii.scheduler.v1 import scheduler_pb2 as pb
@@ -26,7 +26,7 @@ APP_CEILING = 2
 
 
 class SteppedTime:
-    """Nanosecond time sources for AnchoredClock: the monotonic one moves only with `advance`."""
+    """Nanosecond time sources for SystemClock: the monotonic one moves only with `advance`."""
 
     def __init__(self) -> None:
         self.wall_ns = time.time_ns()
@@ -64,7 +64,7 @@ async def world(infra: InfraUrls, migrated_database: str) -> AsyncIterator[World
     )
     await ctx.bus.connect(infra.nats)
     stepped = SteppedTime()
-    app = SchedulerApp(AnchoredClock(stepped.wall, stepped.monotonic))
+    app = SchedulerApp(SystemClock(stepped.wall, stepped.monotonic))
     await app.start(ctx)
     try:
         yield World(app, stepped)

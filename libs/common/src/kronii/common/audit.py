@@ -12,7 +12,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from kronii.common.db import Base
 from sqlalchemy import BigInteger, DateTime, Text, func, select, text
@@ -24,7 +24,6 @@ __all__ = [
     "DETAIL_VALUE_CAP",
     "GENESIS_HASH",
     "AuditLog",
-    "AuditRecorder",
     "AuditRow",
     "VerifyReport",
     "capped",
@@ -37,13 +36,6 @@ GENESIS_HASH = "0" * 64
 DETAIL_VALUE_CAP = 2_000
 _LOCK_KEY = 0x6B726F6E6969  # "kronii": one advisory lock for the whole chain
 
-
-class AuditRecorder(Protocol):
-    """The shape of ``ServiceContext.record``: one audit row per call."""
-
-    async def __call__(
-        self, *, actor: str, action: str, subject: str = "", outcome: str = "", **detail: Any
-    ) -> None: ...
 
 
 class AuditRow(Base):

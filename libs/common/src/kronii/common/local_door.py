@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kronii.common.audit import AuditRecorder
+from kronii.common.audit_trail import AuditTrail
 from kronii.common.peers import PeerIdentity
 from kronii.common.procinfo import executable_of, start_ticks
 
@@ -194,7 +194,7 @@ class LocalFrontDoor:
         *,
         service: str,
         peers: PeerRegistry,
-        record: AuditRecorder | None = None,
+        record: AuditTrail | None = None,
         on_refused: Callable[[str], None] | None = None,
     ) -> None:
         self._path = Path(path)

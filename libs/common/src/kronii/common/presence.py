@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
-from kronii.common.audit import AuditRecorder
+from kronii.common.audit_trail import AuditTrail
 from kronii.common.peers import PeerIdentity, ProcFacts
 from kronii.common.polkit import PolkitClient, PolkitError
 from kronii.common.presence_rules import (
@@ -72,7 +72,7 @@ class PresenceGate:
         purpose: PresencePurpose,
         *,
         window_secs: float = 120.0,
-        record: AuditRecorder | None = None,
+        record: AuditTrail | None = None,
     ) -> None:
         self._redis = redis
         self._polkit = polkit

@@ -20,7 +20,7 @@ from kronii.broker.core.machine import Decision, Happening, Policy, decide
 from kronii.broker.core.model import ControlMode, ControlState, DropReason
 from kronii.broker.core.table import Action, Event, cleared_as
 from kronii.broker.metrics import BrokerMetrics
-from kronii.broker.ports import AuditRecorder, ControlJournal, ControlPublisher, LeaseNotifier
+from kronii.broker.ports import AuditTrail, ControlJournal, ControlPublisher, LeaseNotifier
 
 __all__ = ["ControlChange", "ControlDesk"]
 
@@ -72,7 +72,7 @@ class ControlDesk:
         metrics: BrokerMetrics,
         publisher: ControlPublisher,
         journal: ControlJournal,
-        audit: AuditRecorder,
+        audit: AuditTrail,
         notifier: LeaseNotifier | None = None,
         now_ms: Callable[[], int] = _now_ms,
         interactive_reason: str = "",

@@ -9,12 +9,13 @@ from typing import Any, Literal, Protocol
 
 from kronii.broker.core.callers import Caller
 from kronii.broker.core.model import ControlState
+from kronii.common.audit_trail import AuditTrail
 from kronii.common.desktop_input import InputAction
 
 __all__ = [
     "AgentSession",
     "AgentSignIn",
-    "AuditRecorder",
+    "AuditTrail",
     "CallFacts",
     "ControlJournal",
     "ControlPublisher",
@@ -63,13 +64,6 @@ class LeaseNotifier(Protocol):
 
     async def close(self) -> None: ...
 
-
-class AuditRecorder(Protocol):
-    """The shape of ``ServiceContext.record``: one hash-chained audit row."""
-
-    async def __call__(
-        self, *, actor: str, action: str, subject: str = "", outcome: str = "", **detail: Any
-    ) -> None: ...
 
 
 @dataclass(frozen=True)

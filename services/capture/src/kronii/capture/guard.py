@@ -22,7 +22,7 @@ from kronii.capture.core.identity import Identity, caller_key
 from kronii.capture.metrics import CaptureMetrics
 from kronii.capture.ports import ClientDirectory, Clock, PresenceCheck
 from kronii.capture.settings import CaptureSettings
-from kronii.common.audit import AuditRecorder
+from kronii.common.audit_trail import AuditTrail
 from kronii.common.client_sessions import AuthError, Challenge, Session
 from kronii.common.errors import (
     InvalidArgument,
@@ -69,7 +69,7 @@ class Guard:
         peers: PeerLookup,
         breaker: CircuitBreaker,
         metrics: CaptureMetrics,
-        record: AuditRecorder,
+        record: AuditTrail,
         clock: Clock,
     ) -> None:
         self._settings = settings

@@ -26,7 +26,7 @@ from kronii.capture.core.status import (
 from kronii.capture.metrics import CaptureMetrics
 from kronii.capture.ports import Clock, JobRepository, StatusBus
 from kronii.common import subjects
-from kronii.common.audit import AuditRecorder
+from kronii.common.audit_trail import AuditTrail
 from kronii.common.errors import NotFound
 
 __all__ = ["JobBoard", "StatusUpdate"]
@@ -50,7 +50,7 @@ class JobBoard:
         store: JobRepository,
         bus: StatusBus,
         metrics: CaptureMetrics,
-        record: AuditRecorder,
+        record: AuditTrail,
         view: DesktopView,
         clock: Clock,
     ) -> None:

@@ -14,7 +14,7 @@ from kronii.capture.core.screenshots import ObjectMeta
 from kronii.capture.metrics import CaptureMetrics
 from kronii.capture.ports import ObjectStore, TokenLedger
 from kronii.capture.settings import CaptureSettings
-from kronii.common.audit import AuditRecorder
+from kronii.common.audit_trail import AuditTrail
 from kronii.common.errors import InvalidArgument, NotFound, PermissionDenied
 
 __all__ = ["ScreenshotDesk"]
@@ -29,7 +29,7 @@ class ScreenshotDesk:
         tokens: TokenLedger,
         settings: CaptureSettings,
         metrics: CaptureMetrics,
-        record: AuditRecorder,
+        record: AuditTrail,
     ) -> None:
         self._store = store
         self._tokens = tokens

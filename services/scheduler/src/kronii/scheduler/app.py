@@ -2,7 +2,7 @@
 and HTTP), and polls Redis for due wake-ups, publishing one Tick for each. The rules are in core/;
 every bit of state is in Redis, so a restarted scheduler carries on where the last one stopped.
 
-Two clocks (kronii.common.clock.AnchoredClock): every time kept or compared (wake-ups, the cooldown,
+Two clocks (kronii.common.clock.SystemClock): every time kept or compared (wake-ups, the cooldown,
 filters, the run counts behind the ceilings) is on the monotonic clock anchored to the epoch at
 start, so a step of the wall clock moves no duration, and the values in Redis stay comparable across
 a restart; what is shown or written down (the schedule view, a plan's answer, audit rows, a Tick's
@@ -20,7 +20,7 @@ from typing import Any
 import grpc
 from fastapi import APIRouter
 from kronii.common import subjects
-from kronii.common.clock import AnchoredClock
+from kronii.common.clock import Clock, SystemClock
 from kronii.common.durable import StoreUnavailable
 from kronii.common.service import DependencyStatus, ServiceContext
 from kronii.scheduler.adapters.timers import RedisTimers
@@ -60,8 +60,8 @@ def _new_id() -> str:
 
 
 class SchedulerApp:
-    def __init__(self, clock: AnchoredClock | None = None) -> None:
-        self._clock = clock if clock is not None else AnchoredClock()
+    def __init__(self, clock: Clock | None = None) -> None:
+        self._clock = clock if clock is not None else SystemClock()
         self._ctx: ServiceContext | None = None
         self._settings: SchedulerSettings | None = None
         self._limits = Limits()
@@ -131,7 +131,7 @@ class SchedulerApp:
     async def submit_plan(self, plan: pb.Plan) -> pb.PlanResponse:
         """Apply a Planner's plan; raises InvalidRequest naming the field."""
         timers, metrics = self._parts()
-        now = self._clock()
+        now = self._clock.monotonic()
         wall_offset = self._clock.wall() - now
         try:
             applied = apply_plan(plan_input(plan, wall_offset), now, self._limits, _new_id())
@@ -194,7 +194,7 @@ class SchedulerApp:
         timers, metrics = self._parts()
         request = check_admit_input(admit_input(message))
         async with timers.admission_lock():
-            now = self._clock()
+            now = self._clock.monotonic()
             view = await timers.admission_view(request.app, now)
             admission = decide_admission(request, view, now, self._limits)
             if admission.counts_run:
@@ -224,7 +224,7 @@ class SchedulerApp:
 
     async def schedule(self) -> pb.ScheduleView:
         timers, _ = self._parts()
-        now = self._clock()
+        now = self._clock.monotonic()
         wall_offset = self._clock.wall() - now
         wakeups = await timers.pending()
         apps = await timers.apps_with_runs(now)
@@ -261,7 +261,7 @@ class SchedulerApp:
         """Publish one Tick per due wake-up; returns how many fired."""
         timers, metrics = self._parts()
         assert self._ctx is not None
-        now = self._clock()
+        now = self._clock.monotonic()
         # First start, or Redis lost its data: there is always a safety net.
         if not await timers.has_slot(SAFETY_NET_SLOT):
             await timers.put_wakeup(safety_net_after(now, self._limits, _new_id()))
@@ -275,7 +275,7 @@ class SchedulerApp:
     async def _fire(self, wakeup: WakeUp) -> None:
         timers, metrics = self._parts()
         assert self._ctx is not None
-        fired_at = self._clock()
+        fired_at = self._clock.monotonic()
         wall_offset = self._clock.wall() - fired_at
         # Unconfirmed (publish failed) means the lease runs out and the wake-up fires again.
         await self._ctx.bus.publish(subjects.SCHEDULER_TICK, tick_message(wakeup, fired_at, wall_offset))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import redis.asyncio as aioredis
 from kronii.capture.core.capabilities import AGENT_DEFAULT, CAPABILITY_NAMES, HUMAN_WINDOW, names
-from kronii.common.audit import AuditRecorder
+from kronii.common.audit_trail import AuditTrail
 from kronii.common.client_sessions import ClientSessions, clients_table
 from kronii.common.local_door import LocalFrontDoor, PeerPolicy, PeerRegistry
 from kronii.common.peers import PeerIdentity
@@ -61,7 +61,7 @@ def front_door(
     policy: PeerPolicy,
     *,
     peers: PeerRegistry = PEERS,
-    record: AuditRecorder | None = None,
+    record: AuditTrail | None = None,
     on_refused: Callable[[str], None] | None = None,
 ) -> LocalFrontDoor:
     return LocalFrontDoor(
@@ -74,7 +74,7 @@ def presence_gate(
     polkit: PolkitClient,
     *,
     window_secs: float = 120.0,
-    record: AuditRecorder | None = None,
+    record: AuditTrail | None = None,
 ) -> PresenceGate:
     return PresenceGate(redis, polkit, READ_SCREENSHOTS, window_secs=window_secs, record=record)
 

@@ -34,7 +34,7 @@ from kronii.capture.adapters.vault_rotation import ProgressCallback, RotationRep
 from kronii.capture.adapters.vault_table import capture_jobs_spec, capture_objects
 from kronii.capture.core.ids import new_id
 from kronii.capture.core.screenshots import KINDS, ObjectKind, ObjectMeta
-from kronii.common.audit import AuditRecorder
+from kronii.common.audit_trail import AuditTrail
 from kronii.crypto import MasterKeyProvider, SealedObject, WrappedKey, open_sealed, seal
 from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -76,7 +76,7 @@ class ObjectVault:
         provider: MasterKeyProvider,
         *,
         store_raw: bool = True,
-        record: AuditRecorder | None = None,
+        record: AuditTrail | None = None,
     ) -> None:
         self._root = Path(root)
         self._sessions = sessions

@@ -33,7 +33,7 @@ from kronii.common.cli.exits import CommandError
 if TYPE_CHECKING:
     from kronii.capture.adapters.vault_rotation import RotationReport
     from kronii.capture.settings import CaptureSettings
-    from kronii.common.audit import AuditRecorder
+    from kronii.common.audit_trail import AuditTrail
     from kronii.crypto import MasterKeyChoice, MasterKeyProvider
 
 __all__ = ["key_status", "keys_command", "main", "rotate_keys"]
@@ -75,7 +75,7 @@ def _database_url() -> str:
     return infra_url("postgres")
 
 
-def _recorder(audit: Any) -> AuditRecorder:
+def _recorder(audit: Any) -> AuditTrail:
     async def record(*, actor: str, action: str, subject: str = "", outcome: str = "", **detail: Any) -> None:
         await audit.append(actor=actor, action=action, subject=subject, outcome=outcome, detail=detail)
 
