@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from kronii.supervisor.identity import new_nonce, proof_matches
+from kronii.supervisor.core.identity import new_nonce, proof_matches
 
 from tests.agents.harness import FAKE_CODEX
 from tests.integration.supervisor.conftest import SECRET, Supervisor, wait_ready_pane

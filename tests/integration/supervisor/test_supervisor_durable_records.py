@@ -17,7 +17,7 @@ from kronii.common.audit import AuditRow
 from kronii.common.infra import free_port
 from kronii.common.service import ServiceContext
 from kronii.supervisor.adapters.tables import triggers
-from kronii.supervisor.records import OUTBOX_KEY, TriggerRecords
+from kronii.supervisor.adapters.trigger_records import OUTBOX_KEY, TriggerRecords
 from sqlalchemy import func, select
 
 from tests.infra import InfraUrls, service_context

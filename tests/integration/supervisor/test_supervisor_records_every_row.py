@@ -22,14 +22,14 @@ import redis.asyncio as aioredis
 from kronii.common.db import MIGRATIONS_DIR
 from kronii.common.urls import libpq_url
 from kronii.supervisor.adapters.tables import triggers
+from kronii.supervisor.adapters.trigger_records import OUTBOX_KEY, TriggerRecords
+from kronii.supervisor.core.job import Job
 from kronii.supervisor.core.machine import Defer, Finish, TriggerMachine
 from kronii.supervisor.core.model import Backend, Result
 from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.core.table import TABLE, Guard, Phase, Row
-from kronii.supervisor.job import Job
 from kronii.supervisor.metrics import SupervisorMetrics
-from kronii.supervisor.outcomes import Outcomes
-from kronii.supervisor.records import OUTBOX_KEY, TriggerRecords
+from kronii.supervisor.usecases.trigger_outcomes import Outcomes
 from prometheus_client import CollectorRegistry
 from sqlalchemy import select
 

@@ -1,4 +1,4 @@
-"""kronii.supervisor.identity: the proof a supervisor gives that it holds this host's token secret,
+"""kronii.supervisor.core.identity: the proof a supervisor gives that it holds this host's token secret,
 and the unauthenticated GET /v1/identity that answers it (against a stand-in app)."""
 
 from __future__ import annotations
@@ -12,7 +12,13 @@ import pytest
 from fastapi import FastAPI
 from kronii.common.api_edge import install_error_handler
 from kronii.supervisor.api.http_api import supervisor_router
-from kronii.supervisor.identity import check_nonce, identity_key, identity_proof, new_nonce, proof_matches
+from kronii.supervisor.core.identity import (
+    check_nonce,
+    identity_key,
+    identity_proof,
+    new_nonce,
+    proof_matches,
+)
 
 SECRET = b"kronii-test-secret-0123456789abcdef"
 NONCE = "00112233445566778899aabbccddeeff"

@@ -8,17 +8,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kronii.supervisor.access import Access
-from kronii.supervisor.acks import AckBoard
 from kronii.supervisor.adapters.launcher import StartCheck
 from kronii.supervisor.adapters.tmux import PaneProbe, TmuxError
 from kronii.supervisor.core.agent_kinds import AgentKind, KindBook
 from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.metrics import SupervisorMetrics
-from kronii.supervisor.reconcile import Reconciler
-from kronii.supervisor.relaunch import Relauncher
-from kronii.supervisor.runtimes import RuntimeDesk
 from kronii.supervisor.settings import SupervisorSettings
+from kronii.supervisor.usecases.access import Access
+from kronii.supervisor.usecases.acknowledge import AckBoard
+from kronii.supervisor.usecases.manage_runtimes import RuntimeDesk
+from kronii.supervisor.usecases.reconcile_registry import Reconciler
+from kronii.supervisor.usecases.relaunch_agent import Relauncher
 from prometheus_client import CollectorRegistry
 from pydantic import SecretStr
 

@@ -11,7 +11,6 @@ from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 from kronii.common.subjects import Topic
-from kronii.supervisor.acks import AckBoard
 from kronii.supervisor.adapters.launcher import StartCheck
 from kronii.supervisor.adapters.panes import Baseline, Look, Written
 from kronii.supervisor.core.agent_kinds import AgentKind, KindBook
@@ -21,12 +20,13 @@ from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.core.payload import Payload
 from kronii.supervisor.core.runtime_index import RuntimeIndex
 from kronii.supervisor.core.tokens import Claims
-from kronii.supervisor.desktop import DesktopWatch
-from kronii.supervisor.lifecycle import TriggerLifecycle
 from kronii.supervisor.metrics import SupervisorMetrics
-from kronii.supervisor.outcomes import Outcomes
-from kronii.supervisor.relaunch import Relauncher
-from kronii.supervisor.triggers import TriggerDesk
+from kronii.supervisor.usecases.acknowledge import AckBoard
+from kronii.supervisor.usecases.desktop_watch import DesktopWatch
+from kronii.supervisor.usecases.relaunch_agent import Relauncher
+from kronii.supervisor.usecases.trigger_agent import TriggerDesk
+from kronii.supervisor.usecases.trigger_lifecycle import TriggerLifecycle
+from kronii.supervisor.usecases.trigger_outcomes import Outcomes
 from prometheus_client import CollectorRegistry
 
 _M = TypeVar("_M", bound=Message)

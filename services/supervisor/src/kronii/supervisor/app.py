@@ -22,8 +22,6 @@ from fastapi import APIRouter
 from kronii.common import subjects
 from kronii.common.access import AccessRules
 from kronii.common.service import DependencyStatus, ServiceContext
-from kronii.supervisor.access import Access, load_or_create_secret
-from kronii.supervisor.acks import AckBoard
 from kronii.supervisor.adapters.bus_events import BusEvents
 from kronii.supervisor.adapters.launcher import VisibleLauncher
 from kronii.supervisor.adapters.panes import PaneDriver
@@ -31,20 +29,23 @@ from kronii.supervisor.adapters.registry import Registry
 from kronii.supervisor.adapters.sessions import find_session_id
 from kronii.supervisor.adapters.state import SupervisorState
 from kronii.supervisor.adapters.tmux import CONTROL_SESSION, TmuxControl, pid_alive
+from kronii.supervisor.adapters.token_key import load_or_create_secret
+from kronii.supervisor.adapters.trigger_records import TriggerRecords
 from kronii.supervisor.adapters.trigger_rows import TriggerRows
 from kronii.supervisor.api.grpc_api import SupervisorServicer
 from kronii.supervisor.api.http_api import supervisor_router
 from kronii.supervisor.core.tokens import Claims
-from kronii.supervisor.desktop import DesktopWatch
-from kronii.supervisor.lifecycle import TriggerLifecycle
 from kronii.supervisor.metrics import SupervisorMetrics, zero_common_series
-from kronii.supervisor.outcomes import Outcomes
-from kronii.supervisor.reconcile import Reconciler
-from kronii.supervisor.records import TriggerRecords
-from kronii.supervisor.relaunch import Relauncher
-from kronii.supervisor.runtimes import RuntimeDesk
 from kronii.supervisor.settings import SupervisorSettings
-from kronii.supervisor.triggers import TriggerDesk
+from kronii.supervisor.usecases.access import Access
+from kronii.supervisor.usecases.acknowledge import AckBoard
+from kronii.supervisor.usecases.desktop_watch import DesktopWatch
+from kronii.supervisor.usecases.manage_runtimes import RuntimeDesk
+from kronii.supervisor.usecases.reconcile_registry import Reconciler
+from kronii.supervisor.usecases.relaunch_agent import Relauncher
+from kronii.supervisor.usecases.trigger_agent import TriggerDesk
+from kronii.supervisor.usecases.trigger_lifecycle import TriggerLifecycle
+from kronii.supervisor.usecases.trigger_outcomes import Outcomes
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 from kronii.supervisor.v1 import supervisor_pb2_grpc as pb_grpc
 

@@ -15,8 +15,8 @@ from kronii.common.api_edge import as_json, read_body
 from kronii.common.errors import InvalidArgument
 from kronii.common.limits import PathId
 from kronii.common.openapi import errors, message_schema, proto_body
+from kronii.supervisor.core.identity import NONCE_MAX_CHARS, NONCE_MIN_CHARS, check_nonce
 from kronii.supervisor.core.tokens import Claims
-from kronii.supervisor.identity import NONCE_MAX_CHARS, NONCE_MIN_CHARS, check_nonce
 from kronii.supervisor.ports import SupervisorOperations
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 from pydantic import BaseModel

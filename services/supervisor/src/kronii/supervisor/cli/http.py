@@ -108,7 +108,7 @@ class Client:
         )
 
     def _check_identity(self, secret: bytes, timeout: float) -> None:
-        from kronii.supervisor.identity import new_nonce, proof_matches
+        from kronii.supervisor.core.identity import new_nonce, proof_matches
 
         nonce = new_nonce()
         try:

@@ -1,33 +1,15 @@
-"""Who may call (section 15): the token secret, verifying a caller's signed token and its scopes,
+"""Who may call (section 15): verifying a caller's signed token and its scopes,
 minting tokens (for the agents the supervisor starts), and the identity proof."""
 
 from __future__ import annotations
 
-import os
-import secrets
-
 from kronii.common.errors import PermissionDenied, Unauthenticated
-from kronii.supervisor import identity
+from kronii.supervisor.core import identity
 from kronii.supervisor.core.tokens import Claims, TokenError, issue_token, verify_token
 from kronii.supervisor.ports import Clock
 from kronii.supervisor.settings import SupervisorSettings
 
-__all__ = ["Access", "load_or_create_secret", "need"]
-
-
-def load_or_create_secret(settings: SupervisorSettings) -> bytes:
-    """The token secret: configured, or kept in <data_dir>/supervisor/token.key (0600)."""
-    if settings.token_secret is not None:
-        return settings.token_secret.get_secret_value().encode()
-    path = settings.token_key_file
-    if path.exists():
-        return path.read_bytes().strip()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    value = secrets.token_hex(32).encode()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(value)
-    return value
+__all__ = ["Access", "need"]
 
 
 def need(claims: Claims, scope: str, workspace_id: str | None = None, runtime_id: str = "") -> None:

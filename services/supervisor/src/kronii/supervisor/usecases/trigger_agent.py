@@ -14,18 +14,18 @@ from dataclasses import replace
 from typing import Any, NoReturn
 
 from kronii.common.errors import Conflict, InvalidArgument, NotFound, PermissionDenied, Unavailable
-from kronii.supervisor.access import need
 from kronii.supervisor.api.convert import outcome_message
+from kronii.supervisor.core.job import OVERRIDE_PREFIXES, PENDING, Job, require_id
 from kronii.supervisor.core.model import Result
 from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.core.payload import Payload, PayloadError, clean_prompt
 from kronii.supervisor.core.policy import ThreadState
 from kronii.supervisor.core.table import Phase
 from kronii.supervisor.core.tokens import Claims
-from kronii.supervisor.job import OVERRIDE_PREFIXES, PENDING, Job, require_id
-from kronii.supervisor.lifecycle import Gathered, TriggerLifecycle
 from kronii.supervisor.metrics import SupervisorMetrics
 from kronii.supervisor.ports import AuditTrail, Clock, TriggerLog, TriggerState
+from kronii.supervisor.usecases.access import need
+from kronii.supervisor.usecases.trigger_lifecycle import Gathered, TriggerLifecycle
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 from redis.exceptions import RedisError
 

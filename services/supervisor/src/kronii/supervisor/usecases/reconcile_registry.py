@@ -15,7 +15,7 @@ from kronii.supervisor.core.model import RuntimeRecord, RuntimeStatus
 from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.metrics import SupervisorMetrics
 from kronii.supervisor.ports import AuditTrail, Clock, Panes, Runtimes, Terminal, TriggerState
-from kronii.supervisor.relaunch import SessionFinder, discover_session
+from kronii.supervisor.usecases.relaunch_agent import SessionFinder, discover_session
 
 __all__ = ["Reconciler"]
 

@@ -14,16 +14,16 @@ import uuid
 from typing import Any
 
 from kronii.common.errors import Conflict, InvalidArgument, NotFound, PermissionDenied, Unavailable
-from kronii.supervisor.access import Access, need
-from kronii.supervisor.acks import AckBoard
 from kronii.supervisor.adapters.tmux import TmuxError, attach_command
 from kronii.supervisor.api.convert import runtime_message, to_epoch
 from kronii.supervisor.core.agent_kinds import KindBook
+from kronii.supervisor.core.job import require_id, session_name
 from kronii.supervisor.core.model import RuntimeRecord, RuntimeStatus
 from kronii.supervisor.core.tokens import Claims
-from kronii.supervisor.job import require_id, session_name
 from kronii.supervisor.ports import AuditTrail, Clock, Runtimes, Terminal, TriggerState
 from kronii.supervisor.settings import SupervisorSettings
+from kronii.supervisor.usecases.access import Access, need
+from kronii.supervisor.usecases.acknowledge import AckBoard
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 
 __all__ = ["RuntimeDesk"]

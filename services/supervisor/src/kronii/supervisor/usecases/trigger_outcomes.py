@@ -10,12 +10,12 @@ from typing import Any
 
 from kronii.common import subjects
 from kronii.supervisor.api.convert import outcome_message
+from kronii.supervisor.core.job import Job
 from kronii.supervisor.core.machine import Defer, Finish, TriggerMachine
 from kronii.supervisor.core.model import CollisionGate, Result, RuntimeRecord
 from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.core.policy import override_audit
 from kronii.supervisor.core.table import Phase
-from kronii.supervisor.job import Job
 from kronii.supervisor.metrics import SupervisorMetrics
 from kronii.supervisor.ports import AuditTrail, Clock, DurableRecords, EventBus, TriggerLog, TriggerState
 from kronii.supervisor.v1 import supervisor_pb2 as pb

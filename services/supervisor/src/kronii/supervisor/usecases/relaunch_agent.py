@@ -12,10 +12,10 @@ from pathlib import Path
 
 from kronii.supervisor.adapters.launcher import StartCheck
 from kronii.supervisor.core.agent_kinds import AgentKind, render_argv
+from kronii.supervisor.core.job import SESSION_KINDS, Job, session_name
 from kronii.supervisor.core.model import RuntimeRecord, RuntimeStatus
 from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.core.table import Signal
-from kronii.supervisor.job import SESSION_KINDS, Job, session_name
 from kronii.supervisor.metrics import SupervisorMetrics
 from kronii.supervisor.ports import Clock, Launcher, Runtimes, TriggerLog, TriggerState
 

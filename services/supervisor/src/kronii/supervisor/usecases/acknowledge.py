@@ -7,9 +7,9 @@ import asyncio
 import logging
 
 from kronii.common.errors import InvalidArgument, KroniiError, NotFound
-from kronii.supervisor.access import need
 from kronii.supervisor.core.tokens import Claims
 from kronii.supervisor.ports import Runtimes, TriggerState
+from kronii.supervisor.usecases.access import need
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 
 __all__ = ["AckBoard"]

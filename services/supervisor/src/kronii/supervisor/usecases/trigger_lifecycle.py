@@ -14,11 +14,11 @@ from dataclasses import replace
 from typing import Any
 
 from kronii.common.desktop_hold import DesktopHold
-from kronii.supervisor.acks import AckBoard
 from kronii.supervisor.adapters.panes import Baseline
 from kronii.supervisor.adapters.tmux import TmuxError
 from kronii.supervisor.core.agent_kinds import AgentKind, KindBook
 from kronii.supervisor.core.agent_state import Delivery
+from kronii.supervisor.core.job import SESSION_KINDS, Job, admission_detail
 from kronii.supervisor.core.machine import (
     Defer,
     Deliver,
@@ -46,11 +46,11 @@ from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.core.payload import Payload
 from kronii.supervisor.core.policy import ThreadState, assess, observe_turn, override_audit
 from kronii.supervisor.core.table import Phase, Signal
-from kronii.supervisor.job import SESSION_KINDS, Job, admission_detail
 from kronii.supervisor.metrics import SupervisorMetrics
-from kronii.supervisor.outcomes import Outcomes
 from kronii.supervisor.ports import Clock, Panes, Runtimes, TriggerLog, TriggerState
-from kronii.supervisor.relaunch import Relauncher
+from kronii.supervisor.usecases.acknowledge import AckBoard
+from kronii.supervisor.usecases.relaunch_agent import Relauncher
+from kronii.supervisor.usecases.trigger_outcomes import Outcomes
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 
 __all__ = ["Gathered", "TriggerLifecycle"]
