@@ -10,15 +10,27 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import httpx
 import psutil
 
 from tests import desktop
 
-__all__ = ["Proc", "kronii_process_pids", "standalone_env", "wait_http_ready", "wait_until"]
+__all__ = [
+    "Proc",
+    "RunningService",
+    "kronii_process_pids",
+    "service_ports",
+    "standalone_env",
+    "start_service",
+    "stop_service",
+    "wait_http_ready",
+    "wait_until",
+]
 
 
 class Proc:
@@ -127,6 +139,83 @@ def running(proc: Proc) -> Iterator[Proc]:
     finally:
         if proc.process.poll() is None:
             proc.kill()
+
+
+@dataclass(frozen=True)
+class RunningService:
+    """A kronii service started by `start_service`: its process, the environment it runs with and its
+    ports (0 where the environment holds no port number, as in a test of a bad setting)."""
+
+    name: str
+    proc: Proc
+    env: dict[str, str]
+    http_port: int
+    grpc_port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+
+def service_ports(name: str, env: Mapping[str, str]) -> dict[str, str]:
+    """`env` with KRONII_<NAME>_HTTP_PORT and _GRPC_PORT set to free ports where it has none."""
+    from kronii.common.infra import free_port
+
+    out = dict(env)
+    for kind in ("HTTP", "GRPC"):
+        variable = f"KRONII_{name.upper()}_{kind}_PORT"
+        if variable not in out:
+            out[variable] = str(free_port())
+    return out
+
+
+def _port(value: str) -> int:
+    return int(value) if value.isdigit() else 0
+
+
+def stop_service(proc: Proc, how: Literal["terminate", "kill"] = "terminate") -> None:
+    """Stop a service's process if it still runs (SIGTERM and a wait, or SIGKILL), then kill what is
+    left of its process group, so no child outlives the test. A service that does not stop on SIGTERM
+    within the wait is killed and the wait's error raised."""
+    try:
+        if proc.process.poll() is None:
+            if how == "kill":
+                proc.kill()
+            else:
+                try:
+                    proc.terminate()
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    raise
+    finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.process.pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def start_service(
+    name: str,
+    env: Mapping[str, str],
+    *,
+    ready: bool = True,
+    timeout: float = 30.0,
+    stop: Literal["terminate", "kill"] = "terminate",
+) -> Iterator[RunningService]:
+    """Run `python -m kronii.<name>` with `env` (its HTTP and gRPC ports added from `free_port` where
+    `env` has none) in a process group of its own; with `ready`, wait until /readyz answers 200 (an
+    early exit fails with its output). Leaving the block stops it (`stop_service`)."""
+    env = service_ports(name, env)
+    proc = Proc(python_module(f"kronii.{name}"), env)
+    prefix = f"KRONII_{name.upper()}_"
+    service = RunningService(
+        name, proc, env, _port(env[f"{prefix}HTTP_PORT"]), _port(env[f"{prefix}GRPC_PORT"])
+    )
+    try:
+        if ready:
+            wait_http_ready(service.url, proc=proc, timeout=timeout)
+        yield service
+    finally:
+        stop_service(proc, stop)
 
 
 def standalone_env(data_dir: Path) -> dict[str, str]:

@@ -3,6 +3,7 @@ PostgreSQL. Each fixture or test gets its own Redis key prefix, so their timers 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -11,10 +12,9 @@ from typing import Any
 
 import httpx
 import pytest
-from kronii.common.infra import free_port
 
 from tests.infra import InfraUrls
-from tests.mesh import Proc, python_module, wait_http_ready
+from tests.mesh import Proc, start_service
 
 # Short enough that the safety net is seen within a test, long enough not to crowd planned Ticks.
 FIXTURE_SETTINGS = {
@@ -57,27 +57,19 @@ class Scheduler:
         return httpx.get(f"{self.url}/metrics", timeout=10).text
 
 
-def start_scheduler(infra: InfraUrls, database: str, prefix: str, **settings: str) -> Scheduler:
-    """Start `python -m kronii.scheduler` and wait until /readyz answers 200."""
-    http_port, grpc_port = free_port(), free_port()
+@contextlib.contextmanager
+def start_scheduler(infra: InfraUrls, database: str, prefix: str, **settings: str) -> Iterator[Scheduler]:
+    """`python -m kronii.scheduler` on free ports, ready (/readyz 200); stopped when the block ends."""
     env = dict(os.environ)
     env.update(infra.env())
     env.update(
         KRONII_DATABASE_URL=database,
-        KRONII_SCHEDULER_HTTP_PORT=str(http_port),
-        KRONII_SCHEDULER_GRPC_PORT=str(grpc_port),
         KRONII_SCHEDULER_KEY_PREFIX=prefix,
         KRONII_LOG_FORMAT="json",
         **settings,
     )
-    proc = Proc(python_module("kronii.scheduler"), env)
-    url = f"http://127.0.0.1:{http_port}"
-    try:
-        wait_http_ready(url, proc=proc)
-    except BaseException:
-        proc.kill()
-        raise
-    return Scheduler(proc, url, grpc_port, prefix)
+    with start_service("scheduler", env) as service:
+        yield Scheduler(service.proc, service.url, service.grpc_port, prefix)
 
 
 def new_prefix(name: str) -> str:
@@ -86,9 +78,5 @@ def new_prefix(name: str) -> str:
 
 @pytest.fixture(scope="module")
 def scheduler(infra: InfraUrls, migrated_database: str) -> Iterator[Scheduler]:
-    running = start_scheduler(infra, migrated_database, new_prefix("scheduler"), **FIXTURE_SETTINGS)
-    try:
+    with start_scheduler(infra, migrated_database, new_prefix("scheduler"), **FIXTURE_SETTINGS) as running:
         yield running
-    finally:
-        if running.proc.process.poll() is None:
-            running.proc.terminate()

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 from tests.infra import InfraUrls
@@ -21,20 +22,22 @@ async def test_a_pending_wakeup_survives_a_restart_of_the_scheduler_and_fires_on
 ) -> None:
     prefix = new_prefix("restart")
     async with listening(infra.nats) as ticks:
-        first = await asyncio.to_thread(start_scheduler, infra, migrated_database, prefix, **SETTINGS)
-        try:
+        with contextlib.ExitStack() as stack:
+            first = await asyncio.to_thread(
+                stack.enter_context, start_scheduler(infra, migrated_database, prefix, **SETTINGS)
+            )
             planned = first.plan(run_id="run-restart", app="restart-app", wakeup_in_ms=3000, reason="resume")
             wakeup_id = planned["wakeup_id"]
             assert wakeup_id in {item["wakeup_id"] for item in first.get_schedule()["wakeups"]}
             code, _ = await asyncio.to_thread(first.proc.terminate)
-        finally:
-            first.proc.kill()
         assert code == 0, first.proc.output[-2000:]
         stopped_at = time.time()
         assert ticks.for_wakeup(wakeup_id) == [], "the first scheduler stopped before the wake-up was due"
 
-        second = await asyncio.to_thread(start_scheduler, infra, migrated_database, prefix, **SETTINGS)
-        try:
+        with contextlib.ExitStack() as stack:
+            second = await asyncio.to_thread(
+                stack.enter_context, start_scheduler(infra, migrated_database, prefix, **SETTINGS)
+            )
             arrived, tick = await ticks.wait_for(wakeup_id, timeout=15)
             await asyncio.sleep(1.0)
             assert len(ticks.for_wakeup(wakeup_id)) == 1, "the wake-up fires once"
@@ -46,5 +49,4 @@ async def test_a_pending_wakeup_survives_a_restart_of_the_scheduler_and_fires_on
             # Fired by the new process, and no longer pending there.
             assert any(wakeup_id in line for line in second.proc.lines), second.proc.output[-2000:]
             assert wakeup_id not in {item["wakeup_id"] for item in second.get_schedule()["wakeups"]}
-        finally:
-            await asyncio.to_thread(second.proc.terminate)
+            await asyncio.to_thread(stack.close)
