@@ -1,9 +1,13 @@
 """The shape of the code (issue "One shape for every service"), checked in `make lint`:
 
 - no module over 500 lines, no function over 60 lines, no function of cyclomatic complexity over 15
-  (ruff's C901) in services/ and libs/, generated code aside;
-- import boundaries: a service's `core` imports no I/O library, its `api` imports none of its adapters,
-  and no service imports another service.
+  (counted as radon does: boolean operators and comprehensions count) in services/ and libs/,
+  generated code aside;
+- the rooms of a service (docs/architecture.md): `core` imports no I/O library and nothing of the
+  project outside its own core but pure library modules; `ports` imports only its core and no wire
+  type; a use case imports no adapter, no api and no wire type (`*_pb2`); `api` imports no adapter;
+  no module lies loose at a service's root; no service imports another service;
+- no import cycle among the project's modules, wherever the checkout is.
 
 What was already over a limit when the check arrived is listed in scripts/shape_debt.txt, with its size
 then. The check fails for anything new, and for a listed item that grew; an item that is fixed must
@@ -16,8 +20,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +29,28 @@ DEBT_FILE = ROOT / "scripts" / "shape_debt.txt"
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 60
 MAX_COMPLEXITY = 15
+# The rooms of a service (docs/architecture.md): anything else at a service's root is a loose module.
+ROOMS = frozenset(
+    {
+        "core",
+        "ports",
+        "adapters",
+        "usecases",
+        "api",
+        "cli",
+        "v1",
+        "app",
+        "service",
+        "settings",
+        "metrics",
+        "__main__",
+    }
+)
+# What a core may name beyond its own core: library modules that do no I/O.
+PURE_LIBS = (
+    "kronii.common.errors", "kronii.common.clock", "kronii.common.audit_trail", "kronii.common.prompt_windows",
+    "kronii.common.peers", "kronii.common.desktop_hold", "kronii.redaction",
+)  # fmt: skip
 SERVICES = ("sensor", "capture", "pipeline", "scheduler", "supervisor", "broker", "critic", "vision")
 # A core decides; it does not reach the world. These are the modules that would let it.
 IO_MODULES = frozenset(
@@ -79,34 +103,78 @@ def functions(
 
 
 def imported_modules(tree: ast.Module) -> Iterator[str]:
+    """Every module a file names in an import, wherever the import stands (a function, a
+    TYPE_CHECKING block): a room rule holds for them all."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             yield node.module
-            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+
+
+def room_of(name: str) -> tuple[str | None, str | None]:
+    """(service, room) of a module: room is `core`, `adapters`, `usecases`, `api`, `cli`, `v1`, or the
+    root module's own name (`app`, `ports`, ...)."""
+    parts = name.split(".")
+    if len(parts) < 3 or parts[1] not in SERVICES:
+        return (parts[1] if len(parts) > 1 and parts[1] in SERVICES else None), None
+    return parts[1], parts[2]
+
+
+def _is_wire(imported: str) -> bool:
+    parts = imported.split(".")
+    return parts[0] == "kronii" and (
+        "v1" in parts[1:3] or any(part.endswith(("_pb2", "_pb2_grpc")) for part in parts)
+    )
+
+
+def _own(imported: str, service: str, *rooms: str) -> bool:
+    return any(imported == f"kronii.{service}.{room}" or imported.startswith(f"kronii.{service}.{room}.")
+               for room in rooms)  # fmt: skip
+
+
+def room_finding(service: str, room: str, imported: str) -> str | None:
+    """What the rules of docs/architecture.md ("The rooms of a service") say of one import."""
+    top = imported.split(".")[0]
+    if room == "core":
+        if top in IO_MODULES:
+            return f"core imports {top}"
+        if top == "kronii" and not _own(imported, service, "core") and not imported.startswith(PURE_LIBS):
+            return f"core imports {_short(imported)}"
+    elif room == "ports":
+        if _is_wire(imported):
+            return f"ports import {_short(imported)}"
+        if imported.startswith(f"kronii.{service}.") and not _own(imported, service, "core"):
+            return f"ports import {_short(imported)}"
+    elif room == "usecases":
+        if _is_wire(imported) or _own(imported, service, "adapters", "api"):
+            return f"use case imports {_short(imported)}"
+    elif room == "api" and _own(imported, service, "adapters"):
+        return f"api imports {_short(imported)}"
+    return None
+
+
+def _short(imported: str) -> str:
+    return ".".join(imported.split(".")[:5])
 
 
 def boundary_findings(path: Path, tree: ast.Module) -> Iterator[tuple[str, int]]:
     name = module_name(path)
-    parts = name.split(".")
-    service = parts[1] if len(parts) > 1 and parts[1] in SERVICES else None
-    room = parts[2] if service and len(parts) > 2 else None
+    service, room = room_of(name)
     seen: set[str] = set()
+    if service and room and room not in ROOMS and path.name != "__init__.py":
+        seen.add("loose")
+        yield f"{relative(path)} boundary: a loose module at the service's root (it belongs in a room)", 1
     for imported in imported_modules(tree):
-        top = imported.split(".")[0]
         imported_parts = imported.split(".")
-        finding = None
-        if room == "core" and top in IO_MODULES:
-            finding = f"core imports {top}"
-        elif room == "api" and imported.startswith(f"kronii.{service}.adapters"):
-            finding = f"api imports {'.'.join(imported_parts[:4])}"
-        elif (
-            top == "kronii"
+        finding = room_finding(service, room, imported) if service and room else None
+        if (
+            finding is None
+            and imported_parts[0] == "kronii"
             and len(imported_parts) > 1
             and imported_parts[1] in SERVICES
             and imported_parts[1] != service
-            and (len(imported_parts) < 3 or imported_parts[2] != "v1")  # generated API messages are shared
+            and not _is_wire(imported)  # generated API messages are shared
         ):
             finding = f"imports service {imported_parts[1]}"
         if finding and finding not in seen:
@@ -114,29 +182,115 @@ def boundary_findings(path: Path, tree: ast.Module) -> Iterator[tuple[str, int]]
             yield f"{relative(path)} boundary: {finding}", 1
 
 
-def complexity_findings(paths: list[Path]) -> Iterator[tuple[str, int]]:
-    done = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--select", "C901", "--output-format", "json",
-         "--config", f"lint.mccabe.max-complexity = {MAX_COMPLEXITY}", *map(str, paths)],
-        capture_output=True, text=True, check=False, cwd=ROOT,
-    )  # fmt: skip
-    for item in json.loads(done.stdout or "[]"):
-        # "`name` is too complex (17 > 15)"
-        message = item["message"]
-        function = message.split("`")[1]
-        value = int(message.rsplit("(", 1)[1].split(" ")[0])
-        yield f"{relative(Path(item['filename']))}:{function} complexity", value
+def module_imports(tree: ast.Module, known: set[str]) -> set[str]:
+    """The project's modules a file imports, wherever the import stands (a function, a TYPE_CHECKING
+    block: an import deferred to break a cycle is still a tie), each resolved to the module it names."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in known else node.module
+                     for alias in node.names]  # fmt: skip
+        found.update(name for name in names if name in known)
+    return found
+
+
+def cycle_findings(trees: dict[str, tuple[Path, ast.Module]]) -> Iterator[tuple[str, int]]:
+    """Every import cycle among the project's modules (a package's face, its __init__, counts as
+    the package): one finding per strongly connected group, named by its members."""
+    known = set(trees)
+    graph = {name: module_imports(tree, known) - {name} for name, (_, tree) in trees.items()}
+    for group in strongly_connected(graph):
+        if len(group) > 1:
+            yield f"cycle: {' <-> '.join(sorted(group))}", len(group)
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's algorithm, iterative (the graph has a few thousand modules)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group: set[str] = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.add(member)
+                    if member == node:
+                        break
+                groups.append(group)
+    return groups
+
+
+def complexity(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Cyclomatic complexity as radon counts it: 1, plus one per branch (if, loop, except, case,
+    conditional expression, comprehension filter, assert) and one per extra operand of a boolean
+    operator (`a and b or c` is two decisions). Nested functions count on their own."""
+    count = 1
+    for child in _own_nodes(node):
+        if isinstance(child, ast.For | ast.AsyncFor | ast.While):
+            count += 1 + bool(child.orelse)
+        elif isinstance(child, ast.If | ast.IfExp | ast.ExceptHandler | ast.Assert | ast.match_case):
+            count += 1
+        elif isinstance(child, ast.BoolOp):
+            count += len(child.values) - 1
+        elif isinstance(child, ast.comprehension):
+            count += 1 + len(child.ifs)
+    return count
+
+
+def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        yield child
+        yield from _own_nodes(child)
+
+
+def complexity_findings(path: Path, tree: ast.Module) -> Iterator[tuple[str, int]]:
+    for node, qualname in functions(tree):
+        value = complexity(node)
+        if value > MAX_COMPLEXITY:
+            yield f"{relative(path)}:{qualname} complexity", value
 
 
 def findings() -> dict[str, int]:
     found: dict[str, int] = {}
-    paths = list(source_files())
-    for path in paths:
+    trees: dict[str, tuple[Path, ast.Module]] = {}
+    for path in source_files():
         text = path.read_text()
         tree = ast.parse(text, str(path))
+        trees[module_name(path)] = (path, tree)
         found.update(size_findings(path, tree, text))
         found.update(boundary_findings(path, tree))
-    found.update(complexity_findings(paths))
+        found.update(complexity_findings(path, tree))
+    found.update(cycle_findings(trees))
     return found
 
 

@@ -39,7 +39,7 @@ def test_an_api_module_importing_its_adapters_is_found_and_a_port_is_not() -> No
 
 
 def test_a_service_importing_another_service_is_found_but_generated_messages_are_shared() -> None:
-    path = "services/pipeline/src/kronii/pipeline/runner.py"
+    path = "services/pipeline/src/kronii/pipeline/adapters/capture_client.py"
     assert _boundaries(path, "from kronii.capture.app import CaptureApp\n") == [
         f"{path} boundary: imports service capture"
     ]
@@ -78,3 +78,78 @@ def test_the_check_passes_from_a_checkout_inside_a_folder_named_kronii(tmp_path:
         here.stdout,
     )
     assert shape.module_name(ROOT / "libs/common/src/kronii/common/db.py") == "kronii.common.db"
+
+
+def test_a_port_importing_an_adapter_or_a_wire_type_is_found_and_its_core_is_not() -> None:
+    path = "services/supervisor/src/kronii/supervisor/ports.py"
+    assert _boundaries(path, "from kronii.supervisor.adapters.panes import Look\n") == [
+        f"{path} boundary: ports import kronii.supervisor.adapters.panes"
+    ]
+    assert _boundaries(path, "from kronii.supervisor.v1 import supervisor_pb2 as pb\n") == [
+        f"{path} boundary: ports import kronii.supervisor.v1"
+    ]
+    assert _boundaries(path, "from kronii.supervisor.core.model import RuntimeRecord\n") == []
+
+
+def test_a_use_case_importing_an_adapter_the_api_or_protobuf_is_found() -> None:
+    path = "services/capture/src/kronii/capture/usecases/request_capture.py"
+    for source in (
+        "from kronii.capture.adapters.jobs import RedisJobs\n",
+        "from kronii.capture.api.convert import job_to_pb\n",
+        "if TYPE_CHECKING:\n    from kronii.capture.v1 import capture_pb2\n",
+    ):
+        assert len(_boundaries(path, source)) == 1, source
+    assert (
+        _boundaries(
+            path, "from kronii.capture.ports import JobStore\nfrom kronii.capture.core.ids import new_id\n"
+        )
+        == []
+    )
+
+
+def test_a_core_naming_anything_of_the_project_but_its_core_and_pure_libraries_is_found() -> None:
+    path = "services/sensor/src/kronii/sensor/core/focus.py"
+    assert _boundaries(path, "from kronii.sensor.ports import Publisher\n") == [
+        f"{path} boundary: core imports kronii.sensor.ports"
+    ]
+    assert _boundaries(path, "from kronii.common.bus import Bus\n") == [
+        f"{path} boundary: core imports kronii.common.bus"
+    ]
+    assert (
+        _boundaries(
+            path, "from kronii.common.errors import NotFound\nfrom kronii.sensor.core.model import Focus\n"
+        )
+        == []
+    )
+
+
+def test_a_module_loose_at_a_services_root_is_found_and_the_composition_root_is_not() -> None:
+    assert _boundaries("services/broker/src/kronii/broker/desk.py", "") == [
+        "services/broker/src/kronii/broker/desk.py boundary: a loose module at the service's root (it belongs in a room)"
+    ]
+    for name in ("app", "ports", "settings", "metrics", "service", "__main__"):
+        assert _boundaries(f"services/broker/src/kronii/broker/{name}.py", "") == []
+
+
+def test_an_import_cycle_is_found_even_through_a_deferred_import() -> None:
+    trees = {
+        "kronii.common.spec": (ROOT / "a.py", ast.parse("from kronii.common import service\n")),
+        "kronii.common.service": (
+            ROOT / "b.py",
+            ast.parse("def run():\n    from kronii.common.spec import Spec\n"),
+        ),
+        "kronii.common.db": (ROOT / "c.py", ast.parse("import kronii.common.spec\n")),
+    }
+    assert dict(shape.cycle_findings(trees)) == {"cycle: kronii.common.service <-> kronii.common.spec": 2}
+
+
+def test_complexity_counts_boolean_operators_and_comprehension_filters_as_radon_does() -> None:
+    source = (
+        "def f(a, b, c, items):\n"
+        "    if a and b or c:\n"  # if: 1, and/or: 2
+        "        return [i for i in items if i if i > 1]\n"  # comprehension: 1, its filters: 2
+        "    return 1 if a else 2\n"  # conditional expression: 1
+    )
+    function = ast.parse(source).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    assert shape.complexity(function) == 1 + 1 + 2 + 1 + 2 + 1
