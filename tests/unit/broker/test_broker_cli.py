@@ -619,7 +619,7 @@ def test_the_brokers_registry_is_its_own_table_with_the_one_agent_capability() -
 def test_keygen_writes_a_private_key_only_its_owner_reads_where_the_shim_looks_and_registers_it(
     registry: FakeRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kronii.broker import xdotool_shim
+    from kronii.broker.cli import xdotool_shim
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     monkeypatch.delenv("KRONII_BROKER_KEY_FILE", raising=False)
@@ -663,7 +663,7 @@ def test_keygen_leaves_no_key_file_when_the_registration_fails(
 
 
 def test_audit_prints_the_document_or_writes_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("kronii.broker.compat.audit_markdown", lambda: "# Automation\n\n| Tool |\n")
+    monkeypatch.setattr("kronii.broker.cli.compat.audit_markdown", lambda: "# Automation\n\n| Tool |\n")
 
     assert broker("audit").stdout == "# Automation\n\n| Tool |\n"
     target = tmp_path / "AUTOMATION_COMPAT.md"
@@ -683,4 +683,4 @@ def test_shadow_dir_writes_the_xdotool_shadow_for_this_python_and_prints_only_it
     assert directory == tmp_path / "data" / "broker" / "shadow"
     script = directory / "xdotool"
     assert os.access(script, os.X_OK)
-    assert "kronii.broker.xdotool_shim" in script.read_text() and sys.executable in script.read_text()
+    assert "kronii.broker.cli.xdotool_shim" in script.read_text() and sys.executable in script.read_text()

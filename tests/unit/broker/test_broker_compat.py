@@ -8,7 +8,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from kronii.broker.compat import (
+from kronii.broker.cli.compat import (
     Probe,
     audit_markdown,
     find_executables,
@@ -94,7 +94,7 @@ def test_a_pipe_in_a_cell_does_not_break_the_table() -> None:
 
 
 def test_executables_are_found_on_path_past_the_kronii_shadow(tmp_path: Path) -> None:
-    executable(tmp_path / "shadow", "xdotool", "#!/bin/sh\n# kronii.broker.xdotool_shim\n")
+    executable(tmp_path / "shadow", "xdotool", "#!/bin/sh\n# kronii.broker.cli.xdotool_shim\n")
     real = executable(tmp_path / "bin", "xdotool")
     executable(tmp_path / "bin", "xte")
     path_value = f"{tmp_path / 'shadow'}:{tmp_path / 'bin'}"
@@ -144,5 +144,5 @@ def test_audit_markdown_says_it_was_made_on_this_machine_and_how_to_rerun() -> N
 def test_the_shipped_shadow_script_carries_the_marker_the_probes_skip() -> None:
     script = REPO / "services" / "broker" / "shadow" / "xdotool"
 
-    assert b"kronii.broker.xdotool_shim" in script.read_bytes()
+    assert b"kronii.broker.cli.xdotool_shim" in script.read_bytes()
     assert script.stat().st_mode & 0o111

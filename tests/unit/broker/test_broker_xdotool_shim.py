@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from kronii.broker import xdotool_chain as chain
-from kronii.broker.xdotool_shim import EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, write_shadow_script
+from kronii.broker.cli import xdotool_chain as chain
+from kronii.broker.cli.xdotool_shim import EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, write_shadow_script
 
 from tests.unit.broker.broker_fakes import AGENT, FakeBroker, new_key, serve, write_pem_key
 

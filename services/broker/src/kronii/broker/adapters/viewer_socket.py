@@ -1,6 +1,6 @@
 """The broker's end of x11vnc's viewer hooks: a 0600 Unix socket in a 0700 directory.
 
-``kronii.broker.viewer_hook`` connects once per viewer event and writes one JSON line. The socket's
+``kronii.broker.cli.viewer_hook`` connects once per viewer event and writes one JSON line. The socket's
 modes keep other users out; the kernel's peer credentials (SO_PEERCRED) are checked as well, so a
 loosened directory still admits nobody but this uid. The network never reaches this socket: x11vnc
 runs the hook after authenticating a viewer, and only the client id it assigned travels here.

@@ -5,7 +5,7 @@ machine itself. The password is random, made on first start and kept in an rfbau
 DES-obfuscated format, which is obscured, not encrypted: the file is 0600 in a 0700 directory) under
 the broker's data directory, and is never logged or put on a command line.
 
-x11vnc runs ``python -m kronii.broker.viewer_hook attached|gone`` when an authenticated viewer
+x11vnc runs ``python -m kronii.broker.cli.viewer_hook attached|gone`` when an authenticated viewer
 arrives or any client leaves; the hook tells the ViewerHookListener over its Unix socket. Blocking
 calls throughout: the service calls start() and stop() from a thread.
 """
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
 from cryptography.hazmat.primitives.ciphers import Cipher, modes
-from kronii.broker.viewer_hook import SOCKET_ENV
+from kronii.broker.cli.viewer_hook import SOCKET_ENV
 
 __all__ = ["VncError", "VncServer", "VncSettings", "decode_rfbauth", "encode_rfbauth"]
 
@@ -101,7 +101,7 @@ def _write_private(path: Path, data: bytes) -> None:
 
 def _hook_command(event: str) -> str:
     # x11vnc runs hooks through system(3), i.e. /bin/sh -c: every word is quoted.
-    return shlex.join([sys.executable, "-m", "kronii.broker.viewer_hook", event])
+    return shlex.join([sys.executable, "-m", "kronii.broker.cli.viewer_hook", event])
 
 
 class VncServer:

@@ -179,7 +179,7 @@ def _write_private(path: Path, private: bytes) -> Path:
 def audit(write_to: str | None) -> None:
     """The automation compatibility audit of this machine, as Markdown: every tool that can inject
     input, whether it is installed or running here, its risk and how to route it through the broker."""
-    from kronii.broker.compat import audit_markdown
+    from kronii.broker.cli.compat import audit_markdown
 
     document = audit_markdown()
     if write_to is None:
@@ -200,7 +200,7 @@ def audit(write_to: str | None) -> None:
 def shadow_dir_command() -> None:
     """Write the `xdotool` shadow (it runs kronii's shim with this Python) and print its directory:
     `export PATH="$(kronii broker shadow-dir):$PATH"` sends xdotool's input through the broker."""
-    from kronii.broker.xdotool_shim import write_shadow_script
+    from kronii.broker.cli.xdotool_shim import write_shadow_script
 
     directory = shadow_dir()
     try:

@@ -1,6 +1,6 @@
 """The automation compatibility audit's table (seed 004, "Automation Program Compatibility Audit"):
 every automation tool kronii knows of, how it injects input, and how it is brought under the
-broker. Pure: what is installed is found by `kronii.broker.compat` and passed in.
+broker. Pure: what is installed is found by `kronii.broker.cli.compat` and passed in.
 
 The rule the table applies: no direct X injection in an interactive session; all automation routes
 through the broker (a lease the person granted, input the person's own input revokes).
@@ -55,7 +55,7 @@ TOOLS: tuple[ToolRow, ...] = (
         "Broker HTTP API: POST /sessions/{id}/agent/input under a lease; the broker injects through its own XTEST device",
         "Low",
         "Compatible (the reference path)",
-        "None needed: kronii.common.broker_client and kronii.broker.steps",
+        "None needed: kronii.common.broker_client and kronii.broker.cli.steps",
         "Lease revoked, queue cleared; the next input is dropped (stopped/user_control), StepRunner raises Stopped",
         "StepRunner asks POST …/agent/safe_point before each step; PAUSE waits for a new grant",
     ),
@@ -64,7 +64,7 @@ TOOLS: tuple[ToolRow, ...] = (
         "libxdo: XTEST (XTestFakeKeyEvent/ButtonEvent); XSendEvent with --window; windowactivate moves focus",
         "High: direct X injection and focus changes",
         "Compatible through PATH shadowing",
-        "services/broker/shadow/xdotool first on PATH (kronii.broker.xdotool_shim): key, type, click, mousemove, "
+        "services/broker/shadow/xdotool first on PATH (kronii.broker.cli.xdotool_shim): key, type, click, mousemove, "
         "mousemove_relative go to the broker; get*/search run the real xdotool; window*/set_* and "
         "keydown/keyup/mousedown/mouseup are refused",
         "The next command's input is dropped; the shim exits 1 with the broker's sentence",
@@ -233,14 +233,14 @@ a broker input action (`POST /sessions/{id}/agent/input`) and refuses what the b
 
 **PATH shadowing.** The wrapper is installed under the tool's own name in a directory put first on the
 agent's PATH, so unmodified scripts reach it. kronii ships one for xdotool (`services/broker/shadow/xdotool`,
-`kronii.broker.xdotool_shim`): input verbs go to the broker under the agent's lease (signing in with
+`kronii.broker.cli.xdotool_shim`): input verbs go to the broker under the agent's lease (signing in with
 KRONII_BROKER_CLIENT_ID and its Ed25519 key, the session token cached 0600 until it expires), read-only
 verbs run the real xdotool found later on PATH, verbs that would move focus are refused. Exit codes: 0
 done, 1 dropped or refused (the broker's sentence on stderr), 2 usage, 5 broker unreachable. A script that
 calls a tool by absolute path bypasses the shadow: the audit cannot see that, the script must be fixed.
 
 **Step-based runner with cancellation tokens.** For automation written in Python (or ported to it):
-`kronii.broker.steps.StepRunner` runs named steps, asking the broker's safe point before each one.
+`kronii.broker.cli.steps.StepRunner` runs named steps, asking the broker's safe point before each one.
 CONTINUE runs it; PAUSE waits, polling the state every 0.2 s, until the person grants the desktop again
 or the token is cancelled; STOP cancels the token and raises `Stopped` with nothing more run. An input
 dropped because the person took over (`user_control`, `stopped`, `stale_epoch`) cancels the token inside

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from kronii.broker import xdotool_chain as chain
-from kronii.broker.xdotool_chain import ClickHere, MoveBy, Send, Sleep, UsageError
+from kronii.broker.cli import xdotool_chain as chain
+from kronii.broker.cli.xdotool_chain import ClickHere, MoveBy, Send, Sleep, UsageError
 from kronii.common.broker_client import (
     BAD_KEY,
     DEFAULT_URL,
@@ -52,7 +52,7 @@ EXIT_OK = 0
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 5
-SHIM_MARKER = b"kronii.broker.xdotool_shim"
+SHIM_MARKER = b"kronii.broker.cli.xdotool_shim"
 _GRANT_HINT = "ask the desktop user to run `kronii control grant`"
 DROP_SENTENCES = {
     "user_control": f"the desktop user has control (user control: {_GRANT_HINT})",
@@ -260,7 +260,7 @@ def write_shadow_script(directory: Path, python: str | None = None) -> Path:
         f"# {SHIM_MARKER.decode()}: xdotool's input goes through the kronii input broker.\n"
         'KRONII_SHADOW_DIR=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)\n'
         "export KRONII_SHADOW_DIR\n"
-        f'exec {_sh_quote(interpreter)} -m kronii.broker.xdotool_shim "$@"\n'
+        f'exec {_sh_quote(interpreter)} -m kronii.broker.cli.xdotool_shim "$@"\n'
     )
     script.chmod(0o755)
     return script

@@ -21,7 +21,7 @@ from kronii.broker.core.compat_table import TOOLS, ToolRow, render_markdown
 
 __all__ = ["Probe", "audit_markdown", "find_executables", "probe", "python_interpreters", "running_commands"]
 
-SHIM_MARKER = b"kronii.broker.xdotool_shim"
+SHIM_MARKER = b"kronii.broker.cli.xdotool_shim"
 _FIND_SPEC = """
 import importlib.util, json, os, sys
 found = {}
@@ -212,7 +212,7 @@ def audit_markdown(*, probed: Probe | None = None, now: datetime | None = None) 
     preface = (
         f'Produced by the broker\'s compatibility audit on this machine ({stamp}): "Found" says what it saw '
         "here, the other columns hold for any machine. Re-run it with `kronii broker audit > "
-        "docs/AUTOMATION_COMPAT.md` (or `python -m kronii.broker.compat`)."
+        "docs/AUTOMATION_COMPAT.md` (or `python -m kronii.broker.cli.compat`)."
     )
     return render_markdown(
         TOOLS, found.installed, notes=found.notes, findings=found.findings, preface=preface

@@ -1,6 +1,6 @@
 """x11vnc's -afteraccept / -gone hook: tells the broker a VNC viewer attached or left.
 
-Run as ``python -m kronii.broker.viewer_hook attached|gone`` by x11vnc, which blocks until it
+Run as ``python -m kronii.broker.cli.viewer_hook attached|gone`` by x11vnc, which blocks until it
 exits, on every viewer connect and disconnect: so stdlib only, one JSON line to the broker's
 viewer-hook Unix socket (path in $KRONII_BROKER_VIEWER_SOCKET), a short deadline, and out.
 x11vnc describes the client in RFB_* variables; only its client id is forwarded, since nothing
@@ -41,7 +41,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     args = list(sys.argv[1:] if argv is None else argv)
     env = os.environ if environ is None else environ
     if len(args) != 1 or args[0] not in EVENTS:
-        print(f"usage: python -m kronii.broker.viewer_hook {'|'.join(EVENTS)}", file=sys.stderr)
+        print(f"usage: python -m kronii.broker.cli.viewer_hook {'|'.join(EVENTS)}", file=sys.stderr)
         return 2
     path = env.get(SOCKET_ENV, "")
     if not path:
