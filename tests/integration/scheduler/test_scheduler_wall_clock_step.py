@@ -14,8 +14,16 @@ from dataclasses import dataclass
 import pytest_asyncio
 import redis.asyncio as aioredis
 from kronii.common.clock import SystemClock
+from kronii.scheduler.api.convert import (
+    admission_message,
+    admit_input,
+    plan_command,
+    plan_response,
+    schedule_message,
+)
 from kronii.scheduler.app import SchedulerApp
 from kronii.scheduler.settings import SchedulerSettings
+from kronii.scheduler.usecases.operations import SchedulerOperations
 from kronii.scheduler.v1 import scheduler_pb2 as pb
 
 from tests.infra import InfraUrls, service_context
@@ -46,9 +54,25 @@ class SteppedTime:
         self.wall_ns += round(secs * 1e9)
 
 
+class Wire:
+    """The scheduler as its surfaces see it: protobuf in, protobuf out, through its one front."""
+
+    def __init__(self, operations: SchedulerOperations) -> None:
+        self._operations = operations
+
+    async def submit_plan(self, plan: pb.Plan) -> pb.PlanResponse:
+        return plan_response(await self._operations.submit_plan(plan_command(plan)))
+
+    async def admit(self, request: pb.AdmitRequest) -> pb.AdmitResponse:
+        return admission_message(await self._operations.admit(admit_input(request)))
+
+    async def schedule(self) -> pb.ScheduleView:
+        return schedule_message(await self._operations.schedule())
+
+
 @dataclass
 class World:
-    app: SchedulerApp
+    app: Wire
     time: SteppedTime
 
 
@@ -67,7 +91,7 @@ async def world(infra: InfraUrls, migrated_database: str) -> AsyncIterator[World
     app = SchedulerApp(SystemClock(stepped.wall, stepped.monotonic))
     await app.start(ctx)
     try:
-        yield World(app, stepped)
+        yield World(Wire(app.operations()), stepped)
     finally:
         await app.stop()
         await ctx.bus.close()

@@ -1,16 +1,19 @@
-"""What the scheduler's app needs of its adapters: one store of timers (wake-ups, the cooldown, the
-trigger filters and the run counts behind the ceilings), shared by every scheduler replica.
-`adapters.timers.RedisTimers` implements it; fakes in tests may stand in."""
+"""What the scheduler's use cases need of the outside: one store of timers (wake-ups, the cooldown,
+the trigger filters and the run counts behind the ceilings), shared by every scheduler replica
+(`adapters.timers.RedisTimers`); a publisher of Ticks (`adapters.ticks.BusTicks`); and the audit
+record a plan takes effect in (the service context). The audit rows written off the request path go
+through the one audit port, `kronii.common.audit_trail.AuditTrail`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
+from kronii.scheduler.core.commands import FiredTick
 from kronii.scheduler.core.model import AdmissionView, Cooldown, WakeUp
 
-__all__ = ["TimerStore"]
+__all__ = ["DurableRecord", "TickPublisher", "TimerStore"]
 
 
 class TimerStore(Protocol):
@@ -56,4 +59,37 @@ class TimerStore(Protocol):
 
     async def admission_view(self, app: str, now: float) -> AdmissionView:
         """What admission decides on for `app` at `now`: cooldown, filters and the runs in the window."""
+        ...
+
+
+class TickPublisher(Protocol):
+    async def publish(self, tick: FiredTick) -> None:
+        """Send the Tick; raises when it was not confirmed (the wake-up's lease then runs out and it
+        fires again)."""
+        ...
+
+
+class DurableRecord(Protocol):
+    """The audit rows of plans: refused at the door while PostgreSQL is away, and a plan applied
+    inside its row's transaction (`then`), answered only once both stand."""
+
+    def require_postgres(self) -> None:
+        """Raises kronii.common.durable.StoreUnavailable while PostgreSQL is known to be away."""
+        ...
+
+    async def record(
+        self, *, actor: str, action: str, subject: str = "", outcome: str = "", **detail: Any
+    ) -> None: ...
+
+    async def record_durably(
+        self,
+        *,
+        actor: str,
+        action: str,
+        subject: str = "",
+        outcome: str = "",
+        then: Callable[[Any], Awaitable[None]] | None = None,
+        **detail: Any,
+    ) -> None:
+        """Raises StoreUnavailable when the row (and so the work in `then`) was not committed."""
         ...

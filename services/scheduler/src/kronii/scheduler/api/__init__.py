@@ -1,1 +1,2 @@
-"""The scheduler's surfaces: HTTP (FastAPI) and gRPC, both thin over SchedulerApp."""
+"""The scheduler's surfaces: HTTP (FastAPI), gRPC and the NATS handlers, all thin over
+SchedulerOperations."""

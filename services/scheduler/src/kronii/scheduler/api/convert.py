@@ -1,40 +1,34 @@
-"""Between protobuf messages and the core's values. Times: protobuf Timestamp <-> epoch seconds.
-
-The core's times are on the scheduler's duration clock (monotonic, anchored to the epoch at start);
-what a message carries is on the wall clock. `wall_offset` is wall time minus duration-clock time,
-read once per request: added to a time on the way out, taken off a wall time on the way in."""
+"""Between protobuf messages (HTTP JSON, gRPC, NATS) and the use cases' commands and results.
+Times: protobuf Timestamp <-> epoch seconds, on the wall clock both ways (the use cases say their
+times on the wall clock and keep them on the duration clock)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from google.protobuf.timestamp_pb2 import Timestamp
-from kronii.scheduler.core.model import (
-    Admission,
-    AdmitInput,
-    AppliedPlan,
-    Cooldown,
-    PlanInput,
-    Priority,
-    TickKind,
-    WakeUp,
+from kronii.scheduler.core.commands import (
+    CooldownState,
+    PendingWakeup,
+    PlanCommand,
+    PlanOutcome,
+    RunCount,
+    ScheduleSnapshot,
 )
+from kronii.scheduler.core.model import Admission, AdmitInput, Priority, TickKind
 from kronii.scheduler.v1 import scheduler_pb2 as pb
 
 __all__ = [
     "admission_message",
     "admit_input",
-    "cooldown_message",
-    "counter",
     "filter_messages",
     "invalid_admission",
-    "plan_input",
+    "plan_command",
     "plan_response",
+    "schedule_message",
     "seconds",
-    "tick_message",
     "timestamp",
-    "wakeup_message",
 ]
 
 _TICK_KINDS = {TickKind.PLANNED: pb.PLANNED, TickKind.SAFETY_NET: pb.SAFETY_NET}
@@ -49,12 +43,11 @@ def seconds(stamp: Timestamp) -> float:
     return stamp.seconds + stamp.nanos / 1e9
 
 
-def plan_input(message: pb.Plan, wall_offset: float = 0.0) -> PlanInput:
-    wall_wakeup = seconds(message.next_wakeup) if message.HasField("next_wakeup") else None
-    return PlanInput(
+def plan_command(message: pb.Plan) -> PlanCommand:
+    return PlanCommand(
         run_id=message.run_id,
         app=message.app,
-        wakeup_at=wall_wakeup - wall_offset if wall_wakeup is not None else None,
+        wakeup_at=seconds(message.next_wakeup) if message.HasField("next_wakeup") else None,
         wakeup_in_secs=message.wakeup_in_ms / 1000 if message.wakeup_in_ms else None,
         min_cooldown_secs=message.min_cooldown_ms / 1000,
         trigger_filters=tuple(message.trigger_filters),
@@ -86,60 +79,60 @@ def invalid_admission(reason: str) -> pb.AdmitResponse:
     return pb.AdmitResponse(allowed=False, reason="invalid", detail=reason)
 
 
-def filter_messages(filters: Mapping[str, float], wall_offset: float = 0.0) -> list[pb.FilterView]:
-    return [
-        pb.FilterView(filter=item, until=timestamp(until + wall_offset))
-        for item, until in sorted(filters.items())
-    ]
+def filter_messages(filters: Mapping[str, float]) -> list[pb.FilterView]:
+    return [pb.FilterView(filter=item, until=timestamp(until)) for item, until in sorted(filters.items())]
 
 
-def plan_response(applied: AppliedPlan, wall_offset: float = 0.0) -> pb.PlanResponse:
-    response = pb.PlanResponse(filters=filter_messages(applied.filters, wall_offset))
-    if applied.wakeup is not None:
-        response.wakeup_id = applied.wakeup.wakeup_id
-        response.wakeup_at.CopyFrom(timestamp(applied.wakeup.due_at + wall_offset))
-    if applied.cooldown is not None:
-        response.cooldown_until.CopyFrom(timestamp(applied.cooldown.until + wall_offset))
+def plan_response(outcome: PlanOutcome) -> pb.PlanResponse:
+    response = pb.PlanResponse(filters=filter_messages(outcome.filters))
+    if outcome.wakeup_at is not None:
+        response.wakeup_id = outcome.wakeup_id
+        response.wakeup_at.CopyFrom(timestamp(outcome.wakeup_at))
+    if outcome.cooldown_until is not None:
+        response.cooldown_until.CopyFrom(timestamp(outcome.cooldown_until))
     return response
 
 
-def tick_message(wakeup: WakeUp, fired_at: float, wall_offset: float = 0.0) -> pb.Tick:
-    return pb.Tick(
-        wakeup_id=wakeup.wakeup_id,
-        due_at=timestamp(wakeup.due_at + wall_offset),
-        fired_at=timestamp(fired_at + wall_offset),
-        reason=wakeup.reason,
-        app=wakeup.app,
-        run_id=wakeup.run_id,
-        kind=_TICK_KINDS[wakeup.kind],
-    )
-
-
-def wakeup_message(wakeup: WakeUp, now: float, wall_offset: float = 0.0) -> pb.PendingWakeup:
+def _wakeup_message(wakeup: PendingWakeup) -> pb.PendingWakeup:
     return pb.PendingWakeup(
         wakeup_id=wakeup.wakeup_id,
         slot=wakeup.slot,
         app=wakeup.app,
         run_id=wakeup.run_id,
-        due_at=timestamp(wakeup.due_at + wall_offset),
-        due_in_ms=round((wakeup.due_at - now) * 1000),
+        due_at=timestamp(wakeup.due_at),
+        due_in_ms=round(wakeup.due_in_secs * 1000),
         reason=wakeup.reason,
         kind=_TICK_KINDS[wakeup.kind],
     )
 
 
-def cooldown_message(cooldown: Cooldown | None, now: float, wall_offset: float = 0.0) -> pb.CooldownView:
+def _cooldown_message(cooldown: CooldownState | None) -> pb.CooldownView:
     if cooldown is None:
         return pb.CooldownView(active=False)
     return pb.CooldownView(
         active=True,
-        until=timestamp(cooldown.until + wall_offset),
-        remaining_ms=max(0, round((cooldown.until - now) * 1000)),
+        until=timestamp(cooldown.until),
+        remaining_ms=max(0, round(cooldown.remaining_secs * 1000)),
         app=cooldown.app,
         run_id=cooldown.run_id,
         reason=cooldown.reason,
     )
 
 
-def counter(scope: str, runs: Sequence[float], ceiling: int) -> pb.RunCounter:
-    return pb.RunCounter(scope=scope, runs_last_hour=len(runs), ceiling_per_hour=ceiling)
+def _counter(count: RunCount) -> pb.RunCounter:
+    return pb.RunCounter(
+        scope=count.scope, runs_last_hour=count.runs_last_hour, ceiling_per_hour=count.ceiling_per_hour
+    )
+
+
+def schedule_message(schedule: ScheduleSnapshot) -> pb.ScheduleView:
+    return pb.ScheduleView(
+        now=timestamp(schedule.now),
+        wakeups=[_wakeup_message(wakeup) for wakeup in schedule.wakeups],
+        cooldown=_cooldown_message(schedule.cooldown),
+        filters=filter_messages(schedule.filters),
+        global_runs=_counter(schedule.global_runs),
+        app_runs=[_counter(count) for count in schedule.app_runs],
+        global_ceiling_per_hour=schedule.global_ceiling_per_hour,
+        app_ceiling_per_hour=schedule.app_ceiling_per_hour,
+    )

@@ -3,36 +3,38 @@ the field."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
 
 import grpc
+from kronii.scheduler.api.convert import (
+    admission_message,
+    admit_input,
+    plan_command,
+    plan_response,
+    schedule_message,
+)
+from kronii.scheduler.usecases.operations import SchedulerOperations
 from kronii.scheduler.v1 import scheduler_pb2 as pb
 from kronii.scheduler.v1 import scheduler_pb2_grpc as pb_grpc
 
 __all__ = ["SchedulerServicer"]
 
 
-class _Scheduler(Protocol):
-    async def submit_plan(self, plan: pb.Plan) -> pb.PlanResponse: ...
-    async def admit(self, request: pb.AdmitRequest) -> pb.AdmitResponse: ...
-    async def schedule(self) -> pb.ScheduleView: ...
-
-
 class SchedulerServicer(pb_grpc.SchedulerServiceServicer):
-    def __init__(self, scheduler: _Scheduler) -> None:
-        self._scheduler = scheduler
+    def __init__(self, operations: Callable[[], SchedulerOperations]) -> None:
+        self._operations = operations
 
     async def SubmitPlan(
         self, request: pb.Plan, context: grpc.aio.ServicerContext[object, object]
     ) -> pb.PlanResponse:
-        return await self._scheduler.submit_plan(request)
+        return plan_response(await self._operations().submit_plan(plan_command(request)))
 
     async def Admit(
         self, request: pb.AdmitRequest, context: grpc.aio.ServicerContext[object, object]
     ) -> pb.AdmitResponse:
-        return await self._scheduler.admit(request)
+        return admission_message(await self._operations().admit(admit_input(request)))
 
     async def GetSchedule(
         self, request: pb.GetScheduleRequest, context: grpc.aio.ServicerContext[object, object]
     ) -> pb.ScheduleView:
-        return await self._scheduler.schedule()
+        return schedule_message(await self._operations().schedule())

@@ -77,6 +77,24 @@ def _check_filter(raw: str) -> str:
     return kind
 
 
+def _due(plan: PlanInput, now: float, limits: Limits) -> float | None:
+    """When the plan's wake-up is due (None: the plan asks for none); raises InvalidRequest."""
+    if plan.wakeup_at is not None and plan.wakeup_in_secs is not None:
+        raise InvalidRequest("next_wakeup", "set next_wakeup or wakeup_in_ms, not both")
+    horizon = now + limits.max_wakeup_horizon_secs
+    if plan.wakeup_at is not None:
+        if plan.wakeup_at < now - _PAST_TOLERANCE_SECS:
+            raise InvalidRequest("next_wakeup", "is more than an hour in the past")
+        if plan.wakeup_at > horizon:
+            raise InvalidRequest("next_wakeup", f"is more than {limits.max_wakeup_horizon_secs:g} s ahead")
+        return max(plan.wakeup_at, now)  # a little in the past (clock skew): fire at once
+    if plan.wakeup_in_secs is not None:
+        if plan.wakeup_in_secs < 0 or plan.wakeup_in_secs > limits.max_wakeup_horizon_secs:
+            raise InvalidRequest("wakeup_in_ms", f"must be 0..{int(limits.max_wakeup_horizon_secs * 1000)}")
+        return now + plan.wakeup_in_secs
+    return None
+
+
 def apply_plan(plan: PlanInput, now: float, limits: Limits, wakeup_id: str) -> AppliedPlan:
     """Validate a plan and say what it changes; raises InvalidRequest naming the field."""
     run_id = _check_name("run_id", plan.run_id)
@@ -84,20 +102,7 @@ def apply_plan(plan: PlanInput, now: float, limits: Limits, wakeup_id: str) -> A
     reason = plan.reason.strip()[:500]
     if plan.min_cooldown_secs < 0 or plan.min_cooldown_secs > limits.max_cooldown_secs:
         raise InvalidRequest("min_cooldown_ms", f"must be 0..{int(limits.max_cooldown_secs * 1000)}")
-    if plan.wakeup_at is not None and plan.wakeup_in_secs is not None:
-        raise InvalidRequest("next_wakeup", "set next_wakeup or wakeup_in_ms, not both")
-    horizon = now + limits.max_wakeup_horizon_secs
-    due: float | None = None
-    if plan.wakeup_at is not None:
-        if plan.wakeup_at < now - _PAST_TOLERANCE_SECS:
-            raise InvalidRequest("next_wakeup", "is more than an hour in the past")
-        if plan.wakeup_at > horizon:
-            raise InvalidRequest("next_wakeup", f"is more than {limits.max_wakeup_horizon_secs:g} s ahead")
-        due = max(plan.wakeup_at, now)  # a little in the past (clock skew): fire at once
-    elif plan.wakeup_in_secs is not None:
-        if plan.wakeup_in_secs < 0 or plan.wakeup_in_secs > limits.max_wakeup_horizon_secs:
-            raise InvalidRequest("wakeup_in_ms", f"must be 0..{int(limits.max_wakeup_horizon_secs * 1000)}")
-        due = now + plan.wakeup_in_secs
+    due = _due(plan, now, limits)
     wakeup = (
         WakeUp(wakeup_id, app_slot(app), due, TickKind.PLANNED, app=app, run_id=run_id, reason=reason)
         if due is not None
