@@ -16,7 +16,6 @@ import errno
 import json
 import os
 import subprocess
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC
 from pathlib import Path
@@ -24,16 +23,18 @@ from pathlib import Path
 import httpx
 import pytest
 import pytest_asyncio
+from kronii.common.clock import SystemClock
 from kronii.common.db import make_engine, migrate_up
 from kronii.critic.adapters.daily_files import DailyFiles
 from kronii.critic.adapters.spool import SpoolReader
+from kronii.critic.adapters.tiered_memory import TieredMemory
 from kronii.critic.adapters.vector_store import PgVectorStore
+from kronii.critic.core.embedding_jobs import EmbeddingResult
+from kronii.critic.core.memory import MemoryOptions
 from kronii.critic.core.model import InvocationRecord
 from kronii.critic.core.policy import Policy
 from kronii.critic.core.recommend import Notification
-from kronii.critic.embedding_queue import EmbeddingResult
-from kronii.critic.intake import Intake
-from kronii.critic.memory import MemoryOptions, TieredMemory
+from kronii.critic.usecases.record_command import RecordCommand
 from kronii.redaction import RedactionContext, RedactionEngine
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -86,18 +87,12 @@ class _Quiet:
 
     def hint_shown(self, seconds: float) -> None: ...
 
-    def now_ms(self) -> int:
-        return time.time_ns() // 1_000_000
 
-    def monotonic(self) -> float:
-        return asyncio.get_running_loop().time()
-
-
-def _intake(memory: TieredMemory) -> Intake:
+def _intake(memory: TieredMemory) -> RecordCommand:
     quiet = _Quiet()
-    return Intake(
+    return RecordCommand(
         memory=memory, hints=quiet, notifications=quiet, embeddings=quiet, policy=quiet, commands=quiet,
-        metrics=quiet, clock=quiet, engine=RedactionEngine(), context=RedactionContext.random(),
+        metrics=quiet, clock=SystemClock(), engine=RedactionEngine(), context=RedactionContext.random(),
     )  # fmt: skip
 
 

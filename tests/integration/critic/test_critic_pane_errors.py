@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from kronii.critic.adapters.pane_errors import PaneErrors
 from kronii.critic.core.model import InvocationEvent
-from kronii.critic.intake import Intake
 from kronii.critic.settings import CriticSettings
+from kronii.critic.usecases.record_command import RecordCommand
 from kronii.redaction import RedactionContext, RedactionEngine
 
 from tests.agents.harness import private_socket
@@ -130,7 +130,7 @@ async def test_the_intake_keeps_the_panes_error_as_the_records_error(server: Ser
     tty = server.shell_session("agents_ws1")
     server.run("agents_ws1", FAILING, ERROR)
     memory, sinks = FakeMemory(), Sinks()
-    intake = Intake(
+    intake = RecordCommand(
         memory=memory, hints=sinks, notifications=sinks, embeddings=sinks, policy=FixedPolicy(),
         commands=Catalog(), metrics=FakeMetrics(), clock=FakeClock(), engine=RedactionEngine(),
         context=RedactionContext.random(),

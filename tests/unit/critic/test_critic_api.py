@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import grpc
 import pytest
@@ -19,20 +19,18 @@ from kronii.common.api_edge import KroniiErrorInterceptor, install_error_handler
 from kronii.common.errors import NotFound, Unavailable
 from kronii.critic.api.grpc_api import CriticServicer
 from kronii.critic.api.http_api import critic_router
-from kronii.critic.core.model import InvocationEvent, InvocationRecord, Trigger
-from kronii.critic.ports import (
+from kronii.critic.core.commands import ExportQuery, Reported, SearchQuery, Similar, SimilarQuery
+from kronii.critic.core.doctor import (
     DoctorReport,
     EmbeddingQueueState,
-    Hit,
     HookSeen,
     ModelState,
     PlaceState,
     RecordCounts,
-    Reported,
-    SearchQuery,
-    Similar,
-    SimilarQuery,
 )
+from kronii.critic.core.model import InvocationEvent, InvocationRecord, Trigger
+from kronii.critic.core.retrieval import Hit
+from kronii.critic.usecases.operations import CriticOperations
 from kronii.critic.v1 import critic_pb2 as pb
 from kronii.critic.v1 import critic_pb2_grpc as pb_grpc
 
@@ -87,8 +85,9 @@ class FakeCritic:
             raise NotFound("no record has the id r-gone", field="record_id")
         return Similar(NEW, [Hit(OLD, 0.88, 0.9, "disk")])
 
-    async def export(self, since_ms: int, redact: bool) -> AsyncIterator[InvocationRecord]:
-        self.calls.append(("export", (since_ms, redact)))
+    async def export(self, query: ExportQuery) -> AsyncIterator[InvocationRecord]:
+        since_ms = query.since_ms
+        self.calls.append(("export", (since_ms, query.redact)))
         if self.refuse_export:
             raise Unavailable("the daily files cannot be read now")
         for kept in (OLD, NEW):
@@ -122,7 +121,7 @@ def fake() -> FakeCritic:
 def http(fake: FakeCritic) -> Iterator[TestClient]:
     app = FastAPI()
     install_error_handler(app)
-    app.include_router(critic_router(lambda: fake, clock=lambda: NOW_MS))
+    app.include_router(critic_router(lambda: cast(CriticOperations, fake), clock=lambda: NOW_MS))
     with TestClient(app, raise_server_exceptions=False) as client:
         yield client
 
@@ -358,7 +357,9 @@ def test_a_body_that_is_not_a_json_object_is_a_400(http: TestClient, path: str, 
 @pytest.fixture
 async def stub(fake: FakeCritic) -> AsyncIterator[pb_grpc.CriticStub]:
     server = grpc.aio.server(interceptors=[KroniiErrorInterceptor()])
-    pb_grpc.add_CriticServicer_to_server(CriticServicer(lambda: fake, clock=lambda: NOW_MS), server)
+    pb_grpc.add_CriticServicer_to_server(
+        CriticServicer(lambda: cast(CriticOperations, fake), clock=lambda: NOW_MS), server
+    )
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     try:

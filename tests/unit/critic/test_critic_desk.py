@@ -8,16 +8,27 @@ import json
 from collections.abc import Sequence
 from datetime import UTC
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 import pytest
+from kronii.common.clock import ManualClock
 from kronii.critic.adapters.daily_files import DailyFiles
 from kronii.critic.adapters.policy_file import PolicyFile
-from kronii.critic.desk import CriticDesk, DeskParts
-from kronii.critic.intake import Intake
-from kronii.critic.memory import MemoryOptions, TieredMemory
-from kronii.critic.ports import EmbeddingQueueState, ModelState, PlaceState, SimilarQuery
+from kronii.critic.adapters.tiered_memory import TieredMemory
+from kronii.critic.core.commands import ExportQuery, SimilarQuery
+from kronii.critic.core.doctor import HookTally, ModelState, PlaceState
+from kronii.critic.core.memory import MemoryOptions
+from kronii.critic.metrics import CriticMetrics
+from kronii.critic.usecases.doctor import Doctor
+from kronii.critic.usecases.export_records import ExportRecords
+from kronii.critic.usecases.find_similar import FindSimilar
+from kronii.critic.usecases.mute_hints import MuteHints
+from kronii.critic.usecases.operations import CriticOperations
+from kronii.critic.usecases.record_command import RecordCommand
+from kronii.critic.usecases.search_records import SearchRecords, TimedKnn
+from kronii.critic.usecases.watch_embeddings import EmbeddingWatch
+from prometheus_client import CollectorRegistry
 
 from tests.unit.critic.memory_history import BASE_MS, near, random_unit, record
 
@@ -28,31 +39,37 @@ class _NoEmbedder:
     def embed(self, texts: Sequence[str]) -> list[tuple[float, ...]]:
         return []
 
-
-def _parts(policy_problem: Any = lambda: None) -> DeskParts:
-    place = PlaceState("/run/critic", True)
-    return DeskParts(
-        hooks=list,
-        spool=lambda: place,
-        hints=lambda: place,
-        model=lambda: ModelState(True, "model", "00"),
-        queue=lambda: EmbeddingQueueState(0, 1, 0, 0.0, 0.0),
-        redactions=lambda: 0,
-        muted_until=lambda: 0,
-        mute=lambda _until: None,
-        policy_problem=policy_problem,
-    )
+    def model_state(self) -> ModelState:
+        return ModelState(True, "model", "00")
 
 
-async def _desk(tmp_path: Path, parts: DeskParts | None = None) -> tuple[CriticDesk, TieredMemory]:
-    memory = TieredMemory(
-        DailyFiles(tmp_path / "critic", tz=UTC), None, MemoryOptions(), clock=lambda: BASE_MS + 60_000
-    )
+class _Places:
+    def spool(self) -> PlaceState:
+        return PlaceState("/run/critic", True)
+
+    def hints(self) -> PlaceState:
+        return PlaceState("/run/critic", True)
+
+
+async def _desk(tmp_path: Path, policy: PolicyFile | None = None) -> tuple[CriticOperations, TieredMemory]:
+    clock = ManualClock((BASE_MS + 60_000) / 1000)
+    memory = TieredMemory(DailyFiles(tmp_path / "critic", tz=UTC), None, MemoryOptions(), clock=clock.wall_ms)
     await memory.start()
-    intake = cast(Intake, None)  # these operations never take a command in
-    return CriticDesk(
-        intake, memory, _NoEmbedder(), parts or _parts(), now_ms=lambda: BASE_MS + 60_000
-    ), memory
+    policy = policy or PolicyFile(
+        tmp_path / "mute.json", path=tmp_path / "none.toml", shared_path=tmp_path / "none"
+    )
+    record_command = cast(RecordCommand, None)  # these operations never take a command in
+    embedder, knn = _NoEmbedder(), TimedKnn(memory, clock, lambda _tier, _seconds: None)
+    metrics = CriticMetrics(CollectorRegistry())
+    doctor = Doctor(
+        memory=memory, hooks=HookTally(), places=_Places(), model=embedder, embeddings=EmbeddingWatch(metrics),
+        redactions=metrics, policy=policy,
+    )  # fmt: skip
+    return CriticOperations(
+        record=record_command, search=SearchRecords(memory, embedder, knn, clock),
+        similar=FindSimilar(memory, embedder, knn, clock), export=ExportRecords(memory), doctor=doctor,
+        mute=MuteHints(policy, clock),
+    ), memory  # fmt: skip
 
 
 async def test_similar_lists_only_past_failures_however_close_a_success_is(tmp_path: Path) -> None:
@@ -104,8 +121,8 @@ async def test_export_redacted_masks_every_path_the_same_path_the_same_way(tmp_p
                command_line="cd /home/ana/clients/acme-payroll && make -C src/acme",
                error_message="make: *** src/acme: No such file or directory.  Stop.")
     )  # fmt: skip
-    redacted = [item async for item in desk.export(0, True)]
-    raw = [item async for item in desk.export(0, False)]
+    redacted = [item async for item in desk.export(ExportQuery(0, True))]
+    raw = [item async for item in desk.export(ExportQuery(0, False))]
     await memory.close()
 
     text = json.dumps([[item.cwd, item.command_line, item.error_message] for item in redacted])
@@ -124,11 +141,7 @@ async def test_the_doctor_reports_an_unknown_key_in_critic_toml(tmp_path: Path) 
     toml.write_text("Verbosity = 'quiet'\nRetentoinDays = 10\n")
     policy = PolicyFile(tmp_path / "mute.json", path=toml, shared_path=tmp_path / "config.toml")
 
-    def problem() -> str | None:
-        policy.current()
-        return policy.problem
-
-    desk, memory = await _desk(tmp_path, _parts(problem))
+    desk, memory = await _desk(tmp_path, policy)
     report = await desk.doctor()
     toml.write_text("Verbosity = 'quiet'\nRetentionDays = 10\n")
     fixed = await desk.doctor()

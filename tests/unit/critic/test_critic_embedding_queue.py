@@ -10,7 +10,8 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 from kronii.critic.adapters.embedder import MiniLmEmbedder
-from kronii.critic.embedding_queue import CpuBudget, EmbeddingQueue, EmbeddingResult, JobOutcome
+from kronii.critic.adapters.embedding_queue import EmbeddingQueue
+from kronii.critic.core.embedding_jobs import CpuBudget, EmbeddingResult, JobOutcome
 
 
 class FakeEmbedder:

@@ -9,13 +9,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import pytest
+from kronii.critic.core.embedding_jobs import EmbeddingResult, JobOutcome
 from kronii.critic.core.model import InvocationEvent, InvocationRecord, Trigger
 from kronii.critic.core.policy import Policy
 from kronii.critic.core.recommend import Notification
 from kronii.critic.core.retrieval import Hit, QueryContext, RecordFilter, Vector
-from kronii.critic.embedding_queue import EmbeddingResult, JobOutcome
-from kronii.critic.intake import Intake
 from kronii.critic.ports import RecordPredicate
+from kronii.critic.usecases.record_command import RecordCommand
 from kronii.redaction import RedactionContext, RedactionEngine
 
 NOW = 1_700_000_000_000
@@ -100,12 +100,18 @@ class FakeClock:
         self.ms = NOW
         self.mono = 100.0
 
-    def now_ms(self) -> int:
+    def wall(self) -> float:
+        return self.ms / 1000
+
+    def wall_ms(self) -> int:
         return self.ms
 
     def monotonic(self) -> float:
         self.mono += 0.002
         return self.mono
+
+    def monotonic_ms(self) -> int:
+        return int(self.monotonic() * 1000)
 
 
 @dataclass
@@ -123,7 +129,7 @@ class Catalog:
 
 @dataclass
 class Rig:
-    intake: Intake
+    intake: RecordCommand
     memory: FakeMemory
     sinks: Sinks
     metrics: FakeMetrics
@@ -134,7 +140,7 @@ class Rig:
 @pytest.fixture
 def rig() -> Rig:
     memory, sinks, metrics, clock, policy = FakeMemory(), Sinks(), FakeMetrics(), FakeClock(), FixedPolicy()
-    intake = Intake(
+    intake = RecordCommand(
         memory=memory, hints=sinks, notifications=sinks, embeddings=sinks, policy=policy, commands=Catalog(),
         metrics=metrics, clock=clock, engine=RedactionEngine(), context=RedactionContext.random(),
     )  # fmt: skip

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from kronii.critic.core.model import InvocationEvent
-from kronii.critic.intake import Intake
+from kronii.critic.usecases.record_command import RecordCommand
 from kronii.redaction import RedactionContext, RedactionEngine
 
 from tests.unit.critic.test_critic_intake import (
@@ -40,7 +40,7 @@ class FakePanes:
 
 @dataclass
 class PaneRig:
-    intake: Intake
+    intake: RecordCommand
     memory: FakeMemory
     panes: FakePanes
 
@@ -48,7 +48,7 @@ class PaneRig:
 @pytest.fixture
 def pane_rig() -> PaneRig:
     memory, sinks, panes = FakeMemory(), Sinks(), FakePanes()
-    intake = Intake(
+    intake = RecordCommand(
         memory=memory, hints=sinks, notifications=sinks, embeddings=sinks, policy=FixedPolicy(),
         commands=Catalog(), metrics=FakeMetrics(), clock=FakeClock(), engine=RedactionEngine(),
         context=RedactionContext.random(), pane_errors=panes,

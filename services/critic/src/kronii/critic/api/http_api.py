@@ -31,7 +31,7 @@ from kronii.critic.api.convert import (
     wall_clock_ms,
 )
 from kronii.critic.core.model import InvocationRecord
-from kronii.critic.ports import CriticOperations
+from kronii.critic.usecases.operations import CriticOperations
 from kronii.critic.v1 import critic_pb2 as pb
 
 __all__ = ["critic_router", "fields_message", "query_message"]
@@ -174,10 +174,8 @@ def _export_route(router: APIRouter, operations: Callable[[], CriticOperations])
     async def export(request: Request) -> StreamingResponse:
         """The kept records from `since`, oldest first, one InvocationRecord JSON per line; `redact`
         (default true) masks paths and personal data too."""
-        since_ms, redact, embeddings = export_args_from(
-            query_message(request.query_params, pb.ExportRequest())
-        )
-        records = operations().export(since_ms, redact)
+        query, embeddings = export_args_from(query_message(request.query_params, pb.ExportRequest()))
+        records = operations().export(query)
         # The first record is fetched before the answer starts, so a refusal is still a status.
         first = await anext(records, None)
 

@@ -11,27 +11,28 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Protocol
 
+from kronii.common.clock import Clock
+from kronii.critic.core.commands import Reported
+from kronii.critic.core.embedding_jobs import EmbeddingResult, JobOutcome
 from kronii.critic.core.model import InvocationEvent, InvocationRecord
-from kronii.critic.core.policy import Policy
 from kronii.critic.core.recommend import ActionRecommender, Recommendation
 from kronii.critic.core.redact_event import embedding_text, record_trigger, redact_event
 from kronii.critic.core.retrieval import RecordFilter
 from kronii.critic.core.triggers import MemoryView, TriggerEvaluator, is_failure
-from kronii.critic.embedding_queue import EmbeddingResult, JobOutcome
 from kronii.critic.ports import (
-    Clock,
     CommandCatalog,
+    EmbeddingJobs,
     HintSink,
     IntakeMetrics,
     MemoryStore,
-    Reported,
+    PaneErrorText,
+    PolicySource,
     TriggerSink,
 )
 from kronii.redaction import RedactionContext, RedactionEngine
 
-__all__ = ["EmbeddingJobs", "Intake", "PaneErrorText", "PolicySource"]
+__all__ = ["RecordCommand", "new_record_id"]
 
 log = logging.getLogger(__name__)
 
@@ -43,32 +44,13 @@ SIMILAR_ERROR_TAKE = 20
 HOOK_SHELLS = frozenset({"bash", "zsh", "fish"})
 
 
-class PolicySource(Protocol):
-    """The person's policy as it stands now (adapters.policy_file.PolicyFile re-reads on change)."""
-
-    def current(self) -> Policy: ...
-
-
-class EmbeddingJobs(Protocol):
-    """embedding_queue.EmbeddingQueue: ``on_done`` runs on the queue's worker thread."""
-
-    def submit(
-        self, key: str, text: str, on_done: Callable[[EmbeddingResult], None] | None = None
-    ) -> bool: ...
-
-
-class PaneErrorText(Protocol):
-    """adapters.pane_errors.PaneErrors (opt-in): what a command printed, read from the supervisor's
-    pane on its terminal; "" for any other terminal. Blocking: it runs in a thread."""
-
-    def error_text(self, tty: str, command_line: str) -> str: ...
-
-
 def new_record_id() -> str:
     return uuid.uuid4().hex
 
 
-class Intake:
+class RecordCommand:
+    """The intake of the shells' commands (the spool, `kronii run`, the supervisor's panes)."""
+
     def __init__(
         self,
         *,
@@ -121,7 +103,7 @@ class Intake:
         metrics.redactions("error", redacted.error_redactions)
         metrics.redactions("cwd", redacted.cwd_redactions)
         policy = self._policy.current()
-        now_ms = self._clock.now_ms()
+        now_ms = self._clock.wall_ms()
         evaluation = self._evaluator.evaluate(record, await self._view(record, now_ms), policy.enabled)
         for kind in evaluation.failed:
             metrics.rule_failed(kind)

@@ -13,96 +13,25 @@ one worker thread, so a burst of commands never costs the person more than a set
 
 from __future__ import annotations
 
-import enum
 import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
-from kronii.critic.ports import Embedder
+from kronii.critic.core.embedding_jobs import CpuBudget, EmbeddingResult, JobOutcome, QueueStats
+from kronii.critic.ports import Embedder, TimeLimitedEmbedder
 
-__all__ = [
-    "CpuBudget",
-    "EmbeddingQueue",
-    "EmbeddingResult",
-    "JobOutcome",
-    "QueueStats",
-    "TimeLimitedEmbedder",
-]
+__all__ = ["EmbeddingQueue"]
 
 log = logging.getLogger(__name__)
 
 _TIMER_SLACK_S = 0.002
 
 
-class JobOutcome(enum.StrEnum):
-    EMBEDDED = "embedded"
-    DROPPED = "dropped"  # pushed out by newer jobs, or still waiting when the queue stopped
-    TIMED_OUT = "timed_out"  # not done within the per-job time cap (waiting included)
-    UNAVAILABLE = "unavailable"  # no model: keyword retrieval only
-    FAILED = "failed"
-
-
-@dataclass(frozen=True)
-class EmbeddingResult:
-    key: str
-    vector: tuple[float, ...]  # a unit vector, or () for every outcome but EMBEDDED
-    outcome: JobOutcome
-    latency_s: float  # from submit() to this result
-
-
-@dataclass(frozen=True)
-class QueueStats:
-    submitted: int
-    outcomes: dict[JobOutcome, int]
-    depth: int
-    cpu_seconds: float  # the worker's CPU time spent embedding
-    throttled_seconds: float  # time the worker slept to hold the duty cap
-
-
-@runtime_checkable
-class TimeLimitedEmbedder(Protocol):
-    """An Embedder that can stop a run at a time limit, returning [] then."""
-
-    def embed_within(self, texts: Sequence[str], seconds: float | None) -> list[tuple[float, ...]]: ...
-
-
 ResultCallback = Callable[[EmbeddingResult], None]
 OutcomeObserver = Callable[[JobOutcome, float], None]
-
-
-class CpuBudget:
-    """A sliding window over the worker's CPU time: the jobs that ended within the last ``window_s``
-    may together have used ``share * window_s`` CPU seconds; beyond that the next job waits until
-    enough of them have left the window. One job can overshoot by its own CPU time, no more."""
-
-    def __init__(self, share: float, window_s: float) -> None:
-        if not 0 < share <= 1 or window_s <= 0:
-            raise ValueError("cpu share must be in (0, 1] and the window positive")
-        self._window_s = window_s
-        self._allowance = share * window_s
-        self._charges: deque[tuple[float, float]] = deque()  # (ended at, CPU seconds)
-        self._used = 0.0
-
-    def charge(self, cpu_seconds: float, now: float) -> None:
-        self._charges.append((now, cpu_seconds))
-        self._used += cpu_seconds
-
-    def wait_before_next(self, now: float) -> float:
-        """Seconds to sleep before the next job may start (0 while the window has room)."""
-        while self._charges and self._charges[0][0] <= now - self._window_s:
-            self._used -= self._charges.popleft()[1]
-        if self._used < self._allowance:
-            return 0.0
-        leaving = 0.0
-        for ended, cpu in self._charges:
-            leaving += cpu
-            if self._used - leaving < self._allowance:
-                return ended + self._window_s - now
-        return self._window_s  # unreachable: the loop empties the window at the latest
 
 
 @dataclass(frozen=True)
@@ -140,6 +69,10 @@ class EmbeddingQueue:
         self._outcomes = dict.fromkeys(JobOutcome, 0)
         self._cpu_seconds = 0.0
         self._throttled_seconds = 0.0
+
+    @property
+    def capacity(self) -> int:
+        return self._capacity
 
     def start(self) -> None:
         with self._changed:

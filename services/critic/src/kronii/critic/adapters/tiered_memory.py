@@ -24,30 +24,29 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
 import numpy as np
 from kronii.critic.adapters.daily_files import DailyFiles
-from kronii.critic.core.clusters import DEFAULT_CLUSTER_THRESHOLD, greedy_clusters
+from kronii.critic.adapters.journal import Journal
+from kronii.critic.core.clusters import greedy_clusters
+from kronii.critic.core.memory import MemoryCounts, MemoryOptions, RetentionDone
 from kronii.critic.core.model import InvocationRecord
-from kronii.critic.core.retention import DEFAULT_RETENTION_DAYS, day_stamp, plan_retention, prune_before_ms
+from kronii.critic.core.retention import day_stamp, plan_retention, prune_before_ms
 from kronii.critic.core.retrieval import (
     Hit,
-    HybridWeights,
     QueryContext,
     RecordFilter,
     Vector,
     exact_top_k,
     rank,
 )
-from kronii.critic.core.ring import DEFAULT_RING_SIZE, RecordRing
+from kronii.critic.core.ring import RecordRing
 from kronii.critic.core.share import PathMasker
-from kronii.critic.journal import Journal
 from kronii.critic.ports import LongTier, RecordPredicate
 
-__all__ = ["MemoryCounts", "MemoryOptions", "RetentionDone", "TieredMemory"]
+__all__ = ["TieredMemory"]
 
 log = logging.getLogger(__name__)
 
@@ -55,38 +54,6 @@ _EXPORT_TEXT_FIELDS = ("command_line", "cwd", "error_type", "error_message", "su
 # Records kept in RAM for PostgreSQL when even the day file could not take them (a full disk);
 # beyond this the oldest are dropped, counted in MemoryCounts.lost.
 _UNJOURNALED_LIMIT = 10_000
-
-
-@dataclass(frozen=True)
-class MemoryOptions:
-    ring_size: int = DEFAULT_RING_SIZE
-    retention_days: int = DEFAULT_RETENTION_DAYS
-    weights: HybridWeights = dataclasses.field(default_factory=HybridWeights)
-    ram_enough: float = 0.8  # a RAM hit this similar counts towards answering without PostgreSQL
-    candidates_per_k: int = 4
-    disk_window_days: int = 2  # the day files searched by KNN while PostgreSQL is away
-    retry_secs: float = 5.0
-    db_timeout_secs: float = 5.0
-    batch_size: int = 500
-    cluster_threshold: float = DEFAULT_CLUSTER_THRESHOLD
-
-
-@dataclass(frozen=True)
-class MemoryCounts:
-    ram: int
-    queued: int
-    in_step: bool  # PostgreSQL holds every journaled record
-    journal_failures: int
-    database_failures: int
-    replayed: int
-    lost: int
-    waiting: int = 0  # records kept that wait for room in the day files
-
-
-@dataclass(frozen=True)
-class RetentionDone:
-    archived_days: tuple[date, ...]
-    pruned_rows: int | None  # None: PostgreSQL was away (tried again next time)
 
 
 def _now_ms() -> int:
