@@ -14,18 +14,17 @@ from typing import Any, cast
 
 import numpy as np
 from google.protobuf.message import Message
-from kronii.capture.adapters.frames import Frame, Geometry
-from kronii.capture.adapters.matcher_feed import DesktopView
-from kronii.capture.adapters.vault import PurgeReport
-from kronii.capture.adapters.vault_files import ObjectNotFound
 from kronii.capture.core.bypass import WindowFacts
 from kronii.capture.core.capabilities import Capability, names
-from kronii.capture.core.scoring import FrameScore
-from kronii.capture.core.screenshots import ObjectKind, ObjectMeta
+from kronii.capture.core.desktop import SensorSnapshot
+from kronii.capture.core.frames import Frame, Geometry
+from kronii.capture.core.scoring import FrameScore, Scored
+from kronii.capture.core.screenshots import ObjectKind, ObjectMeta, PurgeReport
 from kronii.capture.core.status import StoredJob
 from kronii.capture.metrics import CaptureMetrics
+from kronii.capture.ports import ObjectMissing
 from kronii.capture.settings import CaptureSettings
-from kronii.capture.worker import Scored
+from kronii.capture.usecases.follow_desktop import DesktopView
 from kronii.common.client_sessions import AuthError, Challenge, Session
 from kronii.common.peers import PeerIdentity
 from kronii.common.presence import Presence, PresenceRefused
@@ -50,10 +49,21 @@ TARGET = WindowFacts(
 
 
 class Clock:
+    """kronii.common.clock.Clock moved by hand in whole milliseconds (both scales move together)."""
+
     def __init__(self, now_ms: int = START_MS) -> None:
         self.now_ms = now_ms
 
-    def __call__(self) -> int:
+    def wall(self) -> float:
+        return self.now_ms / 1000
+
+    def monotonic(self) -> float:
+        return self.now_ms / 1000
+
+    def wall_ms(self) -> int:
+        return self.now_ms
+
+    def monotonic_ms(self) -> int:
         return self.now_ms
 
     def advance(self, ms: int) -> None:
@@ -217,7 +227,7 @@ class Vault:
     def _live(self, object_id: str, kind: ObjectKind | None) -> _Stored:
         stored = self.objects.get(object_id)
         if stored is None or (kind is not None and stored.meta.kind != kind):
-            raise ObjectNotFound(object_id)
+            raise ObjectMissing("no such screenshot (unknown, expired or purged)")
         return stored
 
     async def open_plain(self, object_id: str, kind: ObjectKind) -> bytes:
@@ -296,12 +306,15 @@ class PresenceProof:
 
 
 class Snapshots:
-    def __init__(self) -> None:
+    """The sensor's snapshot store: `snapshot` as it is (None: the sensor wrote none yet)."""
+
+    def __init__(self, snapshot: SensorSnapshot | None = None) -> None:
+        self.snapshot = snapshot
         self.refreshed = 0
 
-    async def refresh_snapshot(self) -> bool:
+    async def read(self) -> SensorSnapshot | None:
         self.refreshed += 1
-        return True
+        return self.snapshot
 
 
 def focus(view: DesktopView, facts: WindowFacts = TARGET) -> None:

@@ -10,7 +10,7 @@ import pytest
 from kronii.capture.core.breaker import CircuitBreaker
 from kronii.capture.core.capabilities import AGENT_DEFAULT, LOCAL_DEFAULT, Capability
 from kronii.capture.core.identity import Identity, caller_key
-from kronii.capture.guard import Guard
+from kronii.capture.usecases.guard_access import Guard
 from kronii.common.errors import (
     InvalidArgument,
     PermissionDenied,

@@ -10,16 +10,15 @@ from fastapi import FastAPI
 from kronii.capture.api.http_api import capture_router
 from kronii.capture.core.breaker import CircuitBreaker
 from kronii.capture.core.capabilities import AGENT_DEFAULT
-from kronii.capture.desk import CaptureDesk
-from kronii.capture.guard import Guard
-from kronii.capture.ports import CaptureOperations
+from kronii.capture.usecases.guard_access import Guard
+from kronii.capture.usecases.operations import CaptureOperations
 from kronii.common.errors import Unavailable
 
 from tests.unit.capture import capture_fakes as fakes
 from tests.unit.capture.test_capture_job_use_case import Rig, rig
 
 
-def desk_of(setup: Rig) -> CaptureDesk:
+def desk_of(setup: Rig) -> CaptureOperations:
     guard = Guard(
         settings=fakes.settings(),
         clients=fakes.Clients(AGENT_DEFAULT),
@@ -30,7 +29,7 @@ def desk_of(setup: Rig) -> CaptureDesk:
         record=setup.audit,
         clock=setup.clock,
     )
-    return CaptureDesk(guard, setup.intake, setup.board, setup.screenshots)
+    return CaptureOperations(guard, setup.intake, setup.board, setup.screenshots, setup.desktop)
 
 
 def client(desk: Callable[[], CaptureOperations]) -> httpx.AsyncClient:

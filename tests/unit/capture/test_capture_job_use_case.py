@@ -1,28 +1,30 @@
 """The job use case in process: request -> scheduler rounds -> capture -> status -> screenshot read once,
-driven through the orchestration (job_intake, job_board, job_scheduler, job_run, screenshots) with fakes
+driven through the use cases (request_capture, track_jobs, schedule_jobs, run_capture, serve_screenshots) with fakes
 of the store, the display, the burst work, the vault, the tokens and the bus, and a clock the test moves."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pytest
-from kronii.capture.adapters.matcher_feed import DesktopView
+from kronii.capture.adapters.status_bus import StatusPublisher
 from kronii.capture.core.bypass import MatchParams
 from kronii.capture.core.capabilities import Capability
+from kronii.capture.core.commands import CaptureRequest
 from kronii.capture.core.identity import Identity
-from kronii.capture.core.request import spec_fields
 from kronii.capture.core.status import JobEvent, JobStatus
-from kronii.capture.job_board import JobBoard
-from kronii.capture.job_intake import JobIntake, rate_limits
-from kronii.capture.job_run import JobRun
-from kronii.capture.job_scheduler import JobScheduler
 from kronii.capture.metrics import CaptureMetrics
-from kronii.capture.screenshots import ScreenshotDesk
 from kronii.capture.settings import CaptureSettings
+from kronii.capture.usecases.follow_desktop import DesktopView, FollowDesktop
+from kronii.capture.usecases.request_capture import RequestCapture, rate_limits
+from kronii.capture.usecases.run_capture import RunCapture
+from kronii.capture.usecases.schedule_jobs import JobScheduler
+from kronii.capture.usecases.serve_screenshots import ScreenshotDesk
+from kronii.capture.usecases.track_jobs import JobBoard
 from kronii.capture.v1 import capture_pb2 as pb
+from kronii.common.bus import Bus
 from kronii.common.errors import NotFound, PermissionDenied, ResourceExhausted, Unavailable
 
 from tests.unit.capture import capture_fakes as fakes
@@ -42,9 +44,10 @@ class Rig:
     audit: fakes.Audit
     metrics: CaptureMetrics
     board: JobBoard
-    intake: JobIntake
+    intake: RequestCapture
     scheduler: JobScheduler
     screenshots: ScreenshotDesk
+    desktop: FollowDesktop
 
     async def request(self, **fields: Any) -> tuple[str, bool]:
         values = {
@@ -52,7 +55,8 @@ class Rig:
             "window_id": fakes.TARGET.window_id, "bypass": 0, "burst_count": 3, "burst_interval_ms": 300,
             "priority": 0, "ttl_ms": 0, "requester": "tests", **fields,
         }  # fmt: skip
-        return await self.intake.request_capture(CALLER, spec_fields(**values))
+        accepted = await self.intake.request_capture(CALLER, CaptureRequest(**values))
+        return accepted.job_id, accepted.merged
 
     def statuses(self, job_id: str) -> list[int]:
         return [
@@ -67,18 +71,20 @@ def rig(*, work: fakes.Work | None = None, display: bool = True, **changes: Any)
     clock, view, store, bus = fakes.Clock(), DesktopView(), fakes.JobStore(), fakes.Bus()
     frames, work, vault, audit = fakes.Frames(), work or fakes.Work(), fakes.Vault(), fakes.Audit()
     metrics = fakes.metrics()
-    board = JobBoard(store, bus, metrics, audit, view, clock)
+    board = JobBoard(store, StatusPublisher(cast(Bus, bus)), metrics, audit, view, clock)
     problem = None if display else "no display: DISPLAY is not set; capture requests are refused"
-    intake = JobIntake(board, settings, metrics, view, clock, display_problem=problem)
-    run = JobRun(board, frames if display else None, work, vault, settings, metrics, clock)
+    intake = RequestCapture(board, store, settings, metrics, view, clock, display_problem=problem)
+    run = RunCapture(board, frames if display else None, work, vault, settings, metrics, clock)
+    desktop = FollowDesktop(view, fakes.Snapshots())
     scheduler = JobScheduler(
-        board, run, view, fakes.Snapshots(), clock,
+        board, run, view, desktop, clock,
         limits=rate_limits(settings), match=MatchParams(), interval_ms=settings.matcher_interval_ms,
     )  # fmt: skip
-    screenshots = ScreenshotDesk(vault, fakes.Tokens(), settings, metrics, audit)
+    screenshots = ScreenshotDesk(vault, fakes.Tokens(), settings, metrics, audit, clock)
     return Rig(
-        clock, view, store, bus, frames, work, vault, audit, metrics, board, intake, scheduler, screenshots
-    )
+        clock, view, store, bus, frames, work, vault, audit, metrics, board, intake, scheduler, screenshots,
+        desktop,
+    )  # fmt: skip
 
 
 async def settle() -> None:
@@ -259,7 +265,7 @@ async def test_a_job_cancelled_while_it_was_redacted_stores_nothing() -> None:
 
 def replace_run(r: Rig, work: fakes.Work) -> JobScheduler:
     settings = fakes.settings()
-    run = JobRun(r.board, r.frames, work, r.vault, settings, r.metrics, r.clock)
+    run = RunCapture(r.board, r.frames, work, r.vault, settings, r.metrics, r.clock)
     return JobScheduler(
         r.board, run, r.view, None, r.clock,
         limits=rate_limits(settings), match=MatchParams(), interval_ms=100,

@@ -1,10 +1,8 @@
-"""The capture service as its spec names it (a ServiceApp): the adapters wired into the use cases.
+"""The capture service as its spec names it (a ServiceApp): the composition root.
 
-Requests are validated, merged or rate-limited and queued (job_intake), picked in priority order and
-matched against the focused window the sensor reports (job_scheduler), captured one job at a time,
-scored, redacted, sealed and stored (job_run); every status change goes through job_board. Screenshots
-are read by single-use token and purged by retention (screenshots). The API layers (api/) call the
-operations (desk) after the guard (guard) has identified and admitted the caller.
+It builds the adapters, the use cases (usecases/), the one front the API calls
+(usecases.operations.CaptureOperations), the API servers (api/) and the NATS subscriptions
+(api.bus), and starts and stops them; every decision lives in the use cases and the core.
 """
 
 from __future__ import annotations
@@ -12,50 +10,52 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Iterable
 
 import grpc
 from fastapi import APIRouter
+from kronii.capture.adapters.burst_work import BurstWorker, Redactor
 from kronii.capture.adapters.callers import client_sessions, front_door, identity_for_peer, presence_gate
-from kronii.capture.adapters.frames import CaptureUnavailable, FrameGrabber
+from kronii.capture.adapters.frames import FrameGrabber
 from kronii.capture.adapters.jobs import JobStore
+from kronii.capture.adapters.log_paths import install_path_scrubber
 from kronii.capture.adapters.master_key import master_key_choice
-from kronii.capture.adapters.matcher_feed import DesktopView, MatcherFeed
+from kronii.capture.adapters.sensor_snapshot import SnapshotReader
+from kronii.capture.adapters.status_bus import StatusPublisher
 from kronii.capture.adapters.text_density import ocr_text_density
 from kronii.capture.adapters.tokens import TokenBook
 from kronii.capture.adapters.vault import ObjectVault
+from kronii.capture.api.bus import DesktopEvents
+from kronii.capture.api.convert import sensor_snapshot
 from kronii.capture.api.grpc_api import CaptureServicer
 from kronii.capture.api.http_api import capture_router
 from kronii.capture.core.bypass import MatchParams
 from kronii.capture.core.retention import keep_raw
-from kronii.capture.desk import CaptureDesk
-from kronii.capture.guard import Guard, breaker_for
-from kronii.capture.job_board import JobBoard
-from kronii.capture.job_intake import JobIntake, rate_limits
-from kronii.capture.job_run import JobRun
-from kronii.capture.job_scheduler import JobScheduler
-from kronii.capture.logpaths import install_path_scrubber
 from kronii.capture.metrics import CaptureMetrics, zero_common_series
-from kronii.capture.screenshots import ScreenshotDesk
+from kronii.capture.ports import CaptureUnavailable
 from kronii.capture.settings import CaptureSettings
+from kronii.capture.usecases.follow_desktop import DesktopView, FollowDesktop
+from kronii.capture.usecases.guard_access import Guard, breaker_for
+from kronii.capture.usecases.operations import CaptureOperations
+from kronii.capture.usecases.request_capture import RequestCapture, rate_limits
+from kronii.capture.usecases.run_capture import RunCapture
+from kronii.capture.usecases.schedule_jobs import JobScheduler
+from kronii.capture.usecases.serve_screenshots import ScreenshotDesk
+from kronii.capture.usecases.track_jobs import JobBoard
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
-from kronii.capture.worker import BurstWorker, Redactor
 from kronii.common.access import AccessRules
+from kronii.common.clock import Clock, SystemClock
 from kronii.common.errors import Unavailable
 from kronii.common.local_door import FrontDoorError, LocalFrontDoor, PeerPolicy
 from kronii.common.polkit import PolkitClient
 from kronii.common.rendezvous import capture_socket_path
 from kronii.common.service import DependencyStatus, ServiceContext
+from nats.aio.subscription import Subscription
 
-__all__ = ["CaptureApp", "now_ms"]
+__all__ = ["CaptureApp"]
 
 log = logging.getLogger(__name__)
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class CaptureApp:
@@ -71,12 +71,13 @@ class CaptureApp:
         ),
     )
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock | None = None) -> None:
         self.view = DesktopView()
         self.front_door: LocalFrontDoor | None = None
-        self._desk: CaptureDesk | None = None
+        self._clock: Clock = clock or SystemClock()
+        self._operations: CaptureOperations | None = None
         self._board: JobBoard | None = None
-        self._feed: MatcherFeed | None = None
+        self._subscriptions: list[Subscription] = []
         self._grabber: FrameGrabber | None = None
         self._display_problem = ""
         self._tasks: list[asyncio.Task[None]] = []
@@ -93,33 +94,32 @@ class CaptureApp:
         zero_common_series(ctx.metrics)
         vault = await self._open_vault(ctx, settings)
         self._grabber = await self._open_display(settings.display)
-        self._feed = MatcherFeed(ctx.bus, ctx.redis, self.view)
-        await self._feed.start()
-        board = JobBoard(JobStore(ctx.redis, ctx.sessions), ctx.bus, metrics, ctx.record, self.view, now_ms)
+        desktop = FollowDesktop(self.view, SnapshotReader(ctx.redis, sensor_snapshot))
+        jobs = JobStore(ctx.redis, ctx.sessions)
+        board = JobBoard(jobs, StatusPublisher(ctx.bus), metrics, ctx.record, self.view, self._clock)
         self._board = board
-        await board.settle_leftovers()
         screenshots = ScreenshotDesk(
-            vault, TokenBook(ctx.redis, settings.token_ttl_secs), settings, metrics, ctx.record
+            vault, TokenBook(ctx.redis, settings.token_ttl_secs), settings, metrics, ctx.record, self._clock
         )
-        self._desk = self._build_desk(ctx, settings, metrics, board, screenshots)
+        display_problem = None if self._grabber is not None else self._display_problem
+        intake = RequestCapture(
+            board, jobs, settings, metrics, self.view, self._clock, display_problem=display_problem
+        )
+        operations = CaptureOperations(
+            self._guard(ctx, settings, metrics), intake, board, screenshots, desktop
+        )
+        await desktop.refresh_snapshot()
+        self._subscriptions = await DesktopEvents(operations).subscribe(ctx.bus)
+        await board.settle_leftovers()
+        self._operations = operations
         if settings.grpc_port:
             await self._open_front_door(ctx, settings, metrics)
-        run = JobRun(
-            board,
-            self._grabber,
-            BurstWorker(Redactor(settings.max_masked_area), ocr_text_density),
-            vault,
-            settings,
-            metrics,
-            now_ms,
-            display_problem=self._display_problem,
-        )
         scheduler = JobScheduler(
             board,
-            run,
+            self._capture_run(board, vault, settings, metrics),
             self.view,
-            self._feed,
-            now_ms,
+            desktop,
+            self._clock,
             limits=rate_limits(settings),
             match=MatchParams(app_restart_tolerance_ms=settings.app_restart_tolerance_ms),
             interval_ms=settings.matcher_interval_ms,
@@ -139,15 +139,18 @@ class CaptureApp:
         if self.front_door is not None:
             with contextlib.suppress(Exception):
                 await self.front_door.stop()
-        if self._feed is not None:
-            with contextlib.suppress(Exception):
-                await self._feed.stop()
+        for subscription in self._subscriptions:
+            try:
+                await subscription.unsubscribe()
+            except Exception as error:  # the bus may already be gone at shutdown
+                log.debug("unsubscribe failed: %s", error)
+        self._subscriptions.clear()
 
     def routers(self) -> Iterable[APIRouter]:
-        return [capture_router(self.desk)]
+        return [capture_router(self.operations)]
 
     def add_to_grpc(self, server: grpc.aio.Server) -> Iterable[str]:
-        pb_grpc.add_ScreenCaptureServicer_to_server(CaptureServicer(self.desk()), server)
+        pb_grpc.add_ScreenCaptureServicer_to_server(CaptureServicer(self.operations()), server)
         return [pb.DESCRIPTOR.services_by_name["ScreenCapture"].full_name]
 
     def readiness(self) -> dict[str, DependencyStatus]:
@@ -172,11 +175,11 @@ class CaptureApp:
     def display_available(self) -> bool:
         return self._grabber is not None
 
-    def desk(self) -> CaptureDesk:
+    def operations(self) -> CaptureOperations:
         """The operations the API layers call; Unavailable until the service has started."""
-        if self._desk is None:
+        if self._operations is None:
             raise Unavailable("the capture service is starting")
-        return self._desk
+        return self._operations
 
     # ---- wiring ------------------------------------------------------------------------------
 
@@ -202,16 +205,9 @@ class CaptureApp:
             record=ctx.record,
         )
 
-    def _build_desk(
-        self,
-        ctx: ServiceContext,
-        settings: CaptureSettings,
-        metrics: CaptureMetrics,
-        board: JobBoard,
-        screenshots: ScreenshotDesk,
-    ) -> CaptureDesk:
+    def _guard(self, ctx: ServiceContext, settings: CaptureSettings, metrics: CaptureMetrics) -> Guard:
         assert ctx.redis is not None and ctx.sessions is not None
-        guard = Guard(
+        return Guard(
             settings=settings,
             clients=client_sessions(ctx.redis, ctx.sessions, session_ttl_secs=settings.session_ttl_secs),
             presence=presence_gate(
@@ -224,11 +220,22 @@ class CaptureApp:
             breaker=breaker_for(settings),
             metrics=metrics,
             record=ctx.record,
-            clock=now_ms,
+            clock=self._clock,
         )
-        display_problem = None if self._grabber is not None else self._display_problem
-        intake = JobIntake(board, settings, metrics, self.view, now_ms, display_problem=display_problem)
-        return CaptureDesk(guard, intake, board, screenshots)
+
+    def _capture_run(
+        self, board: JobBoard, vault: ObjectVault, settings: CaptureSettings, metrics: CaptureMetrics
+    ) -> RunCapture:
+        return RunCapture(
+            board,
+            self._grabber,
+            BurstWorker(Redactor(settings.max_masked_area), ocr_text_density),
+            vault,
+            settings,
+            metrics,
+            self._clock,
+            display_problem=self._display_problem,
+        )
 
     async def _open_display(self, name: str | None) -> FrameGrabber | None:
         if not name:

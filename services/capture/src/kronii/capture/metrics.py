@@ -38,7 +38,18 @@ ACCESS_OPERATIONS = (
     "result",
     "watch",
 )
-ACCESS_RESULTS = ("ok", *sorted({getattr(errors, name).code for name in errors.__all__}))
+# Every error code kronii.common.errors declares (its classes; the module also exports functions).
+_ERROR_KINDS = [getattr(errors, name) for name in errors.__all__]
+ACCESS_RESULTS = (
+    "ok",
+    *sorted(
+        {
+            kind.code
+            for kind in _ERROR_KINDS
+            if isinstance(kind, type) and issubclass(kind, errors.KroniiError)
+        }
+    ),
+)
 PUBLISHES = (subjects.CAPTURE_STATUS,)
 RECEIVES = (subjects.FOCUS_CHANGED, subjects.LOCK_CHANGED)
 AUDIT_ACTIONS = (

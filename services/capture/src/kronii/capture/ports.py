@@ -1,59 +1,73 @@
-"""What the orchestration needs of the outside world, and what the API layers need of the orchestration.
+"""What the use cases need of the outside world, and the exceptions the adapters raise for it.
 
-The adapters (adapters/, worker.py) satisfy the first group, the orchestration (desk.py, guard.py)
-the second; the in-process tests drive the orchestration with fakes of the first and an injected clock.
+The adapters (adapters/) satisfy these Protocols and turn their libraries' errors (Xlib, mss, Redis,
+the vault's files) into the exceptions below; the use cases catch only these and
+kronii.common.errors. The in-process tests drive the use cases with fakes of these ports and a clock
+they move by hand. Every port takes and returns core types, never a wire message.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from kronii.capture.core.capabilities import Capability
-from kronii.capture.core.identity import Identity
-from kronii.capture.core.screenshots import ObjectKind, ObjectMeta
+from kronii.capture.core.desktop import SensorSnapshot
+from kronii.capture.core.frames import Frame, Geometry
+from kronii.capture.core.scoring import Scored
+from kronii.capture.core.screenshots import ObjectKind, ObjectMeta, PurgeReport
 from kronii.capture.core.status import JobRecord, StoredJob
-from kronii.common.errors import KroniiError
 from kronii.common.peers import PeerIdentity
 
 if TYPE_CHECKING:
-    from kronii.capture.adapters.frames import Frame, Geometry
-    from kronii.capture.adapters.vault import PurgeReport
-    from kronii.capture.v1.capture_pb2 import CaptureStatus
-    from kronii.capture.worker import Scored
     from kronii.common.client_sessions import Challenge, Session
     from kronii.common.presence import Presence
-    from kronii.common.subjects import Topic
     from kronii.redaction.pixels import ImageRedaction
     from PIL.Image import Image
 
 __all__ = [
     "BurstWork",
-    "CallerAccess",
-    "CaptureOperations",
+    "CaptureUnavailable",
     "ClientDirectory",
-    "Clock",
     "FrameSource",
     "JobRepository",
+    "ObjectMissing",
     "ObjectStore",
     "PresenceCheck",
-    "SnapshotSource",
-    "StatusBus",
+    "SensorSnapshots",
+    "SnapshotUnavailable",
+    "StatusFeed",
     "TokenLedger",
+    "WindowGone",
 ]
 
-Clock = Callable[[], int]
-"""Now, in epoch milliseconds."""
+
+# ---- what the adapters raise -----------------------------------------------------------------------
 
 
-# ---- what the orchestration needs ----------------------------------------------------------------
+class CaptureUnavailable(Exception):
+    """The display cannot be read (not set, unreachable, or lost)."""
 
 
-class StatusBus(Protocol):
-    """The NATS bus (kronii.common.bus.Bus), for the jobs' statuses."""
+class WindowGone(Exception):
+    """The window to capture no longer exists, is not mapped, or lies off screen."""
 
-    async def publish(self, topic: Topic[CaptureStatus], message: CaptureStatus, *tokens: str) -> None: ...
+
+class ObjectMissing(Exception):
+    """No live stored object of that id and kind: unknown, of another kind, expired or purged."""
+
+
+class SnapshotUnavailable(Exception):
+    """The sensor's snapshot could not be read (its store did not answer)."""
+
+
+# ---- what the use cases need -----------------------------------------------------------------------
+
+
+class StatusFeed(Protocol):
+    """Where every status change of a job is announced (adapters.status_bus.StatusPublisher: NATS)."""
+
+    async def publish(self, job: JobRecord) -> None: ...
 
 
 class JobRepository(Protocol):
@@ -69,7 +83,8 @@ class JobRepository(Protocol):
 
 
 class FrameSource(Protocol):
-    """The display (adapters.frames.FrameGrabber). Blocking: called in a thread."""
+    """The display (adapters.frames.FrameGrabber). Blocking: called in a thread. Raises
+    CaptureUnavailable or WindowGone."""
 
     @property
     def display(self) -> str: ...
@@ -79,7 +94,8 @@ class FrameSource(Protocol):
 
 
 class BurstWork(Protocol):
-    """Scoring, redaction and PNG encoding of a burst (worker.BurstWorker). Blocking: called in a thread."""
+    """Scoring, redaction and PNG encoding of a burst (adapters.burst_work.BurstWorker). Blocking:
+    called in a thread."""
 
     def score(self, frames: Sequence[Frame], *, wm_class: str, title: str) -> Scored: ...
     def redact(self, frame: Frame, *, app: str) -> ImageRedaction: ...
@@ -87,14 +103,16 @@ class BurstWork(Protocol):
     def redacted_png(self, image: Image) -> bytes: ...
 
 
-class SnapshotSource(Protocol):
-    """The sensor's snapshot (adapters.matcher_feed.MatcherFeed): idle time, and a missed focus event."""
+class SensorSnapshots(Protocol):
+    """The sensor's latest snapshot (adapters.sensor_snapshot.SnapshotReader): idle time, lock, and
+    the focus, which heals a missed focus event. None when there is none yet; SnapshotUnavailable
+    when its store does not answer."""
 
-    async def refresh_snapshot(self) -> bool: ...
+    async def read(self) -> SensorSnapshot | None: ...
 
 
 class ObjectStore(Protocol):
-    """The sealed screenshots (adapters.vault.ObjectVault)."""
+    """The sealed screenshots (adapters.vault.ObjectVault). A missing object is ObjectMissing."""
 
     async def put(
         self,
@@ -135,43 +153,3 @@ class PresenceCheck(Protocol):
     """A person's proof of presence for a local reader (kronii.common.presence.PresenceGate, adapters.callers.presence_gate)."""
 
     async def window(self, peer: PeerIdentity, metadata: Mapping[str, str]) -> Presence: ...
-
-
-# ---- what the API layers need ----------------------------------------------------------------------
-
-
-class CaptureOperations(Protocol):
-    """The operations, called by api/ once ``access`` has admitted the caller (desk.CaptureDesk)."""
-
-    @property
-    def access(self) -> CallerAccess: ...
-    async def request_capture(self, identity: Identity, fields: dict[str, Any]) -> tuple[str, bool]: ...
-    async def job(self, job_id: str) -> JobRecord: ...
-    async def cancel(self, job_id: str) -> JobRecord: ...
-    def watch(self, job_id: str) -> AsyncIterator[tuple[int, JobRecord]]: ...
-    async def issue_token(self, identity: Identity, screenshot_id: str) -> tuple[str, datetime]: ...
-    async def screenshot(self, screenshot_id: str, token: str) -> tuple[bytes, ObjectMeta]: ...
-    async def list_meta(self, limit: int) -> list[ObjectMeta]: ...
-    async def raw_encrypted(self, screenshot_id: str) -> tuple[bytes, int]: ...
-
-
-class CallerAccess(Protocol):
-    """Who is calling, may they, the breaker and the audit row; agents' sign-in (guard.Guard)."""
-
-    async def identify_or_count(self, peer: str, authorization: str | None) -> Identity: ...
-    async def authorize(
-        self, peer: str, identity: Identity, needed: Capability, metadata: Mapping[str, str]
-    ) -> Identity: ...
-    def admit(self, key: str) -> None: ...
-    async def outcome(
-        self,
-        *,
-        key: str,
-        identity: Identity | None,
-        operation: str,
-        error: KroniiError | None,
-        subject: str = "",
-        **detail: Any,
-    ) -> None: ...
-    async def begin_challenge(self, client_id: str) -> Challenge: ...
-    async def authenticate(self, challenge_id: str, client_id: str, signature: bytes) -> Session: ...

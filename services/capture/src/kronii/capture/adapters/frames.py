@@ -3,49 +3,24 @@
 The window's rectangle comes from X itself (python-xlib: the window's size and its position
 translated to root coordinates), read again right before the burst: the sensor's focus events carry
 no geometry, and a window may have moved since it gained focus. Everything here blocks; the app runs
-it in a worker thread. Frames stay in memory: nothing here touches the disk.
+it in a worker thread. Frames stay in memory: nothing here touches the disk. Xlib and mss errors
+leave as the ports' CaptureUnavailable and WindowGone.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import mss
 import numpy as np
-from numpy.typing import NDArray
+from kronii.capture.core.frames import Frame, Geometry
+from kronii.capture.ports import CaptureUnavailable, WindowGone
 from Xlib import X
 from Xlib import display as xdisplay
 from Xlib import error as xerror
 
-__all__ = ["CaptureUnavailable", "Frame", "FrameGrabber", "Geometry", "WindowGone"]
-
-Geometry = tuple[int, int, int, int]  # x, y, width, height in root coordinates
-
-
-class CaptureUnavailable(Exception):
-    """The display cannot be read (not set, unreachable, or lost)."""
-
-
-class WindowGone(Exception):
-    """The window to capture no longer exists, is not mapped, or lies off screen."""
-
-
-@dataclass(frozen=True)
-class Frame:
-    """One grabbed frame: RGB pixels (H x W x 3, uint8) and when it was taken (epoch ms)."""
-
-    rgb: NDArray[np.uint8]
-    at_ms: int
-
-    @property
-    def width(self) -> int:
-        return int(self.rgb.shape[1])
-
-    @property
-    def height(self) -> int:
-        return int(self.rgb.shape[0])
+__all__ = ["CaptureUnavailable", "FrameGrabber", "WindowGone"]
 
 
 class FrameGrabber:

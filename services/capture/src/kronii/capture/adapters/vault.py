@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import logging
 import os
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -33,13 +32,13 @@ from kronii.capture.adapters.vault_files import (
 from kronii.capture.adapters.vault_rotation import ProgressCallback, RotationReport, rotate_content_keys
 from kronii.capture.adapters.vault_table import capture_jobs_spec, capture_objects
 from kronii.capture.core.ids import new_id
-from kronii.capture.core.screenshots import KINDS, ObjectKind, ObjectMeta
+from kronii.capture.core.screenshots import KINDS, ObjectKind, ObjectMeta, PurgeReport
 from kronii.common.audit_trail import AuditTrail
 from kronii.crypto import MasterKeyProvider, SealedObject, WrappedKey, open_sealed, seal
 from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-__all__ = ["ObjectVault", "PurgeReport", "RawStorageDisabled"]
+__all__ = ["ObjectVault", "RawStorageDisabled"]
 
 log = logging.getLogger(__name__)
 
@@ -48,18 +47,6 @@ _OBJECT_ID_BYTES = 18  # 24 URL-safe characters, 144 random bits
 
 class RawStorageDisabled(VaultError):
     """Raw frames are not kept (raw retention is 0 days)."""
-
-
-@dataclass(frozen=True)
-class PurgeReport:
-    raw_purged: int
-    redacted_purged: int
-    files_missing: int
-    object_ids: tuple[str, ...]
-
-    @property
-    def purged(self) -> int:
-        return self.raw_purged + self.redacted_purged
 
 
 class ObjectVault:

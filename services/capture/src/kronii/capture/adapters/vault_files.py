@@ -11,6 +11,8 @@ import re
 import stat
 from pathlib import Path
 
+from kronii.capture.ports import ObjectMissing
+
 __all__ = [
     "ObjectNotFound",
     "UnsafeVaultDirectory",
@@ -37,8 +39,9 @@ class VaultError(Exception):
     """Base of the vault's errors; every message is a sentence without a path."""
 
 
-class ObjectNotFound(VaultError):
-    """No live object of that id and kind: unknown, of another kind, expired or purged."""
+class ObjectNotFound(VaultError, ObjectMissing):
+    """No live object of that id and kind: unknown, of another kind, expired or purged (the port's
+    ObjectMissing, which the use cases catch)."""
 
     def __init__(self, object_id: str) -> None:
         super().__init__("no such screenshot (unknown, expired or purged)")

@@ -1,4 +1,6 @@
-"""Between the core's records and capture.proto's messages (api_edge.as_json gives their JSON).
+"""Between the core and the wire, both ways: capture.proto's messages out (api_edge.as_json gives
+their JSON), and in: a CaptureRequest as the use case's command, the sensor's Focus and Snapshot as
+the matcher's window facts.
 
 Nothing here ever carries a filesystem path: records hold ids, names and numbers only.
 """
@@ -6,15 +8,22 @@ Nothing here ever carries a filesystem path: records hold ids, names and numbers
 from __future__ import annotations
 
 from google.protobuf.timestamp_pb2 import Timestamp
+from kronii.activity.v1 import activity_pb2 as apb
+from kronii.capture.core.bypass import WindowFacts
+from kronii.capture.core.commands import CaptureRequest
+from kronii.capture.core.desktop import SensorSnapshot
 from kronii.capture.core.screenshots import ObjectMeta
 from kronii.capture.core.status import STATUS_NUMBER, HistoryEntry, JobRecord, JobStatus
 from kronii.capture.v1 import capture_pb2 as pb
 
 __all__ = [
+    "capture_request",
     "meta_message",
     "result_message",
+    "sensor_snapshot",
     "status_message",
     "timestamp_ms",
+    "window_facts",
 ]
 
 
@@ -86,3 +95,56 @@ def meta_message(meta: ObjectMeta) -> pb.ScreenshotMeta:
     if meta.expires_at is not None:
         message.expires_at.FromDatetime(meta.expires_at)
     return message
+
+
+# ---- inbound ---------------------------------------------------------------------------------------
+
+
+def capture_request(message: pb.CaptureRequest) -> CaptureRequest:
+    """The gRPC request as the use case's command (enums by their proto numbers)."""
+    return CaptureRequest(
+        process_id=message.process_id,
+        app_name=message.app_name,
+        app_start_time_ms=message.app_start_time,
+        window_id=message.window_id,
+        bypass=int(message.bypass),
+        burst_count=message.burst_count,
+        burst_interval_ms=message.burst_interval_ms,
+        priority=int(message.priority),
+        ttl_ms=message.ttl_ms,
+        requester=message.requester,
+    )
+
+
+def window_facts(focus: apb.Focus) -> WindowFacts | None:
+    """The sensor's Focus as the core's WindowFacts (its focus_seq is the matcher's to give); None
+    when no window has the focus."""
+    if not focus.window_id:
+        return None
+    return WindowFacts(
+        pid=int(focus.pid),
+        app_name=focus.app_name,
+        app_start_time_ms=int(focus.app_start_time),
+        window_id=int(focus.window_id),
+        wm_class=focus.wm_class,
+        title=focus.title,
+        focus_seq=0,
+    )
+
+
+def sensor_snapshot(raw: bytes) -> SensorSnapshot:
+    """The sensor's stored Snapshot (its protobuf bytes); the last input is its update time less
+    its idle time, when it says when it was updated."""
+    snapshot = apb.Snapshot()
+    snapshot.ParseFromString(raw)
+    input_at_ms = None
+    if snapshot.idle_ms or snapshot.HasField("updated_at"):
+        updated_ms = snapshot.updated_at.ToMilliseconds() if snapshot.HasField("updated_at") else 0
+        if updated_ms:
+            input_at_ms = updated_ms - int(snapshot.idle_ms)
+    return SensorSnapshot(
+        focus=window_facts(snapshot.focus),
+        locked=snapshot.locked,
+        display_available=snapshot.display_available,
+        input_at_ms=input_at_ms,
+    )

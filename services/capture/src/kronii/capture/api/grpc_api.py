@@ -1,16 +1,16 @@
-"""gRPC: every rpc of capture.proto's ScreenCapture, behind api.guard (identity, capability, breaker,
-audit). Errors carry a sentence: INVALID_ARGUMENT names the field."""
+"""gRPC: every rpc of capture.proto's ScreenCapture, behind the guard (usecases.guard_access: identity,
+capability, breaker, audit), calling the operations (usecases.operations). Errors carry a sentence:
+INVALID_ARGUMENT names the field."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Any, NoReturn, TypeAlias
 
-from kronii.capture.api.convert import meta_message, result_message, status_message
+from kronii.capture.api.convert import capture_request, meta_message, result_message, status_message
 from kronii.capture.core.capabilities import Capability, names
 from kronii.capture.core.identity import Identity, caller_key, require
-from kronii.capture.core.request import spec_fields
-from kronii.capture.ports import CaptureOperations
+from kronii.capture.usecases.operations import CaptureOperations
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
 from kronii.common.api_edge import abort_with
@@ -91,29 +91,20 @@ class CaptureServicer(pb_grpc.ScreenCaptureServicer):
             key, identity = await self._enter(context, Capability.REQUEST_CAPTURE, "request")
             assert identity is not None
             await require_ready()
-            job_id, merged = await self._desk.request_capture(
-                identity,
-                spec_fields(
-                    process_id=request.process_id,
-                    app_name=request.app_name,
-                    app_start_time_ms=request.app_start_time,
-                    window_id=request.window_id,
-                    bypass=int(request.bypass),
-                    burst_count=request.burst_count,
-                    burst_interval_ms=request.burst_interval_ms,
-                    priority=int(request.priority),
-                    ttl_ms=request.ttl_ms,
-                    requester=request.requester,
-                ),
-            )
+            accepted = await self._desk.request_capture(identity, capture_request(request))
         except KroniiError as error:
             await self._fail(
                 context, "request", key or caller_key(context.peer() or "", None), identity, error
             )
         await self._guard.outcome(
-            key=key, identity=identity, operation="request", error=None, subject=job_id, merged=merged
+            key=key,
+            identity=identity,
+            operation="request",
+            error=None,
+            subject=accepted.job_id,
+            merged=accepted.merged,
         )
-        return pb.CaptureJobId(job_id=job_id)
+        return pb.CaptureJobId(job_id=accepted.job_id)
 
     async def _job_access(self, context: Context, operation: str, job_id: str) -> tuple[str, Identity]:
         key, identity = "", None

@@ -13,9 +13,9 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from kronii.capture.api.convert import meta_message, result_message, status_message
 from kronii.capture.core.capabilities import Capability, names
+from kronii.capture.core.commands import CaptureRequest
 from kronii.capture.core.identity import Identity, caller_key, require
-from kronii.capture.core.request import spec_fields
-from kronii.capture.ports import CaptureOperations
+from kronii.capture.usecases.operations import CaptureOperations
 from kronii.common.api_edge import as_json, error_response
 from kronii.common.errors import InvalidArgument, KroniiError, PermissionDenied
 from kronii.common.limits import PathId
@@ -23,12 +23,12 @@ from kronii.common.openapi import errors
 from kronii.common.readiness import require_ready
 from pydantic import BaseModel, Field
 
-__all__ = ["DeskSource", "capture_router"]
+__all__ = ["OperationsSource", "capture_router"]
 
 T = TypeVar("T")
 
 # The operations once the service has started; before that it raises Unavailable.
-DeskSource = Callable[[], CaptureOperations]
+OperationsSource = Callable[[], CaptureOperations]
 Action = Callable[[CaptureOperations, Identity], Awaitable[T]]
 
 
@@ -53,6 +53,20 @@ class CaptureRequestBody(BaseModel):
     ttl_ms: int = Field(0, ge=0, le=_U32)
     requester: str = Field("", max_length=_TEXT)
 
+    def command(self) -> CaptureRequest:
+        return CaptureRequest(
+            process_id=self.process_id,
+            app_name=self.app_name,
+            app_start_time_ms=self.app_start_time,
+            window_id=self.window_id,
+            bypass=self.bypass,
+            burst_count=self.burst_count,
+            burst_interval_ms=self.burst_interval_ms,
+            priority=self.priority,
+            ttl_ms=self.ttl_ms,
+            requester=self.requester,
+        )
+
 
 class ChallengeBody(BaseModel):
     client_id: str = Field(min_length=1, max_length=64, pattern=_CLIENT_ID)
@@ -76,7 +90,7 @@ def _streamed(media_type: str, description: str) -> dict[int | str, dict[str, An
 class _CaptureRoutes:
     """The routes' handlers: each admits the caller through `call`, then translates one operation."""
 
-    def __init__(self, desk: DeskSource) -> None:
+    def __init__(self, desk: OperationsSource) -> None:
         self._desk = desk
 
     async def call(
@@ -107,22 +121,8 @@ class _CaptureRoutes:
     async def request_capture(self, body: CaptureRequestBody, request: Request) -> Any:
         async def action(desk: CaptureOperations, identity: Identity) -> dict[str, Any]:
             await require_ready()
-            job_id, merged = await desk.request_capture(
-                identity,
-                spec_fields(
-                    process_id=body.process_id,
-                    app_name=body.app_name,
-                    app_start_time_ms=body.app_start_time,
-                    window_id=body.window_id,
-                    bypass=body.bypass,
-                    burst_count=body.burst_count,
-                    burst_interval_ms=body.burst_interval_ms,
-                    priority=body.priority,
-                    ttl_ms=body.ttl_ms,
-                    requester=body.requester,
-                ),
-            )
-            return {"job_id": job_id, "merged": merged}
+            accepted = await desk.request_capture(identity, body.command())
+            return {"job_id": accepted.job_id, "merged": accepted.merged}
 
         return await self.call(request, "request", Capability.REQUEST_CAPTURE, action)
 
@@ -248,7 +248,7 @@ class _CaptureRoutes:
         }
 
 
-def capture_router(desk: DeskSource) -> APIRouter:
+def capture_router(desk: OperationsSource) -> APIRouter:
     routes = _CaptureRoutes(desk)
     router = APIRouter(tags=["capture"], responses=_ERRORS)
     add = router.add_api_route

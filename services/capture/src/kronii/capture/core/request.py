@@ -260,31 +260,3 @@ def _parse_bypass(value: object) -> Bypass:
 
 def _parse_priority(value: object) -> Priority:
     return _parse_enum("priority", value, PRIORITY_BY_NUMBER, DEFAULT_PRIORITY, Priority)
-
-
-def spec_fields(
-    *,
-    process_id: int,
-    app_name: str,
-    app_start_time_ms: int,
-    window_id: int,
-    bypass: Any,
-    burst_count: int,
-    burst_interval_ms: int,
-    priority: Any,
-    ttl_ms: int,
-    requester: str,
-) -> dict[str, Any]:
-    """The keyword arguments of validate_request, as the API layers build them."""
-    return {
-        "process_id": process_id,
-        "app_name": app_name,
-        "app_start_time_ms": app_start_time_ms,
-        "window_id": window_id,
-        "bypass": bypass,
-        "burst_count": burst_count,
-        "burst_interval_ms": burst_interval_ms,
-        "priority": priority,
-        "ttl_ms": ttl_ms,
-        "requester": requester,
-    }

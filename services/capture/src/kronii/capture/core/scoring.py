@@ -232,6 +232,18 @@ class FrameScore:
     text_source: str = "ocr"
 
 
+@dataclass(frozen=True)
+class Scored:
+    """A burst ranked best first, and how many of its frames needed OCR."""
+
+    ranked: list[FrameScore]
+    ocr_calls: int
+
+    @property
+    def primary(self) -> FrameScore:
+        return self.ranked[0]
+
+
 def cheap_score(edges: float, sharpness: float, stability: float, ui_hint: float) -> float:
     """The part of the base score that needs no OCR (0..1 - W_TEXT)."""
     return W_SHARP * sharpness + W_EDGE * edges + W_STABLE * stability + W_UI * ui_hint
@@ -270,20 +282,7 @@ def rank_frames(
     edges = [edge_density(frame) for frame in frames]
     sharpness = [blur_score(frame) for frame in frames]
     cheap = [cheap_score(edges[i], sharpness[i], stability[i], ui_hint) for i in range(len(frames))]
-    best_cheap = max(cheap)
-
-    text: list[float | None] = [None] * len(frames)
-    source = ["skipped"] * len(frames)
-    for i, frame in enumerate(frames):
-        if cheap[i] < best_cheap - OCR_MARGIN:
-            continue
-        previous_text = text[i - 1] if i > 0 else None
-        if previous_text is not None and to_previous[i] >= REUSE_OCR_SSIM:
-            text[i], source[i] = previous_text, "reused"
-        else:
-            text[i] = float(np.clip(ocr_text_density(half_scale(frame)), 0.0, 1.0))
-            source[i] = "ocr"
-
+    text, source = _text_densities(frames, cheap, to_previous, ocr_text_density)
     scores = [
         FrameScore(
             index=i,
@@ -299,3 +298,26 @@ def rank_frames(
         for i in range(len(frames))
     ]
     return sorted(scores, key=lambda score: (-score.total, score.index))
+
+
+def _text_densities(
+    frames: Sequence[Frame],
+    cheap: list[float],
+    to_previous: list[float],
+    ocr_text_density: Callable[[Frame], float],
+) -> tuple[list[float | None], list[str]]:
+    """Each frame's text density and where it came from ("ocr", "reused", "skipped"): OCR only for
+    the frames within OCR_MARGIN of the best cheap score, reused from a near-identical predecessor."""
+    best_cheap = max(cheap)
+    text: list[float | None] = [None] * len(frames)
+    source = ["skipped"] * len(frames)
+    for i, frame in enumerate(frames):
+        if cheap[i] < best_cheap - OCR_MARGIN:
+            continue
+        previous_text = text[i - 1] if i > 0 else None
+        if previous_text is not None and to_previous[i] >= REUSE_OCR_SSIM:
+            text[i], source[i] = previous_text, "reused"
+        else:
+            text[i] = float(np.clip(ocr_text_density(half_scale(frame)), 0.0, 1.0))
+            source[i] = "ocr"
+    return text, source

@@ -1,4 +1,5 @@
-"""What a stored screenshot is, as the API layers and the orchestration see it (no bytes, no path)."""
+"""What a stored screenshot is, as the API layers and the use cases see it (no bytes, no path), and
+what a retention purge removed."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-__all__ = ["KINDS", "ObjectKind", "ObjectMeta"]
+__all__ = ["KINDS", "ObjectKind", "ObjectMeta", "PurgeReport"]
 
 ObjectKind = Literal["raw", "redacted"]
 KINDS: tuple[ObjectKind, ...] = ("raw", "redacted")
@@ -27,3 +28,17 @@ class ObjectMeta:
     size_bytes: int
     created_at: datetime
     expires_at: datetime | None
+
+
+@dataclass(frozen=True)
+class PurgeReport:
+    """What one retention purge removed (object ids only, never a path)."""
+
+    raw_purged: int
+    redacted_purged: int
+    files_missing: int
+    object_ids: tuple[str, ...]
+
+    @property
+    def purged(self) -> int:
+        return self.raw_purged + self.redacted_purged

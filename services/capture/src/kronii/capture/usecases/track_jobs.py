@@ -13,8 +13,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kronii.capture.adapters.matcher_feed import DesktopView
-from kronii.capture.api.convert import status_message
 from kronii.capture.core.status import (
     InvalidTransition,
     JobEvent,
@@ -24,9 +22,10 @@ from kronii.capture.core.status import (
     advance,
 )
 from kronii.capture.metrics import CaptureMetrics
-from kronii.capture.ports import Clock, JobRepository, StatusBus
-from kronii.common import subjects
+from kronii.capture.ports import JobRepository, StatusFeed
+from kronii.capture.usecases.follow_desktop import DesktopView
 from kronii.common.audit_trail import AuditTrail
+from kronii.common.clock import Clock
 from kronii.common.errors import NotFound
 
 __all__ = ["JobBoard", "StatusUpdate"]
@@ -48,19 +47,20 @@ class JobBoard:
     def __init__(
         self,
         store: JobRepository,
-        bus: StatusBus,
+        statuses: StatusFeed,
         metrics: CaptureMetrics,
         record: AuditTrail,
         view: DesktopView,
         clock: Clock,
     ) -> None:
-        self.store = store
-        self._bus = bus
+        self._store = store
+        self._statuses = statuses
         self._metrics = metrics
         self._record = record
         self._view = view
         self._clock = clock
-        # Jobs not yet finished, by id; finished ones are read from the store.
+        # Jobs not yet finished, by id; finished ones are read from the store. Only the board changes
+        # it; the other use cases ask through its methods.
         self.active: dict[str, StoredJob] = {}
         self._watchers: dict[str, set[asyncio.Queue[StatusUpdate]]] = {}
         self._persist_lock = asyncio.Lock()
@@ -68,8 +68,8 @@ class JobBoard:
 
     async def settle_leftovers(self) -> None:
         """Jobs a previous run left unfinished: waiting ones wait on, the rest failed mid-way."""
-        for job_id in await self.store.active_ids():
-            stored = await self.store.load(job_id)
+        for job_id in await self._store.active_ids():
+            stored = await self._store.load(job_id)
             if stored is None or stored.record.terminal:
                 continue
             # The focus counter restarted with this process: a FocusNext job waits for the next switch.
@@ -93,7 +93,7 @@ class JobBoard:
             return None
         record = replace(stored.record, **changes) if changes else stored.record
         try:
-            record = advance(record, event, self._clock(), reason)
+            record = advance(record, event, self._clock.wall_ms(), reason)
         except InvalidTransition as error:
             log.warning("job %s: %s", job_id, error)
             return None
@@ -110,11 +110,11 @@ class JobBoard:
         # One lock: status changes reach the store, the bus and the watchers in the order they happened.
         async with self._persist_lock:
             try:
-                await self.store.save(stored)
+                await self._store.save(stored)
             except Exception:
                 log.exception("storing job %s failed", record.job_id)
             try:
-                await self._bus.publish(subjects.CAPTURE_STATUS, status_message(record), record.job_id)
+                await self._statuses.publish(record)
             except Exception as error:
                 log.warning("publishing the status of job %s failed: %s", record.job_id, error)
             update = StatusUpdate(len(record.history) - 1, record)
@@ -149,13 +149,32 @@ class JobBoard:
         async def publish() -> None:
             async with self._persist_lock:
                 with contextlib.suppress(Exception):
-                    await self._bus.publish(
-                        subjects.CAPTURE_STATUS, status_message(stored.record), stored.record.job_id
-                    )
+                    await self._statuses.publish(stored.record)
 
         task = asyncio.create_task(publish())
         self._announcements.add(task)
         task.add_done_callback(self._announcements.discard)
+
+    async def enqueue(self, stored: StoredJob) -> None:
+        """A new job: live from now on, queued in the store, announced on the bus."""
+        self.active[stored.record.job_id] = stored
+        await self._store.enqueue(stored)
+        self._metrics.queue_depth.set(len(self.active))
+        self.announce_queued(stored)
+
+    def live(self, job_id: str) -> StoredJob | None:
+        """The job if it has not finished yet."""
+        return self.active.get(job_id)
+
+    def live_jobs(self) -> list[StoredJob]:
+        return list(self.active.values())
+
+    async def pick_queued(self) -> None:
+        """Take what was queued off the store's queue: each job still queued now waits for its window."""
+        for job_id in await self._store.pop_queued():
+            stored = self.active.get(job_id)
+            if stored is not None and stored.record.status is JobStatus.QUEUED:
+                await self.transition(job_id, JobEvent.PICKED)
 
     def waiting(self) -> list[StoredJob]:
         """The jobs waiting for their window, best first (priority, then age)."""
@@ -170,7 +189,7 @@ class JobBoard:
             return live.record
         if not job_id or len(job_id) > 64:
             raise NotFound("no such capture job")
-        stored = await self.store.load(job_id)
+        stored = await self._store.load(job_id)
         if stored is None:
             raise NotFound("no such capture job")
         return stored.record

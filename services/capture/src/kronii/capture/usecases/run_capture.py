@@ -12,18 +12,19 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from kronii.capture.adapters.frames import CaptureUnavailable, Frame, WindowGone
 from kronii.capture.core.bypass import WindowFacts
+from kronii.capture.core.frames import Frame
 from kronii.capture.core.retention import expires_at_ms
+from kronii.capture.core.scoring import Scored
 from kronii.capture.core.status import JobEvent
-from kronii.capture.job_board import JobBoard
 from kronii.capture.metrics import CaptureMetrics
-from kronii.capture.ports import BurstWork, Clock, FrameSource, ObjectStore
+from kronii.capture.ports import BurstWork, CaptureUnavailable, FrameSource, ObjectStore, WindowGone
 from kronii.capture.settings import CaptureSettings
-from kronii.capture.worker import Scored
+from kronii.capture.usecases.track_jobs import JobBoard
+from kronii.common.clock import Clock
 from kronii.redaction.pixels import ImageRedaction
 
-__all__ = ["JobRun"]
+__all__ = ["RunCapture"]
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ class _Burst:
     frames: list[Frame]
 
 
-class JobRun:
+class RunCapture:
     def __init__(
         self,
         board: JobBoard,
@@ -97,7 +98,7 @@ class JobRun:
                 masked_fraction=round(redaction.masked_share, 4),
             )
             return
-        if job_id not in self._board.active:  # cancelled while redacting: store nothing
+        if self._board.live(job_id) is None:  # cancelled while redacting: store nothing
             return
         await self._seal(burst, scored, redaction)
 
@@ -131,7 +132,7 @@ class JobRun:
         assert redaction.image is not None
         settings = self._settings
         started = time.perf_counter()
-        created = self._clock()
+        created = self._clock.wall_ms()
         ordered = [burst.frames[score.index] for score in scored.ranked]
         raw_ids = await self._store_raw(burst.job_id, ordered, scored.primary.total, created)
         redacted_png = await asyncio.to_thread(self._work.redacted_png, redaction.image)

@@ -7,15 +7,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 
-from kronii.capture.adapters.matcher_feed import DesktopView
 from kronii.capture.core.admission import RateLimits, input_backoff_ms
 from kronii.capture.core.bypass import MatchParams, Readiness, readiness
-from kronii.capture.core.status import JobEvent, JobStatus, expired
-from kronii.capture.job_board import JobBoard
-from kronii.capture.job_run import JobRun
-from kronii.capture.ports import Clock, SnapshotSource
+from kronii.capture.core.status import JobEvent, expired
+from kronii.capture.usecases.follow_desktop import DesktopView, FollowDesktop
+from kronii.capture.usecases.run_capture import RunCapture
+from kronii.capture.usecases.track_jobs import JobBoard
+from kronii.common.clock import Clock
 
 __all__ = ["JobScheduler"]
 
@@ -29,9 +28,9 @@ class JobScheduler:
     def __init__(
         self,
         board: JobBoard,
-        run: JobRun,
+        run: RunCapture,
         view: DesktopView,
-        snapshots: SnapshotSource | None,
+        desktop: FollowDesktop | None,
         clock: Clock,
         *,
         limits: RateLimits,
@@ -41,7 +40,7 @@ class JobScheduler:
         self._board = board
         self._run = run
         self._view = view
-        self._snapshots = snapshots
+        self._desktop = desktop
         self._clock = clock
         self._limits = limits
         self._match = match
@@ -63,14 +62,14 @@ class JobScheduler:
 
     async def round(self) -> None:
         await self._expire_due()
-        await self._pick_queued()
+        await self._board.pick_queued()
         if (
             self._board.waiting()
-            and time.monotonic() - self._last_snapshot > _SNAPSHOT_EVERY_S
-            and self._snapshots is not None
+            and self._clock.monotonic() - self._last_snapshot > _SNAPSHOT_EVERY_S
+            and self._desktop is not None
         ):
-            self._last_snapshot = time.monotonic()
-            await self._snapshots.refresh_snapshot()
+            self._last_snapshot = self._clock.monotonic()
+            await self._desktop.refresh_snapshot()
         job_id = self.next_ready()
         if job_id:
             facts = self._view.current
@@ -78,20 +77,14 @@ class JobScheduler:
             await self._run.run(job_id, facts)
 
     async def _expire_due(self) -> None:
-        moment = self._clock()
-        for job_id, stored in list(self._board.active.items()):
+        moment = self._clock.wall_ms()
+        for stored in self._board.live_jobs():
             if expired(stored.record, moment):
                 await self._board.transition(
-                    job_id,
+                    stored.record.job_id,
                     JobEvent.TTL_ELAPSED,
                     f"the window did not match within {stored.record.spec.ttl_ms} ms",
                 )
-
-    async def _pick_queued(self) -> None:
-        active = self._board.active
-        for job_id in await self._board.store.pop_queued():
-            if job_id in active and active[job_id].record.status is JobStatus.QUEUED:
-                await self._board.transition(job_id, JobEvent.PICKED)
 
     def next_ready(self) -> str:
         """The best waiting job whose window is focused now, unless the user is typing (backoff)."""
@@ -105,7 +98,7 @@ class JobScheduler:
                 params=self._match,
             )
             if verdict is Readiness.READY:
-                if input_backoff_ms(self._view.last_input_ms, self._clock(), self._limits) > 0:
+                if input_backoff_ms(self._view.last_input_ms, self._clock.wall_ms(), self._limits) > 0:
                     return ""
                 return stored.record.job_id
         return ""

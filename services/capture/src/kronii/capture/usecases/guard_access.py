@@ -20,10 +20,11 @@ from kronii.capture.core.breaker import BreakerState, CircuitBreaker
 from kronii.capture.core.capabilities import HUMAN_WINDOW, LOCAL_DEFAULT, Capability, parse_capabilities
 from kronii.capture.core.identity import Identity, caller_key
 from kronii.capture.metrics import CaptureMetrics
-from kronii.capture.ports import ClientDirectory, Clock, PresenceCheck
+from kronii.capture.ports import ClientDirectory, PresenceCheck
 from kronii.capture.settings import CaptureSettings
 from kronii.common.audit_trail import AuditTrail
 from kronii.common.client_sessions import AuthError, Challenge, Session
+from kronii.common.clock import Clock
 from kronii.common.errors import (
     InvalidArgument,
     KroniiError,
@@ -131,15 +132,15 @@ class Guard:
 
     def _count_failure(self, key: str, code: str) -> None:
         """A failed call against the caller's breaker; say so (log, metric) when it trips."""
-        now = self._clock()
+        now = self._clock.wall_ms()
         was_open = self._breaker.state(key, now) is BreakerState.OPEN
         if self._breaker.record_failure(key, now, code) is BreakerState.OPEN and not was_open:
             self._metrics.breaker_opened.inc()
             log.warning("capture: too many failed calls from one client (%s); refusing it for a while", code)
 
     def admit(self, key: str) -> None:
-        if not self._breaker.allow(key, self._clock()):
-            wait = self._breaker.retry_after_ms(key, self._clock())
+        if not self._breaker.allow(key, self._clock.wall_ms()):
+            wait = self._breaker.retry_after_ms(key, self._clock.wall_ms())
             raise ResourceExhausted(
                 f"too many failed calls from this client; try again in {max(1, wait // 1000)} s",
                 retry_after_ms=wait,
@@ -156,20 +157,7 @@ class Guard:
         **detail: Any,
     ) -> None:
         """Count the call for the breaker and write its audit row."""
-        if (
-            error is not None
-            and error.code in _COUNTED
-            and not (identity is None and error.code == "unauthenticated")
-        ):
-            now = self._clock()
-            was_open = self._breaker.state(key, now) is BreakerState.OPEN
-            if self._breaker.record_failure(key, now, error.code) is BreakerState.OPEN and not was_open:
-                self._metrics.breaker_opened.inc()
-                log.warning(
-                    "capture: too many failed calls from one client; refusing it for a while (%s)", error.code
-                )
-        elif error is None:
-            self._breaker.record_success(key, self._clock())
+        self._count_outcome(key, identity, error)
         result = "ok" if error is None else error.code
         self._metrics.access.labels(operation, result).inc()
         await self._record(
@@ -184,6 +172,22 @@ class Guard:
             **({"proof": identity.proof} if identity is not None and identity.proof else {}),
             **detail,
         )
+
+    def _count_outcome(self, key: str, identity: Identity | None, error: KroniiError | None) -> None:
+        """A success, or a failure that says something about the caller, on the caller's breaker (an
+        unidentified caller's failed identification was counted by identify_or_count)."""
+        if error is None:
+            self._breaker.record_success(key, self._clock.wall_ms())
+            return
+        if error.code not in _COUNTED or (identity is None and error.code == "unauthenticated"):
+            return
+        now = self._clock.wall_ms()
+        was_open = self._breaker.state(key, now) is BreakerState.OPEN
+        if self._breaker.record_failure(key, now, error.code) is BreakerState.OPEN and not was_open:
+            self._metrics.breaker_opened.inc()
+            log.warning(
+                "capture: too many failed calls from one client; refusing it for a while (%s)", error.code
+            )
 
     # ---- agents' sign-in -------------------------------------------------------------------------
 

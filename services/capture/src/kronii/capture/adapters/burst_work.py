@@ -1,35 +1,25 @@
 """The worker's stages after the burst: scoring (cheap signals first, OCR on as few pixels as
-possible), redaction of the primary frame, PNG encoding. Blocking functions; the app runs them in a
-thread, one job at a time (there is one screen)."""
+possible), redaction of the primary frame, PNG encoding (ports.BurstWork). Blocking functions; the
+capture run calls them in a thread, one job at a time (there is one screen)."""
 
 from __future__ import annotations
 
 import io
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
-from kronii.capture.adapters.frames import Frame
-from kronii.capture.core.scoring import FrameScore, rank_frames, to_grey
+from kronii.capture.core.frames import Frame
+from kronii.capture.core.scoring import Scored, rank_frames, to_grey
 from kronii.redaction import RedactionContext, RedactionEngine, RedactionPolicy
 from kronii.redaction.pixels import ImageRedaction, png_bytes, redact_image
 from numpy.typing import NDArray
 from PIL import Image
 
-__all__ = ["BurstWorker", "Redactor", "Scored", "encode_png", "score_burst"]
+__all__ = ["BurstWorker", "Redactor", "encode_png", "score_burst"]
 
 OcrDensity = Callable[[NDArray[np.uint8]], float]
-
-
-@dataclass(frozen=True)
-class Scored:
-    ranked: list[FrameScore]
-    ocr_calls: int
-
-    @property
-    def primary(self) -> FrameScore:
-        return self.ranked[0]
 
 
 def score_burst(frames: Sequence[Frame], *, wm_class: str, title: str, ocr: OcrDensity) -> Scored:

@@ -1,23 +1,23 @@
-"""A capture request becomes a job: validated (core.request), merged into a live twin or rate-limited
-(core.admission), then queued in the store and announced."""
+"""A capture request becomes a job: validated into its spec (core.request), merged into a live twin
+or rate-limited (core.admission), then queued on the board."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from kronii.capture.adapters.matcher_feed import DesktopView
 from kronii.capture.core.admission import RateLimiter, RateLimits, merge_key
+from kronii.capture.core.commands import CaptureAccepted, CaptureRequest
 from kronii.capture.core.identity import Identity
 from kronii.capture.core.ids import new_id
-from kronii.capture.core.request import RequestError, validate_request
+from kronii.capture.core.request import RequestError
 from kronii.capture.core.status import StoredJob, new_job
-from kronii.capture.job_board import JobBoard
 from kronii.capture.metrics import CaptureMetrics
-from kronii.capture.ports import Clock
+from kronii.capture.ports import JobRepository
 from kronii.capture.settings import CaptureSettings
+from kronii.capture.usecases.follow_desktop import DesktopView
+from kronii.capture.usecases.track_jobs import JobBoard
+from kronii.common.clock import Clock
 from kronii.common.errors import InvalidArgument, ResourceExhausted, Unavailable
 
-__all__ = ["JobIntake", "rate_limits"]
+__all__ = ["RequestCapture", "rate_limits"]
 
 
 def rate_limits(settings: CaptureSettings) -> RateLimits:
@@ -28,10 +28,11 @@ def rate_limits(settings: CaptureSettings) -> RateLimits:
     )
 
 
-class JobIntake:
+class RequestCapture:
     def __init__(
         self,
         board: JobBoard,
+        jobs: JobRepository,
         settings: CaptureSettings,
         metrics: CaptureMetrics,
         view: DesktopView,
@@ -41,6 +42,7 @@ class JobIntake:
     ) -> None:
         """`display_problem` is None when a display is there to capture, else why there is none."""
         self._board = board
+        self._jobs = jobs
         self._settings = settings
         self._metrics = metrics
         self._view = view
@@ -48,14 +50,12 @@ class JobIntake:
         self._display_problem = display_problem
         self._limiter = RateLimiter(rate_limits(settings))
 
-    async def request_capture(self, identity: Identity, fields: dict[str, Any]) -> tuple[str, bool]:
-        """Validate, merge or queue; return (job_id, merged)."""
-        metrics, store = self._metrics, self._board.store
-        if not fields.get("ttl_ms"):
-            # 0 means "the default": this service's, which an operator may have set.
-            fields = {**fields, "ttl_ms": self._settings.default_ttl_ms}
+    async def request_capture(self, identity: Identity, request: CaptureRequest) -> CaptureAccepted:
+        """Validate, merge or queue."""
+        metrics, jobs = self._metrics, self._jobs
         try:
-            spec = validate_request(**fields)
+            # A ttl of 0 means "the default": this service's, which an operator may have set.
+            spec = request.validated(default_ttl_ms=self._settings.default_ttl_ms)
         except RequestError as error:
             raise InvalidArgument(str(error), field=error.field) from None
         if self._display_problem is not None:
@@ -63,29 +63,27 @@ class JobIntake:
             raise Unavailable(self._display_problem or "no display to capture")
         key = merge_key(spec)
         job_id = new_id(12)
-        holder = await store.claim_merge(key, job_id, self._settings.merge_window_ms)
+        holder = await jobs.claim_merge(key, job_id, self._settings.merge_window_ms)
         if holder is not None:
-            existing = self._board.active.get(holder)
+            existing = self._board.live(holder)
             if existing is not None and not existing.record.terminal:
                 metrics.requests.labels("merged").inc()
-                return holder, True
-            await store.release_merge(key, holder)
-            await store.claim_merge(key, job_id, self._settings.merge_window_ms)
-        moment = self._clock()
+                return CaptureAccepted(holder, merged=True)
+            await jobs.release_merge(key, holder)
+            await jobs.claim_merge(key, job_id, self._settings.merge_window_ms)
+        moment = self._clock.wall_ms()
         admission = self._limiter.check(moment, spec.app_name)
         if not admission.allowed:
-            await store.release_merge(key, job_id)
+            await jobs.release_merge(key, job_id)
             metrics.requests.labels("refused").inc()
             raise ResourceExhausted(
                 f"rate limit: {admission.reason}; retry in {admission.retry_after_ms} ms",
                 retry_after_ms=admission.retry_after_ms,
             )
         self._limiter.record(moment, spec.app_name)
-        stored = StoredJob(new_job(job_id, spec, moment, merge_key=key), self._view.focus_seq)
-        self._board.active[job_id] = stored
-        await store.enqueue(stored)
+        await self._board.enqueue(
+            StoredJob(new_job(job_id, spec, moment, merge_key=key), self._view.focus_seq)
+        )
         metrics.requests.labels("queued").inc()
-        metrics.queue_depth.set(len(self._board.active))
-        self._board.announce_queued(stored)
-        self._view.changed.set()
-        return job_id, False
+        self._view.poke()
+        return CaptureAccepted(job_id, merged=False)

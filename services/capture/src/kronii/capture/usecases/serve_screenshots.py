@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from datetime import datetime
 
-from kronii.capture.adapters.vault_files import ObjectNotFound
 from kronii.capture.core.identity import Identity
 from kronii.capture.core.screenshots import ObjectMeta
 from kronii.capture.metrics import CaptureMetrics
-from kronii.capture.ports import ObjectStore, TokenLedger
+from kronii.capture.ports import ObjectMissing, ObjectStore, TokenLedger
 from kronii.capture.settings import CaptureSettings
 from kronii.common.audit_trail import AuditTrail
+from kronii.common.clock import Clock
 from kronii.common.errors import InvalidArgument, NotFound, PermissionDenied
 
 __all__ = ["ScreenshotDesk"]
@@ -30,12 +29,14 @@ class ScreenshotDesk:
         settings: CaptureSettings,
         metrics: CaptureMetrics,
         record: AuditTrail,
+        clock: Clock,
     ) -> None:
         self._store = store
         self._tokens = tokens
         self._settings = settings
         self._metrics = metrics
         self._record = record
+        self._clock = clock
 
     async def issue_token(self, identity: Identity, screenshot_id: str) -> tuple[str, datetime]:
         meta = await self._meta(screenshot_id)
@@ -52,7 +53,7 @@ class ScreenshotDesk:
             raise NotFound("no such screenshot")
         try:
             png = await self._store.open_plain(screenshot_id, "redacted")
-        except ObjectNotFound:
+        except ObjectMissing:
             raise NotFound("no such screenshot") from None
         return png, meta
 
@@ -66,13 +67,13 @@ class ScreenshotDesk:
             raise PermissionDenied("reading raw frames is disabled on this host")
         try:
             return await self._store.sealed_bytes(screenshot_id, kind="raw")
-        except (ObjectNotFound, ValueError):
+        except (ObjectMissing, ValueError):
             raise NotFound("no such raw frame") from None
 
     async def _meta(self, screenshot_id: str) -> ObjectMeta:
         try:
             return await self._store.meta(screenshot_id)
-        except (ObjectNotFound, ValueError):
+        except (ObjectMissing, ValueError):
             raise NotFound("no such screenshot") from None
 
     # ---- retention -------------------------------------------------------------------------------
@@ -97,7 +98,7 @@ class ScreenshotDesk:
             try:
                 await self.purge_now()
                 self._metrics.purge_runs.labels("ok").inc()
-                self._metrics.last_purge.set(time.time())
+                self._metrics.last_purge.set(self._clock.wall())
             except asyncio.CancelledError:
                 raise
             except Exception:
