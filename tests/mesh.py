@@ -158,13 +158,15 @@ class RunningService:
 
 
 def service_ports(name: str, env: Mapping[str, str]) -> dict[str, str]:
-    """`env` with KRONII_<NAME>_HTTP_PORT and _GRPC_PORT set to free ports where it has none."""
+    """`env` with KRONII_<NAME>_HTTP_PORT and _GRPC_PORT on free ports, except where the test set one
+    itself (a restart on the same ports, a bad value): one inherited from this process's environment
+    (a person's own kronii) is never used."""
     from kronii.common.infra import free_port
 
     out = dict(env)
     for kind in ("HTTP", "GRPC"):
         variable = f"KRONII_{name.upper()}_{kind}_PORT"
-        if variable not in out:
+        if out.get(variable) in (None, os.environ.get(variable)):
             out[variable] = str(free_port())
     return out
 

@@ -23,11 +23,10 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from kronii.broker.adapters.callers import AgentRegistry
 from kronii.common.broker_client import BrokerClient
 from kronii.common.db import make_engine, make_sessionmaker
-from kronii.common.infra import free_port
 from kronii.common.rendezvous import broker_socket_path
 
 from tests.infra import InfraUrls
-from tests.mesh import Proc, python_module, wait_http_ready
+from tests.mesh import Proc, service_ports, start_service
 from tests.terminal import TerminalRun, run_on_terminal
 
 __all__ = ["Broker", "register_agent", "start_broker"]
@@ -117,7 +116,6 @@ def start_broker(
     ports: tuple[int, int] | None = None,
 ) -> Iterator[Broker]:
     """``ports`` (HTTP, gRPC): the ones an earlier broker of the same folder had, as after a restart."""
-    http_port, grpc_port = ports or (free_port(), free_port())
     (folder / "run").mkdir(mode=0o700, parents=True, exist_ok=True)
     env = dict(os.environ)
     env.update(infra.env())
@@ -127,19 +125,14 @@ def start_broker(
         XDG_RUNTIME_DIR=str(folder / "run"),
         DISPLAY=display,
         KRONII_BROKER_DISPLAY=display,
-        KRONII_BROKER_HTTP_PORT=str(http_port),
-        KRONII_BROKER_GRPC_PORT=str(grpc_port),
         KRONII_BROKER_VNC_PORT="0",
         KRONII_BROKER_NOTIFY="false",
         KRONII_LOG_FORMAT="json",
     )
+    if ports is not None:
+        env.update(KRONII_BROKER_HTTP_PORT=str(ports[0]), KRONII_BROKER_GRPC_PORT=str(ports[1]))
     env.pop("DBUS_SESSION_BUS_ADDRESS", None)
     env.update(settings or {})
-    proc = Proc(python_module("kronii.broker"), env)
-    url = f"http://127.0.0.1:{http_port}"
-    try:
-        wait_http_ready(url, proc=proc)
-        yield Broker(proc, url, grpc_port, display, folder, env, infra, database)
-    finally:
-        if proc.process.poll() is None:
-            proc.terminate()
+    env = service_ports("broker", env)
+    with start_service("broker", env) as broker:
+        yield Broker(broker.proc, broker.url, broker.grpc_port, display, folder, env, infra, database)

@@ -36,7 +36,7 @@ from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
 
 from tests.desktop import stop_process
 from tests.infra import InfraUrls
-from tests.mesh import Proc, python_module, wait_http_ready
+from tests.mesh import Proc, start_service
 from tests.terminal import TerminalRun, run_on_terminal
 from tests.unit.redaction_pixels.pixels_support import FILLER, PLANTS
 
@@ -228,19 +228,9 @@ class CaptureProc:
 
 @contextlib.contextmanager
 def start_capture(env: dict[str, str]) -> Iterator[CaptureProc]:
-    proc = Proc(python_module("kronii.capture"), env)
-    try:
-        http = f"http://127.0.0.1:{env['KRONII_CAPTURE_HTTP_PORT']}"
-        wait_http_ready(http, proc=proc, timeout=60)
-        yield CaptureProc(
-            proc,
-            http,
-            int(env["KRONII_CAPTURE_GRPC_PORT"]),
-            Path(env["KRONII_CAPTURE_SOCKET_DIR"]) / "capture.sock",
-        )
-    finally:
-        if proc.process.poll() is None:
-            proc.terminate()
+    with start_service("capture", env, timeout=60) as capture:
+        socket = Path(env["KRONII_CAPTURE_SOCKET_DIR"]) / "capture.sock"
+        yield CaptureProc(capture.proc, capture.url, capture.grpc_port, socket)
 
 
 Metadata = tuple[tuple[str, str], ...]

@@ -19,12 +19,11 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from kronii.common.infra import free_port
 
 from tests.desktop import wait_until
 from tests.infra import InfraUrls
 from tests.integration.critic.shell_pty import ShellPty, shell_setup
-from tests.mesh import Proc, python_module, wait_http_ready
+from tests.mesh import Proc, service_ports, start_service
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
@@ -60,7 +59,6 @@ class Critic:
 def start_critic(
     infra: InfraUrls, database: str, home: Path, extra_env: dict[str, str] | None = None
 ) -> Iterator[Critic]:
-    http_port = free_port()
     env = dict(os.environ)
     env.update(infra.env())
     env.update(
@@ -68,20 +66,13 @@ def start_critic(
         KRONII_DATA_DIR=str(home / "data"),
         XDG_RUNTIME_DIR=str(home / "run"),
         XDG_CONFIG_HOME=str(home / ".config"),
-        KRONII_CRITIC_HTTP_PORT=str(http_port),
-        KRONII_CRITIC_GRPC_PORT=str(free_port()),
         KRONII_LOG_FORMAT="json",
     )
     env.update(extra_env or {})
+    env = service_ports("critic", env)
     (home / "run").mkdir(mode=0o700, parents=True, exist_ok=True)
-    proc = Proc(python_module("kronii.critic"), env)
-    url = f"http://127.0.0.1:{http_port}"
-    try:
-        wait_http_ready(url, proc=proc, timeout=60)
-        yield Critic(proc, url, home, database, env)
-    finally:
-        if proc.process.poll() is None:
-            proc.terminate()
+    with start_service("critic", env, timeout=60) as critic:
+        yield Critic(critic.proc, critic.url, home, database, env)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from kronii.common.db import migrate_up
 from kronii.common.infra import free_port
 
 from tests.infra import InfraUrls, create_database
-from tests.mesh import Proc, python_module, wait_http_ready, wait_until
+from tests.mesh import Proc, start_service, wait_until
 
 IDE_TITLE = "machine.py - kronii - Visual Studio Code"
 
@@ -90,14 +90,8 @@ def pipeline_env(infra: InfraUrls, database: str, data_dir: Path, **settings: st
 
 @contextlib.contextmanager
 def start_pipeline(env: dict[str, str]) -> Iterator[Pipeline]:
-    proc = Proc(python_module("kronii.pipeline"), env)
-    url = f"http://127.0.0.1:{env['KRONII_PIPELINE_HTTP_PORT']}"
-    try:
-        wait_http_ready(url, proc=proc, timeout=60)
-        yield Pipeline(proc, url, env)
-    finally:
-        if proc.process.poll() is None:
-            proc.terminate()
+    with start_service("pipeline", env, timeout=60) as pipeline:
+        yield Pipeline(pipeline.proc, pipeline.url, env)
 
 
 @dataclass

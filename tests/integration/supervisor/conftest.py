@@ -18,12 +18,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import pytest
-from kronii.common.infra import free_port
 from kronii.supervisor.core.tokens import issue_token
 
 from tests.agents.harness import FAKE_CODEX, CodexBin, codex_bin, private_socket, read_jsonl
 from tests.infra import InfraUrls
-from tests.mesh import Proc, python_module, wait_http_ready
+from tests.mesh import Proc, start_service
 
 SECRET = "kronii-test-secret-0123456789abcdef"
 SETTINGS = {
@@ -149,7 +148,6 @@ def start_supervisor(
     """A supervisor process on free ports (or `ports`, to restart one in place) with the fake Codex
     on its PATH; `settings` replaces the brisk SETTINGS (pass {} for the defaults)."""
     codex = codex_bin(folder)
-    http_port, grpc_port = ports or (free_port(), free_port())
     env = dict(os.environ)
     env.update(infra.env())
     # Each supervisor keeps its queue in a Redis database of its own: two running at once (as
@@ -161,21 +159,15 @@ def start_supervisor(
     env.update(
         KRONII_DATABASE_URL=database,
         KRONII_DATA_DIR=str(folder / "data"),
-        KRONII_SUPERVISOR_HTTP_PORT=str(http_port),
-        KRONII_SUPERVISOR_GRPC_PORT=str(grpc_port),
         KRONII_SUPERVISOR_TMUX_SOCKET=socket,
         KRONII_SUPERVISOR_TOKEN_SECRET=SECRET,
         KRONII_LOG_FORMAT="json",
     )
+    if ports is not None:
+        env.update(KRONII_SUPERVISOR_HTTP_PORT=str(ports[0]), KRONII_SUPERVISOR_GRPC_PORT=str(ports[1]))
     env.update(extra_env or {})
-    proc = Proc(python_module("kronii.supervisor"), env)
-    url = f"http://127.0.0.1:{http_port}"
-    try:
-        wait_http_ready(url, proc=proc)
-        yield Supervisor(proc, url, grpc_port, socket, codex, folder, database, infra.nats)
-    finally:
-        if proc.process.poll() is None:
-            proc.terminate()
+    with start_service("supervisor", env) as sup:
+        yield Supervisor(sup.proc, sup.url, sup.grpc_port, socket, codex, folder, database, infra.nats)
 
 
 @pytest.fixture(scope="module")

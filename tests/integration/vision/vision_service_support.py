@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from kronii.common.infra import free_port
 from kronii.vision.adapters.capture_frames import ensure_key, load_private_key
 
 from tests.infra import InfraUrls
 from tests.integration.broker.broker_support import Broker, register_agent, start_broker
 from tests.integration.vision.vision_desktop import A11yDesktop
-from tests.mesh import Proc, python_module, wait_http_ready
+from tests.mesh import Proc, service_ports, start_service
 from tests.notification_server import NotificationServer, serve
 from tests.terminal import TerminalRun, run_on_terminal
 
@@ -126,14 +125,11 @@ def start_vision(
     ensure_key(key_path)
     asyncio.run(register_agent(infra.redis, database, "vision", load_private_key(key_path)))
     with start_broker(infra, database, desktop.display, folder / "broker") as broker:
-        http_port, grpc_port = free_port(), free_port()
-        env = dict(desktop.env)
-        env.update(infra.env())
+        env = service_ports("vision", {**desktop.env, **infra.env()})
+        http_port = env["KRONII_VISION_HTTP_PORT"]
         env.update(
             KRONII_DATABASE_URL=database,
             KRONII_DATA_DIR=str(folder / "data"),
-            KRONII_VISION_HTTP_PORT=str(http_port),
-            KRONII_VISION_GRPC_PORT=str(grpc_port),
             KRONII_VISION_KEY_PATH=str(key_path),
             KRONII_VISION_BROKER_URL=broker.url,
             KRONII_VISION_USE_CAPTURE="false",
@@ -141,14 +137,8 @@ def start_vision(
             KRONII_LOG_FORMAT="json",
         )
         env.update(settings or {})
-        proc = Proc(python_module("kronii.vision"), env)
-        url = f"http://127.0.0.1:{http_port}"
-        try:
-            wait_http_ready(url, proc=proc)
-            yield VisionEngine(proc, url, grpc_port, folder, env, broker)
-        finally:
-            if proc.process.poll() is None:
-                proc.terminate()
+        with start_service("vision", env) as vision:
+            yield VisionEngine(vision.proc, vision.url, vision.grpc_port, folder, vision.env, broker)
 
 
 def clicked(form_lines: list[str], label: str) -> bool:
