@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from _common import ROOT, machine, save
+from kronii.pipeline.adapters.model_roles import EstimatingBackend
 from kronii.pipeline.adapters.recording import RecordedEvent, read_recording
-from kronii.pipeline.replay import ReplayReport, replay_events
-from kronii.pipeline.roles.model_roles import EstimatingBackend
-from kronii.pipeline.roles.rules import RulesBackend
+from kronii.pipeline.cli.replay import replay_events
+from kronii.pipeline.core.roles.rules import RulesBackend
+from kronii.pipeline.usecases.replay_recording import ReplayReport
 
 
 def estimated(events: list[RecordedEvent], file: str) -> dict[str, Any]:
@@ -69,7 +70,7 @@ def _summary(report: ReplayReport) -> dict[str, Any]:
 
 def with_model(events: list[RecordedEvent], args: argparse.Namespace) -> dict[str, Any]:
     from kronii.common.settings import load_settings
-    from kronii.pipeline.roles.backend_factory import make_backend
+    from kronii.pipeline.adapters.backend_factory import make_backend
     from kronii.pipeline.settings import PipelineSettings
 
     if args.llamacpp:

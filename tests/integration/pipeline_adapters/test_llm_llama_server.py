@@ -25,13 +25,7 @@ import pytest
 from kronii.common.infra import free_port
 from kronii.common.llm.openai import OpenAIBackend
 from kronii.common.llm.protocol import LlmReply, estimate_tokens
-from kronii.pipeline.core.budget import PluginContent, budget_context
-from kronii.pipeline.core.router import Family
-from kronii.pipeline.core.states import TriggerKind
-from kronii.pipeline.core.window_context import extract_window_context
-from kronii.pipeline.roles import rules
-from kronii.pipeline.roles.bounds import model_schema, output_budget
-from kronii.pipeline.roles.model_roles import (
+from kronii.pipeline.adapters.model_roles import (
     extract_payload,
     fragment_sources,
     notify_payload,
@@ -39,7 +33,13 @@ from kronii.pipeline.roles.model_roles import (
     role_prompt,
     synthesize_payload,
 )
-from kronii.pipeline.roles.values import PlanHistory, Role, RoleContext
+from kronii.pipeline.core.budget import PluginContent, budget_context
+from kronii.pipeline.core.roles import rules
+from kronii.pipeline.core.roles.bounds import model_schema, output_budget
+from kronii.pipeline.core.roles.values import PlanHistory, Role, RoleContext
+from kronii.pipeline.core.router import Family
+from kronii.pipeline.core.states import TriggerKind
+from kronii.pipeline.core.window_context import extract_window_context
 
 from tests.desktop import stop_process
 

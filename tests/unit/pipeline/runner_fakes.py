@@ -8,11 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kronii.pipeline.core.answers import Admit, CaptureOutcome
 from kronii.pipeline.core.budget import PluginContent
-from kronii.pipeline.core.router import BaseSnapshot, Capability, Family, PluginInfo
-from kronii.pipeline.core.states import Priority, Trigger, TriggerKind
-from kronii.pipeline.ports import Admit, CaptureOutcome, InMemoryRuns, RunnerPorts
-from kronii.pipeline.roles.values import (
+from kronii.pipeline.core.roles.values import (
     Called,
     CallRecord,
     Candidate,
@@ -26,16 +24,34 @@ from kronii.pipeline.roles.values import (
     RoleContext,
     Synthesis,
 )
+from kronii.pipeline.core.router import BaseSnapshot, Capability, Family, PluginInfo
+from kronii.pipeline.core.states import Priority, Trigger, TriggerKind
+from kronii.pipeline.ports import RunnerPorts
+from kronii.pipeline.usecases.in_process import InMemoryRuns
 
 START_MS = 1_700_000_000_000
 SCREENCAPTURE = PluginInfo("screencapture", True, True, frozenset({Capability.SNAPSHOT}))
 
 
 class FakeClock:
+    """A kronii.common.clock.Clock the test moves, in milliseconds; its two scales agree."""
+
     def __init__(self, now_ms: int = START_MS) -> None:
         self.now_ms = now_ms
 
     def __call__(self) -> int:
+        return self.now_ms
+
+    def wall(self) -> float:
+        return self.now_ms / 1000
+
+    def monotonic(self) -> float:
+        return self.now_ms / 1000
+
+    def wall_ms(self) -> int:
+        return self.now_ms
+
+    def monotonic_ms(self) -> int:
         return self.now_ms
 
     def advance(self, ms: int) -> None:

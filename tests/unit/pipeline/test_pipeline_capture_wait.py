@@ -1,4 +1,4 @@
-"""kronii.pipeline.capture_wait in process: a round that needs a screenshot asks the capture
+"""kronii.pipeline.usecases.await_capture in process: a round that needs a screenshot asks the capture
 service, then attaches the screenshot, degrades when the capture fails or times out, or starts over
 when a high-priority trigger preempts it (additional guard 1)."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import asyncio
 
+from kronii.pipeline.core.answers import CaptureOutcome
+from kronii.pipeline.core.round import RunnerConfig
 from kronii.pipeline.core.states import CaptureStatus, Priority, RunState
-from kronii.pipeline.ports import CaptureOutcome
-from kronii.pipeline.round_state import RunnerConfig
-from kronii.pipeline.runner import Runner
+from kronii.pipeline.usecases.runner import Runner
 
 from tests.unit.pipeline.runner_fakes import SCREENCAPTURE, FakeClock, Fakes, focus
 

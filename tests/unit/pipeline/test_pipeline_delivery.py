@@ -1,12 +1,12 @@
-"""kronii.pipeline.delivery in process: how a round ends — notified, kept silent, cooled down with
+"""kronii.pipeline.usecases.deliver_round in process: how a round ends — notified, kept silent, cooled down with
 its plan handed to the scheduler, or deferred — with fakes of the ports and a clock the test moves."""
 
 from __future__ import annotations
 
+from kronii.pipeline.core.answers import Admit
+from kronii.pipeline.core.round import RunnerConfig
 from kronii.pipeline.core.states import Priority, RunState
-from kronii.pipeline.ports import Admit
-from kronii.pipeline.round_state import RunnerConfig
-from kronii.pipeline.runner import Runner
+from kronii.pipeline.usecases.runner import Runner
 
 from tests.unit.pipeline.runner_fakes import FakeClock, Fakes, focus
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kronii.common.desktop_hold import DesktopHold
+from kronii.pipeline.core.roles.values import Called, Notification, Plan, PlanHistory, Synthesis
+from kronii.pipeline.core.round import RunnerConfig
 from kronii.pipeline.core.states import Priority, RunState
-from kronii.pipeline.roles.values import Called, Notification, Plan, PlanHistory, Synthesis
-from kronii.pipeline.round_state import RunnerConfig
-from kronii.pipeline.runner import Runner
+from kronii.pipeline.usecases.runner import Runner
 
 from tests.unit.pipeline.runner_fakes import FakeBackend, FakeClock, Fakes, focus
 

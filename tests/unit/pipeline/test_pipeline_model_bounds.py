@@ -10,12 +10,12 @@ from dataclasses import replace
 import pytest
 from kronii.common.settings import SettingsError, load_settings
 from kronii.pipeline.core.budget import PluginContent, budget_context
+from kronii.pipeline.core.roles import bounds, floor, rules
+from kronii.pipeline.core.roles.schemas import check_output
+from kronii.pipeline.core.roles.values import ConfidenceLabel, Fragment, Plan, PlanHistory, Role, RoleContext
 from kronii.pipeline.core.router import Family
 from kronii.pipeline.core.states import TriggerKind
 from kronii.pipeline.core.window_context import extract_window_context
-from kronii.pipeline.roles import bounds, floor, rules
-from kronii.pipeline.roles.schemas import check_output
-from kronii.pipeline.roles.values import ConfidenceLabel, Fragment, Plan, PlanHistory, Role, RoleContext
 from kronii.pipeline.settings import PipelineSettings
 
 NOW = 1_700_000_000_000

@@ -18,10 +18,10 @@ from kronii.pipeline.core.notices import (
     NoticeOutcome,
     decide,
 )
-from kronii.pipeline.notice_desk import NoticeDesk
+from kronii.pipeline.usecases.show_notice import NoticeDesk
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 
-from tests.unit.pipeline.runner_fakes import FakeAudit, FakeNotifier
+from tests.unit.pipeline.runner_fakes import FakeAudit, FakeClock, FakeNotifier
 
 NOW = 1_800_000_000_000
 CURL = Notice(
@@ -79,7 +79,7 @@ def test_n5_otherwise_the_notice_is_shown() -> None:
 
 
 def _desk(notifier: FakeNotifier, audit: FakeAudit, holds: DesktopHolds | None = None) -> NoticeDesk:
-    return NoticeDesk(notifier, lambda: holds or DesktopHolds(), audit, lambda: NOW)
+    return NoticeDesk(notifier, lambda: holds or DesktopHolds(), audit, FakeClock(NOW))
 
 
 async def test_a_shown_notice_goes_out_with_its_own_words_and_snooze_acts_on_its_kind() -> None:

@@ -134,7 +134,7 @@ def test_completing_and_help_load_no_runner() -> None:
         "from click.shell_completion import ShellComplete\n"
         "from kronii.pipeline.cli.replay import replay_command\n"
         "items = ShellComplete(replay_command, {}, 'kronii', 'X').get_completions(['f', '--backend'], 'o')\n"
-        "print([i.value for i in items], 'kronii.pipeline.runner' in sys.modules)\n"
+        "print([i.value for i in items], 'kronii.pipeline.usecases.runner' in sys.modules)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False

@@ -7,13 +7,14 @@ import time
 
 import pytest
 from kronii.activity.v1 import activity_pb2 as apb
-from kronii.pipeline import replay
 from kronii.pipeline.adapters.recording import RecordedEvent
+from kronii.pipeline.cli.replay import replay_events
+from kronii.pipeline.core.roles.rules import RulesBackend, RulesParams
+from kronii.pipeline.core.round import RunnerConfig
 from kronii.pipeline.core.states import Trigger, TriggerKind
-from kronii.pipeline.replay import EPOCH_MS, replay_events
-from kronii.pipeline.roles.rules import RulesBackend, RulesParams
-from kronii.pipeline.round_state import RunnerConfig
-from kronii.pipeline.runner import Runner
+from kronii.pipeline.usecases import replay_recording as replay
+from kronii.pipeline.usecases.replay_recording import EPOCH_MS
+from kronii.pipeline.usecases.runner import Runner
 
 HOUR_MS = 3_600_000
 IDE = apb.Focus(

@@ -7,13 +7,9 @@ from dataclasses import replace
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 from kronii.pipeline.core.budget import PluginContent, budget_context
-from kronii.pipeline.core.router import Family
-from kronii.pipeline.core.states import CapturePreemption, TriggerKind
-from kronii.pipeline.core.window_context import extract_window_context
-from kronii.pipeline.roles import codec, rules
-from kronii.pipeline.roles.backend import RoleBackend
-from kronii.pipeline.roles.schemas import ROLE_SCHEMAS, RoleOutputError, check_output, output_problems
-from kronii.pipeline.roles.values import (
+from kronii.pipeline.core.roles import codec, rules
+from kronii.pipeline.core.roles.schemas import ROLE_SCHEMAS, RoleOutputError, check_output, output_problems
+from kronii.pipeline.core.roles.values import (
     ConfidenceLabel,
     Fragment,
     NotificationActionKind,
@@ -21,6 +17,10 @@ from kronii.pipeline.roles.values import (
     Role,
     RoleContext,
 )
+from kronii.pipeline.core.router import Family
+from kronii.pipeline.core.states import CapturePreemption, TriggerKind
+from kronii.pipeline.core.window_context import extract_window_context
+from kronii.pipeline.ports import RoleBackend
 
 T0 = 1_700_000_000_000
 VSCODE_TITLE = "main.py - kronii - Visual Studio Code"

@@ -1,13 +1,13 @@
-"""kronii.pipeline.rounds (with round_state's Stepper and role_calls) in process: a round from its
+"""kronii.pipeline.usecases.run_round (with round_state's Stepper and role_calls) in process: a round from its
 trigger to a notification, state by state, with fakes of every port and a clock the test moves."""
 
 from __future__ import annotations
 
 from kronii.pipeline.core.limits import RateLimits
+from kronii.pipeline.core.roles.values import Role
+from kronii.pipeline.core.round import RunnerConfig
 from kronii.pipeline.core.states import Priority, RunState
-from kronii.pipeline.roles.values import Role
-from kronii.pipeline.round_state import RunnerConfig
-from kronii.pipeline.runner import Runner
+from kronii.pipeline.usecases.runner import Runner
 
 from tests.unit.pipeline.runner_fakes import FakeClock, Fakes, focus
 

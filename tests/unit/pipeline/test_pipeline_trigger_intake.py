@@ -1,12 +1,12 @@
-"""kronii.pipeline.trigger_intake in process: triggers coalesced into one round when their window
+"""kronii.pipeline.usecases.take_trigger in process: triggers coalesced into one round when their window
 closes, the lock acting on the machine between rounds, and the standing states letting rounds through."""
 
 from __future__ import annotations
 
 import pytest
+from kronii.pipeline.core.round import RunnerConfig
 from kronii.pipeline.core.states import Priority, RunState, Trigger, TriggerKind
-from kronii.pipeline.round_state import RunnerConfig
-from kronii.pipeline.runner import Runner
+from kronii.pipeline.usecases.runner import Runner
 
 from tests.unit.pipeline.runner_fakes import FakeClock, Fakes, focus
 

@@ -16,17 +16,17 @@ from pathlib import Path
 import pytest
 from kronii.common.llm.openai import FormatMemory, OpenAIBackend
 from kronii.common.llm.protocol import ModelUnavailableError
+from kronii.pipeline.adapters.model_roles import ModelRoleBackend
 from kronii.pipeline.adapters.recording import read_recording
+from kronii.pipeline.cli.replay import replay_events
 from kronii.pipeline.core.budget import PluginContent, budget_context
+from kronii.pipeline.core.roles import rules
+from kronii.pipeline.core.roles.bounds import output_budget
+from kronii.pipeline.core.roles.rules import RulesBackend
+from kronii.pipeline.core.roles.values import PlanHistory, Role, RoleContext
 from kronii.pipeline.core.router import Family
 from kronii.pipeline.core.states import TriggerKind
 from kronii.pipeline.core.window_context import extract_window_context
-from kronii.pipeline.replay import replay_events
-from kronii.pipeline.roles import rules
-from kronii.pipeline.roles.bounds import output_budget
-from kronii.pipeline.roles.model_roles import ModelRoleBackend
-from kronii.pipeline.roles.rules import RulesBackend
-from kronii.pipeline.roles.values import PlanHistory, Role, RoleContext
 
 from tests.llm_server import LlmServer, Reply
 

@@ -1,63 +1,57 @@
-"""The pipeline as a service: triggers from NATS (sensor activity, plugin events, scheduler Ticks,
-kronii.pipeline.trigger) and POST /v1/triggers go to the Runner; the run loop task advances it;
-the ports are the mesh (sensor snapshot in Redis, plugin registry, capture socket, notifications
-on NATS/SSE/D-Bus, scheduler admit/plan); runs, notifications and controls are in PostgreSQL."""
+"""The pipeline as a service, its composition root: builds the adapters (sensor snapshot in Redis,
+plugin registry, capture socket, notifications on NATS/SSE/D-Bus, scheduler admit/plan; runs,
+notifications and controls in PostgreSQL), the use cases (the Runner, the notice desk, the run
+loop) and PipelineOperations, which the HTTP routes and the NATS handlers (api/bus.py) call;
+starts and stops them."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import shutil
-import time
 from collections.abc import Iterable
 from typing import Any, cast
 
 import grpc
 from fastapi import APIRouter
-from google.protobuf.message import Message
-from kronii.broker.v1 import broker_pb2 as bpb
-from kronii.common import subjects
-from kronii.common.bus import Bus
-from kronii.common.desktop_hold import DesktopHold
+from kronii.common.clock import SystemClock
 from kronii.common.errors import StillStarting
 from kronii.common.llm.endpoint_probe import EndpointProbe
 from kronii.common.service import DependencyStatus, ServiceContext
+from kronii.pipeline.adapters.backend_factory import make_backend
 from kronii.pipeline.adapters.capture_client import CaptureClient, capture_registration, capture_socket
 from kronii.pipeline.adapters.controls import SourceControls
 from kronii.pipeline.adapters.notifications import NotificationStore
 from kronii.pipeline.adapters.notifier import MeshNotifier
 from kronii.pipeline.adapters.notify_dbus import DesktopNotifier
-from kronii.pipeline.adapters.plugin_host import PluginHost, serve_registrations
+from kronii.pipeline.adapters.plugin_host import PluginHost
 from kronii.pipeline.adapters.plugin_registry import RegistryPlugins
 from kronii.pipeline.adapters.plugins_store import PluginStore
-from kronii.pipeline.adapters.runs_store import RunRecord, RunStore
+from kronii.pipeline.adapters.runs_store import RunStore
 from kronii.pipeline.adapters.scheduler_client import NatsScheduler
 from kronii.pipeline.adapters.sensor_snapshots import RedisSnapshots
 from kronii.pipeline.adapters.sse import NotificationBroadcaster
 from kronii.pipeline.adapters.tmux_plugin import TmuxPane, TmuxPlugin
+from kronii.pipeline.api.bus import BusHandlers
 from kronii.pipeline.api.controls import controls_router
-from kronii.pipeline.api.convert import notice_from_message, trigger_from_message
 from kronii.pipeline.api.notifications_stream import notifications_stream_router
 from kronii.pipeline.api.plugins import plugins_router
 from kronii.pipeline.api.runs import runs_router
 from kronii.pipeline.api.triggers import pipeline_router
-from kronii.pipeline.core.states import Trigger
-from kronii.pipeline.metrics import PipelineMetrics, notice_source, zero_common_series
-from kronii.pipeline.notice_desk import NoticeDesk
-from kronii.pipeline.ports import CapturePort, NoCapture, RunnerPorts, SystemClock
-from kronii.pipeline.roles.backend_factory import make_backend
-from kronii.pipeline.roles.values import BackendKind
-from kronii.pipeline.round_state import RunnerConfig
-from kronii.pipeline.runner import Runner
+from kronii.pipeline.core.roles.values import BackendKind
+from kronii.pipeline.core.round import RunnerConfig
+from kronii.pipeline.metrics import PipelineMetrics, zero_common_series
+from kronii.pipeline.ports import CapturePort, RunnerPorts
 from kronii.pipeline.settings import PipelineSettings
-from kronii.pipeline.v1 import pipeline_pb2 as pb
+from kronii.pipeline.usecases.in_process import NoCapture
+from kronii.pipeline.usecases.operations import PipelineOperations, PipelineStores
+from kronii.pipeline.usecases.run_loop import RunLoop
+from kronii.pipeline.usecases.runner import Runner
+from kronii.pipeline.usecases.show_notice import NoticeDesk
 from nats.aio.subscription import Subscription
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 __all__ = ["PipelineApp"]
-
-log = logging.getLogger(__name__)
 
 
 def _runner_config(settings: PipelineSettings) -> RunnerConfig:
@@ -96,11 +90,7 @@ class _LateEngine:
 
 class PipelineApp:
     def __init__(self) -> None:
-        self._ctx: ServiceContext | None = None
-        self._settings: PipelineSettings | None = None
-        self._runner: Runner | None = None
-        self._notices: NoticeDesk | None = None
-        self._metrics: PipelineMetrics | None = None
+        self._operations: PipelineOperations | None = None
         self._scheduler: NatsScheduler | None = None
         self._capture: CaptureClient | None = None
         self._desktop: DesktopNotifier | None = None
@@ -110,9 +100,8 @@ class PipelineApp:
         self._broadcaster = NotificationBroadcaster()
         self._subscriptions: list[Subscription] = []
         self._loop: asyncio.Task[None] | None = None
-        self._wake = asyncio.Event()
         # Durations on the monotonic clock anchored at start (the triggers' times, every window and
-        # deadline of the runner and the notice desk); records on the wall clock (ports.Clock).
+        # deadline of the runner and the notice desk); records on the wall clock.
         self._clock = SystemClock()
         self._late_engine = _LateEngine()
         engine = cast(AsyncEngine, self._late_engine)
@@ -120,13 +109,19 @@ class PipelineApp:
         self._run_store = RunStore(engine)
         self._notification_store = NotificationStore(engine)
         self._controls = SourceControls(engine)
+        source = self.operations
         self._routers: list[APIRouter] = [
-            pipeline_router(self.submit, self.status, self._clock),
-            runs_router(self._run_store),
-            notifications_stream_router(self._broadcaster),
-            controls_router(self._notification_store, self._controls),
-            plugins_router(self._plugin_store),
+            pipeline_router(source),
+            runs_router(source),
+            notifications_stream_router(source),
+            controls_router(source),
+            plugins_router(source),
         ]
+
+    def operations(self) -> PipelineOperations:
+        if self._operations is None:
+            raise StillStarting("the pipeline is still starting; nothing was taken, try again in a moment")
+        return self._operations
 
     # ---- ServiceApp --------------------------------------------------------------------------
 
@@ -137,17 +132,16 @@ class PipelineApp:
             raise RuntimeError(
                 "the pipeline needs PostgreSQL and Redis (KRONII_DATABASE_URL, KRONII_REDIS_URL)"
             )
-        self._ctx, self._settings = ctx, settings
-        self._metrics = PipelineMetrics(ctx.registry)
+        metrics = PipelineMetrics(ctx.registry)
         zero_common_series(ctx.metrics)
         self._late_engine.engine = ctx.engine
         self._scheduler = NatsScheduler(ctx.bus, timeout_secs=settings.scheduler_admit_timeout_secs)
-        capture_port: Any = NoCapture()
+        capture_port: CapturePort = NoCapture()
         if settings.capture_enabled:
             self._capture = CaptureClient(capture_socket(settings.data_dir, settings.capture_socket_dir))
             capture_port = self._capture
             await self._plugin_store.register(
-                capture_registration(settings.capture_risk_score), now=time.time()
+                capture_registration(settings.capture_risk_score), now=self._clock.wall()
             )
         if settings.desktop_notifications:
             self._desktop = DesktopNotifier()
@@ -157,15 +151,21 @@ class PipelineApp:
             self._model = EndpointProbe(settings.llm_base_url)
             self._model.start()
         ports = self._runner_ports(ctx, settings, capture_port)
-        clock = self._clock
-        runner = self._runner = Runner(ports, clock, _runner_config(settings), wall=clock.wall)
-        self._notices = NoticeDesk(
-            ports.notifier, lambda: runner.desktop_holds, ctx.record, clock, clock.wall
+        runner = Runner(ports, self._clock, _runner_config(settings))
+        notices = NoticeDesk(ports.notifier, lambda: runner.desktop_holds, ctx.record, self._clock)
+        loop = RunLoop(runner, metrics)
+        stores = PipelineStores(
+            runs=self._run_store,
+            plugins=self._plugin_store,
+            notifications=self._notification_store,
+            controls=self._controls,
+            stream=self._broadcaster,
         )
-        await self._subscribe(ctx.bus, settings)
-        self._loop = asyncio.create_task(
-            self._run_loop(settings.loop_interval_ms / 1000), name="pipeline-loop"
+        self._operations = PipelineOperations(
+            clock=self._clock, stores=stores, runner=runner, notices=notices, metrics=metrics, wake=loop.wake
         )
+        await self._subscribe(ctx, settings)
+        self._loop = asyncio.create_task(loop.run(settings.loop_interval_ms / 1000), name="pipeline-loop")
 
     def _runner_ports(
         self, ctx: ServiceContext, settings: PipelineSettings, capture_port: CapturePort
@@ -196,24 +196,11 @@ class PipelineApp:
             audit=ctx.record,
         )
 
-    async def _subscribe(self, bus: Bus, settings: PipelineSettings) -> None:
-        plugin_store = self._plugin_store
-
-        async def register(registration: pb.PluginRegistration) -> None:
-            await plugin_store.register(registration, now=time.time())
-
-        self._subscriptions += [
-            await bus.subscribe_any(subjects.ACTIVITY_ALL, self._on_message),
-            await bus.subscribe(subjects.PLUGIN_EVENT, self._on_message),
-            await bus.subscribe(subjects.SCHEDULER_TICK, self._on_message),
-            await bus.subscribe(subjects.PIPELINE_TRIGGER, self._on_message),
-            await bus.subscribe(subjects.PIPELINE_NOTICE, self._on_notice),
-            await bus.subscribe(subjects.BROKER_CONTROL, self._on_control),
-            await serve_registrations(bus, register),
-        ]
+    async def _subscribe(self, ctx: ServiceContext, settings: PipelineSettings) -> None:
+        self._subscriptions += await BusHandlers(self.operations).subscribe(ctx.bus)
         if settings.tmux_plugin and shutil.which("tmux"):
             # Served over the plugin protocol like any out-of-process plugin; it registers itself.
-            self._tmux_host = PluginHost(bus, TmuxPlugin(TmuxPane(settings.tmux_socket)))
+            self._tmux_host = PluginHost(ctx.bus, TmuxPlugin(TmuxPane(settings.tmux_socket)))
             await self._tmux_host.start()
 
     async def stop(self) -> None:
@@ -269,72 +256,3 @@ class PipelineApp:
         if self._model is not None:
             status["model"] = self._model.status()
         return status
-
-    def status(self) -> dict[str, Any]:
-        if self._runner is None:
-            return {"state": "starting"}
-        return self._runner.status()
-
-    # ---- triggers ----------------------------------------------------------------------------
-
-    async def submit(self, trigger: Trigger) -> str:
-        if self._runner is None or self._metrics is None:
-            raise StillStarting("the pipeline is still starting; nothing was taken, try again in a moment")
-        outcome = await self._runner.submit(trigger)
-        self._metrics.triggers.labels(trigger.kind.value, outcome).inc()
-        self._wake.set()
-        return outcome
-
-    async def _on_message(self, subject: str, message: Message) -> None:
-        trigger = trigger_from_message(message, self._clock())
-        if trigger is None:
-            return
-        try:
-            await self.submit(trigger)
-        except ValueError as error:
-            log.warning("dropped a trigger from %s: %s", subject, error)
-
-    async def _on_notice(self, _subject: str, message: pb.Notice) -> None:
-        if self._notices is None or self._metrics is None:
-            return
-        try:
-            notice = notice_from_message(message, self._clock())
-        except ValueError as error:
-            self._metrics.notices.labels(notice_source(message.source), "invalid").inc()
-            log.warning("dropped a notice from %r: %s", message.source[:64], error)
-            return
-        verdict = await self._notices.receive(notice)
-        self._metrics.notices.labels(notice_source(notice.source), verdict.outcome.value).inc()
-
-    async def _on_control(self, _subject: str, message: bpb.ControlChanged) -> None:
-        if self._runner is not None:
-            self._runner.desktop_changed(DesktopHold.from_message(message))
-
-    # ---- the loop ----------------------------------------------------------------------------
-
-    async def _run_loop(self, interval: float) -> None:
-        assert self._runner is not None
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), interval)
-            self._wake.clear()
-            try:
-                for record in await self._runner.advance():
-                    self._count(record)
-            except Exception:
-                log.exception("the run loop failed; going on")
-
-    def _count(self, record: RunRecord) -> None:
-        assert self._metrics is not None
-        kind, _, detail = record.decision.partition(":")
-        self._metrics.runs.labels(kind or "none").inc()
-        if kind == "deferred":
-            self._metrics.deferrals.labels(detail or "unknown").inc()
-        if record.finished_at is not None:
-            self._metrics.run_seconds.observe(max(0.0, record.finished_at - record.created_at))
-        for call in record.model_calls:
-            self._metrics.model_calls.labels(call.role, call.outcome).inc()
-            if call.fallback:
-                self._metrics.model_fallbacks.labels(call.role, call.fallback.split(":", 1)[0]).inc()
-            self._metrics.tokens.labels("in").inc(call.input_tokens)
-            self._metrics.tokens.labels("out").inc(call.output_tokens)

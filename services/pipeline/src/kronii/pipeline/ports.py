@@ -1,97 +1,55 @@
-"""What the pipeline's orchestration and HTTP edge need of the outside world, as Protocols.
+"""What the pipeline's use cases need of the outside world, as Protocols, and the exceptions the
+adapters raise for them. Every port takes and returns core types.
 
-The runner reaches the sensor snapshot, the plugins, the capture service, the notifier, the
-scheduler, the run store and the audit log only through `RunnerPorts`; `kronii replay` and the
-in-process tests fill them with the null and in-memory parts below, the service with adapters/.
-The api/ routers reach the stores only through the store Protocols at the end."""
+The runner reaches the sensor snapshot, the plugins, the capture service, the roles' backend, the
+notifier, the scheduler, the run store and the audit trail only through `RunnerPorts`; `kronii
+replay` and the in-process tests fill them with in-process parts (usecases/in_process.py), the
+service with adapters/. PipelineOperations reaches the stores through the store Protocols at the end."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, Self
+from typing import Protocol, Self
 
+from kronii.common.audit_trail import AuditTrail
+from kronii.pipeline.core.answers import Admit, CaptureOutcome
 from kronii.pipeline.core.budget import PluginContent
-from kronii.pipeline.core.router import BaseSnapshot, PluginInfo
-from kronii.pipeline.core.states import CaptureStatus, Priority, Trigger
-from kronii.pipeline.roles.backend import RoleBackend
-from kronii.pipeline.roles.values import Notification, Plan
-from kronii.pipeline.v1 import pipeline_pb2 as pb
+from kronii.pipeline.core.controls import SourceControl
+from kronii.pipeline.core.plugins import PluginRecord, PluginRegistration
+from kronii.pipeline.core.roles.values import (
+    Called,
+    Fragment,
+    Notification,
+    Plan,
+    PlanHistory,
+    RoleContext,
+    Synthesis,
+)
+from kronii.pipeline.core.router import BaseSnapshot, Family, PluginInfo
+from kronii.pipeline.core.runs import RunRecord
+from kronii.pipeline.core.states import Priority, Trigger
 from kronii.redaction import RedactionEngine
 
-if TYPE_CHECKING:
-    from kronii.pipeline.adapters.runs_store import RunRecord
-    from sse_starlette import ServerSentEvent
-
 __all__ = [
-    "MAX_RUNS_PAGE",
     "SSE_SEPARATOR",
-    "Admit",
-    "AuditPort",
-    "CaptureOutcome",
     "CapturePort",
-    "Clock",
     "ControlStore",
-    "ControlView",
-    "InMemoryRuns",
-    "JsonView",
-    "NoCapture",
     "NotificationLookup",
     "NotificationStream",
     "NotifierPort",
     "PluginPort",
     "PluginRegistryStore",
+    "RoleBackend",
     "RunReader",
     "RunSink",
-    "RunView",
     "RunnerPorts",
     "SchedulerPort",
     "SnapshotPort",
     "StreamEvent",
     "StreamSubscription",
-    "SystemClock",
     "UnknownPlugin",
-    "on_the_wall",
 ]
-
-# Milliseconds; the runner never reads the system clock itself. It is given two: the clock that
-# measures every duration and deadline (deferrals, cooldowns, coalescing and rate windows, a
-# capture's TTL, the Planner's wake-up), a monotonic clock anchored to the epoch once at start
-# (SystemClock.__call__), and the wall clock for what is written down for people (a run's times,
-# the status page's deadlines) and for the broker's wall-stamped desktop holds (SystemClock.wall).
-# A step of the wall clock (NTP, a person setting the time) then moves no duration.
-Clock = Callable[[], int]
-
-
-class SystemClock:
-    """The system's two clocks in epoch milliseconds: called, the monotonic clock anchored to the
-    wall clock when this object is made (process start), for durations; `wall()`, the wall clock,
-    for records. The time sources are injectable (nanoseconds) so a test can step the wall clock."""
-
-    def __init__(
-        self,
-        wall_ns: Callable[[], int] = time.time_ns,
-        monotonic_ns: Callable[[], int] = time.monotonic_ns,
-    ) -> None:
-        self._wall_ns = wall_ns
-        self._monotonic_ns = monotonic_ns
-        self._anchor_ns = wall_ns() - monotonic_ns()
-
-    def __call__(self) -> int:
-        return (self._anchor_ns + self._monotonic_ns()) // 1_000_000
-
-    def wall(self) -> int:
-        return self._wall_ns() // 1_000_000
-
-
-def on_the_wall(now: Clock, wall: Clock, at_ms: int) -> int:
-    """`at_ms`, a time on the duration clock `now`, said on the wall clock (for people)."""
-    return wall() + (at_ms - now())
-
-
-# The largest page of runs the run store answers.
-MAX_RUNS_PAGE = 500
 
 
 # ---- the runner's ports ------------------------------------------------------------------------
@@ -107,13 +65,6 @@ class PluginPort(Protocol):
     async def pull(self, app_ids: Sequence[str], full: bool, run_id: str) -> Sequence[PluginContent]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class CaptureOutcome:
-    status: CaptureStatus
-    screenshot_id: str = ""
-    reason: str = ""
-
-
 class CapturePort(Protocol):
     async def request(self, base: BaseSnapshot, priority: Priority, ttl_ms: int) -> str: ...
 
@@ -122,18 +73,27 @@ class CapturePort(Protocol):
     async def cancel(self, job_id: str) -> None: ...
 
 
+class RoleBackend(Protocol):
+    """The four role calls (`rules` in core/roles, a model in adapters/model_roles). Input is
+    redacted context only; output must match the roles' schemas. Async because model backends wait
+    on HTTP or a worker thread; the `rules` backend answers at once."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def extract(self, context: RoleContext, family: Family) -> Called[list[Fragment]]: ...
+
+    async def synthesize(self, fragments: Sequence[Fragment]) -> Called[Synthesis]: ...
+
+    async def plan(self, synthesis: Synthesis, history: PlanHistory) -> Called[Plan]: ...
+
+    async def notify(self, plan: Plan, synthesis: Synthesis) -> Called[Notification | None]: ...
+
+
 class NotifierPort(Protocol):
     async def muted(self, source_key: str) -> str | None: ...
 
     async def notify(self, run_id: str, notification: Notification, source_key: str) -> str: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Admit:
-    allowed: bool
-    reason: str = ""
-    # When the refusing rules will have passed (the scheduler's retry_after_ms); 0 when unknown.
-    retry_after_ms: int = 0
 
 
 class SchedulerPort(Protocol):
@@ -148,39 +108,6 @@ class RunSink(Protocol):
     async def save(self, record: RunRecord) -> None: ...
 
 
-class AuditPort(Protocol):
-    async def __call__(
-        self, *, actor: str, action: str, subject: str = "", outcome: str = "", **detail: Any
-    ) -> None: ...
-
-
-class NoCapture:
-    """No ScreenCapture service: every request fails at once, and the round degrades (seed row 9)."""
-
-    async def request(self, base: BaseSnapshot, priority: Priority, ttl_ms: int) -> str:
-        return "none"
-
-    async def outcome(self, job_id: str) -> CaptureOutcome:
-        return CaptureOutcome(CaptureStatus.FAILED, reason="no capture service")
-
-    async def cancel(self, job_id: str) -> None:
-        return None
-
-
-class InMemoryRuns:
-    """A run store for replay and tests: the latest record of each run, in order of creation."""
-
-    def __init__(self) -> None:
-        self.records: dict[str, RunRecord] = {}
-
-    async def save(self, record: RunRecord) -> None:
-        self.records[record.run_id] = record
-
-
-async def _no_audit(*, actor: str, action: str, subject: str = "", outcome: str = "", **detail: Any) -> None:
-    return None
-
-
 @dataclass
 class RunnerPorts:
     snapshots: SnapshotPort
@@ -189,31 +116,20 @@ class RunnerPorts:
     notifier: NotifierPort
     scheduler: SchedulerPort
     runs: RunSink
-    capture: CapturePort = field(default_factory=NoCapture)
+    capture: CapturePort
+    audit: AuditTrail
     redaction: RedactionEngine = field(default_factory=RedactionEngine)
-    audit: AuditPort = _no_audit
 
 
-# ---- what the HTTP routers read and change -----------------------------------------------------
-
-
-class JsonView(Protocol):
-    """A stored record as the HTTP API shows it."""
-
-    def as_json(self) -> dict[str, Any]: ...
-
-
-class RunView(JsonView, Protocol):
-    @property
-    def created_at(self) -> float: ...
+# ---- the stores PipelineOperations reads and changes -------------------------------------------
 
 
 class RunReader(Protocol):
-    async def get(self, run_id: str) -> RunView | None: ...
+    async def get(self, run_id: str) -> RunRecord | None: ...
 
     async def list(
         self, *, limit: int = 50, before: float | None = None, decision: str = ""
-    ) -> Sequence[RunView]:
+    ) -> Sequence[RunRecord]:
         """Newest first; `before` (epoch seconds, exclusive) pages back through older runs."""
         ...
 
@@ -224,38 +140,49 @@ class UnknownPlugin(KeyError):
 
 
 class PluginRegistryStore(Protocol):
-    async def list(self) -> Sequence[JsonView]: ...
+    async def register(self, registration: PluginRegistration, *, now: float) -> PluginRecord:
+        """ValueError if the registration has no app_id or a risk score outside 0..1."""
+        ...
 
-    async def get(self, app_id: str) -> JsonView | None: ...
+    async def list(self) -> Sequence[PluginRecord]: ...
 
-    async def set_enabled(self, app_id: str, enabled: bool, *, now: float) -> JsonView:
+    async def get(self, app_id: str) -> PluginRecord | None: ...
+
+    async def set_enabled(self, app_id: str, enabled: bool, *, now: float) -> PluginRecord:
         """UnknownPlugin if no plugin `app_id` is registered."""
         ...
 
 
 class NotificationLookup(Protocol):
-    async def get(self, notification_id: str) -> pb.Notification | None: ...
-
-
-class ControlView(JsonView, Protocol):
-    @property
-    def source_key(self) -> str: ...
+    async def source_key(self, notification_id: str) -> str | None:
+        """The source the notification's snooze and disable act on ("" when it has none); None
+        when there is no such notification."""
+        ...
 
 
 class ControlStore(Protocol):
     async def snooze(
         self, source_key: str, *, until: float, now: float, notification_id: str = ""
-    ) -> ControlView: ...
+    ) -> SourceControl: ...
 
-    async def disable(self, source_key: str, *, now: float, notification_id: str = "") -> ControlView: ...
+    async def disable(self, source_key: str, *, now: float, notification_id: str = "") -> SourceControl: ...
 
     async def clear(self, source_key: str) -> bool: ...
 
-    async def active(self, now: float) -> Mapping[str, ControlView]: ...
+    async def active(self, now: float) -> Mapping[str, SourceControl]: ...
 
 
 class StreamEvent(Protocol):
-    def frame(self) -> ServerSentEvent: ...
+    """One event of the notification stream; the API frames it as a server-sent event."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def event(self) -> str: ...
+
+    @property
+    def data(self) -> str: ...
 
 
 class StreamSubscription(Protocol):

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from kronii.common.settings import ServiceSettings
 from kronii.pipeline.core.limits import RateLimits
-from kronii.pipeline.roles.bounds import ModelBounds, output_budget
-from kronii.pipeline.roles.values import BackendKind, Role
+from kronii.pipeline.core.roles.bounds import ModelBounds, output_budget
+from kronii.pipeline.core.roles.values import BackendKind, Role
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 

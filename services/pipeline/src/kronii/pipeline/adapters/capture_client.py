@@ -12,10 +12,10 @@ import grpc
 from kronii.capture.v1 import capture_pb2 as cpb
 from kronii.capture.v1 import capture_pb2_grpc as cpb_grpc
 from kronii.common.rendezvous import capture_socket_path
+from kronii.pipeline.core.answers import CaptureOutcome
+from kronii.pipeline.core.plugins import Capabilities, PluginRegistration
 from kronii.pipeline.core.router import BaseSnapshot, Capability, PluginInfo
 from kronii.pipeline.core.states import CaptureStatus, Priority
-from kronii.pipeline.ports import CaptureOutcome
-from kronii.pipeline.v1 import pipeline_pb2 as pb
 
 __all__ = ["SCREENCAPTURE_APP_ID", "CaptureClient", "capture_registration", "capture_socket"]
 
@@ -41,11 +41,11 @@ def capture_socket(data_dir: Path, socket_dir: Path | None) -> Path:
     return capture_socket_path(data_dir, socket_dir)
 
 
-def capture_registration(risk_score: float) -> pb.PluginRegistration:
-    return pb.PluginRegistration(
+def capture_registration(risk_score: float) -> PluginRegistration:
+    return PluginRegistration(
         app_id=SCREENCAPTURE_APP_ID,
         display_name="Screen capture",
-        capabilities=pb.PluginCapabilities(snapshot=True),
+        capabilities=Capabilities(snapshot=True),
         risk_score=risk_score,
         version="1",
     )

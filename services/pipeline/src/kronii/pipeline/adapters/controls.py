@@ -1,66 +1,29 @@
 """Snooze and disable, per source (an app, a plugin, a rule: whatever a notification's source_key
-names), in PostgreSQL (api/controls.py sets and clears them over HTTP), and the pure check the
-core calls before it notifies: "is this source muted now?"."""
+names), in PostgreSQL (api/controls.py sets and clears them over HTTP, through PipelineOperations); the
+values and the "is this source muted now?" check are core/controls.py's."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from kronii.pipeline.adapters.tables import as_datetime, as_epoch, source_controls
+from kronii.pipeline.core.controls import SourceControl, is_muted, muted_reason
 from sqlalchemy import delete, or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-__all__ = ["SourceControl", "SourceControls", "is_muted", "muted_reason"]
+__all__ = ["SourceControl", "SourceControls", "control_from_row", "is_muted", "muted_reason"]
 
 
-@dataclass(frozen=True, slots=True)
-class SourceControl:
-    source_key: str
-    snoozed_until: float | None = None
-    disabled: bool = False
-    notification_id: str = ""
-    updated_at: float = 0.0
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "source_key": self.source_key,
-            "snoozed_until": self.snoozed_until,
-            "disabled": self.disabled,
-            "notification_id": self.notification_id,
-            "updated_at": self.updated_at,
-        }
-
-    @classmethod
-    def from_row(cls, row: Any) -> SourceControl:
-        m = row._mapping
-        return cls(
-            source_key=m["source_key"],
-            snoozed_until=as_epoch(m["snoozed_until"]),
-            disabled=m["disabled"],
-            notification_id=m["notification_id"],
-            updated_at=as_epoch(m["updated_at"]) or 0.0,
-        )
-
-
-def muted_reason(control: SourceControl | None, now: float) -> str | None:
-    """Why the source may not notify at `now` (epoch seconds), or None if it may."""
-    if control is None:
-        return None
-    if control.disabled:
-        return "disabled by the user"
-    if control.snoozed_until is not None and now < control.snoozed_until:
-        until = datetime.fromtimestamp(control.snoozed_until, UTC).isoformat(timespec="seconds")
-        return f"snoozed until {until}"
-    return None
-
-
-def is_muted(controls: Mapping[str, SourceControl], source_key: str, now: float) -> bool:
-    """The core's check against a snapshot of the controls (SourceControls.active)."""
-    return muted_reason(controls.get(source_key), now) is not None
+def control_from_row(row: Any) -> SourceControl:
+    m = row._mapping
+    return SourceControl(
+        source_key=m["source_key"],
+        snoozed_until=as_epoch(m["snoozed_until"]),
+        disabled=m["disabled"],
+        notification_id=m["notification_id"],
+        updated_at=as_epoch(m["updated_at"]) or 0.0,
+    )
 
 
 class SourceControls:
@@ -88,7 +51,7 @@ class SourceControls:
         async with self._engine.connect() as conn:
             statement = select(source_controls).where(source_controls.c.source_key == source_key)
             row = (await conn.execute(statement)).one_or_none()
-        return None if row is None else SourceControl.from_row(row)
+        return None if row is None else control_from_row(row)
 
     async def active(self, now: float) -> dict[str, SourceControl]:
         """Every control still in force at `now`, by source key (expired snoozes are left out)."""
@@ -97,7 +60,7 @@ class SourceControls:
         )
         async with self._engine.connect() as conn:
             rows = (await conn.execute(statement)).all()
-        return {control.source_key: control for control in map(SourceControl.from_row, rows)}
+        return {control.source_key: control for control in map(control_from_row, rows)}
 
     async def _upsert(
         self, source_key: str, now: float, notification_id: str, **values: Any
@@ -113,4 +76,4 @@ class SourceControls:
         )
         async with self._engine.begin() as conn:
             row = (await conn.execute(statement)).one()
-        return SourceControl.from_row(row)
+        return control_from_row(row)

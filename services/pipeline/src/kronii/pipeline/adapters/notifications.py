@@ -96,6 +96,12 @@ class NotificationStore:
             row = (await conn.execute(statement)).one_or_none()
         return None if row is None else _from_row(row)
 
+    async def source_key(self, notification_id: str) -> str | None:
+        """The source a notification's snooze and disable act on ("" when it has none); None when
+        there is no such notification."""
+        message = await self.get(notification_id)
+        return None if message is None else message.source_key
+
     async def recent(self, limit: int = 50) -> Sequence[pb.Notification]:
         async with self._engine.connect() as conn:
             statement = select(notifications).order_by(notifications.c.created_at.desc()).limit(limit)

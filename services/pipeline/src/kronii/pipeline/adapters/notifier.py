@@ -11,7 +11,7 @@ from kronii.pipeline.adapters.controls import SourceControls, muted_reason
 from kronii.pipeline.adapters.notifications import NotificationStore, deliver, new_notification
 from kronii.pipeline.adapters.notify_dbus import DesktopNotifier
 from kronii.pipeline.adapters.sse import NotificationBroadcaster
-from kronii.pipeline.roles.values import Notification
+from kronii.pipeline.core.roles.values import Notification
 
 __all__ = ["MeshNotifier"]
 

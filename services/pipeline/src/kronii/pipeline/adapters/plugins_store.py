@@ -1,81 +1,48 @@
 """The plugin registry (seed 000, PluginRegistry: app_id, installed, enabled, capabilities{snapshot,
 events, summarize, redact_hint}, risk_score) in PostgreSQL; api/plugins.py lists, enables and
-disables them over HTTP.
+disables them over HTTP
+(through the PipelineOperations facade).
 
 A plugin that registers for the first time starts enabled only if its risk score is below the
 store's threshold; after that, enabled is the user's choice and re-registering never changes it."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from kronii.pipeline.adapters.tables import as_datetime, as_epoch, plugins
+from kronii.pipeline.core.plugins import Capabilities, PluginRecord, PluginRegistration
 from kronii.pipeline.ports import UnknownPlugin
-from kronii.pipeline.v1 import pipeline_pb2 as pb
 from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-__all__ = ["Capabilities", "PluginRecord", "PluginStore"]
+__all__ = ["PluginStore", "record_from_row"]
 
 DEFAULT_AUTO_ENABLE_BELOW = 0.5
 
 
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    snapshot: bool = False
-    events: bool = False
-    summarize: bool = False
-    redact_hint: bool = False
-
-    @classmethod
-    def from_proto(cls, message: pb.PluginCapabilities) -> Capabilities:
-        return cls(message.snapshot, message.events, message.summarize, message.redact_hint)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Capabilities:
-        return cls(
-            **{key: bool(data.get(key, False)) for key in ("snapshot", "events", "summarize", "redact_hint")}
-        )
+def _capabilities(data: dict[str, Any]) -> Capabilities:
+    return Capabilities(
+        **{key: bool(data.get(key, False)) for key in ("snapshot", "events", "summarize", "redact_hint")}
+    )
 
 
-@dataclass(frozen=True, slots=True)
-class PluginRecord:
-    app_id: str
-    display_name: str
-    version: str
-    installed: bool
-    enabled: bool
-    capabilities: Capabilities
-    risk_score: float
-    registered_at: float
-    updated_at: float
-    last_seen_at: float | None
-
-    @property
-    def usable(self) -> bool:
-        """What the router may pull from: installed and enabled."""
-        return self.installed and self.enabled
-
-    def as_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_row(cls, row: Any) -> PluginRecord:
-        m = row._mapping
-        return cls(
-            app_id=m["app_id"],
-            display_name=m["display_name"],
-            version=m["version"],
-            installed=m["installed"],
-            enabled=m["enabled"],
-            capabilities=Capabilities.from_dict(m["capabilities"] or {}),
-            risk_score=m["risk_score"],
-            registered_at=as_epoch(m["registered_at"]) or 0.0,
-            updated_at=as_epoch(m["updated_at"]) or 0.0,
-            last_seen_at=as_epoch(m["last_seen_at"]),
-        )
+def record_from_row(row: Any) -> PluginRecord:
+    m = row._mapping
+    return PluginRecord(
+        app_id=m["app_id"],
+        display_name=m["display_name"],
+        version=m["version"],
+        installed=m["installed"],
+        enabled=m["enabled"],
+        capabilities=_capabilities(m["capabilities"] or {}),
+        risk_score=m["risk_score"],
+        registered_at=as_epoch(m["registered_at"]) or 0.0,
+        updated_at=as_epoch(m["updated_at"]) or 0.0,
+        last_seen_at=as_epoch(m["last_seen_at"]),
+    )
 
 
 class PluginStore:
@@ -83,7 +50,7 @@ class PluginStore:
         self._engine = engine
         self._auto_enable_below = auto_enable_below
 
-    async def register(self, registration: pb.PluginRegistration, *, now: float) -> PluginRecord:
+    async def register(self, registration: PluginRegistration, *, now: float) -> PluginRecord:
         """Insert or refresh a plugin from its registration; returns the stored record."""
         app_id = registration.app_id
         if not app_id:
@@ -95,7 +62,7 @@ class PluginStore:
             "display_name": registration.display_name or app_id,
             "version": registration.version,
             "installed": True,
-            "capabilities": asdict(Capabilities.from_proto(registration.capabilities)),
+            "capabilities": asdict(registration.capabilities),
             "risk_score": registration.risk_score,
             "updated_at": at,
             "last_seen_at": at,
@@ -113,7 +80,7 @@ class PluginStore:
         )
         async with self._engine.begin() as conn:
             row = (await conn.execute(statement)).one()
-        return PluginRecord.from_row(row)
+        return record_from_row(row)
 
     async def set_enabled(self, app_id: str, enabled: bool, *, now: float) -> PluginRecord:
         return await self._change(app_id, now, enabled=enabled)
@@ -132,14 +99,14 @@ class PluginStore:
             row = (await conn.execute(statement)).one_or_none()
         if row is None:
             raise UnknownPlugin(app_id)
-        return PluginRecord.from_row(row)
+        return record_from_row(row)
 
     async def get(self, app_id: str) -> PluginRecord | None:
         async with self._engine.connect() as conn:
             row = (await conn.execute(select(plugins).where(plugins.c.app_id == app_id))).one_or_none()
-        return None if row is None else PluginRecord.from_row(row)
+        return None if row is None else record_from_row(row)
 
     async def list(self) -> list[PluginRecord]:
         async with self._engine.connect() as conn:
             rows = (await conn.execute(select(plugins).order_by(plugins.c.app_id))).all()
-        return [PluginRecord.from_row(row) for row in rows]
+        return [record_from_row(row) for row in rows]

@@ -6,9 +6,9 @@ import logging
 
 from kronii.common import subjects
 from kronii.common.bus import Bus
+from kronii.pipeline.core.answers import Admit
+from kronii.pipeline.core.roles.values import Plan
 from kronii.pipeline.core.states import Trigger
-from kronii.pipeline.ports import Admit
-from kronii.pipeline.roles.values import Plan
 from kronii.scheduler.v1 import scheduler_pb2 as spb
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeoutError

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 import redis.asyncio as aioredis
 from kronii.activity.v1 import activity_pb2 as apb
+from kronii.common.clock import Clock
 from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
 from kronii.pipeline.core.router import BaseSnapshot
 
@@ -23,7 +23,7 @@ _STATES = {
 
 
 class RedisSnapshots:
-    def __init__(self, redis: aioredis.Redis, clock: Callable[[], int]) -> None:
+    def __init__(self, redis: aioredis.Redis, clock: Clock) -> None:
         self._redis = redis
         self._clock = clock
 
@@ -39,7 +39,7 @@ class RedisSnapshots:
         snapshot.ParseFromString(raw.encode() if isinstance(raw, str) else raw)
         focus = snapshot.focus
         return BaseSnapshot(
-            at_ms=self._clock(),
+            at_ms=self._clock.monotonic_ms(),
             activity_state=_STATES.get(snapshot.activity_state, "active"),
             app=focus.app_name,
             wm_class=focus.wm_class,

@@ -1,3 +1,4 @@
-"""The pipeline's HTTP surface (triggers and state, runs, plugins, snooze/disable controls, the
-notification stream) and the conversion of bus messages to triggers. These modules only translate:
-they reach the stores through `kronii.pipeline.ports`, never an adapter."""
+"""The pipeline's edge: the HTTP routes (triggers and state, runs, plugins, snooze/disable
+controls, the notification stream), the NATS handlers (`bus`) and the conversion of wire to core
+and back (`convert`). These modules only translate: they call `PipelineOperations`, never an
+adapter."""

@@ -4,16 +4,15 @@ undoes it."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
 from kronii.common.api_edge import read_json_object
-from kronii.common.errors import Conflict, InvalidArgument, NotFound
+from kronii.common.errors import InvalidArgument
 from kronii.common.limits import PathId
 from kronii.common.openapi import errors, json_body
-from kronii.pipeline.ports import ControlStore, NotificationLookup
+from kronii.pipeline.api.convert import control_json
+from kronii.pipeline.api.source import OperationsSource
 
 __all__ = ["DEFAULT_SNOOZE_SECS", "MAX_SNOOZE_SECS", "controls_router"]
 
@@ -33,15 +32,6 @@ async def _snooze_secs(request: Request, default: float, maximum: float) -> floa
     return float(value)
 
 
-async def _source_of(notifications: NotificationLookup, notification_id: str) -> str:
-    message = await notifications.get(notification_id)
-    if message is None:
-        raise NotFound(f"no notification {notification_id!r}")
-    if not message.source_key:
-        raise Conflict(f"notification {notification_id!r} has no source to snooze or disable")
-    return message.source_key
-
-
 def _snooze_body(max_snooze_secs: float) -> dict[str, Any]:
     return {
         "type": "object",
@@ -52,10 +42,8 @@ def _snooze_body(max_snooze_secs: float) -> dict[str, Any]:
 
 
 def controls_router(
-    notifications: NotificationLookup,
-    controls: ControlStore,
+    operations: OperationsSource,
     *,
-    clock: Callable[[], float] = time.time,
     default_snooze_secs: float = DEFAULT_SNOOZE_SECS,
     max_snooze_secs: float = MAX_SNOOZE_SECS,
 ) -> APIRouter:
@@ -71,30 +59,19 @@ def controls_router(
     )
     async def snooze(notification_id: PathId, request: Request) -> dict[str, Any]:
         secs = await _snooze_secs(request, default_snooze_secs, max_snooze_secs)
-        source_key = await _source_of(notifications, notification_id)
-        now = clock()
-        control = await controls.snooze(
-            source_key, until=now + secs, now=now, notification_id=notification_id
-        )
-        return control.as_json()
+        return control_json(await operations().snooze(notification_id, secs))
 
     @router.post("/notifications/{notification_id}/disable", responses=errors(404, 409))
     async def disable(notification_id: PathId) -> dict[str, Any]:
-        source_key = await _source_of(notifications, notification_id)
-        control = await controls.disable(source_key, now=clock(), notification_id=notification_id)
-        return control.as_json()
+        return control_json(await operations().disable(notification_id))
 
     @router.get("/controls")
     async def list_controls() -> dict[str, Any]:
-        active = await controls.active(clock())
-        return {
-            "controls": [control.as_json() for control in sorted(active.values(), key=lambda c: c.source_key)]
-        }
+        return {"controls": [control_json(control) for control in await operations().controls()]}
 
     @router.delete("/controls/{source_key}", responses=errors(404))
     async def clear_control(source_key: PathId) -> dict[str, Any]:
-        if not await controls.clear(source_key):
-            raise NotFound(f"nothing snoozed or disabled for {source_key!r}")
+        await operations().clear_control(source_key)
         return {"source_key": source_key, "cleared": True}
 
     return router

@@ -1,25 +1,36 @@
-"""Messages from the bus (sensor activity, plugin events, scheduler ticks) and trigger requests
-from agents, as the core's `Trigger`; notices from other kronii services as the core's `Notice`.
-Times are the receiver's clock (its epoch-anchored monotonic milliseconds, ports.Clock), so intake's
-coalescing windows and the run loop share one time base that a wall-clock step does not move."""
+"""Wire <-> core for the pipeline, both ways: messages from the bus (sensor activity, plugin events,
+scheduler ticks, plugin registrations) and trigger requests from agents as the core's commands
+(`TriggerCommand`, stamped with the receiver's clock by the use case that takes it); notices from
+other kronii services as the core's `Notice` (at the receiver's epoch-anchored monotonic
+milliseconds); and the core's records (runs, plugins, controls) as the HTTP API's JSON."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict
+from typing import Any, Protocol
 
 from google.protobuf.message import Message
 from kronii.activity.v1 import activity_pb2 as apb
 from kronii.common.openapi import message_schema
+from kronii.pipeline.core.commands import RecordedTrigger, TriggerCommand
+from kronii.pipeline.core.controls import SourceControl
 from kronii.pipeline.core.notices import Notice
-from kronii.pipeline.core.states import Priority, Trigger, TriggerKind
+from kronii.pipeline.core.plugins import Capabilities, PluginRecord, PluginRegistration
+from kronii.pipeline.core.runs import RunRecord
+from kronii.pipeline.core.states import Priority, TriggerKind
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 from kronii.scheduler.v1 import scheduler_pb2 as spb
 
 __all__ = [
     "REQUEST_SCHEMA",
     "TriggerRequestError",
+    "control_json",
     "notice_from_message",
+    "plugin_json",
+    "recorded_triggers",
+    "registration_from_message",
+    "run_json",
     "trigger_from_message",
     "trigger_from_request",
 ]
@@ -63,10 +74,9 @@ class TriggerRequestError(ValueError):
     """A trigger request that cannot be taken; the message names the field."""
 
 
-def _focus_trigger(kind: TriggerKind, focus: apb.Focus, now_ms: int, priority: Priority) -> Trigger:
-    return Trigger(
+def _focus_trigger(kind: TriggerKind, focus: apb.Focus, priority: Priority) -> TriggerCommand:
+    return TriggerCommand(
         kind,
-        now_ms,
         app=focus.app_name,
         wm_class=focus.wm_class,
         window_id=int(focus.window_id),
@@ -75,40 +85,38 @@ def _focus_trigger(kind: TriggerKind, focus: apb.Focus, now_ms: int, priority: P
     )
 
 
-def trigger_from_message(message: Message, now_ms: int) -> Trigger | None:
+def trigger_from_message(message: Message) -> TriggerCommand | None:
     """The trigger a bus message stands for; None for messages that are not triggers."""
     if isinstance(message, apb.FocusChanged):
         # Another app taking the focus is news worth preempting a cooldown or a capture for.
         priority = Priority.HIGH if message.change == "app" else Priority.NORMAL
-        return _focus_trigger(TriggerKind.FOCUS_CHANGED, message.current, now_ms, priority)
+        return _focus_trigger(TriggerKind.FOCUS_CHANGED, message.current, priority)
     if isinstance(message, apb.TitleChanged):
-        return _focus_trigger(TriggerKind.TITLE_CHANGED, message.focus, now_ms, Priority.NORMAL)
+        return _focus_trigger(TriggerKind.TITLE_CHANGED, message.focus, Priority.NORMAL)
     if isinstance(message, apb.StateChanged):
         transition = message.transition
-        return Trigger(
+        return TriggerCommand(
             TriggerKind.STATE_CHANGED,
-            now_ms,
             from_state=_STATE_NAMES.get(transition.__getattribute__("from"), ""),
             to_state=_STATE_NAMES.get(transition.to, ""),
         )
     if isinstance(message, apb.ActivityPulse):
-        return Trigger(TriggerKind.ACTIVITY_PULSE, now_ms)
+        return TriggerCommand(TriggerKind.ACTIVITY_PULSE)
     if isinstance(message, apb.LockChanged):
         kind = TriggerKind.LOCK_START if message.locked else TriggerKind.LOCK_END
-        return Trigger(kind, now_ms, priority=Priority.HIGH if not message.locked else Priority.NORMAL)
+        return TriggerCommand(kind, priority=Priority.HIGH if not message.locked else Priority.NORMAL)
     if isinstance(message, pb.PluginEvent):
         high = message.attributes.get("priority", "") == "high"
-        return Trigger(
+        return TriggerCommand(
             TriggerKind.PLUGIN_EVENT,
-            now_ms,
             plugin_app_id=message.app_id,
             plugin_kind=message.kind,
             priority=Priority.HIGH if high else Priority.NORMAL,
         )
     if isinstance(message, spb.Tick):
-        return Trigger(TriggerKind.TICK, now_ms, app=message.app)
+        return TriggerCommand(TriggerKind.TICK, app=message.app)
     if isinstance(message, pb.TriggerRequest):
-        return trigger_from_request(message, now_ms)
+        return trigger_from_request(message)
     return None
 
 
@@ -119,8 +127,8 @@ def _text(attributes: Mapping[str, str], name: str) -> str:
     return value
 
 
-def trigger_from_request(request: pb.TriggerRequest, now_ms: int) -> Trigger:
-    """A TriggerRequest (POST /v1/triggers, kronii.pipeline.trigger) as a Trigger, or
+def trigger_from_request(request: pb.TriggerRequest) -> TriggerCommand:
+    """A TriggerRequest (POST /v1/triggers, kronii.pipeline.trigger) as a TriggerCommand, or
     TriggerRequestError naming the field that is wrong."""
     # Exactly as listed: "TICK" or "manual\n" is a caller's mistake to hear about, not to guess.
     kind = REQUEST_KINDS.get(request.kind)
@@ -141,9 +149,8 @@ def trigger_from_request(request: pb.TriggerRequest, now_ms: int) -> Trigger:
         raise TriggerRequestError("a plugin_event needs app_id and attributes.plugin_kind")
     if kind is TriggerKind.STATE_CHANGED and not _text(attributes, "to_state"):
         raise TriggerRequestError("a state_changed needs attributes.to_state")
-    return Trigger(
+    return TriggerCommand(
         kind,
-        now_ms,
         app=request.app_id if kind is not TriggerKind.PLUGIN_EVENT else "",
         wm_class=_text(attributes, "wm_class"),
         window_id=int(window),
@@ -183,3 +190,71 @@ def notice_from_message(message: pb.Notice, now_ms: int) -> Notice:
         high_priority=message.high_priority,
         at_ms=now_ms,
     )
+
+
+class _Recorded(Protocol):
+    """A recorded bus message (adapters/recording.RecordedEvent)."""
+
+    @property
+    def offset_ms(self) -> int: ...
+
+    @property
+    def message(self) -> Message: ...
+
+
+def recorded_triggers(events: Iterable[_Recorded]) -> list[RecordedTrigger]:
+    """A recording's events as the triggers a replay feeds (None for a message that is no trigger)."""
+    return [RecordedTrigger(event.offset_ms, trigger_from_message(event.message)) for event in events]
+
+
+def registration_from_message(message: pb.PluginRegistration) -> PluginRegistration:
+    caps = message.capabilities
+    return PluginRegistration(
+        app_id=message.app_id,
+        display_name=message.display_name,
+        version=message.version,
+        capabilities=Capabilities(caps.snapshot, caps.events, caps.summarize, caps.redact_hint),
+        risk_score=message.risk_score,
+    )
+
+
+def run_json(record: RunRecord) -> dict[str, Any]:
+    """A run as GET /v1/runs shows it: times in epoch seconds, each state's stay in milliseconds."""
+    return {
+        "run_id": record.run_id,
+        "trigger_summary": record.trigger_summary,
+        "states": [
+            {"state": v.state, "entered_at_ms": v.entered_at_ms, "left_at_ms": v.left_at_ms}
+            for v in record.states
+        ],
+        "route": record.route,
+        "plugins_used": list(record.plugins_used),
+        "redaction_level": record.redaction_level,
+        "model_calls": [call.as_dict() for call in record.model_calls],
+        "tokens_in": record.tokens_in,
+        "tokens_out": record.tokens_out,
+        "cost_estimate": record.cost_estimate,
+        "decision": record.decision,
+        "notes": list(record.notes),
+        "notification_id": record.notification_id,
+        "next_wakeup_at": record.next_wakeup_at,
+        "created_at": record.created_at,
+        "finished_at": record.finished_at,
+        "duration_ms": None
+        if record.finished_at is None
+        else round((record.finished_at - record.created_at) * 1000),
+    }
+
+
+def plugin_json(record: PluginRecord) -> dict[str, Any]:
+    return asdict(record)
+
+
+def control_json(control: SourceControl) -> dict[str, Any]:
+    return {
+        "source_key": control.source_key,
+        "snoozed_until": control.snoozed_until,
+        "disabled": control.disabled,
+        "notification_id": control.notification_id,
+        "updated_at": control.updated_at,
+    }

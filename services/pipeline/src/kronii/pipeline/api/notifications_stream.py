@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Request
-from kronii.pipeline.ports import SSE_SEPARATOR, NotificationStream, StreamSubscription
+from kronii.pipeline.api.source import OperationsSource
+from kronii.pipeline.ports import SSE_SEPARATOR, StreamEvent, StreamSubscription
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 __all__ = ["RECONNECT_MS", "notifications_stream_router"]
@@ -25,9 +26,11 @@ def _last_event_id(request: Request) -> int | None:
         return None  # a browser may send an id from another server; start fresh rather than fail
 
 
-def notifications_stream_router(
-    broadcaster: NotificationStream, *, keepalive_secs: float = 15.0
-) -> APIRouter:
+def _frame(event: StreamEvent) -> ServerSentEvent:
+    return ServerSentEvent(event.data, event=event.event, id=str(event.id), sep=SSE_SEPARATOR)
+
+
+def notifications_stream_router(operations: OperationsSource, *, keepalive_secs: float = 15.0) -> APIRouter:
     """GET /v1/notifications/stream (text/event-stream; Last-Event-ID header or ?last_event_id=)."""
     router = APIRouter(prefix="/v1/notifications", tags=["notifications"])
 
@@ -36,7 +39,7 @@ def notifications_stream_router(
             # Opens the stream at once, with the browser's reconnect delay.
             yield ServerSentEvent(retry=RECONNECT_MS, sep=SSE_SEPARATOR)
             async for event in subscription:
-                yield event.frame()
+                yield _frame(event)
 
     @router.get(
         "/stream",
@@ -44,7 +47,7 @@ def notifications_stream_router(
         responses={200: {"description": "server-sent events", "content": {"text/event-stream": {}}}},
     )
     async def stream(request: Request) -> EventSourceResponse:
-        subscription = broadcaster.subscribe(_last_event_id(request))
+        subscription = operations().subscribe_notifications(_last_event_id(request))
         return EventSourceResponse(
             events(subscription),
             headers={"cache-control": "no-cache"},

@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Query
-from kronii.common.errors import InvalidArgument, NotFound
+from kronii.common.errors import InvalidArgument
 from kronii.common.limits import PathId
 from kronii.common.openapi import errors
-from kronii.pipeline.ports import MAX_RUNS_PAGE, RunReader
+from kronii.pipeline.api.convert import run_json
+from kronii.pipeline.api.source import OperationsSource
+from kronii.pipeline.core.runs import MAX_RUNS_PAGE
 
 __all__ = ["runs_router"]
 
@@ -17,7 +19,7 @@ __all__ = ["runs_router"]
 MAX_BEFORE = 4_102_444_800.0
 
 
-def runs_router(store: RunReader) -> APIRouter:
+def runs_router(operations: OperationsSource) -> APIRouter:
     """GET /v1/runs?limit=&before=&decision= (newest first) and GET /v1/runs/{run_id}."""
     router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
@@ -29,18 +31,15 @@ def runs_router(store: RunReader) -> APIRouter:
     ) -> dict[str, Any]:
         if not 1 <= limit <= MAX_RUNS_PAGE:
             raise InvalidArgument(f"limit must be between 1 and {MAX_RUNS_PAGE}", field="limit")
-        records = await store.list(limit=limit, before=before, decision=decision)
+        records = await operations().runs(limit=limit, before=before, decision=decision)
         return {
-            "runs": [record.as_json() for record in records],
+            "runs": [run_json(record) for record in records],
             # Pass as `before` for the next page; absent on the last one.
             "next_before": records[-1].created_at if len(records) == limit else None,
         }
 
     @router.get("/{run_id}", responses=errors(404))
     async def get_run(run_id: PathId) -> dict[str, Any]:
-        record = await store.get(run_id)
-        if record is None:
-            raise NotFound(f"no run {run_id!r}")
-        return record.as_json()
+        return run_json(await operations().run(run_id))
 
     return router

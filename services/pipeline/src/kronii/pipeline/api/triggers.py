@@ -5,7 +5,6 @@ is ready; otherwise the answer is 503 with Retry-After and nothing is taken."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -14,17 +13,13 @@ from kronii.common.errors import Unprocessable
 from kronii.common.openapi import errors, json_body
 from kronii.common.readiness import require_ready
 from kronii.pipeline.api.convert import REQUEST_SCHEMA, TriggerRequestError, trigger_from_request
-from kronii.pipeline.core.states import Trigger
+from kronii.pipeline.api.source import OperationsSource
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 
 __all__ = ["pipeline_router"]
 
 
-def pipeline_router(
-    submit: Callable[[Trigger], Awaitable[str]],
-    status: Callable[[], dict[str, Any]],
-    clock: Callable[[], int],
-) -> APIRouter:
+def pipeline_router(operations: OperationsSource) -> APIRouter:
     router = APIRouter(prefix="/v1", tags=["pipeline"])
 
     @router.post(
@@ -33,15 +28,15 @@ def pipeline_router(
     async def post_trigger(request: Request) -> dict[str, Any]:
         message = await read_body(request, pb.TriggerRequest(), empty_ok=False)
         try:
-            trigger = trigger_from_request(message, clock())
+            command = trigger_from_request(message)
         except TriggerRequestError as error:
             raise Unprocessable(str(error)) from None
         await require_ready()
-        outcome = await submit(trigger)
-        return {"accepted": True, "kind": trigger.kind.value, "intake": outcome}
+        outcome = await operations().submit(command)
+        return {"accepted": True, "kind": outcome.kind.value, "intake": outcome.intake}
 
     @router.get("/state")
     async def get_state() -> dict[str, Any]:
-        return status()
+        return operations().status()
 
     return router

@@ -3,13 +3,14 @@ activity stream through the pipeline in this process (the core, the rules backen
 of a model, no capture service), and a report of what it would have notified, deferred and cost.
 
 Defining the command imports click alone: `kronii replay --help` and completing its options must not
-load the runner (about 2 s). The replay itself is the orchestration module `kronii.pipeline.replay`."""
+load the runner (about 2 s). The replay itself is the use case `kronii.pipeline.usecases.replay_recording`;
+`replay_events` hands it a recording's events as the triggers they stand for (api/convert)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,10 +20,11 @@ from kronii.common.cli import exits
 if TYPE_CHECKING:
     from kronii.common.llm.protocol import CallRecord as LlmCallRecord
     from kronii.pipeline.adapters.recording import RecordedEvent
-    from kronii.pipeline.replay import ReplayReport
-    from kronii.pipeline.roles.backend import RoleBackend
+    from kronii.pipeline.core.round import RunnerConfig
+    from kronii.pipeline.ports import RoleBackend
+    from kronii.pipeline.usecases.replay_recording import ReplayReport
 
-__all__ = ["BACKENDS", "replay_command", "report_lines"]
+__all__ = ["BACKENDS", "replay_command", "replay_events", "report_lines"]
 
 BACKENDS = ("rules", "openai", "llamacpp")
 
@@ -46,15 +48,15 @@ def _load(path: str) -> list[RecordedEvent]:
 
 def _backend(name: str, call: bool) -> RoleBackend:
     if name == "rules":
-        from kronii.pipeline.roles.rules import RulesBackend
+        from kronii.pipeline.core.roles.rules import RulesBackend
 
         return RulesBackend()
-    from kronii.pipeline.roles.model_roles import EstimatingBackend
+    from kronii.pipeline.adapters.model_roles import EstimatingBackend
 
     if not call and name == "openai":
         return EstimatingBackend("openai")
     from kronii.common.settings import SettingsError, load_settings
-    from kronii.pipeline.roles.backend_factory import make_backend
+    from kronii.pipeline.adapters.backend_factory import make_backend
     from kronii.pipeline.settings import PipelineSettings
 
     try:
@@ -68,6 +70,23 @@ def _backend(name: str, call: bool) -> RoleBackend:
         raise exits.CommandError(f"kronii replay --backend {name}: {error}", exits.USAGE) from None
 
 
+async def replay_events(
+    events: Sequence[RecordedEvent],
+    backend: RoleBackend,
+    *,
+    realtime: bool = False,
+    tick_ms: int = 300_000,
+    config: RunnerConfig | None = None,
+) -> ReplayReport:
+    """A recording's events through the replay use case, as the triggers they stand for; as fast
+    as it can, or at their pace."""
+    from kronii.pipeline.api.convert import recorded_triggers
+    from kronii.pipeline.usecases.replay_recording import replay_recording
+
+    triggers = recorded_triggers(events)
+    return await replay_recording(triggers, backend, realtime=realtime, tick_ms=tick_ms, config=config)
+
+
 class _Progress:
     """One line on standard error per model call, as it ends: a replay with a local model takes
     minutes, and a person should see it move."""
@@ -76,7 +95,7 @@ class _Progress:
         self.calls = 0
 
     def __call__(self, call: LlmCallRecord) -> None:
-        from kronii.pipeline.replay import call_verdict
+        from kronii.pipeline.usecases.replay_recording import call_verdict
 
         self.calls += 1
         verdict = call_verdict(call).replace("_", " ")
@@ -161,8 +180,6 @@ def replay_command(
     file: str, backend: str, call: bool, realtime: bool, tick_secs: float, as_json: bool
 ) -> None:
     events = _load(file)  # a missing or foreign file is said before the runner's 2 s of imports
-    from kronii.pipeline.replay import replay_events
-
     role_backend = _backend(backend, call)
     report = asyncio.run(
         replay_events(events, role_backend, realtime=realtime, tick_ms=int(tick_secs * 1000))

@@ -5,21 +5,23 @@ machine's standing state (Idle, Cooling, Deferred) lets through."""
 
 from __future__ import annotations
 
-from kronii.pipeline.adapters.runs_store import RunRecord
+from kronii.common.audit_trail import AuditTrail
+from kronii.common.clock import Clock
 from kronii.pipeline.core.deferral import DeferReason, defer, deferral_over
 from kronii.pipeline.core.intake import Batch, Intake
 from kronii.pipeline.core.machine import Facts, NoTransition, Step, step
+from kronii.pipeline.core.round import RunnerConfig
+from kronii.pipeline.core.runs import RunRecord
 from kronii.pipeline.core.states import EXTERNAL_TRIGGERS, ROUND_TRIGGERS, RunState, Trigger, TriggerKind
-from kronii.pipeline.ports import AuditPort, Clock
-from kronii.pipeline.round_state import RunnerConfig, Standing
-from kronii.pipeline.rounds import Rounds
+from kronii.pipeline.usecases.round_state import Standing
+from kronii.pipeline.usecases.run_round import Rounds
 
 __all__ = ["TriggerIntake"]
 
 
 class TriggerIntake:
     def __init__(
-        self, standing: Standing, rounds: Rounds, audit: AuditPort, config: RunnerConfig, clock: Clock
+        self, standing: Standing, rounds: Rounds, audit: AuditTrail, config: RunnerConfig, clock: Clock
     ) -> None:
         self._standing = standing
         self._rounds = rounds
@@ -59,7 +61,7 @@ class TriggerIntake:
 
     async def advance(self) -> list[RunRecord]:
         """Release due batches and run their rounds; returns the records of the rounds that ended."""
-        now = self._clock()
+        now = self._clock.monotonic_ms()
         self._end_cooldown_if_due(now)
         finished: list[RunRecord] = []
         resumed = self._resume_if_due(now)
@@ -96,7 +98,7 @@ class TriggerIntake:
     async def _take(self, batch: Batch) -> RunRecord | None:
         standing = self._standing
         trigger = batch.last
-        now = self._clock()
+        now = self._clock.monotonic_ms()
         if standing.state is RunState.COOLING:
             facts = Facts(cooldown_reached=now >= standing.cooling_until_ms)
             outcome = step(RunState.COOLING, trigger, facts)

@@ -8,12 +8,15 @@ import contextlib
 from dataclasses import replace
 from typing import Any
 
+from kronii.common.clock import Clock
+from kronii.pipeline.core.answers import CaptureOutcome
 from kronii.pipeline.core.intake import Batch
 from kronii.pipeline.core.machine import Facts, NoTransition, Step, step
+from kronii.pipeline.core.round import Round, RunnerConfig
 from kronii.pipeline.core.states import CaptureStatus, Priority, RunState, Trigger, TriggerKind
 from kronii.pipeline.core.table import Action
-from kronii.pipeline.ports import CaptureOutcome, CapturePort, Clock
-from kronii.pipeline.round_state import Round, RunnerConfig, Standing, Stepper
+from kronii.pipeline.ports import CapturePort
+from kronii.pipeline.usecases.round_state import Standing, Stepper
 
 __all__ = ["CaptureWait"]
 
@@ -43,7 +46,7 @@ class CaptureWait:
         except Exception as error:
             current.notes.append(f"capture request failed: {type(error).__name__}")
             current.capture_job = ""
-        current.capture_deadline_ms = self._clock() + self._config.capture_ttl_ms
+        current.capture_deadline_ms = self._clock.monotonic_ms() + self._config.capture_ttl_ms
         current.record = replace(current.record, plugins_used=(*current.record.plugins_used, "screencapture"))
 
     async def await_outcome(self, current: Round) -> None:
@@ -53,7 +56,7 @@ class CaptureWait:
             outcome_task = asyncio.ensure_future(self._capture.outcome(job))
         try:
             while current.state is RunState.AWAITING_CAPTURE:
-                remaining = max(0.0, (current.capture_deadline_ms - self._clock()) / 1000)
+                remaining = max(0.0, (current.capture_deadline_ms - self._clock.monotonic_ms()) / 1000)
                 preempt_task = asyncio.ensure_future(self._standing.preempt.get())
                 waiting: set[asyncio.Future[Any]] = {preempt_task}
                 if outcome_task is not None:
@@ -77,7 +80,9 @@ class CaptureWait:
                 outcome_task.cancel()
 
     async def _failed(self, current: Round, reason: str) -> None:
-        trigger = Trigger(TriggerKind.CAPTURE_STATUS, self._clock(), capture_status=CaptureStatus.FAILED)
+        trigger = Trigger(
+            TriggerKind.CAPTURE_STATUS, self._clock.monotonic_ms(), capture_status=CaptureStatus.FAILED
+        )
         current.notes.append(f"capture failed: {reason}")
         await self._stepper.move(current, step(current.state, trigger, Facts()))
 
@@ -87,7 +92,7 @@ class CaptureWait:
         except Exception as error:
             await self._failed(current, type(error).__name__)
             return
-        now = self._clock()
+        now = self._clock.monotonic_ms()
         trigger = Trigger(
             TriggerKind.CAPTURE_STATUS, now, capture_status=outcome.status, capture_job_id=current.capture_job
         )

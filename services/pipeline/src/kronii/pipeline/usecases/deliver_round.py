@@ -7,14 +7,16 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from kronii.pipeline.adapters.runs_store import RunRecord
+from kronii.common.clock import Clock, on_the_wall_ms
 from kronii.pipeline.core.deferral import DeferReason, defer
 from kronii.pipeline.core.machine import Facts
+from kronii.pipeline.core.roles.values import Plan
+from kronii.pipeline.core.round import Round, RunnerConfig
+from kronii.pipeline.core.runs import RunRecord
 from kronii.pipeline.core.states import RunState
-from kronii.pipeline.ports import Clock, RunnerPorts, on_the_wall
-from kronii.pipeline.role_calls import RoleCalls
-from kronii.pipeline.roles.values import Plan
-from kronii.pipeline.round_state import Round, RunnerConfig, Standing, Stepper
+from kronii.pipeline.ports import RunnerPorts
+from kronii.pipeline.usecases.call_role import RoleCalls
+from kronii.pipeline.usecases.round_state import Standing, Stepper
 
 __all__ = ["Delivery", "source_key"]
 
@@ -35,7 +37,6 @@ class Delivery:
         ports: RunnerPorts,
         config: RunnerConfig,
         clock: Clock,
-        wall: Clock,
     ) -> None:
         self._standing = standing
         self._stepper = stepper
@@ -43,11 +44,10 @@ class Delivery:
         self._ports = ports
         self._config = config
         self._clock = clock
-        self._wall = wall
 
     async def plan(self, current: Round) -> None:
         assert current.synthesis is not None
-        now = self._clock()
+        now = self._clock.monotonic_ms()
         history = replace(self._standing.plan_history, now_ms=now)
         called = await self._role_calls.call(current, self._ports.backend.plan(current.synthesis, history))
         plan = (
@@ -96,7 +96,7 @@ class Delivery:
         """While the person holds the desktop (the input broker said so) the round thinks but starts
         no action: nothing is sent, and the run notes why."""
         # The broker says until when on the wall clock.
-        hold = self._standing.desktop_holds.holding(self._wall() / 1000)
+        hold = self._standing.desktop_holds.holding(self._clock.wall_ms() / 1000)
         if hold is None:
             return False
         current.notes.append(f"silent: {hold.describe()}")
@@ -104,16 +104,16 @@ class Delivery:
 
     async def _cool(self, current: Round) -> None:
         assert current.plan is not None
-        now = self._clock()
+        now = self._clock.monotonic_ms()
         cooldown = min(current.plan.min_cooldown_ms, self._config.max_cooldown_ms)
         self._standing.cooling_until_ms = now + cooldown
-        wakeup = on_the_wall(self._clock, self._wall, current.plan.next_wakeup_ms)
+        wakeup = on_the_wall_ms(self._clock, current.plan.next_wakeup_ms)
         current.record = replace(current.record, next_wakeup_at=wakeup / 1000)
         self._standing.state = RunState.COOLING
         await self._ports.scheduler.plan(current.run_id, current.app, current.plan, now)
 
     def defer(self, current: Round, reason: DeferReason) -> None:
-        now = self._clock()
+        now = self._clock.monotonic_ms()
         backoff = self._config.defer_backoff_ms
         if reason is DeferReason.RATE_LIMITED and current.retry_after_ms > backoff:
             # A Tick before the limit passes would only open a round the limit refuses again.
@@ -125,8 +125,8 @@ class Delivery:
         self._standing.state = RunState.DEFERRED
 
     async def finish(self, current: Round) -> RunRecord:
-        now = self._clock()
-        wall = self._wall()  # the record's times; the deferral measures on `now`
+        now = self._clock.monotonic_ms()
+        wall = self._clock.wall_ms()  # the record's times; the deferral measures on `now`
         visits = list(current.record.states)
         if visits and current.state not in (RunState.COOLING, RunState.DEFERRED):
             visits[-1] = replace(visits[-1], left_at_ms=wall)

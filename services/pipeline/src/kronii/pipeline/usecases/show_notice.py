@@ -9,6 +9,8 @@ import asyncio
 import uuid
 from collections.abc import Callable
 
+from kronii.common.audit_trail import AuditTrail
+from kronii.common.clock import Clock
 from kronii.common.desktop_hold import DesktopHolds
 from kronii.pipeline.core.notices import (
     Notice,
@@ -18,8 +20,8 @@ from kronii.pipeline.core.notices import (
     NoticeVerdict,
     decide,
 )
-from kronii.pipeline.ports import AuditPort, Clock, NotifierPort
-from kronii.pipeline.roles.values import Notification
+from kronii.pipeline.core.roles.values import Notification
+from kronii.pipeline.ports import NotifierPort
 
 __all__ = ["NoticeDesk"]
 
@@ -29,24 +31,22 @@ class NoticeDesk:
         self,
         notifier: NotifierPort,
         holds: Callable[[], DesktopHolds],
-        audit: AuditPort,
+        audit: AuditTrail,
         clock: Clock,
-        wall: Clock | None = None,
     ) -> None:
         self._notifier = notifier
         self._holds = holds
         self._audit = audit
         # `clock` measures the dedup and per-hour windows; the broker's holds are on the wall clock.
         self._clock = clock
-        self._wall = wall or clock
         self._ledger = NoticeLedger()
         # One at a time: two copies of a notice arriving together must not both pass the dedup rule.
         self._lock = asyncio.Lock()
 
     async def receive(self, notice: Notice) -> NoticeVerdict:
         async with self._lock:
-            now = self._clock()
-            hold = self._holds().holding(self._wall() / 1000)
+            now = self._clock.monotonic_ms()
+            hold = self._holds().holding(self._clock.wall_ms() / 1000)
             gates = NoticeGates(
                 muted=await self._notifier.muted(notice.control_key) or "",
                 held=hold.describe() if hold is not None else "",

@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kronii.pipeline.core.states import CapturePreemption
-from kronii.pipeline.roles import rules
-from kronii.pipeline.roles.schemas import JsonObject, check_output
-from kronii.pipeline.roles.values import (
+from kronii.pipeline.core.roles import rules
+from kronii.pipeline.core.roles.schemas import JsonObject, check_output
+from kronii.pipeline.core.roles.values import (
     Candidate,
     ConfidenceLabel,
     CostLabel,
@@ -22,6 +21,7 @@ from kronii.pipeline.roles.values import (
     Synthesis,
     confidence_label,
 )
+from kronii.pipeline.core.states import CapturePreemption
 
 
 def _fragment(fragment: Fragment) -> JsonObject:

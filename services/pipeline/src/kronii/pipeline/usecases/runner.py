@@ -4,9 +4,9 @@
 rate-limit ledgers, the Router's and Planner's histories): `trigger_intake` takes triggers and opens
 rounds, `rounds` runs a round's states, `capture_wait` its screenshot, `delivery` how it ends. All
 I/O goes through `ports.RunnerPorts`, so `kronii replay` and the tests run it with in-process parts
-and the service with the networked ones. Time comes from `clock` (epoch-anchored monotonic
-milliseconds: every duration and deadline) and `wall` (the wall clock: what a run records and the
-status shows; `clock` when not given, as for replay's virtual clock), never from the system directly.
+and the service with the networked ones. Time comes from `clock` (kronii.common.clock): its
+epoch-anchored monotonic milliseconds for every duration and deadline, its wall clock for what a run
+records and the status shows; never from the system directly.
 
 It is driven by two calls: `submit(trigger)` for every trigger as it arrives (never waits on a
 round), and `advance()`, which releases due batches and runs their rounds to the end. A lock that
@@ -18,13 +18,15 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from kronii.common.clock import Clock, on_the_wall_ms
 from kronii.common.desktop_hold import DesktopHold, DesktopHolds
-from kronii.pipeline.adapters.runs_store import RunRecord
+from kronii.pipeline.core.round import RunnerConfig
+from kronii.pipeline.core.runs import RunRecord
 from kronii.pipeline.core.states import RunState, Trigger
-from kronii.pipeline.ports import Clock, RunnerPorts, on_the_wall
-from kronii.pipeline.round_state import RunnerConfig, Standing
-from kronii.pipeline.rounds import Rounds
-from kronii.pipeline.trigger_intake import TriggerIntake
+from kronii.pipeline.ports import RunnerPorts
+from kronii.pipeline.usecases.round_state import Standing
+from kronii.pipeline.usecases.run_round import Rounds
+from kronii.pipeline.usecases.take_trigger import TriggerIntake
 
 __all__ = ["Runner"]
 
@@ -35,14 +37,11 @@ class Runner:
         ports: RunnerPorts,
         clock: Clock,
         config: RunnerConfig | None = None,
-        *,
-        wall: Clock | None = None,
     ) -> None:
         config = config or RunnerConfig()
         self._standing = Standing()
         self._clock = clock
-        self._wall = wall or clock
-        rounds = Rounds(self._standing, ports, config, clock, self._wall)
+        rounds = Rounds(self._standing, ports, config, clock)
         self._intake = TriggerIntake(self._standing, rounds, ports.audit, config, clock)
 
     # ---- what the service shows ----------------------------------------------------------------
@@ -87,12 +86,12 @@ class Runner:
         return {
             "state": self.state.value,
             "locked": standing.locked,
-            "cooling_until_ms": on_the_wall(self._clock, self._wall, cooling) if cooling else None,
+            "cooling_until_ms": on_the_wall_ms(self._clock, cooling) if cooling else None,
             "deferred": None
             if deferral is None
             else {
                 "reason": deferral.reason.value,
-                "resume_at_ms": on_the_wall(self._clock, self._wall, deferral.resume_at_ms),
+                "resume_at_ms": on_the_wall_ms(self._clock, deferral.resume_at_ms),
             },
             "pending_batches": self._intake.intake.pending + len(standing.waiting),
             "dropped_title_churn": self._intake.intake.dropped_title_churn,

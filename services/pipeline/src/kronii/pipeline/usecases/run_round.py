@@ -9,20 +9,22 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import replace
 
-from kronii.pipeline.adapters.runs_store import RunRecord, StateVisit
-from kronii.pipeline.capture_wait import CaptureWait
+from kronii.common.clock import Clock
 from kronii.pipeline.core.budget import PluginContent, budget_context
 from kronii.pipeline.core.deferral import DeferReason
 from kronii.pipeline.core.intake import Batch
 from kronii.pipeline.core.limits import check
 from kronii.pipeline.core.machine import Facts, Step
+from kronii.pipeline.core.roles.values import CostLabel, RoleContext, Synthesis
+from kronii.pipeline.core.round import Round, RunnerConfig
 from kronii.pipeline.core.router import BaseSnapshot, Defer, PluginFull, PluginLite, route
+from kronii.pipeline.core.runs import RunRecord, StateVisit
 from kronii.pipeline.core.states import RunState, TriggerKind
-from kronii.pipeline.delivery import Delivery
-from kronii.pipeline.ports import Clock, RunnerPorts
-from kronii.pipeline.role_calls import RoleCalls
-from kronii.pipeline.roles.values import CostLabel, RoleContext, Synthesis
-from kronii.pipeline.round_state import Round, RoundAborted, RunnerConfig, Standing, Stepper
+from kronii.pipeline.ports import RunnerPorts
+from kronii.pipeline.usecases.await_capture import CaptureWait
+from kronii.pipeline.usecases.call_role import RoleCalls
+from kronii.pipeline.usecases.deliver_round import Delivery
+from kronii.pipeline.usecases.round_state import RoundAborted, Standing, Stepper
 from kronii.redaction import WITHHELD_TEXT, Level, RedactionContext
 
 __all__ = ["Rounds", "base_text"]
@@ -47,25 +49,22 @@ def _worst(levels: Sequence[Level]) -> Level:
 
 
 class Rounds:
-    def __init__(
-        self, standing: Standing, ports: RunnerPorts, config: RunnerConfig, clock: Clock, wall: Clock
-    ) -> None:
+    def __init__(self, standing: Standing, ports: RunnerPorts, config: RunnerConfig, clock: Clock) -> None:
         self._standing = standing
         self._ports = ports
         self._config = config
         self._clock = clock
-        self._wall = wall
-        self._stepper = Stepper(standing, ports.runs, config, clock, wall)
+        self._stepper = Stepper(standing, ports.runs, config, clock)
         self._role_calls = RoleCalls(standing, ports.backend, config)
         self._capture = CaptureWait(standing, self._stepper, ports.capture, config, clock)
-        self._delivery = Delivery(standing, self._stepper, self._role_calls, ports, config, clock, wall)
+        self._delivery = Delivery(standing, self._stepper, self._role_calls, ports, config, clock)
 
     @property
     def delivery(self) -> Delivery:
         return self._delivery
 
     async def run(self, batch: Batch, first: Step) -> RunRecord:
-        now = self._wall()  # what the run records: the wall clock
+        now = self._clock.wall_ms()  # what the run records: the wall clock
         run_id = uuid.uuid4().hex
         summary = f"{batch.kind.value} x{batch.count}" + (" (high priority)" if batch.high_priority else "")
         record = RunRecord(run_id=run_id, created_at=now / 1000, trigger_summary=summary)
@@ -145,7 +144,7 @@ class Rounds:
             self._delivery.defer(current, DeferReason.RATE_LIMITED)
 
     async def _allowed(self, current: Round) -> bool:
-        now = self._clock()
+        now = self._clock.monotonic_ms()
         answer = await self._ports.scheduler.admit(current.app, current.batch.last)
         self._standing.scheduler_answered = answer is not None
         if answer is not None:
@@ -171,7 +170,7 @@ class Rounds:
         current.record = replace(current.record, plugins_used=tuple(apps))
 
     async def _route(self, current: Round) -> None:
-        now = self._clock()
+        now = self._clock.monotonic_ms()
         assert current.base is not None
         standing = self._standing
         base = replace(current.base, locked=current.base.locked or standing.locked)
@@ -246,7 +245,7 @@ class Rounds:
             assert current.base is not None
             redacted_title = self._ports.redaction.redact(current.base.title).text
             window = extract_window_context(current.base.wm_class, redacted_title)
-        context = RoleContext(current.batch.last.kind, budget, self._clock(), window)
+        context = RoleContext(current.batch.last.kind, budget, self._clock.monotonic_ms(), window)
         extract = self._ports.backend.extract(context, current.decision.family)
         called = await self._role_calls.call(current, extract)
         current.fragments = list(called.value) if called is not None else []

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from kronii.pipeline.core.roles.values import ConfidenceLabel, CostLabel, NotificationActionKind, Role
 from kronii.pipeline.core.states import CapturePreemption, TriggerKind
-from kronii.pipeline.roles.values import ConfidenceLabel, CostLabel, NotificationActionKind, Role
 
 JsonObject = dict[str, Any]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from kronii.pipeline.roles.values import (
+from kronii.pipeline.core.roles.values import (
     Fragment,
     Notification,
     NotificationActionKind,

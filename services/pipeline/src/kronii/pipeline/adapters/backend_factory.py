@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 from kronii.common.llm.protocol import CallRecord
-from kronii.pipeline.roles.backend import RoleBackend
-from kronii.pipeline.roles.rules import RulesBackend
-from kronii.pipeline.roles.values import BackendKind
+from kronii.pipeline.core.roles.rules import RulesBackend
+from kronii.pipeline.core.roles.values import BackendKind
+from kronii.pipeline.ports import RoleBackend
 from kronii.pipeline.settings import PipelineSettings
 
 __all__ = ["make_backend"]
@@ -22,7 +22,7 @@ def make_backend(
     """`on_call` sees every model call's record as it ends (progress for `replay --call`)."""
     if settings.llm_backend is BackendKind.RULES:
         return RulesBackend()
-    from kronii.pipeline.roles.model_roles import ModelRoleBackend
+    from kronii.pipeline.adapters.model_roles import ModelRoleBackend
 
     llm: Any
     if settings.llm_backend is BackendKind.OPENAI:

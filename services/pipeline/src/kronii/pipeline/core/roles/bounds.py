@@ -18,9 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kronii.pipeline.core.roles.schemas import ROLE_SCHEMAS
+from kronii.pipeline.core.roles.values import Role
 from kronii.pipeline.core.states import TriggerKind
-from kronii.pipeline.roles.schemas import ROLE_SCHEMAS
-from kronii.pipeline.roles.values import Role
 
 __all__ = [
     "COOLDOWN_CHOICES_MS",

@@ -1,5 +1,6 @@
-"""What `kronii replay` runs: a recorded activity stream through a Runner in this process (the core,
-a role backend, no capture service) and the report of what it would have notified, deferred and cost.
+"""What `kronii replay` runs: a recorded activity stream (as the triggers it stands for, api/convert's
+`recorded_triggers`) through a Runner in this process (the core, a role backend, no capture service)
+and the report of what it would have notified, deferred and cost.
 
 Replay plays the scheduler's part too: a Tick at every wake-up a Planner asked for and a safety-net
 Tick every `tick_ms`, so a long recording does not stay in Cooling or Deferred for want of one."""
@@ -14,19 +15,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kronii.common.llm.protocol import CallRecord as LlmCallRecord
-from kronii.pipeline.adapters.recording import RecordedEvent
-from kronii.pipeline.adapters.runs_store import RunRecord
-from kronii.pipeline.api.convert import trigger_from_message
+from kronii.pipeline.core.answers import Admit
 from kronii.pipeline.core.budget import PluginContent
+from kronii.pipeline.core.commands import RecordedTrigger
+from kronii.pipeline.core.roles.values import Notification, Plan
+from kronii.pipeline.core.round import RunnerConfig
 from kronii.pipeline.core.router import BaseSnapshot, PluginInfo
+from kronii.pipeline.core.runs import RunRecord
 from kronii.pipeline.core.states import Trigger, TriggerKind
-from kronii.pipeline.ports import Admit, InMemoryRuns, RunnerPorts
-from kronii.pipeline.roles.backend import RoleBackend
-from kronii.pipeline.roles.values import Notification, Plan
-from kronii.pipeline.round_state import RunnerConfig
-from kronii.pipeline.runner import Runner
+from kronii.pipeline.ports import RoleBackend, RunnerPorts
+from kronii.pipeline.usecases.in_process import InMemoryRuns, NoCapture, no_audit
+from kronii.pipeline.usecases.runner import Runner
 
-__all__ = ["EPOCH_MS", "ReplayReport", "call_verdict", "replay_events"]
+__all__ = ["EPOCH_MS", "ReplayReport", "call_verdict", "replay_recording"]
 
 # Recordings start at offset 0; runs are dated from this epoch so their times read as times.
 EPOCH_MS = 1_700_000_000_000
@@ -94,7 +95,7 @@ class _CollectingNotifier:
     async def notify(self, run_id: str, notification: Notification, source_key: str) -> str:
         self.sent.append(
             _Notified(
-                self._clock(), run_id, notification.title, notification.body, notification.candidate_key
+                self._clock.now_ms, run_id, notification.title, notification.body, notification.candidate_key
             )
         )
         return f"replay-{len(self.sent)}"
@@ -115,10 +116,21 @@ class _LocalScheduler:
 
 
 class _VirtualClock:
+    """Replay's clock: moved by the replay, the same time on both scales."""
+
     def __init__(self) -> None:
         self.now_ms = EPOCH_MS
 
-    def __call__(self) -> int:
+    def wall(self) -> float:
+        return self.now_ms / 1000
+
+    def monotonic(self) -> float:
+        return self.now_ms / 1000
+
+    def wall_ms(self) -> int:
+        return self.now_ms
+
+    def monotonic_ms(self) -> int:
         return self.now_ms
 
 
@@ -211,6 +223,8 @@ class _Replay:
             notifier=self.notifier,
             scheduler=self.scheduler,
             runs=self.runs,
+            capture=NoCapture(),
+            audit=no_audit,
         )
         self.runner = Runner(ports, self.clock, config)
         self.tick_ms = tick_ms
@@ -244,20 +258,20 @@ class _Replay:
     async def _keep_pace(self) -> None:
         await asyncio.sleep(max(0.0, self.started + (self.clock.now_ms - EPOCH_MS) / 1000 - time.monotonic()))
 
-    async def feed(self, event: RecordedEvent) -> bool:
+    async def feed(self, event: RecordedTrigger) -> bool:
         """Play the recording up to `event`, then submit it; False when it is no trigger."""
         await self.run_until(EPOCH_MS + event.offset_ms)
-        trigger = trigger_from_message(event.message, self.clock.now_ms)
-        if trigger is None:
+        if event.command is None:
             return False
+        trigger = event.command.at(self.clock.now_ms)
         self.focus.observe(trigger)
         await self.runner.submit(trigger)
         await self.runner.advance()
         return True
 
 
-async def replay_events(
-    events: Sequence[RecordedEvent],
+async def replay_recording(
+    events: Sequence[RecordedTrigger],
     backend: RoleBackend,
     *,
     realtime: bool = False,

@@ -8,9 +8,10 @@ from dataclasses import replace
 from typing import Any
 
 from kronii.common.llm.protocol import CallRecord as LlmCallRecord
-from kronii.pipeline.roles.backend import RoleBackend
-from kronii.pipeline.roles.values import Called, CallRecord
-from kronii.pipeline.round_state import Round, RunnerConfig, Standing
+from kronii.pipeline.core.roles.values import Called, CallRecord
+from kronii.pipeline.core.round import Round, RunnerConfig
+from kronii.pipeline.ports import RoleBackend
+from kronii.pipeline.usecases.round_state import Standing
 
 __all__ = ["RoleCalls"]
 

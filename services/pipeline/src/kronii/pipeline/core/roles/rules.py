@@ -33,10 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kronii.pipeline.core.budget import ItemSource, estimate_tokens
-from kronii.pipeline.core.router import Family
-from kronii.pipeline.core.states import CapturePreemption, TriggerKind
-from kronii.pipeline.core.window_context import ContextKind
-from kronii.pipeline.roles.values import (
+from kronii.pipeline.core.roles.values import (
     Called,
     CallRecord,
     Candidate,
@@ -52,6 +49,9 @@ from kronii.pipeline.roles.values import (
     Synthesis,
     confidence_label,
 )
+from kronii.pipeline.core.router import Family
+from kronii.pipeline.core.states import CapturePreemption, TriggerKind
+from kronii.pipeline.core.window_context import ContextKind
 
 BACKEND_NAME = "rules"
 _ARTIFACT_KIND = {

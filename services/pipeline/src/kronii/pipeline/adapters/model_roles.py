@@ -23,13 +23,12 @@ from kronii.common.llm.protocol import (
     estimate_tokens,
 )
 from kronii.pipeline.core.budget import ItemSource
-from kronii.pipeline.core.router import Family
-from kronii.pipeline.roles import bounds, codec, rules
-from kronii.pipeline.roles import floor as floors
-from kronii.pipeline.roles.bounds import LIMITS, ModelBounds, output_budget
-from kronii.pipeline.roles.rules import RulesBackend, RulesParams
-from kronii.pipeline.roles.schemas import RoleOutputError
-from kronii.pipeline.roles.values import (
+from kronii.pipeline.core.roles import bounds, codec, rules
+from kronii.pipeline.core.roles import floor as floors
+from kronii.pipeline.core.roles.bounds import LIMITS, ModelBounds, output_budget
+from kronii.pipeline.core.roles.rules import RulesBackend, RulesParams
+from kronii.pipeline.core.roles.schemas import RoleOutputError
+from kronii.pipeline.core.roles.values import (
     Called,
     CallRecord,
     Fragment,
@@ -40,6 +39,7 @@ from kronii.pipeline.roles.values import (
     RoleContext,
     Synthesis,
 )
+from kronii.pipeline.core.router import Family
 
 __all__ = ["SYSTEM_PROMPTS", "EstimatingBackend", "ModelRoleBackend", "role_prompt"]
 
