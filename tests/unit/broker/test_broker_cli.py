@@ -294,13 +294,16 @@ def test_a_refusal_is_exit_4_with_the_brokers_sentence(
     assert capsys.readouterr().err.strip() == f"kronii: control grant refused: {sentence}"
 
 
-def test_a_state_that_does_not_allow_it_is_exit_1_with_the_brokers_sentence(
+def test_a_state_that_does_not_allow_it_is_a_refusal_exit_4_with_the_brokers_sentence(
     doors: Doors, capsys: pytest.CaptureFixture[str]
 ) -> None:
     sentence = "no person is attached to this desktop session, so there is nothing to grant"
-    doors.unix.refuse["/sessions/current/control/grant"] = (409, {"detail": sentence, "field": None})
+    doors.unix.refuse["/sessions/current/control/grant"] = (
+        409,
+        {"code": "failed_precondition", "detail": sentence, "field": None},
+    )
 
-    assert control_cli.main(doors.args("grant", AGENT)) == exits.FAILED
+    assert control_cli.main(doors.args("grant", AGENT)) == exits.REFUSED
     assert capsys.readouterr().err.strip() == f"kronii: control grant refused: {sentence}"
 
 
@@ -392,10 +395,10 @@ def test_renew_extends_the_holders_lease_through_the_socket_without_a_new_grant(
     assert result.output.startswith(f"renewed {AGENT} the desktop until ")
 
 
-def test_renew_with_no_agent_holding_the_desktop_is_exit_1_with_the_brokers_sentence(
+def test_renew_with_no_agent_holding_the_desktop_is_a_refusal_exit_4_with_the_brokers_sentence(
     doors: Doors, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert control_cli.main(doors.args("renew")) == exits.FAILED
+    assert control_cli.main(doors.args("renew")) == exits.REFUSED
     assert "does not hold a live lease" in capsys.readouterr().err
 
 

@@ -113,7 +113,7 @@ def test_the_handler_answers_the_status_with_the_sentence_in_detail(
 ) -> None:
     response = client.get(f"/raise/{kind.__name__}")
     assert response.status_code == status
-    assert response.json() == {"detail": f"{kind.__name__} happened"}
+    assert response.json() == {"code": kind.code, "detail": f"{kind.__name__} happened"}
     # Every 503 tells the caller when to come back; the others only when the raiser said so.
     assert ("retry-after" in response.headers) is (status == 503)
 
@@ -121,7 +121,11 @@ def test_the_handler_answers_the_status_with_the_sentence_in_detail(
 def test_the_body_names_the_field_at_fault(client: TestClient) -> None:
     response = client.get("/raise/InvalidArgument", params={"field": "client_id"})
     assert response.status_code == 400
-    assert response.json() == {"detail": "InvalidArgument happened", "field": "client_id"}
+    assert response.json() == {
+        "code": "invalid_argument",
+        "detail": "InvalidArgument happened",
+        "field": "client_id",
+    }
 
 
 @pytest.mark.parametrize(("retry_after_ms", "header"), [(2500, "2"), (300, "1")])
@@ -156,7 +160,10 @@ def test_a_malformed_body_is_a_400_with_a_sentence(client: TestClient, content: 
 def test_an_empty_body_is_refused_where_one_is_required(client: TestClient) -> None:
     response = client.post("/strict", content=b"")
     assert response.status_code == 400
-    assert response.json() == {"detail": "the body must be a JSON object (a HealthCheckRequest)"}
+    assert response.json() == {
+        "code": "invalid_argument",
+        "detail": "the body must be a JSON object (a HealthCheckRequest)",
+    }
 
 
 def test_as_json_uses_proto_names_enum_names_and_prints_defaults() -> None:

@@ -221,7 +221,11 @@ def test_similar_to_a_record_and_to_the_last_failure_of_a_session(http: TestClie
 def test_similar_to_a_record_that_is_gone_is_a_404_naming_it(http: TestClient) -> None:
     answer = http.get("/v1/critic/similar", params={"record_id": "r-gone"})
     assert answer.status_code == 404
-    assert answer.json() == {"detail": "no record has the id r-gone", "field": "record_id"}
+    assert answer.json() == {
+        "code": "not_found",
+        "detail": "no record has the id r-gone",
+        "field": "record_id",
+    }
 
 
 def test_export_streams_json_lines_oldest_first_redacted_by_default(
@@ -255,7 +259,7 @@ def test_an_export_the_critic_cannot_start_is_its_status_not_an_empty_200(
     fake.refuse_export = True
     answer = http.get("/v1/critic/export")
     assert answer.status_code == 503
-    assert answer.json() == {"detail": "the daily files cannot be read now"}
+    assert answer.json() == {"code": "unavailable", "detail": "the daily files cannot be read now"}
 
 
 def test_doctor_reports_hooks_places_model_counts_queue_mute_and_problems(http: TestClient) -> None:

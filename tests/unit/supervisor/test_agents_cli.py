@@ -19,7 +19,7 @@ from click.testing import CliRunner, Result
 from kronii.common.cli import exits
 from kronii.common.cli.exits import CommandError
 from kronii.supervisor.cli import agents as agents_cli
-from kronii.supervisor.cli.http import Connection, exit_for_status
+from kronii.supervisor.cli.http import Connection
 
 RUNTIME = {
     "runtime_id": "rt-0123456789ab", "workspace_id": "web", "agent_id": "reviewer", "role": "review",
@@ -270,7 +270,7 @@ def test_a_refusal_from_the_supervisor_is_its_sentence_and_exit_code(supervisor:
      (429, exits.REFUSED), (503, exits.UNREACHABLE), (500, exits.FAILED)],
 )  # fmt: skip
 def test_http_refusals_map_to_the_shared_exit_codes(status: int, code: int) -> None:
-    assert exit_for_status(status) == code
+    assert exits.exit_for_error(status) == code
 
 
 def test_token_refuses_an_unknown_scope() -> None:

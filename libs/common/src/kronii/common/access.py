@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from kronii.common.errors import code_for_status
 from kronii.common.grpc_guard import rewrapped
 
 __all__ = [
@@ -264,7 +265,7 @@ class AccessMiddleware:
 
 
 async def _refuse(send: _Send, decision: AccessDecision) -> None:
-    body = json.dumps({"detail": decision.reason}).encode()
+    body = json.dumps({"code": code_for_status(decision.status), "detail": decision.reason}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if decision.status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="kronii"'))

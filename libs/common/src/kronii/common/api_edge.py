@@ -1,8 +1,9 @@
 """Where a service meets its callers: a KroniiError becomes the one HTTP error body and the one gRPC
 status, and JSON bodies turn into protobuf messages (and back) the same way in every service.
 
-The HTTP error body is {"detail": sentence} plus "field" when a request field is at fault; the
-sentence is the one FastAPI's own errors carry in `detail`, so clients read every error alike. A
+The HTTP error body is {"code": the error's code, "detail": sentence} plus "field" when a request
+field is at fault (`kronii.common.errors.error_body`); the sentence is in `detail` as in FastAPI's own
+errors, and every client (the CLIs' exit codes) branches on `code`. A
 429 or 503 that knows when to come back sends Retry-After (every 503 does; gRPC sends it as the
 trailing metadata `retry-after`).
 
@@ -27,7 +28,7 @@ from fastapi.responses import JSONResponse
 from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 from google.protobuf.message import Message
 from kronii.common.durable import refusal_for
-from kronii.common.errors import InvalidArgument, KroniiError
+from kronii.common.errors import InvalidArgument, KroniiError, error_body
 from kronii.common.grpc_guard import retry_metadata, rewrapped
 
 __all__ = [
@@ -50,9 +51,7 @@ M = TypeVar("M", bound=Message)
 
 
 def error_response(error: KroniiError) -> JSONResponse:
-    body: dict[str, Any] = {"detail": error.message}
-    if error.field:
-        body["field"] = error.field
+    body = error_body(error)
     headers = {"Retry-After": str(error.retry_after_secs)} if error.retry_after_secs else None
     return JSONResponse(body, status_code=error.http_status, headers=headers)
 

@@ -37,7 +37,6 @@ DETAIL_VALUE_CAP = 2_000
 _LOCK_KEY = 0x6B726F6E6969  # "kronii": one advisory lock for the whole chain
 
 
-
 class AuditRow(Base):
     __tablename__ = "audit_log"
 

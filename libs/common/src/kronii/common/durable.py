@@ -25,7 +25,7 @@ import redis.exceptions
 import sqlalchemy.exc
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from kronii.common.errors import KroniiError, StorageFull, Unavailable
+from kronii.common.errors import KroniiError, StorageFull, Unavailable, error_body
 
 __all__ = [
     "FULL_RETRY_AFTER_SECS",
@@ -166,7 +166,7 @@ def install_unavailable_handlers(app: FastAPI) -> None:
         answer = refusal_for(error) or store_error(error)
         log.warning("answered 503: %s (%s)", answer.message, type(error).__name__)
         return JSONResponse(
-            {"detail": answer.message},
+            error_body(answer),
             status_code=503,
             headers={"Retry-After": str(answer.retry_after_secs)},
         )

@@ -20,9 +20,13 @@ __all__ = [
     "ResourceExhausted",
     "StillStarting",
     "StorageFull",
+    "TooLarge",
     "Unauthenticated",
     "Unavailable",
     "Unprocessable",
+    "code_for_grpc_status",
+    "code_for_status",
+    "error_body",
 ]
 
 
@@ -62,6 +66,13 @@ class Unprocessable(InvalidArgument):
 
     code = "unprocessable"
     http_status = 422
+
+
+class TooLarge(InvalidArgument):
+    """The request is larger than the route takes (a body over its limit): sent again, it fails again."""
+
+    code = "too_large"
+    http_status = 413
 
 
 class Unauthenticated(KroniiError):
@@ -121,3 +132,43 @@ class StorageFull(Unavailable):
 
     code = "storage_full"
     default_retry_after_ms = 10_000
+
+
+def error_body(error: KroniiError) -> dict[str, str]:
+    """The HTTP body of every refusal: the error's `code` (what a client branches on, e.g. the CLI's
+    exit code), the sentence in `detail`, and `field` when a request field is at fault."""
+    body = {"code": error.code, "detail": error.message}
+    if error.field:
+        body["field"] = error.field
+    return body
+
+
+def _statuses() -> dict[int, str]:
+    # The first class to claim a status names it (Unavailable before StillStarting and StorageFull).
+    kinds = [KroniiError, InvalidArgument, Unprocessable, TooLarge, Unauthenticated, PermissionDenied,
+             NotFound, FailedPrecondition, ResourceExhausted, Unavailable]  # fmt: skip
+    return {kind.http_status: kind.code for kind in reversed(kinds)}
+
+
+_CODE_FOR_STATUS = _statuses()
+
+
+# gRPC status names (grpc.StatusCode.X.name) with no error of their own here.
+_CODE_FOR_GRPC_NAME = {"OUT_OF_RANGE": InvalidArgument.code, "DEADLINE_EXCEEDED": Unavailable.code}
+
+
+def code_for_grpc_status(name: str) -> str:
+    """The code of a gRPC refusal, from its status name: the error that answers with that status."""
+    for kind in (InvalidArgument, Unauthenticated, PermissionDenied, NotFound, FailedPrecondition,
+                 ResourceExhausted, Unavailable):  # fmt: skip
+        if kind.grpc_status == name:
+            return kind.code
+    return _CODE_FOR_GRPC_NAME.get(name, KroniiError.code)
+
+
+def code_for_status(status: int) -> str:
+    """The code an answer of `status` carries when it did not say one (a proxy's 502, an old server):
+    the code of the error that answers with that status, `internal` for any other 5xx."""
+    if status in (502, 504):
+        return Unavailable.code
+    return _CODE_FOR_STATUS.get(status, KroniiError.code if status >= 500 else InvalidArgument.code)

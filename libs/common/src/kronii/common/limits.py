@@ -10,7 +10,7 @@
 - An exception a request's content causes (too deep, out of range, not storable) is a 400 with a
   sentence, and any other one a 500 with a sentence: never a bare "Internal Server Error".
 
-Every refusal is JSON `{"detail": "<one sentence>"}`; 422s from route declarations are too.
+Every refusal is JSON `{"code": ..., "detail": "<one sentence>"}`; 422s from route declarations are too.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from urllib.parse import unquote_plus
 from fastapi import FastAPI, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from kronii.common.errors import code_for_status
 from starlette.routing import Match
 
 __all__ = [
@@ -152,7 +153,7 @@ def _input_error_sentence(error: BaseException) -> str | None:
 
 
 async def _answer(send: _Send, status: int, detail: str) -> None:
-    body = json.dumps({"detail": detail}).encode()
+    body = json.dumps({"code": code_for_status(status), "detail": detail}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
@@ -266,7 +267,10 @@ async def _validation_answer(request: Request, error: Exception) -> JSONResponse
     assert isinstance(error, RequestValidationError)
     problems = list(error.errors())
     in_body = not problems or (problems[0].get("loc") or ("body",))[0] == "body"
-    return JSONResponse({"detail": validation_sentence(error)}, status_code=422 if in_body else 400)
+    status = 422 if in_body else 400
+    return JSONResponse(
+        {"code": code_for_status(status), "detail": validation_sentence(error)}, status_code=status
+    )
 
 
 def install_limits(

@@ -20,8 +20,12 @@ __all__ = ["ERROR_SCHEMA", "errors", "install_openapi", "json_body", "message_sc
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "required": ["detail"],
+    "required": ["code", "detail"],
     "properties": {
+        "code": {
+            "type": "string",
+            "description": "the error's code (kronii.common.errors): what a client branches on",
+        },
         "detail": {"type": "string", "description": "what is wrong, as one sentence"},
         "field": {"type": "string", "description": "the request field at fault, when there is one"},
     },

@@ -5,9 +5,12 @@ pipeline branches on them."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Mapping
+
+from kronii.common.errors import code_for_grpc_status, code_for_status
 
 __all__ = [
+    "EXIT_FOR_CODE",
     "FAILED",
     "INTERRUPTED",
     "NOT_FOUND",
@@ -17,7 +20,8 @@ __all__ = [
     "UNREACHABLE",
     "USAGE",
     "CommandError",
-    "exit_for_status",
+    "exit_for_error",
+    "exit_for_grpc_status",
 ]
 
 OK = 0
@@ -39,16 +43,33 @@ class CommandError(Exception):
         self.code = code
 
 
-def exit_for_status(status: int, *, refused: Collection[int] = (), usage: Collection[int] = ()) -> int:
-    """The exit code for a service's HTTP refusal. A service names the statuses that mean more for its
-    commands than a failure: `refused` (the supervisor's 409 and 423, a pane busy or a person typing)
-    and `usage` (the critic's 413, a text too long to send)."""
-    if status in (400, 422) or status in usage:
-        return USAGE
-    if status == 404:
-        return NOT_FOUND
-    if status in (401, 403, 429) or status in refused:
-        return REFUSED
-    if status in (502, 503, 504):
-        return UNREACHABLE
-    return FAILED
+# What each error code of kronii.common.errors means for a command: the one table every CLI reads.
+EXIT_FOR_CODE: Mapping[str, int] = {
+    "invalid_argument": USAGE,
+    "unprocessable": USAGE,
+    "too_large": USAGE,  # a text too long to send: shorten it
+    "not_found": NOT_FOUND,
+    "unauthenticated": REFUSED,
+    "permission_denied": REFUSED,
+    "resource_exhausted": REFUSED,
+    "failed_precondition": REFUSED,  # a pane busy, a person present, a plan no longer current
+    "unavailable": UNREACHABLE,
+    "starting": UNREACHABLE,
+    "storage_full": UNREACHABLE,
+    "internal": FAILED,
+}
+
+
+def exit_for_error(status: int, body: object = None) -> int:
+    """The exit code for a service's HTTP refusal: by the `code` its body carries, or, from a server
+    that said none (a proxy's 502), by the code its status stands for."""
+    code = body.get("code") if isinstance(body, Mapping) else None
+    if not isinstance(code, str) or code not in EXIT_FOR_CODE:
+        code = code_for_status(status)
+    return EXIT_FOR_CODE.get(code, FAILED)
+
+
+def exit_for_grpc_status(name: str) -> int:
+    """The exit code for a gRPC refusal, by its status name (grpc.StatusCode.X.name), through the
+    same table: a command needs no grpc import to read it."""
+    return EXIT_FOR_CODE.get(code_for_grpc_status(name), FAILED)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from kronii.broker.settings import BrokerSettings
     from kronii.common.local_http import JsonClient, JsonResponse
 
-__all__ = ["Broker", "Options", "exit_for_status", "presence_headers"]
+__all__ = ["Broker", "Options", "presence_headers"]
 
 _START_IT = "start it with `kronii up`"
 
@@ -47,11 +47,6 @@ def presence_headers() -> dict[str, str]:
     except OSError:
         tty = ""
     return {TTY_HEADER: tty, SESSION_HEADER: str(os.getsid(0))}
-
-
-def exit_for_status(status: int) -> int:
-    """The exit code for one of the broker's HTTP refusals; a 409 (not in the state it is in) is a failure."""
-    return exits.exit_for_status(status)
 
 
 class Broker:
@@ -132,7 +127,8 @@ class Broker:
             if not isinstance(detail, str) or not detail:
                 detail = response.text.strip()[:200] or f"HTTP {response.status}"
             raise CommandError(
-                f"kronii: control {self.action} refused: {detail}", exit_for_status(response.status)
+                f"kronii: control {self.action} refused: {detail}",
+                exits.exit_for_error(response.status, body),
             )
         if not isinstance(body, dict):
             raise CommandError(

@@ -38,18 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = ["capture_command", "focused_window", "main", "presence_metadata"]
 
-# gRPC status names (grpc.StatusCode.X.name) to exit codes: keyed by name, so this module needs no grpc.
-_EXIT_FOR_STATUS = {
-    "INVALID_ARGUMENT": exits.USAGE,
-    "OUT_OF_RANGE": exits.USAGE,
-    "NOT_FOUND": exits.NOT_FOUND,
-    "PERMISSION_DENIED": exits.REFUSED,
-    "UNAUTHENTICATED": exits.REFUSED,
-    "RESOURCE_EXHAUSTED": exits.REFUSED,
-    "FAILED_PRECONDITION": exits.REFUSED,
-    "UNAVAILABLE": exits.UNREACHABLE,
-    "DEADLINE_EXCEEDED": exits.UNREACHABLE,
-}
 _BYPASS = {"strict": 1, "window_relaxed": 2, "app_relaxed": 3, "focus_next": 4}
 _PRIORITY = {"low": 1, "normal": 2, "high": 3}
 
@@ -146,7 +134,7 @@ def presence_metadata() -> Metadata:
 
 
 def rpc_error(error: grpc.RpcError, action: str) -> CommandError:
-    code = _EXIT_FOR_STATUS.get(error.code().name, exits.FAILED)
+    code = exits.exit_for_grpc_status(error.code().name)
     if code == exits.UNREACHABLE:
         return CommandError(
             f"kronii: capture is not running or does not answer ({error.details()}): start it with `kronii up`",

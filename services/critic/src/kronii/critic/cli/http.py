@@ -21,7 +21,7 @@ from kronii.common.cli.exits import CommandError
 if TYPE_CHECKING:
     from kronii.common.local_http import JsonResponse
 
-__all__ = ["SESSION_ENV", "URL_ENV", "Critic", "Options", "critic_url", "exit_for_status"]
+__all__ = ["SESSION_ENV", "URL_ENV", "Critic", "Options", "critic_url"]
 
 # The shell hooks export their session key here, so `kronii critic similar` and `kronii run` name
 # the same session as the spool lines of that shell.
@@ -50,11 +50,6 @@ def critic_url(flag: str | None = None) -> str:
     from kronii.critic.settings import CriticSettings
 
     return service_http_url("critic", CriticSettings).url
-
-
-def exit_for_status(status: int) -> int:
-    """The exit code for one of the critic's HTTP refusals: a text too long (413) is a usage error."""
-    return exits.exit_for_status(status, usage=(413,))
 
 
 class Critic:
@@ -118,7 +113,9 @@ class Critic:
         detail = body.get("detail") if isinstance(body, dict) else None
         if not isinstance(detail, str) or not detail:
             detail = text.strip()[:200] or f"HTTP {status}"
-        raise CommandError(f"kronii: critic {self.action} refused: {detail}", exit_for_status(status))
+        raise CommandError(
+            f"kronii: critic {self.action} refused: {detail}", exits.exit_for_error(status, body)
+        )
 
     def _answer(self, response: JsonResponse) -> dict[str, Any]:
         if response.status >= 400:

@@ -17,7 +17,7 @@ from kronii.common.cli.exits import CommandError
 if TYPE_CHECKING:
     from kronii.common.local_http import JsonClient
 
-__all__ = ["SCOPES", "Client", "Connection", "exit_for_status", "mint", "user_subject"]
+__all__ = ["SCOPES", "Client", "Connection", "mint", "user_subject"]
 
 SCOPES = ("trigger", "operate", "read")
 # The identity check is one small request; a server that does not answer it soon is not trusted.
@@ -138,16 +138,10 @@ class Client:
             detail = body.get("detail") if isinstance(body, dict) else body
             raise CommandError(
                 f"kronii: the supervisor refused: {detail} (HTTP {response.status})",
-                exit_for_status(response.status),
+                exits.exit_for_error(response.status, body),
             )
         out: dict[str, Any] = body
         return out
-
-
-def exit_for_status(status: int) -> int:
-    """The exit code for one of the supervisor's HTTP refusals: a pane busy (409) or a person typing (423)
-    is a refusal."""
-    return exits.exit_for_status(status, refused=(409, 423))
 
 
 def _dialled_port(url: str) -> int:

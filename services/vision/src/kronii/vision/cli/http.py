@@ -13,7 +13,7 @@ from typing import Any
 from kronii.common.cli import exits
 from kronii.common.cli.exits import CommandError
 
-__all__ = ["Options", "Vision", "exit_for_status", "vision_socket", "vision_url"]
+__all__ = ["Options", "Vision", "vision_socket", "vision_url"]
 
 URL_ENV = "KRONII_VISION_URL"
 _START_IT = "start it with `kronii up`"
@@ -43,11 +43,6 @@ def vision_socket() -> Path:
     from kronii.vision.settings import VisionSettings
 
     return local_socket_path("vision.sock", Path(load_settings(VisionSettings).data_dir))
-
-
-def exit_for_status(status: int) -> int:
-    """409 is a refusal here: the plan needs a person, or its screen changed."""
-    return exits.exit_for_status(status, refused=(409,))
 
 
 class Vision:
@@ -98,7 +93,9 @@ class Vision:
             detail = body.get("detail") if isinstance(body, dict) else None
             if not isinstance(detail, str) or not detail:
                 detail = text.strip()[:200] or f"HTTP {status}"
-            raise CommandError(f"kronii: vision {self.action} refused: {detail}", exit_for_status(status))
+            raise CommandError(
+                f"kronii: vision {self.action} refused: {detail}", exits.exit_for_error(status, body)
+            )
         if not isinstance(body, dict):
             raise CommandError(f"kronii: vision {self.action}: the answer is not a JSON object", exits.FAILED)
         return body
