@@ -132,9 +132,8 @@ def hit_json(hit: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def doctor_json(body: dict[str, Any]) -> dict[str, Any]:
-    """The doctor's report with every field present, counts as numbers and times in UTC (null when unset)."""
-    places = {
+def _places_json(body: dict[str, Any]) -> dict[str, Any]:
+    return {
         name: {
             "path": str(place.get("path") or ""),
             "ok": bool(place.get("ok", False)),
@@ -143,30 +142,42 @@ def doctor_json(body: dict[str, Any]) -> dict[str, Any]:
         }
         for name, place in (("spool", body.get("spool") or {}), ("hints", body.get("hints") or {}))
     }
-    model, records = body.get("model") or {}, body.get("records") or {}
-    queue, mute = body.get("embeddings") or {}, body.get("mute") or {}
+
+
+def _hooks_json(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "shell": str(seen.get("shell") or ""),
+            "events": _whole(seen.get("events")),
+            "last_seen": seen.get("last_seen") or None,
+        }
+        for seen in body.get("hooks") or []
+    ]
+
+
+def _queue_json(queue: dict[str, Any]) -> dict[str, Any]:
     return {
-        "hooks": [
-            {
-                "shell": str(seen.get("shell") or ""),
-                "events": _whole(seen.get("events")),
-                "last_seen": seen.get("last_seen") or None,
-            }
-            for seen in body.get("hooks") or []
-        ],
-        **places,
+        "depth": _whole(queue.get("depth")),
+        "capacity": _whole(queue.get("capacity")),
+        "dropped": _whole(queue.get("dropped")),
+        "latency_p50_ms": float(queue.get("latency_p50_ms") or 0.0),
+        "latency_p95_ms": float(queue.get("latency_p95_ms") or 0.0),
+    }
+
+
+def doctor_json(body: dict[str, Any]) -> dict[str, Any]:
+    """The doctor's report with every field present, counts as numbers and times in UTC (null when unset)."""
+    model, records = body.get("model") or {}, body.get("records") or {}
+    mute = body.get("mute") or {}
+    return {
+        "hooks": _hooks_json(body),
+        **_places_json(body),
         "model": {
             "available": bool(model.get("available", False)),
             **{key: str(model.get(key) or "") for key in ("name", "sha256", "problem")},
         },
         "records": {key: _whole(records.get(key)) for key in ("ram", "files", "database", "redactions")},
-        "embeddings": {
-            "depth": _whole(queue.get("depth")),
-            "capacity": _whole(queue.get("capacity")),
-            "dropped": _whole(queue.get("dropped")),
-            "latency_p50_ms": float(queue.get("latency_p50_ms") or 0.0),
-            "latency_p95_ms": float(queue.get("latency_p95_ms") or 0.0),
-        },
+        "embeddings": _queue_json(body.get("embeddings") or {}),
         "mute": {"muted": bool(mute.get("muted", False)), "until": mute.get("until") or None},
         "problems": [str(problem) for problem in body.get("problems") or []],
     }
