@@ -74,7 +74,7 @@ class _Proving:
 async def _get(app: Any, path: str, params: dict[str, str] | None = None) -> httpx.Response:
     api = FastAPI()
     install_error_handler(api)  # as every service's app has it
-    api.include_router(supervisor_router(app))
+    api.include_router(supervisor_router(lambda: app))
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=api), base_url="http://supervisor"
     ) as http:

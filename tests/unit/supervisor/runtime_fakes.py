@@ -1,5 +1,6 @@
 """Stand-ins for tmux and the launcher (kronii.supervisor.ports), and the registry's use cases
-(runtimes.py, reconcile.py, relaunch.py) wired on them with an injected clock."""
+(usecases/manage_runtimes.py, reconcile_registry.py, relaunch_agent.py) wired on them with an
+injected clock, driven through the API's conversions (api/convert.py) as a caller's messages are."""
 
 from __future__ import annotations
 
@@ -8,17 +9,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kronii.supervisor.adapters.launcher import StartCheck
-from kronii.supervisor.adapters.tmux import PaneProbe, TmuxError
+from kronii.supervisor.adapters.tmux import TmuxError
+from kronii.supervisor.api import convert
 from kronii.supervisor.core.agent_kinds import AgentKind, KindBook
+from kronii.supervisor.core.agent_states import AgentStates
+from kronii.supervisor.core.pane_reports import PaneProbe, StartCheck
 from kronii.supervisor.core.params import SupervisorParams
+from kronii.supervisor.core.tokens import Claims
 from kronii.supervisor.metrics import SupervisorMetrics
 from kronii.supervisor.settings import SupervisorSettings
 from kronii.supervisor.usecases.access import Access
 from kronii.supervisor.usecases.acknowledge import AckBoard
-from kronii.supervisor.usecases.manage_runtimes import RuntimeDesk
+from kronii.supervisor.usecases.manage_runtimes import ManageRuntimes
 from kronii.supervisor.usecases.reconcile_registry import Reconciler
 from kronii.supervisor.usecases.relaunch_agent import Relauncher
+from kronii.supervisor.v1 import supervisor_pb2 as pb
 from prometheus_client import CollectorRegistry
 from pydantic import SecretStr
 
@@ -109,16 +114,36 @@ class FakeLauncher:
         return self.check
 
 
+class WireRuntimes:
+    """The registry's use case as the API drives it: a caller's message in, its answer out."""
+
+    def __init__(self, runtimes: ManageRuntimes) -> None:
+        self.runtimes = runtimes
+
+    async def register(self, req: pb.RegisterRuntimeRequest, claims: Claims) -> pb.RegisterRuntimeResponse:
+        return convert.registered_message(await self.runtimes.register(convert.register(req), claims))
+
+    async def heartbeat(self, req: pb.HeartbeatRuntimeRequest, claims: Claims) -> pb.Runtime:
+        return convert.runtime_message(await self.runtimes.heartbeat(convert.heartbeat(req), claims))
+
+    async def spawn(self, req: pb.SpawnRuntimeRequest, claims: Claims) -> pb.SpawnRuntimeResponse:
+        return convert.spawned_message(await self.runtimes.spawn(convert.spawn(req), claims))
+
+
 @dataclass
 class RuntimeWorld:
-    desk: RuntimeDesk
+    desk: WireRuntimes
     reconciler: Reconciler
     clock: FakeClock
     registry: FakeRuntimes
     terminal: FakeTerminal
     audit: FakeAudit
     state: FakeState
-    agent_states: dict[str, str]
+    states: AgentStates
+
+    @property
+    def agent_states(self) -> dict[str, str]:
+        return self.states.as_dict()
 
 
 def settings(tmp: Path) -> SupervisorSettings:
@@ -128,10 +153,10 @@ def settings(tmp: Path) -> SupervisorSettings:
 def runtime_world(tmp: Path, panes: FakePanes | None = None, *, alive: bool = True) -> RuntimeWorld:
     clock, state, registry = FakeClock(), FakeState(), FakeRuntimes(runtime())
     terminal, audit = FakeTerminal(), FakeAudit()
-    agent_states: dict[str, str] = {}
+    agent_states = AgentStates()
     config = settings(tmp)
     metrics = SupervisorMetrics(CollectorRegistry())
-    desk = RuntimeDesk(
+    desk = ManageRuntimes(
         registry=registry,
         terminal=terminal,
         state=state,
@@ -158,7 +183,7 @@ def runtime_world(tmp: Path, panes: FakePanes | None = None, *, alive: bool = Tr
         find_session=lambda kind, pid, cwd: "",
         clock=clock,
     )
-    return RuntimeWorld(desk, reconciler, clock, registry, terminal, audit, state, agent_states)
+    return RuntimeWorld(WireRuntimes(desk), reconciler, clock, registry, terminal, audit, state, agent_states)
 
 
 def relauncher(

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from kronii.common.errors import InvalidArgument
-from kronii.supervisor.adapters.launcher import StartCheck
 from kronii.supervisor.core.agent_kinds import DEFAULT_KINDS
 from kronii.supervisor.core.job import Job
 from kronii.supervisor.core.model import RuntimeStatus
+from kronii.supervisor.core.pane_reports import StartCheck
 from kronii.supervisor.core.table import Signal
 from kronii.supervisor.usecases.access import Access
 from kronii.supervisor.v1 import supervisor_pb2 as pb

@@ -1,35 +1,41 @@
 """In-memory stand-ins for the supervisor's ports (kronii.supervisor.ports), an injected clock, and
-the trigger use case (triggers.py, lifecycle.py, outcomes.py) wired on them."""
+the trigger use case (usecases/trigger_agent.py, trigger_lifecycle.py, trigger_outcomes.py) wired on
+them, driven through the API's conversions (api/convert.py) as a caller's messages are."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from google.protobuf.message import Message
-from kronii.common.subjects import Topic
-from kronii.supervisor.adapters.launcher import StartCheck
-from kronii.supervisor.adapters.panes import Baseline, Look, Written
+from kronii.broker.v1 import broker_pb2 as bpb
+from kronii.common import subjects
+from kronii.common.desktop_hold import DesktopHold
+from kronii.supervisor.api import convert
 from kronii.supervisor.core.agent_kinds import AgentKind, KindBook
 from kronii.supervisor.core.agent_state import Delivery
+from kronii.supervisor.core.agent_states import AgentStates
+from kronii.supervisor.core.job import Job
 from kronii.supervisor.core.model import PaneFacts, RuntimeRecord, RuntimeStatus, Snapshot
+from kronii.supervisor.core.pane_reports import Baseline, Look, StartCheck, Written
 from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.core.payload import Payload
 from kronii.supervisor.core.runtime_index import RuntimeIndex
 from kronii.supervisor.core.tokens import Claims
+from kronii.supervisor.core.trigger import Collision, TriggerOutcome
 from kronii.supervisor.metrics import SupervisorMetrics
 from kronii.supervisor.usecases.acknowledge import AckBoard
 from kronii.supervisor.usecases.desktop_watch import DesktopWatch
 from kronii.supervisor.usecases.relaunch_agent import Relauncher
-from kronii.supervisor.usecases.trigger_agent import TriggerDesk
+from kronii.supervisor.usecases.trigger_agent import TriggerAgent
 from kronii.supervisor.usecases.trigger_lifecycle import TriggerLifecycle
 from kronii.supervisor.usecases.trigger_outcomes import Outcomes
+from kronii.supervisor.usecases.trigger_parts import AgentSide, TriggerBooks
+from kronii.supervisor.v1 import supervisor_pb2 as pb
 from prometheus_client import CollectorRegistry
-
-_M = TypeVar("_M", bound=Message)
 
 T0 = 1_800_000_000.0
 CALLER = Claims(
@@ -48,11 +54,20 @@ class FakeClock:
         self.now = now
         self.wall_offset = 0.0
 
-    def time(self) -> float:
+    def wall(self) -> float:
         return self.now + self.wall_offset
+
+    def time(self) -> float:
+        return self.wall()
 
     def monotonic(self) -> float:
         return self.now
+
+    def wall_ms(self) -> int:
+        return int(self.wall() * 1000)
+
+    def monotonic_ms(self) -> int:
+        return int(self.now * 1000)
 
     def advance(self, secs: float) -> None:
         self.now += secs
@@ -83,10 +98,11 @@ class FakeRuntimes(RuntimeIndex):
 
 @dataclass
 class FakeState:
-    """The Redis side: outcomes by trigger_id, the queue with due times, thread guards."""
+    """The Redis side: outcomes by trigger_id (as the fields Redis keeps), the queue (a copy of
+    each job, as Redis keeps one) with due times, thread guards."""
 
     outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    queue: dict[str, tuple[dict[str, Any], float]] = field(default_factory=dict)
+    queue: dict[str, tuple[Job, float]] = field(default_factory=dict)
     threads: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     finished: list[str] = field(default_factory=list)
     # With counts_failures, failures are kept (times as recorded) and the snapshot reports them
@@ -94,13 +110,11 @@ class FakeState:
     counts_failures: bool = False
     failure_times: list[float] = field(default_factory=list)
 
-    async def admit(
-        self, trigger_id: str, outcome: dict[str, Any], ttl: int, job: dict[str, Any], due: float
-    ) -> dict[str, Any] | None:
-        if trigger_id in self.outcomes:
-            return self.outcomes[trigger_id]
-        self.outcomes[trigger_id] = outcome
-        self.queue[trigger_id] = (job, due)
+    async def admit(self, pending: TriggerOutcome, ttl: int, job: Job, due: float) -> TriggerOutcome | None:
+        if pending.trigger_id in self.outcomes:
+            return await self.get_outcome(pending.trigger_id)
+        await self.put_outcome(pending, ttl)
+        await self.enqueue(job, due)
         return None
 
     async def snapshot(
@@ -123,24 +137,25 @@ class FakeState:
             progress_epoch=0,
         )
 
-    async def put_outcome(self, trigger_id: str, outcome: dict[str, Any], ttl: int) -> None:
-        self.outcomes[trigger_id] = outcome
+    async def put_outcome(self, outcome: TriggerOutcome, ttl: int) -> None:
+        self.outcomes[outcome.trigger_id] = asdict(outcome)
 
-    async def get_outcome(self, trigger_id: str) -> dict[str, Any] | None:
-        return self.outcomes.get(trigger_id)
+    async def get_outcome(self, trigger_id: str) -> TriggerOutcome | None:
+        stored = self.outcomes.get(trigger_id)
+        return TriggerOutcome(**stored) if stored is not None else None
 
-    async def enqueue(self, trigger_id: str, job: dict[str, Any], due: float) -> None:
-        self.queue[trigger_id] = (job, due)
+    async def enqueue(self, job: Job, due: float) -> None:
+        self.queue[job.trigger_id] = (copy.deepcopy(job), due)
 
-    async def take_due(self, now: float, lease: float, limit: int = 50) -> list[tuple[str, dict[str, Any]]]:
+    async def take_due(self, now: float, lease: float, limit: int = 50) -> list[Job]:
         due = [(tid, job) for tid, (job, at) in self.queue.items() if at <= now][:limit]
         for tid, job in due:
             self.queue[tid] = (job, now + lease)
-        return due
+        return [copy.deepcopy(job) for _, job in due]
 
-    async def take(self, trigger_id: str) -> dict[str, Any] | None:
+    async def take(self, trigger_id: str) -> Job | None:
         entry = self.queue.get(trigger_id)
-        return entry[0] if entry else None
+        return copy.deepcopy(entry[0]) if entry else None
 
     async def release_written(self, phases: set[str], now: float | None = None) -> int:
         return 0
@@ -220,7 +235,7 @@ class FakeTriggerLog:
     def attempt(self, trigger_id: str, step: str, outcome: str, **detail: Any) -> None:
         self.steps.append((trigger_id, step, outcome))
 
-    async def find(self, trigger_id: str) -> dict[str, Any] | None:
+    async def find(self, trigger_id: str) -> TriggerOutcome | None:
         return None
 
 
@@ -236,18 +251,25 @@ class FakeRecords:
 
 
 class FakeBus:
-    def __init__(self) -> None:
-        self.published: list[tuple[str, Message]] = []
+    """The events as they would be published: each on its subject, in its wire message."""
 
-    async def publish(self, topic: Topic[_M], message: _M) -> None:
-        self.published.append((topic.pattern, message))
+    def __init__(self) -> None:
+        self.published: list[tuple[str, object]] = []
+
+    async def publish_outcome(self, outcome: TriggerOutcome) -> None:
+        self.published.append((subjects.SUPERVISOR_OUTCOME.pattern, convert.outcome_message(outcome)))
+
+    async def publish_collision(self, collision: Collision) -> None:
+        self.published.append((subjects.SUPERVISOR_COLLISION.pattern, convert.collision_message(collision)))
 
 
 class FakeAudit:
     def __init__(self) -> None:
         self.rows: list[tuple[str, str, str, str]] = []
 
-    async def __call__(self, actor: str, action: str, subject: str, outcome: str, **detail: Any) -> None:
+    async def __call__(
+        self, *, actor: str, action: str, subject: str = "", outcome: str = "", **detail: Any
+    ) -> None:
         self.rows.append((actor, action, subject, outcome))
 
 
@@ -269,10 +291,53 @@ class NoLauncher:
         return StartCheck(False, detail="no launcher in this test")
 
 
+class WireTriggers:
+    """The trigger use case as the API drives it: a caller's message in, its answer out (api/convert.py)."""
+
+    def __init__(self, triggers: TriggerAgent) -> None:
+        self.triggers = triggers
+
+    @property
+    def inflight(self) -> dict[str, asyncio.Task[TriggerOutcome]]:
+        return self.triggers.inflight
+
+    async def trigger(
+        self, req: pb.TriggerRuntimeRequest, claims: Claims, request_id: str = ""
+    ) -> pb.TriggerOutcome:
+        outcome = await self.triggers.trigger(convert.trigger_command(req, request_id), claims)
+        return convert.outcome_message(outcome)
+
+    async def take_due(self) -> None:
+        await self.triggers.take_due()
+
+
+class WireAcks:
+    """The ack use case as the API drives it."""
+
+    def __init__(self, acks: AckBoard) -> None:
+        self.board = acks
+
+    async def ack(self, req: pb.AckTriggerRequest, claims: Claims | None) -> pb.AckTriggerResponse:
+        return convert.ack_message(await self.board.ack(convert.ack(req), claims))
+
+    def acknowledge_runtime(self, runtime_id: str, how: str) -> list[str]:
+        return self.board.acknowledge_runtime(runtime_id, how)
+
+
+class BrokerFeed:
+    """The input broker's messages on the bus, read as api/bus.py reads them."""
+
+    def __init__(self, desktop: DesktopWatch) -> None:
+        self.watch = desktop
+
+    async def on_control(self, _subject: str, message: bpb.ControlChanged) -> None:
+        self.watch.heard(DesktopHold.from_message(message))
+
+
 @dataclass
 class TriggerWorld:
-    desk: TriggerDesk
-    acks: AckBoard
+    desk: WireTriggers
+    acks: WireAcks
     clock: FakeClock
     state: FakeState
     panes: FakePanes
@@ -280,7 +345,7 @@ class TriggerWorld:
     records: FakeRecords
     bus: FakeBus
     trigger_log: FakeTriggerLog
-    desktop: DesktopWatch
+    desktop: BrokerFeed
 
 
 def runtime(runtime_id: str = "rt-1", pane: str = "%1", agent_id: str = "agent") -> RuntimeRecord:
@@ -328,25 +393,16 @@ def trigger_world(panes: FakePanes, *records: RuntimeRecord, desktop_session: st
     )
     acks = AckBoard(registry, state)
     lifecycle = TriggerLifecycle(
-        registry=registry,
-        state=state,
-        panes=panes,
-        acks=acks,
-        outcomes=outcomes,
-        relauncher=relauncher,
-        trigger_log=trigger_log,
-        metrics=metrics,
-        params=params,
-        kinds=KindBook(),
-        agent_states={},
-        pid_alive=lambda pid: True,
-        clock=clock,
-        desktop_hold=desktop.hold,
-    )
-    desk = TriggerDesk(
+        agent=AgentSide(
+            registry=registry, panes=panes, acks=acks, agent_states=AgentStates(),
+            pid_alive=lambda pid: True, desktop_hold=desktop.hold,
+        ),
+        books=TriggerBooks(state=state, trigger_log=trigger_log, outcomes=outcomes, metrics=metrics),
+        relauncher=relauncher, params=params, kinds=KindBook(), clock=clock,
+    )  # fmt: skip
+    desk = TriggerAgent(
         lifecycle=lifecycle,
         state=state,
-        trigger_log=trigger_log,
         audit=audit,
         metrics=metrics,
         params=params,
@@ -354,4 +410,7 @@ def trigger_world(panes: FakePanes, *records: RuntimeRecord, desktop_session: st
         store_down=lambda: False,
         clock=clock,
     )
-    return TriggerWorld(desk, acks, clock, state, panes, registry, records_port, bus, trigger_log, desktop)
+    return TriggerWorld(
+        WireTriggers(desk), WireAcks(acks), clock, state, panes, registry, records_port, bus, trigger_log,
+        BrokerFeed(desktop),
+    )  # fmt: skip

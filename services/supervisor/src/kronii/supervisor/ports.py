@@ -1,29 +1,24 @@
-"""What the orchestration needs of the outside world, and what the API layers need of the orchestration.
-
-The adapters (adapters/) satisfy the first group, app.py's SupervisorApp the second
-(SupervisorOperations); the in-process tests drive the orchestration with fakes of the first and an
-injected clock.
+"""What the supervisor's use cases need of the outside world: Protocols the adapters (adapters/)
+satisfy, in core types only, and the exceptions the adapters raise for them. The in-process tests
+drive the use cases with fakes of these and a kronii.common.clock.ManualClock-like clock.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol
 
-from google.protobuf.message import Message
-from kronii.common.subjects import Topic
+from kronii.common.audit_trail import AuditTrail
+from kronii.common.clock import Clock
+from kronii.common.errors import Unavailable
 from kronii.supervisor.core.agent_kinds import AgentKind
 from kronii.supervisor.core.agent_state import Delivery
+from kronii.supervisor.core.job import Job
 from kronii.supervisor.core.model import RuntimeRecord, Snapshot
+from kronii.supervisor.core.pane_reports import Baseline, Look, PaneProbe, StartCheck, Written
 from kronii.supervisor.core.payload import Payload
-from kronii.supervisor.core.tokens import Claims
-from kronii.supervisor.v1 import supervisor_pb2 as pb
-
-if TYPE_CHECKING:
-    from kronii.supervisor.adapters.launcher import StartCheck
-    from kronii.supervisor.adapters.panes import Baseline, Look, Written
-    from kronii.supervisor.adapters.tmux import PaneProbe
+from kronii.supervisor.core.trigger import Collision, TriggerOutcome
 
 __all__ = [
     "AuditTrail",
@@ -33,29 +28,25 @@ __all__ = [
     "Launcher",
     "Panes",
     "Runtimes",
-    "SupervisorOperations",
+    "StoreUnavailable",
     "Terminal",
+    "TerminalError",
     "TriggerLog",
     "TriggerState",
 ]
 
-_M = TypeVar("_M", bound=Message)
+
+class TerminalError(RuntimeError):
+    """The terminal (tmux) refused a command or could not be asked; the message says which."""
 
 
-class Clock(Protocol):
-    """Two clocks: the wall clock for what is written down for people (records, audit rows,
-    events, token expiry), and a clock nobody can set for every duration: deadlines, leases,
-    guard windows and cooldowns, defer times, the queue. A step of the wall clock (NTP, a person
-    setting the time) then moves no duration."""
+class StoreUnavailable(Unavailable):
+    """The supervisor's working state (Redis) did not answer: a 503 when nobody catches it (as the
+    store's own error would be); `why` is what the store said."""
 
-    def time(self) -> float:
-        """Epoch seconds of the wall clock: only for records."""
-        ...
-
-    def monotonic(self) -> float:
-        """Monotonic seconds, anchored to the epoch when the process started (so the values kept
-        in Redis across a restart stay comparable): durations, deadlines and the queue."""
-        ...
+    def __init__(self, why: str) -> None:
+        super().__init__("Redis is not reachable; nothing was done, try again shortly")
+        self.why = why
 
 
 class Panes(Protocol):
@@ -69,7 +60,8 @@ class Panes(Protocol):
 
 
 class Terminal(Protocol):
-    """The tmux server itself (adapters/tmux.py TmuxControl), for registering, starting and reading panes."""
+    """The tmux server itself (adapters/tmux.py TmuxControl), for registering, starting and reading
+    panes. A refusal or a tmux that cannot be asked raises TerminalError."""
 
     socket: str | None
 
@@ -121,11 +113,12 @@ class Runtimes(Protocol):
 
 
 class TriggerState(Protocol):
-    """The queue, outcomes and guard counters in Redis (adapters/state.py SupervisorState)."""
+    """The queue, outcomes and guard counters in Redis (adapters/state.py SupervisorState). A store
+    that does not answer raises StoreUnavailable."""
 
     async def admit(
-        self, trigger_id: str, outcome: dict[str, Any], ttl: int, job: dict[str, Any], due: float
-    ) -> dict[str, Any] | None: ...
+        self, pending: TriggerOutcome, ttl: int, job: Job, due: float
+    ) -> TriggerOutcome | None: ...
     async def snapshot(
         self,
         *,
@@ -137,13 +130,11 @@ class TriggerState(Protocol):
         rate_window: float,
         crash_window: float,
     ) -> Snapshot: ...
-    async def put_outcome(self, trigger_id: str, outcome: dict[str, Any], ttl: int) -> None: ...
-    async def get_outcome(self, trigger_id: str) -> dict[str, Any] | None: ...
-    async def enqueue(self, trigger_id: str, job: dict[str, Any], due: float) -> None: ...
-    async def take_due(
-        self, now: float, lease: float, limit: int = 50
-    ) -> list[tuple[str, dict[str, Any]]]: ...
-    async def take(self, trigger_id: str) -> dict[str, Any] | None: ...
+    async def put_outcome(self, outcome: TriggerOutcome, ttl: int) -> None: ...
+    async def get_outcome(self, trigger_id: str) -> TriggerOutcome | None: ...
+    async def enqueue(self, job: Job, due: float) -> None: ...
+    async def take_due(self, now: float, lease: float, limit: int = 50) -> list[Job]: ...
+    async def take(self, trigger_id: str) -> Job | None: ...
     async def release_written(self, phases: set[str], now: float | None = None) -> int: ...
     async def done(self, trigger_id: str) -> None: ...
     async def queue_depth(self) -> int: ...
@@ -163,44 +154,17 @@ class TriggerLog(Protocol):
     """Each step of a trigger, written behind the answer; and a finished trigger's row, read back."""
 
     def attempt(self, trigger_id: str, step: str, outcome: str, **detail: Any) -> None: ...
-    async def find(self, trigger_id: str) -> dict[str, Any] | None: ...
+    async def find(self, trigger_id: str) -> TriggerOutcome | None: ...
 
 
 class DurableRecords(Protocol):
-    """A trigger's row and audit row, durable before the answer (records.py TriggerRecords)."""
+    """A trigger's row and audit row, durable before the answer (adapters/trigger_records.py)."""
 
     async def commit(self, row: dict[str, Any], audit: dict[str, Any] | None) -> str: ...
-
-
-class AuditTrail(Protocol):
-    async def __call__(self, actor: str, action: str, subject: str, outcome: str, **detail: Any) -> None: ...
 
 
 class EventBus(Protocol):
     """Outcome and collision events; a bus that is away loses them (they are in the audit trail too)."""
 
-    async def publish(self, topic: Topic[_M], message: _M) -> None: ...
-
-
-class SupervisorOperations(Protocol):
-    """What the HTTP router and the gRPC servicer call: each takes the request and the caller's claims."""
-
-    def authenticate(self, token: str | None) -> Claims: ...
-    def identity_proof(self, nonce: str) -> str: ...
-    async def register(
-        self, req: pb.RegisterRuntimeRequest, claims: Claims
-    ) -> pb.RegisterRuntimeResponse: ...
-    async def trigger(
-        self, req: pb.TriggerRuntimeRequest, claims: Claims, request_id: str = ""
-    ) -> pb.TriggerOutcome: ...
-    async def heartbeat(self, req: pb.HeartbeatRuntimeRequest, claims: Claims) -> pb.Runtime: ...
-    async def deregister(self, req: pb.DeregisterRuntimeRequest, claims: Claims) -> pb.Runtime: ...
-    async def list_runtimes(self, req: pb.ListRuntimesRequest, claims: Claims) -> pb.ListRuntimesResponse: ...
-    async def get_runtime(self, req: pb.GetRuntimeRequest, claims: Claims) -> pb.Runtime: ...
-    async def get_trigger(self, req: pb.GetTriggerRequest, claims: Claims) -> pb.TriggerOutcome: ...
-    async def ack(self, req: pb.AckTriggerRequest, claims: Claims | None) -> pb.AckTriggerResponse: ...
-    async def spawn(self, req: pb.SpawnRuntimeRequest, claims: Claims) -> pb.SpawnRuntimeResponse: ...
-    async def set_paused(self, req: pb.SetRuntimePausedRequest, claims: Claims) -> pb.Runtime: ...
-    async def force(self, req: pb.ForceTriggerRequest, claims: Claims) -> pb.TriggerOutcome: ...
-    async def logs(self, req: pb.RuntimeLogsRequest, claims: Claims) -> pb.RuntimeLogsResponse: ...
-    async def unblock(self, req: pb.UnblockThreadRequest, claims: Claims) -> pb.UnblockThreadResponse: ...
+    async def publish_outcome(self, outcome: TriggerOutcome) -> None: ...
+    async def publish_collision(self, collision: Collision) -> None: ...

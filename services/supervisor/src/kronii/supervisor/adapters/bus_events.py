@@ -1,5 +1,6 @@
-"""Outcome and collision events on the bus: published when it is connected, a failure logged and
-dropped (the trigger's row and audit row are the durable record)."""
+"""Outcome and collision events on the bus, turned into their wire messages here (api/convert.py
+holds the one conversion): published when the bus is connected, a failure logged and dropped (the
+trigger's row and audit row are the durable record)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ import logging
 from typing import TypeVar
 
 from google.protobuf.message import Message
+from kronii.common import subjects
 from kronii.common.service import ServiceContext
 from kronii.common.subjects import Topic
+from kronii.supervisor.api.convert import collision_message, outcome_message
+from kronii.supervisor.core.trigger import Collision, TriggerOutcome
 
 __all__ = ["BusEvents"]
 
@@ -20,7 +24,13 @@ class BusEvents:
     def __init__(self, ctx: ServiceContext) -> None:
         self.ctx = ctx
 
-    async def publish(self, topic: Topic[_M], message: _M) -> None:
+    async def publish_outcome(self, outcome: TriggerOutcome) -> None:
+        await self._publish(subjects.SUPERVISOR_OUTCOME, outcome_message(outcome))
+
+    async def publish_collision(self, collision: Collision) -> None:
+        await self._publish(subjects.SUPERVISOR_COLLISION, collision_message(collision))
+
+    async def _publish(self, topic: Topic[_M], message: _M) -> None:
         if not self.ctx.bus.connected:
             return
         try:

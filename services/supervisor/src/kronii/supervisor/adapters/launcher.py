@@ -10,12 +10,12 @@ import asyncio
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from kronii.supervisor.adapters.tmux import TmuxControl, TmuxError
 from kronii.supervisor.core.agent_kinds import AgentKind
 from kronii.supervisor.core.agent_state import AgentState, classify
+from kronii.supervisor.core.pane_reports import StartCheck
 from kronii.supervisor.core.screen import parse_screen
 
 __all__ = ["StartCheck", "VisibleLauncher", "start_visible"]
@@ -23,16 +23,6 @@ __all__ = ["StartCheck", "VisibleLauncher", "start_visible"]
 _POLL_SECS = 0.1
 # Without an input marker the screen cannot say idle; staying alive this long is the sign.
 _UNMARKED_ALIVE_SECS = 2.0
-
-
-@dataclass(frozen=True, slots=True)
-class StartCheck:
-    ok: bool
-    pane_id: str = ""
-    pid: int = 0
-    # What the new process showed: a state, "exited 1", "running".
-    seen: str = ""
-    detail: str = ""
 
 
 async def start_visible(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TypeVar
 
 from kronii.supervisor.adapters.tmux import (
@@ -35,37 +34,13 @@ from kronii.supervisor.core.agent_state import (
     holds_prompt,
 )
 from kronii.supervisor.core.model import PaneFacts
+from kronii.supervisor.core.pane_reports import Baseline, Look, Written
 from kronii.supervisor.core.payload import Payload
 from kronii.supervisor.core.screen import StyledLine, echo_count, parse_screen
 
 __all__ = ["Baseline", "Look", "PaneDriver", "Written"]
 
 _T = TypeVar("_T")
-
-
-@dataclass(frozen=True, slots=True)
-class Look:
-    facts: PaneFacts
-    probe: PaneProbe | None
-    reading: Reading | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Baseline:
-    """The transcript just before the prompt is typed: how often its echo shows already, and
-    whether the agent was busy. A later increase (or the start of work) is the agent taking it."""
-
-    echoes: int = 0
-    working: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Written:
-    # A retry found the text still in the box and only pressed the submit key.
-    submit_only: bool
-    # Nothing was sent: a retry found the box without the prompt (typing it again could send it
-    # twice).
-    nothing: bool = False
 
 
 def _same_group(pid: int, group: int) -> bool:

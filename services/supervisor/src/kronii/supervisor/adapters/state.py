@@ -4,11 +4,16 @@ and crash loops, thread guards and runtime progress epochs."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 import redis.asyncio as aioredis
+from kronii.supervisor.core.job import Job
 from kronii.supervisor.core.model import Snapshot
+from kronii.supervisor.core.trigger import TriggerOutcome
+from kronii.supervisor.ports import StoreUnavailable
+from redis.exceptions import RedisError
 
 __all__ = ["SupervisorState"]
 
@@ -39,6 +44,34 @@ def _text(raw: Any) -> str:
     return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
+# The stored forms: JSON objects of the dataclasses' fields (an outcome's `duplicate` is never
+# stored: each answer says it). Fields a newer supervisor does not know are left out on reading.
+_OUTCOME_FIELDS = frozenset(f.name for f in dataclasses.fields(TriggerOutcome)) - {"duplicate"}
+_JOB_FIELDS = frozenset(f.name for f in dataclasses.fields(Job))
+
+
+def outcome_json(outcome: TriggerOutcome) -> str:
+    fields = {name: getattr(outcome, name) for name in _OUTCOME_FIELDS}
+    fields["fallback_chain"] = list(outcome.fallback_chain)
+    return json.dumps(fields)
+
+
+def outcome_from(raw: Any) -> TriggerOutcome:
+    data = json.loads(_text(raw))
+    fields = {name: value for name, value in data.items() if name in _OUTCOME_FIELDS}
+    fields["fallback_chain"] = tuple(fields.get("fallback_chain") or ())
+    return TriggerOutcome(**fields)
+
+
+def job_json(job: Job) -> str:
+    return json.dumps(dataclasses.asdict(job))
+
+
+def job_from(raw: Any) -> Job:
+    data = json.loads(_text(raw))
+    return Job(**{name: value for name, value in data.items() if name in _JOB_FIELDS})
+
+
 class SupervisorState:
     def __init__(self, client: aioredis.Redis) -> None:
         self._r = client
@@ -47,25 +80,18 @@ class SupervisorState:
 
     # ---- dedupe and outcomes ----------------------------------------------------------------------
 
-    async def claim_trigger(
-        self, trigger_id: str, outcome: dict[str, Any], ttl: int
-    ) -> dict[str, Any] | None:
-        """Store the first outcome of a trigger_id; if one exists already, return it instead."""
-        key = f"{_P}:trigger:{trigger_id}"
-        if await self._r.set(key, json.dumps(outcome), nx=True, ex=ttl):
-            return None
-        raw = await self._r.get(key)
-        return json.loads(_text(raw)) if raw is not None else None
-
-    async def admit(
-        self, trigger_id: str, outcome: dict[str, Any], ttl: int, job: dict[str, Any], due: float
-    ) -> dict[str, Any] | None:
-        """claim_trigger and enqueue at once; the stored outcome when the trigger_id is known."""
-        raw = await self._admit(
-            keys=[f"{_P}:trigger:{trigger_id}", f"{_P}:jobs", f"{_P}:queue"],
-            args=[json.dumps(outcome), ttl, trigger_id, json.dumps(job), due],
-        )
-        return json.loads(_text(raw)) if raw else None
+    async def admit(self, pending: TriggerOutcome, ttl: int, job: Job, due: float) -> TriggerOutcome | None:
+        """Store the first outcome of a trigger_id and queue its job at once; the stored outcome
+        instead when the trigger_id is known."""
+        trigger_id = pending.trigger_id
+        try:
+            raw = await self._admit(
+                keys=[f"{_P}:trigger:{trigger_id}", f"{_P}:jobs", f"{_P}:queue"],
+                args=[outcome_json(pending), ttl, trigger_id, job_json(job), due],
+            )
+        except RedisError as error:
+            raise StoreUnavailable(str(error)) from error
+        return outcome_from(raw) if raw else None
 
     async def snapshot(
         self, *, workspace_id: str, agent_id: str, thread_id: str, runtime_id: str, now: float,
@@ -73,15 +99,18 @@ class SupervisorState:
     ) -> Snapshot:  # fmt: skip
         attempts = f"{_P}:attempts:{agent_id}:{thread_id}"
         failures = f"{_P}:failures:{workspace_id}:{agent_id}"
-        async with self._r.pipeline(transaction=False) as pipe:
-            pipe.zremrangebyscore(attempts, "-inf", now - rate_window)
-            pipe.zrange(attempts, 0, -1, withscores=True)
-            pipe.zremrangebyscore(failures, "-inf", now - crash_window)
-            pipe.zrange(failures, 0, -1, withscores=True)
-            pipe.hgetall(f"{_P}:streak:{workspace_id}:{agent_id}")
-            pipe.get(f"{_P}:thread:{agent_id}:{thread_id}")
-            pipe.get(f"{_P}:progress:{runtime_id}")
-            _, tried, _, failed, streak, thread, epoch = await pipe.execute()
+        try:
+            async with self._r.pipeline(transaction=False) as pipe:
+                pipe.zremrangebyscore(attempts, "-inf", now - rate_window)
+                pipe.zrange(attempts, 0, -1, withscores=True)
+                pipe.zremrangebyscore(failures, "-inf", now - crash_window)
+                pipe.zrange(failures, 0, -1, withscores=True)
+                pipe.hgetall(f"{_P}:streak:{workspace_id}:{agent_id}")
+                pipe.get(f"{_P}:thread:{agent_id}:{thread_id}")
+                pipe.get(f"{_P}:progress:{runtime_id}")
+                _, tried, _, failed, streak, thread, epoch = await pipe.execute()
+        except RedisError as error:
+            raise StoreUnavailable(str(error)) from error
         fields = {_text(k): _text(v) for k, v in streak.items()}
         return Snapshot(
             attempts=tuple(sorted(float(entry[1]) for entry in tried)),
@@ -92,39 +121,39 @@ class SupervisorState:
             progress_epoch=int(_text(epoch)) if epoch is not None else 0,
         )
 
-    async def put_outcome(self, trigger_id: str, outcome: dict[str, Any], ttl: int) -> None:
-        await self._r.set(f"{_P}:trigger:{trigger_id}", json.dumps(outcome), ex=ttl)
+    async def put_outcome(self, outcome: TriggerOutcome, ttl: int) -> None:
+        await self._r.set(f"{_P}:trigger:{outcome.trigger_id}", outcome_json(outcome), ex=ttl)
 
-    async def get_outcome(self, trigger_id: str) -> dict[str, Any] | None:
+    async def get_outcome(self, trigger_id: str) -> TriggerOutcome | None:
         raw = await self._r.get(f"{_P}:trigger:{trigger_id}")
-        return json.loads(_text(raw)) if raw is not None else None
+        return outcome_from(raw) if raw is not None else None
 
     # ---- the queue ----------------------------------------------------------------------------------
 
-    async def enqueue(self, trigger_id: str, job: dict[str, Any], due: float) -> None:
+    async def enqueue(self, job: Job, due: float) -> None:
         async with self._r.pipeline(transaction=True) as pipe:
-            pipe.hset(f"{_P}:jobs", trigger_id, json.dumps(job))
-            pipe.zadd(f"{_P}:queue", {trigger_id: due})
+            pipe.hset(f"{_P}:jobs", job.trigger_id, job_json(job))
+            pipe.zadd(f"{_P}:queue", {job.trigger_id: due})
             await pipe.execute()
 
-    async def take_due(self, now: float, lease: float, limit: int = 50) -> list[tuple[str, dict[str, Any]]]:
+    async def take_due(self, now: float, lease: float, limit: int = 50) -> list[Job]:
         members = await self._claim(keys=[f"{_P}:queue"], args=[now, now + lease, limit])
-        out: list[tuple[str, dict[str, Any]]] = []
+        out: list[Job] = []
         for member in members or []:
             trigger_id = _text(member)
             raw = await self._r.hget(f"{_P}:jobs", trigger_id)
             if raw is None:
                 await self._r.zrem(f"{_P}:queue", trigger_id)
                 continue
-            out.append((trigger_id, json.loads(_text(raw))))
+            out.append(job_from(raw))
         return out
 
-    async def take(self, trigger_id: str) -> dict[str, Any] | None:
+    async def take(self, trigger_id: str) -> Job | None:
         """Claim one queued job now (force-inject), whatever its due time."""
         if not await self._r.zrem(f"{_P}:queue", trigger_id):
             return None
         raw = await self._r.hget(f"{_P}:jobs", trigger_id)
-        return json.loads(_text(raw)) if raw is not None else None
+        return job_from(raw) if raw is not None else None
 
     async def release_written(self, phases: set[str], now: float | None = None) -> int:
         """At start-up: jobs whose record says their bytes were being written when the last

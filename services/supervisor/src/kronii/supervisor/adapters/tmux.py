@@ -16,8 +16,10 @@ import re
 import uuid
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from kronii.supervisor.core.pane_reports import PaneProbe
+from kronii.supervisor.ports import TerminalError
 
 __all__ = [
     "CONTROL_SESSION",
@@ -46,7 +48,7 @@ _CLIENT_FORMAT = "C\t#{client_control_mode}\t#{client_activity}"
 _REPORT_EXIT = 'IFS= read -r _; "$@"; s=$?; printf "%s\\n" "$s" > "$KRONII_EXIT_FILE"; exit "$s"'
 
 
-class TmuxError(RuntimeError):
+class TmuxError(TerminalError):
     """tmux answered a command with an error (`%error`): the message is tmux's own."""
 
 
@@ -84,22 +86,6 @@ def quote(arg: str) -> str:
             if piece:
                 out.append(f"'{piece}'")
     return "".join(out)
-
-
-@dataclass(frozen=True, slots=True)
-class PaneProbe:
-    """One look at a pane, its session's clients and its screen."""
-
-    pane_id: str
-    pane_pid: int
-    dead: bool
-    cursor_y: int
-    session: str
-    current_command: str
-    # Latest activity (epoch seconds) of each attached client that is not a control client.
-    human_client_activity: tuple[float, ...]
-    screen: tuple[str, ...]
-    cursor_x: int = 0
 
 
 def foreground_of(pane_pid: int) -> int | None:
@@ -487,12 +473,6 @@ class TmuxControl:
         with contextlib.suppress(TmuxError, TimeoutError):
             await self.command("kill-server")
         await self.close()
-
-
-def attach_command(socket: str | None, session: str) -> str:
-    """What a person types to watch the agents of a workspace."""
-    sock = f" -S {socket}" if socket else ""
-    return f"tmux{sock} attach -t {session}"
 
 
 def environment_without_tmux() -> dict[str, str]:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kronii.supervisor.adapters.tables import trigger_attempts, triggers
+from kronii.supervisor.core.trigger import TriggerOutcome
 from sqlalchemy import insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -36,25 +37,25 @@ class TriggerRows:
             },
         )
 
-    async def find(self, trigger_id: str) -> dict[str, Any] | None:
+    async def find(self, trigger_id: str) -> TriggerOutcome | None:
         """The stored outcome of a trigger whose Redis record has expired (None when unknown)."""
         async with self._engine.connect() as conn:
             row = (await conn.execute(select(triggers).where(triggers.c.trigger_id == trigger_id))).first()
         if row is None:
             return None
         columns = row._mapping
-        return {
-            "trigger_id": columns["trigger_id"],
-            "result": columns["result"],
-            "delivery_backend": columns["delivery_backend"],
-            "error_code": columns["error_code"],
-            "runtime_id": columns["runtime_id"],
-            "fallback_chain": columns["fallback_chain"],
-            "agent_id": columns["agent_id"],
-            "workspace_id": columns["workspace_id"],
-            "thread_id": columns["thread_id"],
-            "delivered_at": columns["delivered_at"].timestamp() if columns["delivered_at"] else None,
-        }
+        return TriggerOutcome(
+            trigger_id=columns["trigger_id"],
+            result=columns["result"],
+            delivery_backend=columns["delivery_backend"],
+            error_code=columns["error_code"],
+            runtime_id=columns["runtime_id"],
+            fallback_chain=tuple(columns["fallback_chain"] or ()),
+            agent_id=columns["agent_id"],
+            workspace_id=columns["workspace_id"],
+            thread_id=columns["thread_id"],
+            delivered_at=columns["delivered_at"].timestamp() if columns["delivered_at"] else None,
+        )
 
     def _queue_write(self, kind: str, fields: dict[str, Any]) -> None:
         try:

@@ -9,14 +9,16 @@ from typing import TypeAlias, TypeVar
 
 import grpc
 from google.protobuf.message import Message
+from kronii.supervisor.api import convert
 from kronii.supervisor.core.tokens import Claims
-from kronii.supervisor.ports import SupervisorOperations
+from kronii.supervisor.usecases.operations import SupervisorOperations
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 from kronii.supervisor.v1 import supervisor_pb2_grpc as pb_grpc
 
 __all__ = ["SupervisorServicer"]
 
 R = TypeVar("R", bound=Message)
+T = TypeVar("T")
 Ctx: TypeAlias = "grpc.aio.ServicerContext[object, object]"
 
 
@@ -39,42 +41,89 @@ class SupervisorServicer(pb_grpc.SupervisorServiceServicer):
     async def RegisterRuntime(
         self, request: pb.RegisterRuntimeRequest, context: Ctx
     ) -> pb.RegisterRuntimeResponse:
-        return await self._call(context, lambda c: self._app.register(request, c))
+        command = convert.register(request)
+        return await self._call(
+            context, lambda c: _answer(self._app.register(command, c), convert.registered_message)
+        )
 
     async def TriggerRuntime(self, request: pb.TriggerRuntimeRequest, context: Ctx) -> pb.TriggerOutcome:
         metadata = dict(context.invocation_metadata() or ())
-        request_id = str(metadata.get("x-request-id", ""))
-        return await self._call(context, lambda c: self._app.trigger(request, c, request_id))
+        command = convert.trigger_command(request, str(metadata.get("x-request-id", "")))
+        return await self._call(
+            context, lambda c: _answer(self._app.trigger(command, c), convert.outcome_message)
+        )
 
     async def HeartbeatRuntime(self, request: pb.HeartbeatRuntimeRequest, context: Ctx) -> pb.Runtime:
-        return await self._call(context, lambda c: self._app.heartbeat(request, c))
+        command = convert.heartbeat(request)
+        return await self._call(
+            context, lambda c: _answer(self._app.heartbeat(command, c), convert.runtime_message)
+        )
 
     async def DeregisterRuntime(self, request: pb.DeregisterRuntimeRequest, context: Ctx) -> pb.Runtime:
-        return await self._call(context, lambda c: self._app.deregister(request, c))
+        return await self._call(
+            context,
+            lambda c: _answer(
+                self._app.deregister(request.runtime_id, request.reason, c), convert.runtime_message
+            ),
+        )
 
     async def ListRuntimes(self, request: pb.ListRuntimesRequest, context: Ctx) -> pb.ListRuntimesResponse:
-        return await self._call(context, lambda c: self._app.list_runtimes(request, c))
+        query = convert.runtime_query(request)
+        return await self._call(
+            context, lambda c: _answer(self._app.list_runtimes(query, c), convert.runtimes_message)
+        )
 
     async def GetRuntime(self, request: pb.GetRuntimeRequest, context: Ctx) -> pb.Runtime:
-        return await self._call(context, lambda c: self._app.get_runtime(request, c))
+        return await self._call(
+            context, lambda c: _answer(self._app.get_runtime(request.runtime_id, c), convert.runtime_message)
+        )
 
     async def GetTrigger(self, request: pb.GetTriggerRequest, context: Ctx) -> pb.TriggerOutcome:
-        return await self._call(context, lambda c: self._app.get_trigger(request, c))
+        return await self._call(
+            context, lambda c: _answer(self._app.get_trigger(request.trigger_id, c), convert.outcome_message)
+        )
 
     async def AckTrigger(self, request: pb.AckTriggerRequest, context: Ctx) -> pb.AckTriggerResponse:
-        return await self._call(context, lambda c: self._app.ack(request, c))
+        command = convert.ack(request)
+        return await self._call(context, lambda c: _answer(self._app.ack(command, c), convert.ack_message))
 
     async def SpawnRuntime(self, request: pb.SpawnRuntimeRequest, context: Ctx) -> pb.SpawnRuntimeResponse:
-        return await self._call(context, lambda c: self._app.spawn(request, c))
+        command = convert.spawn(request)
+        return await self._call(
+            context, lambda c: _answer(self._app.spawn(command, c), convert.spawned_message)
+        )
 
     async def SetRuntimePaused(self, request: pb.SetRuntimePausedRequest, context: Ctx) -> pb.Runtime:
-        return await self._call(context, lambda c: self._app.set_paused(request, c))
+        return await self._call(
+            context,
+            lambda c: _answer(
+                self._app.set_paused(request.runtime_id, request.paused, request.reason, c),
+                convert.runtime_message,
+            ),
+        )
 
     async def ForceTrigger(self, request: pb.ForceTriggerRequest, context: Ctx) -> pb.TriggerOutcome:
-        return await self._call(context, lambda c: self._app.force(request, c))
+        return await self._call(
+            context,
+            lambda c: _answer(
+                self._app.force(request.trigger_id, request.reason, c), convert.outcome_message
+            ),
+        )
 
     async def RuntimeLogs(self, request: pb.RuntimeLogsRequest, context: Ctx) -> pb.RuntimeLogsResponse:
-        return await self._call(context, lambda c: self._app.logs(request, c))
+        return await self._call(
+            context,
+            lambda c: _answer(self._app.logs(request.runtime_id, request.lines, c), convert.lines_message),
+        )
 
     async def UnblockThread(self, request: pb.UnblockThreadRequest, context: Ctx) -> pb.UnblockThreadResponse:
-        return await self._call(context, lambda c: self._app.unblock(request, c))
+        async def unblock(claims: Claims) -> pb.UnblockThreadResponse:
+            blocked = await self._app.unblock(request.agent_id, request.thread_id, request.reason, claims)
+            return pb.UnblockThreadResponse(was_blocked=blocked)
+
+        return await self._call(context, unblock)
+
+
+async def _answer(result: Awaitable[T], message: Callable[[T], R]) -> R:
+    """The facade's answer in its wire message (api/convert.py)."""
+    return message(await result)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
@@ -15,13 +15,18 @@ from kronii.common.api_edge import as_json, read_body
 from kronii.common.errors import InvalidArgument
 from kronii.common.limits import PathId
 from kronii.common.openapi import errors, message_schema, proto_body
+from kronii.supervisor.api import convert
 from kronii.supervisor.core.identity import NONCE_MAX_CHARS, NONCE_MIN_CHARS, check_nonce
+from kronii.supervisor.core.runtime_calls import RuntimeQuery
 from kronii.supervisor.core.tokens import Claims
-from kronii.supervisor.ports import SupervisorOperations
+from kronii.supervisor.usecases.operations import SupervisorOperations
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 from pydantic import BaseModel
 
 __all__ = ["supervisor_router"]
+
+T = TypeVar("T")
+Operations = Callable[[], SupervisorOperations]
 
 
 class IdentityProof(BaseModel):
@@ -57,6 +62,16 @@ def _spawn_body() -> dict[str, Any]:
     return {"requestBody": {"required": False, "content": {"application/json": {"schema": schema}}}}
 
 
+async def _answer(result: Awaitable[T], message: Callable[[T], Message]) -> Message:
+    """The facade's answer in its wire message (api/convert.py)."""
+    return message(await result)
+
+
+async def _paused(app: SupervisorOperations, req: pb.SetRuntimePausedRequest, claims: Claims) -> pb.Runtime:
+    view = await app.set_paused(req.runtime_id, req.paused, req.reason, claims)
+    return convert.runtime_message(view)
+
+
 class Call(Protocol):
     """Authenticate the request, run the operation with the caller's claims, answer in JSON."""
 
@@ -65,13 +80,14 @@ class Call(Protocol):
     ) -> JSONResponse: ...
 
 
-def supervisor_router(app: SupervisorOperations) -> APIRouter:
+def supervisor_router(app: Operations) -> APIRouter:
+    """The routes; `app` gives the facade (Unavailable until the service has started)."""
     router = APIRouter(prefix="/v1", tags=["supervisor"], responses=_ERRORS)
 
     async def call(
         request: Request, run: Callable[[Claims], Awaitable[Message]], status: int = 200
     ) -> JSONResponse:
-        result = await run(app.authenticate(_token(request)))
+        result = await run(app().authenticate(_token(request)))
         return JSONResponse(as_json(result), status_code=status)
 
     _trigger_routes(router, app, call)
@@ -82,39 +98,52 @@ def supervisor_router(app: SupervisorOperations) -> APIRouter:
     return router
 
 
-def _trigger_routes(router: APIRouter, app: SupervisorOperations, call: Call) -> None:
+def _trigger_routes(router: APIRouter, app: Operations, call: Call) -> None:
     @router.post("/triggers", openapi_extra=_proto(pb.TriggerRuntimeRequest))
     async def trigger_runtime(request: Request) -> JSONResponse:
         """trigger_runtime (seed 002, 10.2): result delivered | already_active | deferred | timeout | failed."""
         req = await read_body(request, pb.TriggerRuntimeRequest())
         request_id = request.headers.get("x-request-id") or uuid.uuid4().hex[:16]
-        return await call(request, lambda c: app.trigger(req, c, request_id))
+        command = convert.trigger_command(req, request_id)
+        return await call(request, lambda c: _answer(app().trigger(command, c), convert.outcome_message))
 
     @router.get("/triggers/{trigger_id}")
     async def get_trigger(trigger_id: PathId, request: Request) -> JSONResponse:
-        return await call(request, lambda c: app.get_trigger(pb.GetTriggerRequest(trigger_id=trigger_id), c))
+        return await call(
+            request, lambda c: _answer(app().get_trigger(trigger_id, c), convert.outcome_message)
+        )
 
     @router.post("/triggers/{trigger_id}/force", openapi_extra=_proto(pb.ForceTriggerRequest, "trigger_id"))
     async def force_trigger(trigger_id: PathId, request: Request) -> JSONResponse:
         req = await read_body(request, pb.ForceTriggerRequest(), trigger_id=trigger_id)
-        return await call(request, lambda c: app.force(req, c))
+        return await call(
+            request, lambda c: _answer(app().force(req.trigger_id, req.reason, c), convert.outcome_message)
+        )
 
     @router.post("/acks", openapi_extra=_proto(pb.AckTriggerRequest))
     async def ack_trigger(request: Request) -> JSONResponse:
         req = await read_body(request, pb.AckTriggerRequest())
-        return await call(request, lambda c: app.ack(req, c))
+        return await call(request, lambda c: _answer(app().ack(convert.ack(req), c), convert.ack_message))
 
 
-def _runtime_routes(router: APIRouter, app: SupervisorOperations, call: Call) -> None:
+def _runtime_routes(router: APIRouter, app: Operations, call: Call) -> None:
     @router.post("/runtimes", status_code=201, openapi_extra=_proto(pb.RegisterRuntimeRequest))
     async def register_runtime(request: Request) -> JSONResponse:
         req = await read_body(request, pb.RegisterRuntimeRequest())
-        return await call(request, lambda c: app.register(req, c), status=201)
+        return await call(
+            request,
+            lambda c: _answer(app().register(convert.register(req), c), convert.registered_message),
+            status=201,
+        )
 
     @router.post("/runtimes/spawn", status_code=201, openapi_extra=_spawn_body())
     async def spawn_runtime(request: Request) -> JSONResponse:
         req = await read_body(request, pb.SpawnRuntimeRequest())
-        return await call(request, lambda c: app.spawn(req, c), status=201)
+        return await call(
+            request,
+            lambda c: _answer(app().spawn(convert.spawn(req), c), convert.spawned_message),
+            status=201,
+        )
 
     @router.get("/runtimes")
     async def list_runtimes(
@@ -123,30 +152,35 @@ def _runtime_routes(router: APIRouter, app: SupervisorOperations, call: Call) ->
         agent_id: str = Query("", max_length=128),
         include_offline: bool = False,
     ) -> JSONResponse:
-        req = pb.ListRuntimesRequest(
-            workspace_id=workspace_id, agent_id=agent_id, include_offline=include_offline
-        )
-        return await call(request, lambda c: app.list_runtimes(req, c))
+        query = RuntimeQuery(workspace_id=workspace_id, agent_id=agent_id, include_offline=include_offline)
+        return await call(request, lambda c: _answer(app().list_runtimes(query, c), convert.runtimes_message))
 
     @router.get("/runtimes/{runtime_id}")
     async def get_runtime(runtime_id: PathId, request: Request) -> JSONResponse:
-        return await call(request, lambda c: app.get_runtime(pb.GetRuntimeRequest(runtime_id=runtime_id), c))
+        return await call(
+            request, lambda c: _answer(app().get_runtime(runtime_id, c), convert.runtime_message)
+        )
 
 
-def _runtime_state_routes(router: APIRouter, app: SupervisorOperations, call: Call) -> None:
+def _runtime_state_routes(router: APIRouter, app: Operations, call: Call) -> None:
     @router.post(
         "/runtimes/{runtime_id}/heartbeat", openapi_extra=_proto(pb.HeartbeatRuntimeRequest, "runtime_id")
     )
     async def heartbeat_runtime(runtime_id: PathId, request: Request) -> JSONResponse:
         req = await read_body(request, pb.HeartbeatRuntimeRequest(), runtime_id=runtime_id)
-        return await call(request, lambda c: app.heartbeat(req, c))
+        return await call(
+            request, lambda c: _answer(app().heartbeat(convert.heartbeat(req), c), convert.runtime_message)
+        )
 
     @router.post(
         "/runtimes/{runtime_id}/deregister", openapi_extra=_proto(pb.DeregisterRuntimeRequest, "runtime_id")
     )
     async def deregister_runtime(runtime_id: PathId, request: Request) -> JSONResponse:
         req = await read_body(request, pb.DeregisterRuntimeRequest(), runtime_id=runtime_id)
-        return await call(request, lambda c: app.deregister(req, c))
+        return await call(
+            request,
+            lambda c: _answer(app().deregister(req.runtime_id, req.reason, c), convert.runtime_message),
+        )
 
     @router.post(
         "/runtimes/{runtime_id}/pause",
@@ -154,7 +188,7 @@ def _runtime_state_routes(router: APIRouter, app: SupervisorOperations, call: Ca
     )
     async def pause_runtime(runtime_id: PathId, request: Request) -> JSONResponse:
         req = await read_body(request, pb.SetRuntimePausedRequest(), runtime_id=runtime_id, paused=True)
-        return await call(request, lambda c: app.set_paused(req, c))
+        return await call(request, lambda c: _paused(app(), req, c))
 
     @router.post(
         "/runtimes/{runtime_id}/resume",
@@ -162,17 +196,16 @@ def _runtime_state_routes(router: APIRouter, app: SupervisorOperations, call: Ca
     )
     async def resume_runtime(runtime_id: PathId, request: Request) -> JSONResponse:
         req = await read_body(request, pb.SetRuntimePausedRequest(), runtime_id=runtime_id, paused=False)
-        return await call(request, lambda c: app.set_paused(req, c))
+        return await call(request, lambda c: _paused(app(), req, c))
 
     @router.get("/runtimes/{runtime_id}/logs")
     async def runtime_logs(
         runtime_id: PathId, request: Request, lines: int = Query(50, ge=1, le=2000)
     ) -> JSONResponse:
-        req = pb.RuntimeLogsRequest(runtime_id=runtime_id, lines=lines)
-        return await call(request, lambda c: app.logs(req, c))
+        return await call(request, lambda c: _answer(app().logs(runtime_id, lines, c), convert.lines_message))
 
 
-def _identity_route(router: APIRouter, app: SupervisorOperations) -> None:
+def _identity_route(router: APIRouter, app: Operations) -> None:
     @router.get("/identity", response_model=IdentityProof)
     async def identity(
         nonce: str = Query(
@@ -187,11 +220,17 @@ def _identity_route(router: APIRouter, app: SupervisorOperations) -> None:
             check_nonce(nonce)
         except ValueError as error:
             raise InvalidArgument(str(error)) from None
-        return IdentityProof(service="supervisor", proof=app.identity_proof(nonce))
+        return IdentityProof(service="supervisor", proof=app().identity_proof(nonce))
 
 
-def _thread_routes(router: APIRouter, app: SupervisorOperations, call: Call) -> None:
+def _thread_routes(router: APIRouter, app: Operations, call: Call) -> None:
     @router.post("/threads/unblock", openapi_extra=_proto(pb.UnblockThreadRequest))
     async def unblock_thread(request: Request) -> JSONResponse:
         req = await read_body(request, pb.UnblockThreadRequest())
-        return await call(request, lambda c: app.unblock(req, c))
+
+        async def unblock(c: Claims) -> pb.UnblockThreadResponse:
+            return pb.UnblockThreadResponse(
+                was_blocked=await app().unblock(req.agent_id, req.thread_id, req.reason, c)
+            )
+
+        return await call(request, unblock)

@@ -13,17 +13,16 @@ from kronii.supervisor.core.table import Signal
 
 __all__ = [
     "OVERRIDE_PREFIXES",
-    "PENDING",
     "SESSION_KINDS",
     "Job",
     "admission_detail",
+    "attach_command",
     "require_id",
     "session_name",
 ]
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$")
 OVERRIDE_PREFIXES = ("human_override:", "coordinator_override:")
-PENDING = "pending"
 # Agent kinds whose session id can be found in the files the agent writes (adapters/sessions.py).
 SESSION_KINDS = frozenset({"codex", "claude"})
 
@@ -36,6 +35,12 @@ def require_id(name: str, value: str) -> str:
 
 def session_name(prefix: str, workspace_id: str) -> str:
     return prefix + re.sub(r"[^A-Za-z0-9_-]", "_", workspace_id)
+
+
+def attach_command(socket: str | None, session: str) -> str:
+    """What a person types to watch the agents of a workspace."""
+    sock = f" -S {socket}" if socket else ""
+    return f"tmux{sock} attach -t {session}"
 
 
 @dataclass
@@ -67,13 +72,6 @@ class Job:
     echoes_before: int = 0
     was_working: bool = False
     detail: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Job:
-        return cls(**data)
 
 
 def admission_detail(signal: Signal, situation: Situation) -> str:

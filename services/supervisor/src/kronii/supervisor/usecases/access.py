@@ -34,7 +34,7 @@ class Access:
         if not token:
             raise Unauthenticated("a signed service token is required (Authorization: Bearer ...)")
         try:
-            return verify_token(self._secret, token, now=self._clock.time())
+            return verify_token(self._secret, token, now=self._clock.wall())
         except TokenError as error:
             raise Unauthenticated(f"the service token was refused: {error}") from None
 
@@ -49,7 +49,7 @@ class Access:
             subject=subject,
             scopes=scopes,
             workspaces=workspaces,
-            now=self._clock.time(),
+            now=self._clock.wall(),
             ttl_secs=ttl or self._settings.token_ttl_secs,
         )
 

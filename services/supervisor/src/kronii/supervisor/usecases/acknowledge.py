@@ -1,20 +1,17 @@
 """Acknowledgements (section 12): a hook, a heartbeat or a message on the bus saying an agent took
-its prompt, handed to the trigger waiting for it (lifecycle.py's wait for the ack)."""
+its prompt, handed to the trigger waiting for it (trigger_lifecycle.py's wait for the ack)."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 
-from kronii.common.errors import InvalidArgument, KroniiError, NotFound
+from kronii.common.errors import InvalidArgument, NotFound
+from kronii.supervisor.core.runtime_calls import Ack, AckAnswer
 from kronii.supervisor.core.tokens import Claims
 from kronii.supervisor.ports import Runtimes, TriggerState
 from kronii.supervisor.usecases.access import need
-from kronii.supervisor.v1 import supervisor_pb2 as pb
 
 __all__ = ["AckBoard"]
-
-log = logging.getLogger(__name__)
 
 
 class AckBoard:
@@ -25,7 +22,8 @@ class AckBoard:
         self._sources: dict[str, str] = {}
         self._awaiting: dict[str, set[str]] = {}
 
-    async def ack(self, req: pb.AckTriggerRequest, claims: Claims | None) -> pb.AckTriggerResponse:
+    async def ack(self, req: Ack, claims: Claims | None) -> AckAnswer:
+        """An ack from a caller (claims), or from the bus (None: the bus is inside the mesh)."""
         trigger_id = req.trigger_id
         if not trigger_id and not req.runtime_id:
             raise InvalidArgument("give trigger_id or runtime_id")
@@ -37,16 +35,16 @@ class AckBoard:
                 need(claims, "operate", record.workspace_id, runtime_id=req.runtime_id)
             await self._state.bump_progress(req.runtime_id)
             ids = self.acknowledge_runtime(req.runtime_id, "ack")
-            return pb.AckTriggerResponse(accepted=bool(ids) or True, trigger_id=ids[0] if ids else "")
+            return AckAnswer(accepted=bool(ids) or True, trigger_id=ids[0] if ids else "")
         event = self._events.get(trigger_id)
         if event is None:
             stored = await self._state.get_outcome(trigger_id)
             if stored is None:
                 raise NotFound(f"no trigger {trigger_id!r}")
-            return pb.AckTriggerResponse(accepted=False, trigger_id=trigger_id)
+            return AckAnswer(accepted=False, trigger_id=trigger_id)
         self._sources[trigger_id] = "ack"
         event.set()
-        return pb.AckTriggerResponse(accepted=True, trigger_id=trigger_id)
+        return AckAnswer(accepted=True, trigger_id=trigger_id)
 
     def acknowledge_runtime(self, runtime_id: str, how: str) -> list[str]:
         ids = sorted(self._awaiting.get(runtime_id, set()))
@@ -55,12 +53,6 @@ class AckBoard:
             if trigger_id in self._events:
                 self._events[trigger_id].set()
         return ids
-
-    async def on_bus_ack(self, _subject: str, message: pb.AckTriggerRequest) -> None:
-        try:
-            await self.ack(message, None)
-        except KroniiError as error:
-            log.info("an ack on the bus was not taken: %s", error.message)
 
     def expect(self, trigger_id: str, runtime_id: str) -> asyncio.Event:
         """Start waiting for the trigger's ack: the event is set when one arrives."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 
-from kronii.broker.v1 import broker_pb2 as bpb
 from kronii.common.desktop_hold import DesktopHold, DesktopHolds
 
 __all__ = ["DesktopWatch"]
@@ -19,8 +18,8 @@ class DesktopWatch:
         self._session = session
         self._holds = DesktopHolds()
 
-    async def on_control(self, _subject: str, message: bpb.ControlChanged) -> None:
-        hold = DesktopHold.from_message(message)
+    def heard(self, hold: DesktopHold) -> None:
+        """What the broker said of one of its sessions (api/bus.py reads it off the bus)."""
         before = self._holds.by_session.get(hold.session_id)
         self._holds = self._holds.updated(hold)
         kept = self._holds.by_session.get(hold.session_id)

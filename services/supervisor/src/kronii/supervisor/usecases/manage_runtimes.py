@@ -14,24 +14,31 @@ import uuid
 from typing import Any
 
 from kronii.common.errors import Conflict, InvalidArgument, NotFound, PermissionDenied, Unavailable
-from kronii.supervisor.adapters.tmux import TmuxError, attach_command
-from kronii.supervisor.api.convert import runtime_message, to_epoch
 from kronii.supervisor.core.agent_kinds import KindBook
-from kronii.supervisor.core.job import require_id, session_name
+from kronii.supervisor.core.agent_states import AgentStates
+from kronii.supervisor.core.job import attach_command, require_id, session_name
 from kronii.supervisor.core.model import RuntimeRecord, RuntimeStatus
+from kronii.supervisor.core.runtime_calls import (
+    Heartbeat,
+    PaneLines,
+    RegisterRuntime,
+    RuntimeQuery,
+    RuntimeView,
+    Spawned,
+    SpawnRuntime,
+)
 from kronii.supervisor.core.tokens import Claims
-from kronii.supervisor.ports import AuditTrail, Clock, Runtimes, Terminal, TriggerState
+from kronii.supervisor.ports import AuditTrail, Clock, Runtimes, Terminal, TerminalError, TriggerState
 from kronii.supervisor.settings import SupervisorSettings
 from kronii.supervisor.usecases.access import Access, need
 from kronii.supervisor.usecases.acknowledge import AckBoard
-from kronii.supervisor.v1 import supervisor_pb2 as pb
 
-__all__ = ["RuntimeDesk"]
+__all__ = ["ManageRuntimes"]
 
 log = logging.getLogger(__name__)
 
 
-class RuntimeDesk:
+class ManageRuntimes:
     def __init__(
         self,
         *,
@@ -43,7 +50,7 @@ class RuntimeDesk:
         audit: AuditTrail,
         settings: SupervisorSettings,
         kinds: KindBook,
-        agent_states: dict[str, str],
+        agent_states: AgentStates,
         clock: Clock,
     ) -> None:
         self._registry = registry
@@ -64,15 +71,10 @@ class RuntimeDesk:
         need(claims, scope, record.workspace_id, runtime_id=runtime_id if scope == "operate" else "")
         return record
 
-    def _message(self, record: RuntimeRecord) -> pb.Runtime:
-        state = (
-            "exited"
-            if record.status is RuntimeStatus.OFFLINE
-            else self._agent_states.get(record.runtime_id, "")
-        )
-        return runtime_message(record, state)
+    def _view(self, record: RuntimeRecord) -> RuntimeView:
+        return RuntimeView(record, self._agent_states.shown(record))
 
-    async def register(self, req: pb.RegisterRuntimeRequest, claims: Claims) -> pb.RegisterRuntimeResponse:
+    async def register(self, req: RegisterRuntime, claims: Claims) -> RuntimeView:
         require_id("agent_id", req.agent_id)
         require_id("workspace_id", req.workspace_id)
         need(claims, "operate", req.workspace_id)
@@ -83,7 +85,7 @@ class RuntimeDesk:
             raise InvalidArgument("pty_target is required (a tmux pane such as %3 or session:window.pane)")
         pane_id = req.pty_target
         pid = req.pid
-        with contextlib.suppress(TmuxError, TimeoutError, ValueError):
+        with contextlib.suppress(TerminalError, TimeoutError, ValueError):
             probe = await self._terminal.probe(req.pty_target)
             pane_id, pid = probe.pane_id, pid or probe.pane_pid
         record = RuntimeRecord(
@@ -91,7 +93,7 @@ class RuntimeDesk:
             agent_id=req.agent_id,
             workspace_id=req.workspace_id,
             pty_target=pane_id,
-            registered_at=self._clock.time(),
+            registered_at=self._clock.wall(),
             session_id=req.session_id,
             pty_backend=backend,
             pid=pid,
@@ -102,84 +104,84 @@ class RuntimeDesk:
         )
         await self._registry.add(record)
         await self._audit(
-            claims.subject,
-            "supervisor.register",
-            record.runtime_id,
-            "registered",
+            actor=claims.subject,
+            action="supervisor.register",
+            subject=record.runtime_id,
+            outcome="registered",
             agent_id=req.agent_id,
             workspace_id=req.workspace_id,
             pty_target=pane_id,
             pid=pid,
         )
-        return pb.RegisterRuntimeResponse(
-            runtime_id=record.runtime_id, status=record.status.value, runtime=self._message(record)
-        )
+        return self._view(record)
 
-    async def heartbeat(self, req: pb.HeartbeatRuntimeRequest, claims: Claims) -> pb.Runtime:
+    async def heartbeat(self, req: Heartbeat, claims: Claims) -> RuntimeView:
         record = self._runtime(req.runtime_id, claims, "operate")
         status = req.status or "active"
         if status not in ("active", "idle"):
             raise InvalidArgument(f"status must be 'active' or 'idle', not {status!r}")
-        now = self._clock.time()
-        activity = to_epoch(req.last_activity_at) if req.HasField("last_activity_at") else now
+        now = self._clock.wall()
+        activity = req.last_activity_at if req.last_activity_at is not None else now
         record = await self._registry.change(
             record.runtime_id, status=RuntimeStatus(status), last_heartbeat_at=now, last_activity_at=activity
         )
         await self._state.bump_progress(record.runtime_id)
         self._acks.acknowledge_runtime(record.runtime_id, "heartbeat")
-        return self._message(record)
+        return self._view(record)
 
-    async def deregister(self, req: pb.DeregisterRuntimeRequest, claims: Claims) -> pb.Runtime:
-        record = self._runtime(req.runtime_id, claims, "operate")
-        reason = req.reason or "deregistered"
+    async def deregister(self, runtime_id: str, reason: str, claims: Claims) -> RuntimeView:
+        record = self._runtime(runtime_id, claims, "operate")
+        reason = reason or "deregistered"
         record = await self._registry.change(
             record.runtime_id, status=RuntimeStatus.OFFLINE, offline_reason=reason, operator_busy=False
         )
         await self._audit(
-            claims.subject, "supervisor.deregister", record.runtime_id, "offline", reason=reason
+            actor=claims.subject,
+            action="supervisor.deregister",
+            subject=record.runtime_id,
+            outcome="offline",
+            reason=reason,
         )
-        return self._message(record)
+        return self._view(record)
 
-    async def list_runtimes(self, req: pb.ListRuntimesRequest, claims: Claims) -> pb.ListRuntimesResponse:
+    async def list_runtimes(self, req: RuntimeQuery, claims: Claims) -> list[RuntimeView]:
         need(claims, "read", req.workspace_id or None)
         found = self._registry.query(
             workspace_id=req.workspace_id, agent_id=req.agent_id, include_offline=req.include_offline
         )
-        return pb.ListRuntimesResponse(
-            runtimes=[self._message(r) for r in found if claims.allows_workspace(r.workspace_id)]
-        )
+        return [self._view(r) for r in found if claims.allows_workspace(r.workspace_id)]
 
-    async def get_runtime(self, req: pb.GetRuntimeRequest, claims: Claims) -> pb.Runtime:
-        return self._message(self._runtime(req.runtime_id, claims, "read"))
+    async def get_runtime(self, runtime_id: str, claims: Claims) -> RuntimeView:
+        return self._view(self._runtime(runtime_id, claims, "read"))
 
-    async def set_paused(self, req: pb.SetRuntimePausedRequest, claims: Claims) -> pb.Runtime:
-        record = self._runtime(req.runtime_id, claims, "operate")
+    async def set_paused(self, runtime_id: str, paused: bool, reason: str, claims: Claims) -> RuntimeView:
+        record = self._runtime(runtime_id, claims, "operate")
         if not claims.has("operate"):
             raise PermissionDenied("pausing a runtime needs the 'operate' scope")
-        record = await self._registry.change(record.runtime_id, paused=req.paused)
+        record = await self._registry.change(record.runtime_id, paused=paused)
         await self._audit(
-            claims.subject,
-            "supervisor.pause" if req.paused else "supervisor.unpause",
-            record.runtime_id,
-            "paused" if req.paused else "running",
-            reason=req.reason,
+            actor=claims.subject,
+            action="supervisor.pause" if paused else "supervisor.unpause",
+            subject=record.runtime_id,
+            outcome="paused" if paused else "running",
+            reason=reason,
         )
-        return self._message(record)
+        return self._view(record)
 
-    async def logs(self, req: pb.RuntimeLogsRequest, claims: Claims) -> pb.RuntimeLogsResponse:
-        record = self._runtime(req.runtime_id, claims, "read")
-        count = min(req.lines or 50, 2000)
+    async def logs(self, runtime_id: str, lines: int, claims: Claims) -> PaneLines:
+        record = self._runtime(runtime_id, claims, "read")
+        count = min(lines or 50, 2000)
         try:
-            lines = await self._terminal.command(
+            shown = await self._terminal.command(
                 "capture-pane", "-p", "-J", "-S", f"-{count}", "-t", record.pty_target
             )
-        except (TmuxError, TimeoutError) as error:
+        except (TerminalError, TimeoutError) as error:
             raise Conflict(f"the runtime's pane cannot be read: {error}") from None
-        while lines and not lines[-1].strip():
-            lines.pop()
-        return pb.RuntimeLogsResponse(runtime_id=record.runtime_id, lines=_redact_lines(lines[-count:]))
+        while shown and not shown[-1].strip():
+            shown.pop()
+        return PaneLines(runtime_id=record.runtime_id, lines=tuple(_redact_lines(shown[-count:])))
 
-    async def spawn(self, req: pb.SpawnRuntimeRequest, claims: Claims) -> pb.SpawnRuntimeResponse:
+    async def spawn(self, req: SpawnRuntime, claims: Claims) -> Spawned:
         require_id("agent_id", req.agent_id)
         require_id("workspace_id", req.workspace_id)
         need(claims, "operate", req.workspace_id)
@@ -192,24 +194,24 @@ class RuntimeDesk:
             raise InvalidArgument("cwd must be an existing directory")
         try:
             record = await self._start(req)
-        except (TmuxError, TimeoutError, OSError) as error:
+        except (TerminalError, TimeoutError, OSError) as error:
             raise Unavailable(f"tmux could not start the agent: {error}") from None
         await self._audit(
-            claims.subject,
-            "supervisor.spawn",
-            record.runtime_id,
-            "started",
+            actor=claims.subject,
+            action="supervisor.spawn",
+            subject=record.runtime_id,
+            outcome="started",
             agent_id=req.agent_id,
             workspace_id=req.workspace_id,
             role=req.role,
             kind=record.kind,
         )
         session = session_name(self._settings.session_prefix, req.workspace_id)
-        return pb.SpawnRuntimeResponse(
-            runtime=self._message(record), attach_command=attach_command(self._settings.tmux_socket, session)
+        return Spawned(
+            runtime=self._view(record), attach_command=attach_command(self._settings.tmux_socket, session)
         )
 
-    async def _start(self, req: pb.SpawnRuntimeRequest) -> RuntimeRecord:
+    async def _start(self, req: SpawnRuntime) -> RuntimeRecord:
         runtime_id = f"rt-{uuid.uuid4().hex[:12]}"
         cwd = req.cwd or None
         env = self._access.runtime_env(runtime_id, req.workspace_id)
@@ -222,7 +224,7 @@ class RuntimeDesk:
             agent_id=req.agent_id,
             workspace_id=req.workspace_id,
             pty_target=pane_id,
-            registered_at=self._clock.time(),
+            registered_at=self._clock.wall(),
             session_id=req.session_id,
             pid=pid,
             kind=req.kind or "generic",

@@ -8,13 +8,13 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from kronii.supervisor.adapters.tmux import TmuxError
 from kronii.supervisor.core.agent_kinds import KindBook
 from kronii.supervisor.core.agent_state import AgentState
+from kronii.supervisor.core.agent_states import AgentStates
 from kronii.supervisor.core.model import RuntimeRecord, RuntimeStatus
 from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.metrics import SupervisorMetrics
-from kronii.supervisor.ports import AuditTrail, Clock, Panes, Runtimes, Terminal, TriggerState
+from kronii.supervisor.ports import AuditTrail, Clock, Panes, Runtimes, Terminal, TerminalError, TriggerState
 from kronii.supervisor.usecases.relaunch_agent import SessionFinder, discover_session
 
 __all__ = ["Reconciler"]
@@ -35,7 +35,7 @@ class Reconciler:
         params: SupervisorParams,
         kinds: KindBook,
         heartbeat_ttl_secs: float,
-        agent_states: dict[str, str],
+        agent_states: AgentStates,
         pid_alive: Callable[[int], bool],
         find_session: SessionFinder,
         clock: Clock,
@@ -59,7 +59,7 @@ class Reconciler:
     async def reconcile_forever(self, every: float) -> None:
         while True:
             try:
-                await self.reconcile(self._clock.time())
+                await self.reconcile(self._clock.wall())
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -115,7 +115,13 @@ class Reconciler:
             self._clock.monotonic(),
             self._params.crash_loop_window_secs,
         )
-        await self._audit("supervisor", "supervisor.offline", record.runtime_id, "offline", reason=reason)
+        await self._audit(
+            actor="supervisor",
+            action="supervisor.offline",
+            subject=record.runtime_id,
+            outcome="offline",
+            reason=reason,
+        )
         return record
 
     async def _look_at(self, record: RuntimeRecord) -> str:
@@ -125,11 +131,11 @@ class Reconciler:
         look = await self._panes.look(record.pty_target, record.pid, self._kinds.get(record.kind))
         if look.facts.unanswered:
             self.tmux_problem = look.facts.unanswered
-            return self._agent_states.get(record.runtime_id, "")
+            return self._agent_states.last(record.runtime_id)
         state = (
             look.facts.agent_state if look.facts.agent_in_foreground or not look.facts.exists else "exited"
         )
-        self._agent_states[record.runtime_id] = state
+        self._agent_states.read(record.runtime_id, state)
         if not record.session_id:
             await discover_session(self._registry, self._find_session, record)
         return state
@@ -137,7 +143,7 @@ class Reconciler:
     async def _pane_alive(self, target: str) -> bool:
         try:
             return await self._terminal.pane_exists(target)
-        except (TmuxError, TimeoutError, OSError) as error:
+        except (TerminalError, TimeoutError, OSError) as error:
             # pane_exists says False itself when tmux says the pane is gone; anything else is no
             # verdict: never mark a runtime offline on a failure to ask.
             self.tmux_problem = f"tmux unavailable: {error}"

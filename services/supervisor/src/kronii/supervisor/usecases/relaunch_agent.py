@@ -10,10 +10,10 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from kronii.supervisor.adapters.launcher import StartCheck
 from kronii.supervisor.core.agent_kinds import AgentKind, render_argv
 from kronii.supervisor.core.job import SESSION_KINDS, Job, session_name
 from kronii.supervisor.core.model import RuntimeRecord, RuntimeStatus
+from kronii.supervisor.core.pane_reports import StartCheck
 from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.core.table import Signal
 from kronii.supervisor.metrics import SupervisorMetrics
@@ -151,7 +151,7 @@ class Relauncher:
                 agent_id=record.agent_id,
                 workspace_id=record.workspace_id,
                 pty_target=check.pane_id,
-                registered_at=self._clock.time(),
+                registered_at=self._clock.wall(),
                 pid=check.pid,
                 kind=record.kind,
                 role=record.role,

@@ -1,7 +1,7 @@
-"""trigger_runtime (section 10.2) and the calls around it: a trigger is checked, queued (leased)
-before anything touches a pane, answered once per trigger_id, and advanced by lifecycle.py; a
-deferred one comes back through the queue loop or an operator's force; a blocked thread is
-unblocked here. At start, triggers whose bytes were being typed are due at once."""
+"""trigger_runtime (section 10.2): a trigger is checked, queued (leased) before anything touches a
+pane, answered once per trigger_id, and advanced by trigger_lifecycle.py; a deferred one comes back
+through the queue loop (or an operator's force, operate_triggers.py). At start, triggers whose
+bytes were being typed are due at once."""
 
 from __future__ import annotations
 
@@ -11,36 +11,32 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, NoReturn
+from typing import NoReturn
 
-from kronii.common.errors import Conflict, InvalidArgument, NotFound, PermissionDenied, Unavailable
-from kronii.supervisor.api.convert import outcome_message
-from kronii.supervisor.core.job import OVERRIDE_PREFIXES, PENDING, Job, require_id
+from kronii.common.errors import InvalidArgument, NotFound, Unavailable
+from kronii.supervisor.core.job import OVERRIDE_PREFIXES, Job, require_id
 from kronii.supervisor.core.model import Result
 from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.core.payload import Payload, PayloadError, clean_prompt
-from kronii.supervisor.core.policy import ThreadState
 from kronii.supervisor.core.table import Phase
 from kronii.supervisor.core.tokens import Claims
+from kronii.supervisor.core.trigger import PENDING, TriggerCommand, TriggerOutcome
 from kronii.supervisor.metrics import SupervisorMetrics
-from kronii.supervisor.ports import AuditTrail, Clock, TriggerLog, TriggerState
+from kronii.supervisor.ports import AuditTrail, Clock, StoreUnavailable, TriggerState
 from kronii.supervisor.usecases.access import need
 from kronii.supervisor.usecases.trigger_lifecycle import Gathered, TriggerLifecycle
-from kronii.supervisor.v1 import supervisor_pb2 as pb
-from redis.exceptions import RedisError
 
-__all__ = ["TriggerDesk"]
+__all__ = ["TriggerAgent"]
 
 log = logging.getLogger(__name__)
 
 
-class TriggerDesk:
+class TriggerAgent:
     def __init__(
         self,
         *,
         lifecycle: TriggerLifecycle,
         state: TriggerState,
-        trigger_log: TriggerLog,
         audit: AuditTrail,
         metrics: SupervisorMetrics,
         params: SupervisorParams,
@@ -50,34 +46,31 @@ class TriggerDesk:
     ) -> None:
         self._lifecycle = lifecycle
         self._state = state
-        self._trigger_log = trigger_log
         self._audit = audit
         self._metrics = metrics
         self._params = params
         self._dedupe_ttl_secs = dedupe_ttl_secs
         self._store_down = store_down
         self._clock = clock
-        self.inflight: dict[str, asyncio.Task[pb.TriggerOutcome]] = {}
+        self.inflight: dict[str, asyncio.Task[TriggerOutcome]] = {}
 
     async def recover_written(self) -> int:
         """At start: triggers whose bytes were being typed when the supervisor stopped are due now."""
         return await self._state.release_written({Phase.DELIVERING.value, Phase.AWAITING_ACK.value})
 
-    async def trigger(
-        self, req: pb.TriggerRuntimeRequest, claims: Claims, request_id: str = ""
-    ) -> pb.TriggerOutcome:
+    async def trigger(self, req: TriggerCommand, claims: Claims) -> TriggerOutcome:
         started = time.perf_counter()
         self._metrics.requests.inc()
         payload = self._check(req, claims)
         now = self._clock.monotonic()
-        first = {
-            "trigger_id": req.trigger_id,
-            "result": PENDING,
-            "agent_id": req.agent_id,
-            "workspace_id": req.workspace_id,
-            "thread_id": req.thread_id,
-        }
-        job = self._job(req, claims, payload, request_id)
+        first = TriggerOutcome(
+            trigger_id=req.trigger_id,
+            result=PENDING,
+            agent_id=req.agent_id,
+            workspace_id=req.workspace_id,
+            thread_id=req.thread_id,
+        )
+        job = self._job(req, claims, payload)
         record = self._lifecycle.target(job)
         if record is None:
             await self._refuse_unknown_agent(req, claims)
@@ -85,19 +78,13 @@ class TriggerDesk:
         kind = self._lifecycle.kinds.get(record.kind)
         try:
             existing, gathered = await asyncio.gather(
-                self._state.admit(
-                    req.trigger_id,
-                    first,
-                    self._dedupe_ttl_secs,
-                    job.to_dict(),
-                    now + self._lifecycle.lease(job),
-                ),
+                self._state.admit(first, self._dedupe_ttl_secs, job, now + self._lifecycle.lease(job)),
                 self._lifecycle.gather(job, record, kind, now),
             )
-        except RedisError as error:
+        except StoreUnavailable as error:
             # Nothing was typed yet; a retry with the same trigger_id gets the one outcome.
             raise Unavailable(
-                f"the supervisor's queue (Redis) did not answer: {error}; retry with the same trigger_id",
+                f"the supervisor's queue (Redis) did not answer: {error.why}; retry with the same trigger_id",
             ) from None
         if existing is not None:
             return _repeat(req, existing)
@@ -106,12 +93,12 @@ class TriggerDesk:
             self._metrics.latency.observe((time.perf_counter() - started) * 1000)
         return outcome
 
-    async def _refuse_unknown_agent(self, req: pb.TriggerRuntimeRequest, claims: Claims) -> NoReturn:
+    async def _refuse_unknown_agent(self, req: TriggerCommand, claims: Claims) -> NoReturn:
         """Never registered here (an offline runtime still names the agent, and its kind and session
         tell the fallback chain what to do): nothing to queue. The refusal is a control decision, so
         it is an audit row too (the caller's reason capped by the audit log)."""
         await self._audit(
-            claims.subject, "supervisor.trigger", req.trigger_id, "not_found",
+            actor=claims.subject, action="supervisor.trigger", subject=req.trigger_id, outcome="not_found",
             agent_id=req.agent_id, workspace_id=req.workspace_id, reason=req.reason,
         )  # fmt: skip
         raise NotFound(
@@ -119,7 +106,7 @@ class TriggerDesk:
             f"{req.workspace_id!r}; `kronii agents list` shows the agents, `kronii agents spawn` starts one)"
         )
 
-    def _job(self, req: pb.TriggerRuntimeRequest, claims: Claims, payload: Payload, request_id: str) -> Job:
+    def _job(self, req: TriggerCommand, claims: Claims, payload: Payload) -> Job:
         return Job(
             trigger_id=req.trigger_id,
             agent_id=req.agent_id,
@@ -133,14 +120,14 @@ class TriggerDesk:
             force=req.force_override,
             reason=req.reason,
             caller=claims.subject,
-            request_id=request_id or uuid.uuid4().hex[:16],
-            created_at=self._clock.time(),
+            request_id=req.request_id or uuid.uuid4().hex[:16],
+            created_at=self._clock.wall(),
             runtime_id=req.runtime_id,
             progress_marker=req.progress_marker,
             finding_key=req.finding_key,
         )
 
-    def _check(self, req: pb.TriggerRuntimeRequest, claims: Claims) -> Payload:
+    def _check(self, req: TriggerCommand, claims: Claims) -> Payload:
         """The request's ids, the caller's scope, the store and the prompt, or the reason not."""
         require_id("trigger_id", req.trigger_id)
         require_id("agent_id", req.agent_id)
@@ -168,54 +155,12 @@ class TriggerDesk:
             raise InvalidArgument("ack_timeout_ms must be between 50 and 600000")
         return payload
 
-    async def get_trigger(self, req: pb.GetTriggerRequest, claims: Claims) -> pb.TriggerOutcome:
-        stored = await self._state.get_outcome(req.trigger_id)
-        if stored is None:
-            stored = await self._trigger_log.find(req.trigger_id)
-            if stored is None:
-                raise NotFound(f"no trigger {req.trigger_id!r}")
-        need(claims, "read", stored.get("workspace_id", ""))
-        if stored.get("result") == PENDING:
-            stored = {**stored, "result": Result.ALREADY_ACTIVE.value, "error_code": "TRIGGER_IN_FLIGHT"}
-        return outcome_message(stored)
-
-    async def force(self, req: pb.ForceTriggerRequest, claims: Claims) -> pb.TriggerOutcome:
-        if not req.reason.startswith(OVERRIDE_PREFIXES):
-            raise InvalidArgument(
-                "force needs a reason starting with 'human_override:' or 'coordinator_override:'",
-            )
-        stored = await self._state.get_outcome(req.trigger_id)
-        if stored is None:
-            raise NotFound(f"no trigger {req.trigger_id!r}")
-        need(claims, "operate", stored.get("workspace_id", ""))
-        if stored.get("result") != Result.DEFERRED.value:
-            raise Conflict(f"trigger {req.trigger_id!r} is {stored.get('result')}, not deferred")
-        data = await self._state.take(req.trigger_id)
-        if data is None:
-            raise Conflict(f"trigger {req.trigger_id!r} is being worked on right now")
-        job = replace(Job.from_dict(data), force=True, reason=req.reason, caller=claims.subject)
-        await self._state.enqueue(
-            job.trigger_id, job.to_dict(), self._clock.monotonic() + self._lifecycle.lease(job)
-        )
+    async def requeue_and_run(self, job: Job) -> TriggerOutcome:
+        """An operator's force: the job, taken off the queue, is leased again and advanced now."""
+        await self._state.enqueue(job, self._clock.monotonic() + self._lifecycle.lease(job))
         return await self.run(job)
 
-    async def unblock(self, req: pb.UnblockThreadRequest, claims: Claims) -> pb.UnblockThreadResponse:
-        if not claims.has("operate"):
-            raise PermissionDenied("unblocking a thread needs the 'operate' scope")
-        data = await self._state.thread_state(req.agent_id, req.thread_id)
-        state = ThreadState.from_dict(data) if data else ThreadState()
-        await self._state.put_thread_state(req.agent_id, req.thread_id, ThreadState().to_dict())
-        await self._audit(
-            claims.subject,
-            "supervisor.unblock",
-            f"{req.agent_id}/{req.thread_id}",
-            "unblocked",
-            reason=req.reason,
-            was_blocked=state.blocked,
-        )
-        return pb.UnblockThreadResponse(was_blocked=state.blocked)
-
-    async def run(self, job: Job, gathered: Gathered | None = None) -> pb.TriggerOutcome:
+    async def run(self, job: Job, gathered: Gathered | None = None) -> TriggerOutcome:
         """Advance a job once, shielded so a client going away does not cut a delivery in half."""
         task = asyncio.create_task(self._lifecycle.advance(job, gathered))
         self.inflight[job.trigger_id] = task
@@ -240,25 +185,23 @@ class TriggerDesk:
 
     async def take_due(self) -> None:
         """Start every queued trigger that is due (a deferral's time came, a lease ran out)."""
-        for trigger_id, data in await self._state.take_due(self._clock.monotonic(), lease=300):
+        for job in await self._state.take_due(self._clock.monotonic(), lease=300):
+            trigger_id = job.trigger_id
             if trigger_id in self.inflight:
                 continue
-            job = Job.from_dict(data)
-            await self._state.enqueue(
-                job.trigger_id, data, self._clock.monotonic() + self._lifecycle.lease(job)
-            )
+            await self._state.enqueue(job, self._clock.monotonic() + self._lifecycle.lease(job))
             task = asyncio.create_task(self._run_queued(job))
             self.inflight[trigger_id] = task
             task.add_done_callback(self._forget(trigger_id))
         self._metrics.queue_depth.set(await self._state.queue_depth())
 
-    def _forget(self, trigger_id: str) -> Callable[[asyncio.Task[pb.TriggerOutcome]], None]:
-        def forget(_task: asyncio.Task[pb.TriggerOutcome]) -> None:
+    def _forget(self, trigger_id: str) -> Callable[[asyncio.Task[TriggerOutcome]], None]:
+        def forget(_task: asyncio.Task[TriggerOutcome]) -> None:
             self.inflight.pop(trigger_id, None)
 
         return forget
 
-    async def _run_queued(self, job: Job) -> pb.TriggerOutcome:
+    async def _run_queued(self, job: Job) -> TriggerOutcome:
         try:
             return await self._lifecycle.advance(job)
         except Exception:
@@ -266,10 +209,10 @@ class TriggerDesk:
             raise
 
 
-def _repeat(req: pb.TriggerRuntimeRequest, existing: dict[str, Any]) -> pb.TriggerOutcome:
+def _repeat(req: TriggerCommand, existing: TriggerOutcome) -> TriggerOutcome:
     """The answer to a trigger_id seen before: in flight still, or its one outcome."""
-    if existing.get("result") == PENDING:
-        return pb.TriggerOutcome(
+    if existing.result == PENDING:
+        return TriggerOutcome(
             trigger_id=req.trigger_id,
             result=Result.ALREADY_ACTIVE.value,
             error_code="TRIGGER_IN_FLIGHT",
@@ -278,4 +221,4 @@ def _repeat(req: pb.TriggerRuntimeRequest, existing: dict[str, Any]) -> pb.Trigg
             workspace_id=req.workspace_id,
             thread_id=req.thread_id,
         )
-    return outcome_message({**existing, "duplicate": True})
+    return replace(existing, duplicate=True)

@@ -9,13 +9,10 @@ import asyncio
 import contextlib
 import hashlib
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import replace
 from typing import Any
 
-from kronii.common.desktop_hold import DesktopHold
-from kronii.supervisor.adapters.panes import Baseline
-from kronii.supervisor.adapters.tmux import TmuxError
 from kronii.supervisor.core.agent_kinds import AgentKind, KindBook
 from kronii.supervisor.core.agent_state import Delivery
 from kronii.supervisor.core.job import SESSION_KINDS, Job, admission_detail
@@ -42,16 +39,15 @@ from kronii.supervisor.core.model import (
     Situation,
     Snapshot,
 )
+from kronii.supervisor.core.pane_reports import Baseline
 from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.core.payload import Payload
 from kronii.supervisor.core.policy import ThreadState, assess, observe_turn, override_audit
 from kronii.supervisor.core.table import Phase, Signal
-from kronii.supervisor.metrics import SupervisorMetrics
-from kronii.supervisor.ports import Clock, Panes, Runtimes, TriggerLog, TriggerState
-from kronii.supervisor.usecases.acknowledge import AckBoard
+from kronii.supervisor.core.trigger import TriggerOutcome
+from kronii.supervisor.ports import Clock, TerminalError
 from kronii.supervisor.usecases.relaunch_agent import Relauncher
-from kronii.supervisor.usecases.trigger_outcomes import Outcomes
-from kronii.supervisor.v1 import supervisor_pb2 as pb
+from kronii.supervisor.usecases.trigger_parts import AgentSide, TriggerBooks
 
 __all__ = ["Gathered", "TriggerLifecycle"]
 
@@ -63,36 +59,23 @@ class TriggerLifecycle:
     def __init__(
         self,
         *,
-        registry: Runtimes,
-        state: TriggerState,
-        panes: Panes,
-        acks: AckBoard,
-        outcomes: Outcomes,
+        agent: AgentSide,
+        books: TriggerBooks,
         relauncher: Relauncher,
-        trigger_log: TriggerLog,
-        metrics: SupervisorMetrics,
         params: SupervisorParams,
         kinds: KindBook,
-        agent_states: dict[str, str],
-        pid_alive: Callable[[int], bool],
         clock: Clock,
-        desktop_hold: Callable[[float], DesktopHold | None] = lambda _now: None,  # nobody holds it
     ) -> None:
-        self._registry = registry
-        self._state = state
-        self._panes = panes
-        self._acks = acks
-        self._outcomes = outcomes
+        self._registry, self._panes, self._acks = agent.registry, agent.panes, agent.acks
+        self._agent_states, self._pid_alive = agent.agent_states, agent.pid_alive
+        # The input broker's hold on the desktop the panes are on, at a given time (desktop_watch.py).
+        self._desktop_hold = agent.desktop_hold
+        self._state, self._trigger_log = books.state, books.trigger_log
+        self._outcomes, self._metrics = books.outcomes, books.metrics
         self._relauncher = relauncher
-        self._trigger_log = trigger_log
-        self._metrics = metrics
         self._params = params
         self.kinds = kinds
-        self._agent_states = agent_states
-        self._pid_alive = pid_alive
         self._clock = clock
-        # The input broker's hold on the desktop the panes are on, at a given time (desktop.py).
-        self._desktop_hold = desktop_hold
         self._side_tasks: set[asyncio.Task[Any]] = set()
         # One delivery in flight per pane: each prompt is typed, submitted and confirmed before
         # the next one for that pane starts (asyncio.Lock hands the pane over in arrival order).
@@ -145,7 +128,7 @@ class TriggerLifecycle:
             )
             pane: PaneFacts | None = seen.facts
             if not seen.facts.unanswered:  # no answer from tmux leaves the last state read
-                self._agent_states[record.runtime_id] = seen.facts.agent_state
+                self._agent_states.read(record.runtime_id, seen.facts.agent_state)
         else:
             snap, pane = await snapshot_call, None
         return snap, pane, alive
@@ -184,7 +167,7 @@ class TriggerLifecycle:
         )
         # `now` is monotonic; what tmux, the registry and the broker stamp is wall time: each is
         # moved onto the monotonic clock here, at one reading of both.
-        wall = self._clock.time()
+        wall = self._clock.wall()
         shift = now - wall
         hold = self._desktop_hold(wall)
         if hold is not None and hold.until is not None:
@@ -212,7 +195,7 @@ class TriggerLifecycle:
         self._side_tasks.add(task)
         task.add_done_callback(self._side_tasks.discard)
 
-    async def advance(self, job: Job, gathered: Gathered | None = None) -> pb.TriggerOutcome:
+    async def advance(self, job: Job, gathered: Gathered | None = None) -> TriggerOutcome:
         while True:
             record = self.target(job)
             if record is None:
@@ -239,7 +222,7 @@ class TriggerLifecycle:
 
     async def _advance_on(
         self, job: Job, record: RuntimeRecord | None, gathered: Gathered | None
-    ) -> pb.TriggerOutcome:
+    ) -> TriggerOutcome:
         """One step of the trigger's lifecycle, holding its pane."""
         kind = self.kinds.get(record.kind if record else "generic")
         machine = self._machine(job, record, kind)
@@ -356,11 +339,9 @@ class TriggerLifecycle:
                 # Durable before the first byte: after a crash the record says "written", so the
                 # prompt is looked for, never typed again.
                 job.machine = machine.to_dict()
-                await self._state.enqueue(
-                    job.trigger_id, job.to_dict(), self._clock.monotonic() + self.lease(job)
-                )
+                await self._state.enqueue(job, self._clock.monotonic() + self.lease(job))
             written = await self._panes.write(record.pty_target, payload, kind, attempt=attempt)
-        except (TmuxError, TimeoutError) as error:
+        except (TerminalError, TimeoutError) as error:
             self._trigger_log.attempt(
                 job.trigger_id, "deliver", "write_failed", attempt=attempt, error=str(error)[:200]
             )

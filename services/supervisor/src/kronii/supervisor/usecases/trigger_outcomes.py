@@ -5,20 +5,20 @@ collision with a person's typing is announced."""
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from kronii.common import subjects
-from kronii.supervisor.api.convert import outcome_message
+from kronii.common.clock import on_the_wall
 from kronii.supervisor.core.job import Job
 from kronii.supervisor.core.machine import Defer, Finish, TriggerMachine
 from kronii.supervisor.core.model import CollisionGate, Result, RuntimeRecord
 from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.core.policy import override_audit
 from kronii.supervisor.core.table import Phase
+from kronii.supervisor.core.trigger import Collision, TriggerOutcome
 from kronii.supervisor.metrics import SupervisorMetrics
 from kronii.supervisor.ports import AuditTrail, Clock, DurableRecords, EventBus, TriggerLog, TriggerState
-from kronii.supervisor.v1 import supervisor_pb2 as pb
 
 __all__ = ["Outcomes"]
 
@@ -55,13 +55,15 @@ class Outcomes:
 
     async def finish(
         self, job: Job, machine: TriggerMachine, effect: Finish, record: RuntimeRecord | None
-    ) -> pb.TriggerOutcome:
+    ) -> TriggerOutcome:
         code = effect.code.value if effect.code else ""
-        outcome = self.outcome(job, machine, effect.result, effect.backend.value, code, record)
-        outcome["fallback_used"] = effect.fallback_used
-        if effect.result in (Result.DELIVERED, Result.TIMEOUT) and effect.backend.value:
-            outcome["delivered_at"] = self._clock.time()
-        await self._state.put_outcome(job.trigger_id, outcome, self._dedupe_ttl_secs)
+        delivered = effect.result in (Result.DELIVERED, Result.TIMEOUT) and effect.backend.value
+        outcome = replace(
+            self.outcome(job, machine, effect.result, effect.backend.value, code, record),
+            fallback_used=effect.fallback_used,
+            delivered_at=self._clock.wall() if delivered else None,
+        )
+        await self._state.put_outcome(outcome, self._dedupe_ttl_secs)
         await self._state.done(job.trigger_id)
         await self._count(job, effect, code)
         # Durable before it is answered (or published): the row and its audit row, or the outbox.
@@ -80,7 +82,7 @@ class Outcomes:
                     agent_id=job.agent_id,
                     workspace_id=job.workspace_id,
                     thread_id=job.thread_id,
-                    runtime_id=outcome["runtime_id"],
+                    runtime_id=outcome.runtime_id,
                     reason=job.reason,
                     delivery_backend=effect.backend.value,
                     error_code=code,
@@ -89,9 +91,9 @@ class Outcomes:
                 ),
             },
         )
-        await self._events.publish(subjects.SUPERVISOR_OUTCOME, outcome_message(outcome))
+        await self._events.publish_outcome(outcome)
         self._log(job, outcome)
-        return outcome_message(outcome)
+        return outcome
 
     async def _count(self, job: Job, effect: Finish, code: str) -> None:
         """The metrics and the guard counters (cooldown, crash loop) an outcome moves."""
@@ -114,43 +116,43 @@ class Outcomes:
 
     async def defer(
         self, job: Job, machine: TriggerMachine, effect: Defer, record: RuntimeRecord | None
-    ) -> pb.TriggerOutcome:
+    ) -> TriggerOutcome:
         job.machine = machine.to_dict()
-        await self._state.enqueue(job.trigger_id, job.to_dict(), effect.until)
-        outcome = self.outcome(job, machine, Result.DEFERRED, "", effect.code.value, record)
+        await self._state.enqueue(job, effect.until)
         # The queue keeps the monotonic time; the outcome and its record say it on the wall clock.
-        outcome["deferred_until"] = self._clock.time() + (effect.until - self._clock.monotonic())
-        await self._state.put_outcome(job.trigger_id, outcome, self._dedupe_ttl_secs)
+        outcome = replace(
+            self.outcome(job, machine, Result.DEFERRED, "", effect.code.value, record),
+            deferred_until=on_the_wall(self._clock, effect.until),
+        )
+        await self._state.put_outcome(outcome, self._dedupe_ttl_secs)
         self._metrics.outcomes.labels(Result.DEFERRED.value, effect.code.value).inc()
         self._trigger_log.attempt(
             job.trigger_id, "defer", effect.code.value, until=effect.until, **self.override(job)
         )
         await self._records.commit(self.trigger_row(job, outcome), None)
         self._log(job, outcome)
-        return outcome_message(outcome)
+        return outcome
 
     async def emit_collision(
         self, job: Job, machine: TriggerMachine, record: RuntimeRecord | None, busy_since: float | None
     ) -> None:
         self._metrics.collisions.inc()
-        event = pb.CollisionEvent(
+        collision = Collision(
             trigger_id=job.trigger_id,
             runtime_id=record.runtime_id if record else "",
             agent_id=job.agent_id,
             workspace_id=job.workspace_id,
             fallback="resume" if machine.phase is Phase.RESUMING else machine.phase.value,
+            at=self._clock.wall(),
+            busy_since=None if busy_since is None else on_the_wall(self._clock, busy_since),
         )
-        if busy_since is not None:
-            wall_since = self._clock.time() - (self._clock.monotonic() - busy_since)
-            event.busy_since.FromNanoseconds(int(wall_since * 1e9))
-        event.at.FromNanoseconds(int(self._clock.time() * 1e9))
-        await self._events.publish(subjects.SUPERVISOR_COLLISION, event)
+        await self._events.publish_collision(collision)
         await self._audit(
-            job.caller,
-            "supervisor.collision",
-            job.trigger_id,
-            "fallback",
-            runtime_id=event.runtime_id,
+            actor=job.caller,
+            action="supervisor.collision",
+            subject=job.trigger_id,
+            outcome="fallback",
+            runtime_id=collision.runtime_id,
             busy_since=busy_since,
         )
 
@@ -168,59 +170,57 @@ class Outcomes:
         backend: str,
         code: str,
         record: RuntimeRecord | None,
-    ) -> dict[str, Any]:
-        return {
-            "trigger_id": job.trigger_id,
-            "result": result.value,
-            "delivery_backend": backend,
-            "error_code": code,
-            "runtime_id": record.runtime_id if record else "",
-            "fallback_chain": list(machine.chain),
-            "typed_not_submitted": job.typed_not_submitted,
-            "attempts": machine.deliveries,
-            "agent_id": job.agent_id,
-            "workspace_id": job.workspace_id,
-            "thread_id": job.thread_id,
-            "acked_by": job.acked_by,
-            "fallback_used": "",
-            "delivered_at": None,
-            "deferred_until": None,
-            "detail": job.detail,
-        }
+    ) -> TriggerOutcome:
+        return TriggerOutcome(
+            trigger_id=job.trigger_id,
+            result=result.value,
+            delivery_backend=backend,
+            error_code=code,
+            runtime_id=record.runtime_id if record else "",
+            fallback_chain=tuple(machine.chain),
+            typed_not_submitted=job.typed_not_submitted,
+            attempts=machine.deliveries,
+            agent_id=job.agent_id,
+            workspace_id=job.workspace_id,
+            thread_id=job.thread_id,
+            acked_by=job.acked_by,
+            detail=job.detail,
+        )
 
-    def trigger_row(self, job: Job, outcome: dict[str, Any]) -> dict[str, Any]:
+    def trigger_row(self, job: Job, outcome: TriggerOutcome) -> dict[str, Any]:
+        """The outcome's row in supervisor_triggers, with who asked and why."""
         return {
             "trigger_id": job.trigger_id,
             "agent_id": job.agent_id,
             "workspace_id": job.workspace_id,
             "thread_id": job.thread_id,
-            "runtime_id": outcome["runtime_id"],
+            "runtime_id": outcome.runtime_id,
             "caller": job.caller,
             "reason": job.reason[:500],
-            "result": outcome["result"],
-            "delivery_backend": outcome["delivery_backend"],
-            "error_code": outcome["error_code"],
-            "fallback_chain": outcome["fallback_chain"],
+            "result": outcome.result,
+            "delivery_backend": outcome.delivery_backend,
+            "error_code": outcome.error_code,
+            "fallback_chain": list(outcome.fallback_chain),
             "created_at": datetime.fromtimestamp(job.created_at, UTC),
-            "updated_at": _stamp(self._clock.time()),
-            "delivered_at": _stamp(outcome["delivered_at"]),
-            "detail": str(outcome.get("detail", ""))[:1000],
-            "deferred_until": _stamp(outcome["deferred_until"]),
+            "updated_at": _stamp(self._clock.wall()),
+            "delivered_at": _stamp(outcome.delivered_at),
+            "detail": outcome.detail[:1000],
+            "deferred_until": _stamp(outcome.deferred_until),
         }
 
     @staticmethod
-    def _log(job: Job, outcome: dict[str, Any]) -> None:
+    def _log(job: Job, outcome: TriggerOutcome) -> None:
         log.info(
             "trigger %s",
-            outcome["result"],
+            outcome.result,
             extra={
                 "request_id": job.request_id,
                 "trigger_id": job.trigger_id,
                 "thread_id": job.thread_id,
                 "agent_id": job.agent_id,
-                "runtime_id": outcome["runtime_id"],
-                "result": outcome["result"],
-                "fallback_used": outcome.get("fallback_used", ""),
-                "error_code": outcome["error_code"],
+                "runtime_id": outcome.runtime_id,
+                "result": outcome.result,
+                "fallback_used": outcome.fallback_used,
+                "error_code": outcome.error_code,
             },
         )

@@ -1,0 +1,103 @@
+"""SupervisorOperations: the one facade the API layers call (api/http_api.py, api/grpc_api.py,
+api/bus.py). Each operation takes a command or plain values and the caller's verified claims, and
+answers in core values; which use case does the work is decided here and nowhere else."""
+
+from __future__ import annotations
+
+from kronii.common.desktop_hold import DesktopHold
+from kronii.supervisor.core.runtime_calls import (
+    Ack,
+    AckAnswer,
+    Heartbeat,
+    PaneLines,
+    RegisterRuntime,
+    RuntimeQuery,
+    RuntimeView,
+    Spawned,
+    SpawnRuntime,
+)
+from kronii.supervisor.core.tokens import Claims
+from kronii.supervisor.core.trigger import TriggerCommand, TriggerOutcome
+from kronii.supervisor.usecases.access import Access
+from kronii.supervisor.usecases.acknowledge import AckBoard
+from kronii.supervisor.usecases.desktop_watch import DesktopWatch
+from kronii.supervisor.usecases.manage_runtimes import ManageRuntimes
+from kronii.supervisor.usecases.operate_triggers import OperateTriggers
+from kronii.supervisor.usecases.trigger_agent import TriggerAgent
+
+__all__ = ["SupervisorOperations"]
+
+
+class SupervisorOperations:
+    def __init__(
+        self,
+        *,
+        access: Access,
+        runtimes: ManageRuntimes,
+        triggers: TriggerAgent,
+        operate: OperateTriggers,
+        acks: AckBoard,
+        desktop: DesktopWatch,
+    ) -> None:
+        self._access = access
+        self._runtimes = runtimes
+        self._triggers = triggers
+        self._operate = operate
+        self._acks = acks
+        self._desktop = desktop
+
+    # ---- who calls ------------------------------------------------------------------------------
+
+    def authenticate(self, token: str | None) -> Claims:
+        return self._access.authenticate(token)
+
+    def identity_proof(self, nonce: str) -> str:
+        return self._access.identity_proof(nonce)
+
+    # ---- triggers ---------------------------------------------------------------------------------
+
+    async def trigger(self, command: TriggerCommand, claims: Claims) -> TriggerOutcome:
+        return await self._triggers.trigger(command, claims)
+
+    async def get_trigger(self, trigger_id: str, claims: Claims) -> TriggerOutcome:
+        return await self._operate.get_trigger(trigger_id, claims)
+
+    async def force(self, trigger_id: str, reason: str, claims: Claims) -> TriggerOutcome:
+        return await self._operate.force(trigger_id, reason, claims)
+
+    async def unblock(self, agent_id: str, thread_id: str, reason: str, claims: Claims) -> bool:
+        return await self._operate.unblock(agent_id, thread_id, reason, claims)
+
+    async def ack(self, ack: Ack, claims: Claims | None) -> AckAnswer:
+        """An ack from a caller, or (claims None) from the bus inside the mesh."""
+        return await self._acks.ack(ack, claims)
+
+    def desktop_changed(self, hold: DesktopHold) -> None:
+        """The input broker's word on one of its sessions' hold on the desktop."""
+        self._desktop.heard(hold)
+
+    # ---- the registry -----------------------------------------------------------------------------
+
+    async def register(self, command: RegisterRuntime, claims: Claims) -> RuntimeView:
+        return await self._runtimes.register(command, claims)
+
+    async def heartbeat(self, command: Heartbeat, claims: Claims) -> RuntimeView:
+        return await self._runtimes.heartbeat(command, claims)
+
+    async def deregister(self, runtime_id: str, reason: str, claims: Claims) -> RuntimeView:
+        return await self._runtimes.deregister(runtime_id, reason, claims)
+
+    async def list_runtimes(self, query: RuntimeQuery, claims: Claims) -> list[RuntimeView]:
+        return await self._runtimes.list_runtimes(query, claims)
+
+    async def get_runtime(self, runtime_id: str, claims: Claims) -> RuntimeView:
+        return await self._runtimes.get_runtime(runtime_id, claims)
+
+    async def set_paused(self, runtime_id: str, paused: bool, reason: str, claims: Claims) -> RuntimeView:
+        return await self._runtimes.set_paused(runtime_id, paused, reason, claims)
+
+    async def logs(self, runtime_id: str, lines: int, claims: Claims) -> PaneLines:
+        return await self._runtimes.logs(runtime_id, lines, claims)
+
+    async def spawn(self, command: SpawnRuntime, claims: Claims) -> Spawned:
+        return await self._runtimes.spawn(command, claims)
