@@ -26,7 +26,7 @@ import pytest_asyncio
 from cryptography.hazmat.primitives import serialization
 from kronii.common.cli.agent_clients import load_public_key
 from kronii.vision.adapters.capture_frames import CaptureScreenshots, ensure_key, load_private_key
-from kronii.vision.context_build import ScreenshotUnavailable
+from kronii.vision.ports import ScreenshotUnavailable
 from PIL import Image, ImageStat
 
 from tests.desktop import focus_window

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import errno
 from collections.abc import AsyncIterator, Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 import grpc
 import httpx
@@ -33,6 +33,7 @@ from kronii.pipeline.api.triggers import pipeline_router
 from kronii.pipeline.core.states import Trigger
 from kronii.vision.api.grpc_api import VisionServicer
 from kronii.vision.api.http_api import vision_router
+from kronii.vision.usecases.operations import VisionOperations
 from kronii.vision.v1 import vision_pb2 as vpb
 from kronii.vision.v1 import vision_pb2_grpc as vpb_grpc
 
@@ -125,25 +126,25 @@ class _Operations:
     def __init__(self, fault: Callable[[], BaseException]) -> None:
         self.fault = fault
 
-    async def plan(self, intent: str, requester: str, execute: bool) -> dict[str, Any]:
+    async def plan(self, command: Any) -> Any:
         raise self.fault()
 
-    def plans(self) -> list[dict[str, Any]]:
-        return []
+    def plans(self) -> tuple[Any, ...]:
+        return ()
 
-    def show(self, plan_id: str) -> dict[str, Any]:
+    def show(self, plan_id: str) -> Any:
         raise self.fault()
 
-    async def approve(self, plan_id: str, actor: str) -> dict[str, Any]:
+    async def approve(self, decision: Any) -> Any:
         raise self.fault()
 
-    async def deny(self, plan_id: str, actor: str) -> dict[str, Any]:
+    async def deny(self, decision: Any) -> Any:
         raise self.fault()
 
-    def run(self, plan_id: str) -> dict[str, Any]:
+    def run(self, plan_id: str) -> Any:
         raise self.fault()
 
-    async def context(self) -> dict[str, Any]:
+    async def context(self) -> Any:
         raise self.fault()
 
     async def person(self, facts: Any) -> str:
@@ -185,12 +186,14 @@ class _App:
     def routers(self) -> Iterable[APIRouter]:
         return [
             pipeline_router(self.submit, lambda: {}, lambda: 1_700_000_000_000),
-            vision_router(lambda: (self.operations, self.operations)),
+            vision_router(lambda: cast(VisionOperations, self.operations)),
             capture_router(lambda: self.capture_desk),
         ]
 
     def add_to_grpc(self, server: grpc.aio.Server) -> Iterable[str]:
-        vpb_grpc.add_VisionServicer_to_server(VisionServicer(lambda: self.operations), server)
+        vpb_grpc.add_VisionServicer_to_server(
+            VisionServicer(lambda: cast(VisionOperations, self.operations)), server
+        )
         return [vpb.DESCRIPTOR.services_by_name["Vision"].full_name]
 
     def readiness(self) -> dict[str, DependencyStatus]:

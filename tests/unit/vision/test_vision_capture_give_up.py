@@ -11,7 +11,7 @@ import pytest
 from kronii.capture.v1 import capture_pb2 as cpb
 from kronii.vision.adapters import capture_frames
 from kronii.vision.adapters.capture_frames import CaptureScreenshots, _Attempt, _Session
-from kronii.vision.context_build import ScreenshotUnavailable
+from kronii.vision.ports import ScreenshotUnavailable
 
 
 class _CancelRecorder:

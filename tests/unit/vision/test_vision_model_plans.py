@@ -10,10 +10,10 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from kronii.common.llm.openai import FormatMemory, OpenAIBackend
+from kronii.vision.adapters.model_planner import ModelPlanner
 from kronii.vision.core.actions import Action, ActionType
 from kronii.vision.core.context import Bounds, OcrZone, ScreenContext, UiNode
 from kronii.vision.core.safety import SafetyPolicy, evaluate
-from kronii.vision.model_planner import ModelPlanner
 
 from tests.llm_server import LlmServer, Reply
 

@@ -1,5 +1,5 @@
-"""The use cases in process: planning.Planning, execution.Executor, watch.ScreenWatch and plan_book with
-fakes of every port. One log records what was done to the desktop, in order, across the fakes (the
+"""The use cases in process: make_plan, request_plan, approve_plan, deny_plan, run_plan, execute_plan,
+watch_screen and the plan book with fakes of every port. One log records what was done to the desktop, in order, across the fakes (the
 broker's lease and safe points, AT-SPI actions, broker input, launches), so each test can say exactly
 what ran and what never did."""
 
@@ -12,19 +12,25 @@ from typing import Any
 
 import numpy as np
 import pytest
+from kronii.common.clock import ManualClock
 from kronii.common.errors import FailedPrecondition
-from kronii.vision.context_build import ContextBuilder
 from kronii.vision.core.actions import Action, ActionType
-from kronii.vision.core.context import Bounds, OcrZone, RawNode, ScreenContext
+from kronii.vision.core.commands import PlanAnswer, PlanCommand, PlanDecision
+from kronii.vision.core.context import Bounds, Frame, OcrZone, RawNode, ScreenContext
 from kronii.vision.core.gate import Cadence
+from kronii.vision.core.plan_book import PlanBook, PlanRecord
 from kronii.vision.core.plans import PlanState
+from kronii.vision.core.rules_planner import RulesPlanner
 from kronii.vision.core.safety import SafetyPolicy
-from kronii.vision.execution import Executor
-from kronii.vision.model_planner import RulesPlanner
-from kronii.vision.plan_book import PlanBook, PlanRecord
-from kronii.vision.planning import Planning
-from kronii.vision.ports import Frame, LeaseRefused, PlanAnswer
-from kronii.vision.watch import ScreenWatch
+from kronii.vision.ports import LeaseRefused
+from kronii.vision.usecases.approve_plan import ApprovePlan
+from kronii.vision.usecases.build_context import ContextBuilder
+from kronii.vision.usecases.deny_plan import DenyPlan
+from kronii.vision.usecases.execute_plan import Executor
+from kronii.vision.usecases.make_plan import MakePlan
+from kronii.vision.usecases.request_plan import RequestPlan
+from kronii.vision.usecases.run_plan import RunPlan
+from kronii.vision.usecases.watch_screen import ScreenWatch
 
 NOW_MS = 1_700_000_000_000
 SHOT_HASH = "5e" * 32
@@ -53,12 +59,9 @@ CLICK_SAVE = Action(ActionType.CLICK_BY_BOUNDS, target="Save", ui_element_id="e2
 TYPE_NAME = Action(ActionType.TYPE_TEXT, text="Ada", target="Name", ui_element_id="e3")
 
 
-class FakeClock:
-    def now_ms(self) -> int:
-        return NOW_MS
-
-    def monotonic(self) -> float:
-        return NOW_MS / 1000
+class FakeClock(ManualClock):
+    def __init__(self) -> None:
+        super().__init__(NOW_MS / 1000)
 
 
 class FakeAccessibility:
@@ -157,7 +160,9 @@ class FakeLauncher:
 class FakeAudit:
     rows: list[tuple[str, str, str, dict[str, Any]]] = field(default_factory=list)
 
-    async def record(self, action: str, subject: str, outcome: str, **detail: Any) -> None:
+    async def __call__(
+        self, *, actor: str, action: str, subject: str = "", outcome: str = "", **detail: Any
+    ) -> None:
         self.rows.append((action, subject, outcome, detail))
 
     def actions(self) -> list[str]:
@@ -176,6 +181,30 @@ class FakePlanner:
         if self.actions:
             return PlanAnswer(self.actions, "", "scripted")
         return await RulesPlanner().plan(intent, context)
+
+
+class Planning:
+    """The plan use cases as the tests drive them, over one book: make (and run when asked), approve,
+    deny, run; and what plans a stale plan again, for the screen watch."""
+
+    def __init__(self, make: MakePlan, runs: RunPlan, approve: ApprovePlan, deny: DenyPlan) -> None:
+        self._make, self._runs, self._approve, self._deny = make, runs, approve, deny
+        self._request = RequestPlan(make, runs)
+
+    async def make(self, intent: str, requester: str, *, execute: bool) -> PlanRecord:
+        return await self._request(PlanCommand(intent, requester, execute))
+
+    async def approve(self, plan_id: str, actor: str) -> PlanRecord:
+        return await self._approve(PlanDecision(plan_id, actor))
+
+    async def deny(self, plan_id: str, actor: str) -> PlanRecord:
+        return await self._deny(PlanDecision(plan_id, actor))
+
+    def run(self, plan_id: str) -> PlanRecord:
+        return self._runs(plan_id)
+
+    async def replan(self, stale: PlanRecord, why: str) -> PlanRecord | None:
+        return await self._make.replan(stale, why)
 
 
 @dataclass
@@ -205,13 +234,17 @@ def rig(
         tree, frames, clock, screenshots=FakeScreenshots(), ocr=FakeOcr(zones), scale=scale
     )
     control = FakeControl(log, stop_at, refuse)
-    executor = Executor(book, builder, tree, control, FakeLauncher(log), audit, clock)
 
     async def ask(record: PlanRecord) -> None:
         asked.append(record.id)
 
     policy = SafetyPolicy(allowed_apps=frozenset({"firefox"}))
-    planning = Planning(book, builder, planner, policy, executor, audit, clock, ask=ask)
+    make = MakePlan(book, builder, planner, policy, audit, clock, ask=ask)
+    executor = Executor(book, builder, tree, control, FakeLauncher(log), audit, clock, replanner=make)
+    runs = RunPlan(book, executor, clock)
+    planning = Planning(
+        make, runs, ApprovePlan(book, builder, make, runs, audit, clock), DenyPlan(book, audit, clock)
+    )
     return Rig(log, tree, frames, audit, planner, book, builder, planning, asked)
 
 

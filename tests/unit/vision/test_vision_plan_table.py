@@ -17,11 +17,11 @@ from kronii.vision.core.fingerprint import (
     screen_change,
     tree_signature,
 )
+from kronii.vision.core.plan_book import PlanBook, PlanRecord
 from kronii.vision.core.plans import TERMINAL, TRANSITIONS, PlanEvent, PlanState, next_state, refusal
 from kronii.vision.core.revalidation import current_node
 from kronii.vision.core.revalidation import refusal as r6_refusal
 from kronii.vision.core.safety import SafetyEvaluation
-from kronii.vision.plan_book import PlanBook, PlanRecord
 
 _S, _E = PlanState, PlanEvent
 EXPECTED = {

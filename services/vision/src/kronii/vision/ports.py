@@ -1,41 +1,39 @@
 """What the vision engine's use cases need of the outside world (adapters implement these, and the
-in-process tests' fakes do too), and what its API needs of them (VisionOperations)."""
+in-process tests' fakes do too), and the exceptions the adapters raise for them. Takes and returns
+core types only."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
 
-from kronii.vision.core.actions import Action
-from kronii.vision.core.context import Bounds, OcrZone, RawNode, ScreenContext
+from kronii.vision.core.commands import CallFacts, PlanAnswer
+from kronii.vision.core.context import Bounds, Frame, OcrZone, RawNode, ScreenContext
+from kronii.vision.core.plan_book import PlanRecord
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
     "Accessibility",
-    "Audit",
-    "CallFacts",
-    "Clock",
+    "Ask",
     "DesktopControl",
-    "Frame",
     "Launcher",
     "LeaseRefused",
     "Ocr",
     "PersonCheck",
-    "PlanAnswer",
     "Planner",
     "ScreenFrames",
+    "ScreenshotUnavailable",
     "Screenshots",
-    "VisionOperations",
 ]
 
+# Ask a person about a flagged plan (the desktop notification).
+Ask = Callable[[PlanRecord], Awaitable[None]]
 
-class Clock(Protocol):
-    def now_ms(self) -> int: ...
 
-    def monotonic(self) -> float: ...
+class ScreenshotUnavailable(Exception):
+    """capture could not give a frame now: `str()` says why (not running, refused, expired)."""
 
 
 class Accessibility(Protocol):
@@ -66,36 +64,14 @@ class ScreenFrames(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Frame:
-    """capture's redacted frame of the window in front: its id and hash, the PNG, and where it lies."""
-
-    screenshot_id: str
-    sha256: str
-    png: bytes
-    size: tuple[int, int]
-    # In X pixels: the window's rectangle on the screen.
-    area: tuple[int, int, int, int]
-
-
 class Screenshots(Protocol):
     async def focused_window(self) -> Frame:
-        """Raises `ScreenshotUnavailable` (adapters) with a sentence when capture cannot give one."""
+        """Raises `ScreenshotUnavailable` with a sentence when capture cannot give one."""
         ...
 
 
 class Ocr(Protocol):
     def read(self, png: bytes) -> tuple[OcrZone, ...]: ...
-
-
-@dataclass(frozen=True)
-class PlanAnswer:
-    """What a planner proposes: actions, or none and why; the model call's record when there was one."""
-
-    actions: tuple[Action, ...]
-    note: str = ""
-    backend: str = "rules"
-    call: dict[str, Any] | None = None
 
 
 class Planner(Protocol):
@@ -129,44 +105,7 @@ class Launcher(Protocol):
         ...
 
 
-class Audit(Protocol):
-    async def record(
-        self, action: str, subject: str, outcome: str, *, actor: str = "vision", **detail: Any
-    ) -> None:
-        """One audit row; `actor` is who decided (the engine, or the person who approved)."""
-        ...
-
-
-@dataclass(frozen=True)
-class CallFacts:
-    """What the transport says about a call: the peer's loopback address (registered by the local
-    socket for a local process) and the TTY binding's claim."""
-
-    peer_host: str
-    peer_port: int
-    tty: str = ""
-    session: str = ""
-
-
 class PersonCheck(Protocol):
     async def person(self, facts: CallFacts) -> str:
         """The person's actor name ("person:uid:N"), or PermissionDenied with a sentence."""
         ...
-
-
-class VisionOperations(Protocol):
-    """What the HTTP and gRPC layers call."""
-
-    async def plan(self, intent: str, requester: str, execute: bool) -> dict[str, Any]: ...
-
-    def plans(self) -> Sequence[dict[str, Any]]: ...
-
-    def show(self, plan_id: str) -> dict[str, Any]: ...
-
-    async def approve(self, plan_id: str, actor: str) -> dict[str, Any]: ...
-
-    async def deny(self, plan_id: str, actor: str) -> dict[str, Any]: ...
-
-    def run(self, plan_id: str) -> dict[str, Any]: ...
-
-    async def context(self) -> dict[str, Any]: ...

@@ -10,14 +10,16 @@ the person took the desktop back, the broker down) is LeaseRefused with the brok
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 from kronii.common.broker_client import BAD_KEY, UNREACHABLE, BrokerClient, BrokerError, InputResult
 from kronii.vision.ports import LeaseRefused
+from kronii.vision.settings import VisionSettings
 
-__all__ = ["BrokerAgent"]
+__all__ = ["BrokerAgent", "broker_url"]
 
 T = TypeVar("T")
 
@@ -90,3 +92,12 @@ def _sentence(error: BrokerError) -> str:
     if error.code == UNREACHABLE:
         return f"{error}: start it with `kronii up`"
     return f"{error} (HTTP {error.status})" if error.status else str(error)
+
+
+def broker_url(settings: VisionSettings) -> str:
+    if settings.broker_url:
+        return settings.broker_url
+    return (
+        os.environ.get("KRONII_BROKER_URL")
+        or f"http://127.0.0.1:{os.environ.get('KRONII_BROKER_HTTP_PORT', '8106')}"
+    )

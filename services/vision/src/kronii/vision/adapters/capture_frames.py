@@ -31,10 +31,13 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from kronii.capture.v1 import capture_pb2 as cpb
 from kronii.capture.v1 import capture_pb2_grpc as cpb_grpc
-from kronii.common.agent_keys import KeyFileError, load_private_key
+from kronii.common.agent_keys import load_private_key
+from kronii.crypto.errors import KeyFileError
 from kronii.common.procinfo import start_ticks
-from kronii.vision.context_build import ScreenshotUnavailable
-from kronii.vision.ports import Frame
+from kronii.common.rendezvous import capture_socket_path
+from kronii.vision.core.context import Frame
+from kronii.vision.ports import ScreenshotUnavailable
+from kronii.vision.settings import VisionSettings
 from Xlib import X
 from Xlib import display as xdisplay
 from Xlib import error as xerror
@@ -49,6 +52,7 @@ __all__ = [
     "CaptureScreenshots",
     "FrontWindow",
     "KeyFileError",
+    "capture_socket",
     "ensure_key",
     "front_window",
     "load_private_key",
@@ -452,3 +456,9 @@ class CaptureScreenshots:
                 "(`kronii capture clients list` shows what vision may do)"
             )
         return f"capture failed while {attempt.step} ({code.name}): {details}"
+
+
+def capture_socket(settings: VisionSettings) -> Path:
+    """capture's Unix socket, as capture itself places it (its KRONII_CAPTURE_SOCKET_DIR included)."""
+    configured = os.environ.get("KRONII_CAPTURE_SOCKET_DIR", "").strip()
+    return capture_socket_path(Path(settings.data_dir), Path(configured) if configured else None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from kronii.common.desktop_notify import URGENCY_CRITICAL, DesktopNotifier
-from kronii.vision.plan_book import PlanRecord
+from kronii.vision.core.plan_book import PlanRecord
 
 __all__ = ["ConfirmationNotice", "dialog_text"]
 
@@ -33,15 +33,19 @@ def dialog_text(record: PlanRecord) -> str:
 
 
 class ConfirmationNotice:
-    def __init__(self, on_answer: Answer, *, bus_address: str | None = None) -> None:
-        self._on_answer = on_answer
+    """Asks from when it is made (a plan can be flagged before the bus answers: then nobody is asked);
+    the person's clicks go to `on_answer` once started."""
+
+    def __init__(self, *, bus_address: str | None = None) -> None:
+        self._on_answer: Answer | None = None
         self._notifier = DesktopNotifier(bus_address=bus_address, on_action=self._clicked)
 
     @property
     def available(self) -> bool:
         return self._notifier.available
 
-    async def start(self) -> bool:
+    async def start(self, on_answer: Answer) -> bool:
+        self._on_answer = on_answer
         return await self._notifier.start()
 
     async def stop(self) -> None:
@@ -58,4 +62,5 @@ class ConfirmationNotice:
         )
 
     async def _clicked(self, plan_id: str, key: str) -> None:
-        await self._on_answer(plan_id, key)
+        if self._on_answer is not None:
+            await self._on_answer(plan_id, key)

@@ -5,6 +5,7 @@ kronii's Unavailable and a sentence a person can act on, never a D-Bus or X erro
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from typing import TYPE_CHECKING
@@ -13,13 +14,23 @@ from kronii.common.errors import Unavailable
 from kronii.vision.adapters.atspi import AccessibilityError, AtspiReader
 from kronii.vision.adapters.capture_frames import front_window
 from kronii.vision.adapters.screen_thumbnail import ScreenThumbnails, ThumbnailError
-from kronii.vision.context_build import ScreenshotUnavailable
 from kronii.vision.core.context import Bounds, RawNode
+from kronii.vision.ports import ScreenshotUnavailable
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["DesktopFrames", "DesktopTree"]
+__all__ = ["DesktopFrames", "DesktopTree", "screen_scale"]
+
+
+def screen_scale(environ: dict[str, str] | None = None) -> float:
+    """Device pixels per logical pixel, as GTK applications on this desktop use it (GDK_SCALE)."""
+    env = os.environ if environ is None else environ
+    try:
+        scale = float(env.get("GDK_SCALE", "1") or "1")
+    except ValueError:
+        return 1.0
+    return scale if scale > 0 else 1.0
 
 
 class DesktopTree:

@@ -9,7 +9,7 @@ from kronii.common.errors import PermissionDenied
 from kronii.common.local_door import PeerRegistry
 from kronii.common.presence import PresenceGate, PresenceRefused
 from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER, PresencePurpose
-from kronii.vision.ports import CallFacts
+from kronii.vision.core.commands import CallFacts
 
 __all__ = ["APPROVE_PURPOSE", "PersonGate"]
 

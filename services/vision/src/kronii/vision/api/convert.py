@@ -1,4 +1,5 @@
-"""The plan's view (a dict, plan_book.PlanRecord.view) as vision.proto's Plan, and the intent as taken in,
+"""The wire and the engine's values, both ways: a plan as it stands (core PlanView) as vision.proto's
+Plan, the context as built as the /context JSON, and the intent and the caller taken in as a command,
 for both transports."""
 
 from __future__ import annotations
@@ -9,14 +10,15 @@ from typing import Any
 from google.protobuf.json_format import ParseDict
 from kronii.common.errors import InvalidArgument
 from kronii.common.limits import unsafe_character
+from kronii.vision.core.commands import PlanCommand
+from kronii.vision.core.context import Built
+from kronii.vision.core.plan_book import PlanView
 from kronii.vision.v1 import vision_pb2 as pb
 
-__all__ = ["checked_intent", "plan_message"]
+__all__ = ["checked_intent", "context_json", "plan_command", "plan_message"]
 
 # Planning folds these into single spaces: a pasted intent may hold them.
 _FOLDED_WHITESPACE = str.maketrans("\t\n\r", "   ")
-
-_PLAN_FIELDS = frozenset(pb.Plan.DESCRIPTOR.fields_by_name)
 
 
 def _action(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -49,17 +51,62 @@ def checked_intent(intent: str) -> str:
     return intent
 
 
-def plan_message(view: Mapping[str, Any]) -> pb.Plan:
-    data = {key: value for key, value in view.items() if key in _PLAN_FIELDS}
-    data["actions"] = [_action(item) for item in view.get("actions", [])]
-    data["ambiguities"] = [
-        {
-            "name": amb["name"],
-            "candidates": [
-                {"id": c["id"], "role": c["role"], **({"bounds": c["bounds"]} if c.get("bounds") else {})}
-                for c in amb["candidates"]
-            ],
-        }
-        for amb in view.get("ambiguities", [])
-    ]
+def plan_command(intent: str, requester: str, execute: bool) -> PlanCommand:
+    """A plan request as taken in from either transport (the intent checked first)."""
+    return PlanCommand(checked_intent(intent), requester, execute)
+
+
+def plan_message(plan: PlanView) -> pb.Plan:
+    evaluation, context = plan.evaluation, plan.context
+    data: dict[str, Any] = {
+        "plan_id": plan.id,
+        "intent": plan.intent,
+        "state": plan.state.value,
+        "reason": plan.reason,
+        "note": plan.note,
+        "requester": plan.requester,
+        "backend": plan.backend,
+        "created_ms": plan.created_ms,
+        "screenshot_id": context.screenshot_id,
+        "screenshot_hash": context.screenshot_hash,
+        "focused_title": context.focused_title,
+        "fingerprint": plan.fingerprint,
+        "requires_confirmation": evaluation.requires_confirmation,
+        "actions": [_action({**a.as_dict(), "description": a.describe()}) for a in evaluation.actions],
+        "dropped": [{"index": d.index, "row": d.row, "reason": d.reason} for d in evaluation.dropped],
+        "blocked": evaluation.blocked,
+        "ambiguities": [
+            {
+                "name": amb.name,
+                "candidates": [
+                    {"id": n.id, "role": n.role, **({"bounds": n.bounds.as_dict()} if n.bounds else {})}
+                    for n in amb.candidates
+                ],
+            }
+            for amb in evaluation.ambiguities
+        ],
+        "safety_rows": list(evaluation.rows_fired),
+        "approved_by": plan.approved_by,
+        "replanned_as": plan.replanned_as,
+        "results": list(plan.results),
+    }
     return ParseDict(data, pb.Plan())
+
+
+def context_json(built: Built) -> dict[str, Any]:
+    """What a plan would see now, as GET /v1/vision/context answers it."""
+    ctx = built.context
+    return {
+        "screenshot_id": ctx.screenshot_id,
+        "screenshot_hash": ctx.screenshot_hash,
+        "focused_title": ctx.focused_title,
+        "screen_bounds": ctx.screen_bounds.as_dict(),
+        "scale": ctx.scale,
+        "tree": [node.as_prompt() for node in ctx.tree],
+        "ocr": [
+            {"text": z.text, "confidence": round(z.confidence, 3), "bounds": z.bounds.as_dict()}
+            for z in ctx.ocr
+        ],
+        "notes": list(ctx.notes),
+        "timings_ms": {part: round(ms, 1) for part, ms in built.timings_ms.items()},
+    }

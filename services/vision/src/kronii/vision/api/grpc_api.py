@@ -7,8 +7,9 @@ from collections.abc import Callable
 from typing import Any, TypeAlias
 
 from kronii.common.readiness import require_ready
-from kronii.vision.api.convert import checked_intent, plan_message
-from kronii.vision.ports import VisionOperations
+from kronii.vision.api.convert import plan_command, plan_message
+from kronii.vision.core.commands import PlanDecision
+from kronii.vision.usecases.operations import VisionOperations
 from kronii.vision.v1 import vision_pb2 as pb
 from kronii.vision.v1 import vision_pb2_grpc as pb_grpc
 
@@ -23,16 +24,15 @@ class VisionServicer(pb_grpc.VisionServicer):
 
     async def MakePlan(self, request: pb.PlanRequest, context: Context) -> pb.Plan:
         peer = str(context.peer()) if context is not None else ""
-        intent = checked_intent(request.intent)
+        command = plan_command(request.intent, f"grpc:{peer}", request.execute)
         await require_ready()
-        view = await self._operations().plan(intent, f"grpc:{peer}", request.execute)
-        return plan_message(view)
+        return plan_message(await self._operations().plan(command))
 
     async def GetPlan(self, request: pb.PlanId, context: Context) -> pb.Plan:
         return plan_message(self._operations().show(request.plan_id))
 
     async def ListPlans(self, request: pb.ListPlansRequest, context: Context) -> pb.ListPlansResponse:
-        return pb.ListPlansResponse(plans=[plan_message(view) for view in self._operations().plans()])
+        return pb.ListPlansResponse(plans=[plan_message(plan) for plan in self._operations().plans()])
 
     async def RunPlan(self, request: pb.PlanId, context: Context) -> pb.Plan:
         await require_ready()
@@ -40,4 +40,5 @@ class VisionServicer(pb_grpc.VisionServicer):
 
     async def DenyPlan(self, request: pb.PlanId, context: Context) -> pb.Plan:
         peer = str(context.peer()) if context is not None else ""
-        return plan_message(await self._operations().deny(request.plan_id, f"grpc:{peer}"))
+        decision = PlanDecision(request.plan_id, f"grpc:{peer}")
+        return plan_message(await self._operations().deny(decision))

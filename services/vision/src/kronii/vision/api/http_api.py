@@ -13,13 +13,14 @@ from kronii.common.api_edge import as_json, read_body
 from kronii.common.openapi import errors, proto_body
 from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER
 from kronii.common.readiness import require_ready
-from kronii.vision.api.convert import checked_intent, plan_message
-from kronii.vision.ports import CallFacts, PersonCheck, VisionOperations
+from kronii.vision.api.convert import context_json, plan_command, plan_message
+from kronii.vision.core.commands import CallFacts, PlanDecision
+from kronii.vision.usecases.operations import VisionOperations
 from kronii.vision.v1 import vision_pb2 as pb
 
 __all__ = ["vision_router"]
 
-Edge = Callable[[], tuple[VisionOperations, PersonCheck]]
+Operations = Callable[[], VisionOperations]
 
 
 def _facts(request: Request) -> CallFacts:
@@ -37,7 +38,7 @@ def _requester(request: Request) -> str:
     return f"http:{client.host}" if client else "http"
 
 
-def vision_router(edge: Edge) -> APIRouter:
+def vision_router(operations: Operations) -> APIRouter:
     router = APIRouter(prefix="/v1/vision", tags=["vision"])
 
     @router.post(
@@ -47,40 +48,42 @@ def vision_router(edge: Edge) -> APIRouter:
         """Plan an intent on the screen as it is now; with `execute`, run it when nothing is flagged."""
         body = await read_body(request, pb.PlanRequest(), empty_ok=False)
         await require_ready()
-        view = await edge()[0].plan(checked_intent(body.intent), _requester(request), body.execute)
-        return as_json(plan_message(view))
+        door = operations()
+        command = plan_command(body.intent, _requester(request), body.execute)
+        return as_json(plan_message(await door.plan(command)))
 
     @router.get("/plans", responses=errors(503))
     async def list_plans() -> dict[str, Any]:
         """The plans held, newest first."""
-        plans = [plan_message(view) for view in edge()[0].plans()]
+        plans = [plan_message(plan) for plan in operations().plans()]
         return as_json(pb.ListPlansResponse(plans=plans))
 
     @router.get("/plans/{plan_id}", responses=errors(404, 503))
     async def get_plan(plan_id: str) -> dict[str, Any]:
-        return as_json(plan_message(edge()[0].show(plan_id)))
+        return as_json(plan_message(operations().show(plan_id)))
 
     @router.post("/plans/{plan_id}/approve", responses=errors(403, 404, 409, 503))
     async def approve_plan(plan_id: str, request: Request) -> dict[str, Any]:
         """A person's yes, bound to the screen the plan was made on (409 and a new plan if it changed)."""
-        operations, people = edge()
+        door = operations()
         await require_ready()
-        actor = await people.person(_facts(request))
-        return as_json(plan_message(await operations.approve(plan_id, actor)))
+        actor = await door.person(_facts(request))
+        return as_json(plan_message(await door.approve(PlanDecision(plan_id, actor))))
 
     @router.post("/plans/{plan_id}/deny", responses=errors(404, 409, 503))
     async def deny_plan(plan_id: str, request: Request) -> dict[str, Any]:
-        return as_json(plan_message(await edge()[0].deny(plan_id, _requester(request))))
+        decision = PlanDecision(plan_id, _requester(request))
+        return as_json(plan_message(await operations().deny(decision)))
 
     @router.post("/plans/{plan_id}/run", responses=errors(404, 409, 503))
     async def run_plan(plan_id: str) -> dict[str, Any]:
         """Run a plan nothing flagged; a flagged one waits for a person (409)."""
         await require_ready()
-        return as_json(plan_message(edge()[0].run(plan_id)))
+        return as_json(plan_message(operations().run(plan_id)))
 
     @router.get("/context", responses=errors(503))
     async def screen_context() -> dict[str, Any]:
         """What a plan would see now: the pruned tree, OCR zones (redacted), timings."""
-        return await edge()[0].context()
+        return context_json(await operations().context())
 
     return router

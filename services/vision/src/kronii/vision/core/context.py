@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["Bounds", "OcrZone", "RawNode", "ScreenContext", "UiNode"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["Bounds", "Built", "Frame", "OcrZone", "RawNode", "ScreenContext", "UiNode"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,3 +145,26 @@ class ScreenContext:
             if node.id == node_id:
                 return node
         return None
+
+
+@dataclass(frozen=True)
+class Frame:
+    """capture's redacted frame of the window in front: its id and hash, the PNG, and where it lies."""
+
+    screenshot_id: str
+    sha256: str
+    png: bytes
+    size: tuple[int, int]
+    # In X pixels: the window's rectangle on the screen.
+    area: tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class Built:
+    """A context as built: the snapshot, the reduced frame of the screen (for the diff only), the tree
+    as read before pruning (for R6), and each part's time in milliseconds."""
+
+    context: ScreenContext
+    frame: np.ndarray
+    raw: tuple[RawNode, ...]
+    timings_ms: dict[str, float] = field(default_factory=dict)

@@ -16,9 +16,10 @@ import re
 from dataclasses import dataclass
 
 from kronii.vision.core.actions import MAX_WAIT_MS, Action, ActionType
+from kronii.vision.core.commands import PlanAnswer
 from kronii.vision.core.context import ScreenContext, UiNode
 
-__all__ = ["RulesPlan", "plan_by_rules"]
+__all__ = ["RulesPlan", "RulesPlanner", "plan_by_rules"]
 
 SUPPORTED = "open APP, click the NAME button, type TEXT into FIELD, type TEXT, wait N s"
 
@@ -131,3 +132,11 @@ def _plan_step(step: str, context: ScreenContext) -> RulesPlan:
     if match := _CLICK.match(said):
         return _click(context, _unquote(match["name"]))
     return RulesPlan((), f"without a model, kronii plans only: {SUPPORTED}")
+
+
+class RulesPlanner:
+    """The rules as the engine's planner (the default backend): no model, no I/O."""
+
+    async def plan(self, intent: str, context: ScreenContext) -> PlanAnswer:
+        answer = plan_by_rules(intent, context)
+        return PlanAnswer(answer.actions, answer.note, "rules")

@@ -1,6 +1,7 @@
-"""The plans the engine holds: each with the screen it was made on, the safety layer's verdict, the
-fingerprint an approval binds to, and its history. Held in memory: a plan is about one screen, which
-does not outlive the process; every plan and decision is in the audit log with its screenshot hash."""
+"""The plans the engine holds, the one table its use cases share: each with the screen it was made on,
+the safety layer's verdict, the fingerprint an approval binds to, and its history. Held in memory: a
+plan is about one screen, which does not outlive the process; every plan and decision is in the audit
+log with its screenshot hash."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from kronii.vision.core.safety import SafetyEvaluation
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["PlanBook", "PlanRecord"]
+__all__ = ["PlanBook", "PlanRecord", "PlanView"]
 
 
 @dataclass
@@ -45,43 +46,38 @@ class PlanRecord:
     def active(self) -> bool:
         return self.state not in TERMINAL
 
-    def view(self) -> dict[str, Any]:
-        """The plan as the API, the CLI and the confirmation dialog show it."""
-        evaluation = self.evaluation
-        return {
-            "plan_id": self.id,
-            "intent": self.intent,
-            "state": self.state.value,
-            "reason": self.reason,
-            "note": self.note,
-            "requester": self.requester,
-            "backend": self.backend,
-            "created_ms": self.created_ms,
-            "screenshot_id": self.context.screenshot_id,
-            "screenshot_hash": self.context.screenshot_hash,
-            "focused_title": self.context.focused_title,
-            "fingerprint": self.fingerprint,
-            "requires_confirmation": evaluation.requires_confirmation,
-            "actions": [{**a.as_dict(), "description": a.describe()} for a in evaluation.actions],
-            "dropped": [{"index": d.index, "row": d.row, "reason": d.reason} for d in evaluation.dropped],
-            "blocked": evaluation.blocked,
-            "ambiguities": [
-                {
-                    "name": amb.name,
-                    "candidates": [
-                        {"id": n.id, "role": n.role, "bounds": n.bounds.as_dict() if n.bounds else None}
-                        for n in amb.candidates
-                    ],
-                }
-                for amb in evaluation.ambiguities
-            ],
-            "safety_rows": list(evaluation.rows_fired),
-            "approved_by": self.approved_by,
-            "replanned_as": self.replanned_as,
-            "results": list(self.results),
-            "history": list(self.history),
-            "model_call": self.model_call,
-        }
+
+@dataclass(frozen=True)
+class PlanView:
+    """A plan as it stands at one moment, for the API, the CLI and the dialog to show: the record's
+    fields copied, so that what is shown does not move under the caller while the plan runs on."""
+
+    id: str
+    intent: str
+    state: PlanState
+    reason: str
+    note: str
+    requester: str
+    backend: str
+    created_ms: int
+    context: ScreenContext
+    evaluation: SafetyEvaluation
+    fingerprint: str
+    approved_by: str
+    replanned_as: str
+    model_call: dict[str, Any] | None
+    results: tuple[dict[str, Any], ...]
+    history: tuple[dict[str, Any], ...]
+
+    @classmethod
+    def of(cls, record: PlanRecord) -> PlanView:
+        return cls(
+            id=record.id, intent=record.intent, state=record.state, reason=record.reason, note=record.note,
+            requester=record.requester, backend=record.backend, created_ms=record.created_ms,
+            context=record.context, evaluation=record.evaluation, fingerprint=record.fingerprint,
+            approved_by=record.approved_by, replanned_as=record.replanned_as, model_call=record.model_call,
+            results=tuple(dict(r) for r in record.results), history=tuple(dict(h) for h in record.history),
+        )  # fmt: skip
 
 
 class PlanBook:

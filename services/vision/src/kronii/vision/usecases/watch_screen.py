@@ -12,12 +12,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from kronii.vision.context_build import ContextBuilder
+from kronii.common.clock import Clock
 from kronii.vision.core.gate import Cadence, should_call_model
+from kronii.vision.core.plan_book import PlanBook
 from kronii.vision.core.plans import PlanEvent, PlanState
-from kronii.vision.plan_book import PlanBook
-from kronii.vision.planning import Planning
-from kronii.vision.ports import Clock
+from kronii.vision.usecases.build_context import ContextBuilder
+from kronii.vision.usecases.make_plan import Replanner
 
 if TYPE_CHECKING:
     import numpy as np
@@ -32,7 +32,7 @@ class ScreenWatch:
         self,
         book: PlanBook,
         builder: ContextBuilder,
-        planning: Planning,
+        replanner: Replanner,
         clock: Clock,
         cadence: Cadence,
         *,
@@ -41,7 +41,7 @@ class ScreenWatch:
     ) -> None:
         self._book = book
         self._builder = builder
-        self._planning = planning
+        self._replanner = replanner
         self._clock = clock
         self._cadence = cadence
         self._max_replans = max_replans
@@ -61,7 +61,7 @@ class ScreenWatch:
 
     async def run(self) -> None:
         while True:
-            self._book.expire(self._clock.now_ms())
+            self._book.expire(self._clock.wall_ms())
             interval = self._cadence.interval(bool(self._book.active()), self._cpu_share)
             if interval is None:
                 self._last = None  # nothing watched: the next plan starts from a fresh frame
@@ -98,11 +98,11 @@ class ScreenWatch:
 
     async def _stale(self, plan_id: str, reason: str) -> None:
         record = self._book.get(plan_id)
-        self._book.move(record, PlanEvent.SCREEN_CHANGED, self._clock.now_ms(), reason)
+        self._book.move(record, PlanEvent.SCREEN_CHANGED, self._clock.wall_ms(), reason)
         rounds = self._replans.pop(plan_id, 0)
         if rounds >= self._max_replans:
             return
-        again = await self._planning.replan(record, reason)
+        again = await self._replanner.replan(record, reason)
         if again is not None:
             record.replanned_as = again.id
             self._replans[again.id] = rounds + 1

@@ -14,23 +14,25 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from kronii.vision.context_build import Built, ContextBuilder
+from kronii.common.audit_trail import AuditTrail
+from kronii.common.clock import Clock
 from kronii.vision.core.actions import Action, ActionType
-from kronii.vision.core.context import RawNode, ScreenContext
+from kronii.vision.core.context import Built, RawNode, ScreenContext
 from kronii.vision.core.diff import diff_score
 from kronii.vision.core.fingerprint import screen_change
 from kronii.vision.core.pixels import logical_to_screen, screen_point_of, screenshot_to_screen
+from kronii.vision.core.plan_book import PlanBook, PlanRecord
 from kronii.vision.core.plans import PlanEvent
 from kronii.vision.core.revalidation import current_node, refusal
-from kronii.vision.plan_book import PlanBook, PlanRecord
-from kronii.vision.ports import Accessibility, Audit, Clock, DesktopControl, Launcher, LeaseRefused
+from kronii.vision.ports import Accessibility, DesktopControl, Launcher, LeaseRefused
+from kronii.vision.usecases.build_context import ContextBuilder
+from kronii.vision.usecases.make_plan import Replanner
 
 __all__ = ["Executor"]
 
 log = logging.getLogger(__name__)
 
 _CLICK_ACTIONS = ("click", "press", "activate", "jump", "toggle")
-Replan = Callable[[PlanRecord, str], Awaitable[PlanRecord | None]]
 
 
 class _Halt(Exception):
@@ -50,9 +52,10 @@ class Executor:
         accessibility: Accessibility,
         control: DesktopControl,
         launcher: Launcher,
-        audit: Audit,
+        audit: AuditTrail,
         clock: Clock,
         *,
+        replanner: Replanner | None = None,
         lease_seconds: int = 30,
         observe: Callable[[str, str], None] = lambda kind, outcome: None,
     ) -> None:
@@ -65,10 +68,10 @@ class Executor:
         self._clock = clock
         self._lease_seconds = lease_seconds
         self._observe = observe
-        self.replan: Replan | None = None
+        self._replanner = replanner
 
     async def run(self, record: PlanRecord) -> None:
-        self._book.move(record, PlanEvent.START, self._clock.now_ms())
+        self._book.move(record, PlanEvent.START, self._clock.wall_ms())
         try:
             await self._control.acquire(self._lease_seconds)
         except LeaseRefused as refused:
@@ -78,8 +81,8 @@ class Executor:
             await self._steps(record)
         except _Halt as halt:
             await self._end(record, halt.event, halt.reason)
-            if halt.event is PlanEvent.SCREEN_CHANGED and self.replan is not None:
-                again = await self.replan(record, halt.reason)
+            if halt.event is PlanEvent.SCREEN_CHANGED and self._replanner is not None:
+                again = await self._replanner.replan(record, halt.reason)
                 record.replanned_as = again.id if again is not None else ""
             return
         finally:
@@ -88,10 +91,11 @@ class Executor:
         await self._end(record, PlanEvent.FINISH, "")
 
     async def _end(self, record: PlanRecord, event: PlanEvent, reason: str) -> None:
-        self._book.move(record, event, self._clock.now_ms(), reason)
-        await self._audit.record(
-            f"vision.plan.{record.state.value}", record.id, record.state.value,
-            reason=reason, screenshot_hash=record.context.screenshot_hash, fingerprint=record.fingerprint,
+        self._book.move(record, event, self._clock.wall_ms(), reason)
+        await self._audit(
+            actor="vision", action=f"vision.plan.{record.state.value}", subject=record.id,
+            outcome=record.state.value, reason=reason, screenshot_hash=record.context.screenshot_hash,
+            fingerprint=record.fingerprint,
         )  # fmt: skip
 
     async def _steps(self, record: PlanRecord) -> None:
@@ -110,9 +114,9 @@ class Executor:
                 raise
             self._observe(action.type.value, "done")
             record.results.append({"index": sequence, "action": action.describe(), "how": how})
-            await self._audit.record(
-                "vision.action", record.id, "done", index=sequence, step=action.describe(), how=how,
-                screenshot_hash=record.context.screenshot_hash,
+            await self._audit(
+                actor="vision", action="vision.action", subject=record.id, outcome="done", index=sequence,
+                step=action.describe(), how=how, screenshot_hash=record.context.screenshot_hash,
             )  # fmt: skip
 
     async def _safe_point(self, record: PlanRecord, sequence: int) -> None:

@@ -11,33 +11,21 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kronii.vision.core.context import Bounds, OcrZone, RawNode, ScreenContext
+from kronii.common.clock import Clock
+from kronii.vision.core.context import Bounds, Built, Frame, OcrZone, RawNode, ScreenContext
 from kronii.vision.core.diff import diff_score
 from kronii.vision.core.pixels import infer_scale
 from kronii.vision.core.tree import front_window, prune
-from kronii.vision.ports import Accessibility, Clock, Frame, Ocr, ScreenFrames, Screenshots
+from kronii.vision.ports import Accessibility, Ocr, ScreenFrames, Screenshots, ScreenshotUnavailable
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["Built", "ContextBuilder", "ScreenshotUnavailable"]
+__all__ = ["ContextBuilder"]
 
 log = logging.getLogger(__name__)
-
-
-class ScreenshotUnavailable(Exception):
-    """capture could not give a frame now: `str()` says why (not running, refused, expired)."""
-
-
-@dataclass(frozen=True)
-class Built:
-    context: ScreenContext
-    frame: np.ndarray
-    raw: tuple[RawNode, ...]
-    timings_ms: dict[str, float] = field(default_factory=dict)
 
 
 class ContextBuilder:
@@ -95,7 +83,7 @@ class ContextBuilder:
             focused_title=window.name if window is not None else "",
             screen_bounds=Bounds(0, 0, width, height),
             scale=scale,
-            taken_at_ms=self._clock.now_ms(),
+            taken_at_ms=self._clock.wall_ms(),
             previous_actions=tuple(previous_actions)[-5:],
             notes=tuple(notes),
         )
