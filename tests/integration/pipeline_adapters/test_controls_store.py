@@ -13,6 +13,8 @@ from kronii.pipeline.adapters.notifications import NotificationStore, new_notifi
 from kronii.pipeline.api.controls import controls_router
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from tests.integration.pipeline_adapters.operations import operations_over
+
 
 class Clock:
     def __init__(self) -> None:
@@ -33,7 +35,9 @@ async def test_snooze_and_disable_through_http_mute_the_source(engine: AsyncEngi
     assert (await notifications.get(note.id)) == note
     app = FastAPI()
     install_error_handler(app)  # as every service's app has it
-    app.include_router(controls_router(notifications, controls, clock=clock))
+    app.include_router(
+        controls_router(operations_over(notifications=notifications, controls=controls, wall=clock))
+    )
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://pipeline") as http:
         snoozed = await http.post(f"/v1/notifications/{note.id}/snooze", json={"duration_secs": 600})
         assert snoozed.status_code == 200
@@ -60,7 +64,7 @@ async def test_bad_snooze_requests_get_a_reason(engine: AsyncEngine) -> None:
     assert not sourceless.actions  # nothing to snooze, so no entry point is offered
     app = FastAPI()
     install_error_handler(app)  # as every service's app has it
-    app.include_router(controls_router(notifications, controls))
+    app.include_router(controls_router(operations_over(notifications=notifications, controls=controls)))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://pipeline") as http:
         missing = await http.post("/v1/notifications/nope/snooze")
         assert missing.status_code == 404

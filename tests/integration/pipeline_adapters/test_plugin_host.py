@@ -16,6 +16,7 @@ from kronii.pipeline.adapters.plugin_host import (
     serve_registrations,
 )
 from kronii.pipeline.adapters.plugins_store import PluginStore
+from kronii.pipeline.api.convert import registration_from_message
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -44,7 +45,7 @@ async def test_a_hosted_plugin_registers_and_answers_summary_or_full(bus: Bus, e
     registered = asyncio.Event()
 
     async def on_register(registration: pb.PluginRegistration) -> None:
-        await store.register(registration, now=100.0)
+        await store.register(registration_from_message(registration), now=100.0)
         registered.set()
 
     subscription = await serve_registrations(bus, on_register)

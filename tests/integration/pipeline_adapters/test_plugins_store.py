@@ -8,19 +8,24 @@ import httpx
 from fastapi import FastAPI
 from kronii.common.api_edge import install_error_handler
 from kronii.pipeline.adapters.plugins_store import PluginStore
+from kronii.pipeline.api.convert import registration_from_message
 from kronii.pipeline.api.plugins import plugins_router
+from kronii.pipeline.core.plugins import PluginRegistration
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from tests.integration.pipeline_adapters.operations import operations_over
 
-def registration(app_id: str, risk: float = 0.2, **caps: bool) -> pb.PluginRegistration:
-    return pb.PluginRegistration(
+
+def registration(app_id: str, risk: float = 0.2, **caps: bool) -> PluginRegistration:
+    message = pb.PluginRegistration(
         app_id=app_id,
         display_name=f"{app_id} plugin",
         capabilities=pb.PluginCapabilities(**caps),
         risk_score=risk,
         version="1.0",
     )
+    return registration_from_message(message)
 
 
 def unique(prefix: str) -> str:
@@ -54,7 +59,7 @@ async def test_the_http_api_lists_enables_and_disables(engine: AsyncEngine) -> N
     await store.register(registration(app_id, 0.8), now=10.0)
     app = FastAPI()
     install_error_handler(app)  # as every service's app has it
-    app.include_router(plugins_router(store, clock=lambda: 30.0))
+    app.include_router(plugins_router(operations_over(plugins=store, wall=lambda: 30.0)))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://pipeline") as http:
         listed = (await http.get("/v1/plugins")).json()["plugins"]
         assert any(p["app_id"] == app_id and p["enabled"] is False for p in listed)

@@ -10,9 +10,12 @@ from fastapi import FastAPI
 from kronii.common.api_edge import install_error_handler
 from kronii.common.limits import install_limits
 from kronii.common.llm.protocol import CallRecord
-from kronii.pipeline.adapters.runs_store import RunRecord, RunStore, StateVisit
+from kronii.pipeline.adapters.runs_store import RunStore
 from kronii.pipeline.api.runs import runs_router
+from kronii.pipeline.core.runs import RunRecord, StateVisit
 from sqlalchemy.ext.asyncio import AsyncEngine
+
+from tests.integration.pipeline_adapters.operations import operations_over
 
 
 def run(created_at: float, decision: str = "notify", **extra: object) -> RunRecord:
@@ -64,7 +67,7 @@ async def test_the_http_api_lists_newest_first_pages_and_filters(engine: AsyncEn
     app = FastAPI()
     install_error_handler(app)  # as every service's app has it
     install_limits(app)  # as every service's app has it: a bad argument is a 400 with a sentence
-    app.include_router(runs_router(store))
+    app.include_router(runs_router(operations_over(runs=store)))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://pipeline") as http:
         page = (await http.get("/v1/runs", params={"limit": 2, "before": base + 3})).json()
         assert [r["run_id"] for r in page["runs"]] == [saved[2].run_id, saved[1].run_id]

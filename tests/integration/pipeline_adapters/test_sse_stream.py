@@ -17,12 +17,14 @@ from kronii.pipeline.adapters.notifications import new_notification
 from kronii.pipeline.adapters.sse import NotificationBroadcaster
 from kronii.pipeline.api.notifications_stream import notifications_stream_router
 
+from tests.integration.pipeline_adapters.operations import operations_over
+
 
 @pytest_asyncio.fixture
 async def served() -> AsyncIterator[tuple[str, NotificationBroadcaster]]:
     hub = NotificationBroadcaster()
     app = FastAPI()
-    app.include_router(notifications_stream_router(hub, keepalive_secs=0.2))
+    app.include_router(notifications_stream_router(operations_over(stream=hub), keepalive_secs=0.2))
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
