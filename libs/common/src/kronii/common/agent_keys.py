@@ -10,16 +10,14 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kronii.crypto.errors import KeyFileError
+
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-__all__ = ["KeyFileError", "load_private_key", "private_key_from_bytes"]
+__all__ = ["load_private_key", "private_key_from_bytes"]
 
 _RAW_KEY_BYTES = 32
-
-
-class KeyFileError(ValueError):
-    """The key cannot be used: `str()` is the sentence to show."""
 
 
 def load_private_key(path: str | os.PathLike[str]) -> Ed25519PrivateKey:

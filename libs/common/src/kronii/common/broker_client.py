@@ -22,6 +22,7 @@ from kronii.common import agent_keys
 from kronii.common.desktop_input import InputAction, parse_action
 from kronii.common.errors import KroniiError
 from kronii.common.local_http import JsonClient
+from kronii.crypto.errors import KeyFileError
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -121,14 +122,14 @@ def load_private_key(path: str | os.PathLike[str]) -> Ed25519PrivateKey:
     """An Ed25519 private key from a file only its owner can read (kronii.common.agent_keys)."""
     try:
         return agent_keys.load_private_key(path)
-    except agent_keys.KeyFileError as error:
+    except KeyFileError as error:
         raise BrokerError(BAD_KEY, str(error)) from None
 
 
 def private_key_from_bytes(data: bytes) -> Ed25519PrivateKey:
     try:
         return agent_keys.private_key_from_bytes(data)
-    except agent_keys.KeyFileError as error:
+    except KeyFileError as error:
         raise BrokerError(BAD_KEY, str(error)) from None
 
 

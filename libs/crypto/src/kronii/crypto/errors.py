@@ -34,8 +34,10 @@ class SecretServiceNotReadyError(MasterKeyUnavailableError):
         self.unreachable = unreachable
 
 
-class KeyFileError(CryptoError):
-    """The master key file or its directory is unsafe (permissions, owner, type) or corrupt."""
+class KeyFileError(CryptoError, ValueError):
+    """A key file cannot be used: the master key file or its directory is unsafe (permissions, owner,
+    type) or corrupt, or an agent's or client's Ed25519 key file is missing, unreadable or not such a
+    key. `str()` is the sentence to show. The one error for every key file kronii reads."""
 
 
 class ProviderConfigError(CryptoError):

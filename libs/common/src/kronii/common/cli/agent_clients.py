@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from kronii.common.cli import exits
 from kronii.common.cli.exits import CommandError
+from kronii.crypto.errors import KeyFileError
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentClients",
-    "KeyFileError",
     "RegistryFactory",
     "client_json",
     "client_line",
@@ -40,10 +40,6 @@ __all__ = [
 # The service's registry on the database and Redis the command opened.
 RegistryFactory = Callable[["aioredis.Redis", "async_sessionmaker[AsyncSession]"], "ClientSessions"]
 _T = TypeVar("_T")
-
-
-class KeyFileError(ValueError):
-    """The public key file cannot be used; the message says why."""
 
 
 def load_public_key(text: bytes) -> bytes:

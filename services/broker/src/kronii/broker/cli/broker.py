@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING
 
 import click
 from kronii.common.cli import exits
-from kronii.common.cli.agent_clients import AgentClients, KeyFileError, client_json, read_public_key
+from kronii.common.cli.agent_clients import AgentClients, client_json, read_public_key
 from kronii.common.cli.exits import CommandError
+from kronii.crypto.errors import KeyFileError
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis

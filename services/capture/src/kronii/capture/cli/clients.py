@@ -18,8 +18,9 @@ import click
 from click.shell_completion import CompletionItem
 from kronii.capture.core.capabilities import AGENT_DEFAULT, Capability, names, parse_capabilities
 from kronii.common.cli import exits
-from kronii.common.cli.agent_clients import AgentClients, KeyFileError, load_public_key, read_public_key
+from kronii.common.cli.agent_clients import AgentClients, load_public_key, read_public_key
 from kronii.common.cli.exits import CommandError
+from kronii.crypto.errors import KeyFileError
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis

@@ -32,9 +32,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from kronii.capture.v1 import capture_pb2 as cpb
 from kronii.capture.v1 import capture_pb2_grpc as cpb_grpc
 from kronii.common.agent_keys import load_private_key
-from kronii.crypto.errors import KeyFileError
 from kronii.common.procinfo import start_ticks
 from kronii.common.rendezvous import capture_socket_path
+from kronii.crypto.errors import KeyFileError
 from kronii.vision.core.context import Frame
 from kronii.vision.ports import ScreenshotUnavailable
 from kronii.vision.settings import VisionSettings
