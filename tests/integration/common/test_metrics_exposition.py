@@ -41,7 +41,7 @@ DASHBOARDS = ROOT / "deploy" / "grafana" / "dashboards"
 
 
 def _sensor(registry: CollectorRegistry) -> Any:
-    from kronii.sensor.app import SensorMetrics
+    from kronii.sensor.metrics import SensorMetrics
 
     return SensorMetrics(SimpleNamespace(registry=registry))  # type: ignore[arg-type]
 

@@ -10,8 +10,9 @@ from typing import cast
 from kronii.common import subjects
 from kronii.common.service import ServiceContext
 from kronii.common.telemetry import CommonMetrics
-from kronii.sensor.app import EVENT_KINDS, SensorApp, SensorMetrics, possible_transitions, zero_common_series
 from kronii.sensor.core.model import ActivityState
+from kronii.sensor.metrics import EVENT_KINDS, SensorMetrics, possible_transitions, zero_common_series
+from kronii.sensor.usecases.publish_activity import PublishActivity
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -74,7 +75,7 @@ def test_possible_transitions_are_the_tables_state_changes() -> None:
 
 def test_event_kinds_are_the_kinds_the_sensor_publishes() -> None:
     # A kind published but not in EVENT_KINDS would appear only on first use: no data until then.
-    published = set(re.findall(r'self\._publish\(\s*"(\w+)"', inspect.getsource(SensorApp)))
+    published = set(re.findall(r'self\._publish\(\s*"(\w+)"', inspect.getsource(PublishActivity)))
 
     assert published == set(EVENT_KINDS)
 

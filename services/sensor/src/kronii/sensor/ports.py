@@ -1,15 +1,44 @@
-"""What the sensor's app needs of its adapters: the display (focus and idle), the lock signals, the
-snapshot store and the event store. `adapters/` implements them; fakes in tests may stand in."""
+"""What the sensor's use cases need of the outside: the display (focus and idle), the lock signals,
+the title redaction, the publisher of activity events, the snapshot store and the event store; and
+the exceptions their adapters raise. `adapters/` implements them; fakes in tests may stand in. The
+audit rows go through the one audit port, `kronii.common.audit_trail.AuditTrail`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
-from kronii.activity.v1 import activity_pb2 as pb
 from kronii.sensor.core.model import Focus
+from kronii.sensor.core.snapshot import ActivityEvent, Envelope, SensorSnapshot
 
-__all__ = ["DisplaySource", "EventStore", "LockSignals", "SnapshotStore"]
+__all__ = [
+    "ActivityPublisher",
+    "DisplaySource",
+    "DisplayUnavailable",
+    "EventStore",
+    "IdleUnavailable",
+    "LockSignals",
+    "PublishFailed",
+    "SnapshotStore",
+    "StoreFailed",
+    "TitleCleaner",
+]
+
+
+class DisplayUnavailable(Exception):
+    """There is no usable X display: DISPLAY unset, unreachable, refused, or the connection was lost."""
+
+
+class IdleUnavailable(Exception):
+    """The X server lacks the MIT-SCREEN-SAVER extension, so it cannot report idle time."""
+
+
+class PublishFailed(Exception):
+    """An activity event did not go out (the bus refused it or is away)."""
+
+
+class StoreFailed(Exception):
+    """A store (the snapshot in Redis, the envelopes in PostgreSQL) did not take a write."""
 
 
 class DisplaySource(Protocol):
@@ -28,7 +57,8 @@ class DisplaySource(Protocol):
         ...
 
     def idle_ms(self) -> int:
-        """Milliseconds since the last input; blocks, so the app calls it off the loop."""
+        """Milliseconds since the last input; blocks, so the caller calls it off the loop. Raises
+        IdleUnavailable, or DisplayUnavailable when the display went away."""
         ...
 
     def start(self, callback: Callable[[Focus], None]) -> None:
@@ -51,15 +81,31 @@ class LockSignals(Protocol):
     async def stop(self) -> None: ...
 
 
+class TitleCleaner(Protocol):
+    def clean(self, focus: Focus) -> Focus:
+        """The focus with its title through the redaction engine (withheld when that fails)."""
+        ...
+
+
+class ActivityPublisher(Protocol):
+    async def publish(self, kind: str, event: ActivityEvent) -> None:
+        """Publish on kronii.activity.<kind>; raises PublishFailed."""
+        ...
+
+
 class SnapshotStore(Protocol):
     """The latest activity snapshot, where the other services read it."""
 
-    async def put(self, snapshot: pb.Snapshot) -> None: ...
+    async def keep(self, snapshot: SensorSnapshot) -> None:
+        """Raises StoreFailed."""
+        ...
 
-    async def get(self) -> pb.Snapshot | None: ...
+    async def latest(self) -> SensorSnapshot | None: ...
 
 
 class EventStore(Protocol):
     """The durable envelopes of what happened (state, focus, lock), written in batches."""
 
-    async def append(self, rows: Sequence[Mapping[str, Any]]) -> None: ...
+    async def write(self, envelopes: Sequence[Envelope]) -> None:
+        """Raises StoreFailed."""
+        ...

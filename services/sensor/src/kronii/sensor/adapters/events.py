@@ -4,8 +4,11 @@ state change, focus change, lock and unlock, written in batches off the event pa
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
+from kronii.sensor.core.snapshot import Envelope
+from kronii.sensor.ports import StoreFailed
 from sqlalchemy import BigInteger, Column, DateTime, MetaData, Table, Text, insert
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -32,3 +35,19 @@ class ActivityEventStore:
     async def append(self, rows: Sequence[Mapping[str, Any]]) -> None:
         async with self._engine.begin() as conn:
             await conn.execute(insert(activity_events), list(rows))
+
+    async def write(self, envelopes: Sequence[Envelope]) -> None:
+        """Raises StoreFailed when the batch was not written."""
+        rows = [
+            {
+                "at": datetime.fromtimestamp(item.at, UTC),
+                "kind": item.kind,
+                "state": item.state,
+                "detail": item.detail,
+            }
+            for item in envelopes
+        ]
+        try:
+            await self.append(rows)
+        except Exception as error:
+            raise StoreFailed(str(error)) from error

@@ -7,7 +7,7 @@ import logging
 import os
 from pathlib import Path
 
-__all__ = ["ProcessClock", "parse_boot_time", "parse_start_ticks", "start_time_ms"]
+__all__ = ["ProcessReader", "parse_boot_time", "parse_start_ticks", "start_time_ms"]
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +44,9 @@ def start_time_ms(start_ticks: int, boot_time_s: int, clk_tck: int) -> int:
     return boot_time_s * 1000 + start_ticks * 1000 // clk_tck
 
 
-class ProcessClock:
-    """Reads process start times. Boot time is read once: the kernel recomputes btime from the wall
+class ProcessReader:
+    """Reads process start times and program names (not a clock: the time is the kernel's record of
+    when a process began, read from /proc). Boot time is read once: the kernel recomputes btime from the wall
     clock on every read and it can shift by a second, which would make one process look like two."""
 
     def __init__(self, proc_root: Path = Path("/proc")) -> None:

@@ -29,10 +29,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from kronii.sensor.adapters.processes import ProcessClock as _ProcessClock
-from kronii.sensor.adapters.processes import parse_boot_time, parse_start_ticks, start_time_ms
+from kronii.sensor.adapters.processes import ProcessReader, parse_boot_time, parse_start_ticks, start_time_ms
 from kronii.sensor.core.model import Focus
 from kronii.sensor.core.prompts import WindowFacts, prompt_kind
+from kronii.sensor.ports import DisplayUnavailable, IdleUnavailable
 from Xlib import X, Xatom
 from Xlib import display as xdisplay
 from Xlib import error as xerror
@@ -52,14 +52,6 @@ _SCREENSAVER_EXTENSION = "MIT-SCREEN-SAVER"
 # How long start() waits for the watcher to select events on the active window and report it.
 _WATCHER_READY_TIMEOUT_S = 2.0
 _STOP_TIMEOUT_S = 1.0
-
-
-class DisplayUnavailable(Exception):
-    """There is no usable X display: DISPLAY unset, unreachable, refused, or the connection was lost."""
-
-
-class IdleUnavailable(Exception):
-    """The X server lacks the MIT-SCREEN-SAVER extension, so it cannot report idle time."""
 
 
 # ---- /proc parsing (pure) -----------------------------------------------------------------------
@@ -90,9 +82,9 @@ def _as_bytes(value: Any) -> bytes:
 class _FocusReader:
     """Reads EWMH/ICCCM properties over one connection. Raises Xlib errors; callers decide."""
 
-    def __init__(self, dpy: Any, clock: _ProcessClock) -> None:
+    def __init__(self, dpy: Any, processes: ProcessReader) -> None:
         self._dpy = dpy
-        self._clock = clock
+        self._processes = processes
         self.root = dpy.screen().root
         self.net_active_window = dpy.intern_atom("_NET_ACTIVE_WINDOW")
         self.net_wm_name = dpy.intern_atom("_NET_WM_NAME")
@@ -117,14 +109,14 @@ class _FocusReader:
         if pid_prop is not None and len(pid_prop.value) > 0:
             pid = int(pid_prop.value[0])
         instance, klass = window.get_wm_class() or ("", "")
-        facts = WindowFacts(instance, klass, self._clock.program(pid), self._window_types(window))
+        facts = WindowFacts(instance, klass, self._processes.program(pid), self._window_types(window))
         return Focus(
             app_name=klass,
             wm_class=f"{instance}.{klass}" if instance or klass else "",
             window_id=window_id,
             title=self._title(window),
             pid=pid,
-            app_start_time_ms=self._clock.start_time_ms(pid),
+            app_start_time_ms=self._processes.start_time_ms(pid),
             prompt=prompt_kind(facts),
         )
 
@@ -192,13 +184,13 @@ class X11Display:
     def __init__(self, display: str | None = None, *, proc_root: Path = Path("/proc")) -> None:
         self._dpy = _connect(display)
         self.display_name: str = self._dpy.get_display_name()
-        self._clock = _ProcessClock(proc_root)
+        self._processes = ProcessReader(proc_root)
         self._errors = 0
         self._errors_lock = threading.Lock()
         self._query_lock = threading.Lock()
         self._dpy.set_error_handler(self._on_async_error)
         with _closing_on_failure(self._dpy, self.display_name):
-            self._reader = _FocusReader(self._dpy, self._clock)
+            self._reader = _FocusReader(self._dpy, self._processes)
         self._watcher: _Watcher | None = None
         self._closed = False
 
@@ -288,7 +280,7 @@ class X11Display:
             raise RuntimeError("the focus watcher is already running")
         # A watcher that ended by itself (lost display) still holds its wakeup sockets.
         self.stop()
-        self._watcher = _Watcher(self.display_name, self._clock, callback, self._count_error)
+        self._watcher = _Watcher(self.display_name, self._processes, callback, self._count_error)
         self._watcher.start()
 
     def stop(self) -> None:
@@ -323,7 +315,7 @@ class _Watcher:
     def __init__(
         self,
         display_name: str,
-        clock: _ProcessClock,
+        processes: ProcessReader,
         callback: Callable[[Focus], None],
         count_error: Callable[[], None],
     ) -> None:
@@ -332,7 +324,7 @@ class _Watcher:
         self._dpy = _connect(display_name)
         self._dpy.set_error_handler(self._on_async_error)
         with _closing_on_failure(self._dpy, display_name):
-            self._reader = _FocusReader(self._dpy, clock)
+            self._reader = _FocusReader(self._dpy, processes)
             # Select on the root before the thread starts, so no activation after start() is missed.
             self._reader.root.change_attributes(event_mask=X.PropertyChangeMask)
             self._dpy.sync()

@@ -1,1 +1,2 @@
-"""The sensor's thin API layers: protobuf conversion, HTTP router, gRPC servicer."""
+"""The sensor's thin API layers over SensorOperations: protobuf conversion, HTTP router, gRPC servicer.
+The sensor takes no NATS message, so it has no bus handlers."""

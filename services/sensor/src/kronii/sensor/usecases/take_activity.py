@@ -1,0 +1,82 @@
+"""Take what the sensor sees (focus from the display's thread, lock signals, a Tick with the idle
+time) into the state machine, one input at a time, and carry out what it decides; the snapshot is
+kept after each change and each Tick. Inputs are stamped on arrival: their time on the wall clock
+(the core's), their arrival on the monotonic clock (the focus latency)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from kronii.common.clock import Clock
+from kronii.sensor.core.machine import SensorCore
+from kronii.sensor.core.model import Focus, FocusObserved, LockEnd, LockStart, SensorInput, Tick
+from kronii.sensor.usecases.keep_snapshot import KeepSnapshot
+from kronii.sensor.usecases.publish_activity import PublishActivity
+from kronii.sensor.usecases.watch_display import DisplayWatch
+
+__all__ = ["TakeActivity"]
+
+log = logging.getLogger(__name__)
+
+_QUEUE = 10_000
+
+
+class TakeActivity:
+    def __init__(
+        self,
+        core: SensorCore,
+        publish: PublishActivity,
+        snapshot: KeepSnapshot,
+        display: DisplayWatch,
+        clock: Clock,
+    ) -> None:
+        self._core = core
+        self._publish = publish
+        self._snapshot = snapshot
+        self._display = display
+        self._clock = clock
+        self._inputs: asyncio.Queue[tuple[SensorInput, float]] = asyncio.Queue(maxsize=_QUEUE)
+
+    def offer(self, event: SensorInput, received: float) -> None:
+        try:
+            self._inputs.put_nowait((event, received))
+        except asyncio.QueueFull:
+            log.warning("sensor input queue is full; dropping %s", type(event).__name__)
+
+    def focus_from_thread(self, loop: asyncio.AbstractEventLoop) -> Callable[[Focus], None]:
+        """The display watcher's callback: it runs on the watcher's thread and hands the focus over
+        to `loop`, stamped on arrival."""
+
+        def on_focus(focus_seen: Focus) -> None:
+            loop.call_soon_threadsafe(
+                self.offer, FocusObserved(self._clock.wall(), focus_seen), self._clock.monotonic()
+            )
+
+        return on_focus
+
+    def on_lock(self, locked: bool, source: str) -> None:
+        at = self._clock.wall()
+        event: SensorInput = LockStart(at, source) if locked else LockEnd(at, source)
+        self.offer(event, self._clock.monotonic())
+
+    async def tick_forever(self, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            idle = await self._display.idle_now()
+            self.offer(Tick(self._clock.wall(), idle), self._clock.monotonic())
+
+    async def run(self) -> None:
+        """Handle the inputs in arrival order, forever."""
+        while True:
+            event, received = await self._inputs.get()
+            try:
+                effects = self._core.handle(event)
+                for effect in effects:
+                    await self._publish(effect, received)
+                if effects or isinstance(event, Tick):
+                    await self._snapshot.store(self._clock.wall())
+                self._display.count_errors()
+            except Exception:
+                log.exception("handling %s failed", type(event).__name__)

@@ -1,0 +1,88 @@
+"""The X display the sensor follows, or none: opened at start, asked for idle time on each Tick,
+given up when it goes away (the sensor then runs on Tick alone, and /readyz says why)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+from kronii.sensor.core.model import Focus
+from kronii.sensor.metrics import SensorMetrics
+from kronii.sensor.ports import DisplaySource, DisplayUnavailable, IdleUnavailable
+
+__all__ = ["DisplayWatch"]
+
+log = logging.getLogger(__name__)
+
+
+class DisplayWatch:
+    def __init__(self, open_display: Callable[[str], DisplaySource], metrics: SensorMetrics) -> None:
+        self._open_display = open_display
+        self._metrics = metrics
+        self.source: DisplaySource | None = None
+        self.problem = ""
+        self._errors_seen = 0
+
+    def open(self, name: str | None) -> None:
+        """Open the display `name`; without one, say why and go on with Tick alone."""
+        if not name:
+            self.problem = "no display: DISPLAY is not set; the sensor runs on Tick alone"
+            log.warning("%s", self.problem)
+            return
+        try:
+            display = self._open_display(name)
+        except DisplayUnavailable as error:
+            self.problem = f"no display: {error}; the sensor runs on Tick alone"
+            log.warning("%s", self.problem)
+            return
+        if not display.has_idle:
+            log.warning(
+                "the X display has no MIT-SCREEN-SAVER extension: idle time comes from focus events only"
+            )
+        self.source = display
+
+    def start(self, on_focus: Callable[[Focus], None]) -> None:
+        if self.source is not None:
+            self.source.start(on_focus)
+
+    def read_idle(self) -> int | None:
+        """The idle time at start (blocking, once)."""
+        if self.source is None or not self.source.has_idle:
+            return None
+        try:
+            return self.source.idle_ms()
+        except (DisplayUnavailable, IdleUnavailable) as error:
+            log.warning("reading idle time failed: %s", error)
+            return None
+
+    async def idle_now(self) -> int | None:
+        display = self.source
+        if display is None or not display.has_idle:
+            return None
+        try:
+            return await asyncio.to_thread(display.idle_ms)
+        except IdleUnavailable:
+            return None
+        except DisplayUnavailable as error:
+            # The X server went away: say so once, report it in /readyz, and go on with Tick alone.
+            self.problem = f"lost the display: {error}; the sensor runs on Tick alone"
+            log.warning("%s", self.problem)
+            self.source = None
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(display.close)
+            return None
+
+    def count_errors(self) -> None:
+        """Add the display's asynchronous errors seen since the last count to the metric."""
+        if self.source is None:
+            return
+        errors = self.source.errors
+        if errors > self._errors_seen:
+            self._metrics.x11_errors.inc(errors - self._errors_seen)
+            self._errors_seen = errors
+
+    async def close(self) -> None:
+        if self.source is not None:
+            await asyncio.to_thread(self.source.close)
