@@ -100,8 +100,8 @@ SERVICES: dict[str, Callable[[CollectorRegistry], Any]] = {
 }
 
 # Labelled counters whose label values are open-ended (routes, subjects, audit actions, operations
-# times error codes, trigger kinds times intake results) or not defined in a metrics.py (the
-# sensor's, in kronii.sensor.app): they appear on first use.
+# times error codes, trigger kinds times intake results): they appear on first use. The sensor's start
+# their known values at 0 in kronii.sensor.metrics, which tests/unit/sensor checks.
 OPEN_LABEL_VALUES = {
     "kronii_http_requests",
     "kronii_bus_published",
