@@ -19,7 +19,6 @@ import pytest_asyncio
 from kronii.capture.core.capabilities import Capability
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
-from kronii.common.infra import free_port
 from PIL import Image
 
 from tests.desktop import focus_window
@@ -34,7 +33,7 @@ from tests.integration.capture.capture_support import (
     planted_window,
     start_capture,
 )
-from tests.mesh import Proc, python_module, wait_http_ready
+from tests.mesh import Proc, start_service
 from tests.unit.redaction_pixels.pixels_support import read_back, squeeze
 
 pytestmark = pytest.mark.e2e
@@ -54,20 +53,13 @@ def desktop_mesh(
     sensor_env = capture_env(infra, database, data_dir, None)
     sensor_env.update(
         DISPLAY=xdisplay,
-        KRONII_SENSOR_HTTP_PORT=str(free_port()),
-        KRONII_SENSOR_GRPC_PORT=str(free_port()),
         KRONII_SENSOR_TICK_INTERVAL_SECS="0.2",
         DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
     )
-    sensor = Proc(python_module("kronii.sensor"), sensor_env)
-    try:
-        wait_http_ready(f"http://127.0.0.1:{sensor_env['KRONII_SENSOR_HTTP_PORT']}", proc=sensor, timeout=60)
+    with start_service("sensor", sensor_env, timeout=60) as sensor:
         env = capture_env(infra, database, data_dir, xdisplay)
         with start_capture(env) as capture:
-            yield sensor, capture, database
-    finally:
-        if sensor.process.poll() is None:
-            sensor.terminate()
+            yield sensor.proc, capture, database
 
 
 @pytest_asyncio.fixture

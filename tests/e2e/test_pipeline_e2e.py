@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from kronii.common import subjects
 from kronii.common.bus import Bus
-from kronii.common.infra import free_port
 from kronii.pipeline.adapters.plugin_host import PluginHost
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 
@@ -31,7 +30,7 @@ from tests.integration.pipeline.pipeline_support import (
     pipeline_env,
     start_pipeline,
 )
-from tests.mesh import Proc, python_module, wait_http_ready, wait_until
+from tests.mesh import Proc, start_service, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -66,31 +65,26 @@ def mesh(
     sensor_env.update(
         DISPLAY=xdisplay,
         DBUS_SESSION_BUS_ADDRESS=session_bus,
-        KRONII_SENSOR_HTTP_PORT=str(free_port()),
-        KRONII_SENSOR_GRPC_PORT=str(free_port()),
         KRONII_SENSOR_TICK_INTERVAL_SECS="0.2",
         DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
     )
-    sensor = Proc(python_module("kronii.sensor"), sensor_env)
-    try:
-        wait_http_ready(f"http://127.0.0.1:{sensor_env['KRONII_SENSOR_HTTP_PORT']}", proc=sensor, timeout=60)
-        with start_capture(capture_env(infra, database, data_dir, xdisplay)) as capture:
-            env = pipeline_env(
-                infra,
-                database,
-                data_dir,
-                KRONII_PIPELINE_CAPTURE_ENABLED="true",
-                KRONII_PIPELINE_CAPTURE_SOCKET_DIR=str(capture.socket.parent),
-                KRONII_PIPELINE_CAPTURES_PER_APP_PER_10MIN="100",
-                KRONII_PIPELINE_CAPTURES_GLOBAL_PER_HOUR="100",
-                KRONII_PIPELINE_CAPTURE_TTL_MS="20000",
-                KRONII_PIPELINE_PLUGIN_TIMEOUT_SECS="5",
-            )
-            with start_pipeline(env) as pipeline:
-                yield Mesh(sensor, capture, pipeline, infra)
-    finally:
-        if sensor.process.poll() is None:
-            sensor.terminate()
+    with (
+        start_service("sensor", sensor_env, timeout=60) as sensor,
+        start_capture(capture_env(infra, database, data_dir, xdisplay)) as capture,
+    ):
+        env = pipeline_env(
+            infra,
+            database,
+            data_dir,
+            KRONII_PIPELINE_CAPTURE_ENABLED="true",
+            KRONII_PIPELINE_CAPTURE_SOCKET_DIR=str(capture.socket.parent),
+            KRONII_PIPELINE_CAPTURES_PER_APP_PER_10MIN="100",
+            KRONII_PIPELINE_CAPTURES_GLOBAL_PER_HOUR="100",
+            KRONII_PIPELINE_CAPTURE_TTL_MS="20000",
+            KRONII_PIPELINE_PLUGIN_TIMEOUT_SECS="5",
+        )
+        with start_pipeline(env) as pipeline:
+            yield Mesh(sensor.proc, capture, pipeline, infra)
 
 
 def _newer(after: float) -> Any:

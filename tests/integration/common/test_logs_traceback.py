@@ -20,7 +20,7 @@ import pytest
 from kronii.common.infra import free_port
 
 from tests.infra import InfraUrls
-from tests.mesh import Proc, python_module, running, wait_http_ready
+from tests.mesh import Proc, running, start_service, wait_http_ready
 
 # A service of the common runtime that fails where the environment says: at start, or in a route.
 _CRASHING_SERVICE = """
@@ -151,12 +151,12 @@ def test_the_sensor_that_cannot_listen_for_grpc_logs_the_reason_and_its_tracebac
         infra.env(),
         KRONII_DATA_DIR=str(tmp_path / "data"),
         KRONII_LOG_FORMAT="json",
-        KRONII_SENSOR_HTTP_PORT=str(free_port()),
         KRONII_SENSOR_GRPC_PORT=str(taken_port),
         DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
         DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
     )
-    with running(Proc(python_module("kronii.sensor"), env)) as proc:
+    with start_service("sensor", env, ready=False, stop="kill") as sensor:
+        proc = sensor.proc
         code = proc.process.wait(timeout=30)
         proc.terminate()
     failed = [line for line in _json_lines(proc) if line["level"] == "ERROR"]

@@ -16,7 +16,7 @@ from kronii.common.infra import free_port, nats_server_binary
 
 from tests.desktop import stop_process, wait_until
 from tests.infra import InfraUrls
-from tests.mesh import Proc, python_module
+from tests.mesh import start_service
 
 
 def _port_answers(port: int) -> bool:
@@ -81,14 +81,10 @@ def test_sensor_stops_at_start_with_one_sentence_when_nats_has_no_jetstream(
         KRONII_DATABASE_URL=infra.database,
         KRONII_DATA_DIR=str(tmp_path / "data"),
         KRONII_LOG_FORMAT="json",
-        KRONII_SENSOR_HTTP_PORT=str(free_port()),
-        KRONII_SENSOR_GRPC_PORT=str(free_port()),
     )
-    proc = Proc(python_module("kronii.sensor"), env)
-    try:
+    with start_service("sensor", env, ready=False, stop="kill") as sensor:
+        proc = sensor.proc
         code = proc.process.wait(timeout=30)
-    finally:
-        proc.kill()
     lines = [json.loads(line) for line in proc.lines if line.startswith("{")]
     errors = [line for line in lines if line["level"] == "ERROR"]
 

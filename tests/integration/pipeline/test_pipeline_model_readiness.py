@@ -18,7 +18,7 @@ from kronii.common.infra import free_port
 
 from tests.infra import InfraUrls
 from tests.integration.pipeline.pipeline_support import pipeline_database, pipeline_env
-from tests.mesh import Proc, python_module, wait_until
+from tests.mesh import start_service, wait_until
 
 
 class _Models(BaseHTTPRequestHandler):
@@ -66,9 +66,8 @@ def test_an_openai_backend_pointing_at_nothing_is_not_ready_and_says_why(
         KRONII_PIPELINE_LLM_BASE_URL=model_url,
         KRONII_PIPELINE_LLM_MODEL="gemma",
     )
-    url = f"http://127.0.0.1:{env['KRONII_PIPELINE_HTTP_PORT']}"
-    proc = Proc(python_module("kronii.pipeline"), env)
-    try:
+    with start_service("pipeline", env, ready=False) as pipeline:
+        url = pipeline.url
         seen: list[tuple[int, dict[str, Any]]] = []
 
         def model_checked() -> bool:
@@ -103,5 +102,3 @@ def test_an_openai_backend_pointing_at_nothing_is_not_ready_and_says_why(
             }
         finally:
             next(serving, None)
-    finally:
-        proc.terminate()

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import httpx
 import psutil
-from kronii.common.infra import free_port
 
 from tests.desktop import start_xvfb
 from tests.infra import InfraUrls
-from tests.mesh import Proc, python_module, wait_http_ready, wait_until
+from tests.mesh import start_service, wait_until
 
 
 def test_sensor_survives_losing_its_display(infra: InfraUrls, migrated_database: str, tmp_path: Path) -> None:
@@ -25,7 +24,6 @@ def test_sensor_survives_losing_its_display(infra: InfraUrls, migrated_database:
             if child.name() == "Xvfb" and child.create_time() >= started
         ]
         assert len(xvfb) == 1
-        http = free_port()
         env = dict(os.environ)
         env.update(infra.env())
         env.update(
@@ -34,14 +32,10 @@ def test_sensor_survives_losing_its_display(infra: InfraUrls, migrated_database:
             DISPLAY=display,
             DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
             DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
-            KRONII_SENSOR_HTTP_PORT=str(http),
-            KRONII_SENSOR_GRPC_PORT=str(free_port()),
             KRONII_SENSOR_TICK_INTERVAL_SECS="0.2",
         )
-        proc = Proc(python_module("kronii.sensor"), env)
-        try:
-            url = f"http://127.0.0.1:{http}"
-            wait_http_ready(url, proc=proc)
+        with start_service("sensor", env, stop="kill") as sensor:
+            url, proc = sensor.url, sensor.proc
             assert httpx.get(f"{url}/readyz").json()["dependencies"]["display"]["ready"] is True
 
             xvfb[0].kill()
@@ -60,6 +54,3 @@ def test_sensor_survives_losing_its_display(infra: InfraUrls, migrated_database:
             assert len(said) == 1, said
             code, _ = proc.terminate()
             assert code == 0, proc.output[-2000:]
-        finally:
-            if proc.process.poll() is None:
-                proc.kill()

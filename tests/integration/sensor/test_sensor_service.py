@@ -18,7 +18,7 @@ from kronii.activity.v1 import activity_pb2_grpc as pb_grpc
 from kronii.common.infra import free_port
 
 from tests.infra import InfraUrls
-from tests.mesh import Proc, python_module, wait_http_ready
+from tests.mesh import Proc, start_service
 
 
 def _env(infra: InfraUrls, database: str, tmp_path: Path, http: int, grpc_port: int) -> dict[str, str]:
@@ -40,14 +40,9 @@ def _env(infra: InfraUrls, database: str, tmp_path: Path, http: int, grpc_port: 
 def headless_sensor(
     infra: InfraUrls, migrated_database: str, tmp_path: Path
 ) -> Iterator[tuple[Proc, str, int]]:
-    http, grpc_port = free_port(), free_port()
-    proc = Proc(python_module("kronii.sensor"), _env(infra, migrated_database, tmp_path, http, grpc_port))
-    try:
-        wait_http_ready(f"http://127.0.0.1:{http}", proc=proc)
-        yield proc, f"http://127.0.0.1:{http}", grpc_port
-    finally:
-        if proc.process.poll() is None:
-            proc.kill()
+    env = _env(infra, migrated_database, tmp_path, free_port(), free_port())
+    with start_service("sensor", env, stop="kill") as sensor:
+        yield sensor.proc, sensor.url, sensor.grpc_port
 
 
 def test_sensor_without_display_is_ready_and_says_so_once(headless_sensor: tuple[Proc, str, int]) -> None:
@@ -106,18 +101,17 @@ def test_sensor_refuses_an_invalid_setting_with_a_sentence_naming_the_variable(
 ) -> None:
     env = _env(infra, migrated_database, tmp_path, free_port(), free_port())
     env["KRONII_SENSOR_HTTP_PORT"] = "eighty"
-    proc = Proc(python_module("kronii.sensor"), env)
-    assert proc.process.wait(30) == 2
-    proc.terminate()
-    assert "KRONII_SENSOR_HTTP_PORT is invalid" in proc.output
-    assert "'eighty'" in proc.output
+    with start_service("sensor", env, ready=False) as sensor:
+        assert sensor.proc.process.wait(30) == 2
+        sensor.proc.terminate()
+    assert "KRONII_SENSOR_HTTP_PORT is invalid" in sensor.proc.output
+    assert "'eighty'" in sensor.proc.output
 
 
 def test_sensor_without_a_bus_url_says_which_variable_is_missing(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KRONII_")}
-    env.update(KRONII_SENSOR_HTTP_PORT=str(free_port()), KRONII_SENSOR_GRPC_PORT=str(free_port()))
-    proc = Proc(python_module("kronii.sensor"), env)
-    assert proc.process.wait(30) == 2
-    proc.terminate()
-    assert "KRONII_NATS_URL" in proc.output
-    assert "is not set" in proc.output
+    with start_service("sensor", env, ready=False) as sensor:
+        assert sensor.proc.process.wait(30) == 2
+        sensor.proc.terminate()
+    assert "KRONII_NATS_URL" in sensor.proc.output
+    assert "is not set" in sensor.proc.output
