@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kronii.broker.adapters.remote_view import RemoteView
 from kronii.broker.adapters.viewer_record import ViewerRecord
 from kronii.broker.adapters.vnc import VncSettings, decode_rfbauth
 from kronii.broker.adapters.vnc_processes import x11vncs_of
-from kronii.broker.attachment import Attachment
-from kronii.broker.control_desk import ControlDesk
 from kronii.broker.core.machine import Policy
 from kronii.broker.core.model import ControlState
 from kronii.broker.metrics import BrokerMetrics
-from kronii.broker.remote_view import RemoteView
+from kronii.broker.usecases.control_session import ControlSession
+from kronii.broker.usecases.track_presence import Attachment
 from prometheus_client import CollectorRegistry
 from vncdotool import api as vnc_api  # type: ignore[import-untyped]
 
@@ -51,9 +51,9 @@ class _Quiet:
         return None
 
 
-def _desk() -> tuple[ControlDesk, Attachment]:
+def _desk() -> tuple[ControlSession, Attachment]:
     metrics, quiet = BrokerMetrics(CollectorRegistry()), _Quiet()
-    desk = ControlDesk(
+    desk = ControlSession(
         session_id="s", policy=Policy(), metrics=metrics, publisher=quiet, journal=quiet, audit=quiet.record
     )
     return desk, Attachment(desk, metrics, flag=False, devices_make_interactive=False)
@@ -62,7 +62,7 @@ def _desk() -> tuple[ControlDesk, Attachment]:
 @asynccontextmanager
 async def remote_view(
     display: str, folder: Path, **options: Any
-) -> AsyncIterator[tuple[RemoteView, ControlDesk]]:
+) -> AsyncIterator[tuple[RemoteView, ControlSession]]:
     desk, attachment = _desk()
     view = RemoteView(
         display,
@@ -103,7 +103,7 @@ def _let_go(viewer: Any) -> None:
     viewer.disconnect()
 
 
-def _reason(desk: ControlDesk) -> str:
+def _reason(desk: ControlSession) -> str:
     return desk.state.interactive_reason
 
 

@@ -10,14 +10,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from kronii.broker.attachment import Attachment
-from kronii.broker.control_desk import ControlDesk
+from kronii.broker.core.facts import UserInputSeen
 from kronii.broker.core.machine import Happening, Policy
 from kronii.broker.core.model import ControlMode, ControlState
 from kronii.broker.core.table import Event
-from kronii.broker.input_lane import InputLane
 from kronii.broker.metrics import BrokerMetrics
-from kronii.broker.ports import UserInputSeen
+from kronii.broker.usecases.control_session import ControlSession
+from kronii.broker.usecases.submit_input import InputLane
+from kronii.broker.usecases.track_presence import Attachment
 from kronii.common.desktop_input import InputAction
 from prometheus_client import CollectorRegistry
 
@@ -69,15 +69,26 @@ class SlowHands:
 
 
 class Clock:
+    """The service clock at ``ms`` on both scales, moved by the test."""
+
     def __init__(self) -> None:
         self.ms = 1_000_000
 
-    def __call__(self) -> int:
+    def wall(self) -> float:
+        return self.ms / 1000
+
+    def monotonic(self) -> float:
+        return self.ms / 1000
+
+    def wall_ms(self) -> int:
+        return self.ms
+
+    def monotonic_ms(self) -> int:
         return self.ms
 
 
-def _desk(effects: Effects, clock: Clock, metrics: BrokerMetrics, reason: str = "flag") -> ControlDesk:
-    desk = ControlDesk(
+def _desk(effects: Effects, clock: Clock, metrics: BrokerMetrics, reason: str = "flag") -> ControlSession:
+    desk = ControlSession(
         session_id="s1",
         policy=Policy(hold_ms=10_000),
         metrics=metrics,
@@ -85,7 +96,7 @@ def _desk(effects: Effects, clock: Clock, metrics: BrokerMetrics, reason: str = 
         journal=effects,
         audit=effects.record,
         notifier=effects,
-        now_ms=clock,
+        clock=clock,
         interactive_reason=reason,
     )
     return desk

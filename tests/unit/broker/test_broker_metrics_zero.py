@@ -46,6 +46,6 @@ def test_the_broker_starts_its_nats_and_audit_series_at_zero() -> None:
 
 
 def test_every_audit_action_the_control_desk_writes_is_declared() -> None:
-    from kronii.broker import control_desk
+    from kronii.broker.usecases import control_session
 
-    assert set(control_desk._AUDITED.values()) <= set(AUDIT_ACTIONS)
+    assert set(control_session._AUDITED.values()) <= set(AUDIT_ACTIONS)

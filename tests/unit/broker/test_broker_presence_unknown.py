@@ -1,22 +1,23 @@
 """Fail closed: while the broker cannot see the desktop's viewers, nobody can say that nobody watches,
 so every agent's acquire is refused with a sentence naming the cause (HTTP 409), a lease taken by
-policy ends, and the person can still grant. In process: the Attachment, the ControlDesk and the
-BrokerDesk the API calls, with fakes for the outside world."""
+policy ends, and the person can still grant. In process: the Attachment, the ControlSession and the
+BrokerOperations the API calls, with fakes for the outside world."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from kronii.broker.attachment import Attachment
-from kronii.broker.control_desk import ControlDesk
 from kronii.broker.core.callers import Caller
+from kronii.broker.core.commands import GrantCommand, LeaseCommand
 from kronii.broker.core.machine import Policy
 from kronii.broker.core.model import AgentStatus, ControlMode, ControlState
 from kronii.broker.core.table import Event
-from kronii.broker.desk import CURRENT, BrokerDesk
-from kronii.broker.input_lane import InputLane
 from kronii.broker.metrics import BrokerMetrics
+from kronii.broker.usecases.control_session import CURRENT, ControlSession
+from kronii.broker.usecases.operations import BrokerOperations
+from kronii.broker.usecases.submit_input import InputLane
+from kronii.broker.usecases.track_presence import Attachment
 from kronii.common.errors import FailedPrecondition
 from prometheus_client import CollectorRegistry
 
@@ -43,7 +44,7 @@ class _Setup:
     def __init__(self, *, devices_make_interactive: bool = False) -> None:
         metrics = BrokerMetrics(CollectorRegistry())
         quiet = _Quiet()
-        self.control = ControlDesk(
+        self.control = ControlSession(
             session_id="s1",
             policy=Policy(),
             metrics=metrics,
@@ -54,7 +55,7 @@ class _Setup:
         self.attachment = Attachment(
             self.control, metrics, flag=False, devices_make_interactive=devices_make_interactive
         )
-        self.desk = BrokerDesk(
+        self.desk = BrokerOperations(
             self.control,
             InputLane(self.control, quiet, metrics, size=4),
             sign_in=quiet,  # type: ignore[arg-type]  # no sign-in in these tests
@@ -63,7 +64,7 @@ class _Setup:
         )
 
     def acquire(self) -> ControlState:
-        return self.desk.lease(AGENT, CURRENT, Event.ACQUIRE, 30)
+        return self.desk.lease(AGENT, LeaseCommand(CURRENT, Event.ACQUIRE, 30))
 
 
 async def test_unknown_presence_refuses_an_agents_acquire_naming_the_cause() -> None:
@@ -111,7 +112,7 @@ async def test_losing_sight_of_the_viewers_ends_a_lease_taken_by_policy() -> Non
 async def test_the_person_can_still_grant_while_presence_is_unknown() -> None:
     setup = _Setup()
     setup.attachment.viewers_unseen(CAUSE)
-    state = setup.desk.grant(PERSON, CURRENT, 30, "a", window=7)
+    state = setup.desk.grant(PERSON, GrantCommand(CURRENT, "a", 30, window=7))
     assert state.control_mode is ControlMode.AGENT and state.holder == "a" and state.granted_by_user
 
 

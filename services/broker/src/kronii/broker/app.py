@@ -1,6 +1,8 @@
-"""The broker as a service: it wires the control desk, the agents' input lane, the desktop (X
-display, viewers) and the doors (HTTP and gRPC on loopback, the local socket for the desktop user)
-at start; the rules are in core/, the use cases in control_desk, input_lane, attachment and desk."""
+"""The broker as a service, its composition root: at start it builds the adapters (journal, NATS
+publisher, notification, the desktop: X display and viewers, the agents' registry and gatekeeper),
+the use cases (usecases/: the control session, the input lane, the person's presence, the lease
+clock) and the facade the API calls (BrokerOperations), opens the local socket for the desktop user,
+and stops them all in turn. The rules are in core/."""
 
 from __future__ import annotations
 
@@ -14,22 +16,24 @@ from pathlib import Path
 import grpc
 from fastapi import APIRouter
 from kronii.broker.adapters.callers import GRANT_PURPOSE, AgentRegistry, TransportGate
+from kronii.broker.adapters.desktop import Desktop
 from kronii.broker.adapters.journal import JsonLinesJournal
 from kronii.broker.adapters.lease_notice import LeaseNotice
 from kronii.broker.adapters.publisher import NatsControlPublisher
 from kronii.broker.api.grpc_api import BrokerServicer
 from kronii.broker.api.http_api import broker_router
-from kronii.broker.attachment import Attachment
-from kronii.broker.control_desk import ControlDesk
-from kronii.broker.desk import BrokerDesk
-from kronii.broker.desktop import Desktop
-from kronii.broker.input_lane import InputLane
 from kronii.broker.metrics import BrokerMetrics, zero_common_series
-from kronii.broker.ports import Gatekeeper, Injector
+from kronii.broker.ports import Gatekeeper
 from kronii.broker.settings import BrokerSettings
+from kronii.broker.usecases.control_session import ControlSession
+from kronii.broker.usecases.operations import BrokerOperations
+from kronii.broker.usecases.run_lease_clock import run_lease_clock
+from kronii.broker.usecases.submit_input import InputLane
+from kronii.broker.usecases.track_presence import Attachment
 from kronii.broker.v1 import broker_pb2 as pb
 from kronii.broker.v1 import broker_pb2_grpc as pb_grpc
 from kronii.common.access import AccessRules
+from kronii.common.clock import SystemClock
 from kronii.common.errors import Unavailable
 from kronii.common.local_door import LocalFrontDoor, PeerPolicy, PeerRegistry
 from kronii.common.polkit import PolkitClient
@@ -40,20 +44,6 @@ from kronii.common.service import DependencyStatus, ServiceContext
 __all__ = ["BrokerApp"]
 
 log = logging.getLogger(__name__)
-
-_TICK_S = 0.1
-# How often the current state goes out on NATS unasked, for subscribers that started since.
-_REPUBLISH_EVERY = 50
-
-
-class _NoDisplay:
-    """The injector while the broker has no display: every action is refused with the reason."""
-
-    def __init__(self, problem: str) -> None:
-        self._problem = problem
-
-    def inject(self, *_: object) -> bool:
-        raise Unavailable(f"the broker cannot reach the desktop: {self._problem}")
 
 
 class BrokerApp:
@@ -67,8 +57,8 @@ class BrokerApp:
     )
 
     def __init__(self) -> None:
-        self._edge: tuple[BrokerDesk, Gatekeeper] | None = None
-        self.control: ControlDesk | None = None
+        self._edge: tuple[BrokerOperations, Gatekeeper] | None = None
+        self.control: ControlSession | None = None
         self.attachment: Attachment | None = None
         self._lane: InputLane | None = None
         self._desktop: Desktop | None = None
@@ -88,13 +78,15 @@ class BrokerApp:
         zero_common_series(ctx.metrics)
         self._journal = JsonLinesJournal(Path(settings.data_dir) / "broker" / "control.jsonl")
         self._journal.open()
-        control = ControlDesk(
+        clock = SystemClock()
+        control = ControlSession(
             session_id=uuid.uuid4().hex,
             policy=settings.policy(),
             metrics=metrics,
             publisher=NatsControlPublisher(ctx.bus),
             journal=self._journal,
             audit=ctx.record,
+            clock=clock,
             interactive_reason="flag" if settings.interactive else "",
         )
         self.control = control
@@ -103,22 +95,23 @@ class BrokerApp:
             metrics,
             flag=settings.interactive,
             devices_make_interactive=settings.devices_make_interactive,
+            clock=clock,
         )
         self.attachment = attachment
         if settings.notify:
             self._notice = LeaseNotice(attachment.notification_choice)
             if await self._notice.start():
                 control.attach_notifier(self._notice)
-        self._desktop = Desktop(settings, attachment)
+        self._desktop = Desktop(settings, attachment, clock)
         await self._desktop.start()
-        injector: Injector = self._desktop.injector or _NoDisplay(self._desktop.display_problem)
-        self._lane = InputLane(control, injector, metrics, size=settings.queue_size)
+        injector = self._desktop.injector_or_refusal()
+        self._lane = InputLane(control, injector, metrics, size=settings.queue_size, clock=clock)
         self._lane.start()
         peers = PeerRegistry()
         presence = PresenceGate(ctx.redis, PolkitClient(), GRANT_PURPOSE, window_secs=60, record=ctx.record)
         registry = AgentRegistry(ctx.redis, ctx.sessions)
         gate = TransportGate(registry, peers, presence, mesh_token=settings.api_token)
-        desk = BrokerDesk(
+        operations = BrokerOperations(
             control,
             self._lane,
             registry,
@@ -126,9 +119,9 @@ class BrokerApp:
             focused_window=self._desktop.focused_window,
             presence_problem=lambda: attachment.presence_problem,
         )
-        self._edge = (desk, gate)
+        self._edge = (operations, gate)
         await self._open_front_door(ctx, settings, peers)
-        self._ticker = asyncio.create_task(self._tick(control), name="broker-lease-clock")
+        self._ticker = asyncio.create_task(run_lease_clock(control), name="broker-lease-clock")
 
     async def _open_front_door(
         self, ctx: ServiceContext, settings: BrokerSettings, peers: PeerRegistry
@@ -146,16 +139,6 @@ class BrokerApp:
         )
         await door.start()
         self.front_door = door
-
-    @staticmethod
-    async def _tick(control: ControlDesk) -> None:
-        ticks = 0
-        while True:
-            await asyncio.sleep(_TICK_S)
-            control.tick()
-            ticks += 1
-            if ticks % _REPUBLISH_EVERY == 0:
-                control.republish()
 
     async def stop(self) -> None:
         if self._ticker is not None:
@@ -177,7 +160,7 @@ class BrokerApp:
         if self._journal is not None:
             self._journal.close()
 
-    def edge(self) -> tuple[BrokerDesk, Gatekeeper]:
+    def edge(self) -> tuple[BrokerOperations, Gatekeeper]:
         """The operations and the gatekeeper the API layers use; Unavailable until started."""
         if self._edge is None:
             raise Unavailable("the broker is starting")

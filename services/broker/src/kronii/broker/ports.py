@@ -1,41 +1,26 @@
-"""What the broker's orchestration needs of the outside world; the adapters implement these, and
-the unit tests' fakes do too."""
+"""What the broker's use cases need of the outside world; the adapters implement these, and the
+unit tests' fakes do too. Ports take and return core values only."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from kronii.broker.core.callers import Caller
+from kronii.broker.core.facts import CallFacts, UserInputSeen
 from kronii.broker.core.model import ControlState
-from kronii.common.audit_trail import AuditTrail
+from kronii.broker.core.results import AgentSession, SignInChallenge
 from kronii.common.desktop_input import InputAction
 
 __all__ = [
-    "AgentSession",
     "AgentSignIn",
-    "AuditTrail",
-    "CallFacts",
     "ControlJournal",
     "ControlPublisher",
+    "DesktopWitness",
     "Gatekeeper",
     "Injector",
     "LeaseNotifier",
-    "SignInChallenge",
-    "UserInputSeen",
 ]
-
-
-@dataclass(frozen=True)
-class UserInputSeen:
-    """An input event the X server says did not come from the broker: the person's. ``at`` is the
-    monotonic time the watcher read it, for the revocation latency."""
-
-    kind: Literal["key", "button", "motion"]
-    source_id: int
-    source_name: str
-    at: float
 
 
 class Injector(Protocol):
@@ -65,18 +50,22 @@ class LeaseNotifier(Protocol):
     async def close(self) -> None: ...
 
 
+class DesktopWitness(Protocol):
+    """What the desktop's adapters (the X watcher, the device count, remote viewing) report: the
+    use case that follows the person (usecases.track_presence.Attachment) turns it into events.
+    Called on the event loop."""
 
-@dataclass(frozen=True)
-class SignInChallenge:
-    challenge_id: str
-    nonce: bytes
+    def user_input(self, seen: UserInputSeen) -> None: ...
 
+    def stop_keys(self) -> None: ...
 
-@dataclass(frozen=True)
-class AgentSession:
-    client_id: str
-    token: str
-    expires_at_ms: int
+    def devices(self, count: int) -> None: ...
+
+    def viewers(self, count: int) -> None: ...
+
+    def viewers_unseen(self, problem: str) -> None:
+        """Why the broker cannot see its viewers now (a sentence), or "" once it can again."""
+        ...
 
 
 class AgentSignIn(Protocol):
@@ -90,18 +79,6 @@ class AgentSignIn(Protocol):
     async def resolve(self, token: str) -> str | None:
         """The client id of a live session, or None."""
         ...
-
-
-@dataclass(frozen=True)
-class CallFacts:
-    """What the transport says about a call: the peer's address (a loopback port the local socket
-    registered, for a person), the Authorization header, and the TTY binding's claim."""
-
-    peer_host: str
-    peer_port: int
-    authorization: str = ""
-    tty: str = ""
-    session: str = ""
 
 
 class Gatekeeper(Protocol):

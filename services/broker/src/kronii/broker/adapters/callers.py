@@ -18,7 +18,8 @@ from collections.abc import Mapping
 
 import redis.asyncio as aioredis
 from kronii.broker.core.callers import Caller
-from kronii.broker.ports import AgentSession, CallFacts, SignInChallenge
+from kronii.broker.core.facts import CallFacts
+from kronii.broker.core.results import AgentSession, SignInChallenge
 from kronii.common.client_sessions import AuthError, ClientSessions, clients_table
 from kronii.common.errors import InvalidArgument, PermissionDenied, Unauthenticated
 from kronii.common.local_door import PeerRegistry

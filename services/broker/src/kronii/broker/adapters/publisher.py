@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
+from kronii.broker.api.convert import control_changed
 from kronii.broker.core.model import ControlState
-from kronii.broker.messages import control_changed
 from kronii.common.bus import Bus
 from kronii.common.subjects import BROKER_CONTROL
 

@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol
 
 from kronii.broker.adapters import x_protocol
 from kronii.broker.adapters.x_master import BROKER_MASTER_NAME, keysym_for_name
-from kronii.broker.ports import UserInputSeen
+from kronii.broker.core.facts import UserInputSeen
 from Xlib import XK, X
 from Xlib import display as xdisplay
 from Xlib import error as xerror

@@ -8,11 +8,24 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeAlias
 
 from google.protobuf.timestamp_pb2 import Timestamp
-from kronii.broker.api.convert import action_from, change_message, result_message, state_message
+from kronii.broker.api.convert import (
+    action_from,
+    change_message,
+    grant_command,
+    input_command,
+    intent_command,
+    lease_command,
+    result_message,
+    safe_point_command,
+    safe_point_message,
+    sign_in_command,
+    state_message,
+)
 from kronii.broker.core.callers import Caller
+from kronii.broker.core.facts import CallFacts
 from kronii.broker.core.table import Event
-from kronii.broker.desk import BrokerDesk
-from kronii.broker.ports import CallFacts, Gatekeeper
+from kronii.broker.ports import Gatekeeper
+from kronii.broker.usecases.operations import BrokerOperations
 from kronii.broker.v1 import broker_pb2 as pb
 from kronii.broker.v1 import broker_pb2_grpc as pb_grpc
 from kronii.common.errors import InvalidArgument
@@ -43,11 +56,11 @@ def _facts(context: Context) -> CallFacts:
 
 
 class BrokerServicer(pb_grpc.BrokerServicer):
-    def __init__(self, edge: Callable[[], tuple[BrokerDesk, Gatekeeper]]) -> None:
+    def __init__(self, edge: Callable[[], tuple[BrokerOperations, Gatekeeper]]) -> None:
         self._edge = edge
 
     @property
-    def _desk(self) -> BrokerDesk:
+    def _operations(self) -> BrokerOperations:
         return self._edge()[0]
 
     async def _caller(self, context: Context, *, need_person: bool = False) -> Caller:
@@ -56,30 +69,28 @@ class BrokerServicer(pb_grpc.BrokerServicer):
     async def ListSessions(
         self, request: pb.ListSessionsRequest, context: Context
     ) -> pb.ListSessionsResponse:
-        states = self._desk.sessions(await self._caller(context))
+        states = self._operations.sessions(await self._caller(context))
         return pb.ListSessionsResponse(sessions=[state_message(state) for state in states])
 
     async def GetState(self, request: pb.GetStateRequest, context: Context) -> pb.ControlState:
-        return state_message(self._desk.state(await self._caller(context), request.session_id))
+        return state_message(self._operations.state(await self._caller(context), request.session_id))
 
     async def SetUserIntent(self, request: pb.UserIntentRequest, context: Context) -> pb.ControlState:
         who = await self._caller(context, need_person=request.intent == "WAIT")
-        return state_message(self._desk.user_intent(who, request.session_id, request.intent))
+        return state_message(self._operations.user_intent(who, intent_command(request.session_id, request)))
 
     async def Grant(self, request: pb.GrantRequest, context: Context) -> pb.ControlState:
         who = await self._caller(context, need_person=True)
-        state = self._desk.grant(
-            who, request.session_id, request.lease_seconds, request.agent, request.window
-        )
-        return state_message(state)
+        return state_message(self._operations.grant(who, grant_command(request.session_id, request)))
 
     async def Extend(self, request: pb.LeaseRequest, context: Context) -> pb.ControlState:
         who = await self._caller(context, need_person=True)
-        return state_message(self._desk.extend(who, request.session_id, request.lease_seconds))
+        command = lease_command(request.session_id, Event.EXTEND, request)
+        return state_message(self._operations.extend(who, command))
 
     async def _lease(self, request: pb.LeaseRequest, context: Context, event: Event) -> pb.ControlState:
-        state = self._desk.lease(
-            await self._caller(context), request.session_id, event, request.lease_seconds
+        state = self._operations.lease(
+            await self._caller(context), lease_command(request.session_id, event, request)
         )
         return state_message(state)
 
@@ -94,15 +105,15 @@ class BrokerServicer(pb_grpc.BrokerServicer):
 
     async def SafePoint(self, request: pb.SafePointRequest, context: Context) -> pb.SafePointResponse:
         who = await self._caller(context)
-        answer, state = self._desk.safe_point(who, request.session_id, request.step, request.sequence)
-        return pb.SafePointResponse(action=answer.value, state=state_message(state))
+        answer = self._operations.safe_point(who, safe_point_command(request.session_id, request))
+        return safe_point_message(answer)
 
     async def Input(self, request: pb.AgentInputRequest, context: Context) -> pb.AgentInputResult:
         who = await self._caller(context)
         if not request.HasField("action"):
             raise InvalidArgument("action is required", field="action")
-        result = await self._desk.input(who, request.session_id, action_from(request.action), request.epoch)
-        return result_message(result)
+        command = input_command(request.session_id, action_from(request.action), request.epoch)
+        return result_message(await self._operations.input(who, command))
 
     async def InputStream(
         self, request_iterator: AsyncIterator[pb.AgentInputRequest], context: Context
@@ -112,9 +123,8 @@ class BrokerServicer(pb_grpc.BrokerServicer):
         async for request in request_iterator:
             if not request.HasField("action"):
                 raise InvalidArgument("action is required", field="action")
-            result = await self._desk.input(
-                who, request.session_id, action_from(request.action), request.epoch
-            )
+            command = input_command(request.session_id, action_from(request.action), request.epoch)
+            result = await self._operations.input(who, command)
             yield result_message(result)
             if result.dropped in ("user_control", "stopped", "stale_epoch", "lease_expired", "paused"):
                 return
@@ -122,15 +132,15 @@ class BrokerServicer(pb_grpc.BrokerServicer):
     async def WatchControl(
         self, request: pb.GetStateRequest, context: Context
     ) -> AsyncIterator[pb.ControlChanged]:
-        async for change in self._desk.watch(await self._caller(context), request.session_id):
+        async for change in self._operations.watch(await self._caller(context), request.session_id):
             yield change_message(change)
 
     async def BeginSignIn(self, request: pb.ChallengeRequest, context: Context) -> pb.ChallengeResponse:
-        issued = await self._desk.begin_sign_in(request.client_id)
+        issued = await self._operations.begin_sign_in(request.client_id)
         return pb.ChallengeResponse(challenge_id=issued.challenge_id, nonce=issued.nonce)
 
     async def SignIn(self, request: pb.SignInRequest, context: Context) -> pb.SignInResponse:
-        session = await self._desk.sign_in(request.challenge_id, request.client_id, request.signature)
+        session = await self._operations.sign_in(sign_in_command(request))
         expires = Timestamp()
         expires.FromMilliseconds(session.expires_at_ms)
         return pb.SignInResponse(token=session.token, expires_at=expires)

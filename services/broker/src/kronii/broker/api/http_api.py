@@ -12,11 +12,22 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from google.protobuf.message import Message
-from kronii.broker.api.convert import result_message, state_message
+from kronii.broker.api.convert import (
+    grant_command,
+    input_command,
+    intent_command,
+    lease_command,
+    result_message,
+    safe_point_command,
+    safe_point_message,
+    sign_in_command,
+    state_message,
+)
 from kronii.broker.core.callers import Caller
+from kronii.broker.core.facts import CallFacts
 from kronii.broker.core.table import Event
-from kronii.broker.desk import BrokerDesk
-from kronii.broker.ports import CallFacts, Gatekeeper
+from kronii.broker.ports import Gatekeeper
+from kronii.broker.usecases.operations import BrokerOperations
 from kronii.broker.v1 import broker_pb2 as pb
 from kronii.common.api_edge import as_json, read_body, read_json_object
 from kronii.common.desktop_input import parse_action
@@ -58,26 +69,26 @@ def _json(message: Message) -> dict[str, Any]:
     return as_json(message)
 
 
-def broker_router(edge: Callable[[], tuple[BrokerDesk, Gatekeeper]]) -> APIRouter:
+def broker_router(edge: Callable[[], tuple[BrokerOperations, Gatekeeper]]) -> APIRouter:
     """``edge`` gives the operations and the gatekeeper once the service has started."""
     router = APIRouter(tags=["broker"])
 
     async def caller(request: Request, *, need_person: bool = False) -> Caller:
         return await edge()[1].caller(_facts(request), need_person=need_person)
 
-    def desk() -> BrokerDesk:
+    def operations() -> BrokerOperations:
         return edge()[0]
 
     @router.get("/sessions")
     async def list_sessions(request: Request) -> dict[str, Any]:
         """Every desktop session this broker guards (one: its display)."""
-        states = desk().sessions(await caller(request))
+        states = operations().sessions(await caller(request))
         return _json(pb.ListSessionsResponse(sessions=[state_message(state) for state in states]))
 
     @router.get("/sessions/{session_id}", responses=errors(404))
     async def get_state(request: Request, session_id: str) -> dict[str, Any]:
         """The seed's control state of one session."""
-        return _json(state_message(desk().state(await caller(request), session_id)))
+        return _json(state_message(operations().state(await caller(request), session_id)))
 
     @router.post(
         "/sessions/{session_id}/user_intent",
@@ -88,7 +99,7 @@ def broker_router(edge: Callable[[], tuple[BrokerDesk, Gatekeeper]]) -> APIRoute
         """WAIT (only the desktop user), SAFE_INTERRUPT or STOP_NOW (anyone: they only stop agents)."""
         body = await read_body(request, pb.UserIntentRequest(), session_id=session_id)
         who = await caller(request, need_person=body.intent == "WAIT")
-        return _json(state_message(desk().user_intent(who, session_id, body.intent)))
+        return _json(state_message(operations().user_intent(who, intent_command(session_id, body))))
 
     @router.post(
         "/sessions/{session_id}/control/grant",
@@ -99,8 +110,7 @@ def broker_router(edge: Callable[[], tuple[BrokerDesk, Gatekeeper]]) -> APIRoute
         """The desktop user grants an agent a lease; never an agent, never over the network."""
         body = await read_body(request, pb.GrantRequest(), session_id=session_id)
         who = await caller(request, need_person=True)
-        state = desk().grant(who, session_id, body.lease_seconds, body.agent, body.window)
-        return _json(state_message(state))
+        return _json(state_message(operations().grant(who, grant_command(session_id, body))))
 
     @router.post(
         "/sessions/{session_id}/control/extend",
@@ -111,18 +121,19 @@ def broker_router(edge: Callable[[], tuple[BrokerDesk, Gatekeeper]]) -> APIRoute
         """The desktop user gives the agent that holds the desktop more time (same grant, same epoch)."""
         body = await read_body(request, pb.LeaseRequest(), session_id=session_id)
         who = await caller(request, need_person=True)
-        return _json(state_message(desk().extend(who, session_id, body.lease_seconds)))
+        command = lease_command(session_id, Event.EXTEND, body)
+        return _json(state_message(operations().extend(who, command)))
 
-    _agent_routes(router, desk, caller)
-    _sign_in_routes(router, desk)
+    _agent_routes(router, operations, caller)
+    _sign_in_routes(router, operations)
     return router
 
 
-def _agent_routes(router: APIRouter, desk: Callable[[], BrokerDesk], caller: Any) -> None:
+def _agent_routes(router: APIRouter, operations: Callable[[], BrokerOperations], caller: Any) -> None:
     for verb, event in (("acquire", Event.ACQUIRE), ("renew", Event.RENEW), ("release", Event.RELEASE)):
         router.add_api_route(
             f"/sessions/{{session_id}}/control/{verb}",
-            _lease_route(desk, caller, event),
+            _lease_route(operations, caller, event),
             methods=["POST"],
             name=verb,
             openapi_extra=proto_body(pb.LeaseRequest),
@@ -137,8 +148,8 @@ def _agent_routes(router: APIRouter, desk: Callable[[], BrokerDesk], caller: Any
     async def safe_point(request: Request, session_id: str) -> dict[str, Any]:
         """The holder at a step boundary: CONTINUE, PAUSE or STOP; the agent must obey."""
         body = await read_body(request, pb.SafePointRequest(), session_id=session_id)
-        answer, state = desk().safe_point(await caller(request), session_id, body.step, body.sequence)
-        return _json(pb.SafePointResponse(action=answer.value, state=state_message(state)))
+        answer = operations().safe_point(await caller(request), safe_point_command(session_id, body))
+        return _json(safe_point_message(answer))
 
     @router.post(
         "/sessions/{session_id}/agent/input",
@@ -152,18 +163,18 @@ def _agent_routes(router: APIRouter, desk: Callable[[], BrokerDesk], caller: Any
         if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
             raise InvalidArgument("epoch must be a whole number of at least 0", field="epoch")
         action = parse_action(data)
-        result = await desk().input(await caller(request), session_id, action, epoch)
+        result = await operations().input(await caller(request), input_command(session_id, action, epoch))
         return _json(result_message(result))
 
 
-def _sign_in_routes(router: APIRouter, desk: Callable[[], BrokerDesk]) -> None:
+def _sign_in_routes(router: APIRouter, operations: Callable[[], BrokerOperations]) -> None:
     @router.post(
         "/v1/broker/agents/challenge", openapi_extra=proto_body(pb.ChallengeRequest), responses=errors(400)
     )
     async def challenge(request: Request) -> dict[str, Any]:
         """A one-time nonce for a registered agent to sign with its Ed25519 key."""
         body = await read_body(request, pb.ChallengeRequest())
-        issued = await desk().begin_sign_in(body.client_id)
+        issued = await operations().begin_sign_in(body.client_id)
         return {"challenge_id": issued.challenge_id, "nonce": base64.b64encode(issued.nonce).decode()}
 
     @router.post(
@@ -172,15 +183,15 @@ def _sign_in_routes(router: APIRouter, desk: Callable[[], BrokerDesk]) -> None:
     async def sign_in(request: Request) -> dict[str, Any]:
         """The signature over the nonce; a session token for the agent's calls."""
         body = await read_body(request, pb.SignInRequest())
-        session = await desk().sign_in(body.challenge_id, body.client_id, body.signature)
+        session = await operations().sign_in(sign_in_command(body))
         expires = datetime.fromtimestamp(session.expires_at_ms / 1000, UTC).isoformat()
         return {"token": session.token, "expires_at": expires}
 
 
-def _lease_route(desk: Callable[[], BrokerDesk], caller: Any, event: Event) -> Any:
+def _lease_route(operations: Callable[[], BrokerOperations], caller: Any, event: Event) -> Any:
     async def lease(request: Request, session_id: str) -> dict[str, Any]:
         body = await read_body(request, pb.LeaseRequest(), session_id=session_id)
-        state = desk().lease(await caller(request), session_id, event, body.lease_seconds)
+        state = operations().lease(await caller(request), lease_command(session_id, event, body))
         return _json(state_message(state))
 
     lease.__doc__ = {

@@ -168,23 +168,32 @@ def probe(
     running = list(running_commands() if commands is None else commands)
     running_names = _running_names(running)
     for row in rows:
-        where = [name for name in row.executables if name in executables]
-        pythons = sorted(
-            {os.path.basename(py) for py, found in by_interpreter.items() if found & set(row.python_modules)}
-        )
-        if not where and not pythons:
-            continue
-        result.installed.add(row.tool)
-        details = [", ".join(where)] if len(row.executables) > 1 else []
-        if pythons:
-            details.append("importable by " + ", ".join(pythons))
-        if set(row.executables) & running_names:
-            details.append("running")
-        result.notes[row.tool] = "; ".join(details)
+        note = _found_note(row, executables, by_interpreter, running_names)
+        if note is not None:
+            result.installed.add(row.tool)
+            result.notes[row.tool] = note
     if _shadowed("xdotool", path_value):
         result.notes["xdotool"] = (result.notes.get("xdotool", "") + "; PATH-shadowed by kronii").lstrip("; ")
     result.findings = _risk_findings(rows, result.installed) + vnc_findings(running)
     return result
+
+
+def _found_note(
+    row: ToolRow, executables: dict[str, str], by_interpreter: dict[str, set[str]], running_names: set[str]
+) -> str | None:
+    """What the audit says of a tool found here (where, which pythons, running), or None when absent."""
+    where = [name for name in row.executables if name in executables]
+    pythons = sorted(
+        {os.path.basename(py) for py, found in by_interpreter.items() if found & set(row.python_modules)}
+    )
+    if not where and not pythons:
+        return None
+    details = [", ".join(where)] if len(row.executables) > 1 else []
+    if pythons:
+        details.append("importable by " + ", ".join(pythons))
+    if set(row.executables) & running_names:
+        details.append("running")
+    return "; ".join(details)
 
 
 def _shadowed(name: str, path_value: str | None) -> bool:

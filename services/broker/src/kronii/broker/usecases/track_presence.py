@@ -4,20 +4,20 @@ person's choices without a terminal), and whether the session is interactive (a 
 a person's devices present, or the flag; "unknown" while the broker cannot see its viewers) turned
 into INTERACTIVE / NOT_INTERACTIVE events.
 
-Called on the event loop (the X watcher thread hands over with call_soon_threadsafe)."""
+Called on the event loop (the X watcher thread hands over with call_soon_threadsafe); it is the
+DesktopWitness the desktop's adapters report to."""
 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable
 
-from kronii.broker.control_desk import ControlDesk
+from kronii.broker.core.facts import UserInputSeen
 from kronii.broker.core.interactive import UNKNOWN, interactive_reason
 from kronii.broker.core.machine import Happening
 from kronii.broker.core.table import Event
 from kronii.broker.metrics import BrokerMetrics
-from kronii.broker.ports import UserInputSeen
+from kronii.broker.usecases.control_session import ControlSession
+from kronii.common.clock import Clock, SystemClock
 
 __all__ = ["Attachment"]
 
@@ -32,18 +32,18 @@ _REGRANT = {"wait": (), "interrupt": (Event.SAFE_INTERRUPT,)}
 class Attachment:
     def __init__(
         self,
-        desk: ControlDesk,
+        desk: ControlSession,
         metrics: BrokerMetrics,
         *,
         flag: bool,
         devices_make_interactive: bool,
-        monotonic: Callable[[], float] = time.monotonic,
+        clock: Clock | None = None,
     ) -> None:
         self._desk = desk
         self._metrics = metrics
         self._flag = flag
         self._devices_count = devices_make_interactive
-        self._monotonic = monotonic
+        self._clock = clock or SystemClock()
         self._viewers = 0
         self._viewer_problem = ""
         self._devices = 0
@@ -57,7 +57,7 @@ class Attachment:
         if decision.changed:
             if before.lease_expiry_ms is not None:
                 self._taken_back = (before.holder, before.window, before.lease_expiry_ms)
-            latency = max(0.0, self._monotonic() - seen.at)
+            latency = max(0.0, self._clock.monotonic() - seen.at)
             self.last_revocation_s = latency
             self._metrics.revocation.observe(latency)
             log.info(

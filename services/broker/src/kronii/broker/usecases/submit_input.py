@@ -8,30 +8,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from kronii.broker.control_desk import ControlDesk
+from kronii.broker.core.callers import Caller, Operation, check
+from kronii.broker.core.commands import InputCommand
 from kronii.broker.core.machine import Happening
 from kronii.broker.core.model import ControlMode, DropReason
+from kronii.broker.core.results import InputResult
 from kronii.broker.core.table import Action, Event
 from kronii.broker.metrics import BrokerMetrics
 from kronii.broker.ports import Injector
+from kronii.broker.usecases.control_session import ControlSession
+from kronii.common.clock import Clock, SystemClock
 from kronii.common.desktop_input import InputAction
 
-__all__ = ["InputLane", "InputResult"]
+__all__ = ["InputLane"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class InputResult:
-    """True only once the X server has the action's events; otherwise why it was dropped."""
-
-    injected: bool
-    dropped: str
-    epoch: int
 
 
 @dataclass
@@ -43,8 +37,17 @@ class _Pending:
 
 
 class InputLane:
-    def __init__(self, desk: ControlDesk, injector: Injector, metrics: BrokerMetrics, *, size: int) -> None:
+    def __init__(
+        self,
+        desk: ControlSession,
+        injector: Injector,
+        metrics: BrokerMetrics,
+        *,
+        size: int,
+        clock: Clock | None = None,
+    ) -> None:
         self._desk = desk
+        self._clock = clock or SystemClock()
         self._injector = injector
         self._metrics = metrics
         self._queue: asyncio.Queue[_Pending] = asyncio.Queue(maxsize=size)
@@ -67,6 +70,12 @@ class InputLane:
     @property
     def waiting(self) -> int:
         return self._queue.qsize()
+
+    async def act(self, caller: Caller, command: InputCommand[InputAction]) -> InputResult:
+        """The calling agent's action on the session the command names, in turn."""
+        check(caller, Operation.INPUT)
+        self._desk.named(command.session_id)
+        return await self.submit(caller.agent, command.action, command.epoch)
 
     async def submit(self, agent: str, action: InputAction, epoch: int = 0) -> InputResult:
         """Queue one action and wait for its outcome. ``epoch`` 0 takes the current one: input is
@@ -118,14 +127,14 @@ class InputLane:
             state = desk.state
             return state.epoch == epoch and state.control_mode is ControlMode.AGENT
 
-        started = time.monotonic()
+        started = self._clock.monotonic()
         window = decision.state.window
         loop = asyncio.get_running_loop()
         injected = await loop.run_in_executor(
             self._executor, self._injector.inject, pending.action, window, still_valid
         )
         if injected:
-            self._metrics.injection.observe(time.monotonic() - started)
+            self._metrics.injection.observe(self._clock.monotonic() - started)
             self._metrics.injected.inc()
             return InputResult(True, "", epoch)
         # Stopped part-way: say why as the state now stands (stopped, paused, lease ended), not

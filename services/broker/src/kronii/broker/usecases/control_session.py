@@ -1,4 +1,5 @@
-"""One desktop session's control: every event goes through the table (core.machine), the new state
+"""One desktop session's control, the state every other use case of the broker reads and changes
+through `handle`: every event goes through the table (core.machine), the new state
 is in place before anything is awaited, and then its effects follow: the queue cleared, the JSON-lines
 journal, the audit row, the NATS event, the lease notification, the watchers told.
 
@@ -10,19 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import AsyncIterator, Callable, Coroutine
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from kronii.broker.core.machine import Decision, Happening, Policy, decide
 from kronii.broker.core.model import ControlMode, ControlState, DropReason
+from kronii.broker.core.results import ControlChange
 from kronii.broker.core.table import Action, Event, cleared_as
 from kronii.broker.metrics import BrokerMetrics
-from kronii.broker.ports import AuditTrail, ControlJournal, ControlPublisher, LeaseNotifier
+from kronii.broker.ports import ControlJournal, ControlPublisher, LeaseNotifier
+from kronii.common.audit_trail import AuditTrail
+from kronii.common.clock import Clock, SystemClock
+from kronii.common.errors import NotFound
 
-__all__ = ["ControlChange", "ControlDesk"]
+__all__ = ["CURRENT", "ControlSession"]
 
 log = logging.getLogger(__name__)
 
@@ -51,19 +54,11 @@ _AUDITED = {
 }
 
 
-@dataclass(frozen=True)
-class ControlChange:
-    state: ControlState
-    cause: str
-    signal: str
-    at_ms: int
+# The alias for the broker's own desktop session, for clients that do not list sessions first.
+CURRENT = "current"
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-class ControlDesk:
+class ControlSession:
     def __init__(
         self,
         *,
@@ -74,7 +69,7 @@ class ControlDesk:
         journal: ControlJournal,
         audit: AuditTrail,
         notifier: LeaseNotifier | None = None,
-        now_ms: Callable[[], int] = _now_ms,
+        clock: Clock | None = None,
         interactive_reason: str = "",
     ) -> None:
         self._state = ControlState(
@@ -86,7 +81,8 @@ class ControlDesk:
         self._journal = journal
         self._audit = audit
         self._notifier = notifier
-        self._now_ms = now_ms
+        # Leases and the journal's times are on the wall clock, as the state's times are shown.
+        self._clock = clock or SystemClock()
         self._clearers: list[Callable[[DropReason], None]] = []
         self._watchers: set[asyncio.Queue[ControlChange]] = set()
         self._effects: set[asyncio.Task[None]] = set()
@@ -102,7 +98,15 @@ class ControlDesk:
         return self._state.session_id
 
     def now_ms(self) -> int:
-        return self._now_ms()
+        return self._clock.wall_ms()
+
+    def named(self, session_id: str) -> ControlSession:
+        """This session, when ``session_id`` names it (or is `current`); else NotFound."""
+        if session_id in (CURRENT, self.session_id):
+            return self
+        raise NotFound(
+            "no desktop session has that id (`GET /sessions` lists them; `current` is this desktop)"
+        )
 
     def attach_notifier(self, notifier: LeaseNotifier) -> None:
         self._notifier = notifier
@@ -113,11 +117,11 @@ class ControlDesk:
 
     def peek(self, happening: Happening) -> Decision:
         """What the table would say now, without applying it."""
-        return decide(self._state, happening, self._now_ms(), self._policy)
+        return decide(self._state, happening, self.now_ms(), self._policy)
 
     def handle(self, happening: Happening, actor: str = "") -> Decision:
         """Apply one event now. Synchronous on purpose: the state is in place when this returns."""
-        now = self._now_ms()
+        now = self.now_ms()
         decision = decide(self._state, happening, now, self._policy)
         self._state = decision.state
         self._metrics.decisions.labels(decision.row.id).inc()
@@ -222,7 +226,7 @@ class ControlDesk:
         queue: asyncio.Queue[ControlChange] = asyncio.Queue()
         self._watchers.add(queue)
         try:
-            yield ControlChange(self._state, "current", "", self._now_ms())
+            yield ControlChange(self._state, "current", "", self.now_ms())
             while True:
                 yield await queue.get()
         finally:

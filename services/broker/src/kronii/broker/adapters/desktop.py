@@ -1,36 +1,55 @@
 """The broker's hold on its X display: the injector (its own master device, or plain XTEST), the
 watcher of the person's input and the STOP keys, the count of a person's devices, and remote viewing
-with x11vnc and its hooks (remote_view: whether the broker can see who watches). Each part that cannot start says why (readiness), and the rest goes on:
-without a display the broker still answers, refuses agents' input, and keeps its state."""
+with x11vnc and its hooks (remote_view: whether the broker can see who watches). What they see goes
+to the DesktopWitness port (the use case that follows the person). Each part that cannot start says
+why (readiness), and the rest goes on: without a display the broker still answers, refuses agents'
+input (NoDisplay), and keeps its state."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import shutil
+import time
 from pathlib import Path
 
+from kronii.broker.adapters.remote_view import RemoteView
 from kronii.broker.adapters.vnc import VncSettings
 from kronii.broker.adapters.x_focus import focused_window
 from kronii.broker.adapters.x_master import PlainXTestInjector, XMasterInjector
 from kronii.broker.adapters.x_watch import RawInputWatcher, physical_input_devices
-from kronii.broker.attachment import Attachment
-from kronii.broker.ports import UserInputSeen
-from kronii.broker.remote_view import RemoteView
+from kronii.broker.core.facts import UserInputSeen
+from kronii.broker.ports import DesktopWitness, Injector
 from kronii.broker.settings import BrokerSettings
+from kronii.common.clock import Clock, SystemClock
+from kronii.common.errors import Unavailable
 
-__all__ = ["Desktop"]
+__all__ = ["Desktop", "NoDisplay"]
 
 log = logging.getLogger(__name__)
 
 _DEVICE_POLL_S = 5.0
 
 
+class NoDisplay:
+    """The injector while the broker has no display: every action is refused with the reason."""
+
+    def __init__(self, problem: str) -> None:
+        self._problem = problem
+
+    def inject(self, *_: object) -> bool:
+        raise Unavailable(f"the broker cannot reach the desktop: {self._problem}")
+
+
 class Desktop:
-    def __init__(self, settings: BrokerSettings, attachment: Attachment) -> None:
+    def __init__(
+        self, settings: BrokerSettings, attachment: DesktopWitness, clock: Clock | None = None
+    ) -> None:
         self._settings = settings
         self._attachment = attachment
+        self._clock = clock or SystemClock()
         self.injector: XMasterInjector | PlainXTestInjector | None = None
         self._watcher: RawInputWatcher | None = None
         self.remote: RemoteView | None = None
@@ -48,6 +67,10 @@ class Desktop:
         except OSError as error:
             log.warning("broker: the focused window could not be read: %s", error)
             return 0
+
+    def injector_or_refusal(self) -> Injector:
+        """The injector, or one that refuses every action saying why there is none."""
+        return self.injector or NoDisplay(self.display_problem)
 
     @property
     def vnc_port(self) -> int:
@@ -102,7 +125,9 @@ class Desktop:
     # The watcher's thread hands over to the event loop, where the control desk lives.
     def _from_watcher_input(self, seen: UserInputSeen) -> None:
         assert self._loop is not None
-        self._loop.call_soon_threadsafe(self._attachment.user_input, seen)
+        # The watcher reads the system's monotonic clock; the use case measures on the service's.
+        on_clock = dataclasses.replace(seen, at=self._clock.monotonic() - (time.monotonic() - seen.at))
+        self._loop.call_soon_threadsafe(self._attachment.user_input, on_clock)
 
     def _from_watcher_hotkey(self) -> None:
         assert self._loop is not None

@@ -6,8 +6,8 @@ watches" when it cannot see. It cannot while its hook socket is not open, while 
 not running (its port held by another program, x11vnc failing), and for a while after viewers were
 disconnected under it: when an earlier broker was killed, its x11vnc stayed on the port with the
 person's viewer attached, and this broker stops it (see docs/broker.md, "A broker that comes back").
-Each of these is a sentence (``problem``) the Attachment turns into the "unknown" reason, under
-which the control table refuses every agent's acquire and says why.
+Each of these is a sentence (``problem``) the DesktopWitness (the Attachment) turns into the
+"unknown" reason, under which the control table refuses every agent's acquire and says why.
 
 Order at start: the hook socket first, since it is also the data dir's lock (a live broker of the
 same data dir answers on it: nothing of that broker's is touched); then any x11vnc of this data dir
@@ -28,8 +28,8 @@ from kronii.broker.adapters.viewer_record import ViewerRecord
 from kronii.broker.adapters.viewer_socket import ViewerHookError, ViewerHookListener, hook_socket_path
 from kronii.broker.adapters.vnc import VncServer, VncSettings
 from kronii.broker.adapters.vnc_processes import port_holder, stop_process, viewers_connected, x11vncs_of
-from kronii.broker.attachment import Attachment
 from kronii.broker.core.interactive import reconnect_wait_s
+from kronii.broker.ports import DesktopWitness
 
 __all__ = ["UNSEEN", "RemoteView"]
 
@@ -44,7 +44,7 @@ class RemoteView:
         display: str,
         data_dir: Path,
         settings: VncSettings,
-        attachment: Attachment,
+        attachment: DesktopWitness,
         *,
         reconnect_grace_s: float,
         retry_s: float = 2.0,
