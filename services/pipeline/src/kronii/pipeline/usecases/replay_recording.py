@@ -14,14 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kronii.common.llm.protocol import CallRecord as LlmCallRecord
 from kronii.pipeline.core.answers import Admit
 from kronii.pipeline.core.budget import PluginContent
 from kronii.pipeline.core.commands import RecordedTrigger
 from kronii.pipeline.core.roles.values import Notification, Plan
 from kronii.pipeline.core.round import RunnerConfig
 from kronii.pipeline.core.router import BaseSnapshot, PluginInfo
-from kronii.pipeline.core.runs import RunRecord
+from kronii.pipeline.core.runs import ModelCall, RunRecord
 from kronii.pipeline.core.states import Trigger, TriggerKind
 from kronii.pipeline.ports import RoleBackend, RunnerPorts
 from kronii.pipeline.usecases.in_process import InMemoryRuns, NoCapture, no_audit
@@ -137,7 +136,7 @@ class _VirtualClock:
 _ROLE_COUNTS = ("calls", "input_tokens", "output_tokens", "first_try", "after_retry", "fell_back")
 
 
-def call_verdict(call: LlmCallRecord) -> str:
+def call_verdict(call: ModelCall) -> str:
     """How a role call ended: the model's answer valid at its first try or after R2's retry, or
     the rules' answer used instead (the model failed, timed out, or was overruled)."""
     if call.outcome != "ok" or call.fallback.startswith(("overruled", "invalid_output")):
