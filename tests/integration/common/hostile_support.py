@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -21,7 +20,7 @@ from tests.integration.capture.capture_support import capture_env, start_capture
 from tests.integration.pipeline.pipeline_support import pipeline_database, pipeline_env, start_pipeline
 from tests.integration.scheduler.conftest import new_prefix, start_scheduler
 from tests.integration.supervisor.conftest import start_supervisor, token
-from tests.mesh import Proc, python_module, wait_http_ready
+from tests.mesh import Proc, start_service
 
 __all__ = ["SERVICES", "Mesh", "Service", "mesh_of_five"]
 
@@ -40,25 +39,16 @@ class Service:
 
 @contextlib.contextmanager
 def _sensor(infra: InfraUrls, database: str, folder: Path) -> Iterator[Service]:
-    http, grpc_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("KRONII_") and k != "DISPLAY"}
     env.update(infra.env())
     env.update(
         KRONII_DATABASE_URL=database,
         KRONII_DATA_DIR=str(folder / "data"),
-        KRONII_SENSOR_HTTP_PORT=str(http),
-        KRONII_SENSOR_GRPC_PORT=str(grpc_port),
         DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
         DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
     )
-    proc = Proc(python_module("kronii.sensor"), env)
-    url = f"http://127.0.0.1:{http}"
-    try:
-        wait_http_ready(url, proc=proc, timeout=60)
-        yield Service("sensor", url, grpc_port, {}, proc)
-    finally:
-        if proc.process.poll() is None:
-            proc.terminate()
+    with start_service("sensor", env, timeout=60) as sensor:
+        yield Service("sensor", sensor.url, sensor.grpc_port, {}, sensor.proc)
 
 
 @contextlib.contextmanager
@@ -77,12 +67,8 @@ def _pipeline(infra: InfraUrls, database: str, folder: Path) -> Iterator[Service
 
 @contextlib.contextmanager
 def _scheduler(infra: InfraUrls, database: str, folder: Path) -> Iterator[Service]:
-    scheduler = start_scheduler(infra, database, new_prefix("hostile"))
-    try:
+    with start_scheduler(infra, database, new_prefix("hostile")) as scheduler:
         yield Service("scheduler", scheduler.url, scheduler.grpc_port, {}, scheduler.proc)
-    finally:
-        if scheduler.proc.process.poll() is None:
-            scheduler.proc.terminate()
 
 
 @contextlib.contextmanager
@@ -118,29 +104,17 @@ def _vision(infra: InfraUrls, database: str, folder: Path) -> Iterator[Service]:
     from tests.integration.vision.vision_desktop import start_a11y_desktop
 
     with start_a11y_desktop() as desktop:
-        http, grpc_port = free_port(), free_port()
         env = {k: v for k, v in desktop.env.items() if not k.startswith("KRONII_")}
         env.update(infra.env())
         env.update(
             KRONII_DATABASE_URL=database,
             KRONII_DATA_DIR=str(folder / "vision"),
-            KRONII_VISION_HTTP_PORT=str(http),
-            KRONII_VISION_GRPC_PORT=str(grpc_port),
             KRONII_VISION_USE_CAPTURE="false",
             KRONII_VISION_BROKER_URL=f"http://127.0.0.1:{free_port()}",
         )
-        proc = Proc(python_module("kronii.vision"), env)
-        url = f"http://127.0.0.1:{http}"
-        try:
-            wait_http_ready(url, proc=proc, timeout=60)
-            yield Service("vision", url, grpc_port, {}, proc)
-        finally:
-            if proc.process.poll() is None:
-                try:
-                    proc.terminate()
-                except subprocess.TimeoutExpired:
-                    proc.kill()  # not left running after the desktop it reads is gone
-                    raise
+        # Stopped (killed if it does not stop) before the desktop it reads is gone.
+        with start_service("vision", env, timeout=60) as vision:
+            yield Service("vision", vision.url, vision.grpc_port, {}, vision.proc)
 
 
 @dataclass(frozen=True)
