@@ -30,7 +30,8 @@ from kronii.common.service import _Runtime
 from kronii.common.settings import ServiceSettings
 from kronii.common.spec import DependencyStatus, ServiceSpec
 from kronii.pipeline.api.triggers import pipeline_router
-from kronii.pipeline.core.states import Trigger
+from kronii.pipeline.core.commands import TriggerCommand, TriggerOutcome
+from kronii.pipeline.usecases.operations import PipelineOperations
 from kronii.vision.api.grpc_api import VisionServicer
 from kronii.vision.api.http_api import vision_router
 from kronii.vision.usecases.operations import VisionOperations
@@ -161,7 +162,7 @@ class _App:
         self.fault: Callable[[], BaseException] = lambda: RuntimeError("no fault chosen")
         self.failing = False
         self.ready = True
-        self.submitted: list[Trigger] = []
+        self.submitted: list[TriggerCommand] = []
         self.capture_rig = rig()
         self.capture_desk = desk_of(self.capture_rig)
         self.operations = _Operations(lambda: self.fault())
@@ -171,11 +172,11 @@ class _App:
 
         self.capture_desk.request_capture = failing_request  # type: ignore[method-assign,assignment]
 
-    async def submit(self, trigger: Trigger) -> str:
+    async def submit(self, command: TriggerCommand) -> TriggerOutcome:
         if self.failing:
             raise self.fault()
-        self.submitted.append(trigger)
-        return "opened"
+        self.submitted.append(command)
+        return TriggerOutcome(command.kind, "opened")
 
     async def start(self, ctx: Any) -> None:
         pass
@@ -185,7 +186,7 @@ class _App:
 
     def routers(self) -> Iterable[APIRouter]:
         return [
-            pipeline_router(self.submit, lambda: {}, lambda: 1_700_000_000_000),
+            pipeline_router(lambda: cast(PipelineOperations, self)),
             vision_router(lambda: cast(VisionOperations, self.operations)),
             capture_router(lambda: self.capture_desk),
         ]
