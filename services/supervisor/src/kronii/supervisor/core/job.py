@@ -4,6 +4,7 @@ override reasons, tmux session names, and the sentence admission gives for an ou
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,39 +75,66 @@ class Job:
     detail: str = ""
 
 
+def _operator_busy(situation: Situation) -> str:
+    pane = situation.pane
+    if pane is not None and pane.draft:
+        return "a person's unsent text is in the agent's input box; it is left alone"
+    return "a person typed in the pane within the quiet window"
+
+
+def _dialog(situation: Situation) -> str:
+    dialog = situation.pane.dialog if situation.pane is not None else ""
+    return f"a dialog waits for a person on the agent's screen: {dialog!r}; kronii never answers it"
+
+
+def _not_agent(situation: Situation) -> str:
+    command = situation.pane.foreground_command if situation.pane is not None else ""
+    return f"the pane's foreground process is {command!r}, not the registered agent"
+
+
+def _unanswered(situation: Situation) -> str:
+    return situation.pane.unanswered if situation.pane is not None else "tmux did not answer"
+
+
+def _holds_desktop(situation: Situation) -> str:
+    hold = situation.desktop_hold
+    held = hold.describe() if hold is not None else "the user holds the desktop"
+    return f"{held}; nothing is typed into its panes until they hand it back"
+
+
+_STARTING = "the agent has not drawn its input box yet"
+_BUSY = (
+    "the agent is busy running what it was given (its input line is not on screen); "
+    "nothing is typed until it is back"
+)
+_GONE = "the agent's process or pane is gone"
+
+# The sentence for each signal admission decides an outcome by (a fixed one, or one read off the
+# situation).
+_DETAILS: dict[Signal, Callable[[Situation], str]] = {
+    Signal.OPERATOR_BUSY: _operator_busy,
+    Signal.AGENT_BLOCKED: _dialog,
+    Signal.BLOCKED_TOO_LONG: _dialog,
+    Signal.AGENT_STARTING: lambda _s: _STARTING,
+    Signal.STARTING_TOO_LONG: lambda _s: _STARTING,
+    Signal.AGENT_BUSY: lambda _s: _BUSY,
+    Signal.BUSY_TOO_LONG: lambda _s: _BUSY,
+    Signal.PANE_NOT_AGENT: _not_agent,
+    Signal.TMUX_UNANSWERED: lambda s: (
+        f"{_unanswered(s)}; the pane is not taken as gone, the trigger waits for tmux"
+    ),
+    Signal.TMUX_UNANSWERED_TOO_LONG: lambda s: (
+        f"{_unanswered(s)}, past the maximum defer; nothing was typed, the pane was not taken as gone"
+    ),
+    Signal.RUNTIME_UNAVAILABLE: lambda _s: _GONE,
+    Signal.CRASH_LOOP: lambda _s: _GONE,
+    Signal.SESSION_STALE: lambda _s: _GONE,
+    Signal.COLLISION_MAX_DEFER: lambda _s: "a person kept typing past the maximum defer",
+    Signal.USER_HOLDS_DESKTOP: _holds_desktop,
+}
+
+
 def admission_detail(signal: Signal, situation: Situation) -> str:
     """A sentence for the outcome when admission decides it (empty when delivery goes ahead)."""
-    pane = situation.pane
-    match signal:
-        case Signal.OPERATOR_BUSY:
-            if pane is not None and pane.draft:
-                return "a person's unsent text is in the agent's input box; it is left alone"
-            return "a person typed in the pane within the quiet window"
-        case Signal.AGENT_BLOCKED | Signal.BLOCKED_TOO_LONG:
-            dialog = pane.dialog if pane is not None else ""
-            return f"a dialog waits for a person on the agent's screen: {dialog!r}; kronii never answers it"
-        case Signal.AGENT_STARTING | Signal.STARTING_TOO_LONG:
-            return "the agent has not drawn its input box yet"
-        case Signal.AGENT_BUSY | Signal.BUSY_TOO_LONG:
-            return (
-                "the agent is busy running what it was given (its input line is not on screen); "
-                "nothing is typed until it is back"
-            )
-        case Signal.PANE_NOT_AGENT:
-            command = pane.foreground_command if pane is not None else ""
-            return f"the pane's foreground process is {command!r}, not the registered agent"
-        case Signal.TMUX_UNANSWERED:
-            why = pane.unanswered if pane is not None else "tmux did not answer"
-            return f"{why}; the pane is not taken as gone, the trigger waits for tmux"
-        case Signal.TMUX_UNANSWERED_TOO_LONG:
-            why = pane.unanswered if pane is not None else "tmux did not answer"
-            return f"{why}, past the maximum defer; nothing was typed, the pane was not taken as gone"
-        case Signal.RUNTIME_UNAVAILABLE | Signal.CRASH_LOOP | Signal.SESSION_STALE:
-            return "the agent's process or pane is gone"
-        case Signal.COLLISION_MAX_DEFER:
-            return "a person kept typing past the maximum defer"
-        case Signal.USER_HOLDS_DESKTOP:
-            hold = situation.desktop_hold
-            held = hold.describe() if hold is not None else "the user holds the desktop"
-            return f"{held}; nothing is typed into its panes until they hand it back"
-    return ""
+    detail = _DETAILS.get(signal)
+    return detail(situation) if detail is not None else ""
