@@ -35,15 +35,16 @@ from typing import Any, TypeVar
 import mss
 import pytesseract
 from _common import machine, percentile, save, summary_ms
+from kronii.common.clock import SystemClock
 from kronii.common.db import migrate_up
 from kronii.vision.adapters.atspi import AtspiReader
 from kronii.vision.adapters.capture_frames import CaptureScreenshots, ensure_key
 from kronii.vision.adapters.desktop import DesktopFrames, DesktopTree
 from kronii.vision.adapters.ocr import ScreenOcr
 from kronii.vision.adapters.screen_thumbnail import ScreenThumbnails
-from kronii.vision.context_build import ContextBuilder
+from kronii.vision.core.context import Frame
 from kronii.vision.core.diff import diff_score
-from kronii.vision.ports import Frame
+from kronii.vision.usecases.build_context import ContextBuilder
 from PIL import Image
 from vision_support import (
     a11y_desktop,
@@ -73,14 +74,6 @@ LOG_TEXT = "\n".join(
     for n in range(18)
 )
 T = TypeVar("T")
-
-
-class _Clock:
-    def now_ms(self) -> int:
-        return int(time.time() * 1000)
-
-    def monotonic(self) -> float:
-        return time.monotonic()
 
 
 async def _timed(count: int, call: Callable[[], Awaitable[T]]) -> tuple[list[float], list[T]]:
@@ -244,7 +237,7 @@ async def _fronts(
         ocr = ScreenOcr()
         tree = DesktopTree(AtspiReader(desktop.bus_address))
         frames = DesktopFrames(desktop.display)
-        builder = ContextBuilder(tree, frames, _Clock(), screenshots=screenshots, ocr=ocr)
+        builder = ContextBuilder(tree, frames, SystemClock(), screenshots=screenshots, ocr=ocr)
         try:
             return [
                 await _front(name, window, capture.sensor, screenshots, builder, ocr, builds)

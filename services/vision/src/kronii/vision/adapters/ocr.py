@@ -353,11 +353,16 @@ def _replace(zones: list[_Zone], region: Box, read: list[_Zone]) -> list[_Zone] 
     replaced = [zone for zone in zones if _mostly_inside(zone.box, region)]
     staying = [zone.box for zone in zones if zone not in replaced and _overlap(zone.box, region)]
     fresh = [zone for zone in read if not any(_inside(zone.center, box) for box in staying)]
-    if not replaced or not fresh or _weighted_confidence(fresh) <= _weighted_confidence(replaced):
-        return None
-    if 2 * sum(len(zone.text) for zone in fresh) < sum(len(zone.text) for zone in replaced):
+    if not _reads_better(fresh, replaced):
         return None
     return [zone for zone in zones if zone not in replaced] + fresh
+
+
+def _reads_better(fresh: list[_Zone], replaced: list[_Zone]) -> bool:
+    """Whether the crop's zones read the region better than the zones they would replace."""
+    if not replaced or not fresh or _weighted_confidence(fresh) <= _weighted_confidence(replaced):
+        return False
+    return 2 * sum(len(zone.text) for zone in fresh) >= sum(len(zone.text) for zone in replaced)
 
 
 def _line_masks(
