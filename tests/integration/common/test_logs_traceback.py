@@ -27,7 +27,8 @@ _CRASHING_SERVICE = """
 import os
 from fastapi import APIRouter
 from kronii.common.settings import ServiceSettings
-from kronii.common.spec import ServiceSpec, launch
+from kronii.common.launch import launch
+from kronii.common.spec import ServiceSpec
 from pydantic_settings import SettingsConfigDict
 
 

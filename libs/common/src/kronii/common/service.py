@@ -454,7 +454,7 @@ def failure_reason(error: BaseException) -> str:
 
 
 def run_service(spec: ServiceSpec, settings: ServiceSettings) -> None:
-    """Run one service until SIGTERM; `kronii.common.spec.launch` checks the settings first."""
+    """Run one service until SIGTERM; `kronii.common.launch.launch` checks the settings first."""
     configure_logging(spec.name, settings.log_level, settings.log_format)
     configure_tracing(spec.name)
     runtime = _Runtime(spec, settings)

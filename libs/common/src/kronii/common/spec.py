@@ -4,13 +4,12 @@ without loading any service's code."""
 from __future__ import annotations
 
 import importlib
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from kronii.common.settings import ServiceSettings, SettingsError, load_settings
 
-__all__ = ["DependencyStatus", "ServiceSpec", "checked_settings", "launch"]
+__all__ = ["DependencyStatus", "ServiceSpec", "checked_settings"]
 
 
 @dataclass(frozen=True)
@@ -58,16 +57,3 @@ def checked_settings(spec: ServiceSpec) -> ServiceSettings:
             "(`kronii up` sets it; to run a service alone, point it at your servers)"
         )
     return settings
-
-
-def launch(spec: ServiceSpec) -> None:
-    """Entry point of `python -m kronii.<service>`: settings are checked before the heavy imports, so
-    a misconfigured service says why at once."""
-    try:
-        settings = checked_settings(spec)
-    except SettingsError as error:
-        print(error.message, file=sys.stderr)
-        raise SystemExit(2) from None
-    from kronii.common.service import run_service
-
-    run_service(spec, settings)

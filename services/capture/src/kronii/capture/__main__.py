@@ -1,4 +1,4 @@
 from kronii.capture.service import SERVICE
-from kronii.common.spec import launch
+from kronii.common.launch import launch
 
 launch(SERVICE)

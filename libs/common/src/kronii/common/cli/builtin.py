@@ -14,7 +14,7 @@ from typing import Any
 import click
 from kronii.common.cli import exits
 from kronii.common.cli.config_cmd import config
-from kronii.common.cli.main import SuggestingGroup
+from kronii.common.cli.groups import SuggestingGroup
 from kronii.common.cli.service_cmd import service
 
 __all__ = ["BUILT_IN", "audit", "completion", "config", "migrate", "service", "status", "up"]
@@ -190,13 +190,15 @@ def _print_audit_rows(rows: Sequence[Any]) -> None:
 
 @click.command("completion", help='print the shell completion script: eval "$(kronii completion bash)"')
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
-def completion(shell: str) -> None:
+@click.pass_context
+def completion(ctx: click.Context, shell: str) -> None:
     from click.shell_completion import get_completion_class
-    from kronii.common.cli.main import cli
 
     completer = get_completion_class(shell)
     assert completer is not None  # the three choices are click's own
-    click.echo(completer(cli, {}, "kronii", "_KRONII_COMPLETE").source())
+    # The root group this command was reached from (`kronii`): completion covers all of it.
+    root = ctx.find_root().command
+    click.echo(completer(root, {}, "kronii", "_KRONII_COMPLETE").source())
 
 
 BUILT_IN: dict[str, click.Command] = {

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 import click
-from kronii.common.cli.main import SuggestingGroup
+from kronii.common.cli.groups import SuggestingGroup
 
 if TYPE_CHECKING:  # pydantic is imported by the commands that run, not by `kronii --help`
     from pydantic.fields import FieldInfo

@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 from kronii.common.cli import exits
+from kronii.common.cli.groups import SuggestingGroup
 
 __all__ = ["SuggestingGroup", "cli", "main"]
 
@@ -103,28 +104,6 @@ def command_for(name: str, target: str) -> click.Command:
     if not isinstance(command, click.Command):
         raise TypeError(f"{target} is not a click command")
     return command
-
-
-class SuggestingGroup(click.Group):
-    """A group that answers a mistyped command with the closest one."""
-
-    def resolve_command(
-        self, ctx: click.Context, args: list[str]
-    ) -> tuple[str | None, click.Command | None, list[str]]:
-        """A mistyped command is answered with the closest one: `kronii stauts` -> did you mean 'status'?"""
-        name = args[0] if args else ""
-        if (
-            name
-            and not ctx.resilient_parsing
-            and not name.startswith("-")
-            and self.get_command(ctx, name) is None
-        ):
-            import difflib
-
-            close = difflib.get_close_matches(name, self.list_commands(ctx), n=1, cutoff=0.6)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
-        return super().resolve_command(ctx, args)
 
 
 class Kronii(SuggestingGroup):

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import click
-from kronii.common.cli.main import SuggestingGroup
+from kronii.common.cli.groups import SuggestingGroup
 
 __all__ = ["service"]
 
