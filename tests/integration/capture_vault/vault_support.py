@@ -6,7 +6,8 @@ import io
 import uuid
 from typing import Any
 
-from kronii.common.audit import AuditLog, AuditTrail
+from kronii.common.audit import AuditLog
+from kronii.common.audit_trail import AuditTrail
 from PIL import Image
 
 
