@@ -4,14 +4,13 @@ for both transports."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from google.protobuf.json_format import ParseDict
 from kronii.common.errors import InvalidArgument
 from kronii.common.limits import unsafe_character
+from kronii.vision.core.actions import Action
 from kronii.vision.core.commands import PlanCommand
-from kronii.vision.core.context import Built
+from kronii.vision.core.context import Bounds, Built, UiNode
 from kronii.vision.core.plan_book import PlanView
 from kronii.vision.v1 import vision_pb2 as pb
 
@@ -21,21 +20,26 @@ __all__ = ["checked_intent", "context_json", "plan_command", "plan_message"]
 _FOLDED_WHITESPACE = str.maketrans("\t\n\r", "   ")
 
 
-def _action(item: Mapping[str, Any]) -> dict[str, Any]:
-    args = item.get("args") or {}
-    action: dict[str, Any] = {
-        "type": item["type"],
-        "target": args.get("target", ""),
-        "text": args.get("text", ""),
-        "delay_ms": args.get("delayMs", 0),
-        "ui_element_id": args.get("uiElementId", ""),
-        "require_confirmation": bool(args.get("requireConfirmation", False)),
-        "metadata": dict(args.get("metadata") or {}),
-        "description": item.get("description", ""),
-    }
-    if args.get("bounds"):
-        action["bounds"] = args["bounds"]
-    return action
+def _bounds(box: Bounds) -> pb.Bounds:
+    return pb.Bounds(x=box.x, y=box.y, width=box.width, height=box.height)
+
+
+def _action(action: Action) -> pb.Action:
+    message = pb.Action(
+        type=action.type.value, target=action.target, text=action.text, delay_ms=action.delay_ms,
+        ui_element_id=action.ui_element_id, require_confirmation=action.require_confirmation,
+        metadata=dict(action.metadata), description=action.describe(),
+    )  # fmt: skip
+    if action.bounds is not None:
+        message.bounds.CopyFrom(_bounds(action.bounds))
+    return message
+
+
+def _candidate(node: UiNode) -> pb.Candidate:
+    candidate = pb.Candidate(id=node.id, role=node.role)
+    if node.bounds is not None:
+        candidate.bounds.CopyFrom(_bounds(node.bounds))
+    return candidate
 
 
 def checked_intent(intent: str) -> str:
@@ -58,39 +62,22 @@ def plan_command(intent: str, requester: str, execute: bool) -> PlanCommand:
 
 def plan_message(plan: PlanView) -> pb.Plan:
     evaluation, context = plan.evaluation, plan.context
-    data: dict[str, Any] = {
-        "plan_id": plan.id,
-        "intent": plan.intent,
-        "state": plan.state.value,
-        "reason": plan.reason,
-        "note": plan.note,
-        "requester": plan.requester,
-        "backend": plan.backend,
-        "created_ms": plan.created_ms,
-        "screenshot_id": context.screenshot_id,
-        "screenshot_hash": context.screenshot_hash,
-        "focused_title": context.focused_title,
-        "fingerprint": plan.fingerprint,
-        "requires_confirmation": evaluation.requires_confirmation,
-        "actions": [_action({**a.as_dict(), "description": a.describe()}) for a in evaluation.actions],
-        "dropped": [{"index": d.index, "row": d.row, "reason": d.reason} for d in evaluation.dropped],
-        "blocked": evaluation.blocked,
-        "ambiguities": [
-            {
-                "name": amb.name,
-                "candidates": [
-                    {"id": n.id, "role": n.role, **({"bounds": n.bounds.as_dict()} if n.bounds else {})}
-                    for n in amb.candidates
-                ],
-            }
+    return pb.Plan(
+        plan_id=plan.id, intent=plan.intent, state=plan.state.value, reason=plan.reason, note=plan.note,
+        requester=plan.requester, backend=plan.backend, created_ms=plan.created_ms,
+        screenshot_id=context.screenshot_id, screenshot_hash=context.screenshot_hash,
+        focused_title=context.focused_title, fingerprint=plan.fingerprint,
+        requires_confirmation=evaluation.requires_confirmation,
+        actions=[_action(action) for action in evaluation.actions],
+        dropped=[pb.Dropped(index=d.index, row=d.row, reason=d.reason) for d in evaluation.dropped],
+        blocked=evaluation.blocked,
+        ambiguities=[
+            pb.Ambiguity(name=amb.name, candidates=[_candidate(node) for node in amb.candidates])
             for amb in evaluation.ambiguities
         ],
-        "safety_rows": list(evaluation.rows_fired),
-        "approved_by": plan.approved_by,
-        "replanned_as": plan.replanned_as,
-        "results": list(plan.results),
-    }
-    return ParseDict(data, pb.Plan())
+        safety_rows=list(evaluation.rows_fired), approved_by=plan.approved_by, replanned_as=plan.replanned_as,
+        results=[pb.StepResult(index=r["index"], action=r["action"], how=r["how"]) for r in plan.results],
+    )  # fmt: skip
 
 
 def context_json(built: Built) -> dict[str, Any]:
