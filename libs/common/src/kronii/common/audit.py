@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kronii.common.db import Base
-from sqlalchemy import BigInteger, DateTime, Text, func, select, text
+from sqlalchemy import BigInteger, DateTime, Index, Text, func, select, text
 from sqlalchemy.dialects.postgresql import CHAR, JSONB
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Mapped, mapped_column
@@ -39,6 +39,7 @@ _LOCK_KEY = 0x6B726F6E6969  # "kronii": one advisory lock for the whole chain
 
 class AuditRow(Base):
     __tablename__ = "audit_log"
+    __table_args__ = (Index("ix_audit_log_action_at", "action", "at"),)
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -30,7 +30,7 @@ from kronii.capture.adapters.vault_files import (
     write_private,
 )
 from kronii.capture.adapters.vault_rotation import ProgressCallback, RotationReport, rotate_content_keys
-from kronii.capture.adapters.vault_table import capture_jobs_spec, capture_objects
+from kronii.capture.adapters.vault_table import capture_jobs, capture_objects
 from kronii.capture.core.ids import new_id
 from kronii.capture.core.screenshots import KINDS, ObjectKind, ObjectMeta, PurgeReport
 from kronii.common.audit_trail import AuditTrail
@@ -209,7 +209,7 @@ class ObjectVault:
                 o.object_id,
                 o.job_id,
                 o.kind,
-                capture_jobs_spec.c.spec["app_name"].astext.label("app_name"),
+                capture_jobs.c.spec["app_name"].astext.label("app_name"),
                 o.width,
                 o.height,
                 o.score,
@@ -220,7 +220,7 @@ class ObjectVault:
                 o.created_at,
                 o.expires_at,
             )
-            .select_from(capture_objects.outerjoin(capture_jobs_spec, capture_jobs_spec.c.job_id == o.job_id))
+            .select_from(capture_objects.outerjoin(capture_jobs, capture_jobs.c.job_id == o.job_id))
             .where(
                 o.purged_at.is_(None),
                 or_(o.expires_at.is_(None), o.expires_at > datetime.now(UTC)),

@@ -17,6 +17,7 @@ from sqlalchemy import (
     BigInteger,
     Column,
     ColumnElement,
+    Index,
     Integer,
     MetaData,
     Table,
@@ -57,6 +58,16 @@ critic_records = Table(
     Column("summary", Text, nullable=False),
     Column("redactions", Integer, nullable=False),
     Column("embedding", VectorColumn(EMBEDDING_DIM), nullable=True),
+    Index("ix_critic_records_timestamp", "timestamp_ms"),
+    Index("ix_critic_records_command", "command_name", "timestamp_ms"),
+    Index("ix_critic_records_trigger", "trigger", "timestamp_ms"),
+    Index("ix_critic_records_failed", "timestamp_ms", postgresql_where=text("exit_status <> 0")),
+    Index(
+        "ix_critic_records_embedding",
+        "embedding",
+        postgresql_using="hnsw",
+        postgresql_ops={"embedding": "vector_cosine_ops"},
+    ),
 )
 _TEXT_FIELDS = (
     "command_name",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import Boolean, Column, DateTime, Float, Integer, MetaData, Table, Text
+from sqlalchemy import Boolean, Column, DateTime, Float, Index, Integer, MetaData, Table, Text
 from sqlalchemy.dialects.postgresql import JSONB
 
 __all__ = ["as_datetime", "as_epoch", "notifications", "plugins", "runs", "source_controls"]
@@ -45,6 +45,7 @@ runs = Table(
     Column("next_wakeup_at", DateTime(timezone=True)),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("finished_at", DateTime(timezone=True)),
+    Index("ix_pipeline_runs_created_at", "created_at"),
 )
 
 notifications = Table(
@@ -59,6 +60,7 @@ notifications = Table(
     Column("actions", JSONB, nullable=False),
     Column("run_id", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    Index("ix_pipeline_notifications_created_at", "created_at"),
 )
 
 source_controls = Table(

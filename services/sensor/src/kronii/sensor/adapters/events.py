@@ -9,7 +9,7 @@ from typing import Any
 
 from kronii.sensor.core.snapshot import Envelope
 from kronii.sensor.ports import StoreFailed
-from sqlalchemy import BigInteger, Column, DateTime, MetaData, Table, Text, insert
+from sqlalchemy import BigInteger, Column, DateTime, Index, MetaData, Table, Text, insert
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -23,6 +23,7 @@ activity_events = Table(
     Column("kind", Text, nullable=False),
     Column("state", Text, nullable=False),
     Column("detail", JSONB, nullable=False),
+    Index("ix_activity_events_at", "at"),
 )
 
 

@@ -7,7 +7,18 @@ from __future__ import annotations
 from enum import StrEnum
 
 from kronii.supervisor.core.model import Backend, Result, RuntimeStatus
-from sqlalchemy import BigInteger, Boolean, CheckConstraint, Column, DateTime, Integer, MetaData, Table, Text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    DateTime,
+    Index,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 
 __all__ = ["runtimes", "trigger_attempts", "triggers", "values_check"]
@@ -43,6 +54,7 @@ runtimes = Table(
     Column("offline_reason", Text, nullable=False),
     Column("cwd", Text, nullable=False),
     CheckConstraint(values_check("status", RuntimeStatus), name="status_known"),
+    Index("ix_supervisor_runtimes_agent", "workspace_id", "agent_id"),
 )
 
 triggers = Table(
@@ -77,4 +89,5 @@ trigger_attempts = Table(
     Column("step", Text, nullable=False),
     Column("outcome", Text, nullable=False),
     Column("detail", JSONB, nullable=False),
+    Index("ix_supervisor_trigger_attempts_trigger", "trigger_id"),
 )
