@@ -43,7 +43,7 @@ from kronii.common.orphans import (
 from kronii.common.processes import Child, infra_sink, split_sink, stop_all
 from kronii.common.services import installed_services
 from kronii.common.settings import SettingsError, load_settings
-from kronii.common.spec import ServiceSpec
+from kronii.common.spec import Leftovers, ServiceSpec
 from kronii.common.up_settings import (
     MAX_RESTARTS,
     RESTART_WINDOW_SECS,
@@ -441,10 +441,17 @@ class Launcher:
             self.infra.stop(INFRA_STOP_SECS)
 
     def _settle_agents(self) -> None:
-        """Stop the agents' tmux sessions when asked to; otherwise say that they run on, and how to stop them."""
-        from kronii.common.agent_sessions import AgentSessions
+        """Stop what the services leave running (the agents' tmux sessions) when asked to; otherwise
+        say that it runs on, and how to stop it."""
+        for spec in installed_services():
+            try:
+                sessions = spec.leftovers_of(load_settings(spec.settings_cls))
+            except SettingsError:
+                continue  # its settings were refused at start, and said so
+            if sessions is not None:
+                self._settle(sessions)
 
-        sessions = AgentSessions.from_environment()
+    def _settle(self, sessions: Leftovers) -> None:
         if self.settings.stop_agents:
             stopped = sessions.stop()
             if stopped:

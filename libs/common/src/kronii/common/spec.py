@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from kronii.common.settings import ServiceSettings, SettingsError, load_settings
 
-__all__ = ["DependencyStatus", "ServiceSpec", "checked_settings"]
+__all__ = ["DependencyStatus", "Leftovers", "ServiceSpec", "checked_settings"]
 
 
 @dataclass(frozen=True)
@@ -29,14 +29,39 @@ class ServiceSpec:
     # Position in `kronii up`'s start order and port plan (sensor 1, capture 2, ...).
     order: int = 1
     description: str = ""
+    # "module:attribute" of a factory taking the service's settings and returning its Leftovers: what
+    # the service leaves running on purpose when `kronii up` stops (the supervisor's agent sessions).
+    leftovers: str = ""
 
     @property
     def module(self) -> str:
         return f"kronii.{self.name}"
 
     def app_factory(self) -> Any:
-        module_name, _, attribute = self.app.partition(":")
-        return getattr(importlib.import_module(module_name), attribute)
+        return _resolve(self.app)
+
+    def leftovers_of(self, settings: ServiceSettings) -> Leftovers | None:
+        """What this service leaves running when the mesh stops, or None when it leaves nothing."""
+        return _resolve(self.leftovers)(settings) if self.leftovers else None
+
+
+class Leftovers(Protocol):
+    """What a service leaves running on purpose when `kronii up` stops, for it to stop or to name."""
+
+    def running(self) -> list[str]: ...
+
+    def stop(self) -> list[str]: ...
+
+    def how_to_stop(self, names: list[str]) -> str: ...
+
+
+def _resolve(target: str) -> Any:
+    """`module:attribute[.attribute]` imported when asked for."""
+    module_name, _, path = target.partition(":")
+    value: Any = importlib.import_module(module_name)
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value
 
 
 def checked_settings(spec: ServiceSpec) -> ServiceSettings:

@@ -13,4 +13,5 @@ SERVICE = ServiceSpec(
     app="kronii.supervisor.app:SupervisorApp",
     order=5,
     description="PTY supervisor: wakes agents in tmux panes, falls back to resume or spawn",
+    leftovers="kronii.supervisor.adapters.agent_sessions:AgentSessions.from_settings",
 )

@@ -1,14 +1,18 @@
 """The tmux sessions of the agents the supervisor spawned (`<prefix><workspace>`, default
 `agents_web`), looked up and stopped by `kronii up` when it stops. Only those sessions: the user's
 own sessions on the same tmux server are never touched, and the server itself is stopped only when
-it is kronii's own socket (`KRONII_SUPERVISOR_TMUX_SOCKET`) and nothing else is left on it."""
+it is kronii's own socket (the supervisor's `tmux_socket`) and nothing else is left on it.
+
+`kronii up` reaches it through the supervisor's spec (`ServiceSpec.leftovers`), with the supervisor's
+own settings (environment and config file alike)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from dataclasses import dataclass
+
+from kronii.supervisor.settings import SupervisorSettings
 
 __all__ = ["AgentSessions"]
 
@@ -17,18 +21,16 @@ _TIMEOUT_S = 5.0
 
 @dataclass(frozen=True)
 class AgentSessions:
-    """Where the supervisor keeps its agents, read from the supervisor's own settings' variables."""
+    """Where the supervisor keeps its agents, from the supervisor's own settings."""
 
     socket: str | None
     prefix: str
     binary: str
 
     @classmethod
-    def from_environment(cls) -> AgentSessions:
+    def from_settings(cls, settings: SupervisorSettings) -> AgentSessions:
         return cls(
-            socket=os.environ.get("KRONII_SUPERVISOR_TMUX_SOCKET") or None,
-            prefix=os.environ.get("KRONII_SUPERVISOR_SESSION_PREFIX", "agents_"),
-            binary=os.environ.get("KRONII_SUPERVISOR_TMUX_BINARY", "tmux"),
+            socket=settings.tmux_socket or None, prefix=settings.session_prefix, binary=settings.tmux_binary
         )
 
     def _tmux(self, *args: str) -> subprocess.CompletedProcess[str] | None:

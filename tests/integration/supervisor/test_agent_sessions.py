@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kronii.common.agent_sessions import AgentSessions
 from kronii.common.launcher import Launcher, LauncherSettings
+from kronii.supervisor.adapters.agent_sessions import AgentSessions
 
 
 def tmux(socket: Path, *args: str) -> subprocess.CompletedProcess[str]:
