@@ -21,7 +21,7 @@ import os
 import re
 import time
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -292,26 +292,31 @@ def claude_session_id(config_dir: Path, cwds: Iterable[str], started_at: float) 
     best: tuple[float, str] | None = None
     for cwd in dict.fromkeys(_norm(c) for c in cwds if c):
         for folder, check in _claude_folders(config_dir / "projects", cwd):
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
-                continue
-            for entry in entries:
-                stem, dot, ext = entry.name.rpartition(".")
-                if not dot or ext != "jsonl" or not _UUID.fullmatch(stem):
-                    continue  # agent-<id>.jsonl and the like are sidechains, not sessions
-                try:
-                    if not entry.is_file():
-                        continue
-                    mtime = entry.stat().st_mtime
-                except OSError:
-                    continue
+            for mtime, stem, path in _session_files(folder):
                 if mtime < since or (best is not None and (mtime, stem) <= best):
                     continue
-                if check and _norm(_claude_cwd(Path(entry.path)) or "") != cwd:
+                if check and _norm(_claude_cwd(path) or "") != cwd:
                     continue
                 best = (mtime, stem)
     return best[1] if best else ""
+
+
+def _session_files(folder: Path) -> Iterator[tuple[float, str, Path]]:
+    """(mtime, uuid, path) of each session file in a project folder; a folder or file that cannot
+    be read is passed over."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        stem, dot, ext = entry.name.rpartition(".")
+        if not dot or ext != "jsonl" or not _UUID.fullmatch(stem):
+            continue  # agent-<id>.jsonl and the like are sidechains, not sessions
+        try:
+            if entry.is_file():
+                yield entry.stat().st_mtime, stem, Path(entry.path)
+        except OSError:
+            continue
 
 
 def claude_config_dir(env: Mapping[str, str], cwd: str, home: Path | None = None) -> Path:

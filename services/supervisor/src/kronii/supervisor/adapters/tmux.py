@@ -247,15 +247,7 @@ class TmuxControl:
                         block, number, mine = [], marker.group(3), marker.group(4) == "1"
                     continue  # notifications outside blocks are not needed
                 if marker and marker.group(1) in ("end", "error") and marker.group(3) == number:
-                    failed = marker.group(1) == "error"
-                    if mine:
-                        self._answer(conn, block, failed)
-                    elif not conn.attached.done():
-                        # The client's own command (new-session -A) ran: attached, or refused.
-                        if failed:
-                            conn.attached.set_exception(TmuxError("; ".join(block) or "new-session failed"))
-                        else:
-                            conn.attached.set_result(None)
+                    self._close_block(conn, block, failed=marker.group(1) == "error", mine=mine)
                     block = None
                     continue
                 block.append(line)
@@ -264,6 +256,18 @@ class TmuxControl:
             if not self._closing and conn is self._conn:
                 log.warning("the tmux control connection ended; it is re-opened on the next command")
             conn.fail_pending(TmuxUnanswered("the tmux control connection ended"))
+
+    @classmethod
+    def _close_block(cls, conn: _Connection, block: list[str], *, failed: bool, mine: bool) -> None:
+        """A command's output block ended: its answer, or the client's own new-session -A."""
+        if mine:
+            cls._answer(conn, block, failed)
+        elif not conn.attached.done():
+            # The client's own command (new-session -A) ran: attached, or refused.
+            if failed:
+                conn.attached.set_exception(TmuxError("; ".join(block) or "new-session failed"))
+            else:
+                conn.attached.set_result(None)
 
     @staticmethod
     def _answer(conn: _Connection, block: list[str], failed: bool) -> None:
