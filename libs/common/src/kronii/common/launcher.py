@@ -41,9 +41,9 @@ from kronii.common.orphans import (
     stop_orphans,
 )
 from kronii.common.processes import Child, infra_sink, split_sink, stop_all
-from kronii.common.services import installed_services
+from kronii.common.services import installed_services, settle_leftovers
 from kronii.common.settings import SettingsError, load_settings
-from kronii.common.spec import Leftovers, ServiceSpec
+from kronii.common.spec import ServiceSpec
 from kronii.common.up_settings import (
     MAX_RESTARTS,
     RESTART_WINDOW_SECS,
@@ -443,23 +443,8 @@ class Launcher:
     def _settle_agents(self) -> None:
         """Stop what the services leave running (the agents' tmux sessions) when asked to; otherwise
         say that it runs on, and how to stop it."""
-        for spec in installed_services():
-            try:
-                sessions = spec.leftovers_of(load_settings(spec.settings_cls))
-            except SettingsError:
-                continue  # its settings were refused at start, and said so
-            if sessions is not None:
-                self._settle(sessions)
-
-    def _settle(self, sessions: Leftovers) -> None:
-        if self.settings.stop_agents:
-            stopped = sessions.stop()
-            if stopped:
-                self.say(f"kronii: stopped {len(stopped)} agent session(s): {', '.join(stopped)}")
-            return
-        running = sessions.running()
-        if running:
-            self.say(f"kronii: {sessions.how_to_stop(running)}")
+        for line in settle_leftovers(stop=self.settings.stop_agents):
+            self.say(f"kronii: {line}")
 
     def run(self) -> int:
         """Start, watch, stop. Signals set a flag; the main thread does all the work."""
