@@ -57,15 +57,23 @@ def traversable_by(path: Path, uid: int, gid: int) -> bool:
         if info.st_gid == gid:
             return bool(info.st_mode & stat.S_IXGRP)
         return bool(info.st_mode & stat.S_IXOTH)
+    return _acl_allows_search(entries, uid, gid, owning_group=info.st_gid, others=info.st_mode & stat.S_IXOTH)
+
+
+def _acl_allows_search(
+    entries: list[tuple[int, int, int]], uid: int, gid: int, *, owning_group: int, others: int
+) -> bool:
+    """POSIX.1e's access check for the search bit: the named user's entry, else the groups' (the
+    owning group's and the named ones), else others; named entries and groups within the mask."""
     mask = next((perm for tag, perm, _ in entries if tag == MASK), 7)
     for tag, perm, ident in entries:
         if tag == USER and ident == uid:
             return bool(perm & mask & 1)
-    groups = [perm for tag, perm, ident in entries if tag == GROUP_OBJ and info.st_gid == gid]
+    groups = [perm for tag, perm, ident in entries if tag == GROUP_OBJ and owning_group == gid]
     groups += [perm for tag, perm, ident in entries if tag == GROUP and ident == gid]
     if groups:
         return any(perm & mask & 1 for perm in groups)
-    return bool(info.st_mode & stat.S_IXOTH)
+    return bool(others)
 
 
 def grant_traverse(path: Path, uid: int) -> None:

@@ -190,19 +190,24 @@ def _show(as_json: bool) -> int:
     if unreadable:
         print(f"# ERROR: {unreadable}; shown without it (environment and defaults only)")
     for section, rows in sections.items():
-        if section:
-            print(f"\n[{section}]")
-        width = max((len(name) for name in rows), default=0)
-        for name, row in rows.items():
-            value = json.dumps(row["value"]) if row["value"] is not None else "(unset)"
-            error = f"  ERROR: {row['error']}" if "error" in row else ""
-            print(f"{name:<{width}} = {value}  # {row['from']}: {row['variable']}{error}")
+        _print_section(section, rows)
     if failed:
         print(
             "kronii: config: a value is wrong (marked ERROR above); `kronii config check` says why",
             file=sys.stderr,
         )
     return 2 if failed else 0
+
+
+def _print_section(section: str, rows: dict[str, dict[str, Any]]) -> None:
+    """One section as TOML a person can copy, each line saying where its value comes from."""
+    if section:
+        print(f"\n[{section}]")
+    width = max((len(name) for name in rows), default=0)
+    for name, row in rows.items():
+        value = json.dumps(row["value"]) if row["value"] is not None else "(unset)"
+        error = f"  ERROR: {row['error']}" if "error" in row else ""
+        print(f"{name:<{width}} = {value}  # {row['from']}: {row['variable']}{error}")
 
 
 def _check() -> int:

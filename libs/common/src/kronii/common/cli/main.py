@@ -191,18 +191,23 @@ def _quiet_stdout() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+def _exit_code(error: SystemExit) -> int:
+    """A command that exited: a settings error as one sentence (usage), else its own code."""
+    message = _settings_error_message(error)
+    if message is not None:
+        click.echo(message, err=True)
+        return exits.USAGE
+    if isinstance(error.code, int):
+        return error.code
+    return exits.OK if error.code is None else exits.FAILED
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
         cli.main(arguments, prog_name="kronii", complete_var="_KRONII_COMPLETE", standalone_mode=False)
     except SystemExit as error:
-        message = _settings_error_message(error)
-        if message is not None:
-            click.echo(message, err=True)
-            return exits.USAGE
-        return (
-            error.code if isinstance(error.code, int) else (exits.OK if error.code is None else exits.FAILED)
-        )
+        return _exit_code(error)
     except click.exceptions.NoArgsIsHelpError as error:  # pragma: no cover - bare `kronii` prints help itself
         click.echo(error.ctx.get_help() if error.ctx else "")
         return exits.OK
