@@ -41,31 +41,58 @@ class Assignment:
 
 def parse_assignment(text: str, key_start: int, key_end: int, *, is_flag: bool) -> Assignment | None:
     """The value assigned to the key text[key_start:key_end], or None when no value follows it."""
-    in_query = key_start > 0 and text[key_start - 1] in "?&"
-    if key_start > 0 and text[key_start - 1] == "<" and text.startswith(">", key_end):
+    if _opens_xml_element(text, key_start, key_end):
         close = text.find("</", key_end + 1, key_end + 1 + _MAX_VALUE)
         return None if close < 0 else Assignment(key_end + 1, close, True, "xml")
-    position = key_end
-    # A quoted key (`"password":`) or a subscript (`env["TOKEN"] =`) closes before the operator.
-    while position < len(text) and text[position] in "\"'`]":
-        position += 1
+    in_query = key_start > 0 and text[key_start - 1] in "?&"
+    position = _past_key_closers(text, key_end)
     operator_match = _OPERATOR.match(text, position)
     if operator_match is not None:
-        operator = operator_match.group(1)
-        if operator == "!=":
-            return None
-        tight = operator_match.end() == operator_match.end(1) and operator_match.start(1) == key_end
-        position = operator_match.end()
-        if operator == ":":
-            annotation = _ANNOTATION.match(text, position)
-            if annotation is not None and not _starts_quoted(text, position):
-                position, operator = annotation.end(), "="
-            elif tight:
-                operator = ":tight"  # `passwd:gecos`, `pass:xyz`: no space on either side
-        return _value(text, position, operator if operator in (":", ":tight", "==") else "=", in_query)
+        return _operator_value(text, operator_match, key_end, in_query)
     connector = _CONNECTOR.match(text, position)
     if connector is not None:
         return _value(text, connector.end(), "is")
+    return _spaced_value(text, position, is_flag=is_flag)
+
+
+def _opens_xml_element(text: str, key_start: int, key_end: int) -> bool:
+    """The key is an element name: `<key>value</key>`."""
+    return key_start > 0 and text[key_start - 1] == "<" and text.startswith(">", key_end)
+
+
+def _past_key_closers(text: str, position: int) -> int:
+    """Past what closes a quoted key (`"password":`) or a subscript (`env["TOKEN"] =`) before the operator."""
+    while position < len(text) and text[position] in "\"'`]":
+        position += 1
+    return position
+
+
+def _operator_value(
+    text: str, operator_match: re.Match[str], key_end: int, in_query: bool
+) -> Assignment | None:
+    """The value after an operator (`=`, `:`, `==`, `=>`, `:=`, `?=`); `!=` assigns nothing."""
+    operator = operator_match.group(1)
+    if operator == "!=":
+        return None
+    position = operator_match.end()
+    if operator == ":":
+        position, operator = _colon_reading(text, operator_match, key_end)
+    return _value(text, position, operator if operator in (":", ":tight", "==") else "=", in_query)
+
+
+def _colon_reading(text: str, operator_match: re.Match[str], key_end: int) -> tuple[int, str]:
+    """Where the value after a colon starts and how the colon reads: a type annotation (`key: str = "v"`)
+    assigns with its `=`; a colon with no space on either side (`passwd:gecos`, `pass:xyz`) is ":tight"."""
+    position = operator_match.end()
+    annotation = _ANNOTATION.match(text, position)
+    if annotation is not None and not _starts_quoted(text, position):
+        return annotation.end(), "="
+    tight = operator_match.end() == operator_match.end(1) and operator_match.start(1) == key_end
+    return position, ":tight" if tight else ":"
+
+
+def _spaced_value(text: str, position: int, *, is_flag: bool) -> Assignment | None:
+    """The value separated from the key by blanks only: `--key value`, or `KEY 'value'` (SQL, Dockerfile)."""
     spaces = _SPACES.match(text, position)
     if spaces is None or spaces.end() == position:
         return None

@@ -49,18 +49,9 @@ class IpAddressDetector:
     def _ipv4(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
         for match in _IPV4_TAIL.finditer(text):
-            start, end = match.span()
-            while start > 0 and match.start() - start < 3 and text[start - 1] in _DIGITS:
-                start -= 1
-            if start == match.start():
+            start, end = _first_octet_start(text, match.start()), match.end()
+            if start == match.start() or not _stands_alone_v4(text, start, end):
                 continue
-            before = text[start - 1] if start > 0 else " "
-            if before.isalnum() or before in "_.-":
-                continue
-            if end < len(text) and (text[end].isalnum() or text[end] == "_" or _continues_dotted(text, end)):
-                continue
-            if before == "/" and start > 1 and text[start - 2].isalpha():
-                continue  # a product token in a user agent: Chrome/120.0.0.0
             window = scan.lower[max(0, start - _VERSION_WINDOW) : start]
             if _VERSION_CONTEXT.search(window):
                 continue
@@ -79,24 +70,55 @@ class IpAddressDetector:
                 continue
             start, end = _widen(text, match.start(), match.end())
             covered = end
-            if start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
-                continue
-            if end < len(text) and (text[end].isalnum() or text[end] == "_"):
+            if _is_word_char(text, start - 1) or _is_word_char(text, end):
                 continue
             raw = text[start:end]
-            groups = [group for group in raw.split(":") if group]
-            if groups and "." in groups[-1]:
-                groups.append("")  # an embedded IPv4 address stands for two groups
-            # `Foo::bar`, `dead::beef` and times like 12:30:45 parse or nearly parse as IPv6; real
-            # addresses written in text have at least three groups and some digit.
-            if len(groups) < 3 or not any(char.isdigit() for char in raw):
-                continue
-            try:
-                address = ipaddress.IPv6Address(raw)
-            except ValueError:
-                continue
-            if not (address.is_loopback or address.is_unspecified or address.is_multicast):
+            if _reads_as_v6_address(raw) and _names_a_host_v6(raw):
                 yield Candidate(FindingType.IP_ADDRESS, start, end, 0.85, self.name)
+
+
+def _first_octet_start(text: str, tail_start: int) -> int:
+    """Where the first octet before a dotted tail (`.0.2.1`) starts: up to three digits back."""
+    start = tail_start
+    while start > 0 and tail_start - start < 3 and text[start - 1] in _DIGITS:
+        start -= 1
+    return start
+
+
+def _stands_alone_v4(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] is a dotted quad on its own: not part of a word, a number, a longer dotted
+    run (an OID, a version) or a product token."""
+    before = text[start - 1] if start > 0 else " "
+    if before.isalnum() or before in "_.-":
+        return False
+    if _is_word_char(text, end) or (end < len(text) and _continues_dotted(text, end)):
+        return False
+    # A product token in a user agent: Chrome/120.0.0.0
+    return not (before == "/" and start > 1 and text[start - 2].isalpha())
+
+
+def _is_word_char(text: str, index: int) -> bool:
+    """Whether text[index] exists and is a letter, a digit or an underscore."""
+    if index < 0 or index >= len(text):
+        return False
+    return text[index].isalnum() or text[index] == "_"
+
+
+def _reads_as_v6_address(raw: str) -> bool:
+    """`Foo::bar`, `dead::beef` and times like 12:30:45 parse or nearly parse as IPv6; real addresses
+    written in text have at least three groups and some digit."""
+    groups = [group for group in raw.split(":") if group]
+    if groups and "." in groups[-1]:
+        groups.append("")  # an embedded IPv4 address stands for two groups
+    return len(groups) >= 3 and any(char.isdigit() for char in raw)
+
+
+def _names_a_host_v6(raw: str) -> bool:
+    try:
+        address = ipaddress.IPv6Address(raw)
+    except ValueError:
+        return False
+    return not (address.is_loopback or address.is_unspecified or address.is_multicast)
 
 
 def _widen(text: str, start: int, end: int) -> tuple[int, int]:

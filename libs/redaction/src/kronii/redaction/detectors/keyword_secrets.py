@@ -137,27 +137,46 @@ def _identifier_bounds(scan: ScanText, hit_start: int, hit_end: int) -> tuple[in
 
 def _classify_key(key: str) -> str | None:
     bare = key.lstrip("-.")
-    lowered = bare.lower()
-    if lowered in HEADER_KEYS:
+    if bare.lower() in HEADER_KEYS:
         return FindingType.SECRET
-    words = [word.lower() for word in _WORDS.findall(bare)]
-    # `SECRET_KEY_BASE`, `token2`, `API_KEY_V2`: trailing words that only qualify the secret.
-    while len(words) > 1 and (
-        words[-1] in NEUTRAL_SUFFIX_WORDS or len(words[-1]) == 1 or words[-1].isdigit()
-    ):
-        words.pop()
+    words = _naming_words(bare)
     if not words:
         return None
-    last = words[-1]
-    if last in PASSWORD_WORDS or last.endswith(("password", "passwd")):
+    if _names_password(words[-1], is_option=key.startswith("-")):
         return FindingType.PASSWORD
-    if key.startswith("-") and last.endswith("pass"):  # keytool -storepass, openssl -passin
-        return FindingType.PASSWORD
-    if last.endswith(SECRET_SUFFIXES):
-        return FindingType.SECRET
-    if last == "key" and len(words) > 1 and words[-2] in KEY_QUALIFIERS:
+    if _names_secret(words):
         return FindingType.SECRET
     return None
+
+
+def _naming_words(bare: str) -> list[str]:
+    """The key's words in lower case, without the trailing ones that only qualify the secret:
+    `SECRET_KEY_BASE`, `token2`, `API_KEY_V2`."""
+    words = [word.lower() for word in _WORDS.findall(bare)]
+    while len(words) > 1 and _only_qualifies(words[-1]):
+        words.pop()
+    return words
+
+
+def _only_qualifies(word: str) -> bool:
+    return word in NEUTRAL_SUFFIX_WORDS or len(word) == 1 or word.isdigit()
+
+
+def _names_password(last: str, *, is_option: bool) -> bool:
+    """Whether the key's last word names a password; as an option, `-...pass` does too (keytool -storepass,
+    openssl -passin)."""
+    if last in PASSWORD_WORDS or last.endswith(("password", "passwd")):
+        return True
+    return is_option and last.endswith("pass")
+
+
+def _names_secret(words: list[str]) -> bool:
+    """Whether the key's words name a secret other than a password: a secret suffix (`token`, `secret`), or
+    `key` after a word that makes it one (`api key`, `private key`)."""
+    last = words[-1]
+    if last.endswith(SECRET_SUFFIXES):
+        return True
+    return last == "key" and len(words) > 1 and words[-2] in KEY_QUALIFIERS
 
 
 def _is_reference_sigil(text: str, key_start: int) -> bool:
@@ -219,11 +238,25 @@ def _starts_line(text: str, key_start: int) -> bool:
     return not text[line_start:key_start].strip(" \t-\"'`$")
 
 
+def _has_digit(value: str) -> bool:
+    return any(char.isdigit() for char in value)
+
+
 def _looks_random(value: str) -> bool:
     lowered = value.lower()
-    has_digit = any(char.isdigit() for char in value)
     has_symbol = any(not char.isalnum() for char in value)
-    return has_digit or has_symbol or (value != lowered and value != value.upper())
+    return _has_digit(value) or has_symbol or (value != lowered and value != value.upper())
+
+
+def _looks_like_api_key(value: str) -> bool:
+    """API keys and tokens nearly always carry digits; a bare word is a variable, a setting or names a thing
+    (`"send_message"`). A long mixed-case run without digits passes."""
+    return _has_digit(value) or (len(value) >= 16 and value != value.lower() and value != value.upper())
+
+
+def _is_snake_identifier(value: str) -> bool:
+    """A lower_snake identifier: `force_zip64`, `user_password`."""
+    return _IDENTIFIER.fullmatch(value) is not None and "_" in value and value == value.lower()
 
 
 def _is_quoted_literal(value: str, finding_type: str) -> bool:
@@ -233,38 +266,50 @@ def _is_quoted_literal(value: str, finding_type: str) -> bool:
         # Tokens have no spaces; a passphrase may, but a help text or prompt reads like prose.
         return finding_type == FindingType.PASSWORD and _PROSE.search(value) is None
     if finding_type == FindingType.SECRET:
-        # API keys and tokens nearly always carry digits; `"send_message"` names a thing.
-        has_digit = any(char.isdigit() for char in value)
-        return has_digit or (len(value) >= 16 and value != value.lower() and value != value.upper())
+        return _looks_like_api_key(value)
     return True
 
 
 def _is_unquoted_literal(
     text: str, assignment: Assignment, value: str, finding_type: str, key_starts_line: bool
 ) -> bool:
-    following = text[assignment.end : assignment.end + 1]
-    if following in ("(", "[") or _DOTTED.fullmatch(value.rstrip(":")):
-        return False  # a call, a subscript or an attribute: code reading the secret from elsewhere
-    lowered = value.lower()
-    has_digit = any(char.isdigit() for char in value)
-    if _IDENTIFIER.fullmatch(value) and not has_digit and any(hint in lowered for hint in _REFERENCE_HINTS):
-        return False  # `password = user_password`, `api_key=api_key`
-    looks_random = _looks_random(value)
-    if assignment.operator == "space-unquoted" and (not has_digit or not value[0].isalnum() or "=" in value):
-        return False  # `reason=bad_password attempts=3`: the next word is another field, not a password
-    if (
-        assignment.operator == "space-unquoted"
-        and _IDENTIFIER.fullmatch(value)
-        and "_" in value
-        and value == lowered
-    ):
-        return False  # "pass force_zip64 to the writer": prose naming a lower_snake identifier
-    if assignment.operator in ("is", "space-unquoted"):
-        return looks_random and len(value) >= 6 and ":" not in value
+    if _reads_from_elsewhere(text, assignment, value):
+        return False
+    if assignment.operator == "space-unquoted":
+        return _is_spaced_literal(value)
+    if assignment.operator == "is":
+        return _stands_out_in_prose(value)
     if finding_type == FindingType.SECRET:
-        # API keys and tokens nearly always carry digits; a bare word is a variable or a setting.
-        return has_digit or (len(value) >= 16 and value != lowered and value != value.upper())
-    if assignment.operator in (":", ":tight") and not key_starts_line and not looks_random:
+        return _looks_like_api_key(value)
+    if assignment.operator in (":", ":tight") and not key_starts_line and not _looks_random(value):
         return False  # prose: "a single pass: adjacent intervals"
     # snake_case without digits: a variable name in code
-    return not (_IDENTIFIER.fullmatch(value) and "_" in value and value == lowered and not has_digit)
+    return not (_is_snake_identifier(value) and not _has_digit(value))
+
+
+def _reads_from_elsewhere(text: str, assignment: Assignment, value: str) -> bool:
+    """Code that reads the secret from elsewhere: a call, a subscript or an attribute, or a variable named
+    after a secret (`password = user_password`, `api_key=api_key`)."""
+    following = text[assignment.end : assignment.end + 1]
+    if following in ("(", "[") or _DOTTED.fullmatch(value.rstrip(":")):
+        return True
+    if _IDENTIFIER.fullmatch(value) is None or _has_digit(value):
+        return False
+    lowered = value.lower()
+    return any(hint in lowered for hint in _REFERENCE_HINTS)
+
+
+def _is_spaced_literal(value: str) -> bool:
+    """A value separated from its key by a space only, unquoted: `reason=bad_password attempts=3` (the
+    next word is another field), "pass force_zip64 to the writer" (prose naming an identifier) are not."""
+    if not _has_digit(value) or not value[0].isalnum() or "=" in value:
+        return False
+    if _is_snake_identifier(value):
+        return False
+    return _stands_out_in_prose(value)
+
+
+def _stands_out_in_prose(value: str) -> bool:
+    """A value in a sentence (`the password is ...`) or after a bare space is a secret only when it looks
+    random, is long enough, and is not a `host:port` or a time."""
+    return _looks_random(value) and len(value) >= 6 and ":" not in value

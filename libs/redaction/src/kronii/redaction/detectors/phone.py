@@ -183,30 +183,24 @@ class PhoneDetector:
 
     def _classify(self, scan: ScanText, start: int, end: int) -> Candidate | None:
         text = scan.text
-        if (
-            start > 0
-            and (text[start - 1].isalnum() or text[start - 1] in _BOUNDARY_CHARS)
-            # A value glued to a key that names a phone: `mobile=+91 ...`, `tel:0612...`.
-            and not (text[start - 1] in _GLUE and _key_names_phone(scan.lower, start - 1))
-        ):
-            return None
-        if end < len(text) and (text[end].isalnum() or text[end] == "_"):
+        if not (_free_before(scan, start) and _free_after(text, end)):
             return None
         raw = text[start:end]
         if raw.startswith("(") and ")" not in raw:
             start, raw = start + 1, raw[1:]
-        if not (raw[0].isdigit() or raw[1].isdigit()):
-            return None
         digits = len(_NON_DIGITS.sub("", raw))
-        if not 7 <= digits <= 15 or _DATE_OR_TIME.match(raw) or _DOTTED_SHORT.fullmatch(raw):
+        if not _has_number_shape(raw, digits):
             return None
         before = scan.lower[max(0, start - _CONTEXT_BEFORE) : start]
         has_phone_word = _PHONE_WORD.search(before) is not None
-        if not has_phone_word and _NOT_PHONE_WORD.search(before) is not None:
+        if not (has_phone_word or _reads_as_phone_alone(raw, before, digits)):
             return None
-        formatted = digits != len(raw)
-        if not formatted and not has_phone_word:
-            return None
+        return self._read(raw, start, before, digits, has_phone_word)
+
+    def _read(self, raw: str, start: int, before: str, digits: int, has_phone_word: bool) -> Candidate | None:
+        """The number that libphonenumber finds in `raw` (at `start` in the text): a valid one, in the regions
+        the words before it point to; else, written like a phone number or after a phone word, a possible one
+        (unassigned and fictional ranges), with less confidence."""
         regions = self._regions
         if has_phone_word and not raw.startswith("+"):
             regions = _regions_for(before, self._regions, raw.lstrip("(").startswith("0"))
@@ -225,6 +219,36 @@ class PhoneDetector:
         self, raw: str, leniency: int = phonenumbers.Leniency.VALID
     ) -> tuple[int, int] | None:
         return _matched_span(raw, self._regions, leniency)
+
+
+def _free_before(scan: ScanText, start: int) -> bool:
+    """Whether nothing glues the number to what precedes it (a word, a path, an id), unless it is a value glued
+    to a key that names a phone: `mobile=+91 ...`, `tel:0612...`."""
+    if start == 0:
+        return True
+    char = scan.text[start - 1]
+    if not (char.isalnum() or char in _BOUNDARY_CHARS):
+        return True
+    return char in _GLUE and _key_names_phone(scan.lower, start - 1)
+
+
+def _free_after(text: str, end: int) -> bool:
+    return end >= len(text) or not (text[end].isalnum() or text[end] == "_")
+
+
+def _has_number_shape(raw: str, digits: int) -> bool:
+    """Whether a digit comes first or second in `raw` (`+44 ...`, `(555) ...`), it holds a phone number's count
+    of digits, and it is not a date, a time or a short dotted run (a version, an IPv4 address)."""
+    if not (raw[0].isdigit() or raw[1].isdigit()):
+        return False
+    return 7 <= digits <= 15 and not _DATE_OR_TIME.match(raw) and not _DOTTED_SHORT.fullmatch(raw)
+
+
+def _reads_as_phone_alone(raw: str, before: str, digits: int) -> bool:
+    """Without a phone word before it, a number is read only when written with separators (a bare digit run is
+    as often a build number or a timestamp) and no word before it names another kind of number."""
+    formatted = digits != len(raw)
+    return formatted and _NOT_PHONE_WORD.search(before) is None
 
 
 def _key_names_phone(lower: str, glue: int) -> bool:

@@ -279,31 +279,48 @@ def widen(spans: Iterable[LineSpan], lines: Sequence[OcrLine], types: Sequence[s
 
     `types` (each finding's type, by number) lets a token of known length take in the pieces after it
     that it still lacks, token-like or not: OCR splits a signature into lower-case bits (`ur`, `ph`)."""
-    grown = []
-    for span in spans:
-        line = lines[span.line]
-        covered = line.words_within(span.start, span.end)
-        if not covered:
-            grown.append(span)
-            continue
-        first, last = covered[0], covered[-1]
-        words = line.words
-        for _ in range(0 if _after_sign(span, line, first) else _MAX_PIECES):
-            left = words[first - 1] if first else ""
-            if not left or _label(left) or not _joined(left, words[first]):
-                break
-            first -= 1
-        for _ in range(_MAX_PIECES):
-            if last + 1 == len(words) or not _joined(words[last], words[last + 1]):
-                break
-            last += 1
-        least = _TOKEN_CHARS.get(types[span.finding], 0) if span.finding < len(types) else 0
-        for _ in range(_MAX_PIECES):
-            if last + 1 == len(words) or not _short_by(span, line, last, least):
-                break
-            last += 1
-        last = _to_tail(words, last, _TOKEN_TAIL.get(types[span.finding], ()) if least else ())
-        start = min(span.start, line.spans[first][0])
-        end = max(span.end, line.spans[last][1])
-        grown.append(LineSpan(span.line, start, end, span.finding))
-    return grown
+    return [_widened(span, lines[span.line], types) for span in spans]
+
+
+def _widened(span: LineSpan, line: OcrLine, types: Sequence[str]) -> LineSpan:
+    covered = line.words_within(span.start, span.end)
+    if not covered:
+        return span
+    first = _left_edge(span, line, covered[0])
+    last = _right_edge(line.words, covered[-1])
+    least = _TOKEN_CHARS.get(types[span.finding], 0) if span.finding < len(types) else 0
+    last = _to_least_length(span, line, last, least)
+    last = _to_tail(line.words, last, _TOKEN_TAIL.get(types[span.finding], ()) if least else ())
+    start = min(span.start, line.spans[first][0])
+    end = max(span.end, line.spans[last][1])
+    return LineSpan(span.line, start, end, span.finding)
+
+
+def _left_edge(span: LineSpan, line: OcrLine, first: int) -> int:
+    """The first word of the token: `first`, or a word before it that joins it, but not over a label, and
+    none when the span starts after a sign."""
+    words = line.words
+    for _ in range(0 if _after_sign(span, line, first) else _MAX_PIECES):
+        left = words[first - 1] if first else ""
+        if not left or _label(left) or not _joined(left, words[first]):
+            break
+        first -= 1
+    return first
+
+
+def _right_edge(words: Sequence[str], last: int) -> int:
+    """The last word of the token: `last`, or a word after it that joins it."""
+    for _ in range(_MAX_PIECES):
+        if last + 1 == len(words) or not _joined(words[last], words[last + 1]):
+            break
+        last += 1
+    return last
+
+
+def _to_least_length(span: LineSpan, line: OcrLine, last: int, least: int) -> int:
+    """`last`, or a word after it, until the span holds the `least` characters of a token of known length."""
+    for _ in range(_MAX_PIECES):
+        if last + 1 == len(line.words) or not _short_by(span, line, last, least):
+            break
+        last += 1
+    return last
