@@ -139,21 +139,14 @@ def trigger_from_request(request: pb.TriggerRequest) -> TriggerCommand:
     if not request.source.strip():
         raise TriggerRequestError("source is required: who sends the trigger (an agent id, a plugin, 'cli')")
     attributes = request.attributes
-    window = attributes.get("window_id", "0") or "0"
-    if not window.isdigit() or not window.isascii():
-        raise TriggerRequestError("attributes.window_id must be a whole number")
-    if len(window) > _MAX_WINDOW_DIGITS:
-        raise TriggerRequestError(f"attributes.window_id has more than {_MAX_WINDOW_DIGITS} digits")
+    window_id = _window_id(attributes)
     plugin_kind = _text(attributes, "plugin_kind") or _text(attributes, "event")
-    if kind is TriggerKind.PLUGIN_EVENT and not (request.app_id and plugin_kind):
-        raise TriggerRequestError("a plugin_event needs app_id and attributes.plugin_kind")
-    if kind is TriggerKind.STATE_CHANGED and not _text(attributes, "to_state"):
-        raise TriggerRequestError("a state_changed needs attributes.to_state")
+    _check_kind_needs(kind, request.app_id, plugin_kind, attributes)
     return TriggerCommand(
         kind,
         app=request.app_id if kind is not TriggerKind.PLUGIN_EVENT else "",
         wm_class=_text(attributes, "wm_class"),
-        window_id=int(window),
+        window_id=window_id,
         title=_text(attributes, "title"),
         priority=Priority.HIGH if request.high_priority else Priority.NORMAL,
         from_state=_text(attributes, "from_state"),
@@ -161,6 +154,27 @@ def trigger_from_request(request: pb.TriggerRequest) -> TriggerCommand:
         plugin_app_id=request.app_id if kind is TriggerKind.PLUGIN_EVENT else "",
         plugin_kind=plugin_kind,
     )
+
+
+def _window_id(attributes: Mapping[str, str]) -> int:
+    """attributes.window_id as a number (0 when absent), or TriggerRequestError."""
+    window = attributes.get("window_id", "0") or "0"
+    if not window.isdigit() or not window.isascii():
+        raise TriggerRequestError("attributes.window_id must be a whole number")
+    if len(window) > _MAX_WINDOW_DIGITS:
+        raise TriggerRequestError(f"attributes.window_id has more than {_MAX_WINDOW_DIGITS} digits")
+    return int(window)
+
+
+def _check_kind_needs(
+    kind: TriggerKind, app_id: str, plugin_kind: str, attributes: Mapping[str, str]
+) -> None:
+    """TriggerRequestError when the request lacks what its kind needs: a plugin_event its plugin's app id and
+    event kind, a state_changed the state it changed to."""
+    if kind is TriggerKind.PLUGIN_EVENT and not (app_id and plugin_kind):
+        raise TriggerRequestError("a plugin_event needs app_id and attributes.plugin_kind")
+    if kind is TriggerKind.STATE_CHANGED and not _text(attributes, "to_state"):
+        raise TriggerRequestError("a state_changed needs attributes.to_state")
 
 
 _MAX_NOTICE_TITLE = 200

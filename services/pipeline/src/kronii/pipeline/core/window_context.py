@@ -167,6 +167,16 @@ def _browser(app: str, suffixes: tuple[str, ...], title: str) -> WindowContext:
         return WindowContext(
             meeting.kind, meeting.app, meeting.artifact, {"browser": app}, meeting.confidence
         )
+    detail = _page_detail(page)
+    if not page:
+        return WindowContext(ContextKind.BROWSER, app, "", detail, 0.2)
+    return WindowContext(
+        ContextKind.BROWSER, app, page, detail, 0.9 if detail.keys() & {"domain", "repository"} else 0.7
+    )
+
+
+def _page_detail(page: str) -> dict[str, str]:
+    """What a browser page's title tells: the site and its domain, a repository, an issue or PR reference."""
     detail: dict[str, str] = {}
     parts = _split(page)
     if len(parts) > 1 and parts[-1].lower() in _SITES:
@@ -175,21 +185,23 @@ def _browser(app: str, suffixes: tuple[str, ...], title: str) -> WindowContext:
     domain = _DOMAIN.search(page)
     if domain and "domain" not in detail:
         detail["domain"] = domain.group(1).lower()
-    # GitHub/GitLab titles carry "owner/repo" as a part of their own: "Pull request #12 · org/repo".
-    repo = next((part for part in parts if _REPO.fullmatch(part)), None)
-    if repo is None and detail.get("domain") in ("github.com", "gitlab.com"):
-        found = _REPO.search(page)
-        repo = found.group(1) if found else None
+    repo = _repository(parts, page, detail.get("domain"))
     if repo:
         detail["repository"] = repo
     reference = _REFERENCE.search(page)
     if reference:
         detail["reference"] = reference.group(0)
-    if not page:
-        return WindowContext(ContextKind.BROWSER, app, "", detail, 0.2)
-    return WindowContext(
-        ContextKind.BROWSER, app, page, detail, 0.9 if detail.keys() & {"domain", "repository"} else 0.7
-    )
+    return detail
+
+
+def _repository(parts: list[str], page: str, domain: str | None) -> str | None:
+    """The "owner/repo" a page title names: a part of its own ("Pull request #12 · org/repo"), or anywhere in
+    the title of a GitHub or GitLab page."""
+    repo = next((part for part in parts if _REPO.fullmatch(part)), None)
+    if repo is None and domain in ("github.com", "gitlab.com"):
+        found = _REPO.search(page)
+        repo = found.group(1) if found else None
+    return repo
 
 
 # ---- IDEs, editors, terminals -----------------------------------------------------------------

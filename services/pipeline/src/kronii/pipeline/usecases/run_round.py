@@ -19,7 +19,7 @@ from kronii.pipeline.core.roles.values import CostLabel, RoleContext, Synthesis
 from kronii.pipeline.core.round import Round, RunnerConfig
 from kronii.pipeline.core.router import BaseSnapshot, Defer, PluginFull, PluginLite, route
 from kronii.pipeline.core.runs import RunRecord, StateVisit
-from kronii.pipeline.core.states import RunState, TriggerKind
+from kronii.pipeline.core.states import RunState, Trigger, TriggerKind
 from kronii.pipeline.ports import RunnerPorts
 from kronii.pipeline.usecases.await_capture import CaptureWait
 from kronii.pipeline.usecases.call_role import RoleCalls
@@ -32,6 +32,22 @@ __all__ = ["Rounds", "base_text"]
 log = logging.getLogger(__name__)
 
 _LEVEL_ORDER = {Level.GREEN: 0, Level.AMBER: 1, Level.RED: 2}
+
+
+def _focused_on(base: BaseSnapshot, trigger: Trigger) -> BaseSnapshot:
+    """The snapshot with the trigger's focus (app, window class, title, window) over it. The snapshot's title is
+    kept only when the trigger names the same window; its process and start time also when it names none."""
+    same_window = base.window_id == trigger.window_id and trigger.window_id != 0
+    keeps_window = same_window or not trigger.window_id
+    return replace(
+        base,
+        app=trigger.app or base.app,
+        wm_class=trigger.wm_class or base.wm_class,
+        title=trigger.title or (base.title if same_window else ""),
+        window_id=trigger.window_id or base.window_id,
+        pid=base.pid if keeps_window else 0,
+        app_start_time_ms=base.app_start_time_ms if keeps_window else 0,
+    )
 
 
 def base_text(base: BaseSnapshot) -> str:
@@ -117,16 +133,7 @@ class Rounds:
         base = snapshot or BaseSnapshot(at_ms=trigger.at_ms)
         if trigger.window_id or trigger.title or trigger.app:
             # The trigger is newer than any snapshot: its focus is what the round is about.
-            same_window = base.window_id == trigger.window_id and trigger.window_id != 0
-            base = replace(
-                base,
-                app=trigger.app or base.app,
-                wm_class=trigger.wm_class or base.wm_class,
-                title=trigger.title or (base.title if same_window else ""),
-                window_id=trigger.window_id or base.window_id,
-                pid=base.pid if same_window or not trigger.window_id else 0,
-                app_start_time_ms=base.app_start_time_ms if same_window or not trigger.window_id else 0,
-            )
+            base = _focused_on(base, trigger)
         if trigger.kind is TriggerKind.STATE_CHANGED and trigger.to_state:
             base = replace(base, activity_state=trigger.to_state)
         return replace(base, locked=base.locked or self._standing.locked)
