@@ -23,8 +23,8 @@ from typing import Any
 import httpx
 import uvicorn
 from fastapi import FastAPI
-from kronii.common.access import AccessMiddleware, AccessPolicy, _proc_uid, tcp_peer_uid
-from kronii.common.infra import free_port
+from kronii.edge.access import AccessMiddleware, AccessPolicy, _proc_uid, tcp_peer_uid
+from kronii.launcher.infra import free_port
 
 RESULTS = Path(__file__).parent / "results"
 

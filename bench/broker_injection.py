@@ -27,7 +27,7 @@ from _common import machine, save, summary_ms
 from kronii.broker.adapters import x_protocol
 from kronii.broker.adapters.x_master import XMasterInjector
 from kronii.broker.adapters.x_watch import RawInputWatcher, UserInputSeen
-from kronii.common.desktop_input import InputAction
+from kronii.desktop.input_actions import InputAction
 from Xlib import display as xdisplay
 from Xlib.ext import ge, xinput
 

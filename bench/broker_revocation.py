@@ -32,7 +32,7 @@ from _common import machine, save, summary_ms
 from broker_injection import RawKeyListener, _device_id
 from kronii.broker.v1 import broker_pb2 as pb
 from kronii.broker.v1 import broker_pb2_grpc as pb_grpc
-from kronii.common.db import migrate_up
+from kronii.stores.db import migrate_up
 
 from tests.desktop import start_xvfb
 from tests.infra import create_database, start_test_infra

@@ -29,7 +29,7 @@ import pytesseract
 from _common import machine, save, summary_ms
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
-from kronii.common.db import migrate_up
+from kronii.stores.db import migrate_up
 from PIL import Image
 
 from tests.desktop import start_xvfb

@@ -87,7 +87,7 @@ def durable_plans(scheduler: str, database_url: str, run_ids: list[str]) -> set[
 
 
 def all_ready() -> bool:
-    from kronii.common.status import collect_status
+    from kronii.launcher.status import collect_status
 
     return all(row.ready for row in asyncio.run(collect_status()))
 

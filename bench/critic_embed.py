@@ -27,7 +27,8 @@ from typing import Any
 
 from _common import machine, percentile, save, summary_ms
 from kronii.critic.adapters.embedder import MiniLmEmbedder, default_tokenizer_path
-from kronii.critic.embedding_queue import EmbeddingQueue, EmbeddingResult, JobOutcome
+from kronii.critic.adapters.embedding_queue import EmbeddingQueue
+from kronii.critic.core.embedding_jobs import EmbeddingResult, JobOutcome
 from tokenizers import Tokenizer
 
 PROGRAMS = ("git", "kubectl", "docker", "npm", "cargo", "make", "pytest", "terraform", "ssh", "rsync", "pip")

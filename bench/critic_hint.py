@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 from _common import machine, save, summary_ms
-from kronii.common.db import migrate_up
+from kronii.stores.db import migrate_up
 
 from tests.infra import create_database, start_test_infra
 from tests.integration.critic.shell_pty import ShellPty, shell_setup

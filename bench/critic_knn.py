@@ -23,12 +23,12 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 from _common import machine, save, summary_ms
-from kronii.common.db import make_engine, migrate_up
-from kronii.common.urls import libpq_url
 from kronii.critic.adapters.vector_store import PgVectorStore
 from kronii.critic.core.model import EMBEDDING_DIM, InvocationRecord, Trigger
 from kronii.critic.core.retrieval import exact_top_k
 from kronii.critic.core.ring import RecordRing
+from kronii.foundation.urls import libpq_url
+from kronii.stores.db import make_engine, migrate_up
 from pgvector.psycopg import register_vector
 
 from tests.infra import create_database, start_test_infra

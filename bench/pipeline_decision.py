@@ -14,9 +14,9 @@ import httpx
 import psutil
 from _common import machine, save, summary_ms
 from kronii.activity.v1 import activity_pb2 as apb
-from kronii.common import subjects
-from kronii.common.bus import Bus
 from kronii.pipeline.v1 import pipeline_pb2 as pb
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 
 from tests.infra import start_test_infra
 from tests.integration.pipeline.pipeline_support import pipeline_database, pipeline_env, start_pipeline

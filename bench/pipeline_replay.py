@@ -69,7 +69,7 @@ def _summary(report: ReplayReport) -> dict[str, Any]:
 
 
 def with_model(events: list[RecordedEvent], args: argparse.Namespace) -> dict[str, Any]:
-    from kronii.common.settings import load_settings
+    from kronii.foundation.settings import load_settings
     from kronii.pipeline.adapters.backend_factory import make_backend
     from kronii.pipeline.settings import PipelineSettings
 

@@ -34,10 +34,10 @@ from _common import ROOT
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from kronii.activity.v1 import activity_pb2
-from kronii.common import subjects
-from kronii.common.bus import Bus
-from kronii.common.db import migrate_up
-from kronii.common.infra import free_port
+from kronii.launcher.infra import free_port
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
+from kronii.stores.db import migrate_up
 
 from tests.desktop import emit_screensaver_active, start_session_bus, start_xvfb, stop_process
 from tests.infra import start_test_infra

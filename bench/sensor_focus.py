@@ -21,10 +21,10 @@ import psutil
 from _common import machine, save, summary_ms
 from google.protobuf.message import Message
 from kronii.activity.v1 import activity_pb2 as pb
-from kronii.common import subjects
-from kronii.common.bus import Bus
-from kronii.common.db import migrate_up
-from kronii.common.infra import free_port
+from kronii.launcher.infra import free_port
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
+from kronii.stores.db import migrate_up
 
 from tests.desktop import open_window, start_session_bus, start_xvfb
 from tests.infra import start_test_infra

@@ -36,8 +36,8 @@ import httpx
 import psutil
 from _codex_panes import CodexPanes, codex_config, concurrent, raw_send_keys, sequential
 from _common import machine, percentile, save
-from kronii.common.db import migrate_up
-from kronii.common.infra import free_port
+from kronii.launcher.infra import free_port
+from kronii.stores.db import migrate_up
 from kronii.supervisor.core.tokens import issue_token
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 from kronii.supervisor.v1 import supervisor_pb2_grpc as pb_grpc

@@ -39,7 +39,7 @@ MB = 1024 * 1024
 
 def _label(process: psutil.Process) -> str:
     command = " ".join(process.cmdline()[:4])
-    if "kronii.common.service_group" in command:
+    if "kronii.runtime.service_group" in command:
         return "services"
     for service in ("sensor", "capture", "pipeline", "scheduler", "supervisor", "broker", "critic", "vision"):
         if f"kronii.{service}" in command:

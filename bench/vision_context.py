@@ -35,8 +35,8 @@ from typing import Any, TypeVar
 import mss
 import pytesseract
 from _common import machine, percentile, save, summary_ms
-from kronii.common.clock import SystemClock
-from kronii.common.db import migrate_up
+from kronii.foundation.clock import SystemClock
+from kronii.stores.db import migrate_up
 from kronii.vision.adapters.atspi import AtspiReader
 from kronii.vision.adapters.capture_frames import CaptureScreenshots, ensure_key
 from kronii.vision.adapters.desktop import DesktopFrames, DesktopTree

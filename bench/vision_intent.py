@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 from _common import machine, save, summary_ms
-from kronii.common.db import migrate_up
+from kronii.stores.db import migrate_up
 from kronii.vision.adapters.atspi import AtspiReader
 from kronii.vision.adapters.capture_frames import ensure_key
 from vision_support import (

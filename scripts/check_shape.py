@@ -48,8 +48,8 @@ ROOMS = frozenset(
 )
 # What a core may name beyond its own core: library modules that do no I/O.
 PURE_LIBS = (
-    "kronii.common.errors", "kronii.common.clock", "kronii.common.audit_trail", "kronii.common.prompt_windows",
-    "kronii.common.peers", "kronii.common.desktop_hold", "kronii.redaction",
+    "kronii.foundation.errors", "kronii.foundation.clock", "kronii.foundation.audit_trail", "kronii.desktop.prompt_windows",
+    "kronii.edge.peers", "kronii.desktop.hold", "kronii.redaction",
 )  # fmt: skip
 SERVICES = ("sensor", "capture", "pipeline", "scheduler", "supervisor", "broker", "critic", "vision")
 # A core decides; it does not reach the world. These are the modules that would let it.
@@ -205,6 +205,15 @@ def cycle_findings(trees: dict[str, tuple[Path, ast.Module]]) -> Iterator[tuple[
     for group in strongly_connected(graph):
         if len(group) > 1:
             yield f"cycle: {' <-> '.join(sorted(group))}", len(group)
+    # The library packages (kronii.foundation, kronii.stores, ...) stand in layers too: no two of them
+    # may need each other, even through different modules.
+    packages: dict[str, set[str]] = {}
+    for name, imports in graph.items():
+        package = ".".join(name.split(".")[:2])
+        packages.setdefault(package, set()).update(".".join(i.split(".")[:2]) for i in imports)
+    for group in strongly_connected({name: deps - {name} for name, deps in packages.items()}):
+        if len(group) > 1:
+            yield f"package cycle: {' <-> '.join(sorted(group))}", len(group)
 
 
 def strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from kronii.common.db import make_engine, make_sessionmaker, migrate_up
+from kronii.stores.db import make_engine, make_sessionmaker, migrate_up
 
 from tests.infra import InfraUrls, create_database, start_test_infra
 

@@ -13,9 +13,9 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
-from kronii.common.infra import EmbeddedInfra, InfraPorts, free_port
-from kronii.common.migrate_child import create_database_if_missing
-from kronii.common.urls import libpq_url
+from kronii.foundation.urls import libpq_url
+from kronii.launcher.infra import EmbeddedInfra, InfraPorts, free_port
+from kronii.launcher.migrate_child import create_database_if_missing
 
 __all__ = ["InfraUrls", "create_database", "service_context", "start_test_infra"]
 
@@ -97,14 +97,14 @@ def create_database(url: str, name: str) -> str:
 def service_context(database_url: str, redis: Any, name: str = "supervisor") -> Any:
     """A ServiceContext wired as the runtime wires it (engine, sessions, audit log, audit outbox),
     for tests of code that takes one; `database_url` may point at a closed port (PostgreSQL away)."""
-    from kronii.common.audit import AuditLog
-    from kronii.common.bus import Bus
-    from kronii.common.db import make_engine, make_sessionmaker
-    from kronii.common.durable import AuditOutbox
-    from kronii.common.service import ServiceContext
-    from kronii.common.settings import ServiceSettings
-    from kronii.common.spec import ServiceSpec
-    from kronii.common.telemetry import CommonMetrics
+    from kronii.foundation.settings import ServiceSettings
+    from kronii.foundation.telemetry import CommonMetrics
+    from kronii.runtime.service import ServiceContext
+    from kronii.runtime.spec import ServiceSpec
+    from kronii.stores.audit import AuditLog
+    from kronii.stores.bus import Bus
+    from kronii.stores.db import make_engine, make_sessionmaker
+    from kronii.stores.durable import AuditOutbox
     from prometheus_client import CollectorRegistry
 
     spec = ServiceSpec(name, ServiceSettings, f"kronii.{name}.app:App")

@@ -161,7 +161,7 @@ def service_ports(name: str, env: Mapping[str, str]) -> dict[str, str]:
     """`env` with KRONII_<NAME>_HTTP_PORT and _GRPC_PORT on free ports, except where the test set one
     itself (a restart on the same ports, a bad value): one inherited from this process's environment
     (a person's own kronii) is never used."""
-    from kronii.common.infra import free_port
+    from kronii.launcher.infra import free_port
 
     out = dict(env)
     for kind in ("HTTP", "GRPC"):
@@ -223,8 +223,8 @@ def start_service(
 def standalone_env(data_dir: Path) -> dict[str, str]:
     """The environment for a `kronii up` of its own: no configured servers, no display, no D-Bus, every
     port free, its own data directory."""
-    from kronii.common.infra import free_port
-    from kronii.common.services import installed_services
+    from kronii.launcher.infra import free_port
+    from kronii.runtime.services import installed_services
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("KRONII_") and k != "DISPLAY"}
     for spec in installed_services():

@@ -7,8 +7,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from kronii.common import subjects
-from kronii.common.subjects import Topic
+from kronii.stores import subjects
+from kronii.stores.subjects import Topic
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest_asyncio
 from dbus_fast import BusType, Message, MessageType
 from dbus_fast.aio import MessageBus
-from kronii.common.desktop_notify import NOTIFICATIONS_INTERFACE, NOTIFICATIONS_PATH, NOTIFICATIONS_SERVICE
+from kronii.desktop.notify import NOTIFICATIONS_INTERFACE, NOTIFICATIONS_PATH, NOTIFICATIONS_SERVICE
 
 __all__ = ["NotificationServer", "serve", "server_bus"]
 

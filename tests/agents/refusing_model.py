@@ -40,7 +40,7 @@ class _Refuse(http.server.BaseHTTPRequestHandler):
 def refusing_model_server() -> Iterator[str]:
     """Serve on a free loopback port; yields the base URL Codex's provider setting takes."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refuse)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1"

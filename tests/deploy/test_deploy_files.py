@@ -272,7 +272,7 @@ def known_kronii_variables() -> set[str]:
     """KRONII_* variables the code reads, from the settings models themselves, plus KRONII_SERVICE
     (the image's entrypoint: which `kronii.<service>` module to run). A service with code adds its own
     settings (KRONII_CAPTURE_SOCKET_DIR, ...); one without code only the common host and ports."""
-    from kronii.common.settings import KroniiSettings, ServiceSettings
+    from kronii.foundation.settings import KroniiSettings, ServiceSettings
 
     shared = {_env_name(KroniiSettings, f, "KRONII_") for f in KroniiSettings.model_fields}
     own = [f for f in ServiceSettings.model_fields if f not in KroniiSettings.model_fields]
@@ -615,7 +615,7 @@ def test_dockerfile_healthcheck_follows_readyz_on_the_configured_port(
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Readyz)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     try:
         env = {k: v for k, v in os.environ.items() if not k.startswith("KRONII_")}
         env.update(
@@ -1152,7 +1152,7 @@ def test_dashboards_chart_every_kronii_metric() -> None:
 
 
 def test_common_metric_names_match_what_the_shared_library_exports() -> None:
-    from kronii.common.telemetry import CommonMetrics
+    from kronii.foundation.telemetry import CommonMetrics
     from prometheus_client import CollectorRegistry
 
     registry = CollectorRegistry()
@@ -1164,7 +1164,7 @@ def test_common_metric_names_match_what_the_shared_library_exports() -> None:
         else:
             exported[family.name] = set()
     for name in COMMON_METRICS:
-        assert name in exported, f"kronii.common.telemetry no longer exports {name}"
+        assert name in exported, f"kronii.foundation.telemetry no longer exports {name}"
     metrics = CommonMetrics("test", CollectorRegistry())
     for attr, name in (
         ("http_requests", "kronii_http_requests_total"),

@@ -136,7 +136,7 @@ def test_built_wheel_installs_into_a_fresh_venv_and_runs_kronii(tmp_path: Path) 
         entry_points = wheel.read(f"kronii-{version}.dist-info/entry_points.txt").decode()
     scripts = sorted(name for project in MEMBER_PROJECTS.values() for name in project.get("scripts", {}))
     assert scripts == ["kronii"]
-    assert "[console_scripts]\nkronii = kronii.common.cli.main:main\n" in entry_points
+    assert "[console_scripts]\nkronii = kronii.launcher.cli.main:main\n" in entry_points
     # Generated code (libs/api) and a data file (alembic's template) are in, caches and tests are not.
     assert "kronii/capture/v1/capture_pb2.py" in names
     assert "kronii/common/migrations/script.py.mako" in names
@@ -183,12 +183,12 @@ def test_built_wheel_installs_into_a_fresh_venv_and_runs_kronii(tmp_path: Path) 
         [
             str(venv / "bin" / "python"),
             "-c",
-            "import json, kronii.common\n"
+            "import json, kronii.foundation\n"
             "from importlib.metadata import distributions, entry_points\n"
             "groups = {g: sorted(e.name for e in entry_points(group=g) if e.load())"
             " for g in ('kronii.commands', 'kronii.services')}\n"
             "dists = sorted(d.metadata['Name'] for d in distributions() if d.metadata['Name'].startswith('kronii'))\n"
-            "print(json.dumps({'groups': groups, 'dists': dists, 'file': kronii.common.__file__}))",
+            "print(json.dumps({'groups': groups, 'dists': dists, 'file': kronii.foundation.__file__}))",
         ],
         cwd=home,
         env=run_env,

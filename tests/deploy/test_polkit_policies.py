@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from kronii.common.presence_rules import PresencePurpose
+from kronii.edge.presence_rules import PresencePurpose
 
 ROOT = Path(__file__).resolve().parents[2]
 POLKIT = ROOT / "deploy" / "polkit"

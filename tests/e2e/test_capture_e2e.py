@@ -45,7 +45,7 @@ PROGRESSION = [pb.QUEUED, pb.WAITING, pb.CAPTURING, pb.SCORING, pb.REDACTING, pb
 def desktop_mesh(
     infra: InfraUrls, xdisplay: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Proc, CaptureProc, str]]:
-    from kronii.common.db import migrate_up
+    from kronii.stores.db import migrate_up
 
     database = create_database(infra.database, "kronii_capture_e2e")
     migrate_up(database)

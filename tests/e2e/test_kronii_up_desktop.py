@@ -24,10 +24,10 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 from kronii.activity.v1 import activity_pb2 as pb
 from kronii.activity.v1 import activity_pb2_grpc as pb_grpc
-from kronii.common import subjects
-from kronii.common.bus import Bus
-from kronii.common.infra import free_port
-from kronii.common.urls import libpq_url
+from kronii.foundation.urls import libpq_url
+from kronii.launcher.infra import free_port
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 
 from tests.desktop import emit_screensaver_active, focus_window, open_window, send_input, set_window_title
 from tests.infra import InfraUrls

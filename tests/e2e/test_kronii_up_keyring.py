@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kronii.common.infra import free_port
+from kronii.launcher.infra import free_port
 
 from tests.desktop import stop_process, wait_until
 from tests.infra import InfraUrls

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from kronii.common.db import head_revision
+from kronii.stores.db import head_revision
 
 from tests.mesh import Proc, kronii_process_pids, standalone_env, wait_http_ready, wait_until
 

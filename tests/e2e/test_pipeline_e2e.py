@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kronii.common import subjects
-from kronii.common.bus import Bus
 from kronii.pipeline.adapters.plugin_host import PluginHost
 from kronii.pipeline.v1 import pipeline_pb2 as pb
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 
 from tests.desktop import emit_screensaver_active, focus_window, open_window, stop_process
 from tests.infra import InfraUrls

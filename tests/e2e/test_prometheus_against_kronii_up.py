@@ -22,7 +22,7 @@ import httpx
 import promql_parser
 import pytest
 import yaml
-from kronii.common.infra import free_port
+from kronii.launcher.infra import free_port
 
 from tests.mesh import Proc, standalone_env, wait_until
 

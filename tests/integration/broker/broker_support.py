@@ -20,10 +20,10 @@ import httpx
 import redis.asyncio as aioredis
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from kronii.agents.broker_client import BrokerClient
 from kronii.broker.adapters.callers import AgentRegistry
-from kronii.common.broker_client import BrokerClient
-from kronii.common.db import make_engine, make_sessionmaker
-from kronii.common.rendezvous import broker_socket_path
+from kronii.runtime.rendezvous import broker_socket_path
+from kronii.stores.db import make_engine, make_sessionmaker
 
 from tests.infra import InfraUrls
 from tests.mesh import Proc, service_ports, start_service
@@ -69,7 +69,7 @@ class Broker:
         """One call through the local socket from a terminal, with the TTY binding's headers."""
         script = (
             "import json, os, sys\n"
-            "from kronii.common.local_http import JsonClient\n"
+            "from kronii.launcher.local_http import JsonClient\n"
             "client = JsonClient('http://localhost', 10, unix_socket=sys.argv[1], headers={\n"
             "    'kronii-tty': os.ttyname(0), 'kronii-session': str(os.getsid(0))})\n"
             "answer = client.request(sys.argv[2], sys.argv[3], json=json.loads(sys.argv[4]))\n"

@@ -16,9 +16,9 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from kronii.agents.broker_client import BrokerError
 from kronii.broker.adapters.vnc import decode_rfbauth
 from kronii.broker.cli.xdotool_shim import write_shadow_script
-from kronii.common.broker_client import BrokerError
 from vncdotool import api as vnc_api  # type: ignore[import-untyped]
 
 from tests.desktop import wait_until

@@ -15,10 +15,10 @@ from typing import Any
 
 import httpx
 import pytest
+from kronii.agents.broker_client import BrokerError
 from kronii.broker.adapters.viewer_socket import hook_socket_path
 from kronii.broker.adapters.vnc import VncServer, VncSettings, decode_rfbauth
-from kronii.common.broker_client import BrokerError
-from kronii.common.infra import free_port
+from kronii.launcher.infra import free_port
 from vncdotool import api as vnc_api  # type: ignore[import-untyped]
 
 from tests.desktop import wait_until

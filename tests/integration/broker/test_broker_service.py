@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import nats
 import pytest
+from kronii.agents.broker_client import BrokerClient, BrokerError
 from kronii.broker.v1 import broker_pb2 as pb
-from kronii.common.broker_client import BrokerClient, BrokerError
 
 from tests.desktop import wait_until
 from tests.infra import InfraUrls

@@ -23,7 +23,7 @@ import pytest
 import pytest_asyncio
 from kronii.broker.adapters.viewer_socket import ViewerHookListener, hook_socket_path
 from kronii.broker.adapters.vnc import VncServer, VncSettings, encode_rfbauth
-from kronii.common.infra import free_port
+from kronii.launcher.infra import free_port
 from vncdotool import api as vnc_api  # type: ignore[import-untyped]
 from vncdotool.client import AuthenticationError  # type: ignore[import-untyped]
 from Xlib import display as xdisplay

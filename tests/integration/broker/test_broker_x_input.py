@@ -18,7 +18,7 @@ from kronii.broker.adapters.x_master import (
     XMasterInjector,
 )
 from kronii.broker.adapters.x_watch import OwnInput, RawInputWatcher, physical_input_devices
-from kronii.common.desktop_input import InputAction
+from kronii.desktop.input_actions import InputAction
 from Xlib import display as xdisplay
 from Xlib.ext import xinput
 

@@ -28,11 +28,11 @@ from kronii.capture.adapters.callers import client_sessions
 from kronii.capture.core.capabilities import Capability, names
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
-from kronii.common import subjects
-from kronii.common.bus import Bus
-from kronii.common.db import make_engine, make_sessionmaker
-from kronii.common.infra import free_port
-from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
+from kronii.launcher.infra import free_port
+from kronii.runtime.rendezvous import SENSOR_SNAPSHOT_KEY
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
+from kronii.stores.db import make_engine, make_sessionmaker
 
 from tests.desktop import stop_process
 from tests.infra import InfraUrls

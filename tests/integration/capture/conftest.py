@@ -22,7 +22,7 @@ def x_display() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def capture_database(infra: InfraUrls) -> str:
-    from kronii.common.db import migrate_up
+    from kronii.stores.db import migrate_up
 
     url = create_database(infra.database, "kronii_capture_it")
     migrate_up(url)

@@ -17,7 +17,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from kronii.common.urls import libpq_url
+from kronii.foundation.urls import libpq_url
 from PIL import Image
 
 from tests.integration.capture.capture_support import (
@@ -161,7 +161,7 @@ async def test_an_out_of_range_request_names_the_field_and_exits_2(capture_servi
 async def test_a_request_without_a_target_says_when_the_sensor_cannot_tell_the_focused_window(
     capture_service: CaptureProc, tmp_path: Path
 ) -> None:
-    from kronii.common.infra import free_port
+    from kronii.launcher.infra import free_port
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("KRONII_")}
     env.update(KRONII_DATA_DIR=str(tmp_path), KRONII_SENSOR_HTTP_PORT=str(free_port()))

@@ -24,8 +24,8 @@ from typing import Any
 import psycopg
 import pytest
 from kronii.capture.adapters.callers import ACTION_READ_SCREENSHOTS
-from kronii.common.polkit import PolkitClient
-from kronii.common.urls import libpq_url
+from kronii.edge.polkit import PolkitClient
+from kronii.foundation.urls import libpq_url
 
 from tests.desktop import stop_process
 from tests.infra import InfraUrls

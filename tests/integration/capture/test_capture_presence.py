@@ -23,7 +23,7 @@ import pytest_asyncio
 from kronii.capture.core.capabilities import Capability
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
-from kronii.common.urls import libpq_url
+from kronii.foundation.urls import libpq_url
 from PIL import Image
 
 from tests.infra import InfraUrls

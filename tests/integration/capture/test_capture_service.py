@@ -20,8 +20,8 @@ import pytest_asyncio
 from kronii.capture.core.capabilities import Capability
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
-from kronii.common import subjects
-from kronii.common.bus import Bus
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 from PIL import Image
 
 from tests.infra import InfraUrls

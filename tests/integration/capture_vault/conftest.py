@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 import redis.asyncio as aioredis
-from kronii.common.db import make_engine, make_sessionmaker, migrate_up
 from kronii.crypto import KeyFileProvider
+from kronii.stores.db import make_engine, make_sessionmaker, migrate_up
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from tests.infra import InfraUrls, create_database

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import psycopg
 import pytest
-from kronii.common.db import migrate_down, migrate_up
-from kronii.common.urls import libpq_url
+from kronii.foundation.urls import libpq_url
+from kronii.stores.db import migrate_down, migrate_up
 
 CAPTURE_TABLES = {"capture_jobs", "capture_objects", "capture_clients"}
 

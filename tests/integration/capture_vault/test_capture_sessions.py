@@ -12,8 +12,8 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from kronii.capture.adapters.callers import client_sessions
 from kronii.capture.core.capabilities import AGENT_DEFAULT, Capability, names
 from kronii.capture.core.identity import Identity
-from kronii.common.client_sessions import AuthError, ClientSessions, sign_challenge
-from kronii.common.peers import PeerIdentity
+from kronii.edge.client_sessions import AuthError, ClientSessions, sign_challenge
+from kronii.edge.peers import PeerIdentity
 
 from tests.integration.capture_vault.conftest import Sessions
 
@@ -160,7 +160,7 @@ def test_a_local_identity_carries_the_peer_and_may_only_request_captures() -> No
     assert identity.actor == "local:uid:1000"
     assert (identity.uid, identity.pid) == (1000, 42)
     assert identity.allows(Capability.REQUEST_CAPTURE)
-    # Reading needs a person's proof of presence first (kronii.common.presence), never the bare socket.
+    # Reading needs a person's proof of presence first (kronii.edge.presence), never the bare socket.
     assert not identity.allows(Capability.READ_REDACTED)
     assert not identity.allows(Capability.LIST_META)
     assert not identity.allows(Capability.READ_RAW_ENCRYPTED)

@@ -25,11 +25,11 @@ import grpc
 import pytest
 import pytest_asyncio
 from kronii.capture.adapters.callers import PEERS, front_door, identity_for_peer
-from kronii.common.audit import AuditLog
-from kronii.common.local_door import FrontDoorError, PeerPolicy, PeerRegistry
-from kronii.common.peers import PeerIdentity
-from kronii.common.procinfo import claimed_device, proc_facts, start_ticks
-from kronii.common.rendezvous import capture_socket_path
+from kronii.edge.local_door import FrontDoorError, PeerPolicy, PeerRegistry
+from kronii.edge.peers import PeerIdentity
+from kronii.edge.procinfo import claimed_device, proc_facts, start_ticks
+from kronii.runtime.rendezvous import capture_socket_path
+from kronii.stores.audit import AuditLog
 
 from tests.integration.capture_vault.conftest import Sessions
 from tests.integration.capture_vault.vault_support import audit_recorder

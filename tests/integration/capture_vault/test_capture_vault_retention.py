@@ -13,8 +13,8 @@ from kronii.capture.adapters.vault_files import ObjectNotFound
 from kronii.capture.adapters.vault_table import capture_objects
 from kronii.capture.core.retention import DAY_MS, expires_at_ms, keep_raw
 from kronii.capture.core.screenshots import ObjectKind
-from kronii.common.audit import AuditLog
 from kronii.crypto import KeyFileProvider
+from kronii.stores.audit import AuditLog
 from sqlalchemy import select
 
 from tests.integration.capture_vault.conftest import Sessions

@@ -19,9 +19,9 @@ from kronii.capture.adapters.vault_files import default_vault_root
 from kronii.capture.adapters.vault_table import capture_objects
 from kronii.capture.cli import keys
 from kronii.capture.core.screenshots import ObjectKind
-from kronii.common.audit import AuditLog
-from kronii.common.db import make_engine, make_sessionmaker, migrate_up
 from kronii.crypto import KeyFileProvider
+from kronii.stores.audit import AuditLog
+from kronii.stores.db import make_engine, make_sessionmaker, migrate_up
 from sqlalchemy import select
 
 from tests.integration.capture_vault.conftest import Sessions

@@ -6,8 +6,8 @@ import io
 import uuid
 from typing import Any
 
-from kronii.common.audit import AuditLog
-from kronii.common.audit_trail import AuditTrail
+from kronii.foundation.audit_trail import AuditTrail
+from kronii.stores.audit import AuditLog
 from PIL import Image
 
 

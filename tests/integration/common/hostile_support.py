@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from kronii.common.db import migrate_up
-from kronii.common.infra import EmbeddedInfra, InfraPorts, free_port
+from kronii.launcher.infra import EmbeddedInfra, InfraPorts, free_port
+from kronii.stores.db import migrate_up
 
 from tests.agents.harness import private_socket
 from tests.infra import InfraUrls, create_database

@@ -25,8 +25,8 @@ import grpc
 import httpx
 import pytest
 import typing_extensions
-from kronii.common.rendezvous import capture_socket_path
-from kronii.common.services import installed_services
+from kronii.runtime.rendezvous import capture_socket_path
+from kronii.runtime.services import installed_services
 
 from tests.mesh import Proc, standalone_env
 

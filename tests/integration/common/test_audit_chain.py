@@ -11,9 +11,9 @@ from collections.abc import AsyncIterator
 
 import psycopg
 import pytest
-from kronii.common.audit import DETAIL_VALUE_CAP, GENESIS_HASH, AuditLog
-from kronii.common.db import make_engine, make_sessionmaker, migrate_up
-from kronii.common.urls import libpq_url
+from kronii.foundation.urls import libpq_url
+from kronii.stores.audit import DETAIL_VALUE_CAP, GENESIS_HASH, AuditLog
+from kronii.stores.db import make_engine, make_sessionmaker, migrate_up
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 
@@ -89,7 +89,7 @@ async def test_kronii_audit_verify_cli_exits_nonzero_and_names_the_row(
     rows = [await audit.append(actor="u", action="test.cli", detail={"n": n}) for n in range(3)]
     env = {**os.environ, "KRONII_DATABASE_URL": fresh_database}
     ok = subprocess.run(
-        [sys.executable, "-m", "kronii.common.cli.main", "audit", "verify"],
+        [sys.executable, "-m", "kronii.launcher.cli.main", "audit", "verify"],
         env=env,
         capture_output=True,
         text=True,
@@ -97,7 +97,7 @@ async def test_kronii_audit_verify_cli_exits_nonzero_and_names_the_row(
     assert ok.returncode == 0, ok.stderr
     assert "3 rows verified" in ok.stdout
     tail = subprocess.run(
-        [sys.executable, "-m", "kronii.common.cli.main", "audit", "tail", "-n", "2"],
+        [sys.executable, "-m", "kronii.launcher.cli.main", "audit", "tail", "-n", "2"],
         env=env,
         capture_output=True,
         text=True,
@@ -107,7 +107,7 @@ async def test_kronii_audit_verify_cli_exits_nonzero_and_names_the_row(
 
     _tamper(fresh_database, "UPDATE audit_log SET actor = 'mallory' WHERE id = %s", (rows[1].id,))
     broken = subprocess.run(
-        [sys.executable, "-m", "kronii.common.cli.main", "audit", "verify"],
+        [sys.executable, "-m", "kronii.launcher.cli.main", "audit", "verify"],
         env=env,
         capture_output=True,
         text=True,
@@ -126,7 +126,7 @@ async def test_kronii_audit_tail_keeps_its_columns_in_line_for_long_actions_and_
     await audit.append(actor="u", action="x", subject="s1", outcome="ok")
     env = {**os.environ, "KRONII_DATABASE_URL": fresh_database}
     tail = subprocess.run(
-        [sys.executable, "-m", "kronii.common.cli.main", "audit", "tail", "-n", "2"],
+        [sys.executable, "-m", "kronii.launcher.cli.main", "audit", "tail", "-n", "2"],
         env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert tail.returncode == 0, tail.stderr

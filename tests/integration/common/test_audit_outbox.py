@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 import pytest
 import pytest_asyncio
 import redis.asyncio as aioredis
-from kronii.common.audit import AuditRow
-from kronii.common.infra import free_port
+from kronii.launcher.infra import free_port
+from kronii.stores.audit import AuditRow
 from sqlalchemy import select
 
 from tests.infra import InfraUrls, service_context

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from google.protobuf.message import Message
 from kronii.activity.v1 import activity_pb2 as pb
-from kronii.common import subjects
-from kronii.common.bus import TYPE_HEADER, Bus, BusError, decode_message
-from kronii.common.infra import EmbeddedInfra, InfraPorts, free_port
+from kronii.launcher.infra import EmbeddedInfra, InfraPorts, free_port
 from kronii.scheduler.v1 import scheduler_pb2 as spb
+from kronii.stores import subjects
+from kronii.stores.bus import TYPE_HEADER, Bus, BusError, decode_message
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 

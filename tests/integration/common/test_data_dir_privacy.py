@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kronii.common.infra import POSTGRES_SYSTEM_USER
-from kronii.common.posix_acl import GROUP, GROUP_OBJ, MASK, OTHER, USER, read_acl
+from kronii.launcher.infra import POSTGRES_SYSTEM_USER
+from kronii.launcher.posix_acl import GROUP, GROUP_OBJ, MASK, OTHER, USER, read_acl
 
 from tests.mesh import Proc, kronii_process_pids, standalone_env, wait_until
 

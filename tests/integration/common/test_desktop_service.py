@@ -50,7 +50,7 @@ def test_a_unit_that_systemd_would_not_accept_is_caught_by_the_check(tmp_path: P
     """The verify step really reads the unit: a bad restart value makes it complain."""
     if shutil.which("systemd-analyze") is None:
         pytest.fail("systemd-analyze is missing: `make sysdeps` installs it (Debian package `systemd`)")
-    from kronii.common.desktop_units import service_unit
+    from kronii.launcher.desktop_units import service_unit
 
     unit = tmp_path / "kronii.service"
     unit.write_text(

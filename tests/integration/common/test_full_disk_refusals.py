@@ -30,9 +30,9 @@ import redis
 from kronii.capture.core.capabilities import Capability
 from kronii.capture.v1 import capture_pb2 as cpb
 from kronii.capture.v1 import capture_pb2_grpc as cpb_grpc
-from kronii.common.db import migrate_up
-from kronii.common.infra import EmbeddedInfra, InfraPorts, free_port
-from kronii.common.urls import libpq_url
+from kronii.foundation.urls import libpq_url
+from kronii.launcher.infra import EmbeddedInfra, InfraPorts, free_port
+from kronii.stores.db import migrate_up
 
 from tests.agents.harness import private_socket
 from tests.desktop import start_xvfb

@@ -13,8 +13,8 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from kronii.common.audit import DETAIL_VALUE_CAP, AuditLog
-from kronii.common.db import make_engine, make_sessionmaker
+from kronii.stores.audit import DETAIL_VALUE_CAP, AuditLog
+from kronii.stores.db import make_engine, make_sessionmaker
 
 from tests.integration.common.hostile_support import SERVICES, Mesh, Service
 

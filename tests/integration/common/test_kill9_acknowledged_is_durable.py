@@ -26,7 +26,7 @@ import psycopg
 import pytest
 from kronii.capture.v1 import capture_pb2 as cpb
 from kronii.capture.v1 import capture_pb2_grpc as cpb_grpc
-from kronii.common.rendezvous import capture_socket_path
+from kronii.runtime.rendezvous import capture_socket_path
 
 from tests.agents.harness import FAKE_CODEX, CodexBin, codex_bin, private_socket
 from tests.desktop import start_xvfb

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 import psutil
-from kronii.common.infra import free_port
-from kronii.common.services import installed_services
+from kronii.launcher.infra import free_port
+from kronii.runtime.services import installed_services
 
 from tests.agents.harness import private_socket
 from tests.desktop import start_xvfb

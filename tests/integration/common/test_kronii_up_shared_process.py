@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from kronii.common.services import installed_services
+from kronii.runtime.services import installed_services
 
 from tests.mesh import Proc, kronii_process_pids, standalone_env, wait_http_ready, wait_until
 
@@ -31,7 +31,7 @@ def _service_children(launcher_pid: int) -> list[list[str]]:
     found = []
     for child in psutil.Process(launcher_pid).children(recursive=True):
         command = child.cmdline()
-        if any(part.startswith("kronii.") and part != "kronii.common.cli.main" for part in command):
+        if any(part.startswith("kronii.") and part != "kronii.launcher.cli.main" for part in command):
             found.append(command)
     return found
 
@@ -62,7 +62,7 @@ def test_kronii_up_runs_every_service_in_one_process_and_restarts_it_as_one(tmp_
         [pid] = {service["pid"] for service in services.values()}
         assert isinstance(pid, int)
         [command] = _service_children(proc.process.pid)
-        assert command[1:3] == ["-m", "kronii.common.service_group"]
+        assert command[1:3] == ["-m", "kronii.runtime.service_group"]
         assert set(command[3:]) == names
         _assert_lines_name_their_service(proc.lines, names)
 

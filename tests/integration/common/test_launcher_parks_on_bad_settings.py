@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from kronii.common.infra import InfraServer
-from kronii.common.launcher import Launcher, LauncherSettings
-from kronii.common.processes import Child
-from kronii.common.services import installed_services
-from kronii.common.up_state import RunningService
+from kronii.launcher.infra import InfraServer
+from kronii.launcher.processes import Child
+from kronii.launcher.up import Launcher, LauncherSettings
+from kronii.launcher.up_state import RunningService
+from kronii.runtime.services import installed_services
 
 
 def _launcher(tmp_path: Path, out: io.StringIO) -> Launcher:

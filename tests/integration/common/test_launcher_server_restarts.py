@@ -20,11 +20,11 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from kronii.common import subjects
-from kronii.common.bus import Bus
-from kronii.common.subjects import Topic
-from kronii.common.urls import libpq_url
+from kronii.foundation.urls import libpq_url
 from kronii.scheduler.v1 import scheduler_pb2 as spb
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
+from kronii.stores.subjects import Topic
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from tests.mesh import Proc, kronii_process_pids, standalone_env, wait_http_ready, wait_until

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from kronii.common.infra import free_port
+from kronii.launcher.infra import free_port
 
 from tests.infra import InfraUrls
 from tests.mesh import Proc, running, start_service, wait_http_ready
@@ -26,9 +26,9 @@ from tests.mesh import Proc, running, start_service, wait_http_ready
 _CRASHING_SERVICE = """
 import os
 from fastapi import APIRouter
-from kronii.common.settings import ServiceSettings
-from kronii.common.launch import launch
-from kronii.common.spec import ServiceSpec
+from kronii.foundation.settings import ServiceSettings
+from kronii.runtime.launch import launch
+from kronii.runtime.spec import ServiceSpec
 from pydantic_settings import SettingsConfigDict
 
 

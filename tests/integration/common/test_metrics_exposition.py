@@ -29,9 +29,9 @@ import httpx
 import pytest
 import yaml
 from fastapi import APIRouter
-from kronii.common.service import DependencyStatus, ServiceSpec
-from kronii.common.settings import ServiceSettings
-from kronii.common.telemetry import CommonMetrics, service_version
+from kronii.foundation.settings import ServiceSettings
+from kronii.foundation.telemetry import CommonMetrics, service_version
+from kronii.runtime.service import DependencyStatus, ServiceSpec
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -287,7 +287,7 @@ def _ready_series(text: str) -> dict[tuple[str, str], float]:
 
 
 async def test_runtime_metrics_report_readiness_with_required_on_every_scrape() -> None:
-    from kronii.common.service import _Runtime
+    from kronii.runtime.service import _Runtime
 
     spec = ServiceSpec(
         name="stubsvc",

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import psycopg
-from kronii.common.db import head_revision, migrate_down, migrate_up
-from kronii.common.urls import libpq_url
+from kronii.foundation.urls import libpq_url
+from kronii.stores.db import head_revision, migrate_down, migrate_up
 
 
 def _tables(url: str) -> set[str]:

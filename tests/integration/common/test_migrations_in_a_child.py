@@ -8,11 +8,11 @@ from urllib.parse import urlsplit
 
 import psycopg
 import pytest
-from kronii.common import infra as embedded
-from kronii.common.db import head_revision
-from kronii.common.infra import free_port
-from kronii.common.migrate_child import MigrationFailed, migrate_in_child
-from kronii.common.urls import libpq_url
+from kronii.foundation.urls import libpq_url
+from kronii.launcher import infra as embedded
+from kronii.launcher.infra import free_port
+from kronii.launcher.migrate_child import MigrationFailed, migrate_in_child
+from kronii.stores.db import head_revision
 
 from tests.infra import InfraUrls, create_database
 

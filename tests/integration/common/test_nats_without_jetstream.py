@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kronii.common.bus import Bus, JetStreamUnavailable
-from kronii.common.infra import free_port, nats_server_binary
+from kronii.launcher.infra import free_port, nats_server_binary
+from kronii.stores.bus import Bus, JetStreamUnavailable
 
 from tests.desktop import stop_process, wait_until
 from tests.infra import InfraUrls

@@ -14,8 +14,8 @@ import pgvector.sqlalchemy  # noqa: F401  (the critic's vector type, for reflect
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from kronii.common.audit import AuditRow
-from kronii.common.urls import libpq_url
+from kronii.foundation.urls import libpq_url
+from kronii.stores.audit import AuditRow
 from sqlalchemy import MetaData, Table, create_engine, inspect
 
 SERVICES = ("sensor", "capture", "pipeline", "scheduler", "supervisor", "broker", "critic", "vision")

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-from kronii.common.infra import EmbeddedInfra, InfraPorts, free_port
-from kronii.common.status import _check_nats, _check_postgres, _check_redis
+from kronii.launcher.infra import EmbeddedInfra, InfraPorts, free_port
+from kronii.launcher.status import _check_nats, _check_postgres, _check_redis
 
 from tests.infra import InfraUrls
 

@@ -23,8 +23,6 @@ from pathlib import Path
 import httpx
 import pytest
 import pytest_asyncio
-from kronii.common.clock import SystemClock
-from kronii.common.db import make_engine, migrate_up
 from kronii.critic.adapters.daily_files import DailyFiles
 from kronii.critic.adapters.spool import SpoolReader
 from kronii.critic.adapters.tiered_memory import TieredMemory
@@ -35,7 +33,9 @@ from kronii.critic.core.model import InvocationRecord
 from kronii.critic.core.policy import Policy
 from kronii.critic.core.recommend import Notification
 from kronii.critic.usecases.record_command import RecordCommand
+from kronii.foundation.clock import SystemClock
 from kronii.redaction import RedactionContext, RedactionEngine
+from kronii.stores.db import make_engine, migrate_up
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.desktop import wait_until

@@ -16,14 +16,14 @@ import numpy as np
 import psycopg
 import pytest
 import pytest_asyncio
-from kronii.common.db import make_engine, migrate_up
-from kronii.common.urls import libpq_url
 from kronii.critic.adapters.daily_files import DailyFiles
 from kronii.critic.adapters.tiered_memory import TieredMemory
 from kronii.critic.adapters.vector_store import PgVectorStore
 from kronii.critic.core.memory import MemoryOptions
 from kronii.critic.core.model import InvocationRecord
 from kronii.critic.core.retrieval import DAY_MS, RecordFilter, Vector, by_command, failed
+from kronii.foundation.urls import libpq_url
+from kronii.stores.db import make_engine, migrate_up
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.infra import InfraUrls, create_database

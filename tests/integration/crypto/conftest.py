@@ -18,8 +18,8 @@ import hvac  # type: ignore[import-untyped]
 import hvac.exceptions  # type: ignore[import-untyped]
 import pytest
 import requests
-from kronii.common.infra import free_port
 from kronii.crypto import SecretServiceProvider
+from kronii.launcher.infra import free_port
 
 from tests.desktop import start_session_bus, stop_process, wait_until
 

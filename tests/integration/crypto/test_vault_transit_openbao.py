@@ -16,8 +16,6 @@ import pytest
 import pytest_asyncio
 from kronii.capture.adapters.vault import ObjectVault
 from kronii.capture.adapters.vault_table import capture_objects
-from kronii.common.db import make_engine, make_sessionmaker, migrate_up
-from kronii.common.infra import free_port
 from kronii.crypto import (
     DecryptionError,
     KeyFileProvider,
@@ -26,6 +24,8 @@ from kronii.crypto import (
     WrappedKey,
     select_provider,
 )
+from kronii.launcher.infra import free_port
+from kronii.stores.db import make_engine, make_sessionmaker, migrate_up
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from kronii.common.db import migrate_up
-from kronii.common.infra import free_port
+from kronii.launcher.infra import free_port
+from kronii.stores.db import migrate_up
 
 from tests.infra import InfraUrls, create_database
 from tests.mesh import Proc, start_service, wait_until

@@ -14,8 +14,8 @@ import httpx
 import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 from kronii.broker.v1 import broker_pb2 as bpb
-from kronii.common import subjects
-from kronii.common.bus import Bus
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 
 from tests.infra import InfraUrls
 from tests.integration.pipeline.pipeline_support import (

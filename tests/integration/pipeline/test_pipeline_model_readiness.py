@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from kronii.common.infra import free_port
+from kronii.launcher.infra import free_port
 
 from tests.infra import InfraUrls
 from tests.integration.pipeline.pipeline_support import pipeline_database, pipeline_env
@@ -36,7 +36,7 @@ class _Models(BaseHTTPRequestHandler):
 
 def _serve(port: int) -> Iterator[None]:
     server = ThreadingHTTPServer(("127.0.0.1", port), _Models)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kronii.common import subjects
-from kronii.common.bus import Bus
 from kronii.pipeline.v1 import pipeline_pb2 as pb
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 
 from tests.infra import InfraUrls
 from tests.integration.pipeline.pipeline_support import (

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import redis
 from kronii.activity.v1 import activity_pb2 as apb
-from kronii.common import subjects
-from kronii.common.bus import Bus
-from kronii.common.infra import free_port
-from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
+from kronii.launcher.infra import free_port
+from kronii.runtime.rendezvous import SENSOR_SNAPSHOT_KEY
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 from nats.aio.msg import Msg
 
 from tests.infra import InfraUrls
@@ -132,7 +132,7 @@ class _RecordingModel(BaseHTTPRequestHandler):
 def model_server() -> Iterator[str]:
     _RecordingModel.bodies = []
     server = ThreadingHTTPServer(("127.0.0.1", free_port()), _RecordingModel)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 
 from kronii.activity.v1 import activity_pb2 as apb
-from kronii.common import subjects
-from kronii.common.bus import Bus
-from kronii.common.infra import free_port
+from kronii.launcher.infra import free_port
 from kronii.pipeline.adapters.recording import read_recording
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 
 from tests.infra import InfraUrls
 

@@ -41,7 +41,7 @@ def _sample(path: Path) -> Path:
 
 def _kronii(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "kronii.common.cli.main", *args],
+        [sys.executable, "-m", "kronii.launcher.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=60,

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
-from kronii.common.bus import Bus
-from kronii.common.db import make_engine
+from kronii.stores.bus import Bus
+from kronii.stores.db import make_engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.agents.harness import private_socket

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any, cast
 
-from kronii.common.desktop_hold import DesktopHolds
+from kronii.desktop.hold import DesktopHolds
 from kronii.pipeline.metrics import PipelineMetrics
 from kronii.pipeline.usecases.operations import PipelineOperations, PipelineStores
 from kronii.pipeline.usecases.runner import Runner
@@ -18,7 +18,7 @@ from tests.unit.pipeline.runner_fakes import FakeAudit, FakeNotifier, Fakes
 
 
 class WallClock:
-    """A kronii.common.clock.Clock whose wall clock is the test's (epoch seconds)."""
+    """A kronii.foundation.clock.Clock whose wall clock is the test's (epoch seconds)."""
 
     def __init__(self, wall: Callable[[], float]) -> None:
         self._wall = wall

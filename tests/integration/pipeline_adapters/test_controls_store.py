@@ -7,7 +7,7 @@ import uuid
 
 import httpx
 from fastapi import FastAPI
-from kronii.common.api_edge import install_error_handler
+from kronii.edge.api_edge import install_error_handler
 from kronii.pipeline.adapters.controls import SourceControls, is_muted
 from kronii.pipeline.adapters.notifications import NotificationStore, new_notification
 from kronii.pipeline.api.controls import controls_router

@@ -22,9 +22,9 @@ from typing import Any
 import httpx
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
-from kronii.common.infra import free_port
-from kronii.common.llm.openai import OpenAIBackend
-from kronii.common.llm.protocol import LlmReply, estimate_tokens
+from kronii.launcher.infra import free_port
+from kronii.llm.openai import OpenAIBackend
+from kronii.llm.protocol import LlmReply, estimate_tokens
 from kronii.pipeline.adapters.model_roles import (
     extract_payload,
     fragment_sources,
@@ -161,7 +161,7 @@ async def test_each_roles_schema_comes_back_valid_from_a_real_model(llama_server
 @pytest.fixture(scope="module")
 def in_process(gemma: Path) -> Any:
     try:
-        from kronii.common.llm.llamacpp import LlamaCppBackend, LlamaCppUnavailable
+        from kronii.llm.llamacpp import LlamaCppBackend, LlamaCppUnavailable
     except ImportError as error:  # pragma: no cover - the module itself has no hard dependency
         pytest.skip(str(error))
     try:
@@ -183,7 +183,7 @@ async def test_each_roles_schema_comes_back_valid_in_process(in_process: Any, ro
 def test_a_replay_with_call_finishes_and_notifies_at_least_what_the_rules_do(llama_server: str) -> None:
     def replay(*options: str, env: dict[str, str] | None = None) -> dict[str, Any]:
         done = subprocess.run(
-            [sys.executable, "-m", "kronii.common.cli.main", "replay", str(RECORDING), "--json", *options],
+            [sys.executable, "-m", "kronii.launcher.cli.main", "replay", str(RECORDING), "--json", *options],
             capture_output=True, text=True, timeout=1_800, env={**os.environ, **(env or {})}, check=False,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-2000:]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import psycopg
-from kronii.common.db import migrate_down, migrate_up
-from kronii.common.urls import libpq_url
+from kronii.foundation.urls import libpq_url
+from kronii.stores.db import migrate_down, migrate_up
 
 PIPELINE_TABLES = {"pipeline_plugins", "pipeline_runs", "pipeline_notifications", "pipeline_source_controls"}
 

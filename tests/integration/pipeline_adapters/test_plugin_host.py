@@ -7,8 +7,6 @@ import asyncio
 import uuid
 
 import pytest
-from kronii.common import subjects
-from kronii.common.bus import Bus
 from kronii.pipeline.adapters.plugin_host import (
     PluginHost,
     PluginUnavailable,
@@ -18,6 +16,8 @@ from kronii.pipeline.adapters.plugin_host import (
 from kronii.pipeline.adapters.plugins_store import PluginStore
 from kronii.pipeline.api.convert import registration_from_message
 from kronii.pipeline.v1 import pipeline_pb2 as pb
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 

@@ -6,7 +6,7 @@ import uuid
 
 import httpx
 from fastapi import FastAPI
-from kronii.common.api_edge import install_error_handler
+from kronii.edge.api_edge import install_error_handler
 from kronii.pipeline.adapters.plugins_store import PluginStore
 from kronii.pipeline.api.convert import registration_from_message
 from kronii.pipeline.api.plugins import plugins_router

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from google.protobuf.message import Message
 from kronii.activity.v1 import activity_pb2 as apb
-from kronii.common import subjects
-from kronii.common.bus import Bus
 from kronii.pipeline.adapters.recording import read_recording, record_from_bus, replay
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 from kronii.supervisor.v1 import supervisor_pb2 as svpb
 
 

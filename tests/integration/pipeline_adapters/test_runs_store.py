@@ -7,9 +7,9 @@ import uuid
 
 import httpx
 from fastapi import FastAPI
-from kronii.common.api_edge import install_error_handler
-from kronii.common.limits import install_limits
-from kronii.common.llm.protocol import CallRecord
+from kronii.edge.api_edge import install_error_handler
+from kronii.edge.limits import install_limits
+from kronii.llm.protocol import CallRecord
 from kronii.pipeline.adapters.runs_store import RunStore
 from kronii.pipeline.api.runs import runs_router
 from kronii.pipeline.core.runs import RunRecord, StateVisit

@@ -12,7 +12,7 @@ import httpx
 import pytest_asyncio
 import uvicorn
 from fastapi import FastAPI
-from kronii.common.infra import free_port
+from kronii.launcher.infra import free_port
 from kronii.pipeline.adapters.notifications import new_notification
 from kronii.pipeline.adapters.sse import NotificationBroadcaster
 from kronii.pipeline.api.notifications_stream import notifications_stream_router

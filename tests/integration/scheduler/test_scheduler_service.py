@@ -12,10 +12,10 @@ import grpc
 import psycopg
 import pytest
 from google.protobuf.json_format import MessageToDict
-from kronii.common import subjects
-from kronii.common.urls import libpq_url
+from kronii.foundation.urls import libpq_url
 from kronii.scheduler.v1 import scheduler_pb2 as pb
 from kronii.scheduler.v1 import scheduler_pb2_grpc as pb_grpc
+from kronii.stores import subjects
 
 from tests.infra import InfraUrls
 from tests.integration.scheduler.conftest import Scheduler

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pytest_asyncio
 import redis.asyncio as aioredis
-from kronii.common.clock import SystemClock
+from kronii.foundation.clock import SystemClock
 from kronii.scheduler.api.convert import (
     admission_message,
     admit_input,

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-from kronii.common import subjects
-from kronii.common.bus import Bus
 from kronii.scheduler.v1 import scheduler_pb2 as pb
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 
 
 @dataclass

@@ -15,7 +15,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from kronii.activity.v1 import activity_pb2 as pb
 from kronii.activity.v1 import activity_pb2_grpc as pb_grpc
-from kronii.common.infra import free_port
+from kronii.launcher.infra import free_port
 
 from tests.infra import InfraUrls
 from tests.mesh import Proc, start_service

@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 import redis.asyncio as aioredis
 from kronii.activity.v1 import activity_pb2 as pb
-from kronii.common.db import make_engine
-from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
+from kronii.runtime.rendezvous import SENSOR_SNAPSHOT_KEY
 from kronii.sensor.adapters.events import ActivityEventStore, activity_events
 from kronii.sensor.adapters.snapshots import RedisSnapshotStore
+from kronii.stores.db import make_engine
 from sqlalchemy import select
 
 from tests.infra import InfraUrls

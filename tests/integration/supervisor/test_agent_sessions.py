@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kronii.common.launcher import Launcher, LauncherSettings
+from kronii.launcher.up import Launcher, LauncherSettings
 from kronii.supervisor.adapters.agent_sessions import AgentSessions
 
 

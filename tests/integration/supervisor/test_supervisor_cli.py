@@ -200,7 +200,7 @@ def foreign_server(identity: str) -> Iterator[Foreign]:
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     port = int(server.server_address[1])
-    thread = threading.Thread(target=server.serve_forever, name="foreign-server", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="foreign-server", daemon=True)
     thread.start()
     try:
         yield Foreign(f"http://127.0.0.1:{port}", port, seen)

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import redis.asyncio as aioredis
-from kronii.common.audit import AuditRow
-from kronii.common.infra import free_port
-from kronii.common.service import ServiceContext
+from kronii.launcher.infra import free_port
+from kronii.runtime.service import ServiceContext
+from kronii.stores.audit import AuditRow
 from kronii.supervisor.adapters.tables import triggers
 from kronii.supervisor.adapters.trigger_records import OUTBOX_KEY, TriggerRecords
 from sqlalchemy import func, select

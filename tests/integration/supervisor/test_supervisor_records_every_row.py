@@ -19,8 +19,8 @@ import psycopg
 import pytest
 import pytest_asyncio
 import redis.asyncio as aioredis
-from kronii.common.db import MIGRATIONS_DIR
-from kronii.common.urls import libpq_url
+from kronii.foundation.urls import libpq_url
+from kronii.stores.db import MIGRATIONS_DIR
 from kronii.supervisor.adapters.tables import triggers
 from kronii.supervisor.adapters.trigger_records import OUTBOX_KEY, TriggerRecords
 from kronii.supervisor.core.job import Job

@@ -18,9 +18,9 @@ import httpx
 import jwt
 import psycopg
 import pytest
-from kronii.common import subjects
-from kronii.common.bus import Bus
-from kronii.common.urls import libpq_url
+from kronii.foundation.urls import libpq_url
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 from kronii.supervisor.v1 import supervisor_pb2_grpc as pb_grpc
 

@@ -10,7 +10,7 @@ import uuid
 import grpc
 import psycopg
 import pytest
-from kronii.common.urls import libpq_url
+from kronii.foundation.urls import libpq_url
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 from kronii.supervisor.v1 import supervisor_pb2_grpc as pb_grpc
 

@@ -24,7 +24,7 @@ import httpx
 import pytest
 import pytest_asyncio
 from cryptography.hazmat.primitives import serialization
-from kronii.common.cli.agent_clients import load_public_key
+from kronii.launcher.cli.agent_clients import load_public_key
 from kronii.vision.adapters.capture_frames import CaptureScreenshots, ensure_key, load_private_key
 from kronii.vision.ports import ScreenshotUnavailable
 from PIL import Image, ImageStat

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kronii.common.db import migrate_up
+from kronii.stores.db import migrate_up
 
 from tests.infra import InfraUrls, create_database
 

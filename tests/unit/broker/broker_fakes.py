@@ -220,7 +220,7 @@ def _handler(broker: FakeBroker) -> type[BaseHTTPRequestHandler]:
 def serve(broker: FakeBroker) -> Iterator[str]:
     """The fake broker's base URL while the block runs."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(broker))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

@@ -32,10 +32,10 @@ from click.testing import CliRunner, Result
 from cryptography.hazmat.primitives import serialization
 from kronii.broker.cli import broker as broker_cli
 from kronii.broker.cli import control as control_cli
-from kronii.common.cli import exits
-from kronii.common.cli.agent_clients import AgentClients
-from kronii.common.cli.exits import CommandError
-from kronii.common.client_sessions import ClientRecord
+from kronii.edge.client_sessions import ClientRecord
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.agent_clients import AgentClients
+from kronii.launcher.cli.exits import CommandError
 
 AGENT = "codex-main"
 STATE_KEYS = {
@@ -155,7 +155,7 @@ def doors(short_dir: Path) -> Iterator[Doors]:
     over_tcp = ThreadingHTTPServer(("127.0.0.1", 0), _handler(tcp))
     servers: list[socketserver.BaseServer] = [_UnixHTTPServer(str(path), _handler(unix)), over_tcp]
     for server in servers:
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     port = over_tcp.server_address[1]
     try:
         yield Doors(unix, tcp, path, f"http://127.0.0.1:{port}")
@@ -472,7 +472,7 @@ def test_usage_errors_carry_the_subcommands_usage() -> None:
 
 
 def test_the_verbs_and_the_focused_window_complete_in_the_shell() -> None:
-    from kronii.common.cli.main import cli
+    from kronii.launcher.cli.main import cli
 
     assert completions(control_cli.control_command, "kronii control", [], "") == [
         "grant", "interrupt", "renew", "status", "stop", "wait",
@@ -489,7 +489,7 @@ def test_the_verbs_and_the_focused_window_complete_in_the_shell() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["kronii.broker.cli.control", "kronii.broker.cli.broker", "kronii.common.cli.agent_clients"]
+    "module", ["kronii.broker.cli.control", "kronii.broker.cli.broker", "kronii.launcher.cli.agent_clients"]
 )
 def test_the_modules_import_no_network_client_database_display_or_settings(module: str) -> None:
     probe = f"import json, sys, {module}; print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"

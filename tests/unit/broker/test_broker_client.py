@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import serialization
-from kronii.common.broker_client import BAD_KEY, UNREACHABLE, BrokerClient, BrokerError, load_private_key
+from kronii.agents.broker_client import BAD_KEY, UNREACHABLE, BrokerClient, BrokerError, load_private_key
 
 from tests.unit.broker.broker_fakes import AGENT, FakeBroker, new_key, serve, write_pem_key
 

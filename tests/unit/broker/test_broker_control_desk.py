@@ -18,7 +18,7 @@ from kronii.broker.metrics import BrokerMetrics
 from kronii.broker.usecases.control_session import ControlSession
 from kronii.broker.usecases.submit_input import InputLane
 from kronii.broker.usecases.track_presence import Attachment
-from kronii.common.desktop_input import InputAction
+from kronii.desktop.input_actions import InputAction
 from prometheus_client import CollectorRegistry
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from kronii.broker.core.model import DropReason
 from kronii.broker.core.table import ROWS
 from kronii.broker.metrics import AUDIT_ACTIONS, BrokerMetrics, zero_common_series
-from kronii.common import subjects
-from kronii.common.metrics_zero import RUNTIME_AUDIT_ACTIONS
-from kronii.common.telemetry import CommonMetrics
+from kronii.foundation.telemetry import CommonMetrics
+from kronii.stores import subjects
+from kronii.stores.metrics_zero import RUNTIME_AUDIT_ACTIONS
 from prometheus_client import CollectorRegistry
 
 from tests.metrics_samples import missing_common_zeros, samples

@@ -18,7 +18,7 @@ from kronii.broker.usecases.control_session import CURRENT, ControlSession
 from kronii.broker.usecases.operations import BrokerOperations
 from kronii.broker.usecases.submit_input import InputLane
 from kronii.broker.usecases.track_presence import Attachment
-from kronii.common.errors import FailedPrecondition
+from kronii.foundation.errors import FailedPrecondition
 from prometheus_client import CollectorRegistry
 
 CAUSE = "the broker cannot see the desktop's viewers: port 5906 is held by another x11vnc (pid 4242)"

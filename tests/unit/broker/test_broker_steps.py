@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kronii.agents.broker_client import BrokerClient, BrokerError
 from kronii.broker.cli.steps import CancellationToken, Step, StepRunner, Stopped
-from kronii.common.broker_client import BrokerClient, BrokerError
 
 from tests.unit.broker.broker_fakes import AGENT, FakeBroker, new_key, serve, write_pem_key
 

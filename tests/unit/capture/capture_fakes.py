@@ -25,13 +25,13 @@ from kronii.capture.metrics import CaptureMetrics
 from kronii.capture.ports import ObjectMissing
 from kronii.capture.settings import CaptureSettings
 from kronii.capture.usecases.follow_desktop import DesktopView
-from kronii.common.client_sessions import AuthError, Challenge, Session
-from kronii.common.peers import PeerIdentity
-from kronii.common.presence import Presence, PresenceRefused
-from kronii.common.service import ServiceContext
-from kronii.common.subjects import Topic
+from kronii.edge.client_sessions import AuthError, Challenge, Session
+from kronii.edge.peers import PeerIdentity
+from kronii.edge.presence import Presence, PresenceRefused
 from kronii.redaction import Level
 from kronii.redaction.pixels import ImageRedaction
+from kronii.runtime.service import ServiceContext
+from kronii.stores.subjects import Topic
 from PIL import Image
 from prometheus_client import CollectorRegistry
 
@@ -49,7 +49,7 @@ TARGET = WindowFacts(
 
 
 class Clock:
-    """kronii.common.clock.Clock moved by hand in whole milliseconds (both scales move together)."""
+    """kronii.foundation.clock.Clock moved by hand in whole milliseconds (both scales move together)."""
 
     def __init__(self, now_ms: int = START_MS) -> None:
         self.now_ms = now_ms

@@ -1,4 +1,4 @@
-"""Capture's settings of kronii.common's caller machinery keep what a capture client and the audit
+"""Capture's settings of kronii.edge's caller machinery keep what a capture client and the audit
 log saw before the machinery moved: the same sentences, audit actions and Redis keys."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from typing import Any
 
 from kronii.capture.adapters.callers import READ_SCREENSHOTS, capture_clients, client_sessions
 from kronii.capture.core.capabilities import HUMAN_WINDOW, names
-from kronii.common.peers import ProcFacts
-from kronii.common.presence_rules import polkit_refusal, tty_refusal
+from kronii.edge.peers import ProcFacts
+from kronii.edge.presence_rules import polkit_refusal, tty_refusal
 
 HEADLESS = ProcFacts(
     pid=42, uid=1000, session=40, tty=None, start_ticks=7, stdin=None, leader_start_ticks=None

@@ -21,8 +21,8 @@ from kronii.capture.cli import capture as capture_cli
 from kronii.capture.cli import keys
 from kronii.capture.core.targets import WindowInfo
 from kronii.capture.v1 import capture_pb2 as pb
-from kronii.common.cli import exits
-from kronii.common.cli.exits import CommandError
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.exits import CommandError
 
 AT = datetime(2021, 6, 7, 8, 9, 10, 250000, tzinfo=UTC)
 

@@ -11,13 +11,13 @@ from kronii.capture.core.breaker import CircuitBreaker
 from kronii.capture.core.capabilities import AGENT_DEFAULT, LOCAL_DEFAULT, Capability
 from kronii.capture.core.identity import Identity, caller_key
 from kronii.capture.usecases.guard_access import Guard
-from kronii.common.errors import (
+from kronii.edge.peers import PeerIdentity
+from kronii.foundation.errors import (
     InvalidArgument,
     PermissionDenied,
     ResourceExhausted,
     Unauthenticated,
 )
-from kronii.common.peers import PeerIdentity
 
 from tests.unit.capture import capture_fakes as fakes
 

@@ -12,7 +12,7 @@ from kronii.capture.core.breaker import CircuitBreaker
 from kronii.capture.core.capabilities import AGENT_DEFAULT
 from kronii.capture.usecases.guard_access import Guard
 from kronii.capture.usecases.operations import CaptureOperations
-from kronii.common.errors import Unavailable
+from kronii.foundation.errors import Unavailable
 
 from tests.unit.capture import capture_fakes as fakes
 from tests.unit.capture.test_capture_job_use_case import Rig, rig

@@ -24,8 +24,8 @@ from kronii.capture.usecases.schedule_jobs import JobScheduler
 from kronii.capture.usecases.serve_screenshots import ScreenshotDesk
 from kronii.capture.usecases.track_jobs import JobBoard
 from kronii.capture.v1 import capture_pb2 as pb
-from kronii.common.bus import Bus
-from kronii.common.errors import NotFound, PermissionDenied, ResourceExhausted, Unavailable
+from kronii.foundation.errors import NotFound, PermissionDenied, ResourceExhausted, Unavailable
+from kronii.stores.bus import Bus
 
 from tests.unit.capture import capture_fakes as fakes
 

@@ -19,10 +19,10 @@ from kronii.capture.metrics import (
     CaptureMetrics,
     zero_common_series,
 )
-from kronii.common import subjects
-from kronii.common.metrics_zero import RUNTIME_AUDIT_ACTIONS
-from kronii.common.service import ServiceContext
-from kronii.common.telemetry import CommonMetrics
+from kronii.foundation.telemetry import CommonMetrics
+from kronii.runtime.service import ServiceContext
+from kronii.stores import subjects
+from kronii.stores.metrics_zero import RUNTIME_AUDIT_ACTIONS
 from prometheus_client import CollectorRegistry
 
 from tests.metrics_samples import missing_common_zeros, samples, topic_names, topics_used

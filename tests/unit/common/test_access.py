@@ -6,7 +6,7 @@ import os
 import socket
 
 import pytest
-from kronii.common.access import (
+from kronii.edge.access import (
     AccessPolicy,
     AccessRules,
     Caller,

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from kronii.common.audit import GENESIS_HASH, row_hash
+from kronii.stores.audit import GENESIS_HASH, row_hash
 
 BASE: dict[str, Any] = {
     "row_id": 7,

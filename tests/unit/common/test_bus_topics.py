@@ -10,12 +10,12 @@ import pytest
 from google.protobuf.message import Message
 from kronii.activity.v1 import activity_pb2 as apb
 from kronii.capture.v1 import capture_pb2 as cpb
-from kronii.common import subjects
-from kronii.common.bus import Bus
-from kronii.common.metrics_zero import RUNTIME_AUDIT_ACTIONS, zero_common_series
-from kronii.common.telemetry import CommonMetrics
+from kronii.foundation.telemetry import CommonMetrics
 from kronii.pipeline.v1 import pipeline_pb2 as ppb
 from kronii.scheduler.v1 import scheduler_pb2 as spb
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
+from kronii.stores.metrics_zero import RUNTIME_AUDIT_ACTIONS, zero_common_series
 from nats.aio.client import Client
 from prometheus_client import CollectorRegistry
 

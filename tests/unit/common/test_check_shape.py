@@ -49,9 +49,11 @@ def test_a_service_importing_another_service_is_found_but_generated_messages_are
 def test_long_functions_and_modules_are_measured() -> None:
     body = "\n".join(f"    x{i} = {i}" for i in range(70))
     source = f"class A:\n    def run(self):\n{body.replace('    ', '        ')}\n" + "\n" * 500
-    found = dict(shape.size_findings(ROOT / "libs/common/src/kronii/common/x.py", ast.parse(source), source))
-    assert found["libs/common/src/kronii/common/x.py:A.run function-lines"] == 71
-    assert found["libs/common/src/kronii/common/x.py module-lines"] > 500
+    found = dict(
+        shape.size_findings(ROOT / "libs/foundation/src/kronii/foundation/x.py", ast.parse(source), source)
+    )
+    assert found["libs/foundation/src/kronii/foundation/x.py:A.run function-lines"] == 71
+    assert found["libs/foundation/src/kronii/foundation/x.py module-lines"] > 500
 
 
 def test_the_check_passes_from_a_checkout_inside_a_folder_named_kronii(tmp_path: Path) -> None:
@@ -77,7 +79,7 @@ def test_the_check_passes_from_a_checkout_inside_a_folder_named_kronii(tmp_path:
         here.returncode,
         here.stdout,
     )
-    assert shape.module_name(ROOT / "libs/common/src/kronii/common/db.py") == "kronii.common.db"
+    assert shape.module_name(ROOT / "libs/stores/src/kronii/stores/db.py") == "kronii.stores.db"
 
 
 def test_a_port_importing_an_adapter_or_a_wire_type_is_found_and_its_core_is_not() -> None:
@@ -112,12 +114,13 @@ def test_a_core_naming_anything_of_the_project_but_its_core_and_pure_libraries_i
     assert _boundaries(path, "from kronii.sensor.ports import Publisher\n") == [
         f"{path} boundary: core imports kronii.sensor.ports"
     ]
-    assert _boundaries(path, "from kronii.common.bus import Bus\n") == [
-        f"{path} boundary: core imports kronii.common.bus"
+    assert _boundaries(path, "from kronii.stores.bus import Bus\n") == [
+        f"{path} boundary: core imports kronii.stores.bus"
     ]
     assert (
         _boundaries(
-            path, "from kronii.common.errors import NotFound\nfrom kronii.sensor.core.model import Focus\n"
+            path,
+            "from kronii.foundation.errors import NotFound\nfrom kronii.sensor.core.model import Focus\n",
         )
         == []
     )
@@ -133,14 +136,14 @@ def test_a_module_loose_at_a_services_root_is_found_and_the_composition_root_is_
 
 def test_an_import_cycle_is_found_even_through_a_deferred_import() -> None:
     trees = {
-        "kronii.common.spec": (ROOT / "a.py", ast.parse("from kronii.common import service\n")),
-        "kronii.common.service": (
+        "kronii.runtime.spec": (ROOT / "a.py", ast.parse("from kronii.runtime import service\n")),
+        "kronii.runtime.service": (
             ROOT / "b.py",
-            ast.parse("def run():\n    from kronii.common.spec import Spec\n"),
+            ast.parse("def run():\n    from kronii.runtime.spec import Spec\n"),
         ),
-        "kronii.common.db": (ROOT / "c.py", ast.parse("import kronii.common.spec\n")),
+        "kronii.stores.db": (ROOT / "c.py", ast.parse("import kronii.runtime.spec\n")),
     }
-    assert dict(shape.cycle_findings(trees)) == {"cycle: kronii.common.service <-> kronii.common.spec": 2}
+    assert dict(shape.cycle_findings(trees)) == {"cycle: kronii.runtime.service <-> kronii.runtime.spec": 2}
 
 
 def test_complexity_counts_boolean_operators_and_comprehension_filters_as_radon_does() -> None:
@@ -153,3 +156,13 @@ def test_complexity_counts_boolean_operators_and_comprehension_filters_as_radon_
     function = ast.parse(source).body[0]
     assert isinstance(function, ast.FunctionDef)
     assert shape.complexity(function) == 1 + 1 + 2 + 1 + 2 + 1
+
+
+def test_two_library_packages_that_need_each_other_are_found_even_without_a_module_cycle() -> None:
+    trees = {
+        "kronii.foundation.errors": (ROOT / "a.py", ast.parse("from kronii.stores import bus\n")),
+        "kronii.stores.bus": (ROOT / "b.py", ast.parse("import json\n")),
+        "kronii.stores.audit": (ROOT / "c.py", ast.parse("from kronii.foundation import clock\n")),
+        "kronii.foundation.clock": (ROOT / "d.py", ast.parse("import time\n")),
+    }
+    assert dict(shape.cycle_findings(trees)) == {"package cycle: kronii.foundation <-> kronii.stores": 2}

@@ -1,17 +1,17 @@
 """One error vocabulary from a service to every kronii command: the HTTP error body carries the
-error's `code`, and every CLI maps codes to exit codes through one table (kronii.common.cli.exits)."""
+error's `code`, and every CLI maps codes to exit codes through one table (kronii.launcher.cli.exits)."""
 
 from __future__ import annotations
 
 import httpx
 import pytest
 from fastapi import FastAPI
-from kronii.common import errors
-from kronii.common.api_edge import install_error_handler
-from kronii.common.cli import exits
-from kronii.common.limits import install_limits
+from kronii.edge.api_edge import install_error_handler
+from kronii.edge.limits import install_limits
+from kronii.foundation import errors
+from kronii.launcher.cli import exits
 
-# Every error of the vocabulary (kronii.common.errors); a service's own errors subclass them.
+# Every error of the vocabulary (kronii.foundation.errors); a service's own errors subclass them.
 _EVERY_ERROR = sorted(
     {
         kind

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from kronii.common.cli.tables import plain_table
+from kronii.launcher.cli.tables import plain_table
 
 
 def test_a_piped_table_aligns_every_column_but_the_last_and_cuts_nothing() -> None:
@@ -20,7 +20,7 @@ def test_a_table_wider_than_the_terminal_is_printed_whole_not_cut_with_an_ellips
 ) -> None:
     import os
 
-    from kronii.common.cli import tables
+    from kronii.launcher.cli import tables
 
     monkeypatch.setattr(tables, "to_a_person", lambda: True)
     monkeypatch.setattr("shutil.get_terminal_size", lambda: os.terminal_size((40, 24)))

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from kronii.common.cli.main import _with_up_running
+from kronii.launcher.cli.main import _with_up_running
 
 MESSAGE = (
     "kronii: the supervisor is not reachable at http://127.0.0.1:1 (timed out): start it with `kronii up`"

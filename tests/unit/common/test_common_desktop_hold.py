@@ -1,11 +1,11 @@
-"""The input broker's hold on the desktop as the mesh keeps it (kronii.common.desktop_hold): read
+"""The input broker's hold on the desktop as the mesh keeps it (kronii.desktop.hold): read
 from a ControlChanged, in force until `user_holds_until`, the latest change of each session kept."""
 
 from __future__ import annotations
 
 from google.protobuf.timestamp_pb2 import Timestamp
 from kronii.broker.v1 import broker_pb2 as bpb
-from kronii.common.desktop_hold import DesktopHold, DesktopHolds
+from kronii.desktop.hold import DesktopHold, DesktopHolds
 
 NOW = 1_800_000_000.0
 

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from kronii.common.launcher import LauncherSettings
-from kronii.common.settings import SettingsError, load_settings
+from kronii.foundation.settings import SettingsError, load_settings
+from kronii.launcher.up import LauncherSettings
 from kronii.pipeline.settings import PipelineSettings
 
 KRONII = str(Path(sys.executable).with_name("kronii"))

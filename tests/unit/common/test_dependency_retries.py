@@ -12,9 +12,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from kronii.common import infra
-from kronii.common.infra import EmbeddedInfra, InfraError, InfraPorts
-from kronii.common.service import _Runtime
+from kronii.launcher import infra
+from kronii.launcher.infra import EmbeddedInfra, InfraError, InfraPorts
+from kronii.runtime.service import _Runtime
 
 
 def _runtime() -> Any:
@@ -32,7 +32,7 @@ async def test_a_dependency_is_tried_again_with_a_doubling_pause_until_it_answer
         if calls < 3:
             raise ConnectionRefusedError("nobody listens")
 
-    with caplog.at_level(logging.WARNING, logger="kronii.common.service"):
+    with caplog.at_level(logging.WARNING, logger="kronii.runtime.service"):
         await asyncio.wait_for(_Runtime._retry(_runtime(), "nats", connect), 5)
     assert calls == 3
     assert [record.getMessage() for record in caplog.records] == [

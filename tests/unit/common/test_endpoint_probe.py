@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
-from kronii.common.infra import free_port
-from kronii.common.llm.endpoint_probe import EndpointProbe, models_url
+from kronii.launcher.infra import free_port
+from kronii.llm.endpoint_probe import EndpointProbe, models_url
 
 
 async def _http_server(status: str) -> tuple[asyncio.Server, int, list[bytes]]:

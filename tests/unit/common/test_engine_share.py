@@ -3,7 +3,7 @@ held while any of them holds it, with room for each service's connections."""
 
 from __future__ import annotations
 
-from kronii.common.db import (
+from kronii.stores.db import (
     CONNECTIONS_PER_SERVICE,
     IDLE_CONNECTIONS_ALONE,
     IDLE_CONNECTIONS_SHARED,

@@ -15,13 +15,14 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.testclient import TestClient
 from grpc_health.v1 import health_pb2
-from kronii.common.api_edge import (
+from kronii.edge.api_edge import (
     KroniiErrorInterceptor,
     as_json,
     install_error_handler,
     read_body,
 )
-from kronii.common.errors import (
+from kronii.edge.grpc_guard import INTERNAL_SENTENCE, GuardInterceptor
+from kronii.foundation.errors import (
     Conflict,
     FailedPrecondition,
     InvalidArgument,
@@ -35,7 +36,6 @@ from kronii.common.errors import (
     Unavailable,
     Unprocessable,
 )
-from kronii.common.grpc_guard import INTERNAL_SENTENCE, GuardInterceptor
 
 # (class, code, HTTP status, gRPC status): the codes capture's callers and audit rows already know.
 TABLE: list[tuple[type[KroniiError], str, int, grpc.StatusCode]] = [
@@ -73,7 +73,7 @@ def test_conflict_is_failed_precondition_and_a_caller_mistake_is_never_5xx() -> 
 
 def test_the_errors_module_imports_neither_grpc_nor_fastapi() -> None:
     probe = (
-        "import sys, kronii.common.errors; "
+        "import sys, kronii.foundation.errors; "
         "print(sorted(m for m in ('grpc', 'fastapi', 'starlette', 'google.protobuf') if m in sys.modules))"
     )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

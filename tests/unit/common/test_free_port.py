@@ -7,7 +7,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from kronii.common.infra import free_port
+from kronii.launcher.infra import free_port
 
 
 def test_free_ports_lie_below_the_ephemeral_range_and_are_not_repeated() -> None:
@@ -18,7 +18,7 @@ def test_free_ports_lie_below_the_ephemeral_range_and_are_not_repeated() -> None
 
 
 def test_a_port_something_listens_on_is_passed_over(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kronii.common import infra
+    from kronii.launcher import infra
 
     low, _ = infra._below_ephemeral()
     with socket.socket() as listening:

@@ -7,8 +7,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from kronii.common import freed_memory
-from kronii.common.freed_memory import keep_returning_freed_memory, return_freed_memory
+from kronii.foundation import freed_memory
+from kronii.foundation.freed_memory import keep_returning_freed_memory, return_freed_memory
 
 
 def _resident_mb() -> float:

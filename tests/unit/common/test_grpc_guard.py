@@ -11,7 +11,7 @@ import grpc
 import pytest
 import sqlalchemy.exc
 from grpc_health.v1 import health_pb2
-from kronii.common.grpc_guard import INTERNAL_SENTENCE, GuardInterceptor
+from kronii.edge.grpc_guard import INTERNAL_SENTENCE, GuardInterceptor
 
 SERVICE = "kronii.test.Guarded"
 REQUEST = health_pb2.HealthCheckRequest

@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from kronii.common.launcher import Launcher, LauncherSettings
+from kronii.launcher.up import Launcher, LauncherSettings
 
 
 class ClosedPipe(io.StringIO):

@@ -12,8 +12,7 @@ import httpx
 import pytest
 import uvicorn
 from fastapi import FastAPI, Query, Request
-from kronii.common.infra import free_port
-from kronii.common.limits import (
+from kronii.edge.limits import (
     DEFAULT_BODY_LIMIT,
     MAX_JSON_DEPTH,
     PathId,
@@ -22,6 +21,7 @@ from kronii.common.limits import (
     json_depth_exceeds,
     unsafe_character,
 )
+from kronii.launcher.infra import free_port
 from pydantic import BaseModel, Field
 from sqlalchemy.exc import DataError
 

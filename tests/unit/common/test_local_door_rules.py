@@ -1,6 +1,6 @@
-"""The local front door's pure parts (kronii.common.local_door): who the peer policy lets in, and how
+"""The local front door's pure parts (kronii.edge.local_door): who the peer policy lets in, and how
 a gRPC peer string is mapped back to the local client (loopback only, forgotten ports stay forgotten);
-and the sign-in's capability names (kronii.common.client_sessions), checked before any database."""
+and the sign-in's capability names (kronii.edge.client_sessions), checked before any database."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import os
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-from kronii.common.client_sessions import ClientSessions, clients_table
-from kronii.common.local_door import PeerPolicy, PeerRegistry
-from kronii.common.peers import PeerIdentity
+from kronii.edge.client_sessions import ClientSessions, clients_table
+from kronii.edge.local_door import PeerPolicy, PeerRegistry
+from kronii.edge.peers import PeerIdentity
 
 ME = PeerIdentity(uid=os.getuid(), pid=100, exe="/usr/bin/kronii")
 

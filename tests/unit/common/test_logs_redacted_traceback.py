@@ -10,7 +10,7 @@ import secrets
 import string
 
 import pytest
-from kronii.common.logs import JsonFormatter, TextFormatter
+from kronii.foundation.logs import JsonFormatter, TextFormatter
 from kronii.redaction import RedactingLogFilter
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kronii.common.orphans import (
+from kronii.launcher.orphans import (
     DETACHED_ENV,
     UNIT_ENV,
     children,

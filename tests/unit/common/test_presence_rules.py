@@ -1,4 +1,4 @@
-"""The TTY binding's cross-check, the window's key and the refusals' wording (kronii.common.presence_rules):
+"""The TTY binding's cross-check, the window's key and the refusals' wording (kronii.edge.presence_rules):
 every way a claim can disagree with what /proc says is refused with its own sentence, in the words of
 the service's purpose."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from kronii.common.peers import ProcFacts, decode_tty_nr
-from kronii.common.presence_rules import PresencePurpose, TtyClaim, polkit_refusal, tty_refusal, window_key
+from kronii.edge.peers import ProcFacts, decode_tty_nr
+from kronii.edge.presence_rules import PresencePurpose, TtyClaim, polkit_refusal, tty_refusal, window_key
 
 PTS3 = (136, 3)
 ON_PTS3 = ProcFacts(

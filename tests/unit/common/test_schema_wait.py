@@ -9,7 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from kronii.common.service import _Runtime
+from kronii.runtime.service import _Runtime
 
 
 async def test_a_service_waits_for_the_schema_file_then_goes_on(

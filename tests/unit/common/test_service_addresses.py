@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kronii.common import status
-from kronii.common.launcher import LauncherSettings, state_path
-from kronii.common.rendezvous import ServiceAddress, connect_host, service_http_url, service_url_variable
-from kronii.common.settings import load_settings
+from kronii.foundation.settings import load_settings
+from kronii.launcher import status
+from kronii.launcher.up import LauncherSettings, state_path
+from kronii.runtime.rendezvous import ServiceAddress, connect_host, service_http_url, service_url_variable
 from kronii.supervisor.settings import SupervisorSettings
 
 UP_URL = "http://127.0.0.1:18105"

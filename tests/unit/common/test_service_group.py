@@ -1,4 +1,4 @@
-"""Several services in one process and one event loop (kronii.common.service_group): a service that fails is
+"""Several services in one process and one event loop (kronii.runtime.service_group): a service that fails is
 started again while the others keep answering, one that keeps failing stops the group with a non-zero code,
 SIGTERM stops them all, and every log line still names its service."""
 
@@ -17,14 +17,14 @@ import grpc
 import httpx
 import pytest
 from fastapi import APIRouter
-from kronii.common.context import ServiceContext
-from kronii.common.infra import free_port
-from kronii.common.logs import JsonFormatter, LinePrefixFormatter
-from kronii.common.processes import split_sink
-from kronii.common.service_group import ServiceGroup
-from kronii.common.settings import ServiceSettings, SettingsError, load_settings
-from kronii.common.spec import DependencyStatus, ServiceSpec
-from kronii.common.up_settings import LauncherSettings
+from kronii.foundation.logs import JsonFormatter, LinePrefixFormatter
+from kronii.foundation.settings import ServiceSettings, SettingsError, load_settings
+from kronii.launcher.infra import free_port
+from kronii.launcher.processes import split_sink
+from kronii.runtime.context import ServiceContext
+from kronii.runtime.service_group import ServiceGroup
+from kronii.runtime.spec import DependencyStatus, ServiceSpec
+from kronii.runtime.up_settings import LauncherSettings
 from pydantic_settings import SettingsConfigDict
 
 STARTS: collections.Counter[str] = collections.Counter()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kronii.common.settings import KroniiSettings, SettingsError, default_data_dir, load_settings
-from kronii.common.urls import libpq_url, redact_url, sqlalchemy_url
+from kronii.foundation.settings import KroniiSettings, SettingsError, default_data_dir, load_settings
+from kronii.foundation.urls import libpq_url, redact_url, sqlalchemy_url
 from kronii.sensor.settings import SensorSettings
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import io
 import logging
 
-from kronii.common.logs import LinePrefixFormatter, TextFormatter, current_service
-from kronii.common.processes import split_sink
-from kronii.common.up_settings import SHARED_PROCESS_NAME
+from kronii.foundation.logs import LinePrefixFormatter, TextFormatter, current_service
+from kronii.launcher.processes import split_sink
+from kronii.runtime.up_settings import SHARED_PROCESS_NAME
 
 
 def test_a_line_the_shared_process_logs_under_its_own_name_is_shown_with_one_prefix() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from kronii.common.api_edge import install_error_handler
+from kronii.edge.api_edge import install_error_handler
 from kronii.supervisor.api.http_api import supervisor_router
 from kronii.supervisor.core.identity import (
     check_nonce,

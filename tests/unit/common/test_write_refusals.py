@@ -22,16 +22,16 @@ import redis.exceptions
 import sqlalchemy.exc
 from fastapi import APIRouter
 from kronii.capture.api.http_api import capture_router
-from kronii.common.access import AccessRules
-from kronii.common.durable import refusal_for
-from kronii.common.errors import StillStarting, StorageFull
-from kronii.common.infra import free_port
-from kronii.common.service import _Runtime
-from kronii.common.settings import ServiceSettings
-from kronii.common.spec import DependencyStatus, ServiceSpec
+from kronii.edge.access import AccessRules
+from kronii.foundation.errors import StillStarting, StorageFull
+from kronii.foundation.settings import ServiceSettings
+from kronii.launcher.infra import free_port
 from kronii.pipeline.api.triggers import pipeline_router
 from kronii.pipeline.core.commands import TriggerCommand, TriggerOutcome
 from kronii.pipeline.usecases.operations import PipelineOperations
+from kronii.runtime.service import _Runtime
+from kronii.runtime.spec import DependencyStatus, ServiceSpec
+from kronii.stores.durable import refusal_for
 from kronii.vision.api.grpc_api import VisionServicer
 from kronii.vision.api.http_api import vision_router
 from kronii.vision.usecases.operations import VisionOperations

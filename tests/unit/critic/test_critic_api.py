@@ -15,8 +15,6 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from google.protobuf.timestamp_pb2 import Timestamp
-from kronii.common.api_edge import KroniiErrorInterceptor, install_error_handler
-from kronii.common.errors import NotFound, Unavailable
 from kronii.critic.api.grpc_api import CriticServicer
 from kronii.critic.api.http_api import critic_router
 from kronii.critic.core.commands import ExportQuery, Reported, SearchQuery, Similar, SimilarQuery
@@ -33,6 +31,8 @@ from kronii.critic.core.retrieval import Hit
 from kronii.critic.usecases.operations import CriticOperations
 from kronii.critic.v1 import critic_pb2 as pb
 from kronii.critic.v1 import critic_pb2_grpc as pb_grpc
+from kronii.edge.api_edge import KroniiErrorInterceptor, install_error_handler
+from kronii.foundation.errors import NotFound, Unavailable
 
 NOW_MS = 1_760_000_000_000  # 2025-10-09T08:53:20Z
 DAY_MS = 86_400_000

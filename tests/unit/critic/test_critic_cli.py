@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from kronii.common.cli import exits
 from kronii.critic.cli import critic as critic_cli
 from kronii.critic.cli import run as run_cli
 from kronii.critic.cli.critic import parse_duration, since_value
+from kronii.launcher.cli import exits
 
 from tests.unit.critic.cli_fakes import NEW_AT, OLD_AT, FakeCritic, handler
 
@@ -387,7 +387,7 @@ def test_run_passes_a_sigterm_on_to_the_command(nobody: str) -> None:
 def test_the_commands_modules_import_nothing_heavy() -> None:
     code = (
         "import sys, kronii.critic.cli.critic, kronii.critic.cli.run; "
-        "heavy = {'pydantic', 'fastapi', 'grpc', 'google.protobuf', 'rich', 'kronii.common.settings'}; "
+        "heavy = {'pydantic', 'fastapi', 'grpc', 'google.protobuf', 'rich', 'kronii.foundation.settings'}; "
         "print(sorted(heavy & set(sys.modules)))"
     )
     done = subprocess.run(

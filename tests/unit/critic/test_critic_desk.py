@@ -12,7 +12,6 @@ from typing import cast
 
 import numpy as np
 import pytest
-from kronii.common.clock import ManualClock
 from kronii.critic.adapters.daily_files import DailyFiles
 from kronii.critic.adapters.policy_file import PolicyFile
 from kronii.critic.adapters.tiered_memory import TieredMemory
@@ -28,6 +27,7 @@ from kronii.critic.usecases.operations import CriticOperations
 from kronii.critic.usecases.record_command import RecordCommand
 from kronii.critic.usecases.search_records import SearchRecords, TimedKnn
 from kronii.critic.usecases.watch_embeddings import EmbeddingWatch
+from kronii.foundation.clock import ManualClock
 from prometheus_client import CollectorRegistry
 
 from tests.unit.critic.memory_history import BASE_MS, near, random_unit, record

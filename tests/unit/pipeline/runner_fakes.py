@@ -34,7 +34,7 @@ SCREENCAPTURE = PluginInfo("screencapture", True, True, frozenset({Capability.SN
 
 
 class FakeClock:
-    """A kronii.common.clock.Clock the test moves, in milliseconds; its two scales agree."""
+    """A kronii.foundation.clock.Clock the test moves, in milliseconds; its two scales agree."""
 
     def __init__(self, now_ms: int = START_MS) -> None:
         self.now_ms = now_ms

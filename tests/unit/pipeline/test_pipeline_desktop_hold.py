@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kronii.common.desktop_hold import DesktopHold
+from kronii.desktop.hold import DesktopHold
 from kronii.pipeline.core.roles.values import Called, Notification, Plan, PlanHistory, Synthesis
 from kronii.pipeline.core.round import RunnerConfig
 from kronii.pipeline.core.states import Priority, RunState

@@ -6,9 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kronii.common import subjects
-from kronii.common.metrics_zero import RUNTIME_AUDIT_ACTIONS
-from kronii.common.telemetry import CommonMetrics
+from kronii.foundation.telemetry import CommonMetrics
 from kronii.pipeline import metrics as pipeline_metrics
 from kronii.pipeline.core.intake import Admission
 from kronii.pipeline.core.states import EXTERNAL_TRIGGERS
@@ -20,6 +18,8 @@ from kronii.pipeline.metrics import (
     trigger_intakes,
     zero_common_series,
 )
+from kronii.stores import subjects
+from kronii.stores.metrics_zero import RUNTIME_AUDIT_ACTIONS
 from prometheus_client import CollectorRegistry
 
 from tests.metrics_samples import missing_common_zeros, samples, topic_names, topics_used

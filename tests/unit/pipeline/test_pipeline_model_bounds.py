@@ -8,7 +8,7 @@ import math
 from dataclasses import replace
 
 import pytest
-from kronii.common.settings import SettingsError, load_settings
+from kronii.foundation.settings import SettingsError, load_settings
 from kronii.pipeline.core.budget import PluginContent, budget_context
 from kronii.pipeline.core.roles import bounds, floor, rules
 from kronii.pipeline.core.roles.schemas import check_output

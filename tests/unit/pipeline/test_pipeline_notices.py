@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from kronii.common.desktop_hold import DesktopHold, DesktopHolds
+from kronii.desktop.hold import DesktopHold, DesktopHolds
 from kronii.pipeline.api.convert import notice_from_message
 from kronii.pipeline.core.notices import (
     DEDUP_WINDOW_MS,

@@ -1,5 +1,5 @@
 """`kronii replay` and `kronii record` as click commands: the report in lines a person reads and in real
-JSON, usage errors with the command's own usage (exit 2), the exit codes of `kronii.common.cli.exits` for
+JSON, usage errors with the command's own usage (exit 2), the exit codes of `kronii.launcher.cli.exits` for
 a file that is not there (3) or a bus that does not answer (5), and completion that loads no runner."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from click.shell_completion import ShellComplete
 from click.testing import CliRunner, Result
 from kronii.activity.v1 import activity_pb2 as apb
-from kronii.common.cli import exits
-from kronii.common.infra import free_port
+from kronii.launcher.cli import exits
+from kronii.launcher.infra import free_port
 from kronii.pipeline.adapters.recording import encode_line
 from kronii.pipeline.cli import record as record_cli
 from kronii.pipeline.cli.record import record_command

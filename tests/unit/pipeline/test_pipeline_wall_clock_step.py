@@ -1,12 +1,12 @@
 """Durations are measured on the monotonic clock: a step of the wall clock (+2 h and back, as NTP or
 a person setting the time does) neither stretches a 60 s deferral or cooldown to 2 h nor ends one
 early, while what a run records and the status shows stays on the wall clock. The clock is the
-service's own (kronii.common.clock.SystemClock) with its time sources injected: `advance` is time passing,
+service's own (kronii.foundation.clock.SystemClock) with its time sources injected: `advance` is time passing,
 `step_wall` moves only the wall clock; the runner runs in process on the fakes of its ports."""
 
 from __future__ import annotations
 
-from kronii.common.clock import SystemClock
+from kronii.foundation.clock import SystemClock
 from kronii.pipeline.core.answers import Admit
 from kronii.pipeline.core.round import RunnerConfig
 from kronii.pipeline.core.states import Priority, RunState

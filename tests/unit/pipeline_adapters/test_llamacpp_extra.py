@@ -6,7 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from kronii.common.llm.llamacpp import MISSING_EXTRA, LlamaCppBackend, LlamaCppUnavailable
+from kronii.llm.llamacpp import MISSING_EXTRA, LlamaCppBackend, LlamaCppUnavailable
 
 
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is not None, reason="llama-cpp-python is installed")

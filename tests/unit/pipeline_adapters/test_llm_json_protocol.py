@@ -9,7 +9,7 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
-from kronii.common.llm.protocol import (
+from kronii.llm.protocol import (
     ChatMessage,
     LlmReply,
     ModelOutputError,

@@ -9,8 +9,8 @@ from typing import Any
 
 import httpx
 import pytest
-from kronii.common.llm.openai import FormatMemory, OpenAIBackend
-from kronii.common.llm.protocol import ModelOutputError, ModelUnavailableError, UnredactedInputError
+from kronii.llm.openai import FormatMemory, OpenAIBackend
+from kronii.llm.protocol import ModelOutputError, ModelUnavailableError, UnredactedInputError
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

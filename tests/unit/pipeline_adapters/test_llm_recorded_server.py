@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from kronii.common.llm.openai import FormatMemory, OpenAIBackend
-from kronii.common.llm.protocol import ModelUnavailableError
+from kronii.llm.openai import FormatMemory, OpenAIBackend
+from kronii.llm.protocol import ModelUnavailableError
 from kronii.pipeline.adapters.model_roles import ModelRoleBackend
 from kronii.pipeline.adapters.recording import read_recording
 from kronii.pipeline.cli.replay import replay_events
@@ -184,7 +184,7 @@ def test_replay_call_shows_each_call_and_finishes_with_its_report() -> None:
                 "KRONII_PIPELINE_LLM_TIMEOUT_SECS": "5",
             }
             process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "kronii.common.cli.main", "replay", str(RECORDING),
+                sys.executable, "-m", "kronii.launcher.cli.main", "replay", str(RECORDING),
                 "--backend", "openai", "--call",
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
             )  # fmt: skip

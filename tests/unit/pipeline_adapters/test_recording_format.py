@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from google.protobuf.message import Message
 from kronii.activity.v1 import activity_pb2 as apb
-from kronii.common import subjects
 from kronii.pipeline.adapters.recording import (
     RecordedEvent,
     RecordingError,
@@ -17,6 +16,7 @@ from kronii.pipeline.adapters.recording import (
     read_recording,
     replay,
 )
+from kronii.stores import subjects
 
 
 def focus(title: str) -> apb.FocusChanged:

@@ -71,7 +71,7 @@ _HEAVY = (
 def test_kronii_redact_starts_without_heavy_imports(tmp_path: Path) -> None:
     """The whole `kronii` command, as a process: `redact` of one line imports none of the services' stacks."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "kronii.common.cli.main", "redact"],
+        [sys.executable, "-X", "importtime", "-m", "kronii.launcher.cli.main", "redact"],
         input=b"mail alice@example.com\n",
         capture_output=True,
         check=False,
@@ -88,7 +88,7 @@ def test_kronii_redact_starts_without_heavy_imports(tmp_path: Path) -> None:
 def test_other_commands_are_still_listed() -> None:
     """Loading the other packages' commands only when needed must not hide them from `kronii --help`."""
     done = subprocess.run(
-        [sys.executable, "-m", "kronii.common.cli.main", "--help"], capture_output=True, check=False
+        [sys.executable, "-m", "kronii.launcher.cli.main", "--help"], capture_output=True, check=False
     )
     assert done.returncode == 0
     listed = done.stdout.decode()
@@ -99,7 +99,7 @@ def test_other_commands_are_still_listed() -> None:
 def test_settings_errors_still_exit_2(tmp_path: Path) -> None:
     """Settings are imported lazily now; an invalid one must still be a sentence and exit code 2."""
     done = subprocess.run(
-        [sys.executable, "-m", "kronii.common.cli.main", "status"],
+        [sys.executable, "-m", "kronii.launcher.cli.main", "status"],
         capture_output=True,
         check=False,
         cwd=tmp_path,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-from kronii.common.cli.main import cli
+from kronii.launcher.cli.main import cli
 from kronii.redaction.cli import EXIT_AMBER, EXIT_GREEN, EXIT_USAGE
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kronii.common import subjects
-from kronii.common.metrics_zero import RUNTIME_AUDIT_ACTIONS
-from kronii.common.telemetry import CommonMetrics
+from kronii.foundation.telemetry import CommonMetrics
 from kronii.scheduler import metrics as scheduler_metrics
 from kronii.scheduler.metrics import AUDIT_ACTIONS, PUBLISHES, RECEIVES, zero_common_series
+from kronii.stores import subjects
+from kronii.stores.metrics_zero import RUNTIME_AUDIT_ACTIONS
 from prometheus_client import CollectorRegistry
 
 from tests.metrics_samples import missing_common_zeros, samples, topic_names, topics_used

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from kronii.common.settings import SettingsError, load_settings
+from kronii.foundation.settings import SettingsError, load_settings
 from kronii.scheduler.service import SERVICE
 from kronii.scheduler.settings import SchedulerSettings
 

@@ -7,12 +7,12 @@ import re
 from types import SimpleNamespace
 from typing import cast
 
-from kronii.common import subjects
-from kronii.common.service import ServiceContext
-from kronii.common.telemetry import CommonMetrics
+from kronii.foundation.telemetry import CommonMetrics
+from kronii.runtime.service import ServiceContext
 from kronii.sensor.core.model import ActivityState
 from kronii.sensor.metrics import EVENT_KINDS, SensorMetrics, possible_transitions, zero_common_series
 from kronii.sensor.usecases.publish_activity import PublishActivity
+from kronii.stores import subjects
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 

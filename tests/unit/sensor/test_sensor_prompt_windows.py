@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from kronii.common.prompt_windows import PROMPTERS, prompter_for_app
+from kronii.desktop.prompt_windows import PROMPTERS, prompter_for_app
 from kronii.sensor.core.machine import SensorCore
 from kronii.sensor.core.model import Focus, FocusChanged, FocusObserved, PromptChanged, PulseEmitted
 from kronii.sensor.core.params import SensorParams

@@ -16,8 +16,8 @@ import click
 import pytest
 from click.shell_completion import BashComplete
 from click.testing import CliRunner, Result
-from kronii.common.cli import exits
-from kronii.common.cli.exits import CommandError
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.exits import CommandError
 from kronii.supervisor.cli import agents as agents_cli
 from kronii.supervisor.cli.http import Connection
 
@@ -150,7 +150,7 @@ def test_list_for_a_person_is_a_rich_table(
     supervisor: FakeSupervisor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     supervisor.answers[("GET", "/v1/runtimes")] = {"runtimes": [RUNTIME]}
-    monkeypatch.setattr("kronii.common.cli.tables.to_a_person", lambda: True)
+    monkeypatch.setattr("kronii.launcher.cli.tables.to_a_person", lambda: True)
     monkeypatch.setattr("shutil.get_terminal_size", lambda: os.terminal_size((200, 50)))  # wide enough
     printed: list[Any] = []
     monkeypatch.setattr("rich.console.Console.print", lambda self, table: printed.append(table))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from kronii.common.errors import NotFound, PermissionDenied
+from kronii.foundation.errors import NotFound, PermissionDenied
 from kronii.supervisor.core.agent_state import Delivery
 from kronii.supervisor.core.tokens import Claims
 from kronii.supervisor.v1 import supervisor_pb2 as pb

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from google.protobuf.timestamp_pb2 import Timestamp
 from kronii.broker.v1 import broker_pb2 as bpb
-from kronii.common.desktop_hold import DesktopHold
+from kronii.desktop.hold import DesktopHold
 from kronii.supervisor.core.model import ErrorCode, GuardFacts, PaneFacts, RuntimeFacts, Situation
 from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.core.policy import assess

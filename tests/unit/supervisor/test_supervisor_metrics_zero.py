@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kronii.common import subjects
-from kronii.common.metrics_zero import RUNTIME_AUDIT_ACTIONS
-from kronii.common.telemetry import CommonMetrics
+from kronii.foundation.telemetry import CommonMetrics
+from kronii.stores import subjects
+from kronii.stores.metrics_zero import RUNTIME_AUDIT_ACTIONS
 from kronii.supervisor import metrics as supervisor_metrics
 from kronii.supervisor.core.table import TABLE, Action
 from kronii.supervisor.metrics import (

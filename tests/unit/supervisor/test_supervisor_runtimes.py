@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from kronii.common.errors import InvalidArgument
+from kronii.foundation.errors import InvalidArgument
 from kronii.supervisor.core.agent_kinds import DEFAULT_KINDS
 from kronii.supervisor.core.job import Job
 from kronii.supervisor.core.model import RuntimeStatus

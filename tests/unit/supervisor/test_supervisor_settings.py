@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from kronii.common.settings import SettingsError, load_settings
+from kronii.foundation.settings import SettingsError, load_settings
 from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.core.tokens import TokenError, issue_token, verify_token
 from kronii.supervisor.settings import SupervisorSettings

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from kronii.common import subjects
+from kronii.stores import subjects
 from kronii.supervisor.core.model import PaneFacts
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from kronii.broker.v1 import broker_pb2 as bpb
-from kronii.common import subjects
-from kronii.common.desktop_hold import DesktopHold
+from kronii.desktop.hold import DesktopHold
+from kronii.stores import subjects
 from kronii.supervisor.api import convert
 from kronii.supervisor.core.agent_kinds import AgentKind, KindBook
 from kronii.supervisor.core.agent_state import Delivery

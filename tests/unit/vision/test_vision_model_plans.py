@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from kronii.common.llm.openai import FormatMemory, OpenAIBackend
+from kronii.llm.openai import FormatMemory, OpenAIBackend
 from kronii.vision.adapters.model_planner import ModelPlanner
 from kronii.vision.core.actions import Action, ActionType
 from kronii.vision.core.context import Bounds, OcrZone, ScreenContext, UiNode

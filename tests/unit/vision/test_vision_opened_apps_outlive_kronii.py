@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import psutil
-from kronii.common.orphans import DETACHED_ENV
+from kronii.launcher.orphans import DETACHED_ENV
 from kronii.vision.adapters.launcher import AppLauncher
 
 

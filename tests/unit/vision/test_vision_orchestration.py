@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from kronii.common.clock import ManualClock
-from kronii.common.errors import FailedPrecondition
+from kronii.foundation.clock import ManualClock
+from kronii.foundation.errors import FailedPrecondition
 from kronii.vision.core.actions import Action, ActionType
 from kronii.vision.core.commands import PlanAnswer, PlanCommand, PlanDecision
 from kronii.vision.core.context import Bounds, Frame, OcrZone, RawNode, ScreenContext

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kronii.common.api_edge import as_json
+from kronii.edge.api_edge import as_json
 from kronii.vision.api.convert import plan_message
 from kronii.vision.core.context import Bounds, OcrZone, UiNode
 from kronii.vision.core.plan_book import PlanView

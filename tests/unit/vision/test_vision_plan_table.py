@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from kronii.common.errors import FailedPrecondition
+from kronii.foundation.errors import FailedPrecondition
 from kronii.vision.core.actions import Action, ActionType
 from kronii.vision.core.context import Bounds, RawNode, ScreenContext, UiNode
 from kronii.vision.core.fingerprint import (

@@ -7,8 +7,8 @@
 Exit codes: 0 green (nothing found), 10 amber (findings masked), 20 red (nothing written: a secret that must
 not leave at all, a share limit your --policy sets, or an error), 2 usage (a missing file, a bad policy, bad arguments).
 The main `kronii` command runs `redact_command` (a click command); `python -m kronii.redaction.cli` runs the
-same thing on its own. This library sits below kronii.common, so its sentences are click exceptions carrying
-their exit code rather than kronii.common's CommandError: both print the sentence alone and exit with it.
+same thing on its own. This library sits below kronii.launcher, so its sentences are click exceptions carrying
+their exit code rather than kronii.launcher's CommandError: both print the sentence alone and exit with it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`python -m kronii.broker`: run the input broker alone (`kronii up` runs it with the others)."""
 
 from kronii.broker.service import SERVICE
-from kronii.common.launch import launch
+from kronii.runtime.launch import launch
 
 launch(SERVICE)

@@ -32,14 +32,14 @@ from kronii.broker.usecases.submit_input import InputLane
 from kronii.broker.usecases.track_presence import Attachment
 from kronii.broker.v1 import broker_pb2 as pb
 from kronii.broker.v1 import broker_pb2_grpc as pb_grpc
-from kronii.common.access import AccessRules
-from kronii.common.clock import SystemClock
-from kronii.common.errors import Unavailable
-from kronii.common.local_door import LocalFrontDoor, PeerPolicy, PeerRegistry
-from kronii.common.polkit import PolkitClient
-from kronii.common.presence import PresenceGate
-from kronii.common.rendezvous import broker_socket_path
-from kronii.common.service import DependencyStatus, ServiceContext
+from kronii.edge.access import AccessRules
+from kronii.edge.local_door import LocalFrontDoor, PeerPolicy, PeerRegistry
+from kronii.edge.polkit import PolkitClient
+from kronii.edge.presence import PresenceGate
+from kronii.foundation.clock import SystemClock
+from kronii.foundation.errors import Unavailable
+from kronii.runtime.rendezvous import broker_socket_path
+from kronii.runtime.service import DependencyStatus, ServiceContext
 
 __all__ = ["BrokerApp"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from kronii.broker.core.model import DropReason
 from kronii.broker.core.table import ROWS
-from kronii.common import subjects
-from kronii.common.metrics_zero import zero_common_series as start_at_zero
-from kronii.common.telemetry import CommonMetrics
+from kronii.foundation.telemetry import CommonMetrics
+from kronii.stores import subjects
+from kronii.stores.metrics_zero import zero_common_series as start_at_zero
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 __all__ = ["AUDIT_ACTIONS", "PUBLISHES", "BrokerMetrics", "zero_common_series"]
@@ -22,7 +22,7 @@ AUDIT_ACTIONS = (
     "broker.pause",
     "broker.expire",
     "broker.revoke",
-    # the person's proof of presence for a grant, and refusals at the local socket (kronii.common)
+    # the person's proof of presence for a grant, and refusals at the local socket (kronii.edge)
     "broker.presence",
     "broker.connect",
 )

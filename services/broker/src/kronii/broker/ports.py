@@ -10,7 +10,7 @@ from kronii.broker.core.callers import Caller
 from kronii.broker.core.facts import CallFacts, UserInputSeen
 from kronii.broker.core.model import ControlState
 from kronii.broker.core.results import AgentSession, SignInChallenge
-from kronii.common.desktop_input import InputAction
+from kronii.desktop.input_actions import InputAction
 
 __all__ = [
     "AgentSignIn",

@@ -7,7 +7,7 @@ import os
 from typing import Literal
 
 from kronii.broker.core.machine import Policy
-from kronii.common.settings import ServiceSettings
+from kronii.foundation.settings import ServiceSettings
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 

@@ -1,4 +1,4 @@
 from kronii.capture.service import SERVICE
-from kronii.common.launch import launch
+from kronii.runtime.launch import launch
 
 launch(SERVICE)

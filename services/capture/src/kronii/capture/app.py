@@ -44,13 +44,13 @@ from kronii.capture.usecases.serve_screenshots import ScreenshotDesk
 from kronii.capture.usecases.track_jobs import JobBoard
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
-from kronii.common.access import AccessRules
-from kronii.common.clock import Clock, SystemClock
-from kronii.common.errors import Unavailable
-from kronii.common.local_door import FrontDoorError, LocalFrontDoor, PeerPolicy
-from kronii.common.polkit import PolkitClient
-from kronii.common.rendezvous import capture_socket_path
-from kronii.common.service import DependencyStatus, ServiceContext
+from kronii.edge.access import AccessRules
+from kronii.edge.local_door import FrontDoorError, LocalFrontDoor, PeerPolicy
+from kronii.edge.polkit import PolkitClient
+from kronii.foundation.clock import Clock, SystemClock
+from kronii.foundation.errors import Unavailable
+from kronii.runtime.rendezvous import capture_socket_path
+from kronii.runtime.service import DependencyStatus, ServiceContext
 from nats.aio.subscription import Subscription
 
 __all__ = ["CaptureApp"]

@@ -4,10 +4,11 @@ never a path, a title or an id."""
 from __future__ import annotations
 
 from kronii.capture.core.status import TERMINAL
-from kronii.common import errors, subjects
-from kronii.common.metrics_zero import zero_common_series as start_at_zero
-from kronii.common.service import ServiceContext
-from kronii.common.telemetry import CommonMetrics
+from kronii.foundation import errors
+from kronii.foundation.telemetry import CommonMetrics
+from kronii.runtime.service import ServiceContext
+from kronii.stores import subjects
+from kronii.stores.metrics_zero import zero_common_series as start_at_zero
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 __all__ = [
@@ -38,7 +39,7 @@ ACCESS_OPERATIONS = (
     "result",
     "watch",
 )
-# Every error code kronii.common.errors declares (its classes; the module also exports functions).
+# Every error code kronii.foundation.errors declares (its classes; the module also exports functions).
 _ERROR_KINDS = [getattr(errors, name) for name in errors.__all__]
 ACCESS_RESULTS = (
     "ok",

@@ -2,7 +2,7 @@
 
 The adapters (adapters/) satisfy these Protocols and turn their libraries' errors (Xlib, mss, Redis,
 the vault's files) into the exceptions below; the use cases catch only these and
-kronii.common.errors. The in-process tests drive the use cases with fakes of these ports and a clock
+kronii.foundation.errors. The in-process tests drive the use cases with fakes of these ports and a clock
 they move by hand. Every port takes and returns core types, never a wire message.
 """
 
@@ -17,11 +17,11 @@ from kronii.capture.core.frames import Frame, Geometry
 from kronii.capture.core.scoring import Scored
 from kronii.capture.core.screenshots import ObjectKind, ObjectMeta, PurgeReport
 from kronii.capture.core.status import JobRecord, StoredJob
-from kronii.common.peers import PeerIdentity
+from kronii.edge.peers import PeerIdentity
 
 if TYPE_CHECKING:
-    from kronii.common.client_sessions import Challenge, Session
-    from kronii.common.presence import Presence
+    from kronii.edge.client_sessions import Challenge, Session
+    from kronii.edge.presence import Presence
     from kronii.redaction.pixels import ImageRedaction
     from PIL.Image import Image
 
@@ -142,7 +142,7 @@ class TokenLedger(Protocol):
 
 
 class ClientDirectory(Protocol):
-    """Registered agents and their sessions (kronii.common.client_sessions.ClientSessions, adapters.callers.client_sessions)."""
+    """Registered agents and their sessions (kronii.edge.client_sessions.ClientSessions, adapters.callers.client_sessions)."""
 
     async def begin(self, client_id: str) -> Challenge: ...
     async def authenticate(self, challenge_id: str, client_id: str, signature: bytes) -> Session: ...
@@ -150,6 +150,6 @@ class ClientDirectory(Protocol):
 
 
 class PresenceCheck(Protocol):
-    """A person's proof of presence for a local reader (kronii.common.presence.PresenceGate, adapters.callers.presence_gate)."""
+    """A person's proof of presence for a local reader (kronii.edge.presence.PresenceGate, adapters.callers.presence_gate)."""
 
     async def window(self, peer: PeerIdentity, metadata: Mapping[str, str]) -> Presence: ...

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kronii.capture.settings import CaptureSettings
-from kronii.common.spec import ServiceSpec
+from kronii.runtime.spec import ServiceSpec
 
 __all__ = ["SERVICE"]
 

@@ -13,9 +13,6 @@ from pathlib import Path
 
 import grpc
 from fastapi import APIRouter
-from kronii.common.clock import SystemClock
-from kronii.common.errors import Unavailable
-from kronii.common.service import DependencyStatus, ServiceContext
 from kronii.critic.adapters.context_key import context_key
 from kronii.critic.adapters.daily_files import DailyFiles
 from kronii.critic.adapters.embedder import MiniLmEmbedder
@@ -49,7 +46,10 @@ from kronii.critic.usecases.sweep_gone_shells import SweepGoneShells
 from kronii.critic.usecases.watch_embeddings import EmbeddingWatch
 from kronii.critic.v1 import critic_pb2 as pb
 from kronii.critic.v1 import critic_pb2_grpc as pb_grpc
+from kronii.foundation.clock import SystemClock
+from kronii.foundation.errors import Unavailable
 from kronii.redaction import RedactionContext, RedactionEngine
+from kronii.runtime.service import DependencyStatus, ServiceContext
 
 __all__ = ["CriticApp"]
 

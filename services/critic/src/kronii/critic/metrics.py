@@ -3,10 +3,10 @@ trigger kinds, where a redaction was made, tiers; never a command or a path."""
 
 from __future__ import annotations
 
-from kronii.common import subjects
-from kronii.common.metrics_zero import zero_common_series as start_at_zero
-from kronii.common.telemetry import CommonMetrics
 from kronii.critic.core.model import Trigger
+from kronii.foundation.telemetry import CommonMetrics
+from kronii.stores import subjects
+from kronii.stores.metrics_zero import zero_common_series as start_at_zero
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 __all__ = ["AUDIT_ACTIONS", "PUBLISHES", "CriticMetrics", "zero_common_series"]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kronii.common.spec import ServiceSpec
 from kronii.critic.settings import CriticSettings
+from kronii.runtime.spec import ServiceSpec
 
 __all__ = ["SERVICE"]
 

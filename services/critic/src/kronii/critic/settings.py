@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kronii.common.settings import ServiceSettings
+from kronii.foundation.settings import ServiceSettings
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import SettingsConfigDict
 

@@ -1,6 +1,6 @@
 """kronii pipeline: the orchestrator (`python -m kronii.pipeline`)."""
 
-from kronii.common.launch import launch
 from kronii.pipeline.service import SERVICE
+from kronii.runtime.launch import launch
 
 launch(SERVICE)

@@ -14,10 +14,9 @@ from typing import Any, cast
 
 import grpc
 from fastapi import APIRouter
-from kronii.common.clock import SystemClock
-from kronii.common.errors import StillStarting
-from kronii.common.llm.endpoint_probe import EndpointProbe
-from kronii.common.service import DependencyStatus, ServiceContext
+from kronii.foundation.clock import SystemClock
+from kronii.foundation.errors import StillStarting
+from kronii.llm.endpoint_probe import EndpointProbe
 from kronii.pipeline.adapters.backend_factory import make_backend
 from kronii.pipeline.adapters.capture_client import CaptureClient, capture_registration, capture_socket
 from kronii.pipeline.adapters.controls import SourceControls
@@ -48,6 +47,7 @@ from kronii.pipeline.usecases.operations import PipelineOperations, PipelineStor
 from kronii.pipeline.usecases.run_loop import RunLoop
 from kronii.pipeline.usecases.runner import Runner
 from kronii.pipeline.usecases.show_notice import NoticeDesk
+from kronii.runtime.service import DependencyStatus, ServiceContext
 from nats.aio.subscription import Subscription
 from sqlalchemy.ext.asyncio import AsyncEngine
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from kronii.common import subjects
-from kronii.common.metrics_zero import zero_common_series as start_at_zero
-from kronii.common.telemetry import CommonMetrics
+from kronii.foundation.telemetry import CommonMetrics
 from kronii.pipeline.core.deferral import DeferReason
 from kronii.pipeline.core.intake import Admission
 from kronii.pipeline.core.notices import NoticeOutcome
 from kronii.pipeline.core.states import ROUND_TRIGGERS, TriggerKind
+from kronii.stores import subjects
+from kronii.stores.metrics_zero import zero_common_series as start_at_zero
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 __all__ = [

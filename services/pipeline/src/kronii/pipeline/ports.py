@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, Self
 
-from kronii.common.audit_trail import AuditTrail
+from kronii.foundation.audit_trail import AuditTrail
 from kronii.pipeline.core.answers import Admit, CaptureOutcome
 from kronii.pipeline.core.budget import PluginContent
 from kronii.pipeline.core.controls import SourceControl

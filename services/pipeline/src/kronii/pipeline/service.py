@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kronii.common.spec import ServiceSpec
 from kronii.pipeline.settings import PipelineSettings
+from kronii.runtime.spec import ServiceSpec
 
 __all__ = ["SERVICE"]
 

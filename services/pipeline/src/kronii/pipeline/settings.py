@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kronii.common.settings import ServiceSettings
+from kronii.foundation.settings import ServiceSettings
 from kronii.pipeline.core.limits import RateLimits
 from kronii.pipeline.core.roles.bounds import ModelBounds, output_budget
 from kronii.pipeline.core.roles.values import BackendKind, Role

@@ -1,6 +1,6 @@
 """kronii scheduler: wake-ups, cooldowns and ceilings for the pipeline (`python -m kronii.scheduler`)."""
 
-from kronii.common.launch import launch
+from kronii.runtime.launch import launch
 from kronii.scheduler.service import SERVICE
 
 launch(SERVICE)

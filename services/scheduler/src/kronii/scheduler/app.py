@@ -3,7 +3,7 @@ their front (SchedulerOperations), the HTTP and gRPC surfaces and the NATS subsc
 and stops the timer poller. The rules are in core/, the use cases in usecases/; every bit of state is
 in Redis, so a restarted scheduler carries on where the last one stopped.
 
-Two clocks (kronii.common.clock.SystemClock): every time kept or compared (wake-ups, the cooldown,
+Two clocks (kronii.foundation.clock.SystemClock): every time kept or compared (wake-ups, the cooldown,
 filters, the run counts behind the ceilings) is on the monotonic clock anchored to the epoch at
 start, so a step of the wall clock moves no duration, and the values in Redis stay comparable across
 a restart; what is shown or written down (the schedule view, a plan's answer, audit rows, a Tick's
@@ -17,9 +17,8 @@ from collections.abc import Iterable
 
 import grpc
 from fastapi import APIRouter
-from kronii.common import subjects
-from kronii.common.clock import Clock, SystemClock
-from kronii.common.service import DependencyStatus, ServiceContext
+from kronii.foundation.clock import Clock, SystemClock
+from kronii.runtime.service import DependencyStatus, ServiceContext
 from kronii.scheduler.adapters.ticks import BusTicks
 from kronii.scheduler.adapters.timers import RedisTimers
 from kronii.scheduler.api.bus import SchedulerBus, invalid_admission
@@ -35,6 +34,7 @@ from kronii.scheduler.usecases.show_schedule import ShowSchedule
 from kronii.scheduler.usecases.submit_plan import SubmitPlan
 from kronii.scheduler.v1 import scheduler_pb2 as pb
 from kronii.scheduler.v1 import scheduler_pb2_grpc as pb_grpc
+from kronii.stores import subjects
 from nats.aio.subscription import Subscription
 
 __all__ = ["SchedulerApp"]

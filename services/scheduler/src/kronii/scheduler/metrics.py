@@ -3,11 +3,11 @@ a reason sentence: only fixed reason codes and tick kinds."""
 
 from __future__ import annotations
 
-from kronii.common import subjects
-from kronii.common.metrics_zero import zero_common_series as start_at_zero
-from kronii.common.telemetry import CommonMetrics
+from kronii.foundation.telemetry import CommonMetrics
 from kronii.scheduler.core.model import TickKind
 from kronii.scheduler.core.rules import ADMISSION_RULES, PREEMPTING_KINDS
+from kronii.stores import subjects
+from kronii.stores.metrics_zero import zero_common_series as start_at_zero
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 __all__ = ["AUDIT_ACTIONS", "PUBLISHES", "RECEIVES", "SchedulerMetrics", "zero_common_series"]

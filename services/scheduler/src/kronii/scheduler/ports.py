@@ -2,7 +2,7 @@
 the trigger filters and the run counts behind the ceilings), shared by every scheduler replica
 (`adapters.timers.RedisTimers`); a publisher of Ticks (`adapters.ticks.BusTicks`); and the audit
 record a plan takes effect in (the service context). The audit rows written off the request path go
-through the one audit port, `kronii.common.audit_trail.AuditTrail`."""
+through the one audit port, `kronii.foundation.audit_trail.AuditTrail`."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ class DurableRecord(Protocol):
     inside its row's transaction (`then`), answered only once both stand."""
 
     def require_postgres(self) -> None:
-        """Raises kronii.common.durable.StoreUnavailable while PostgreSQL is known to be away."""
+        """Raises kronii.stores.durable.StoreUnavailable while PostgreSQL is known to be away."""
         ...
 
     async def record(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kronii.common.spec import ServiceSpec
+from kronii.runtime.spec import ServiceSpec
 from kronii.scheduler.settings import SchedulerSettings
 
 __all__ = ["SERVICE"]

@@ -3,7 +3,7 @@ overridable as KRONII_SCHEDULER_<NAME>."""
 
 from __future__ import annotations
 
-from kronii.common.settings import ServiceSettings
+from kronii.foundation.settings import ServiceSettings
 from kronii.scheduler.core.model import Limits
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict

@@ -3,7 +3,7 @@ publisher, the state machine and the use cases that feed it and carry out its ef
 (SensorOperations) and the HTTP and gRPC surfaces; starts and stops the loops. The decisions are in
 core/, the use cases in usecases/.
 
-Two clocks (kronii.common.clock.SystemClock): the inputs' times, the snapshot's and the envelopes'
+Two clocks (kronii.foundation.clock.SystemClock): the inputs' times, the snapshot's and the envelopes'
 are on the wall clock as the core has always taken them; the focus latency is on the monotonic one."""
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ import grpc
 from fastapi import APIRouter
 from kronii.activity.v1 import activity_pb2 as pb
 from kronii.activity.v1 import activity_pb2_grpc as pb_grpc
-from kronii.common import subjects
-from kronii.common.clock import Clock, SystemClock
-from kronii.common.service import DependencyStatus, ServiceContext
+from kronii.foundation.clock import Clock, SystemClock
+from kronii.runtime.service import DependencyStatus, ServiceContext
 from kronii.sensor.adapters.activity_bus import BusActivityPublisher
 from kronii.sensor.adapters.events import ActivityEventStore
 from kronii.sensor.adapters.lock import LockWatcher
@@ -39,6 +38,7 @@ from kronii.sensor.usecases.record_activity import RecordActivity
 from kronii.sensor.usecases.take_activity import TakeActivity
 from kronii.sensor.usecases.watch_activity import ActivityFeed
 from kronii.sensor.usecases.watch_display import DisplayWatch
+from kronii.stores import subjects
 
 __all__ = ["SensorApp"]
 

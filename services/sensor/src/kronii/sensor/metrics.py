@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from kronii.common import subjects
-from kronii.common.metrics_zero import zero_common_series as start_at_zero
-from kronii.common.service import ServiceContext
+from kronii.runtime.service import ServiceContext
 from kronii.sensor.core.model import ActivityState
 from kronii.sensor.core.table import TABLE, Action, Target
+from kronii.stores import subjects
+from kronii.stores.metrics_zero import zero_common_series as start_at_zero
 from prometheus_client import Counter, Gauge, Histogram
 
 __all__ = ["AUDIT_ACTIONS", "EVENT_KINDS", "SensorMetrics", "possible_transitions", "zero_common_series"]

@@ -1,7 +1,7 @@
 """What the sensor's use cases need of the outside: the display (focus and idle), the lock signals,
 the title redaction, the publisher of activity events, the snapshot store and the event store; and
 the exceptions their adapters raise. `adapters/` implements them; fakes in tests may stand in. The
-audit rows go through the one audit port, `kronii.common.audit_trail.AuditTrail`."""
+audit rows go through the one audit port, `kronii.foundation.audit_trail.AuditTrail`."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kronii.common.spec import ServiceSpec
+from kronii.runtime.spec import ServiceSpec
 from kronii.sensor.settings import SensorSettings
 
 __all__ = ["SERVICE"]

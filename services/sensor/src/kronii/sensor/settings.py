@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kronii.common.settings import ServiceSettings
+from kronii.foundation.settings import ServiceSettings
 from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import SettingsConfigDict
 

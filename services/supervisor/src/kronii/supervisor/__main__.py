@@ -1,4 +1,4 @@
-from kronii.common.launch import launch
+from kronii.runtime.launch import launch
 from kronii.supervisor.service import SERVICE
 
 launch(SERVICE)

@@ -12,10 +12,10 @@ from collections.abc import Iterable
 
 import grpc
 from fastapi import APIRouter
-from kronii.common.access import AccessRules
-from kronii.common.clock import SystemClock
-from kronii.common.errors import Unavailable
-from kronii.common.service import DependencyStatus, ServiceContext
+from kronii.edge.access import AccessRules
+from kronii.foundation.clock import SystemClock
+from kronii.foundation.errors import Unavailable
+from kronii.runtime.service import DependencyStatus, ServiceContext
 from kronii.supervisor.adapters.bus_events import BusEvents
 from kronii.supervisor.adapters.launcher import VisibleLauncher
 from kronii.supervisor.adapters.panes import PaneDriver

@@ -3,9 +3,9 @@ the rest are kronii_supervisor_*. No label carries a prompt, a path or a person'
 
 from __future__ import annotations
 
-from kronii.common import subjects
-from kronii.common.metrics_zero import zero_common_series as start_at_zero
-from kronii.common.telemetry import CommonMetrics
+from kronii.foundation.telemetry import CommonMetrics
+from kronii.stores import subjects
+from kronii.stores.metrics_zero import zero_common_series as start_at_zero
 from kronii.supervisor.core.model import Backend, ErrorCode, Result
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 

@@ -1,6 +1,6 @@
 """What the supervisor's use cases need of the outside world: Protocols the adapters (adapters/)
 satisfy, in core types only, and the exceptions the adapters raise for them. The in-process tests
-drive the use cases with fakes of these and a kronii.common.clock.ManualClock-like clock.
+drive the use cases with fakes of these and a kronii.foundation.clock.ManualClock-like clock.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from kronii.common.audit_trail import AuditTrail
-from kronii.common.clock import Clock
-from kronii.common.errors import Unavailable
+from kronii.foundation.audit_trail import AuditTrail
+from kronii.foundation.clock import Clock
+from kronii.foundation.errors import Unavailable
 from kronii.supervisor.core.agent_kinds import AgentKind
 from kronii.supervisor.core.agent_state import Delivery
 from kronii.supervisor.core.job import Job

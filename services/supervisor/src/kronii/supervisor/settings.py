@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kronii.common.settings import ServiceSettings
+from kronii.foundation.settings import ServiceSettings
 from kronii.supervisor.core.agent_kinds import KindBook
 from kronii.supervisor.core.params import SupervisorParams
 from pydantic import Field, SecretStr, field_validator, model_validator

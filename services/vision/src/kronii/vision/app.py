@@ -15,16 +15,16 @@ from pathlib import Path
 
 import grpc
 from fastapi import APIRouter
-from kronii.common import subjects
-from kronii.common.audit_trail import AuditTrail
-from kronii.common.clock import Clock, SystemClock
-from kronii.common.errors import Unavailable
-from kronii.common.llm.endpoint_probe import EndpointProbe
-from kronii.common.local_door import LocalFrontDoor, PeerPolicy, PeerRegistry
-from kronii.common.polkit import PolkitClient
-from kronii.common.presence import PresenceGate
-from kronii.common.rendezvous import local_socket_path
-from kronii.common.service import DependencyStatus, ServiceContext
+from kronii.edge.local_door import LocalFrontDoor, PeerPolicy, PeerRegistry
+from kronii.edge.polkit import PolkitClient
+from kronii.edge.presence import PresenceGate
+from kronii.foundation.audit_trail import AuditTrail
+from kronii.foundation.clock import Clock, SystemClock
+from kronii.foundation.errors import Unavailable
+from kronii.llm.endpoint_probe import EndpointProbe
+from kronii.runtime.rendezvous import local_socket_path
+from kronii.runtime.service import DependencyStatus, ServiceContext
+from kronii.stores import subjects
 from kronii.vision.adapters.atspi import AtspiReader
 from kronii.vision.adapters.broker_agent import BrokerAgent, broker_url
 from kronii.vision.adapters.capture_frames import CaptureScreenshots, capture_socket, ensure_key

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kronii.common import subjects
-from kronii.common.metrics_zero import zero_common_series as start_at_zero
-from kronii.common.telemetry import CommonMetrics
+from kronii.foundation.telemetry import CommonMetrics
+from kronii.stores import subjects
+from kronii.stores.metrics_zero import zero_common_series as start_at_zero
 from kronii.vision.core.actions import ActionType
 from kronii.vision.core.plans import PlanState
 from kronii.vision.core.safety import ROWS

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kronii.common.spec import ServiceSpec
+from kronii.runtime.spec import ServiceSpec
 from kronii.vision.settings import VisionSettings
 
 __all__ = ["SERVICE"]

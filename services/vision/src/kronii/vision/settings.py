@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from kronii.common.settings import ServiceSettings
+from kronii.foundation.settings import ServiceSettings
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 

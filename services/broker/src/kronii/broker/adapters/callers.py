@@ -20,11 +20,11 @@ import redis.asyncio as aioredis
 from kronii.broker.core.callers import Caller
 from kronii.broker.core.facts import CallFacts
 from kronii.broker.core.results import AgentSession, SignInChallenge
-from kronii.common.client_sessions import AuthError, ClientSessions, clients_table
-from kronii.common.errors import InvalidArgument, PermissionDenied, Unauthenticated
-from kronii.common.local_door import PeerRegistry
-from kronii.common.presence import PresenceGate, PresenceRefused
-from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER, PresencePurpose
+from kronii.edge.client_sessions import AuthError, ClientSessions, clients_table
+from kronii.edge.local_door import PeerRegistry
+from kronii.edge.presence import PresenceGate, PresenceRefused
+from kronii.edge.presence_rules import SESSION_HEADER, TTY_HEADER, PresencePurpose
+from kronii.foundation.errors import InvalidArgument, PermissionDenied, Unauthenticated
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 __all__ = ["BROKER_AGENT", "GRANT_PURPOSE", "AgentRegistry", "TransportGate", "broker_clients"]
@@ -49,7 +49,7 @@ def _bearer(value: str) -> str:
 
 
 class AgentRegistry:
-    """The broker's side of the agents' sign-in (kronii.common.client_sessions)."""
+    """The broker's side of the agents' sign-in (kronii.edge.client_sessions)."""
 
     def __init__(self, redis: aioredis.Redis, sessions: async_sessionmaker[AsyncSession]) -> None:
         self.clients = ClientSessions(

@@ -23,8 +23,8 @@ from kronii.broker.adapters.x_watch import RawInputWatcher, physical_input_devic
 from kronii.broker.core.facts import UserInputSeen
 from kronii.broker.ports import DesktopWitness, Injector
 from kronii.broker.settings import BrokerSettings
-from kronii.common.clock import Clock, SystemClock
-from kronii.common.errors import Unavailable
+from kronii.foundation.clock import Clock, SystemClock
+from kronii.foundation.errors import Unavailable
 
 __all__ = ["Desktop", "NoDisplay"]
 

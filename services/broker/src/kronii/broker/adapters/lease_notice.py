@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from kronii.broker.core.model import ControlState
-from kronii.common.desktop_notify import URGENCY_CRITICAL, DesktopNotifier
+from kronii.desktop.notify import URGENCY_CRITICAL, DesktopNotifier
 
 __all__ = ["LeaseNotice"]
 

@@ -6,8 +6,8 @@ import time
 
 from kronii.broker.api.convert import control_changed
 from kronii.broker.core.model import ControlState
-from kronii.common.bus import Bus
-from kronii.common.subjects import BROKER_CONTROL
+from kronii.stores.bus import Bus
+from kronii.stores.subjects import BROKER_CONTROL
 
 __all__ = ["NatsControlPublisher"]
 

@@ -22,7 +22,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from kronii.common.local_door import peer_credentials
+from kronii.edge.local_door import peer_credentials
 
 __all__ = ["OnViewer", "ViewerHookError", "ViewerHookListener", "hook_socket_path", "parse_event"]
 

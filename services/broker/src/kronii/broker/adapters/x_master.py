@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kronii.broker.adapters import x_protocol
-from kronii.common.desktop_input import InputAction
+from kronii.desktop.input_actions import InputAction
 from Xlib import XK, X
 from Xlib import display as xdisplay
 from Xlib import error as xerror

@@ -16,7 +16,7 @@ from kronii.broker.core.model import ControlState
 from kronii.broker.core.results import ControlChange, InputResult, SafePointAnswer
 from kronii.broker.core.table import Event
 from kronii.broker.v1 import broker_pb2 as pb
-from kronii.common.desktop_input import InputAction, parse_action
+from kronii.desktop.input_actions import InputAction, parse_action
 
 __all__ = [
     "action_from",

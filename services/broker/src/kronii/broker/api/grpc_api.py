@@ -28,8 +28,8 @@ from kronii.broker.ports import Gatekeeper
 from kronii.broker.usecases.operations import BrokerOperations
 from kronii.broker.v1 import broker_pb2 as pb
 from kronii.broker.v1 import broker_pb2_grpc as pb_grpc
-from kronii.common.errors import InvalidArgument
-from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER
+from kronii.edge.presence_rules import SESSION_HEADER, TTY_HEADER
+from kronii.foundation.errors import InvalidArgument
 
 __all__ = ["BrokerServicer"]
 

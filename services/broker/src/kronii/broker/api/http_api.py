@@ -29,11 +29,11 @@ from kronii.broker.core.table import Event
 from kronii.broker.ports import Gatekeeper
 from kronii.broker.usecases.operations import BrokerOperations
 from kronii.broker.v1 import broker_pb2 as pb
-from kronii.common.api_edge import as_json, read_body, read_json_object
-from kronii.common.desktop_input import parse_action
-from kronii.common.errors import InvalidArgument
-from kronii.common.openapi import errors, json_body, proto_body
-from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER
+from kronii.desktop.input_actions import parse_action
+from kronii.edge.api_edge import as_json, read_body, read_json_object
+from kronii.edge.openapi import errors, json_body, proto_body
+from kronii.edge.presence_rules import SESSION_HEADER, TTY_HEADER
+from kronii.foundation.errors import InvalidArgument
 
 __all__ = ["broker_router"]
 

@@ -3,12 +3,12 @@ the input broker's side for agents and for the automation already on this machin
 
 - `clients`: the agents that may sign in to the broker with an Ed25519 key (PostgreSQL's
   `broker_clients`; sessions in Redis), shared with `kronii capture clients`
-  (kronii.common.cli.agent_clients). `keygen` makes a key where the agents' client and the xdotool
+  (kronii.launcher.cli.agent_clients). `keygen` makes a key where the agents' client and the xdotool
   shim look for it, and registers it.
 - `audit`: the automation compatibility audit of this machine (docs/AUTOMATION_COMPAT.md).
 - `shadow-dir`: the directory of the `xdotool` shadow, for `export PATH="$(kronii broker shadow-dir):$PATH"`.
 
-Exit codes (kronii.common.cli.exits): 0 done; 1 the key file already exists, or no migrations yet;
+Exit codes (kronii.launcher.cli.exits): 0 done; 1 the key file already exists, or no migrations yet;
 2 bad arguments (an unreadable or non-Ed25519 key, a bad client id); 3 no such client; 5 the database
 or Redis is unreachable.
 
@@ -25,14 +25,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from kronii.common.cli import exits
-from kronii.common.cli.agent_clients import AgentClients, client_json, read_public_key
-from kronii.common.cli.exits import CommandError
 from kronii.crypto.errors import KeyFileError
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.agent_clients import AgentClients, client_json, read_public_key
+from kronii.launcher.cli.exits import CommandError
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
-    from kronii.common.client_sessions import ClientSessions
+    from kronii.edge.client_sessions import ClientSessions
     from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 __all__ = ["BROKER_CLIENTS", "broker_command", "default_key_path", "main", "shadow_dir"]
@@ -56,7 +56,7 @@ def default_key_path(client_id: str) -> Path:
 
 def shadow_dir() -> Path:
     """The directory holding the `xdotool` shadow script: <data dir>/broker/shadow."""
-    from kronii.common.settings import KroniiSettings, load_settings
+    from kronii.foundation.settings import KroniiSettings, load_settings
 
     return Path(load_settings(KroniiSettings).data_dir) / "broker" / "shadow"
 
@@ -217,7 +217,7 @@ def shadow_dir_command() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """`kronii broker ...` as `kronii` runs it (same errors and exit codes); a leading "broker" is
     optional."""
-    from kronii.common.cli.main import main as kronii_main
+    from kronii.launcher.cli.main import main as kronii_main
 
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["broker"]:

@@ -6,7 +6,7 @@ revoked and its queued input dropped); `status` shows who holds control and unti
 grant, renew and wait go through the broker's local socket only, with the TTY binding (see
 kronii.broker.cli.http); stop, interrupt and status use the socket when it is there, else TCP.
 
-Exit codes (kronii.common.cli.exits): 0 done; 1 the broker would not do it in the state it is in
+Exit codes (kronii.launcher.cli.exits): 0 done; 1 the broker would not do it in the state it is in
 (HTTP 409: no person attached, nothing to renew); 2 usage; 3 no such session, or no focused window;
 4 refused (not the desktop user, no person present); 5 the broker (or, for `--window focused`, the
 display) does not answer.
@@ -26,8 +26,8 @@ from typing import Any
 import click
 from click.shell_completion import CompletionItem
 from kronii.broker.cli.http import Broker, Options
-from kronii.common.cli import exits
-from kronii.common.cli.exits import CommandError
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.exits import CommandError
 
 __all__ = ["control_command", "focused_window", "local_time", "main", "state_json", "status_lines"]
 
@@ -325,7 +325,7 @@ def _watch(broker: Broker, as_json: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """`kronii control ...` as `kronii` runs it (same errors and exit codes); a leading "control" is
     optional."""
-    from kronii.common.cli.main import main as kronii_main
+    from kronii.launcher.cli.main import main as kronii_main
 
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["control"]:

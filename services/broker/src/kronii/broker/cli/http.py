@@ -7,7 +7,7 @@ carries. They carry the TTY binding (the terminal on standard input and this pro
 which the broker checks against /proc when polkit does not ask the person. Calls anyone may make
 (stop, interrupt, reading the state) use the socket when it is there, else TCP.
 
-Standard library only (kronii.common.local_http); the settings load when a command connects."""
+Standard library only (kronii.launcher.local_http); the settings load when a command connects."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kronii.common.cli import exits
-from kronii.common.cli.exits import CommandError
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.exits import CommandError
 
 if TYPE_CHECKING:
     from kronii.broker.settings import BrokerSettings
-    from kronii.common.local_http import JsonClient, JsonResponse
+    from kronii.launcher.local_http import JsonClient, JsonResponse
 
 __all__ = ["Broker", "Options", "presence_headers"]
 
@@ -40,7 +40,7 @@ class Options:
 def presence_headers() -> dict[str, str]:
     """The TTY binding the broker cross-checks with /proc: the terminal on standard input ("" when it
     is not a terminal) and this process's session."""
-    from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER
+    from kronii.edge.presence_rules import SESSION_HEADER, TTY_HEADER
 
     try:
         tty = os.ttyname(0) if os.isatty(0) else ""
@@ -60,7 +60,7 @@ class Broker:
     def settings(self) -> BrokerSettings:
         if self._settings is None:
             from kronii.broker.settings import BrokerSettings
-            from kronii.common.settings import load_settings
+            from kronii.foundation.settings import load_settings
 
             self._settings = load_settings(BrokerSettings)
         return self._settings
@@ -68,7 +68,7 @@ class Broker:
     def socket_path(self) -> Path:
         if self.options.socket:
             return Path(self.options.socket)
-        from kronii.common.rendezvous import broker_socket_path
+        from kronii.runtime.rendezvous import broker_socket_path
 
         return broker_socket_path(self.settings().data_dir)
 
@@ -95,14 +95,14 @@ class Broker:
             except OSError as error:
                 raise self._unreachable(f"its socket {where}", error) from None
         from kronii.broker.settings import BrokerSettings
-        from kronii.common.local_http import JsonClient
-        from kronii.common.rendezvous import service_http_url
+        from kronii.launcher.local_http import JsonClient
+        from kronii.runtime.rendezvous import service_http_url
 
         url = service_http_url("broker", BrokerSettings, flag=self.options.url).url
         return self._answer(self._send(JsonClient(url, self.options.timeout), method, path, body, url))
 
     def _socket_client(self, where: Path, headers: dict[str, str]) -> JsonClient:
-        from kronii.common.local_http import JsonClient
+        from kronii.launcher.local_http import JsonClient
 
         return JsonClient("http://localhost", self.options.timeout, headers, unix_socket=str(where))
 

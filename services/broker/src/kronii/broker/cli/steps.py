@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from kronii.common.broker_client import BrokerClient, BrokerError, InputResult, SessionState
+from kronii.agents.broker_client import BrokerClient, BrokerError, InputResult, SessionState
 
 __all__ = ["TAKEOVER_DROPS", "CancellationToken", "Step", "StepRunner", "Stopped"]
 

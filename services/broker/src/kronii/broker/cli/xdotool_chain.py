@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from kronii.common.desktop_input import MAX_TEXT, parse_action
-from kronii.common.errors import KroniiError
+from kronii.desktop.input_actions import MAX_TEXT, parse_action
+from kronii.foundation.errors import KroniiError
 
 __all__ = [
     "FOCUS_VERBS",

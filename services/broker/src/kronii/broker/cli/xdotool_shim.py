@@ -25,9 +25,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from kronii.broker.cli import xdotool_chain as chain
-from kronii.broker.cli.xdotool_chain import ClickHere, MoveBy, Send, Sleep, UsageError
-from kronii.common.broker_client import (
+from kronii.agents.broker_client import (
     BAD_KEY,
     DEFAULT_URL,
     UNREACHABLE,
@@ -35,6 +33,8 @@ from kronii.common.broker_client import (
     BrokerError,
     InputResult,
 )
+from kronii.broker.cli import xdotool_chain as chain
+from kronii.broker.cli.xdotool_chain import ClickHere, MoveBy, Send, Sleep, UsageError
 
 __all__ = [
     "EXIT_OK",

@@ -9,7 +9,7 @@ import enum
 from dataclasses import dataclass
 from typing import Literal
 
-from kronii.common.errors import KroniiError, PermissionDenied, Unauthenticated
+from kronii.foundation.errors import KroniiError, PermissionDenied, Unauthenticated
 
 __all__ = ["Caller", "CallerKind", "Operation", "check", "refusal"]
 

@@ -54,7 +54,7 @@ class SafePointCommand:
     sequence: int = 0
 
 
-# What an input action is (kronii.common.desktop_input.InputAction) is the agents' vocabulary, a
+# What an input action is (kronii.desktop.input_actions.InputAction) is the agents' vocabulary, a
 # library beside the broker: the core names it only as a parameter, the use case fixes it.
 Action = TypeVar("Action")
 

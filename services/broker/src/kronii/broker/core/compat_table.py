@@ -55,7 +55,7 @@ TOOLS: tuple[ToolRow, ...] = (
         "Broker HTTP API: POST /sessions/{id}/agent/input under a lease; the broker injects through its own XTEST device",
         "Low",
         "Compatible (the reference path)",
-        "None needed: kronii.common.broker_client and kronii.broker.cli.steps",
+        "None needed: kronii.agents.broker_client and kronii.broker.cli.steps",
         "Lease revoked, queue cleared; the next input is dropped (stopped/user_control), StepRunner raises Stopped",
         "StepRunner asks POST …/agent/safe_point before each step; PAUSE waits for a new grant",
     ),

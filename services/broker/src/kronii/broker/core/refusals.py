@@ -6,7 +6,7 @@ from __future__ import annotations
 from kronii.broker.core.machine import Decision
 from kronii.broker.core.model import ControlState
 from kronii.broker.core.table import Refusal
-from kronii.common.errors import FailedPrecondition, InvalidArgument
+from kronii.foundation.errors import FailedPrecondition, InvalidArgument
 
 __all__ = ["lease_ms", "refused"]
 

@@ -8,7 +8,7 @@ from kronii.broker.core.machine import Happening
 from kronii.broker.core.results import SafePointAnswer
 from kronii.broker.core.table import Event
 from kronii.broker.usecases.control_session import ControlSession
-from kronii.common.errors import InvalidArgument
+from kronii.foundation.errors import InvalidArgument
 
 __all__ = ["AnswerSafePoint"]
 

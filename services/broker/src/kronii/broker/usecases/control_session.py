@@ -21,9 +21,9 @@ from kronii.broker.core.results import ControlChange
 from kronii.broker.core.table import Action, Event, cleared_as
 from kronii.broker.metrics import BrokerMetrics
 from kronii.broker.ports import ControlJournal, ControlPublisher, LeaseNotifier
-from kronii.common.audit_trail import AuditTrail
-from kronii.common.clock import Clock, SystemClock
-from kronii.common.errors import NotFound
+from kronii.foundation.audit_trail import AuditTrail
+from kronii.foundation.clock import Clock, SystemClock
+from kronii.foundation.errors import NotFound
 
 __all__ = ["CURRENT", "ControlSession"]
 

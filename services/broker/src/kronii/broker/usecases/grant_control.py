@@ -12,7 +12,7 @@ from kronii.broker.core.model import ControlState
 from kronii.broker.core.refusals import lease_ms, refused
 from kronii.broker.core.table import Event
 from kronii.broker.usecases.control_session import ControlSession
-from kronii.common.errors import InvalidArgument
+from kronii.foundation.errors import InvalidArgument
 
 __all__ = ["GrantControl"]
 

@@ -31,7 +31,7 @@ from kronii.broker.usecases.hold_lease import HoldLease
 from kronii.broker.usecases.set_intent import SetIntent
 from kronii.broker.usecases.sign_in_agent import SignInAgent
 from kronii.broker.usecases.submit_input import InputLane
-from kronii.common.desktop_input import InputAction
+from kronii.desktop.input_actions import InputAction
 
 __all__ = ["BrokerOperations"]
 

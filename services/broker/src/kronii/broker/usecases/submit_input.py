@@ -20,8 +20,8 @@ from kronii.broker.core.table import Action, Event
 from kronii.broker.metrics import BrokerMetrics
 from kronii.broker.ports import Injector
 from kronii.broker.usecases.control_session import ControlSession
-from kronii.common.clock import Clock, SystemClock
-from kronii.common.desktop_input import InputAction
+from kronii.desktop.input_actions import InputAction
+from kronii.foundation.clock import Clock, SystemClock
 
 __all__ = ["InputLane"]
 

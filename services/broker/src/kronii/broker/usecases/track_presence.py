@@ -17,7 +17,7 @@ from kronii.broker.core.machine import Happening
 from kronii.broker.core.table import Event
 from kronii.broker.metrics import BrokerMetrics
 from kronii.broker.usecases.control_session import ControlSession
-from kronii.common.clock import Clock, SystemClock
+from kronii.foundation.clock import Clock, SystemClock
 
 __all__ = ["Attachment"]
 

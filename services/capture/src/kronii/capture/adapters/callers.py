@@ -1,7 +1,7 @@
-"""The capture service's own settings of kronii.common's caller machinery: its local front door and
-the registry of the peers behind it (kronii.common.local_door), a person's proof of presence before
-reading screenshots (kronii.common.presence), and its agents' table and capabilities for their sign-in
-(kronii.common.client_sessions). Capability names cross into capture's Capability flags in
+"""The capture service's own settings of kronii.edge's caller machinery: its local front door and
+the registry of the peers behind it (kronii.edge.local_door), a person's proof of presence before
+reading screenshots (kronii.edge.presence), and its agents' table and capabilities for their sign-in
+(kronii.edge.client_sessions). Capability names cross into capture's Capability flags in
 core.identity and the guard.
 """
 
@@ -12,13 +12,13 @@ from pathlib import Path
 
 import redis.asyncio as aioredis
 from kronii.capture.core.capabilities import AGENT_DEFAULT, CAPABILITY_NAMES, HUMAN_WINDOW, names
-from kronii.common.audit_trail import AuditTrail
-from kronii.common.client_sessions import ClientSessions, clients_table
-from kronii.common.local_door import LocalFrontDoor, PeerPolicy, PeerRegistry
-from kronii.common.peers import PeerIdentity
-from kronii.common.polkit import PolkitClient
-from kronii.common.presence import PresenceGate
-from kronii.common.presence_rules import PresencePurpose
+from kronii.edge.client_sessions import ClientSessions, clients_table
+from kronii.edge.local_door import LocalFrontDoor, PeerPolicy, PeerRegistry
+from kronii.edge.peers import PeerIdentity
+from kronii.edge.polkit import PolkitClient
+from kronii.edge.presence import PresenceGate
+from kronii.edge.presence_rules import PresencePurpose
+from kronii.foundation.audit_trail import AuditTrail
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 __all__ = [

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import redis.asyncio as aioredis
 from kronii.capture.core.desktop import SensorSnapshot
 from kronii.capture.ports import SnapshotUnavailable
-from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
+from kronii.runtime.rendezvous import SENSOR_SNAPSHOT_KEY
 
 __all__ = ["SENSOR_SNAPSHOT_KEY", "SnapshotReader"]
 

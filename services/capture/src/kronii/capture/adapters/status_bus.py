@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from kronii.capture.api.convert import status_message
 from kronii.capture.core.status import JobRecord
-from kronii.common import subjects
-from kronii.common.bus import Bus
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 
 __all__ = ["StatusPublisher"]
 

@@ -33,8 +33,8 @@ from kronii.capture.adapters.vault_rotation import ProgressCallback, RotationRep
 from kronii.capture.adapters.vault_table import capture_jobs, capture_objects
 from kronii.capture.core.ids import new_id
 from kronii.capture.core.screenshots import KINDS, ObjectKind, ObjectMeta, PurgeReport
-from kronii.common.audit_trail import AuditTrail
 from kronii.crypto import MasterKeyProvider, SealedObject, WrappedKey, open_sealed, seal
+from kronii.foundation.audit_trail import AuditTrail
 from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from kronii.activity.v1 import activity_pb2 as apb
 from kronii.capture.api.convert import window_facts
 from kronii.capture.usecases.operations import CaptureOperations
-from kronii.common import subjects
-from kronii.common.bus import Bus
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 from nats.aio.subscription import Subscription
 
 __all__ = ["DesktopEvents"]

@@ -13,9 +13,9 @@ from kronii.capture.core.identity import Identity, caller_key, require
 from kronii.capture.usecases.operations import CaptureOperations
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
-from kronii.common.api_edge import abort_with
-from kronii.common.errors import InvalidArgument, KroniiError, PermissionDenied
-from kronii.common.readiness import require_ready
+from kronii.edge.api_edge import abort_with
+from kronii.foundation.errors import InvalidArgument, KroniiError, PermissionDenied
+from kronii.runtime.readiness import require_ready
 
 __all__ = ["CaptureServicer"]
 

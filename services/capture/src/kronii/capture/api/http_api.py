@@ -16,11 +16,11 @@ from kronii.capture.core.capabilities import Capability, names
 from kronii.capture.core.commands import CaptureRequest
 from kronii.capture.core.identity import Identity, caller_key, require
 from kronii.capture.usecases.operations import CaptureOperations
-from kronii.common.api_edge import as_json, error_response
-from kronii.common.errors import InvalidArgument, KroniiError, PermissionDenied
-from kronii.common.limits import PathId
-from kronii.common.openapi import errors
-from kronii.common.readiness import require_ready
+from kronii.edge.api_edge import as_json, error_response
+from kronii.edge.limits import PathId
+from kronii.edge.openapi import errors
+from kronii.foundation.errors import InvalidArgument, KroniiError, PermissionDenied
+from kronii.runtime.readiness import require_ready
 from pydantic import BaseModel, Field
 
 __all__ = ["OperationsSource", "capture_router"]

@@ -4,7 +4,7 @@ and `watch` need nothing more; `get` and `list` read screenshots, which needs a 
 them (when it runs on the system bus), or else they run this from their own terminal (standard input
 a terminal, which the service checks against /proc). One proof opens a short read-only window.
 
-Exit codes (kronii.common.cli.exits): 0 done (for `request --wait` and `watch`: the job persisted);
+Exit codes (kronii.launcher.cli.exits): 0 done (for `request --wait` and `watch`: the job persisted);
 1 the job ended without an image (expired, rejected, failed, cancelled); 2 bad arguments; 3 no such
 screenshot, job or window; 4 refused (not allowed, no person present, rate limited); 5 the capture
 service (or, for the focused window, the sensor) is not running.
@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from kronii.capture.cli.clients import clients_command
-from kronii.common.cli import exits
-from kronii.common.cli.exits import CommandError
-from kronii.common.cli.tables import print_table
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.exits import CommandError
+from kronii.launcher.cli.tables import print_table
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -75,8 +75,8 @@ def focused_window() -> dict[str, Any]:
     """The sensor's current focus (pid, app_name, app_start_time, window_id), from its snapshot."""
     import httpx
     from kronii.capture.settings import CaptureSettings
-    from kronii.common.launcher import state_path
-    from kronii.common.settings import load_settings
+    from kronii.foundation.settings import load_settings
+    from kronii.launcher.up import state_path
 
     # The sensor's address as `kronii up` recorded it; else its default port on this host.
     settings = load_settings(CaptureSettings)
@@ -106,8 +106,8 @@ def _socket_target(socket: str | None) -> str:
         path = Path(socket)
     else:
         from kronii.capture.settings import CaptureSettings
-        from kronii.common.rendezvous import capture_socket_path
-        from kronii.common.settings import load_settings
+        from kronii.foundation.settings import load_settings
+        from kronii.runtime.rendezvous import capture_socket_path
 
         settings = load_settings(CaptureSettings)
         path = capture_socket_path(settings.data_dir, settings.socket_dir)
@@ -123,7 +123,7 @@ def presence_metadata() -> Metadata:
     """What the service's TTY binding cross-checks with /proc: the terminal on standard input and
     this process's session. Nothing when standard input is not a terminal (the service then
     refuses reads, unless polkit asks the person or their read-only window is still open)."""
-    from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER
+    from kronii.edge.presence_rules import SESSION_HEADER, TTY_HEADER
 
     try:
         if not os.isatty(0):
@@ -443,7 +443,7 @@ def targets(as_json: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`kronii capture ...` as `kronii` runs it (same errors and exit codes); a leading "capture" is optional."""
-    from kronii.common.cli.main import main as kronii_main
+    from kronii.launcher.cli.main import main as kronii_main
 
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["capture"]:

@@ -7,7 +7,7 @@ come through the Unix socket. Exit codes: 0 done; 2 bad arguments (an unreadable
 an unknown capability); 3 no such client; 5 the database or Redis is unreachable.
 
 The key parsing and the registry's commands are shared with `kronii broker clients`
-(kronii.common.cli.agent_clients); what is the capture service's own is its capabilities.
+(kronii.launcher.cli.agent_clients); what is the capture service's own is its capabilities.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 import click
 from click.shell_completion import CompletionItem
 from kronii.capture.core.capabilities import AGENT_DEFAULT, Capability, names, parse_capabilities
-from kronii.common.cli import exits
-from kronii.common.cli.agent_clients import AgentClients, load_public_key, read_public_key
-from kronii.common.cli.exits import CommandError
 from kronii.crypto.errors import KeyFileError
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.agent_clients import AgentClients, load_public_key, read_public_key
+from kronii.launcher.cli.exits import CommandError
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
-    from kronii.common.client_sessions import ClientSessions
+    from kronii.edge.client_sessions import ClientSessions
     from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 __all__ = ["CAPTURE_CLIENTS", "clients_command", "load_public_key"]

@@ -4,7 +4,7 @@
 image files are never opened. ``status`` says where the master key is kept and why, the provider,
 its current version and how many objects each version wraps. ``migrate`` moves a key file's master
 keys into the Secret Service's default keyring when it is unlocked (the key file is removed once the
-keyring's copy reads back equal). Exit codes (kronii.common.cli.exits): 0 done; 1 some keys could
+keyring's copy reads back equal). Exit codes (kronii.launcher.cli.exits): 0 done; 1 some keys could
 not be rewrapped, or the master key is not available; 2 bad arguments or settings; 4 the keyring is
 locked or has no default keyring; 5 the database or the Secret Service is unreachable.
 
@@ -27,21 +27,21 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from kronii.capture.adapters.master_key import key_directory, master_key_choice
-from kronii.common.cli import exits
-from kronii.common.cli.exits import CommandError
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.exits import CommandError
 
 if TYPE_CHECKING:
     from kronii.capture.adapters.vault_rotation import RotationReport
     from kronii.capture.settings import CaptureSettings
-    from kronii.common.audit_trail import AuditTrail
     from kronii.crypto import MasterKeyChoice, MasterKeyProvider
+    from kronii.foundation.audit_trail import AuditTrail
 
 __all__ = ["key_status", "keys_command", "main", "rotate_keys"]
 
 
 def _settings() -> CaptureSettings:
     from kronii.capture.settings import CaptureSettings
-    from kronii.common.settings import load_settings
+    from kronii.foundation.settings import load_settings
 
     return load_settings(CaptureSettings)
 
@@ -63,14 +63,14 @@ def _provider() -> MasterKeyProvider:
 
 
 def _data_dir() -> Path:
-    from kronii.common.settings import KroniiSettings, load_settings
+    from kronii.foundation.settings import KroniiSettings, load_settings
 
     return load_settings(KroniiSettings).data_dir
 
 
 def _database_url() -> str:
     # The same lookup as `kronii migrate`: KRONII_DATABASE_URL, else the database `kronii up` runs.
-    from kronii.common.status import infra_url
+    from kronii.launcher.status import infra_url
 
     return infra_url("postgres")
 
@@ -94,8 +94,8 @@ async def rotate_keys(
     """Rotate and rewrap against ``database_url``; progress lines go to ``out``. Returns the report."""
     from kronii.capture.adapters.vault import ObjectVault
     from kronii.capture.adapters.vault_files import default_vault_root
-    from kronii.common.audit import AuditLog
-    from kronii.common.db import make_engine, make_sessionmaker
+    from kronii.stores.audit import AuditLog
+    from kronii.stores.db import make_engine, make_sessionmaker
 
     stream = out if out is not None else sys.stdout
     engine = make_engine(database_url)
@@ -119,7 +119,7 @@ async def rotate_keys(
 async def key_status(database_url: str, provider: MasterKeyProvider, *, data_dir: Path) -> dict[str, Any]:
     from kronii.capture.adapters.vault import ObjectVault
     from kronii.capture.adapters.vault_files import default_vault_root
-    from kronii.common.db import make_engine, make_sessionmaker
+    from kronii.stores.db import make_engine, make_sessionmaker
 
     engine = make_engine(database_url)
     try:
@@ -154,7 +154,7 @@ def _master_key_and_database() -> Iterator[None]:
         if isinstance(error, exits.CommandError):
             raise  # already a sentence (no database configured): not worth the drivers' second of imports
         import psycopg
-        from kronii.common.durable import is_store_error
+        from kronii.stores.durable import is_store_error
 
         if not (is_store_error(error) or isinstance(error, (psycopg.OperationalError, ConnectionError))):
             raise
@@ -282,7 +282,7 @@ def migrate() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`kronii keys ...` as `kronii` runs it (same errors and exit codes); a leading "keys" is optional."""
-    from kronii.common.cli.main import main as kronii_main
+    from kronii.launcher.cli.main import main as kronii_main
 
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["keys"]:

@@ -29,7 +29,7 @@ _SINGLE: tuple[Capability, ...] = (
     Capability.READ_RAW_ENCRYPTED,
 )
 _BY_NAME = {cap.name: cap for cap in _SINGLE if cap.name is not None}
-# Every capability's name, in the order they are stored and shown (kronii.common.client_sessions keeps
+# Every capability's name, in the order they are stored and shown (kronii.edge.client_sessions keeps
 # agents' capabilities as these names).
 CAPABILITY_NAMES: tuple[str, ...] = tuple(_BY_NAME)
 

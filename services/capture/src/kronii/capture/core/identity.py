@@ -1,4 +1,4 @@
-"""Who a call comes from: a local process (kronii.common.peers.PeerIdentity, as the kernel reports it)
+"""Who a call comes from: a local process (kronii.edge.peers.PeerIdentity, as the kernel reports it)
 or an authenticated agent.
 
 Plain values shared by the adapters that establish them and the API layers that check them."""
@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kronii.capture.core.capabilities import LOCAL_DEFAULT, Capability, parse_capabilities
-from kronii.common.errors import PermissionDenied
-from kronii.common.peers import PeerIdentity
+from kronii.edge.peers import PeerIdentity
+from kronii.foundation.errors import PermissionDenied
 
 __all__ = ["Identity", "caller_key", "require"]
 
@@ -39,7 +39,7 @@ class Identity:
 
     @classmethod
     def agent(cls, client_id: str, capability_names: Iterable[str]) -> Identity:
-        """An agent with a live session (kronii.common.client_sessions.Session: its client id and
+        """An agent with a live session (kronii.edge.client_sessions.Session: its client id and
         registered capabilities' names)."""
         return cls("agent", client_id, None, None, "", parse_capabilities(capability_names))
 

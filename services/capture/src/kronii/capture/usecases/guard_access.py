@@ -4,7 +4,7 @@ A call with a live agent session (`authorization: Bearer <token>`) is that agent
 registered capabilities, whichever way it came in. Any other call through the Unix socket is a
 local client (peer uid/pid/exe from the front door's registry) that may request captures
 (LOCAL_DEFAULT, unless the operator turned that off); to read screenshots or their metadata it needs
-a person's proof of presence (kronii.common.presence), which opens a short read-only window. Other calls
+a person's proof of presence (kronii.edge.presence), which opens a short read-only window. Other calls
 are refused. Failed calls count against the caller in the circuit breaker; an open breaker refuses
 everything from that caller until it cools down. Agents sign in here too (challenge, then signature).
 """
@@ -22,18 +22,18 @@ from kronii.capture.core.identity import Identity, caller_key
 from kronii.capture.metrics import CaptureMetrics
 from kronii.capture.ports import ClientDirectory, PresenceCheck
 from kronii.capture.settings import CaptureSettings
-from kronii.common.audit_trail import AuditTrail
-from kronii.common.client_sessions import AuthError, Challenge, Session
-from kronii.common.clock import Clock
-from kronii.common.errors import (
+from kronii.edge.client_sessions import AuthError, Challenge, Session
+from kronii.edge.peers import PeerIdentity
+from kronii.edge.presence import PresenceRefused
+from kronii.foundation.audit_trail import AuditTrail
+from kronii.foundation.clock import Clock
+from kronii.foundation.errors import (
     InvalidArgument,
     KroniiError,
     PermissionDenied,
     ResourceExhausted,
     Unauthenticated,
 )
-from kronii.common.peers import PeerIdentity
-from kronii.common.presence import PresenceRefused
 
 log = logging.getLogger(__name__)
 

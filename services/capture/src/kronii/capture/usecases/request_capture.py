@@ -14,8 +14,8 @@ from kronii.capture.ports import JobRepository
 from kronii.capture.settings import CaptureSettings
 from kronii.capture.usecases.follow_desktop import DesktopView
 from kronii.capture.usecases.track_jobs import JobBoard
-from kronii.common.clock import Clock
-from kronii.common.errors import InvalidArgument, ResourceExhausted, Unavailable
+from kronii.foundation.clock import Clock
+from kronii.foundation.errors import InvalidArgument, ResourceExhausted, Unavailable
 
 __all__ = ["RequestCapture", "rate_limits"]
 

@@ -21,7 +21,7 @@ from kronii.capture.metrics import CaptureMetrics
 from kronii.capture.ports import BurstWork, CaptureUnavailable, FrameSource, ObjectStore, WindowGone
 from kronii.capture.settings import CaptureSettings
 from kronii.capture.usecases.track_jobs import JobBoard
-from kronii.common.clock import Clock
+from kronii.foundation.clock import Clock
 from kronii.redaction.pixels import ImageRedaction
 
 __all__ = ["RunCapture"]

@@ -14,7 +14,7 @@ from kronii.capture.core.status import JobEvent, expired
 from kronii.capture.usecases.follow_desktop import DesktopView, FollowDesktop
 from kronii.capture.usecases.run_capture import RunCapture
 from kronii.capture.usecases.track_jobs import JobBoard
-from kronii.common.clock import Clock
+from kronii.foundation.clock import Clock
 
 __all__ = ["JobScheduler"]
 

@@ -12,9 +12,9 @@ from kronii.capture.core.screenshots import ObjectMeta
 from kronii.capture.metrics import CaptureMetrics
 from kronii.capture.ports import ObjectMissing, ObjectStore, TokenLedger
 from kronii.capture.settings import CaptureSettings
-from kronii.common.audit_trail import AuditTrail
-from kronii.common.clock import Clock
-from kronii.common.errors import InvalidArgument, NotFound, PermissionDenied
+from kronii.foundation.audit_trail import AuditTrail
+from kronii.foundation.clock import Clock
+from kronii.foundation.errors import InvalidArgument, NotFound, PermissionDenied
 
 __all__ = ["ScreenshotDesk"]
 

@@ -24,9 +24,9 @@ from kronii.capture.core.status import (
 from kronii.capture.metrics import CaptureMetrics
 from kronii.capture.ports import JobRepository, StatusFeed
 from kronii.capture.usecases.follow_desktop import DesktopView
-from kronii.common.audit_trail import AuditTrail
-from kronii.common.clock import Clock
-from kronii.common.errors import NotFound
+from kronii.foundation.audit_trail import AuditTrail
+from kronii.foundation.clock import Clock
+from kronii.foundation.errors import NotFound
 
 __all__ = ["JobBoard", "StatusUpdate"]
 

@@ -7,11 +7,11 @@ The words are the critic's own, redacted already; no model is asked."""
 from __future__ import annotations
 
 from google.protobuf.timestamp_pb2 import Timestamp
-from kronii.common.bus import Bus
-from kronii.common.subjects import PIPELINE_NOTICE
 from kronii.critic.core.model import Trigger
 from kronii.critic.core.recommend import Notification
 from kronii.pipeline.v1 import pipeline_pb2 as ppb
+from kronii.stores.bus import Bus
+from kronii.stores.subjects import PIPELINE_NOTICE
 
 __all__ = ["PipelineNotices"]
 

@@ -1,5 +1,5 @@
 """The person's critic policy on disk: `$XDG_CONFIG_HOME/kronii/critic.toml`, or a [critic] table in
-the shared config file (kronii.common.config_file; critic.toml wins key by key), re-read when either
+the shared config file (kronii.foundation.config_file; critic.toml wins key by key), re-read when either
 file changes. The mute of `kronii critic mute 1h` is kept in a small state file of its own, so the
 person's TOML is never rewritten."""
 
@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kronii.common.config_file import config_path
 from kronii.critic.core.policy import Policy, PolicyError, normalised, parse_policy, policy_keys
+from kronii.foundation.config_file import config_path
 
 __all__ = ["PolicyFile", "critic_policy_path", "mute_state_path"]
 

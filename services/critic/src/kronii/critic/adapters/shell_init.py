@@ -47,7 +47,7 @@ _SCRIPTS = {"bash": "bash.sh", "zsh": "zsh.zsh", "fish": "fish.fish"}
 
 def critic_runtime_dir(environ: Mapping[str, str] | None = None, data_dir: Path | None = None) -> Path:
     """``$XDG_RUNTIME_DIR/kronii/critic``, else ``<data dir>/run/critic``. Without ``data_dir`` the
-    data directory is KRONII_DATA_DIR, else kronii.common.settings.default_data_dir's rule, spelled
+    data directory is KRONII_DATA_DIR, else kronii.foundation.settings.default_data_dir's rule, spelled
     again here: importing the settings (pydantic) would cost every shell start a quarter second."""
     env = os.environ if environ is None else environ
     runtime = env.get("XDG_RUNTIME_DIR", "")

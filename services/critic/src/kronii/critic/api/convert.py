@@ -7,12 +7,12 @@ import re
 import time
 
 from google.protobuf.timestamp_pb2 import Timestamp
-from kronii.common.errors import InvalidArgument
 from kronii.critic.core.commands import ExportQuery, Reported, SearchQuery, Similar, SimilarQuery
 from kronii.critic.core.doctor import DoctorReport
 from kronii.critic.core.model import InvocationEvent, InvocationRecord, Trigger
 from kronii.critic.core.retrieval import Hit
 from kronii.critic.v1 import critic_pb2 as pb
+from kronii.foundation.errors import InvalidArgument
 
 __all__ = [
     "DEFAULT_K",

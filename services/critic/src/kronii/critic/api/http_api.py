@@ -13,9 +13,6 @@ from fastapi.responses import StreamingResponse
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.json_format import ParseDict, ParseError
 from google.protobuf.message import Message
-from kronii.common.api_edge import as_json, read_json_object
-from kronii.common.errors import InvalidArgument
-from kronii.common.openapi import errors, message_schema, proto_body
 from kronii.critic.api.convert import (
     doctor_message,
     event_from,
@@ -33,6 +30,9 @@ from kronii.critic.api.convert import (
 from kronii.critic.core.model import InvocationRecord
 from kronii.critic.usecases.operations import CriticOperations
 from kronii.critic.v1 import critic_pb2 as pb
+from kronii.edge.api_edge import as_json, read_json_object
+from kronii.edge.openapi import errors, message_schema, proto_body
+from kronii.foundation.errors import InvalidArgument
 
 __all__ = ["critic_router", "fields_message", "query_message"]
 

@@ -4,7 +4,7 @@ the errors and exit codes are the same); with none of those words first, `critic
 
 import sys
 
-from kronii.common.cli.main import main
+from kronii.launcher.cli.main import main
 
 arguments = sys.argv[1:]
 if arguments[:1] not in (["critic"], ["run"], ["shell-init"]):

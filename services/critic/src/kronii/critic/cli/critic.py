@@ -8,7 +8,7 @@ over its HTTP API. Every text it answers with was redacted before it was kept.
 - `doctor`: hooks seen per shell, the spool and hint directory, the model, the counts, the queue.
 - `mute 1h`: no hints for a while (`mute 0` ends it); the commands are still remembered.
 
-Times are local for a person and UTC in --json. Exit codes (kronii.common.cli.exits): 0 done; 1
+Times are local for a person and UTC in --json. Exit codes (kronii.launcher.cli.exits): 0 done; 1
 failed (doctor: something is wrong); 2 usage; 3 not found (no such record, no failing command yet);
 4 refused; 5 the critic is not running.
 
@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-from kronii.common.cli import exits
-from kronii.common.cli.exits import CommandError
-from kronii.common.cli.tables import print_table
 from kronii.critic.cli.http import SESSION_ENV, Critic, Options
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.exits import CommandError
+from kronii.launcher.cli.tables import print_table
 
 __all__ = [
     "critic_command",
@@ -401,7 +401,7 @@ def mute(options: Options, duration: int, as_json: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`kronii critic ...` as `kronii` runs it (same errors and exit codes); a leading "critic" is optional."""
-    from kronii.common.cli.main import main as kronii_main
+    from kronii.launcher.cli.main import main as kronii_main
 
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["critic"]:

@@ -2,7 +2,7 @@
 the running `kronii up`'s, else its settings), its refusals as CommandErrors with the exit codes of
 every kronii command, and the export's lines as they stream.
 
-Standard library only (kronii.common.local_http, http.client); the settings load only when no
+Standard library only (kronii.launcher.local_http, http.client); the settings load only when no
 address was given, so `kronii run` pays for pydantic only when it must."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
-from kronii.common.cli import exits
-from kronii.common.cli.exits import CommandError
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.exits import CommandError
 
 if TYPE_CHECKING:
-    from kronii.common.local_http import JsonResponse
+    from kronii.launcher.local_http import JsonResponse
 
 __all__ = ["SESSION_ENV", "URL_ENV", "Critic", "Options", "critic_url"]
 
@@ -46,8 +46,8 @@ def critic_url(flag: str | None = None) -> str:
     configured = os.environ.get(URL_ENV, "").strip()
     if configured:
         return configured.rstrip("/")
-    from kronii.common.rendezvous import service_http_url
     from kronii.critic.settings import CriticSettings
+    from kronii.runtime.rendezvous import service_http_url
 
     return service_http_url("critic", CriticSettings).url
 
@@ -67,7 +67,7 @@ class Critic:
         return self._url
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        from kronii.common.local_http import JsonClient
+        from kronii.launcher.local_http import JsonClient
 
         try:
             response = JsonClient(self.url, self.options.timeout).request(method, path, json=body)

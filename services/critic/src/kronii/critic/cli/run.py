@@ -127,7 +127,7 @@ def _cwd() -> str:
 def report(event: dict[str, Any], url: str | None = None) -> None:
     """Tell the critic, quietly: a critic that is down, slow or refusing changes nothing here."""
     try:
-        from kronii.common.local_http import JsonClient
+        from kronii.launcher.local_http import JsonClient
 
         JsonClient(url or critic_url(), REPORT_TIMEOUT_SECS).request("POST", "/v1/critic/events", json=event)
     except (OSError, SystemExit, ValueError):  # SystemExit: the settings are invalid (SettingsError)
@@ -177,7 +177,7 @@ def run_command(command: tuple[str, ...]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`kronii run ...` as `kronii` runs it; a leading "run" is optional."""
-    from kronii.common.cli.main import main as kronii_main
+    from kronii.launcher.cli.main import main as kronii_main
 
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["run"]:

@@ -9,8 +9,8 @@ import sys
 from collections.abc import Sequence
 
 import click
-from kronii.common.cli import exits
-from kronii.common.cli.exits import CommandError
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.exits import CommandError
 
 __all__ = ["main", "shell_init_command"]
 
@@ -37,7 +37,7 @@ def shell_init_command(shell: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m kronii.critic.cli.shell_init SHELL`, with kronii's errors and exit codes."""
-    from kronii.common.cli.main import main as kronii_main
+    from kronii.launcher.cli.main import main as kronii_main
 
     return kronii_main(["shell-init", *(sys.argv[1:] if argv is None else argv)])
 

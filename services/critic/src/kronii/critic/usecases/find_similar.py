@@ -7,13 +7,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from kronii.common.clock import Clock
-from kronii.common.errors import NotFound
 from kronii.critic.core.commands import Similar, SimilarQuery
 from kronii.critic.core.model import InvocationRecord
 from kronii.critic.core.retrieval import Hit, QueryContext, RecordFilter
 from kronii.critic.ports import Embedder, MemoryStore
 from kronii.critic.usecases.search_records import TimedKnn
+from kronii.foundation.clock import Clock
+from kronii.foundation.errors import NotFound
 
 __all__ = ["FindSimilar"]
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import logging
 
-from kronii.common.clock import Clock
 from kronii.critic.core.doctor import HookTally
 from kronii.critic.metrics import CriticMetrics
 from kronii.critic.ports import ShellSpool
 from kronii.critic.usecases.record_command import RecordCommand
+from kronii.foundation.clock import Clock
 
 __all__ = ["FollowSpool"]
 

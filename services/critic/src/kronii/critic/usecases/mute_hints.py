@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kronii.common.clock import Clock
 from kronii.critic.ports import PolicyStore
+from kronii.foundation.clock import Clock
 
 __all__ = ["MuteHints"]
 

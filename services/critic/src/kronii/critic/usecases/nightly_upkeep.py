@@ -7,8 +7,8 @@ import asyncio
 import logging
 from datetime import datetime, timedelta
 
-from kronii.common.clock import Clock
 from kronii.critic.ports import MemoryUpkeep
+from kronii.foundation.clock import Clock
 
 __all__ = ["NightlyUpkeep", "seconds_until"]
 

@@ -12,7 +12,6 @@ import uuid
 from collections.abc import Callable
 from dataclasses import replace
 
-from kronii.common.clock import Clock
 from kronii.critic.core.commands import Reported
 from kronii.critic.core.embedding_jobs import EmbeddingResult, JobOutcome
 from kronii.critic.core.model import InvocationEvent, InvocationRecord
@@ -30,6 +29,7 @@ from kronii.critic.ports import (
     PolicySource,
     TriggerSink,
 )
+from kronii.foundation.clock import Clock
 from kronii.redaction import RedactionContext, RedactionEngine
 
 __all__ = ["RecordCommand", "new_record_id"]

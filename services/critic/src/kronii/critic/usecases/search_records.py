@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from kronii.common.clock import Clock
 from kronii.critic.core.commands import SearchQuery
 from kronii.critic.core.retrieval import Hit, QueryContext, RecordFilter
 from kronii.critic.ports import Embedder, MemoryStore
+from kronii.foundation.clock import Clock
 
 __all__ = ["MIN_SEARCH_SIMILARITY", "KnnObserver", "SearchRecords", "TimedKnn"]
 

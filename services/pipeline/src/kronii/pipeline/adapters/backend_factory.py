@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kronii.common.llm.protocol import CallRecord
+from kronii.llm.protocol import CallRecord
 from kronii.pipeline.core.roles.rules import RulesBackend
 from kronii.pipeline.core.roles.values import BackendKind
 from kronii.pipeline.ports import RoleBackend
@@ -26,7 +26,7 @@ def make_backend(
 
     llm: Any
     if settings.llm_backend is BackendKind.OPENAI:
-        from kronii.common.llm.openai import OpenAIBackend
+        from kronii.llm.openai import OpenAIBackend
 
         assert settings.llm_base_url is not None  # the settings' validator says so
         key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
@@ -41,7 +41,7 @@ def make_backend(
             price_per_1k_output=settings.llm_price_per_1k_output,
         )
     else:
-        from kronii.common.llm.llamacpp import LlamaCppBackend
+        from kronii.llm.llamacpp import LlamaCppBackend
 
         assert settings.llamacpp_model_path is not None
         llm = LlamaCppBackend(

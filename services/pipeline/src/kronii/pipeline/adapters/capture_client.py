@@ -11,11 +11,11 @@ from pathlib import Path
 import grpc
 from kronii.capture.v1 import capture_pb2 as cpb
 from kronii.capture.v1 import capture_pb2_grpc as cpb_grpc
-from kronii.common.rendezvous import capture_socket_path
 from kronii.pipeline.core.answers import CaptureOutcome
 from kronii.pipeline.core.plugins import Capabilities, PluginRegistration
 from kronii.pipeline.core.router import BaseSnapshot, Capability, PluginInfo
 from kronii.pipeline.core.states import CaptureStatus, Priority
+from kronii.runtime.rendezvous import capture_socket_path
 
 __all__ = ["SCREENCAPTURE_APP_ID", "CaptureClient", "capture_registration", "capture_socket"]
 

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kronii.common.llm.protocol import CallRecord as LlmCallRecord
-from kronii.common.llm.protocol import (
+from kronii.llm.protocol import CallRecord as LlmCallRecord
+from kronii.llm.protocol import (
     LlmBackend,
     LlmError,
     ModelOutputError,

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from google.protobuf.json_format import MessageToDict, ParseDict
-from kronii.common import subjects
-from kronii.common.subjects import Topic
 from kronii.pipeline.adapters.tables import as_datetime, notifications
 from kronii.pipeline.v1 import pipeline_pb2 as pb
+from kronii.stores import subjects
+from kronii.stores.subjects import Topic
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from kronii.common.bus import Bus
 from kronii.pipeline.adapters.controls import SourceControls, muted_reason
 from kronii.pipeline.adapters.notifications import NotificationStore, deliver, new_notification
 from kronii.pipeline.adapters.notify_dbus import DesktopNotifier
 from kronii.pipeline.adapters.sse import NotificationBroadcaster
 from kronii.pipeline.core.roles.values import Notification
+from kronii.stores.bus import Bus
 
 __all__ = ["MeshNotifier"]
 

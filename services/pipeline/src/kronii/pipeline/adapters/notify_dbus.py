@@ -1,16 +1,16 @@
-"""The pipeline's suggestions as desktop notifications (kronii.common.desktop_notify): the
+"""The pipeline's suggestions as desktop notifications (kronii.desktop.notify): the
 notification's body with its source summary, and its actions as buttons ("Snooze", "Don't show
 again"), whose clicks come back through `on_action(notification_id, key)`."""
 
 from __future__ import annotations
 
-from kronii.common.desktop_notify import (
+from kronii.desktop.notify import (
     NOTIFICATIONS_INTERFACE,
     NOTIFICATIONS_PATH,
     NOTIFICATIONS_SERVICE,
     ActionCallback,
 )
-from kronii.common.desktop_notify import DesktopNotifier as _Notifier
+from kronii.desktop.notify import DesktopNotifier as _Notifier
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 
 __all__ = [

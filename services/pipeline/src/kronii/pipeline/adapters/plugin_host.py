@@ -16,9 +16,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Protocol
 
 from google.protobuf.message import DecodeError
-from kronii.common import subjects
-from kronii.common.bus import Bus
 from kronii.pipeline.v1 import pipeline_pb2 as pb
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 from nats.aio.subscription import Subscription
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeoutError

@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from kronii.common.bus import Bus
 from kronii.pipeline.adapters.capture_client import SCREENCAPTURE_APP_ID
 from kronii.pipeline.adapters.plugin_host import PluginUnavailable, request_snapshot
 from kronii.pipeline.adapters.plugins_store import PluginStore
 from kronii.pipeline.core.budget import PluginContent
 from kronii.pipeline.core.router import Capability, PluginInfo
 from kronii.pipeline.v1 import pipeline_pb2 as pb
+from kronii.stores.bus import Bus
 
 __all__ = ["RegistryPlugins"]
 

@@ -21,8 +21,8 @@ from typing import Any, NamedTuple, TextIO
 import kronii.activity.v1.activity_pb2  # noqa: F401  (registers the activity types for decoding)
 from google.protobuf import descriptor_pool, json_format, message_factory
 from google.protobuf.message import Message
-from kronii.common import subjects
-from kronii.common.bus import Bus
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 
 __all__ = [
     "RecordedEvent",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kronii.common.llm.protocol import CallRecord
+from kronii.llm.protocol import CallRecord
 from kronii.pipeline.adapters.tables import as_datetime, as_epoch, runs
 from kronii.pipeline.core.runs import MAX_RUNS_PAGE, RunRecord, StateVisit
 from sqlalchemy import select

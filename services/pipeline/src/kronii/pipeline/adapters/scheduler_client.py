@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import logging
 
-from kronii.common import subjects
-from kronii.common.bus import Bus
 from kronii.pipeline.core.answers import Admit
 from kronii.pipeline.core.roles.values import Plan
 from kronii.pipeline.core.states import Trigger
 from kronii.scheduler.v1 import scheduler_pb2 as spb
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeoutError
 

@@ -6,9 +6,9 @@ import logging
 
 import redis.asyncio as aioredis
 from kronii.activity.v1 import activity_pb2 as apb
-from kronii.common.clock import Clock
-from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
+from kronii.foundation.clock import Clock
 from kronii.pipeline.core.router import BaseSnapshot
+from kronii.runtime.rendezvous import SENSOR_SNAPSHOT_KEY
 
 __all__ = ["RedisSnapshots"]
 

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kronii.common.api_edge import as_json
+from kronii.edge.api_edge import as_json
 from kronii.pipeline.ports import SSE_SEPARATOR
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 from sse_starlette import ServerSentEvent

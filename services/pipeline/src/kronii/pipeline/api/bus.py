@@ -10,12 +10,12 @@ import logging
 
 from google.protobuf.message import Message
 from kronii.broker.v1 import broker_pb2 as bpb
-from kronii.common import subjects
-from kronii.common.bus import Bus
-from kronii.common.desktop_hold import DesktopHold
+from kronii.desktop.hold import DesktopHold
 from kronii.pipeline.api.convert import notice_from_message, registration_from_message, trigger_from_message
 from kronii.pipeline.api.source import OperationsSource
 from kronii.pipeline.v1 import pipeline_pb2 as pb
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 from nats.aio.subscription import Subscription
 
 __all__ = ["BusHandlers"]

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from kronii.common.api_edge import read_json_object
-from kronii.common.errors import InvalidArgument
-from kronii.common.limits import PathId
-from kronii.common.openapi import errors, json_body
+from kronii.edge.api_edge import read_json_object
+from kronii.edge.limits import PathId
+from kronii.edge.openapi import errors, json_body
+from kronii.foundation.errors import InvalidArgument
 from kronii.pipeline.api.convert import control_json
 from kronii.pipeline.api.source import OperationsSource
 

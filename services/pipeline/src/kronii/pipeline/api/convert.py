@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from google.protobuf.message import Message
 from kronii.activity.v1 import activity_pb2 as apb
-from kronii.common.openapi import message_schema
+from kronii.edge.openapi import message_schema
 from kronii.pipeline.core.commands import RecordedTrigger, TriggerCommand
 from kronii.pipeline.core.controls import SourceControl
 from kronii.pipeline.core.notices import Notice

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from kronii.common.limits import PathId
-from kronii.common.openapi import errors
+from kronii.edge.limits import PathId
+from kronii.edge.openapi import errors
 from kronii.pipeline.api.convert import plugin_json
 from kronii.pipeline.api.source import OperationsSource
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Query
-from kronii.common.errors import InvalidArgument
-from kronii.common.limits import PathId
-from kronii.common.openapi import errors
+from kronii.edge.limits import PathId
+from kronii.edge.openapi import errors
+from kronii.foundation.errors import InvalidArgument
 from kronii.pipeline.api.convert import run_json
 from kronii.pipeline.api.source import OperationsSource
 from kronii.pipeline.core.runs import MAX_RUNS_PAGE

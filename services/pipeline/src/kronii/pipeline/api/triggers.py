@@ -8,13 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from kronii.common.api_edge import read_body
-from kronii.common.errors import Unprocessable
-from kronii.common.openapi import errors, json_body
-from kronii.common.readiness import require_ready
+from kronii.edge.api_edge import read_body
+from kronii.edge.openapi import errors, json_body
+from kronii.foundation.errors import Unprocessable
 from kronii.pipeline.api.convert import REQUEST_SCHEMA, TriggerRequestError, trigger_from_request
 from kronii.pipeline.api.source import OperationsSource
 from kronii.pipeline.v1 import pipeline_pb2 as pb
+from kronii.runtime.readiness import require_ready
 
 __all__ = ["pipeline_router"]
 

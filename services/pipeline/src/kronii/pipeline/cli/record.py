@@ -12,15 +12,15 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import click
-from kronii.common.cli import exits
+from kronii.launcher.cli import exits
 
 __all__ = ["record_command"]
 
 
 async def _record(out: str, minutes: float, ready: Callable[[], None]) -> int:
-    from kronii.common.bus import Bus
-    from kronii.common.status import infra_url
+    from kronii.launcher.status import infra_url
     from kronii.pipeline.adapters.recording import record_from_bus
+    from kronii.stores.bus import Bus
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -65,7 +65,7 @@ def _until(minutes: float) -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="print the count and the file as JSON when it ends")
 def record_command(minutes: float, out: str, as_json: bool) -> None:
-    from kronii.common.settings import SettingsError
+    from kronii.foundation.settings import SettingsError
 
     def ready() -> None:
         # With --json, standard output carries the JSON alone.

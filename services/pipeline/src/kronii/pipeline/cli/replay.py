@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from kronii.common.cli import exits
+from kronii.launcher.cli import exits
 
 if TYPE_CHECKING:
-    from kronii.common.llm.protocol import CallRecord as LlmCallRecord
+    from kronii.llm.protocol import CallRecord as LlmCallRecord
     from kronii.pipeline.adapters.recording import RecordedEvent
     from kronii.pipeline.core.round import RunnerConfig
     from kronii.pipeline.ports import RoleBackend
@@ -55,7 +55,7 @@ def _backend(name: str, call: bool) -> RoleBackend:
 
     if not call and name == "openai":
         return EstimatingBackend("openai")
-    from kronii.common.settings import SettingsError, load_settings
+    from kronii.foundation.settings import SettingsError, load_settings
     from kronii.pipeline.adapters.backend_factory import make_backend
     from kronii.pipeline.settings import PipelineSettings
 

@@ -8,7 +8,7 @@ import contextlib
 from dataclasses import replace
 from typing import Any
 
-from kronii.common.clock import Clock
+from kronii.foundation.clock import Clock
 from kronii.pipeline.core.answers import CaptureOutcome
 from kronii.pipeline.core.intake import Batch
 from kronii.pipeline.core.machine import Facts, NoTransition, Step, step

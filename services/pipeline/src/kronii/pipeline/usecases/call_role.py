@@ -7,7 +7,7 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
-from kronii.common.llm.protocol import CallRecord as LlmCallRecord
+from kronii.llm.protocol import CallRecord as LlmCallRecord
 from kronii.pipeline.core.roles.values import Called, CallRecord
 from kronii.pipeline.core.round import Round, RunnerConfig
 from kronii.pipeline.ports import RoleBackend

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from kronii.common.clock import Clock, on_the_wall_ms
+from kronii.foundation.clock import Clock, on_the_wall_ms
 from kronii.pipeline.core.deferral import DeferReason, defer
 from kronii.pipeline.core.machine import Facts
 from kronii.pipeline.core.roles.values import Plan

@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kronii.common.clock import Clock
-from kronii.common.desktop_hold import DesktopHold
-from kronii.common.errors import Conflict, NotFound
+from kronii.desktop.hold import DesktopHold
+from kronii.foundation.clock import Clock
+from kronii.foundation.errors import Conflict, NotFound
 from kronii.pipeline.core.commands import TriggerCommand, TriggerOutcome
 from kronii.pipeline.core.controls import SourceControl
 from kronii.pipeline.core.notices import Notice, NoticeVerdict

@@ -10,8 +10,8 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from kronii.common.clock import Clock
-from kronii.common.desktop_hold import DesktopHolds
+from kronii.desktop.hold import DesktopHolds
+from kronii.foundation.clock import Clock
 from kronii.pipeline.core.deferral import Deferral
 from kronii.pipeline.core.intake import Batch
 from kronii.pipeline.core.limits import RateLedger

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import replace
 
-from kronii.common.clock import Clock
+from kronii.foundation.clock import Clock
 from kronii.pipeline.core.budget import PluginContent, budget_context
 from kronii.pipeline.core.deferral import DeferReason
 from kronii.pipeline.core.intake import Batch

@@ -4,7 +4,7 @@
 rate-limit ledgers, the Router's and Planner's histories): `trigger_intake` takes triggers and opens
 rounds, `rounds` runs a round's states, `capture_wait` its screenshot, `delivery` how it ends. All
 I/O goes through `ports.RunnerPorts`, so `kronii replay` and the tests run it with in-process parts
-and the service with the networked ones. Time comes from `clock` (kronii.common.clock): its
+and the service with the networked ones. Time comes from `clock` (kronii.foundation.clock): its
 epoch-anchored monotonic milliseconds for every duration and deadline, its wall clock for what a run
 records and the status shows; never from the system directly.
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from kronii.common.clock import Clock, on_the_wall_ms
-from kronii.common.desktop_hold import DesktopHold, DesktopHolds
+from kronii.desktop.hold import DesktopHold, DesktopHolds
+from kronii.foundation.clock import Clock, on_the_wall_ms
 from kronii.pipeline.core.round import RunnerConfig
 from kronii.pipeline.core.runs import RunRecord
 from kronii.pipeline.core.states import RunState, Trigger

@@ -9,9 +9,9 @@ import asyncio
 import uuid
 from collections.abc import Callable
 
-from kronii.common.audit_trail import AuditTrail
-from kronii.common.clock import Clock
-from kronii.common.desktop_hold import DesktopHolds
+from kronii.desktop.hold import DesktopHolds
+from kronii.foundation.audit_trail import AuditTrail
+from kronii.foundation.clock import Clock
 from kronii.pipeline.core.notices import (
     Notice,
     NoticeGates,

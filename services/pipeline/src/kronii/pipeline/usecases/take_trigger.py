@@ -5,8 +5,8 @@ machine's standing state (Idle, Cooling, Deferred) lets through."""
 
 from __future__ import annotations
 
-from kronii.common.audit_trail import AuditTrail
-from kronii.common.clock import Clock
+from kronii.foundation.audit_trail import AuditTrail
+from kronii.foundation.clock import Clock
 from kronii.pipeline.core.deferral import DeferReason, defer, deferral_over
 from kronii.pipeline.core.intake import Batch, Intake
 from kronii.pipeline.core.machine import Facts, NoTransition, Step, step

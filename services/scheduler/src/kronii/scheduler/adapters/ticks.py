@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 
 from google.protobuf.timestamp_pb2 import Timestamp
-from kronii.common import subjects
-from kronii.common.bus import Bus
 from kronii.scheduler.core.commands import FiredTick
 from kronii.scheduler.core.model import TickKind
 from kronii.scheduler.v1 import scheduler_pb2 as pb
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 
 __all__ = ["BusTicks", "tick_message"]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import logging
 
-from kronii.common.durable import StoreUnavailable
 from kronii.scheduler.api.convert import admission_message, admit_input, invalid_admission, plan_command
 from kronii.scheduler.core.model import InvalidRequest
 from kronii.scheduler.usecases.operations import SchedulerOperations
 from kronii.scheduler.v1 import scheduler_pb2 as pb
+from kronii.stores.durable import StoreUnavailable
 
 __all__ = ["SchedulerBus", "invalid_admission"]
 

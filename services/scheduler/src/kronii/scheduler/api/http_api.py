@@ -9,8 +9,8 @@ from typing import Any, TypeVar
 
 from fastapi import APIRouter, Request
 from google.protobuf.message import Message
-from kronii.common.api_edge import as_json, parse_message, read_json_object
-from kronii.common.openapi import json_body, message_schema
+from kronii.edge.api_edge import as_json, parse_message, read_json_object
+from kronii.edge.openapi import json_body, message_schema
 from kronii.scheduler.api.convert import (
     admission_message,
     admit_input,

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from kronii.common.errors import InvalidArgument
+from kronii.foundation.errors import InvalidArgument
 
 __all__ = [
     "APP_FILTER_PREFIX",

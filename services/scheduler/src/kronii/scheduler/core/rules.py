@@ -6,7 +6,7 @@
 - only the cooldown is preemptable, and only by a justified high-priority trigger (`is_justified`);
 - after any Tick the safety-net wake-up moves to fired_at + the safety-net interval;
 - a plan about a prompt window (gnome-keyring's prompter, a polkit agent, pinentry, kronii's own:
-  kronii.common.prompt_windows) changes nothing: a prompt is not an app to cool down or wake up for.
+  kronii.desktop.prompt_windows) changes nothing: a prompt is not an app to cool down or wake up for.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from kronii.common.prompt_windows import prompter_for_app
+from kronii.desktop.prompt_windows import prompter_for_app
 from kronii.scheduler.core.model import (
     APP_FILTER_PREFIX,
     HOUR_SECS,

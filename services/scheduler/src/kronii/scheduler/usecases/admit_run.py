@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from kronii.common.clock import Clock
+from kronii.foundation.clock import Clock
 from kronii.scheduler.core.model import Admission, AdmitInput, Limits
 from kronii.scheduler.core.rules import check_admit_input, decide_admission
 from kronii.scheduler.metrics import SchedulerMetrics

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kronii.common.audit_trail import AuditTrail
+from kronii.foundation.audit_trail import AuditTrail
 
 __all__ = ["AuditLater"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from kronii.common.clock import Clock
+from kronii.foundation.clock import Clock
 from kronii.scheduler.core.commands import FiredTick
 from kronii.scheduler.core.model import SAFETY_NET_SLOT, Limits, WakeUp
 from kronii.scheduler.core.rules import safety_net_after

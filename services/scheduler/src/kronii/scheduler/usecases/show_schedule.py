@@ -3,7 +3,7 @@ every time on the wall clock."""
 
 from __future__ import annotations
 
-from kronii.common.clock import Clock
+from kronii.foundation.clock import Clock
 from kronii.scheduler.core.commands import CooldownState, PendingWakeup, RunCount, ScheduleSnapshot
 from kronii.scheduler.core.model import Cooldown, Limits, WakeUp
 from kronii.scheduler.ports import TimerStore

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kronii.common.clock import Clock
+from kronii.foundation.clock import Clock
 from kronii.scheduler.core.commands import PlanCommand, PlanOutcome
 from kronii.scheduler.core.model import AppliedPlan, InvalidRequest, Limits
 from kronii.scheduler.core.rules import apply_plan

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from kronii.common import subjects
-from kronii.common.bus import Bus
 from kronii.sensor.api.convert import event_message
 from kronii.sensor.core.snapshot import ActivityEvent
 from kronii.sensor.ports import PublishFailed
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 
 __all__ = ["BusActivityPublisher"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import redis.asyncio as aioredis
 from kronii.activity.v1 import activity_pb2 as pb
-from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
+from kronii.runtime.rendezvous import SENSOR_SNAPSHOT_KEY
 from kronii.sensor.api.convert import snapshot_from_message, snapshot_message
 from kronii.sensor.core.snapshot import SensorSnapshot
 from kronii.sensor.ports import StoreFailed

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter
-from kronii.common.api_edge import as_json
-from kronii.common.errors import Unavailable
+from kronii.edge.api_edge import as_json
+from kronii.foundation.errors import Unavailable
 from kronii.sensor.api.convert import snapshot_message
 from kronii.sensor.usecases.operations import SensorOperations
 

@@ -1,7 +1,7 @@
 """Is the focused window a prompt (a password or yes/no asked of the person) rather than an app?
 
 What the window is decides, not its title: its WM_CLASS instance and class and the program that owns
-it, looked up in the table of prompters (kronii.common.prompt_windows.PROMPTERS, which the scheduler
+it, looked up in the table of prompters (kronii.desktop.prompt_windows.PROMPTERS, which the scheduler
 reads too), and its _NET_WM_WINDOW_TYPE for general dialog tools (zenity, yad) that are prompts only
 as dialogs. Pure: the X11 adapter reads the facts and asks here.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kronii.common.prompt_windows import prompter_named
+from kronii.desktop.prompt_windows import prompter_named
 
 __all__ = ["DIALOG_TYPE", "WindowFacts", "prompt_kind"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from kronii.common.rendezvous import SENSOR_SNAPSHOT_KEY
+from kronii.runtime.rendezvous import SENSOR_SNAPSHOT_KEY
 from kronii.sensor.core.machine import SensorCore
 from kronii.sensor.core.snapshot import SensorSnapshot, Transition, nanoseconds
 from kronii.sensor.ports import SnapshotStore, StoreFailed, TitleCleaner

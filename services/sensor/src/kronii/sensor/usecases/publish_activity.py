@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from kronii.common.clock import Clock
+from kronii.foundation.clock import Clock
 from kronii.sensor.core.machine import SensorCore
 from kronii.sensor.core.model import (
     Effect,

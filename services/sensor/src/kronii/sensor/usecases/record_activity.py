@@ -8,7 +8,7 @@ import contextlib
 import logging
 from dataclasses import dataclass
 
-from kronii.common.audit_trail import AuditTrail
+from kronii.foundation.audit_trail import AuditTrail
 from kronii.sensor.core.snapshot import Envelope
 from kronii.sensor.ports import EventStore, StoreFailed
 

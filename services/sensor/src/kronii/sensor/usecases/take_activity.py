@@ -9,7 +9,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from kronii.common.clock import Clock
+from kronii.foundation.clock import Clock
 from kronii.sensor.core.machine import SensorCore
 from kronii.sensor.core.model import Focus, FocusObserved, LockEnd, LockStart, SensorInput, Tick
 from kronii.sensor.usecases.keep_snapshot import KeepSnapshot

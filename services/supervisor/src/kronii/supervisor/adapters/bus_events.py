@@ -8,9 +8,9 @@ import logging
 from typing import TypeVar
 
 from google.protobuf.message import Message
-from kronii.common import subjects
-from kronii.common.service import ServiceContext
-from kronii.common.subjects import Topic
+from kronii.runtime.service import ServiceContext
+from kronii.stores import subjects
+from kronii.stores.subjects import Topic
 from kronii.supervisor.api.convert import collision_message, outcome_message
 from kronii.supervisor.core.trigger import Collision, TriggerOutcome
 

@@ -16,10 +16,10 @@ from datetime import datetime
 from typing import Any
 
 import redis.asyncio as aioredis
-from kronii.common.audit import AuditRow
-from kronii.common.durable import is_store_error
-from kronii.common.errors import Unavailable
-from kronii.common.service import ServiceContext
+from kronii.foundation.errors import Unavailable
+from kronii.runtime.service import ServiceContext
+from kronii.stores.audit import AuditRow
+from kronii.stores.durable import is_store_error
 from kronii.supervisor.adapters.tables import triggers
 from redis.exceptions import RedisError
 from sqlalchemy import select

@@ -7,10 +7,10 @@ from __future__ import annotations
 import logging
 
 from kronii.broker.v1 import broker_pb2 as bpb
-from kronii.common import subjects
-from kronii.common.bus import Bus
-from kronii.common.desktop_hold import DesktopHold
-from kronii.common.errors import KroniiError
+from kronii.desktop.hold import DesktopHold
+from kronii.foundation.errors import KroniiError
+from kronii.stores import subjects
+from kronii.stores.bus import Bus
 from kronii.supervisor.api.convert import ack
 from kronii.supervisor.usecases.operations import SupervisorOperations
 from kronii.supervisor.v1 import supervisor_pb2 as pb

@@ -1,6 +1,6 @@
 """gRPC: kronii.supervisor.v1.SupervisorService, the same semantics as HTTP. The token travels in
 the `authorization` metadata (`Bearer <token>`); a KroniiError becomes a status with its message
-(kronii.common.api_edge.KroniiErrorInterceptor, on every service's server)."""
+(kronii.edge.api_edge.KroniiErrorInterceptor, on every service's server)."""
 
 from __future__ import annotations
 

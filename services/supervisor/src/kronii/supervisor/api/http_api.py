@@ -1,6 +1,6 @@
 """HTTP: the trigger API and the registry under /v1, the same semantics as gRPC. JSON bodies use
 the proto field names; a bad body or argument is a 4xx with the reason in `detail`
-(kronii.common.api_edge renders every KroniiError)."""
+(kronii.edge.api_edge renders every KroniiError)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Any, Protocol, TypeVar
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from google.protobuf.message import Message
-from kronii.common.api_edge import as_json, read_body
-from kronii.common.errors import InvalidArgument
-from kronii.common.limits import PathId
-from kronii.common.openapi import errors, message_schema, proto_body
+from kronii.edge.api_edge import as_json, read_body
+from kronii.edge.limits import PathId
+from kronii.edge.openapi import errors, message_schema, proto_body
+from kronii.foundation.errors import InvalidArgument
 from kronii.supervisor.api import convert
 from kronii.supervisor.core.identity import NONCE_MAX_CHARS, NONCE_MIN_CHARS, check_nonce
 from kronii.supervisor.core.runtime_calls import RuntimeQuery

@@ -2,14 +2,14 @@
 and acknowledge deliveries from an agent's own hooks.
 
 `kronii` mounts the click group `agents_command` through its `kronii.commands` entry point;
-`python -m kronii.supervisor.cli agents ...` runs the same command. Exit codes (kronii.common.cli.exits):
+`python -m kronii.supervisor.cli agents ...` runs the same command. Exit codes (kronii.launcher.cli.exits):
 0 done (a trigger was delivered, deferred or is already active); 1 the trigger failed, timed out or
 sits typed but not submitted; 2 bad arguments; 3 no such runtime, workspace or trigger; 4 refused
 (no token, a scope it lacks, a human override, the server there is not this host's supervisor);
 5 the supervisor is not running or does not answer.
 
 The supervisor's address: --url, else $KRONII_SUPERVISOR_URL, else the running `kronii up`'s,
-else KRONII_SUPERVISOR_HOST and KRONII_SUPERVISOR_HTTP_PORT (kronii.common.rendezvous). A token
+else KRONII_SUPERVISOR_HOST and KRONII_SUPERVISOR_HTTP_PORT (kronii.runtime.rendezvous). A token
 minted here from the local secret is sent only to a server that proves it holds the same secret
 (GET /v1/identity); a token given with --token or in the environment is sent as is (cli/http.py).
 This module imports only click: `--help`, completion and `list`'s start-up stay quick."""
@@ -25,8 +25,8 @@ from typing import Any
 
 import click
 from click.shell_completion import CompletionItem
-from kronii.common.cli import exits
-from kronii.common.cli.tables import print_table
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.tables import print_table
 from kronii.supervisor.cli.http import SCOPES, Client, Connection, mint, user_subject
 
 __all__ = ["agents_command", "main"]
@@ -327,7 +327,7 @@ def guess_kind(program: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`kronii agents ...` as `kronii` runs it (same errors and exit codes); a leading "agents" is optional."""
-    from kronii.common.cli.main import main as kronii_main
+    from kronii.launcher.cli.main import main as kronii_main
 
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["agents"]:

@@ -2,7 +2,7 @@
 CommandErrors with the exit codes of every kronii command. A token minted here from the local secret
 goes only to a server that proves it holds the same secret (GET /v1/identity). The settings load when a
 command connects, not when `kronii agents` is only asked for help or completion; the calls themselves use
-the standard library (kronii.common.local_http), so a command answers without importing an HTTP client."""
+the standard library (kronii.launcher.local_http), so a command answers without importing an HTTP client."""
 
 from __future__ import annotations
 
@@ -11,18 +11,18 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kronii.common.cli import exits
-from kronii.common.cli.exits import CommandError
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.exits import CommandError
 
 if TYPE_CHECKING:
-    from kronii.common.local_http import JsonClient
+    from kronii.launcher.local_http import JsonClient
 
 __all__ = ["SCOPES", "Client", "Connection", "mint", "user_subject"]
 
 SCOPES = ("trigger", "operate", "read")
 # The identity check is one small request; a server that does not answer it soon is not trusted.
 IDENTITY_TIMEOUT_SECS = 10.0
-# How each source of the address (kronii.common.rendezvous.service_http_url) reads in a message.
+# How each source of the address (kronii.runtime.rendezvous.service_http_url) reads in a message.
 _SOURCES = {
     "flag": "--url",
     "env url": "KRONII_SUPERVISOR_URL",
@@ -47,7 +47,7 @@ class Connection:
 
 
 def _local_secret() -> bytes:
-    from kronii.common.settings import load_settings
+    from kronii.foundation.settings import load_settings
     from kronii.supervisor.settings import SupervisorSettings
 
     settings = load_settings(SupervisorSettings)
@@ -84,8 +84,8 @@ class Client:
     """The supervisor's HTTP API with a token; refusals become CommandErrors with their exit codes."""
 
     def __init__(self, connection: Connection, timeout: float = 120.0) -> None:
-        from kronii.common.local_http import JsonClient
-        from kronii.common.rendezvous import service_http_url
+        from kronii.launcher.local_http import JsonClient
+        from kronii.runtime.rendezvous import service_http_url
         from kronii.supervisor.settings import SupervisorSettings
 
         address = service_http_url("supervisor", SupervisorSettings, flag=connection.url)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kronii.common.errors import InvalidArgument
+from kronii.foundation.errors import InvalidArgument
 from kronii.supervisor.core.model import CollisionGate, Situation
 from kronii.supervisor.core.table import Signal
 

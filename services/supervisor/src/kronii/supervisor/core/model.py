@@ -7,7 +7,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-from kronii.common.desktop_hold import DesktopHold
+from kronii.desktop.hold import DesktopHold
 
 
 class Result(enum.StrEnum):

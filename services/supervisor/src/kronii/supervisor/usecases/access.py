@@ -3,7 +3,7 @@ minting tokens (for the agents the supervisor starts), and the identity proof.""
 
 from __future__ import annotations
 
-from kronii.common.errors import PermissionDenied, Unauthenticated
+from kronii.foundation.errors import PermissionDenied, Unauthenticated
 from kronii.supervisor.core import identity
 from kronii.supervisor.core.tokens import Claims, TokenError, issue_token, verify_token
 from kronii.supervisor.ports import Clock

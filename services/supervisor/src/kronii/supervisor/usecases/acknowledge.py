@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from kronii.common.errors import InvalidArgument, NotFound
+from kronii.foundation.errors import InvalidArgument, NotFound
 from kronii.supervisor.core.runtime_calls import Ack, AckAnswer
 from kronii.supervisor.core.tokens import Claims
 from kronii.supervisor.ports import Runtimes, TriggerState

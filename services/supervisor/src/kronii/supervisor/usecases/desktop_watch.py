@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from kronii.common.desktop_hold import DesktopHold, DesktopHolds
+from kronii.desktop.hold import DesktopHold, DesktopHolds
 
 __all__ = ["DesktopWatch"]
 

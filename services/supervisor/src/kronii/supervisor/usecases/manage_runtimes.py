@@ -13,7 +13,7 @@ import secrets
 import uuid
 from typing import Any
 
-from kronii.common.errors import Conflict, InvalidArgument, NotFound, PermissionDenied, Unavailable
+from kronii.foundation.errors import Conflict, InvalidArgument, NotFound, PermissionDenied, Unavailable
 from kronii.supervisor.core.agent_kinds import KindBook
 from kronii.supervisor.core.agent_states import AgentStates
 from kronii.supervisor.core.job import attach_command, require_id, session_name

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kronii.common.errors import Conflict, InvalidArgument, NotFound, PermissionDenied
+from kronii.foundation.errors import Conflict, InvalidArgument, NotFound, PermissionDenied
 from kronii.supervisor.core.job import OVERRIDE_PREFIXES
 from kronii.supervisor.core.model import Result
 from kronii.supervisor.core.policy import ThreadState

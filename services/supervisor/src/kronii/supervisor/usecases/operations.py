@@ -4,7 +4,7 @@ answers in core values; which use case does the work is decided here and nowhere
 
 from __future__ import annotations
 
-from kronii.common.desktop_hold import DesktopHold
+from kronii.desktop.hold import DesktopHold
 from kronii.supervisor.core.runtime_calls import (
     Ack,
     AckAnswer,

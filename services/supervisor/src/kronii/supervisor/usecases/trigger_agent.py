@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import NoReturn
 
-from kronii.common.errors import InvalidArgument, NotFound, Unavailable
+from kronii.foundation.errors import InvalidArgument, NotFound, Unavailable
 from kronii.supervisor.core.job import OVERRIDE_PREFIXES, Job, require_id
 from kronii.supervisor.core.model import Result
 from kronii.supervisor.core.params import SupervisorParams

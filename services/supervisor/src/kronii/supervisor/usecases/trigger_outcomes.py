@@ -9,7 +9,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from kronii.common.clock import on_the_wall
+from kronii.foundation.clock import on_the_wall
 from kronii.supervisor.core.job import Job
 from kronii.supervisor.core.machine import Defer, Finish, TriggerMachine
 from kronii.supervisor.core.model import CollisionGate, Result, RuntimeRecord

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kronii.common.desktop_hold import DesktopHold
+from kronii.desktop.hold import DesktopHold
 from kronii.supervisor.core.agent_states import AgentStates
 from kronii.supervisor.metrics import SupervisorMetrics
 from kronii.supervisor.ports import Panes, Runtimes, TriggerLog, TriggerState

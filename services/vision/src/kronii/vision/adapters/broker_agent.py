@@ -1,4 +1,4 @@
-"""The input broker, as the vision engine's agent client: the shared BrokerClient (kronii.common.
+"""The input broker, as the vision engine's agent client: the shared BrokerClient (kronii.agents.
 broker_client: sign-in with the engine's Ed25519 key, lease, safe points, input under the lease), run
 in a worker thread so the event loop never waits on the broker.
 
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from kronii.common.broker_client import BAD_KEY, UNREACHABLE, BrokerClient, BrokerError, InputResult
+from kronii.agents.broker_client import BAD_KEY, UNREACHABLE, BrokerClient, BrokerError, InputResult
 from kronii.vision.ports import LeaseRefused
 from kronii.vision.settings import VisionSettings
 

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import grpc
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from kronii.agents.keys import load_private_key
 from kronii.capture.v1 import capture_pb2 as cpb
 from kronii.capture.v1 import capture_pb2_grpc as cpb_grpc
-from kronii.common.agent_keys import load_private_key
-from kronii.common.procinfo import start_ticks
-from kronii.common.rendezvous import capture_socket_path
 from kronii.crypto.errors import KeyFileError
+from kronii.edge.procinfo import start_ticks
+from kronii.runtime.rendezvous import capture_socket_path
 from kronii.vision.core.context import Frame
 from kronii.vision.ports import ScreenshotUnavailable
 from kronii.vision.settings import VisionSettings

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from kronii.common.desktop_notify import URGENCY_CRITICAL, DesktopNotifier
+from kronii.desktop.notify import URGENCY_CRITICAL, DesktopNotifier
 from kronii.vision.core.plan_book import PlanRecord
 
 __all__ = ["ConfirmationNotice", "dialog_text"]

@@ -10,7 +10,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from kronii.common.errors import Unavailable
+from kronii.foundation.errors import Unavailable
 from kronii.vision.adapters.atspi import AccessibilityError, AtspiReader
 from kronii.vision.adapters.capture_frames import front_window
 from kronii.vision.adapters.screen_thumbnail import ScreenThumbnails, ThumbnailError

@@ -1,7 +1,7 @@
 """Starting an app a plan may open (R3): only names in the allowlist, each mapped to its command line by
 the settings; started detached in its own session, with no shell, and never waited for. The app is the
 person's: it carries KRONII_DETACHED=1, so that `kronii up`, which stops what a crashed service process
-leaves running (kronii.common.orphans), leaves it open."""
+leaves running (kronii.launcher.orphans), leaves it open."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import shlex
 import subprocess
 from collections.abc import Mapping
 
-from kronii.common.orphans import DETACHED_ENV
+from kronii.launcher.orphans import DETACHED_ENV
 
 __all__ = ["AppLauncher"]
 

@@ -1,11 +1,11 @@
 """The planner behind the engine's Planner port: the rules (the default; core/rules_planner.py) or a
-model through the shared backends (kronii.common.llm: OpenAI-compatible or llama.cpp) with the seed's
+model through the shared backends (kronii.llm: OpenAI-compatible or llama.cpp) with the seed's
 strict schema and R2 (one stricter retry, then stop). The model sees redacted text only: the backends'
 input guard refuses a prompt in which the redaction engine still finds a secret."""
 
 from __future__ import annotations
 
-from kronii.common.llm.protocol import LlmBackend, LlmError
+from kronii.llm.protocol import LlmBackend, LlmError
 from kronii.vision.core.actions import ACTION_SCHEMA, actions_from_reply
 from kronii.vision.core.commands import PlanAnswer
 from kronii.vision.core.context import ScreenContext
@@ -48,7 +48,7 @@ def make_planner(settings: VisionSettings) -> Planner:
         return RulesPlanner()
     model: LlmBackend
     if settings.planner == "openai":
-        from kronii.common.llm.openai import OpenAIBackend
+        from kronii.llm.openai import OpenAIBackend
 
         assert settings.llm_base_url is not None  # the settings' validator says so
         key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
@@ -60,7 +60,7 @@ def make_planner(settings: VisionSettings) -> Planner:
             settings.llm_max_output_tokens,
         )
     else:
-        from kronii.common.llm.llamacpp import LlamaCppBackend
+        from kronii.llm.llamacpp import LlamaCppBackend
 
         assert settings.llamacpp_model_path is not None
         model = LlamaCppBackend(

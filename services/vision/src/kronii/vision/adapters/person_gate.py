@@ -1,14 +1,14 @@
 """Only a person approves a plan: the call must come through the vision engine's local socket (the
 kernel names the calling process) with a proof of presence (polkit's org.kronii.approve-plan when
-polkitd runs, else the TTY binding of kronii.common.presence). An agent's process, a TCP caller or a
+polkitd runs, else the TTY binding of kronii.edge.presence). An agent's process, a TCP caller or a
 mesh token is never a person."""
 
 from __future__ import annotations
 
-from kronii.common.errors import PermissionDenied
-from kronii.common.local_door import PeerRegistry
-from kronii.common.presence import PresenceGate, PresenceRefused
-from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER, PresencePurpose
+from kronii.edge.local_door import PeerRegistry
+from kronii.edge.presence import PresenceGate, PresenceRefused
+from kronii.edge.presence_rules import SESSION_HEADER, TTY_HEADER, PresencePurpose
+from kronii.foundation.errors import PermissionDenied
 from kronii.vision.core.commands import CallFacts
 
 __all__ = ["APPROVE_PURPOSE", "PersonGate"]

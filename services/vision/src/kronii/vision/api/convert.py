@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kronii.common.errors import InvalidArgument
-from kronii.common.limits import unsafe_character
+from kronii.edge.limits import unsafe_character
+from kronii.foundation.errors import InvalidArgument
 from kronii.vision.core.actions import Action
 from kronii.vision.core.commands import PlanCommand
 from kronii.vision.core.context import Bounds, Built, UiNode

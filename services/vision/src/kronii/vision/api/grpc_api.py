@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
-from kronii.common.readiness import require_ready
+from kronii.runtime.readiness import require_ready
 from kronii.vision.api.convert import plan_command, plan_message
 from kronii.vision.core.commands import PlanDecision
 from kronii.vision.usecases.operations import VisionOperations

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
-from kronii.common.api_edge import as_json, read_body
-from kronii.common.openapi import errors, proto_body
-from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER
-from kronii.common.readiness import require_ready
+from kronii.edge.api_edge import as_json, read_body
+from kronii.edge.openapi import errors, proto_body
+from kronii.edge.presence_rules import SESSION_HEADER, TTY_HEADER
+from kronii.runtime.readiness import require_ready
 from kronii.vision.api.convert import context_json, plan_command, plan_message
 from kronii.vision.core.commands import CallFacts, PlanDecision
 from kronii.vision.usecases.operations import VisionOperations

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kronii.common.cli import exits
-from kronii.common.cli.exits import CommandError
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.exits import CommandError
 
 __all__ = ["Options", "Vision", "vision_socket", "vision_url"]
 
@@ -31,15 +31,15 @@ def vision_url(flag: str | None = None) -> str:
     configured = os.environ.get(URL_ENV, "").strip()
     if configured:
         return configured.rstrip("/")
-    from kronii.common.rendezvous import service_http_url
+    from kronii.runtime.rendezvous import service_http_url
     from kronii.vision.settings import VisionSettings
 
     return service_http_url("vision", VisionSettings).url
 
 
 def vision_socket() -> Path:
-    from kronii.common.rendezvous import local_socket_path
-    from kronii.common.settings import load_settings
+    from kronii.foundation.settings import load_settings
+    from kronii.runtime.rendezvous import local_socket_path
     from kronii.vision.settings import VisionSettings
 
     return local_socket_path("vision.sock", Path(load_settings(VisionSettings).data_dir))
@@ -51,7 +51,7 @@ class Vision:
         self.action = action
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        from kronii.common.local_http import JsonClient
+        from kronii.launcher.local_http import JsonClient
 
         url = vision_url(self.options.url)
         try:
@@ -66,8 +66,8 @@ class Vision:
 
     def as_person(self, method: str, path: str) -> dict[str, Any]:
         """A call through the local socket with this terminal's TTY binding (a person's proof)."""
-        from kronii.common.local_http import JsonClient
-        from kronii.common.presence_rules import SESSION_HEADER, TTY_HEADER
+        from kronii.edge.presence_rules import SESSION_HEADER, TTY_HEADER
+        from kronii.launcher.local_http import JsonClient
 
         socket = vision_socket()
         headers = {SESSION_HEADER: str(os.getsid(0))}

@@ -13,9 +13,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from kronii.common.cli import exits
-from kronii.common.cli.agent_clients import read_public_key
-from kronii.common.cli.exits import CommandError
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.agent_clients import read_public_key
+from kronii.launcher.cli.exits import CommandError
 
 __all__ = ["SERVICES", "Registration"]
 
@@ -57,7 +57,7 @@ class Registration:
 
     def _run(self, args: list[str]) -> str:
         ran = subprocess.run(
-            [sys.executable, "-m", "kronii.common.cli.main", *args],
+            [sys.executable, "-m", "kronii.launcher.cli.main", *args],
             capture_output=True, text=True, timeout=_TIMEOUT_S, check=False,
         )  # fmt: skip
         if ran.returncode != exits.OK:

@@ -9,7 +9,7 @@
 - `setup`: the engine's key and the two commands that let it read capture's redacted frames and ask
   the broker for the desktop.
 
-Exit codes (kronii.common.cli.exits): 0 done; 1 failed or stopped; 2 usage; 3 no such plan; 4 refused
+Exit codes (kronii.launcher.cli.exits): 0 done; 1 failed or stopped; 2 usage; 3 no such plan; 4 refused
 (blocked by the safety layer, denied, needs a person, the screen changed); 5 the engine is not running."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import time
 from typing import Any
 
 import click
-from kronii.common.cli import exits
-from kronii.common.cli.tables import print_table
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.tables import print_table
 from kronii.vision.cli.http import Options, Vision
 
 __all__ = ["outcome_text", "plan_text", "vision_command"]
@@ -197,7 +197,7 @@ def context(options: Options, as_json: bool) -> None:
 def setup(yes: bool, print_only: bool) -> None:
     """The engine's key, registered with capture (to read redacted frames) and the broker (to ask for
     the desktop). Asks before it registers; says so when both already know the key."""
-    from kronii.common.settings import load_settings
+    from kronii.foundation.settings import load_settings
     from kronii.vision.adapters.capture_frames import ensure_key
     from kronii.vision.cli.registration import Registration
     from kronii.vision.settings import VisionSettings

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kronii.common.errors import FailedPrecondition, NotFound
+from kronii.foundation.errors import FailedPrecondition, NotFound
 from kronii.vision.core.context import ScreenContext
 from kronii.vision.core.plans import TERMINAL, PlanEvent, PlanState, next_state, refusal
 from kronii.vision.core.safety import SafetyEvaluation

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from kronii.common.errors import KroniiError
+from kronii.foundation.errors import KroniiError
 from kronii.vision.core.commands import ConfirmationAnswer, PlanDecision
 from kronii.vision.usecases.approve_plan import ApprovePlan
 from kronii.vision.usecases.deny_plan import DenyPlan

@@ -4,9 +4,9 @@ plans the intent again instead, an unchanged one starts the run."""
 
 from __future__ import annotations
 
-from kronii.common.audit_trail import AuditTrail
-from kronii.common.clock import Clock
-from kronii.common.errors import FailedPrecondition
+from kronii.foundation.audit_trail import AuditTrail
+from kronii.foundation.clock import Clock
+from kronii.foundation.errors import FailedPrecondition
 from kronii.vision.core.commands import PlanDecision
 from kronii.vision.core.diff import diff_score
 from kronii.vision.core.fingerprint import screen_change

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from kronii.common.clock import Clock
+from kronii.foundation.clock import Clock
 from kronii.vision.core.context import Bounds, Built, Frame, OcrZone, RawNode, ScreenContext
 from kronii.vision.core.diff import diff_score
 from kronii.vision.core.pixels import infer_scale

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kronii.common.audit_trail import AuditTrail
-from kronii.common.clock import Clock
+from kronii.foundation.audit_trail import AuditTrail
+from kronii.foundation.clock import Clock
 from kronii.vision.core.commands import PlanDecision
 from kronii.vision.core.plan_book import PlanBook, PlanRecord
 from kronii.vision.core.plans import PlanEvent

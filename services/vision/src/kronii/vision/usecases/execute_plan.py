@@ -14,8 +14,8 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from kronii.common.audit_trail import AuditTrail
-from kronii.common.clock import Clock
+from kronii.foundation.audit_trail import AuditTrail
+from kronii.foundation.clock import Clock
 from kronii.vision.core.actions import Action, ActionType
 from kronii.vision.core.context import Built, RawNode, ScreenContext
 from kronii.vision.core.diff import diff_score

@@ -9,9 +9,9 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from kronii.common.audit_trail import AuditTrail
-from kronii.common.clock import Clock
-from kronii.common.errors import InvalidArgument
+from kronii.foundation.audit_trail import AuditTrail
+from kronii.foundation.clock import Clock
+from kronii.foundation.errors import InvalidArgument
 from kronii.vision.core.commands import PlanCommand
 from kronii.vision.core.fingerprint import plan_fingerprint
 from kronii.vision.core.plan_book import PlanBook, PlanRecord

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from kronii.common.clock import Clock
+from kronii.foundation.clock import Clock
 from kronii.vision.core.plan_book import PlanBook, PlanRecord
 from kronii.vision.core.plans import PlanEvent, PlanState
 from kronii.vision.usecases.execute_plan import Executor

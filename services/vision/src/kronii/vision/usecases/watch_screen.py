@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from kronii.common.clock import Clock
+from kronii.foundation.clock import Clock
 from kronii.vision.core.gate import Cadence, should_call_model
 from kronii.vision.core.plan_book import PlanBook
 from kronii.vision.core.plans import PlanEvent, PlanState

@@ -1,1 +1,0 @@
-"""kronii's shared library: settings, bus, database, audit, telemetry, service runtime and launcher."""
