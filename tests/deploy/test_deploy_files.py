@@ -690,8 +690,8 @@ def test_dockerignore_sends_sources_and_lock_but_no_local_state_or_secrets() -> 
     for path in needed:
         assert not dockerignore_excludes(path, patterns), f"{path} must reach the build"
     for path in [
-        ".git/config", ".venv/bin/python", ".env", "libs/common/.env", "services/sensor/.env.local",
-        "tests/unit/test_x.py", "libs/common/src/kronii/common/__pycache__/x.cpython-311.pyc",
+        ".git/config", ".venv/bin/python", ".env", "libs/stores/.env", "services/sensor/.env.local",
+        "tests/unit/test_x.py", "libs/stores/src/kronii/stores/__pycache__/x.cpython-311.pyc",
         "services/sensor/.venv/lib/x.py", "libs/api/server.key", "bench/results/r.json", "docs/x.md",
     ]:  # fmt: skip
         assert dockerignore_excludes(path, patterns), f"{path} must not reach the build"
@@ -1873,7 +1873,7 @@ def test_compose_vision_reaches_the_accessibility_bus_and_the_broker_and_keeps_i
 def test_compose_postgres_has_the_vector_extension_the_critic_migration_creates(
     compose: dict[str, Any],
 ) -> None:
-    migration = ROOT / "libs" / "common" / "src" / "kronii" / "common" / "migrations" / "versions"
+    migration = ROOT / "libs" / "stores" / "src" / "kronii" / "stores" / "migrations" / "versions"
     assert "CREATE EXTENSION IF NOT EXISTS vector" in (migration / "0008_critic.py").read_text(
         encoding="utf-8"
     )

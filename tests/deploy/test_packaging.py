@@ -139,7 +139,7 @@ def test_built_wheel_installs_into_a_fresh_venv_and_runs_kronii(tmp_path: Path) 
     assert "[console_scripts]\nkronii = kronii.launcher.cli.main:main\n" in entry_points
     # Generated code (libs/api) and a data file (alembic's template) are in, caches and tests are not.
     assert "kronii/capture/v1/capture_pb2.py" in names
-    assert "kronii/common/migrations/script.py.mako" in names
+    assert "kronii/stores/migrations/script.py.mako" in names
     assert not [name for name in names if "__pycache__" in name or name.startswith("tests/")]
 
     venv = tmp_path / "venv"
