@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from kronii.supervisor.adapters.panes import PaneDriver
-from kronii.supervisor.adapters.tmux import TmuxControl, TmuxError, pid_alive
+from kronii.supervisor.adapters.processes import pid_alive
+from kronii.supervisor.adapters.tmux import TmuxControl
+from kronii.supervisor.adapters.tmux_connection import TmuxError
 from kronii.supervisor.core.agent_kinds import DEFAULT_KINDS
 from kronii.supervisor.core.agent_state import Delivery
 from kronii.supervisor.core.payload import Payload, clean_prompt

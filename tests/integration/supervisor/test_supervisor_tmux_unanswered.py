@@ -15,9 +15,10 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
-from kronii.supervisor.adapters import tmux as tmux_module
+from kronii.supervisor.adapters import tmux_connection
 from kronii.supervisor.adapters.panes import PaneDriver
-from kronii.supervisor.adapters.tmux import TmuxControl, TmuxError, TmuxUnanswered
+from kronii.supervisor.adapters.tmux import TmuxControl
+from kronii.supervisor.adapters.tmux_connection import TmuxError, TmuxUnanswered
 from kronii.supervisor.core.agent_kinds import DEFAULT_KINDS
 
 from tests.agents.harness import private_socket
@@ -60,7 +61,7 @@ async def test_a_new_control_connection_takes_commands_only_once_tmux_attached_i
             lines = await control.command("display-message", "-p", "-t", live_pane, "#{pane_id}")
             assert lines == [live_pane]
             clients = await control.command("list-clients", "-F", "#{client_pid} #{session_name}")
-            assert f"{control.pid} {tmux_module.CONTROL_SESSION}" in clients
+            assert f"{control.pid} {tmux_connection.CONTROL_SESSION}" in clients
         except TmuxError as error:
             failures.append(str(error))
         finally:
@@ -94,7 +95,7 @@ async def test_a_look_while_the_control_client_is_reopened_never_calls_a_live_pa
 async def test_tmux_not_answering_leaves_the_pane_unknown_not_gone(
     socket: str, live_pane: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(tmux_module, "ANSWER_TIMEOUT_SECS", 0.5)
+    monkeypatch.setattr(tmux_connection, "ANSWER_TIMEOUT_SECS", 0.5)
     control = TmuxControl(socket)
     driver = PaneDriver(control)
     server = _server_pid(socket)

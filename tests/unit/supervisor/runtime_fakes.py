@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kronii.supervisor.adapters.tmux import TmuxError
+from kronii.supervisor.adapters.tmux_connection import TmuxError
 from kronii.supervisor.api import convert
 from kronii.supervisor.core.agent_kinds import AgentKind, KindBook
 from kronii.supervisor.core.agent_states import AgentStates

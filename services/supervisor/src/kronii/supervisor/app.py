@@ -19,10 +19,12 @@ from kronii.runtime.service import DependencyStatus, ServiceContext
 from kronii.supervisor.adapters.bus_events import BusEvents
 from kronii.supervisor.adapters.launcher import VisibleLauncher
 from kronii.supervisor.adapters.panes import PaneDriver
+from kronii.supervisor.adapters.processes import pid_alive
 from kronii.supervisor.adapters.registry import Registry
 from kronii.supervisor.adapters.sessions import find_session_id
 from kronii.supervisor.adapters.state import SupervisorState
-from kronii.supervisor.adapters.tmux import CONTROL_SESSION, TmuxControl, pid_alive
+from kronii.supervisor.adapters.tmux import TmuxControl
+from kronii.supervisor.adapters.tmux_connection import CONTROL_SESSION
 from kronii.supervisor.adapters.token_key import load_or_create_secret
 from kronii.supervisor.adapters.trigger_records import TriggerRecords
 from kronii.supervisor.adapters.trigger_rows import TriggerRows

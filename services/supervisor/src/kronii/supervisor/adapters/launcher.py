@@ -12,7 +12,8 @@ import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from kronii.supervisor.adapters.tmux import TmuxControl, TmuxError
+from kronii.supervisor.adapters.tmux import TmuxControl
+from kronii.supervisor.adapters.tmux_connection import TmuxError
 from kronii.supervisor.core.agent_kinds import AgentKind
 from kronii.supervisor.core.agent_state import AgentState, classify
 from kronii.supervisor.core.pane_reports import StartCheck

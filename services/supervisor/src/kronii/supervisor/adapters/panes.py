@@ -14,15 +14,9 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from kronii.supervisor.adapters.tmux import (
-    SHELLS,
-    PaneProbe,
-    TmuxControl,
-    TmuxError,
-    foreground_of,
-    process_name,
-    says_gone,
-)
+from kronii.supervisor.adapters.processes import SHELLS, foreground_of, process_name
+from kronii.supervisor.adapters.tmux import TmuxControl
+from kronii.supervisor.adapters.tmux_connection import TmuxError, says_gone
 from kronii.supervisor.core.agent_kinds import AgentKind
 from kronii.supervisor.core.agent_state import (
     AgentState,
@@ -34,7 +28,7 @@ from kronii.supervisor.core.agent_state import (
     holds_prompt,
 )
 from kronii.supervisor.core.model import PaneFacts
-from kronii.supervisor.core.pane_reports import Baseline, Look, Written
+from kronii.supervisor.core.pane_reports import Baseline, Look, PaneProbe, Written
 from kronii.supervisor.core.payload import Payload
 from kronii.supervisor.core.screen import StyledLine, echo_count, parse_screen
 

@@ -1,5 +1,6 @@
-"""What /proc says of an agent's processes: start time, environment, working directory, and the
-agent among the registered process and its descendants (adapters/sessions.py reads its files)."""
+"""What /proc says of an agent's processes: start time, environment, working directory, whether
+one lives and what its terminal runs in the foreground, and the agent among the registered process
+and its descendants (adapters/sessions.py reads its files)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,21 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from kronii.supervisor.adapters.tmux import SHELLS
+__all__ = [
+    "SHELLS",
+    "ProcessInfo",
+    "agent_process",
+    "descendants",
+    "foreground_of",
+    "pid_alive",
+    "process_info",
+    "process_name",
+]
 
-__all__ = ["ProcessInfo", "agent_process", "descendants", "process_info"]
+# What a pane runs when no agent is in front: the agent is not one of these.
+SHELLS = frozenset(
+    {"sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh", "ash", "busybox", "nu"}
+)
 
 
 @dataclass(frozen=True)
@@ -83,6 +96,35 @@ def process_info(pid: int) -> ProcessInfo | None:
     except OSError:
         name = ""
     return ProcessInfo(pid=pid, cwd=cwd, started_at=started_at, env=env, argv=argv, name=name)
+
+
+def foreground_of(pane_pid: int) -> int | None:
+    """The foreground process group of the pane's terminal, from /proc/<pane_pid>/stat (tpgid)."""
+    try:
+        raw = Path(f"/proc/{pane_pid}/stat").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    fields = raw[raw.rindex(")") + 2 :].split()
+    # After "pid (comm) ": state ppid pgrp session tty_nr tpgid ...
+    tpgid = int(fields[5])
+    return tpgid if tpgid > 0 else None
+
+
+def process_name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return state[state.rindex(")") + 2 :].split()[0] not in ("Z", "X")
 
 
 def _children(pid: int) -> list[int] | None:
