@@ -142,6 +142,27 @@ class TriggerLifecycle:
         gathered: Gathered | None = None,
     ) -> Situation:
         snap, pane, alive = gathered or await self.gather(job, record, kind, now)
+        guards = self._guards(job, snap)
+        # `now` is monotonic; what tmux, the registry and the broker stamp is wall time: each is
+        # moved onto the monotonic clock here, at one reading of both.
+        wall = self._clock.wall()
+        shift = now - wall
+        hold = self._desktop_hold(wall)
+        if hold is not None and hold.until is not None:
+            hold = replace(hold, until=hold.until + shift)
+        if pane is not None and pane.human_activity_at is not None:
+            pane = replace(pane, human_activity_at=pane.human_activity_at + shift)
+        if record is None:
+            return Situation(
+                runtime=None, pane=None, guards=guards, force_override=job.force, desktop_hold=hold
+            )
+        facts = _runtime_facts(record, alive=alive, shift=shift)
+        return Situation(runtime=facts, pane=pane, guards=guards, force_override=job.force, desktop_hold=hold)
+
+    def _guards(self, job: Job, snap: Snapshot) -> GuardFacts:
+        """The guard counters as the table reads them. On the job's first admission its turn is
+        observed on the thread (blocked, or repeating without progress) and the thread's state
+        stored in the background; later admissions of the same job do not count it again."""
         blocked = loop = False
         if not job.admitted:
             verdict = observe_turn(
@@ -157,7 +178,7 @@ class TriggerLifecycle:
             )
             blocked, loop = verdict.blocked, verdict.loop
             job.admitted = True
-        guards = GuardFacts(
+        return GuardFacts(
             recent_attempts=snap.attempts,
             recent_failures=snap.failures,
             consecutive_failures=snap.streak,
@@ -165,30 +186,6 @@ class TriggerLifecycle:
             thread_blocked=blocked,
             repeats_without_progress=loop,
         )
-        # `now` is monotonic; what tmux, the registry and the broker stamp is wall time: each is
-        # moved onto the monotonic clock here, at one reading of both.
-        wall = self._clock.wall()
-        shift = now - wall
-        hold = self._desktop_hold(wall)
-        if hold is not None and hold.until is not None:
-            hold = replace(hold, until=hold.until + shift)
-        if pane is not None and pane.human_activity_at is not None:
-            pane = replace(pane, human_activity_at=pane.human_activity_at + shift)
-        if record is None:
-            return Situation(
-                runtime=None, pane=None, guards=guards, force_override=job.force, desktop_hold=hold
-            )
-        facts = RuntimeFacts(
-            runtime_id=record.runtime_id,
-            kind=record.kind,
-            managed=record.managed,
-            status=record.status,
-            pid_alive=alive,
-            paused=record.paused,
-            session_id=record.session_id,
-            last_heartbeat_at=None if record.last_heartbeat_at is None else record.last_heartbeat_at + shift,
-        )
-        return Situation(runtime=facts, pane=pane, guards=guards, force_override=job.force, desktop_hold=hold)
 
     def _background(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.create_task(coro)
@@ -423,3 +420,18 @@ class TriggerLifecycle:
             else f"the prompt left the input box but the agent showed no sign of taking it within {job.ack_timeout_secs:g} s"
         )
         return Signal.ACK_TIMEOUT
+
+
+def _runtime_facts(record: RuntimeRecord, *, alive: bool, shift: float) -> RuntimeFacts:
+    """What the table needs of the registered runtime, its heartbeat moved onto the monotonic
+    clock by `shift` (monotonic minus wall, read once)."""
+    return RuntimeFacts(
+        runtime_id=record.runtime_id,
+        kind=record.kind,
+        managed=record.managed,
+        status=record.status,
+        pid_alive=alive,
+        paused=record.paused,
+        session_id=record.session_id,
+        last_heartbeat_at=None if record.last_heartbeat_at is None else record.last_heartbeat_at + shift,
+    )
