@@ -10,7 +10,9 @@ import signal
 import time
 
 import pytest
-from kronii.vision.adapters.atspi import AccessibilityError, AtspiReader, decode_states
+from kronii.vision.adapters.atspi import AtspiReader
+from kronii.vision.adapters.atspi_bus import AccessibilityError
+from kronii.vision.adapters.atspi_tree import decode_states
 from kronii.vision.core.context import Bounds, RawNode
 
 from tests.integration.vision.vision_desktop import (

@@ -1,55 +1,35 @@
-"""AT-SPI adapter: reads the desktop's accessibility tree and performs semantic actions over D-Bus.
-
-The accessibility bus (the session bus's `org.a11y.Bus.GetAddress`) holds every application's objects
-under its unique bus name; a ref is "<bus name>|<object path>", valid while the object lives. A password's text is never read: an object with role "password text" (what GTK, Qt, Firefox and
-Chromium give password fields; AT-SPI has no "secured" state, but one is honoured should a bridge
-ever report it) gets text "" and secured=True, and no Text call is ever sent to it.
+"""AT-SPI adapter: reads the desktop's accessibility tree (adapters/atspi_tree.py) and performs
+semantic actions over D-Bus (adapters/atspi_bus.py), and passes on the tree's events.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from dbus_fast import DBusFastError, Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
-from kronii.vision.core.context import Bounds, RawNode
+from kronii.vision.adapters.atspi_bus import (
+    A11Y_BUS_NAME,
+    A11Y_BUS_PATH,
+    ACTION,
+    COMPONENT,
+    DBUS_NAME,
+    DBUS_PATH,
+    EDITABLE_TEXT,
+    PROPERTIES,
+    REGISTRY_NAME,
+    REGISTRY_PATH,
+    A11yBus,
+    AccessibilityError,
+    DBusCallError,
+    split_ref,
+)
+from kronii.vision.adapters.atspi_tree import TreeWalk
+from kronii.vision.core.context import RawNode
 
-__all__ = ["STATE_NAMES", "AccessibilityError", "AtspiReader", "EventCallback", "decode_states", "split_ref"]
-
-# AtspiStateType in at-spi2-core's order (2.46): bit n of GetState's uint32[2] is STATE_NAMES[n].
-STATE_NAMES: tuple[str, ...] = (
-    "invalid", "active", "armed", "busy", "checked", "collapsed", "defunct", "editable", "enabled",
-    "expandable", "expanded", "focusable", "focused", "has_tooltip", "horizontal", "iconified", "modal",
-    "multi_line", "multiselectable", "opaque", "pressed", "resizable", "selectable", "selected",
-    "sensitive", "showing", "single_line", "stale", "transient", "vertical", "visible",
-    "manages_descendants", "indeterminate", "required", "truncated", "animated", "invalid_entry",
-    "supports_autocompletion", "selectable_text", "is_default", "visited", "checkable", "has_popup",
-    "read_only",
-)  # fmt: skip
-
-A11Y_BUS_NAME = "org.a11y.Bus"
-A11Y_BUS_PATH = "/org/a11y/bus"
-REGISTRY_NAME = "org.a11y.atspi.Registry"
-REGISTRY_PATH = "/org/a11y/atspi/registry"
-ROOT_PATH = "/org/a11y/atspi/accessible/root"
-ACCESSIBLE = "org.a11y.atspi.Accessible"
-ACTION = "org.a11y.atspi.Action"
-COMPONENT = "org.a11y.atspi.Component"
-EDITABLE_TEXT = "org.a11y.atspi.EditableText"
-TEXT = "org.a11y.atspi.Text"
-PROPERTIES = "org.freedesktop.DBus.Properties"
-DBUS_NAME = "org.freedesktop.DBus"
-DBUS_PATH = "/org/freedesktop/DBus"
-SCREEN = 0  # ATSPI_COORD_TYPE_SCREEN
-MAX_CALLS_IN_FLIGHT = 64
-
-WINDOW_ROLES = frozenset({"frame", "window", "dialog", "alert", "file chooser"})
-# A document's whole text is not what a plan needs, and this bounds what one reply can cost.
-MAX_TEXT_CHARS = 10_000
+__all__ = ["AtspiReader", "EventCallback"]
 
 _OBJECT_EVENT = "org.a11y.atspi.Event.Object"
 # (registry event name, signal interface, signal member, first argument or None) per watched event.
@@ -69,91 +49,6 @@ _GONE_ERRORS = frozenset(
 _NO_INTERFACE_ERRORS = frozenset(_ERROR + n for n in ("UnknownMethod", "UnknownInterface", "UnknownProperty"))
 
 EventCallback = Callable[[str, str], None]
-
-
-class AccessibilityError(RuntimeError):
-    """An accessibility call failed; the message is a sentence fit for a log or a plan's notes."""
-
-
-class DBusCallError(Exception):
-    """A D-Bus error reply, kept inside the adapter (public methods turn it into AccessibilityError)."""
-
-    def __init__(self, name: str, text: str) -> None:
-        super().__init__(f"{name}: {text}")
-        self.name = name
-
-
-def decode_states(words: Sequence[int]) -> frozenset[str]:
-    """AT-SPI's state bitset (uint32 words, low word first) as lower-case state names."""
-    names: set[str] = set()
-    for word_index, word in enumerate(words):
-        for bit in range(32):
-            if word & (1 << bit):
-                index = word_index * 32 + bit
-                names.add(STATE_NAMES[index] if index < len(STATE_NAMES) else f"state_{index}")
-    names.discard("invalid")
-    return frozenset(names)
-
-
-def split_ref(ref: str) -> tuple[str, str]:
-    bus_name, sep, path = ref.partition("|")
-    if not sep or not bus_name or not path.startswith("/"):
-        raise AccessibilityError(f"{ref!r} is not an accessibility ref ('<bus name>|<object path>').")
-    return bus_name, path
-
-
-class A11yBus:
-    """One connection to the accessibility bus: method calls bounded in time, errors as DBusCallError."""
-
-    def __init__(self, bus: MessageBus, call_timeout_s: float) -> None:
-        self.bus = bus
-        self.call_timeout_s = call_timeout_s
-        # dbus-fast drops the whole connection when the socket's send buffer is full (EAGAIN in its
-        # write callback, dbus-next issue #153), which some hundred queued calls reach: so few fly at once.
-        self._in_flight = asyncio.Semaphore(MAX_CALLS_IN_FLIGHT)
-
-    async def call(
-        self,
-        destination: str,
-        path: str,
-        interface: str,
-        member: str,
-        signature: str = "",
-        body: Sequence[Any] = (),
-    ) -> list[Any]:
-        """The reply's body; TimeoutError after `call_timeout_s`, DBusCallError on an error reply."""
-        try:
-            message = Message(destination, path, interface, member, signature=signature, body=list(body))
-        except DBusFastError as exc:
-            raise DBusCallError("org.freedesktop.DBus.Error.InvalidArgs", str(exc)) from exc
-        async with self._in_flight:
-            reply = await asyncio.wait_for(self.bus.call(message), self.call_timeout_s)
-        if reply.message_type == MessageType.ERROR:
-            text = reply.body[0] if reply.body and isinstance(reply.body[0], str) else ""
-            raise DBusCallError(reply.error_name or "unknown error", text.strip())
-        return list(reply.body)
-
-    async def first(
-        self, dest: str, path: str, iface: str, member: str, sig: str = "", body: Sequence[Any] = ()
-    ) -> Any:
-        """The first value of the reply's body."""
-        return (await self.call(dest, path, iface, member, sig, body))[0]
-
-    async def action_names(self, destination: str, path: str) -> list[str]:
-        """The actions' names, not GetActions' localized ones ("Click"): plans name "click" anywhere."""
-        (count,) = await self.call(destination, path, PROPERTIES, "Get", "ss", [ACTION, "NActions"])
-        calls = (self.call(destination, path, ACTION, "GetName", "i", [i]) for i in range(int(count.value)))
-        return [str(reply[0]) for reply in await _settle(*calls)]
-
-    async def pid_of(self, bus_name: str) -> int:
-        """The process behind a bus name, or 0 when the bus will not say."""
-        try:
-            pid = await self.first(
-                DBUS_NAME, DBUS_PATH, DBUS_NAME, "GetConnectionUnixProcessID", "s", [bus_name]
-            )
-        except (DBusCallError, TimeoutError):
-            return 0
-        return int(pid)
 
 
 def _explain(ref: str, what: str, exc: BaseException) -> AccessibilityError:
@@ -332,158 +227,3 @@ class AtspiReader:
             return str((await bus.call(A11Y_BUS_NAME, A11Y_BUS_PATH, A11Y_BUS_NAME, "GetAddress"))[0])
         except (DBusCallError, TimeoutError) as exc:
             raise AccessibilityError(f"org.a11y.Bus did not give the a11y bus's address: {exc}.") from exc
-
-
-@dataclass(frozen=True, slots=True)
-class _Place:
-    """Where an object sits in the walk, known before it is read."""
-
-    bus_name: str
-    path: str
-    depth: int
-    parent: str | None
-    window_title: str
-    pid: int
-
-
-@dataclass(frozen=True, slots=True)
-class _Read:
-    node: RawNode
-    children: list[tuple[str, str]]
-
-
-async def _settle(*calls: Awaitable[Any]) -> list[Any]:
-    """Await every call; a timeout anywhere wins over any other error, so a hung app is noticed."""
-    results = await asyncio.gather(*calls, return_exceptions=True)
-    for result in results:
-        if isinstance(result, TimeoutError):
-            raise result
-    for result in results:
-        if isinstance(result, BaseException):
-            raise result
-    return results
-
-
-async def _optional(wanted: bool, ask: Callable[..., Awaitable[Any]], *args: Any) -> Any:
-    """What `ask(*args)` answers; None when not `wanted` (nothing is then sent) or when the object
-    cannot answer it. A timeout still raises."""
-    if not wanted:
-        return None
-    try:
-        return await ask(*args)
-    except DBusCallError:
-        return None
-
-
-class TreeWalk:
-    """One depth-first read of the tree: each object's children are read together (one wave of
-    concurrent calls for the basics, one for extents/actions/text), then visited in order.
-    Cache.GetItems would give a whole application in one reply, but GTK3's bridge (at-spi2-core 2.46)
-    answers it with UnknownMethod."""
-
-    def __init__(self, a11y: A11yBus, *, max_depth: int, max_objects: int, deadline: float) -> None:
-        self._a11y = a11y
-        self._max_depth = max_depth
-        self._remaining = max_objects
-        self._deadline = deadline
-        self.nodes: list[RawNode] = []
-        self.notes: list[str] = []
-
-    async def run(self) -> list[RawNode]:
-        try:
-            apps = await self._a11y.first(REGISTRY_NAME, ROOT_PATH, ACCESSIBLE, "GetChildren")
-        except (DBusCallError, TimeoutError) as exc:
-            raise AccessibilityError(f"The accessibility registry did not list applications: {exc}.") from exc
-        own_name = self._a11y.bus.unique_name
-        for bus_name, path in self._take([ref for ref in apps if ref[0] != own_name], "applications"):
-            await self._walk_app(str(bus_name), str(path))
-        return self.nodes
-
-    async def _walk_app(self, bus_name: str, path: str) -> None:
-        first = len(self.nodes)
-        try:
-            pid = await self._a11y.pid_of(bus_name)
-            root = await self._read(_Place(bus_name, path, 0, None, "", pid))
-            if root is not None:
-                await self._visit(root)
-        except TimeoutError:
-            # A half-read application would look like a smaller one; it is left out whole.
-            del self.nodes[first:]
-            self.notes.append(f"application {bus_name} did not answer within {self._a11y.call_timeout_s} s")
-        except (TypeError, ValueError, IndexError, AttributeError):
-            del self.nodes[first:]
-            self.notes.append(f"application {bus_name} answered with malformed accessibility data; skipped")
-
-    async def _visit(self, read: _Read) -> None:
-        self.nodes.append(read.node)
-        if not read.children:
-            return
-        if read.node.depth >= self._max_depth:
-            self._note_once(f"objects deeper than max_depth={self._max_depth} were not read")
-            return
-        if time.perf_counter() > self._deadline:
-            self._note_once("the walk stopped at its time budget")
-            return
-        node = read.node
-        places = [
-            _Place(bus, path, node.depth + 1, node.ref, node.window_title, node.pid)
-            for bus, path in self._take(read.children, "objects")
-        ]
-        for child in await self._read_group(places):
-            if child is not None:
-                await self._visit(child)
-
-    def _take(self, refs: Sequence[tuple[str, str]], what: str) -> Sequence[tuple[str, str]]:
-        """As many of `refs` as max_objects still allows, counted as read."""
-        taken = refs[: max(self._remaining, 0)]
-        if len(taken) < len(refs):
-            self._note_once(f"the walk stopped at max_objects; some {what} were not read")
-        self._remaining -= len(taken)
-        return taken
-
-    def _note_once(self, note: str) -> None:
-        if note not in self.notes:
-            self.notes.append(note)
-
-    async def _read_group(self, places: Sequence[_Place]) -> list[_Read | None]:
-        return await _settle(*(self._read(place) for place in places))
-
-    async def _read(self, place: _Place) -> _Read | None:
-        """One object, or None when it vanished while being read."""
-        a11y, bus, path = self._a11y, place.bus_name, place.path
-        try:
-            role, name, state, interfaces, children = await _settle(
-                a11y.first(bus, path, ACCESSIBLE, "GetRoleName"),
-                a11y.first(bus, path, PROPERTIES, "Get", "ss", [ACCESSIBLE, "Name"]),
-                a11y.first(bus, path, ACCESSIBLE, "GetState"),
-                a11y.first(bus, path, ACCESSIBLE, "GetInterfaces"),
-                a11y.first(bus, path, ACCESSIBLE, "GetChildren"),
-            )
-        except DBusCallError:
-            return None
-        states = decode_states(state)
-        secured = role == "password text" or "secured" in states
-        # The Text call is never even made for a secured object: not the secret, nor its bullet mask.
-        wants_text = TEXT in interfaces and not secured
-        extents, actions, text = await _settle(
-            _optional(COMPONENT in interfaces, a11y.first, bus, path, COMPONENT, "GetExtents", "u", [SCREEN]),
-            _optional(ACTION in interfaces, a11y.action_names, bus, path),
-            _optional(wants_text, a11y.first, bus, path, TEXT, "GetText", "ii", [0, -1]),
-        )
-        title = str(name.value)
-        node = RawNode(
-            ref=f"{bus}|{path}",
-            role=str(role),
-            name=title,
-            states=states,
-            bounds=None if extents is None else Bounds(*(int(v) for v in extents)),
-            actions=tuple(actions or ()),
-            editable=EDITABLE_TEXT in interfaces and "editable" in states,
-            text="" if secured or text is None else str(text)[:MAX_TEXT_CHARS],
-            depth=place.depth,
-            parent=place.parent,
-            secured=secured,
-            window_title=title if role in WINDOW_ROLES else place.window_title,
-            pid=place.pid,
-        )
-        return _Read(node, [(str(b), str(p)) for b, p in children])

@@ -11,7 +11,8 @@ import time
 from typing import TYPE_CHECKING
 
 from kronii.foundation.errors import Unavailable
-from kronii.vision.adapters.atspi import AccessibilityError, AtspiReader
+from kronii.vision.adapters.atspi import AtspiReader
+from kronii.vision.adapters.atspi_bus import AccessibilityError
 from kronii.vision.adapters.capture_frames import front_window
 from kronii.vision.adapters.screen_thumbnail import ScreenThumbnails, ThumbnailError
 from kronii.vision.core.context import Bounds, RawNode
