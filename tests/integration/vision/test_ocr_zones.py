@@ -18,7 +18,9 @@ from kronii.redaction import (
     RedactionEngine,
     RedactionResult,
 )
-from kronii.vision.adapters.ocr import OcrError, OcrReading, ScreenOcr, ScreenOcrSettings
+from kronii.vision.adapters.ocr import OcrReading, ScreenOcr
+from kronii.vision.adapters.ocr_settings import ScreenOcrSettings
+from kronii.vision.adapters.ocr_zones import OcrError
 from kronii.vision.core.context import Bounds, OcrZone
 from PIL import Image, ImageDraw, ImageFont
 
