@@ -14,11 +14,7 @@ from typing import Any
 import pytest
 from kronii.launcher import infra
 from kronii.launcher.infra import EmbeddedInfra, InfraError, InfraPorts
-from kronii.runtime.service import _Runtime
-
-
-def _runtime() -> Any:
-    return SimpleNamespace(stopping=asyncio.Event())
+from kronii.runtime.connections import retry_until_stopped
 
 
 async def test_a_dependency_is_tried_again_with_a_doubling_pause_until_it_answers(
@@ -33,7 +29,7 @@ async def test_a_dependency_is_tried_again_with_a_doubling_pause_until_it_answer
             raise ConnectionRefusedError("nobody listens")
 
     with caplog.at_level(logging.WARNING, logger="kronii.runtime.service"):
-        await asyncio.wait_for(_Runtime._retry(_runtime(), "nats", connect), 5)
+        await asyncio.wait_for(retry_until_stopped("nats", connect, stopping=asyncio.Event()), 5)
     assert calls == 3
     assert [record.getMessage() for record in caplog.records] == [
         "nats is not reachable yet (nobody listens); retrying in 0.2 s",
@@ -42,29 +38,29 @@ async def test_a_dependency_is_tried_again_with_a_doubling_pause_until_it_answer
 
 
 async def test_a_stop_ends_the_retries_without_another_try() -> None:
-    runtime = _runtime()
+    stopping = asyncio.Event()
     calls = 0
 
     async def connect() -> None:
         nonlocal calls
         calls += 1
-        runtime.stopping.set()
+        stopping.set()
         raise ConnectionRefusedError("nobody listens")
 
     started = time.monotonic()
-    await asyncio.wait_for(_Runtime._retry(runtime, "nats", connect), 5)
+    await asyncio.wait_for(retry_until_stopped("nats", connect, stopping=stopping), 5)
     assert calls == 1
     assert time.monotonic() - started < 0.15  # the pause was cut short, not slept out
 
 
 async def test_a_service_told_to_stop_before_connecting_does_not_try() -> None:
-    runtime = _runtime()
-    runtime.stopping.set()
+    stopping = asyncio.Event()
+    stopping.set()
 
     async def connect() -> None:
         raise AssertionError("tried although stopping")
 
-    await asyncio.wait_for(_Runtime._retry(runtime, "nats", connect), 1)
+    await asyncio.wait_for(retry_until_stopped("nats", connect, stopping=stopping), 1)
 
 
 def _child(alive: bool) -> Any:

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
-from kronii.runtime.service import _Runtime
+from kronii.runtime.connections import wait_for_schema
 
 
 async def test_a_service_waits_for_the_schema_file_then_goes_on(
@@ -17,8 +16,8 @@ async def test_a_service_waits_for_the_schema_file_then_goes_on(
 ) -> None:
     marker = tmp_path / "schema.ready"
     monkeypatch.setenv("KRONII_SCHEMA_READY_FILE", str(marker))
-    runtime = SimpleNamespace(stopping=asyncio.Event())
-    waiting = asyncio.create_task(_Runtime.wait_for_schema(runtime))  # type: ignore[arg-type]
+    stopping = asyncio.Event()
+    waiting = asyncio.create_task(wait_for_schema(stopping))
     await asyncio.sleep(0.3)
     assert not waiting.done()  # no schema yet: it waits
     marker.touch()
@@ -27,12 +26,12 @@ async def test_a_service_waits_for_the_schema_file_then_goes_on(
 
 async def test_a_stop_ends_the_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KRONII_SCHEMA_READY_FILE", str(tmp_path / "never"))
-    runtime = SimpleNamespace(stopping=asyncio.Event())
-    waiting = asyncio.create_task(_Runtime.wait_for_schema(runtime))  # type: ignore[arg-type]
-    runtime.stopping.set()
+    stopping = asyncio.Event()
+    waiting = asyncio.create_task(wait_for_schema(stopping))
+    stopping.set()
     await asyncio.wait_for(waiting, 2)
 
 
 async def test_outside_kronii_up_nothing_is_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("KRONII_SCHEMA_READY_FILE", raising=False)
-    await asyncio.wait_for(_Runtime.wait_for_schema(SimpleNamespace(stopping=asyncio.Event())), 1)  # type: ignore[arg-type]
+    await asyncio.wait_for(wait_for_schema(asyncio.Event()), 1)

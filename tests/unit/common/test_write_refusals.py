@@ -310,7 +310,7 @@ async def test_bad_input_is_still_a_4xx_while_not_ready(runtime: _Runtime, http:
 
 
 async def _vision_call(runtime: _Runtime, method: str, request: Any) -> grpc.aio.AioRpcError:
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{runtime.grpc_bound_port}") as channel:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{runtime.grpc.bound_port}") as channel:
         stub = vpb_grpc.VisionStub(channel)
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await getattr(stub, method)(request, timeout=10)
@@ -333,8 +333,8 @@ async def test_every_grpc_write_answers_a_full_store_with_unavailable(runtime: _
             assert len((error.details() or "").split()) >= 4
             assert int(dict(error.trailing_metadata() or ())["retry-after"]) >= 1
     finally:
-        assert runtime.grpc_server is not None
-        await runtime.grpc_server.stop(None)
+        assert runtime.grpc.server is not None
+        await runtime.grpc.server.stop(None)
 
 
 async def test_a_grpc_plan_is_refused_with_unavailable_while_not_ready(runtime: _Runtime) -> None:
@@ -346,5 +346,5 @@ async def test_a_grpc_plan_is_refused_with_unavailable_while_not_ready(runtime: 
         assert error.code() is grpc.StatusCode.UNAVAILABLE
         assert "not ready" in (error.details() or "")
     finally:
-        assert runtime.grpc_server is not None
-        await runtime.grpc_server.stop(None)
+        assert runtime.grpc.server is not None
+        await runtime.grpc.server.stop(None)
