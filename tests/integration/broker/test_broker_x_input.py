@@ -11,12 +11,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from kronii.broker.adapters.x_master import (
-    BROKER_MASTER_NAME,
-    PlainXTestInjector,
-    UnknownKey,
-    XMasterInjector,
-)
+from kronii.broker.adapters.x_keymap import UnknownKey
+from kronii.broker.adapters.x_master import BROKER_MASTER_NAME, XMasterInjector
+from kronii.broker.adapters.x_plain_xtest import PlainXTestInjector
 from kronii.broker.adapters.x_watch import OwnInput, RawInputWatcher, physical_input_devices
 from kronii.desktop.input_actions import InputAction
 from Xlib import display as xdisplay

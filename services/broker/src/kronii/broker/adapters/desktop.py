@@ -18,7 +18,8 @@ from pathlib import Path
 from kronii.broker.adapters.remote_view import RemoteView
 from kronii.broker.adapters.vnc import VncSettings
 from kronii.broker.adapters.x_focus import focused_window
-from kronii.broker.adapters.x_master import PlainXTestInjector, XMasterInjector
+from kronii.broker.adapters.x_master import XMasterInjector
+from kronii.broker.adapters.x_plain_xtest import PlainXTestInjector
 from kronii.broker.adapters.x_watch import RawInputWatcher, physical_input_devices
 from kronii.broker.core.facts import UserInputSeen
 from kronii.broker.ports import DesktopWitness, Injector

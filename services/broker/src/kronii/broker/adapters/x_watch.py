@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, Protocol
 
 from kronii.broker.adapters import x_protocol
-from kronii.broker.adapters.x_master import BROKER_MASTER_NAME, keysym_for_name
+from kronii.broker.adapters.x_keymap import keysym_for_name
+from kronii.broker.adapters.x_master import BROKER_MASTER_NAME
 from kronii.broker.core.facts import UserInputSeen
 from Xlib import XK, X
 from Xlib import display as xdisplay
