@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,10 +12,22 @@ import pytest_asyncio
 from kronii.stores.db import make_engine, make_sessionmaker, migrate_up
 
 from tests.infra import InfraUrls, create_database, start_test_infra
+from tests.mesh import note_last_users, stop_what_item_used_last
 
 # A person's own ~/.config/kronii/config.toml must not change what the suite tests; tests of the
 # config file point KRONII_CONFIG (or XDG_CONFIG_HOME) at their own.
 os.environ.setdefault("KRONII_CONFIG", str(Path(tempfile.gettempdir()) / "kronii-tests" / "no-config.toml"))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    note_last_users(items)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
+    yield
+    stop_what_item_used_last(item)
 
 
 @pytest.fixture(scope="session")

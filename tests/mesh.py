@@ -13,21 +13,27 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import httpx
 import psutil
 
 from tests import desktop
 
+if TYPE_CHECKING:
+    import pytest
+
 __all__ = [
     "Proc",
     "RunningService",
     "kronii_process_pids",
+    "note_last_users",
     "service_ports",
     "standalone_env",
     "start_service",
+    "stop_after_last_use",
     "stop_service",
+    "stop_what_item_used_last",
     "wait_http_ready",
     "wait_until",
 ]
@@ -239,3 +245,33 @@ def standalone_env(data_dir: Path) -> dict[str, str]:
         DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
     )
     return env
+
+
+# Session fixtures that start processes for a few modules (the hostile-input mesh) stop right after
+# the run's last test that uses them, not at the end of the run: left idle, they would take CPU from
+# every test that follows. Their own teardown still closes them if that test never ran.
+_STOP_AFTER_LAST_USE: dict[str, contextlib.ExitStack] = {}
+_LAST_USER: dict[str, str] = {}
+
+
+def stop_after_last_use(request: pytest.FixtureRequest, stack: contextlib.ExitStack) -> None:
+    """Close `stack` (what the session fixture `request.fixturename` started) after the last test of
+    the run that uses that fixture."""
+    assert request.fixturename is not None
+    _STOP_AFTER_LAST_USE[request.fixturename] = stack
+
+
+def note_last_users(items: Sequence[pytest.Item]) -> None:
+    """Remember, for each fixture, the last of the collected tests that uses it (conftest's hook)."""
+    _LAST_USER.clear()
+    for item in items:
+        for name in getattr(item, "fixturenames", ()):
+            _LAST_USER[name] = item.nodeid
+
+
+def stop_what_item_used_last(item: pytest.Item) -> None:
+    """After `item`'s teardown: close what it was the last user of."""
+    for name, stack in list(_STOP_AFTER_LAST_USE.items()):
+        if _LAST_USER.get(name) == item.nodeid:
+            del _STOP_AFTER_LAST_USE[name]
+            stack.close()
