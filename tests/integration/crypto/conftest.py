@@ -22,6 +22,7 @@ from kronii.crypto import SecretServiceProvider
 from kronii.launcher.infra import free_port
 
 from tests.desktop import start_session_bus, stop_process, wait_until
+from tests.mesh import stop_after_last_use
 
 
 def _name_has_owner(address: str, name: str) -> bool:
@@ -174,7 +175,9 @@ def running_openbao(home: Path) -> Iterator[OpenBao]:
 
 
 @pytest.fixture(scope="session")
-def openbao(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenBao]:
-    """One OpenBao dev server for the whole run."""
-    with running_openbao(tmp_path_factory.mktemp("openbao-home")) as bao:
+def openbao(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[OpenBao]:
+    """One OpenBao dev server for the whole run, stopped after the last test that uses it."""
+    with contextlib.ExitStack() as stack:
+        bao = stack.enter_context(running_openbao(tmp_path_factory.mktemp("openbao-home")))
+        stop_after_last_use(request, stack)
         yield bao
