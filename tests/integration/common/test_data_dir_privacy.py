@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kronii.launcher.infra import POSTGRES_SYSTEM_USER
+from kronii.launcher.embedded_postgres import POSTGRES_SYSTEM_USER
 from kronii.launcher.posix_acl import GROUP, GROUP_OBJ, MASK, OTHER, USER, read_acl
 
 from tests.mesh import Proc, kronii_process_pids, standalone_env, wait_until

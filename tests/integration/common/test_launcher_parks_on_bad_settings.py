@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from kronii.launcher.infra import InfraServer
+from kronii.launcher.embedded_server import InfraServer
 from kronii.launcher.processes import Child
 from kronii.launcher.up import Launcher, LauncherSettings
 from kronii.launcher.up_state import RunningService

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 from kronii.foundation.urls import libpq_url
-from kronii.launcher import infra as embedded
+from kronii.launcher.embedded_postgres import postgres_accepts
 from kronii.launcher.infra import free_port
 from kronii.launcher.migrate_child import MigrationFailed, migrate_in_child
 from kronii.stores.db import head_revision
@@ -46,5 +46,5 @@ def test_the_child_creates_a_missing_database_and_brings_it_to_head(infra: Infra
 def test_pg_isready_tells_a_closed_port_from_a_server_that_accepts(infra: InfraUrls) -> None:
     port = urlsplit(infra.database).port
     assert port is not None
-    assert embedded._postgres_accepts(free_port()) == (False, "no response")
-    assert embedded._postgres_accepts(port) == (True, "accepting connections")
+    assert postgres_accepts(free_port()) == (False, "no response")
+    assert postgres_accepts(port) == (True, "accepting connections")

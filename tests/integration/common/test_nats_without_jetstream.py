@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kronii.launcher.infra import free_port, nats_server_binary
+from kronii.launcher.embedded_nats import nats_server_binary
+from kronii.launcher.infra import free_port
 from kronii.stores.bus import Bus, JetStreamUnavailable
 
 from tests.desktop import stop_process, wait_until

@@ -7,13 +7,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from kronii.launcher import infra
-from kronii.launcher.infra import EmbeddedInfra, InfraError, InfraPorts
+from kronii.launcher import embedded_postgres
+from kronii.launcher.embedded_postgres import wait_accepting
+from kronii.launcher.embedded_server import InfraError
 from kronii.runtime.connections import retry_until_stopped
 
 
@@ -79,34 +79,34 @@ def _answers(*verdicts: tuple[bool, str]) -> tuple[list[int], Any]:
 
 
 def test_the_start_goes_on_once_postgres_accepts_connections(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     asked, accepts = _answers(
         (False, "rejecting connections"), (False, "no response"), (True, "accepting connections")
     )
-    monkeypatch.setattr(infra, "_postgres_accepts", accepts)
-    EmbeddedInfra(tmp_path, InfraPorts())._wait_accepting(_child(True), 5432)
+    monkeypatch.setattr(embedded_postgres, "postgres_accepts", accepts)
+    wait_accepting(_child(True), 5432)
     assert asked == [5432, 5432, 5432]
 
 
 def test_a_postgres_that_died_while_starting_fails_at_once_with_the_reason(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     asked, accepts = _answers((False, "no response"))
-    monkeypatch.setattr(infra, "_postgres_accepts", accepts)
+    monkeypatch.setattr(embedded_postgres, "postgres_accepts", accepts)
     with pytest.raises(InfraError, match=r"^postgres is not accepting connections: no response$"):
-        EmbeddedInfra(tmp_path, InfraPorts())._wait_accepting(_child(False), 1)
+        wait_accepting(_child(False), 1)
     assert len(asked) == 1
 
 
 def test_a_postgres_that_never_accepts_fails_after_the_wait(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     asked, accepts = _answers((False, "rejecting connections"))
-    monkeypatch.setattr(infra, "_postgres_accepts", accepts)
-    monkeypatch.setattr(infra, "DATABASE_WAIT_SECS", 0.35)
+    monkeypatch.setattr(embedded_postgres, "postgres_accepts", accepts)
+    monkeypatch.setattr(embedded_postgres, "DATABASE_WAIT_SECS", 0.35)
     started = time.monotonic()
     with pytest.raises(InfraError, match="not accepting connections: rejecting connections"):
-        EmbeddedInfra(tmp_path, InfraPorts())._wait_accepting(_child(True), 1)
+        wait_accepting(_child(True), 1)
     assert 0.3 <= time.monotonic() - started < 2
     assert len(asked) >= 3  # asked every 0.1 s until the wait was over

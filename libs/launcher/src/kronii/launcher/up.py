@@ -22,15 +22,8 @@ from typing import Any, TextIO
 
 from kronii.foundation.freed_memory import RETURN_EVERY_SECS, return_freed_memory
 from kronii.foundation.settings import SettingsError, load_settings
-from kronii.launcher.infra import (
-    EmbeddedInfra,
-    InfraError,
-    InfraPorts,
-    InfraServer,
-    ensure_private_dir,
-    mesh_token,
-    tighten_private_tree,
-)
+from kronii.launcher.embedded_server import InfraError, InfraServer
+from kronii.launcher.infra import EmbeddedInfra, InfraPorts
 from kronii.launcher.local_http import get_json
 from kronii.launcher.migrate_child import MigrationFailed, migrate_in_child
 from kronii.launcher.orphans import (
@@ -41,6 +34,7 @@ from kronii.launcher.orphans import (
     stop_control_session,
     stop_orphans,
 )
+from kronii.launcher.private_data import ensure_private_dir, mesh_token, tighten_private_tree
 from kronii.launcher.processes import Child, infra_sink, split_sink, stop_all
 from kronii.launcher.up_state import (
     RunningService,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kronii.foundation.settings import ServiceSettings
-from kronii.launcher.infra import ensure_private_dir
+from kronii.launcher.private_data import ensure_private_dir
 from kronii.launcher.processes import Child
 from kronii.runtime.spec import ServiceSpec
 from kronii.runtime.up_settings import state_path
