@@ -6,7 +6,7 @@ broker.proto's messages in JSON; `{id}` may be `current`. Who is calling comes f
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,6 +36,9 @@ from kronii.edge.presence_rules import SESSION_HEADER, TTY_HEADER
 from kronii.foundation.errors import InvalidArgument
 
 __all__ = ["broker_router"]
+
+# The caller as the gatekeeper knows it, from a request (need_person=True: only the desktop user).
+_CallerOf = Callable[..., Awaitable[Caller]]
 
 _ACTION_SCHEMA = {
     "type": "object",
@@ -79,6 +82,16 @@ def broker_router(edge: Callable[[], tuple[BrokerOperations, Gatekeeper]]) -> AP
     def operations() -> BrokerOperations:
         return edge()[0]
 
+    _session_routes(router, operations, caller)
+    _person_routes(router, operations, caller)
+    _agent_routes(router, operations, caller)
+    _sign_in_routes(router, operations)
+    return router
+
+
+def _session_routes(router: APIRouter, operations: Callable[[], BrokerOperations], caller: _CallerOf) -> None:
+    """Reading the sessions' control state, for anyone the gatekeeper knows."""
+
     @router.get("/sessions")
     async def list_sessions(request: Request) -> dict[str, Any]:
         """Every desktop session this broker guards (one: its display)."""
@@ -89,6 +102,10 @@ def broker_router(edge: Callable[[], tuple[BrokerOperations, Gatekeeper]]) -> AP
     async def get_state(request: Request, session_id: str) -> dict[str, Any]:
         """The seed's control state of one session."""
         return _json(state_message(operations().state(await caller(request), session_id)))
+
+
+def _person_routes(router: APIRouter, operations: Callable[[], BrokerOperations], caller: _CallerOf) -> None:
+    """What the person at the desktop says: an intent (anyone may stop agents), a grant, more time."""
 
     @router.post(
         "/sessions/{session_id}/user_intent",
@@ -124,12 +141,10 @@ def broker_router(edge: Callable[[], tuple[BrokerOperations, Gatekeeper]]) -> AP
         command = lease_command(session_id, Event.EXTEND, body)
         return _json(state_message(operations().extend(who, command)))
 
-    _agent_routes(router, operations, caller)
-    _sign_in_routes(router, operations)
-    return router
 
+def _agent_routes(router: APIRouter, operations: Callable[[], BrokerOperations], caller: _CallerOf) -> None:
+    """What the agents ask: a lease taken, renewed or released, a safe point, one input action."""
 
-def _agent_routes(router: APIRouter, operations: Callable[[], BrokerOperations], caller: Any) -> None:
     for verb, event in (("acquire", Event.ACQUIRE), ("renew", Event.RENEW), ("release", Event.RELEASE)):
         router.add_api_route(
             f"/sessions/{{session_id}}/control/{verb}",
@@ -168,6 +183,8 @@ def _agent_routes(router: APIRouter, operations: Callable[[], BrokerOperations],
 
 
 def _sign_in_routes(router: APIRouter, operations: Callable[[], BrokerOperations]) -> None:
+    """The agents' sign-in: a challenge, then a signature over it for a session token."""
+
     @router.post(
         "/v1/broker/agents/challenge", openapi_extra=proto_body(pb.ChallengeRequest), responses=errors(400)
     )
@@ -188,7 +205,7 @@ def _sign_in_routes(router: APIRouter, operations: Callable[[], BrokerOperations
         return {"token": session.token, "expires_at": expires}
 
 
-def _lease_route(operations: Callable[[], BrokerOperations], caller: Any, event: Event) -> Any:
+def _lease_route(operations: Callable[[], BrokerOperations], caller: _CallerOf, event: Event) -> Any:
     async def lease(request: Request, session_id: str) -> dict[str, Any]:
         body = await read_body(request, pb.LeaseRequest(), session_id=session_id)
         state = operations().lease(await caller(request), lease_command(session_id, event, body))
