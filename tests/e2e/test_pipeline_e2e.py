@@ -223,6 +223,12 @@ aQAAAAtzc2gtZWQyNTUxOQAAACBq0bKzW8mT4dZ2yq3Xc7v3nPm1bT8x0c0w6QkC5w8o1A
 """
 
 
+# Each half is proven in the default suite, in-process or against one real service:
+# tests/integration/pipeline/test_pipeline_capture_degrade.py::test_a_rejected_capture_degrades_the_round_and_it_goes_on
+# (the pipeline degrades a rejected capture and goes on), tests/integration/redaction_pixels/test_pixels_withheld.py
+# ::test_a_private_key_on_screen_withholds_the_image (real Tesseract: a private key on screen is withheld) and
+# tests/unit/capture/test_capture_job_use_case.py::test_a_frame_redaction_refuses_ends_the_job_rejected_with_nothing_stored.
+@pytest.mark.slow
 def test_a_capture_the_redaction_rejects_degrades_the_round(
     mesh: Mesh, xdisplay: str, tmp_path: Path
 ) -> None:
