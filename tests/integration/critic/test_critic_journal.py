@@ -146,7 +146,7 @@ async def test_a_spool_read_again_after_a_crash_is_stored_once(engine: AsyncEngi
     for event in replayed:
         await restarted.report(event)
     await second.sync()
-    exported = [json.loads(line) for line in second.export(0, redact=False)]
+    exported = [json.loads(line) for line in second.exports.export(0, redact=False)]
     lines = (files_root).glob("critic-*.tsv")
     journal_lines = [
         line for path in lines for line in path.read_text().splitlines() if not line.startswith("#")
@@ -190,12 +190,12 @@ async def test_records_kept_while_the_disk_is_full_reach_the_export_and_later_th
     kept = _records(90)
     for item in kept:
         await memory.add(item)
-    while_full = [json.loads(line)["record_id"] for line in memory.export(0)]
+    while_full = [json.loads(line)["record_id"] for line in memory.exports.export(0)]
     counts = memory.counts()
     files.full = False  # room again: the writer's next retry writes what waits
     await asyncio.wait_for(_until(lambda: len(_ids_in_files(tmp_path)) == 90), 10)
     await memory.add(record("after", timestamp_ms=BASE_MS + 500))
-    after = [json.loads(line)["record_id"] for line in memory.export(0)]
+    after = [json.loads(line)["record_id"] for line in memory.exports.export(0)]
     await memory.close()
 
     assert while_full == [item.record_id for item in kept], "the export has them while the disk is full"
@@ -227,7 +227,7 @@ async def test_a_critic_restarted_before_the_disk_had_room_rewrites_the_day_file
     second = TieredMemory(DailyFiles(tmp_path, tz=UTC), PgVectorStore(engine), MemoryOptions(), clock=clock)
     await second.start()
     assert await second.sync()
-    exported = [json.loads(line)["record_id"] for line in second.export(0)]
+    exported = [json.loads(line)["record_id"] for line in second.exports.export(0)]
     await second.close()
 
     assert _ids_in_files(tmp_path) == sorted(item.record_id for item in kept)

@@ -271,8 +271,8 @@ async def test_export_redacts_the_texts_and_leaves_out_embeddings(
         record("mail", vector, command_line="mail ann.smith@example.org < report.txt", timestamp_ms=BASE_MS)
     )
     await memory.add(record("older", timestamp_ms=BASE_MS - DAY_MS))
-    shared = [json.loads(line) for line in memory.export(BASE_MS - 1000, redact=True)]
-    raw = [json.loads(line) for line in memory.export(BASE_MS - 1000, redact=False)]
+    shared = [json.loads(line) for line in memory.exports.export(BASE_MS - 1000, redact=True)]
+    raw = [json.loads(line) for line in memory.exports.export(BASE_MS - 1000, redact=False)]
     assert [item["record_id"] for item in shared] == ["mail"]
     assert (
         "ann.smith@example.org" not in shared[0]["command_line"] and "[EMAIL_1]" in shared[0]["command_line"]
@@ -296,7 +296,7 @@ async def test_retention_prunes_old_rows_and_archives_old_day_files(
     for name, age_days in (("ancient", 45), ("old", 31), ("recent", 29), ("today", 0)):
         await memory.add(record(name, timestamp_ms=now_ms - age_days * DAY_MS))
     assert await memory.sync()
-    done = await memory.run_retention(now_ms)
+    done = await memory.upkeep.run_retention(now_ms)
     assert done.archived_days == (date(2025, 5, 16), date(2025, 5, 30))
     assert done.pruned_rows == 2
     assert sorted(await PgVectorStore(engine).stored_since(0)) == ["recent", "today"]
@@ -328,7 +328,7 @@ async def test_the_nightly_clusters_merge_near_duplicate_errors_in_search_result
     await memory.add(record("ok", near(anchor, 0.97, rng), timestamp_ms=BASE_MS + 10, exit_status=0))
     before = await memory.knn(anchor, 3)
     assert len([hit for hit in before if hit.record.record_id.startswith("dup")]) >= 2
-    groups, _ = await memory.run_nightly()
+    groups, _ = await memory.upkeep.run_nightly()
     assert groups == [["dup0", "dup1", "dup2", "dup3"]]
     assert (tmp_path / f"clusters-{datetime.fromtimestamp(BASE_MS / 1000, UTC):%Y%m%d}.json").exists()
     after = await memory.knn(anchor, 3)

@@ -67,7 +67,7 @@ async def _desk(tmp_path: Path, policy: PolicyFile | None = None) -> tuple[Criti
     )  # fmt: skip
     return CriticOperations(
         record=record_command, search=SearchRecords(memory, embedder, knn, clock),
-        similar=FindSimilar(memory, embedder, knn, clock), export=ExportRecords(memory), doctor=doctor,
+        similar=FindSimilar(memory, embedder, knn, clock), export=ExportRecords(memory.exports), doctor=doctor,
         mute=MuteHints(policy, clock),
     ), memory  # fmt: skip
 

@@ -75,7 +75,7 @@ def _facade(
         record=record,
         search=SearchRecords(memory, embedder, knn, clock),
         similar=FindSimilar(memory, embedder, knn, clock),
-        export=ExportRecords(memory),
+        export=ExportRecords(memory.exports),
         doctor=doctor,
         mute=MuteHints(policy, clock),
     )
@@ -140,7 +140,7 @@ class CriticApp:
         hooks = HookTally()
         self._operations = _facade(record, memory, embedder, watch, hooks, runtime, metrics, policy, clock)
         follow = FollowSpool(self._reader, record, hooks, metrics, clock)
-        nightly = NightlyUpkeep(memory, clock, settings.cluster_hour)
+        nightly = NightlyUpkeep(memory.upkeep, clock, settings.cluster_hour)
         sweep = SweepGoneShells(hints, settings.gone_sweep_secs)
         self._tasks = [
             asyncio.create_task(follow.run(), name="critic-spool"),

@@ -121,7 +121,8 @@ class MemoryStore(Protocol):
 
 
 class RecordExport(Protocol):
-    """The journal's records for `kronii critic export` (blocking: it reads the day files)."""
+    """The journal's records for `kronii critic export` (blocking: it reads the day files;
+    adapters.memory_export.MemoryExport, the tiered memory's ``exports``)."""
 
     def export_records(self, since_ms: int, redact: bool = True) -> Iterator[InvocationRecord]:
         """From ``since_ms``, oldest first; ``redact`` masks every path and personal data, and
@@ -140,7 +141,8 @@ class MemoryHealth(Protocol):
 
 
 class MemoryUpkeep(Protocol):
-    """The nightly job: cluster yesterday's failures, then retention."""
+    """The nightly job: cluster yesterday's failures, then retention
+    (adapters.memory_upkeep.MemoryUpkeeper, the tiered memory's ``upkeep``)."""
 
     async def run_nightly(self) -> tuple[list[list[str]], RetentionDone]: ...
 

@@ -13,27 +13,27 @@ records, the day files as the journal, PostgreSQL with pgvector for the long tie
   the HNSW index fills in (``candidates_per_k`` x k candidates, so the boosts can reorder them), or a
   bounded window of the day files when PostgreSQL is away. Hybrid-scored, near-duplicates merged by
   the nightly clusters.
+
+Its parts for the nightly job (``upkeep``: clusters and retention, adapters/memory_upkeep.py) and for
+sharing (``exports``: the journal's records, masked, adapters/memory_export.py) are its attributes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import json
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import date, timedelta
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 from kronii.critic.adapters.daily_files import DailyFiles
 from kronii.critic.adapters.journal import Journal
-from kronii.critic.core.clusters import greedy_clusters
-from kronii.critic.core.memory import MemoryCounts, MemoryOptions, RetentionDone
+from kronii.critic.adapters.memory_export import MemoryExport
+from kronii.critic.adapters.memory_upkeep import MemoryUpkeeper
+from kronii.critic.core.memory import MemoryCounts, MemoryOptions
 from kronii.critic.core.model import InvocationRecord
-from kronii.critic.core.retention import day_stamp, plan_retention, prune_before_ms
+from kronii.critic.core.retention import prune_before_ms
 from kronii.critic.core.retrieval import (
     Hit,
     QueryContext,
@@ -43,14 +43,12 @@ from kronii.critic.core.retrieval import (
     rank,
 )
 from kronii.critic.core.ring import RecordRing
-from kronii.critic.core.share import PathMasker
 from kronii.critic.ports import LongTier, RecordPredicate
 
 __all__ = ["TieredMemory"]
 
 log = logging.getLogger(__name__)
 
-_EXPORT_TEXT_FIELDS = ("command_line", "cwd", "error_type", "error_message", "summary")
 # Records kept in RAM for PostgreSQL when even the day file could not take them (a full disk);
 # beyond this the oldest are dropped, counted in MemoryCounts.lost.
 _UNJOURNALED_LIMIT = 10_000
@@ -60,18 +58,6 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _redact_for_sharing() -> Callable[[str], str]:
-    from kronii.redaction import WITHHELD_TEXT, Level, RedactionEngine
-
-    engine = RedactionEngine()
-
-    def redact(text: str) -> str:
-        result = engine.redact(text)
-        return WITHHELD_TEXT if result.level is Level.RED else result.text
-
-    return redact
-
-
 class TieredMemory:
     def __init__(
         self,
@@ -79,17 +65,14 @@ class TieredMemory:
         long_tier: LongTier | None,
         options: MemoryOptions | None = None,
         clock: Callable[[], int] = _now_ms,
-        redact: Callable[[str], str] | None = None,
     ) -> None:
         self._files = files
         self._long = long_tier
         self._options = options or MemoryOptions()
         self._clock = clock
-        self._redact = redact
         self._ring = RecordRing(self._options.ring_size)
         self._queue: list[tuple[InvocationRecord, bool]] = []  # (record, journaled)
         self._unsynced_since_ms: int | None = None
-        self._cluster_of: dict[str, str] = {}
         self._sync_lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
@@ -97,6 +80,8 @@ class TieredMemory:
         self._replayed = 0
         self._lost = 0
         self._journal = Journal(files)
+        self.upkeep = MemoryUpkeeper(files, long_tier, self._options, clock)
+        self.exports = MemoryExport(files, self._journal)
 
     # ---- life ------------------------------------------------------------------------------
 
@@ -111,7 +96,7 @@ class TieredMemory:
                 break
         for record in reversed(recent):
             self._ring.add(record)
-        self.load_clusters(self._files.day_of(now_ms))
+        self.upkeep.load_clusters(self._files.day_of(now_ms))
         if self._long is not None:
             self._unsynced_since_ms = prune_before_ms(now_ms, self._options.retention_days)
         self._writer = asyncio.create_task(self._write_loop(), name="critic-memory-writer")
@@ -176,13 +161,13 @@ class TieredMemory:
             if where is None or where(record)
         ]
         strong = [candidate for candidate in ram if candidate[1] >= self._options.ram_enough]
-        if len(rank(strong, context, self._options.weights, k, self._cluster_of)) >= k:
-            return rank(ram, context, self._options.weights, k, self._cluster_of)
+        if len(rank(strong, context, self._options.weights, k, self.upkeep.cluster_of)) >= k:
+            return rank(ram, context, self._options.weights, k, self.upkeep.cluster_of)
         candidates = k * self._options.candidates_per_k
         more = await self._knn_database(embedding, candidates, where)
         if more is None:
             more = self._knn_files(embedding, candidates, context.now_ms, where)
-        return rank(ram + more, context, self._options.weights, k, self._cluster_of)
+        return rank(ram + more, context, self._options.weights, k, self.upkeep.cluster_of)
 
     # ---- the long tier ---------------------------------------------------------------------
 
@@ -353,109 +338,10 @@ class TieredMemory:
             queued=len(self._queue),
             in_step=self.in_step,
             journal_failures=self._journal.failures,
-            database_failures=self._database_failures,
+            database_failures=self._database_failures + self.upkeep.database_failures,
             replayed=self._replayed,
             lost=self._lost + self._journal.lost,
             waiting=len(self._journal.pending()),
         )
 
     # ---- the nightly job -------------------------------------------------------------------
-
-    async def run_nightly(self) -> tuple[list[list[str]], RetentionDone]:
-        """What the service schedules once a night: cluster yesterday's failures, then retention."""
-        now_ms = self._clock()
-        groups = self.cluster_day(self._files.day_of(now_ms) - timedelta(days=1))
-        return groups, await self.run_retention(now_ms)
-
-    def cluster_day(self, day: date) -> list[list[str]]:
-        """Group the day's failing records that are near-duplicates (cosine above the threshold),
-        write clusters-YYYYMMDD.json, and merge by these groups from now on."""
-        failures = sorted(
-            (record for record in self._files.read_day(day) if record.failed and record.embedding),
-            key=lambda record: record.timestamp_ms,
-        )
-        by_id = {record.record_id: record for record in failures}
-        groups = greedy_clusters(
-            [(r.record_id, r.embedding) for r in failures], self._options.cluster_threshold
-        )
-        content = {
-            "day": day.isoformat(),
-            "threshold": self._options.cluster_threshold,
-            "groups": [
-                {
-                    "cluster_id": f"{day_stamp(day)}-{number}",
-                    "record_ids": group,
-                    "command_line": by_id[group[0]].command_line,
-                    "error_message": by_id[group[0]].error_message,
-                }
-                for number, group in enumerate(groups, 1)
-            ],
-        }
-        self._files.write_clusters(day, content)
-        self._remember_clusters(content)
-        return groups
-
-    def load_clusters(self, today: date) -> None:
-        """Merge by the clusters of the retention window's day files."""
-        for offset in range(self._options.retention_days + 1):
-            content = self._files.read_clusters(today - timedelta(days=offset))
-            if content is not None:
-                self._remember_clusters(content)
-
-    def _remember_clusters(self, content: dict[str, Any]) -> None:
-        for group in content.get("groups", []):
-            for record_id in group.get("record_ids", []):
-                self._cluster_of[str(record_id)] = str(group.get("cluster_id", ""))
-
-    async def run_retention(self, now_ms: int) -> RetentionDone:
-        plan = plan_retention(
-            self._files.file_days(), self._files.day_of(now_ms), now_ms, self._options.retention_days
-        )
-        self._files.archive(plan.archive_days)
-        pruned: int | None = None
-        if self._long is not None:
-            try:
-                async with asyncio.timeout(self._options.db_timeout_secs * 6):
-                    pruned = await self._long.prune(plan.prune_before_ms)
-            except Exception as error:
-                self._database_failures += 1
-                log.warning("critic: rows not pruned, PostgreSQL away (%s)", type(error).__name__)
-        return RetentionDone(plan.archive_days, pruned)
-
-    # ---- export ----------------------------------------------------------------------------
-
-    def export_records(self, since_ms: int, redact: bool = True) -> Iterator[InvocationRecord]:
-        """The journal's records from `since_ms`, oldest first. Redacted for sharing: every path
-        becomes a placeholder, the same path the same one (core.share.PathMasker), then the texts go
-        through the redaction engine once more (addresses, whatever the first pass let through)
-        and the embeddings are left out."""
-        if redact and self._redact is None:
-            self._redact = _redact_for_sharing()
-        paths = PathMasker()
-        for record in self._journaled_since(since_ms):
-            if redact and self._redact is not None:
-                masked: dict[str, Any] = {"cwd": paths.mask_path(record.cwd)}  # numbered first
-                for name in _EXPORT_TEXT_FIELDS:
-                    masked.setdefault(name, self._redact(paths.mask(getattr(record, name))))
-                record = dataclasses.replace(record, embedding=(), **masked)
-            yield record
-
-    def _journaled_since(self, since_ms: int) -> list[InvocationRecord]:
-        """The day files' records from `since_ms` and those still waiting for room in them, oldest
-        first, each id once (the newest version)."""
-        records = {record.record_id: record for record in self._files.read_records(since_ms)}
-        for record in self._journal.pending():
-            if record.timestamp_ms >= since_ms:
-                records[record.record_id] = record
-        return sorted(records.values(), key=lambda record: record.timestamp_ms)
-
-    def export(self, since_ms: int, redact: bool = True) -> Iterator[str]:
-        """JSON lines (without newlines) of export_records."""
-        for record in self.export_records(since_ms, redact):
-            data = dataclasses.asdict(record)
-            data["trigger"] = record.trigger.value
-            if redact:
-                del data["embedding"]
-            else:
-                data["embedding"] = list(record.embedding)
-            yield json.dumps(data, ensure_ascii=False, separators=(",", ":"))
