@@ -108,39 +108,53 @@ class ObjectVault:
         if kind == "raw" and not self._store_raw:
             raise RawStorageDisabled("raw frames are not kept: raw retention is 0 days")
         object_id = new_id(_OBJECT_ID_BYTES)
-        path = self._path(object_id)
+        sealed = await self._seal_into_file(object_id, png)
+        described = {
+            "object_id": object_id,
+            "job_id": job_id,
+            "kind": kind,
+            "width": width,
+            "height": height,
+            "score": float(score),
+            "redaction_level": redaction_level,
+            "masked_fraction": float(masked_fraction),
+        }
+        try:
+            await self._insert_row(described, sealed, expires_at)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(self._path(object_id))
+            raise
+        return object_id
+
+    async def _seal_into_file(self, object_id: str, png: bytes) -> SealedObject:
+        """``png`` sealed under a fresh content key (the object id as associated data), the file
+        written 0600 and fsync'd; an error says why without naming the file."""
         sealed = await asyncio.to_thread(
             seal, png, master=self._provider, associated_data=object_id.encode("ascii")
         )
         try:
-            await asyncio.to_thread(write_private, self._root, path.name, sealed.ciphertext)
+            await asyncio.to_thread(write_private, self._root, self._path(object_id).name, sealed.ciphertext)
         except OSError as error:  # its text would name the file
             raise VaultError(f"the screenshot could not be stored: {error.strerror}") from None
-        try:
-            async with self._sessions() as session, session.begin():
-                await session.execute(
-                    insert(capture_objects).values(
-                        object_id=object_id,
-                        job_id=job_id,
-                        kind=kind,
-                        width=width,
-                        height=height,
-                        score=float(score),
-                        redaction_level=redaction_level,
-                        masked_fraction=float(masked_fraction),
-                        provider=sealed.wrapped_key.provider,
-                        key_version=sealed.wrapped_key.key_version,
-                        wrapped_key=sealed.wrapped_key.blob,
-                        size_bytes=len(sealed.ciphertext),
-                        created_at=datetime.now(UTC),
-                        expires_at=expires_at,
-                    )
+        return sealed
+
+    async def _insert_row(
+        self, described: dict[str, Any], sealed: SealedObject, expires_at: datetime | None
+    ) -> None:
+        """The object's row: what describes it, its wrapped content key, when it was made and expires."""
+        async with self._sessions() as session, session.begin():
+            await session.execute(
+                insert(capture_objects).values(
+                    **described,
+                    provider=sealed.wrapped_key.provider,
+                    key_version=sealed.wrapped_key.key_version,
+                    wrapped_key=sealed.wrapped_key.blob,
+                    size_bytes=len(sealed.ciphertext),
+                    created_at=datetime.now(UTC),
+                    expires_at=expires_at,
                 )
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-            raise
-        return object_id
+            )
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -272,52 +286,73 @@ class ObjectVault:
         metadata while no copy of the file (a backup, say) can be opened any more.
         """
         moment = now or datetime.now(UTC)
+        counts = {"raw": 0, "redacted": 0}
+        missing = 0
+        purged: list[str] = []
+        for object_id, kind in await self._due(moment):
+            removed = await self._delete_file(object_id)
+            if removed is None:
+                continue  # left for the next purge; the row keeps its key until the file is really gone
+            missing += 0 if removed else 1
+            await self._mark_purged(object_id, moment)
+            counts[kind] += 1
+            purged.append(object_id)
+        report = PurgeReport(counts["raw"], counts["redacted"], missing, tuple(purged))
+        if purged:
+            await self._tell_purged(report)
+        return report
+
+    async def _due(self, moment: datetime) -> list[Any]:
+        """(object id, kind) of every live object expired at ``moment``, and of every raw one when
+        raw is not kept."""
         o = capture_objects.c
         due = o.expires_at <= moment
         if not self._store_raw:
             due = or_(due, o.kind == "raw")
         async with self._sessions() as session:
-            rows = (
-                await session.execute(select(o.object_id, o.kind).where(o.purged_at.is_(None), due))
-            ).all()
-        counts = {"raw": 0, "redacted": 0}
-        missing = 0
-        purged: list[str] = []
-        for object_id, kind in rows:
-            try:
-                await asyncio.to_thread(os.unlink, self._path(object_id))
-            except FileNotFoundError:
-                missing += 1
-            except OSError as error:
-                # Left for the next purge; the row keeps its key until the file is really gone.
-                log.error("capture vault: cannot delete object %s: %s", object_id, error.strerror)
-                continue
-            async with self._sessions() as session, session.begin():
-                await session.execute(
-                    update(capture_objects)
-                    .where(o.object_id == object_id, o.purged_at.is_(None))
-                    .values(purged_at=moment, wrapped_key=None)
-                )
-            counts[kind] += 1
-            purged.append(object_id)
-        report = PurgeReport(counts["raw"], counts["redacted"], missing, tuple(purged))
-        if purged:
-            log.info(
-                "capture vault: purged %d raw and %d redacted objects",
-                report.raw_purged,
-                report.redacted_purged,
+            return list(
+                (await session.execute(select(o.object_id, o.kind).where(o.purged_at.is_(None), due))).all()
             )
-        if self._record is not None and purged:
+
+    async def _delete_file(self, object_id: str) -> bool | None:
+        """True when the file was deleted, False when it was already gone, None when it could not
+        be deleted (logged, by object id only)."""
+        try:
+            await asyncio.to_thread(os.unlink, self._path(object_id))
+        except FileNotFoundError:
+            return False
+        except OSError as error:
+            log.error("capture vault: cannot delete object %s: %s", object_id, error.strerror)
+            return None
+        return True
+
+    async def _mark_purged(self, object_id: str, moment: datetime) -> None:
+        """The row stays, marked purged, and loses its wrapped key."""
+        o = capture_objects.c
+        async with self._sessions() as session, session.begin():
+            await session.execute(
+                update(capture_objects)
+                .where(o.object_id == object_id, o.purged_at.is_(None))
+                .values(purged_at=moment, wrapped_key=None)
+            )
+
+    async def _tell_purged(self, report: PurgeReport) -> None:
+        """The log line and, with an audit trail, its row for a purge that removed something."""
+        log.info(
+            "capture vault: purged %d raw and %d redacted objects",
+            report.raw_purged,
+            report.redacted_purged,
+        )
+        if self._record is not None:
             await self._record(
                 actor="capture.retention",
                 action="capture.purge",
                 outcome="ok",
                 raw_purged=report.raw_purged,
                 redacted_purged=report.redacted_purged,
-                files_missing=missing,
-                object_ids=list(purged),
+                files_missing=report.files_missing,
+                object_ids=list(report.object_ids),
             )
-        return report
 
     # -- key rotation ----------------------------------------------------------------------------
 
