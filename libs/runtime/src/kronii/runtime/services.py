@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib.metadata import entry_points
 
-from kronii.foundation.settings import SettingsError, load_settings
+from kronii.foundation.settings import ServiceSettings, SettingsError, load_settings
 from kronii.runtime.spec import ServiceSpec
 
 __all__ = ["installed_services", "settle_leftovers"]
@@ -20,13 +21,16 @@ def installed_services() -> list[ServiceSpec]:
     return sorted(specs, key=lambda spec: spec.order)
 
 
-def settle_leftovers(*, stop: bool) -> list[str]:
+def settle_leftovers(*, stop: bool, started: Mapping[str, ServiceSettings] | None = None) -> list[str]:
     """What the installed services leave running when the mesh stops (the supervisor's agent
-    sessions): stopped when `stop`, else named with how to stop them. The lines to say."""
+    sessions): stopped when `stop`, else named with how to stop them. A service is read with the
+    settings it `started` with (the config file may have been broken since); one that did not start,
+    with its settings now. The lines to say."""
     lines = []
     for spec in installed_services():
         try:
-            leftovers = spec.leftovers_of(load_settings(spec.settings_cls))
+            settings = (started or {}).get(spec.name) or load_settings(spec.settings_cls)
+            leftovers = spec.leftovers_of(settings)
         except SettingsError:
             continue  # its settings were refused at start, and said so
         if leftovers is None:
