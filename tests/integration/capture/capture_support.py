@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ from tests.desktop import stop_process
 from tests.infra import InfraUrls
 from tests.mesh import Proc, start_service
 from tests.terminal import TerminalRun, run_on_terminal
-from tests.unit.redaction_pixels.pixels_support import FILLER, PLANTS
+from tests.unit.redaction_pixels.pixels_support import FILLER, PLANTS, wait_until_window_drawn
 
 __all__ = [
     "NO_SYSTEM_BUS",
@@ -124,8 +123,9 @@ def planted_window(
             ["xdotool", "search", "--sync", "--onlyvisible", "--class", f"^{wm_class}$"],
             env=env, capture_output=True, text=True, timeout=10, check=True,
         )  # fmt: skip
-        time.sleep(1.0)  # let it draw its text
-        yield PlantedWindow(display, process, int(found.stdout.split()[0]), wm_class)
+        window_id = int(found.stdout.split()[0])
+        wait_until_window_drawn(display, window_id)  # its text drawn and still
+        yield PlantedWindow(display, process, window_id, wm_class)
     finally:
         stop_process(process, timeout_s=3)
         os.unlink(handle.name)

@@ -370,7 +370,7 @@ def xterm_showing(
             check=True,
         )
         terminal = Terminal(display, process, _window_box(display, int(found.stdout.split()[0])))
-        _wait_until_drawn(terminal)
+        _wait_until_drawn(terminal.display, terminal.box)
         yield terminal
     finally:
         stop_process(process, timeout_s=3)
@@ -399,13 +399,18 @@ def grab(display: str) -> Image.Image:
     return Image.frombytes("RGB", shot.size, shot.bgra, "raw", "BGRX")
 
 
-def _wait_until_drawn(terminal: Terminal, timeout_s: float = 10.0) -> None:
+def wait_until_window_drawn(display: str, window: int, timeout_s: float = 10.0) -> None:
+    """Until the X window `window` shows its text, drawn and still (see `_wait_until_drawn`)."""
+    _wait_until_drawn(display, _window_box(display, window), timeout_s)
+
+
+def _wait_until_drawn(display: str, box: Box, timeout_s: float = 10.0) -> None:
     """Until two captures 0.3 s apart are equal and the window shows text: more than a cursor's worth of
     pixels away from the background colour (a bitmap font draws in exactly two colours)."""
     deadline = time.monotonic() + timeout_s
     previous = b""
     while time.monotonic() < deadline:
-        window = grab(terminal.display).crop(terminal.box.as_tuple())
+        window = grab(display).crop(box.as_tuple())
         current = window.tobytes()
         colours = sorted(window.getcolors(1 << 16) or (), reverse=True)
         if current == previous and len(colours) >= 2 and sum(count for count, _ in colours[1:]) > 400:
