@@ -9,15 +9,11 @@ started again (on the same data, port and credentials), unless it keeps dying.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, TextIO
 
 from kronii.foundation.freed_memory import RETURN_EVERY_SECS, return_freed_memory
@@ -27,15 +23,16 @@ from kronii.launcher.infra import EmbeddedInfra, InfraPorts
 from kronii.launcher.local_http import get_json
 from kronii.launcher.migrate_child import MigrationFailed, migrate_in_child
 from kronii.launcher.orphans import (
-    UNIT_ENV,
     orphans_of,
     reap_adopted,
     set_subreaper,
     stop_control_session,
     stop_orphans,
 )
-from kronii.launcher.private_data import ensure_private_dir, mesh_token, tighten_private_tree
-from kronii.launcher.processes import Child, infra_sink, split_sink, stop_all
+from kronii.launcher.processes import Child, infra_sink, stop_all
+from kronii.launcher.server_restarts import ServerRestarts
+from kronii.launcher.service_units import child_env, process_units, schema_ready_file, start_unit
+from kronii.launcher.single_instance import AlreadyRunning, single_instance
 from kronii.launcher.up_state import (
     RunningService,
     ServerRecord,
@@ -49,9 +46,7 @@ from kronii.runtime.up_settings import (
     MAX_RESTARTS,
     RESTART_WINDOW_SECS,
     SETTINGS_EXIT,
-    SHARED_PROCESS_NAME,
     LauncherSettings,
-    running_pid,
     state_path,
 )
 
@@ -76,7 +71,6 @@ class Launcher:
         self.servers: dict[str, InfraServer] = {}
         self.services: list[RunningService] = []
         self.records: dict[str, ServerRecord] = {}
-        self._lock_handle: TextIO | None = None
         self._print_lock = threading.Lock()
         self.output_gone = False
         self._log_format = log_format
@@ -103,36 +97,6 @@ class Launcher:
     def sink(self, name: str, line: str) -> None:
         self.say(f"{name:<{self._width}} | {line}")
 
-    # ---- single instance ---------------------------------------------------------------------
-
-    @contextlib.contextmanager
-    def single_instance(self) -> Iterator[None]:
-        data_dir = ensure_private_dir(self.settings.data_dir)
-        lock_file = data_dir / "up.lock"
-        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
-        os.fchmod(fd, 0o600)
-        handle = os.fdopen(fd, "a+")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            pid = running_pid(data_dir)
-            where = f" (pid {pid})" if pid else ""
-            raise LaunchError(
-                f"kronii is already running{where} with data in {data_dir}; "
-                f"stop it with Ctrl-C in its terminal{f' or `kill {pid}`' if pid else ''}, "
-                "or use another KRONII_DATA_DIR"
-            ) from None
-        self._lock_handle = handle
-        # Files an older kronii (or a command run under a loose umask) left readable to others.
-        tighten_private_tree(data_dir)
-        try:
-            yield
-        finally:
-            state_path(data_dir).unlink(missing_ok=True)
-            fcntl.flock(handle, fcntl.LOCK_UN)
-            handle.close()
-
     # ---- start -------------------------------------------------------------------------------
 
     def _check_stop(self) -> None:
@@ -157,11 +121,11 @@ class Launcher:
             self.say(f"{server.name:<{self._width}}  {server.display_url}  ({origin})")
         # Services take seconds to import; they start while the migrations run, and are
         # only waited for once the schema is in place.
-        marker = self._schema_ready_file()
+        marker = schema_ready_file(self.settings.data_dir)
         marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         marker.unlink(missing_ok=True)
         env = self._child_env()
-        for unit in self._process_units(specs):
+        for unit in process_units(specs, self.settings.service_processes):
             self._check_stop()
             self.services.extend(self._start_unit(unit, env))
         self._check_stop()
@@ -180,45 +144,14 @@ class Launcher:
         self.say("kronii is up")
 
     def _child_env(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env["KRONII_NATS_URL"] = self.servers["nats"].url
-        env["KRONII_REDIS_URL"] = self.servers["redis"].url
-        env["KRONII_DATABASE_URL"] = self.servers["postgres"].url
-        env["KRONII_DATA_DIR"] = str(self.settings.data_dir)
-        # The mesh token lets the services reach each other where the kernel cannot vouch for the caller.
-        env.setdefault("KRONII_API_TOKEN", mesh_token(self.settings.data_dir))
-        if self._log_format and "KRONII_LOG_FORMAT" not in os.environ:
-            env["KRONII_LOG_FORMAT"] = self._log_format
-        env["PYTHONUNBUFFERED"] = "1"
-        # Services start while the migrations run; each waits for this file before touching its tables.
-        env["KRONII_SCHEMA_READY_FILE"] = str(self._schema_ready_file())
-        # `kronii up` prints each service's ready line itself.
-        env["KRONII_LAUNCHED_BY_UP"] = "1"
-        return env
-
-    def _schema_ready_file(self) -> Path:
-        return self.settings.data_dir / "run" / "schema.ready"
-
-    def _process_units(self, specs: list[ServiceSpec]) -> list[list[ServiceSpec]]:
-        """The services each child process runs."""
-        if self.settings.service_processes == "shared":
-            return [specs]
-        return [[spec] for spec in specs]
+        return child_env(self.servers, self.settings.data_dir, self._log_format)
 
     def _start_unit(self, specs: list[ServiceSpec], env: dict[str, str]) -> list[RunningService]:
-        settings = [load_settings(spec.settings_cls) for spec in specs]
-        # Every process this child starts inherits its unit: what it leaves when it dies is found by it.
         self._unit_serial += 1
-        env = {**env, UNIT_ENV: f"{os.getpid()}.{self._unit_serial}"}
-        if self.settings.service_processes == "separate":
-            [spec] = specs
-            child = Child(spec.name, [sys.executable, "-m", spec.module], sink=self.sink, env=env)
-        else:
-            names = [spec.name for spec in specs]
-            argv = [sys.executable, "-m", "kronii.runtime.service_group", *names]
-            child = Child(SHARED_PROCESS_NAME, argv, sink=split_sink(self.sink, names), env=env)
-        unit = env[UNIT_ENV]
-        return [RunningService(spec, item, child, unit) for spec, item in zip(specs, settings, strict=True)]
+        unit = f"{os.getpid()}.{self._unit_serial}"
+        return start_unit(
+            specs, env, unit=unit, service_processes=self.settings.service_processes, sink=self.sink
+        )
 
     def _units(self) -> list[list[RunningService]]:
         """The running services grouped by the child process they share, in start order."""
@@ -272,10 +205,18 @@ class Launcher:
         """Wait for a stop request or a child's death. Returns the exit code for `kronii up`."""
         return_freed_memory()  # what the start used and let go (as the services do, then every minute)
         trimmed = time.monotonic()
+        servers = ServerRestarts(
+            self.infra,
+            self.servers,
+            self.records,
+            ready_timeout_secs=self.settings.ready_timeout_secs,
+            say=self.say,
+            changed=self._write_state,
+        )
         while not self.stop_requested.wait(0.2):
             code = self._watch_services()
             if code is None:
-                code = self._watch_servers()
+                code = servers.check()
             if code is not None:
                 return code
             if time.monotonic() - trimmed > RETURN_EVERY_SECS:
@@ -362,67 +303,6 @@ class Launcher:
             return names[0]
         return f"the process shared by {', '.join(names)}"
 
-    def _watch_servers(self) -> int | None:
-        """Restart a dead embedded server; between ticks, look once whether a restarted one answers,
-        so that a slow PostgreSQL recovery never holds up the watch of the other children."""
-        for server in self.servers.values():
-            if server.child is None:
-                continue
-            record = self.records.setdefault(server.name, ServerRecord())
-            if not server.child.alive():
-                code = self._server_died(server, record)
-                if code is not None:
-                    return code
-            elif record.down_since is not None:
-                if self.infra is not None and self.infra.answers(server.name):
-                    self._server_back(server, record)
-                elif time.monotonic() > record.deadline:
-                    self.say(
-                        f"kronii: the embedded {server.name} did not come back within "
-                        f"{self.settings.ready_timeout_secs:.0f} s; stopping kronii"
-                    )
-                    return 1
-        return None
-
-    def _server_died(self, server: InfraServer, record: ServerRecord) -> int | None:
-        assert server.child is not None and self.infra is not None
-        reason = server.child.exit_reason()
-        now = time.monotonic()
-        record.deaths = [at for at in record.deaths if now - at < RESTART_WINDOW_SECS]
-        if len(record.deaths) >= MAX_RESTARTS:
-            self.say(
-                f"kronii: the embedded {server.name} exited ({reason}) {MAX_RESTARTS + 1} times "
-                f"within {RESTART_WINDOW_SECS:.0f} s; stopping kronii"
-            )
-            return 1
-        record.deaths.append(now)
-        if record.down_since is None:
-            record.down_since, record.down_since_wall, record.reason = now, time.time(), reason
-            self.say(f"kronii: the embedded {server.name} exited unexpectedly ({reason}); restarting it")
-        else:
-            self.say(
-                f"kronii: the embedded {server.name} exited again while starting ({reason}); restarting it"
-            )
-        record.deadline = now + self.settings.ready_timeout_secs
-        try:
-            self.infra.respawn(server.name)
-        except (InfraError, OSError) as error:
-            self.say(f"kronii: the embedded {server.name} cannot be started again: {error}; stopping kronii")
-            return 1
-        record.restarts += 1
-        self._write_state()
-        return None
-
-    def _server_back(self, server: InfraServer, record: ServerRecord) -> None:
-        assert record.down_since is not None
-        down = time.monotonic() - record.down_since
-        record.outages.append(
-            {"died_at": record.down_since_wall, "down_secs": round(down, 2), "reason": record.reason}
-        )
-        record.down_since = None
-        self.say(f"kronii: {server.name} is back after {down:.1f} s")
-        self._write_state()
-
     def stop(self) -> None:
         units = self._units()
         stop_all([unit[0].child for unit in units], SERVICE_STOP_SECS)
@@ -437,7 +317,8 @@ class Launcher:
     def _settle_agents(self) -> None:
         """Stop what the services leave running (the agents' tmux sessions) when asked to; otherwise
         say that it runs on, and how to stop it."""
-        for line in settle_leftovers(stop=self.settings.stop_agents):
+        started = {running.spec.name: running.settings for running in self.services}
+        for line in settle_leftovers(stop=self.settings.stop_agents, started=started):
             self.say(f"kronii: {line}")
 
     def run(self) -> int:
@@ -450,7 +331,7 @@ class Launcher:
         # What a service process leaves when it dies is re-parented here, to be stopped (orphans.py).
         subreaper = set_subreaper(True)
         try:
-            with self.single_instance():
+            with single_instance(self.settings.data_dir):
                 try:
                     self.start()
                     code = self.watch()
@@ -465,7 +346,7 @@ class Launcher:
                     self.stop()
                     self._settle_agents()
                     self.say(f"kronii: stopped in {time.monotonic() - started:.1f} s")
-        except LaunchError as error:
+        except AlreadyRunning as error:
             self.say(f"kronii: {error}")
             code = 1
         finally:
