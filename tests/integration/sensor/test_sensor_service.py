@@ -3,6 +3,7 @@ a display: it still starts, says so once, reports it in /readyz, and stops clean
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,13 +37,30 @@ def _env(infra: InfraUrls, database: str, tmp_path: Path, http: int, grpc_port: 
     return env
 
 
-@pytest.fixture
+@contextlib.contextmanager
+def _headless(infra: InfraUrls, database: str, folder: Path) -> Iterator[tuple[Proc, str, int]]:
+    with start_service(
+        "sensor", _env(infra, database, folder, free_port(), free_port()), stop="kill"
+    ) as sensor:
+        yield sensor.proc, sensor.url, sensor.grpc_port
+
+
+@pytest.fixture(scope="module")
 def headless_sensor(
+    infra: InfraUrls, migrated_database: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Proc, str, int]]:
+    """One sensor for the tests that only read from it."""
+    with _headless(infra, migrated_database, tmp_path_factory.mktemp("sensor")) as running:
+        yield running
+
+
+@pytest.fixture
+def own_headless_sensor(
     infra: InfraUrls, migrated_database: str, tmp_path: Path
 ) -> Iterator[tuple[Proc, str, int]]:
-    env = _env(infra, migrated_database, tmp_path, free_port(), free_port())
-    with start_service("sensor", env, stop="kill") as sensor:
-        yield sensor.proc, sensor.url, sensor.grpc_port
+    """A sensor of the test's own, for a test that stops it."""
+    with _headless(infra, migrated_database, tmp_path) as running:
+        yield running
 
 
 def test_sensor_without_display_is_ready_and_says_so_once(headless_sensor: tuple[Proc, str, int]) -> None:
@@ -88,8 +106,8 @@ def test_sensor_serves_metrics_health_reflection_and_matching_snapshots(
         assert http_snapshot[field] == grpc_snapshot[field]
 
 
-def test_sensor_stops_on_sigterm_within_five_seconds(headless_sensor: tuple[Proc, str, int]) -> None:
-    proc, _, _ = headless_sensor
+def test_sensor_stops_on_sigterm_within_five_seconds(own_headless_sensor: tuple[Proc, str, int]) -> None:
+    proc, _, _ = own_headless_sensor
     code, took = proc.terminate()
     assert code == 0, proc.output[-2000:]
     assert took < 5.0
