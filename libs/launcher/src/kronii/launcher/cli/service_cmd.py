@@ -53,40 +53,52 @@ def _install(*, no_autostart: bool, no_enable: bool, stop_agents: bool) -> int:
     # runs, and a unit enabled that way would only make the autostart entry step aside for nothing.
     manager = None if no_enable else user_manager_state()
     if not no_enable and manager is None:
-        if no_autostart:
-            print(
-                "kronii: service install: no systemd user manager runs in this session "
-                "(`systemctl --user is-system-running`), and --no-autostart leaves nothing to start kronii: "
-                "nothing installed; start it with `kronii up`",
-                file=sys.stderr,
-            )
-            return 1
-        _write(files.autostart, autostart_entry(kronii))
-        print(
-            "no systemd user manager runs in this session: installed the autostart entry only; "
-            "it starts kronii with your next desktop session (`kronii service install` again in a "
-            "session with a user manager adds the unit)"
-        )
-        return 0
+        return _install_autostart_only(files.autostart, kronii, no_autostart=no_autostart)
     _write(files.unit, service_unit(kronii, stop_agents=stop_agents))
     if not no_autostart:
         _write(files.autostart, autostart_entry(kronii))
     if no_enable:
         print(f"enable it with: systemctl --user enable --now {UNIT_NAME}")
         return 0
+    return _enable_unit(UNIT_NAME, no_autostart=no_autostart)
+
+
+def _install_autostart_only(autostart: Path, kronii: str, *, no_autostart: bool) -> int:
+    """Where no systemd user manager runs: the desktop session's autostart entry alone, if allowed."""
+    from kronii.launcher.desktop_units import autostart_entry
+
+    if no_autostart:
+        print(
+            "kronii: service install: no systemd user manager runs in this session "
+            "(`systemctl --user is-system-running`), and --no-autostart leaves nothing to start kronii: "
+            "nothing installed; start it with `kronii up`",
+            file=sys.stderr,
+        )
+        return 1
+    _write(autostart, autostart_entry(kronii))
+    print(
+        "no systemd user manager runs in this session: installed the autostart entry only; "
+        "it starts kronii with your next desktop session (`kronii service install` again in a "
+        "session with a user manager adds the unit)"
+    )
+    return 0
+
+
+def _enable_unit(unit: str, *, no_autostart: bool) -> int:
+    """Enable and start the written unit; a unit that cannot be enabled is left disabled, and said so."""
     _systemctl("daemon-reload")
-    enabled = _systemctl("enable", "--now", UNIT_NAME)
+    enabled = _systemctl("enable", "--now", unit)
     if enabled is None or enabled.returncode != 0:
         reason = enabled.stderr.strip() if enabled is not None else "systemctl did not answer"
-        _systemctl("disable", UNIT_NAME)  # nothing is left enabled that does not run
+        _systemctl("disable", unit)  # nothing is left enabled that does not run
         fallback = "the autostart entry starts kronii with your next session" if not no_autostart else ""
         print(
-            f"kronii: service install: cannot enable {UNIT_NAME} ({reason}); it is left disabled"
+            f"kronii: service install: cannot enable {unit} ({reason}); it is left disabled"
             + (f"; {fallback}" if fallback else ""),
             file=sys.stderr,
         )
         return 1
-    print(f"enabled and started {UNIT_NAME}; its log: journalctl --user -u {UNIT_NAME} -f")
+    print(f"enabled and started {unit}; its log: journalctl --user -u {unit} -f")
     return 0
 
 
