@@ -40,7 +40,7 @@ __all__ = [
 UNIT_ENV = "KRONII_UP_UNIT"
 DETACHED_ENV = "KRONII_DETACHED"
 _PR_SET_CHILD_SUBREAPER = 36
-# The tmux session the supervisor's control client holds open (kronii.supervisor.adapters.tmux): it ends
+# The tmux session the supervisor's control client holds open (kronii.supervisor.adapters.tmux_connection): it ends
 # it when it stops cleanly; after a crash kronii up does.
 CONTROL_SESSION = "_kronii_control"
 _PROC = Path("/proc")
