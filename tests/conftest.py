@@ -12,11 +12,12 @@ import pytest_asyncio
 from kronii.stores.db import make_engine, make_sessionmaker, migrate_up
 
 from tests.infra import InfraUrls, create_database, start_test_infra
-from tests.mesh import note_last_users, stop_what_item_used_last
+from tests.mesh import note_last_users, share_httpx_ssl_contexts, stop_what_item_used_last
 
 # A person's own ~/.config/kronii/config.toml must not change what the suite tests; tests of the
 # config file point KRONII_CONFIG (or XDG_CONFIG_HOME) at their own.
 os.environ.setdefault("KRONII_CONFIG", str(Path(tempfile.gettempdir()) / "kronii-tests" / "no-config.toml"))
+share_httpx_ssl_contexts()
 
 
 @pytest.hookimpl(trylast=True)

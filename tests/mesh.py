@@ -6,6 +6,7 @@ import contextlib
 import os
 import queue
 import signal
+import ssl
 import subprocess
 import sys
 import threading
@@ -29,6 +30,7 @@ __all__ = [
     "kronii_process_pids",
     "note_last_users",
     "service_ports",
+    "share_httpx_ssl_contexts",
     "standalone_env",
     "start_service",
     "stop_after_last_use",
@@ -275,3 +277,32 @@ def stop_what_item_used_last(item: pytest.Item) -> None:
         if _LAST_USER.get(name) == item.nodeid:
             del _STOP_AFTER_LAST_USE[name]
             stack.close()
+
+
+def share_httpx_ssl_contexts() -> None:
+    """One SSL context per setting for every httpx client of the test process. httpx builds one for each
+    client, loading the CA bundle (about 20 ms of CPU), and each `httpx.get` is a client of its own: the
+    suite's waits poll ten to fifty times a second, so they spent a fifth of a core or more on it while
+    the services they wait for start on the same two cores. TLS is set up exactly as before; a client
+    certificate or a context passed in goes through untouched."""
+    import httpx._config
+    import httpx._transports.default
+
+    original = httpx._config.create_ssl_context
+    if getattr(original, "shared", False):
+        return
+    made: dict[tuple[object, ...], ssl.SSLContext] = {}
+
+    def create_ssl_context(
+        verify: ssl.SSLContext | str | bool = True, cert: object = None, trust_env: bool = True
+    ) -> ssl.SSLContext:
+        if cert is not None or not isinstance(verify, bool):
+            return original(verify=verify, cert=cert, trust_env=trust_env)  # type: ignore[arg-type]
+        key = (verify, trust_env, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+        if key not in made:
+            made[key] = original(verify=verify, trust_env=trust_env)
+        return made[key]
+
+    create_ssl_context.shared = True  # type: ignore[attr-defined]
+    httpx._config.create_ssl_context = create_ssl_context
+    httpx._transports.default.create_ssl_context = create_ssl_context  # type: ignore[attr-defined]
