@@ -195,15 +195,24 @@ def test_the_grpc_input_stream_ends_when_the_person_stops_the_agent(
     broker.grant(agent.client_id, seconds=60, window=terminal.window_id)
     metadata = (("authorization", f"Bearer {agent_token(agent)}"),)
 
+    three_answered = threading.Event()
+
     def actions() -> Iterator[pb.AgentInputRequest]:
         for index in range(50):
             if index == 3:
+                # gRPC reads the requests ahead of the answers: the person stops the agent once the
+                # first three actions are answered, not merely sent.
+                assert three_answered.wait(10)
                 broker.intent("STOP_NOW")
             yield pb.AgentInputRequest(session_id="current", action=pb.InputAction(kind="type", text="s"))
 
+    results: list[pb.AgentInputResult] = []
     with grpc.insecure_channel(f"127.0.0.1:{broker.grpc_port}") as channel:
         stub = pb_grpc.BrokerStub(channel)
-        results = list(stub.InputStream(actions(), metadata=metadata, timeout=30))
+        for result in stub.InputStream(actions(), metadata=metadata, timeout=30):
+            results.append(result)
+            if len(results) == 3:
+                three_answered.set()
     assert [result.injected for result in results[:3]] == [True, True, True]
     assert not results[-1].injected and results[-1].dropped in ("stopped", "stale_epoch")
     assert len(results) < 50

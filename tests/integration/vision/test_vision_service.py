@@ -23,6 +23,7 @@ from tests.integration.vision.vision_service_support import (
     clicked,
     start_vision,
 )
+from tests.mesh import wait_until
 
 
 @pytest.fixture(scope="module")
@@ -249,6 +250,8 @@ def test_the_persons_own_key_press_during_a_plan_takes_the_desktop_back_and_noth
 def test_stop_now_during_a_plan_means_no_action_after_it(vision: VisionEngine, gtk_form: GtkForm) -> None:
     plan = vision.plan("wait 2 s then click the Cancel button")
     vision.wait_for(plan["plan_id"], frozenset({"executing"}), timeout_s=10)
+    # The person stops the agent while it holds the desktop (its 2 s wait), not before it took it.
+    wait_until(lambda: vision.broker.state()["control_mode"] == "AGENT", 10, "the engine holding the desktop")
     vision.broker.intent("STOP_NOW")
     stopped = vision.wait_for(plan["plan_id"])
     assert stopped["state"] == "stopped", stopped
