@@ -61,7 +61,7 @@ def rejecting_capture(tmp_path: Path) -> Iterator[tuple[Path, _RejectingCapture]
     finally:
         stopping = asyncio.run_coroutine_threadsafe(server_box[0].stop(None), loop)
         with contextlib.suppress(TimeoutError):  # the daemon thread goes with the test run
-            stopping.result(10)
+            stopping.result(2)
         thread.join(5)
 
 
