@@ -214,6 +214,10 @@ def seen(text):
 """
 
 
+# In the slow suite: the default suite keeps the same property on the same real Codex
+# (test_forty_triggers_at_once_into_one_real_codex_pane_are_forty_separate_messages) and the ordering of
+# simultaneous triggers per pane in process (test_supervisor_concurrency's sixty triggers on two panes).
+@pytest.mark.slow
 def test_twenty_pairs_of_simultaneous_triggers_give_forty_separate_prompts_in_order(
     brisk: Supervisor, real_codex: RealCodex, tmp_path: Path
 ) -> None:

@@ -30,7 +30,9 @@ while True:
     if not line:
         break
     open(os.environ["GOT_FLAG"], "w").close()
-    time.sleep(10)
+    deadline = time.monotonic() + 30
+    while not os.path.exists(os.environ["ECHO_FLAG"]) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the echo comes only once the test lets it: after the restart
     sys.stdout.write(line)
     with open(os.environ["SEEN_LOG"], "a") as f:
         f.write(json.dumps(line.strip()) + "\\n")
@@ -61,6 +63,7 @@ def test_sigkill_between_typing_and_ack_is_delivered_from_the_record_and_typed_o
     infra: InfraUrls, migrated_database: str, tmp_path: Path
 ) -> None:
     program, seen_log, got = tmp_path / "late_echo.py", tmp_path / "seen.jsonl", tmp_path / "got"
+    echo = tmp_path / "echo"
     program.write_text(LATE_ECHO)
     folder = tmp_path / "sup"
     folder.mkdir()
@@ -75,7 +78,7 @@ def test_sigkill_between_typing_and_ack_is_delivered_from_the_record_and_typed_o
             with httpx.Client(base_url=first.url, headers=headers, timeout=60) as http:
                 spawned = http.post("/v1/runtimes/spawn", json={
                     "workspace_id": "wscrash", "agent_id": "py-crash", "role": "py", "kind": "lateecho",
-                    "command": ["env", f"GOT_FLAG={got}", f"SEEN_LOG={seen_log}", "python3", str(program)],
+                    "command": ["env", f"GOT_FLAG={got}", f"ECHO_FLAG={echo}", f"SEEN_LOG={seen_log}", "python3", str(program)],
                 })  # fmt: skip
                 runtime_id = spawned.json()["runtime"]["runtime_id"]
                 _wait(lambda: http.get(f"/v1/runtimes/{runtime_id}").json()["agent_state"] == "idle", 20,
@@ -105,6 +108,7 @@ def test_sigkill_between_typing_and_ack_is_delivered_from_the_record_and_typed_o
         ):
             retry = http.post("/v1/triggers", json=body).json()
             assert retry["duplicate"] and retry["result"] in ("already_active", "delivered"), retry
+            echo.touch()  # only now, with the second supervisor up, does the REPL echo the line it read
 
             def outcome() -> dict[str, Any]:
                 answer: dict[str, Any] = http.get("/v1/triggers/t-crash-1").json()
