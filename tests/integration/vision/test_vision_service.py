@@ -247,11 +247,17 @@ def test_the_persons_own_key_press_during_a_plan_takes_the_desktop_back_and_noth
     assert not clicked(gtk_form.seen, "Cancel")
 
 
+def _safe_points(vision: VisionEngine) -> int:
+    return sum(1 for row in vision.broker.journal() if row["event"] == "safe_point")
+
+
 def test_stop_now_during_a_plan_means_no_action_after_it(vision: VisionEngine, gtk_form: GtkForm) -> None:
+    earlier = _safe_points(vision)  # the engine and its broker are the module's: earlier plans left rows
     plan = vision.plan("wait 2 s then click the Cancel button")
     vision.wait_for(plan["plan_id"], frozenset({"executing"}), timeout_s=10)
-    # The person stops the agent while it holds the desktop (its 2 s wait), not before it took it.
-    wait_until(lambda: vision.broker.state()["control_mode"] == "AGENT", 10, "the engine holding the desktop")
+    # The person stops the agent during its 2 s wait: once the broker has answered the wait's safe point,
+    # not before the engine took the desktop or reached that point.
+    wait_until(lambda: _safe_points(vision) > earlier, 10, "the wait's safe point")
     vision.broker.intent("STOP_NOW")
     stopped = vision.wait_for(plan["plan_id"])
     assert stopped["state"] == "stopped", stopped
