@@ -93,26 +93,28 @@ def plan_response(outcome: PlanOutcome) -> pb.PlanResponse:
     return response
 
 
-def _wakeup_message(wakeup: PendingWakeup) -> pb.PendingWakeup:
+def _wakeup_message(pending: PendingWakeup) -> pb.PendingWakeup:
+    wakeup = pending.wakeup
     return pb.PendingWakeup(
         wakeup_id=wakeup.wakeup_id,
         slot=wakeup.slot,
         app=wakeup.app,
         run_id=wakeup.run_id,
         due_at=timestamp(wakeup.due_at),
-        due_in_ms=round(wakeup.due_in_secs * 1000),
+        due_in_ms=round(pending.due_in_secs * 1000),
         reason=wakeup.reason,
         kind=_TICK_KINDS[wakeup.kind],
     )
 
 
-def _cooldown_message(cooldown: CooldownState | None) -> pb.CooldownView:
-    if cooldown is None:
+def _cooldown_message(state: CooldownState | None) -> pb.CooldownView:
+    if state is None:
         return pb.CooldownView(active=False)
+    cooldown = state.cooldown
     return pb.CooldownView(
         active=True,
         until=timestamp(cooldown.until),
-        remaining_ms=max(0, round(cooldown.remaining_secs * 1000)),
+        remaining_ms=max(0, round(state.remaining_secs * 1000)),
         app=cooldown.app,
         run_id=cooldown.run_id,
         reason=cooldown.reason,

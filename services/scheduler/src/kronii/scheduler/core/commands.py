@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from kronii.scheduler.core.model import PlanInput, TickKind
+from kronii.scheduler.core.model import Cooldown, PlanInput, TickKind, WakeUp
 
 __all__ = [
     "CooldownState",
@@ -61,23 +61,18 @@ class PlanOutcome:
 
 @dataclass(frozen=True)
 class PendingWakeup:
-    wakeup_id: str
-    slot: str
-    due_at: float
+    """A wake-up as shown: its times on the wall clock, and how long until it is due."""
+
+    wakeup: WakeUp
     due_in_secs: float
-    kind: TickKind
-    app: str = ""
-    run_id: str = ""
-    reason: str = ""
 
 
 @dataclass(frozen=True)
 class CooldownState:
-    until: float
+    """The cooldown as shown: its end on the wall clock, and how long it has left."""
+
+    cooldown: Cooldown
     remaining_secs: float
-    app: str = ""
-    run_id: str = ""
-    reason: str = ""
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,8 @@ every time on the wall clock."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kronii.foundation.clock import Clock
 from kronii.scheduler.core.commands import CooldownState, PendingWakeup, RunCount, ScheduleSnapshot
 from kronii.scheduler.core.model import Cooldown, Limits, WakeUp
@@ -12,28 +14,14 @@ __all__ = ["ShowSchedule"]
 
 
 def _pending(wakeup: WakeUp, now: float, wall_offset: float) -> PendingWakeup:
-    return PendingWakeup(
-        wakeup_id=wakeup.wakeup_id,
-        slot=wakeup.slot,
-        due_at=wakeup.due_at + wall_offset,
-        due_in_secs=wakeup.due_at - now,
-        kind=wakeup.kind,
-        app=wakeup.app,
-        run_id=wakeup.run_id,
-        reason=wakeup.reason,
-    )
+    return PendingWakeup(replace(wakeup, due_at=wakeup.due_at + wall_offset), due_in_secs=wakeup.due_at - now)
 
 
 def _cooldown(cooldown: Cooldown | None, now: float, wall_offset: float) -> CooldownState | None:
     if cooldown is None:
         return None
-    return CooldownState(
-        until=cooldown.until + wall_offset,
-        remaining_secs=cooldown.until - now,
-        app=cooldown.app,
-        run_id=cooldown.run_id,
-        reason=cooldown.reason,
-    )
+    shown = replace(cooldown, until=cooldown.until + wall_offset)
+    return CooldownState(shown, remaining_secs=cooldown.until - now)
 
 
 class ShowSchedule:
