@@ -43,11 +43,25 @@ class VisionEngine:
     broker: Broker
 
     def plan(self, intent: str, *, execute: bool = True) -> dict[str, Any]:
+        self.settle()
         response = httpx.post(
             f"{self.url}/v1/vision/plans", json={"intent": intent, "execute": execute}, timeout=30
         )
         assert response.status_code == 200, response.text
         return dict(response.json())
+
+    def settle(self, timeout_s: float = 3.0) -> None:
+        """Wait until two looks at the screen in a row are the same picture: a window that has just
+        said READY may still be painting, and a plan made then is rightly refused at approval as
+        made on another screen. A blinking caret never settles; then the wait ends at the timeout."""
+        deadline = time.monotonic() + timeout_s
+        last = None
+        while time.monotonic() < deadline:
+            now = httpx.get(f"{self.url}/v1/vision/context", timeout=30).json().get("screenshot_hash")
+            if now is not None and now == last:
+                return
+            last = now
+            time.sleep(0.2)
 
     def get(self, plan_id: str) -> dict[str, Any]:
         response = httpx.get(f"{self.url}/v1/vision/plans/{plan_id}", timeout=10)
