@@ -275,6 +275,26 @@ def test_row_write_failed_fails_without_resume() -> None:
     fired(m, "write_failed_fails_without_resume")
 
 
+def test_row_text_landed_elsewhere_is_taken_back_and_fails() -> None:
+    m = machine()
+    m.handle(Signal.RUNTIME_READY, T0)
+    effects = m.handle(Signal.TAKEN_BACK, T0 + 1.5)
+    assert effects == [Finish(Result.FAILED, Backend.NONE, ErrorCode.TYPED_NOT_SUBMITTED, "")]
+    assert "resume" not in m.chain and m.phase is Phase.DONE, "never typed again, never resumed"
+    fired(m, "text_landed_elsewhere_is_taken_back_and_fails")
+
+
+def test_row_person_keys_while_typing_take_it_back_and_defer() -> None:
+    m = machine()
+    m.handle(Signal.RUNTIME_READY, T0)
+    effects = m.handle(Signal.PERSON_KEYS_WHILE_TYPING, T0 + 0.3)
+    assert effects == [MarkOperatorBusy(), Defer(T0 + 0.3 + PARAMS.recheck_secs, ErrorCode.OPERATOR_BUSY)]
+    assert m.phase is Phase.DEFERRED and m.busy_since == T0 + 0.3
+    # Once the person is done, the same trigger is typed afresh.
+    assert m.handle(Signal.RUNTIME_READY, T0 + 30) == [Deliver(1)]
+    fired(m, "person_keys_while_typing_take_it_back_and_defer")
+
+
 def test_row_ack_delivers() -> None:
     m = awaiting_ack(machine())
     assert m.handle(Signal.ACKED, T0 + 0.2) == [Finish(Result.DELIVERED, Backend.TMUX, None, "")]

@@ -27,6 +27,7 @@ from kronii.supervisor.core.runtime_index import RuntimeIndex
 from kronii.supervisor.core.tokens import Claims
 from kronii.supervisor.core.trigger import Collision, TriggerOutcome
 from kronii.supervisor.metrics import SupervisorMetrics
+from kronii.supervisor.ports import TerminalError
 from kronii.supervisor.usecases.acknowledge import AckBoard
 from kronii.supervisor.usecases.desktop_watch import DesktopWatch
 from kronii.supervisor.usecases.relaunch_agent import Relauncher
@@ -106,9 +107,12 @@ class FakeState:
     threads: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     finished: list[str] = field(default_factory=list)
     # With counts_failures, failures are kept (times as recorded) and the snapshot reports them
-    # for the cooldown and crash-loop guards; without, every snapshot is failure-free.
+    # for the crash-loop guard (failure_times) and the cooldown (the streak of failed triggers,
+    # with why each failed); without, every snapshot is failure-free.
     counts_failures: bool = False
     failure_times: list[float] = field(default_factory=list)
+    # Per workspace and agent, as the store keys it.
+    streaks: dict[tuple[str, str], list[tuple[float, str]]] = field(default_factory=dict)
 
     async def admit(self, pending: TriggerOutcome, ttl: int, job: Job, due: float) -> TriggerOutcome | None:
         if pending.trigger_id in self.outcomes:
@@ -128,11 +132,12 @@ class FakeState:
         rate_window: float,
         crash_window: float,
     ) -> Snapshot:
+        streak = self.streaks.get((workspace_id, agent_id), [])
         return Snapshot(
             attempts=(),
             failures=tuple(self.failure_times),
-            streak=len(self.failure_times),
-            last_failure_at=self.failure_times[-1] if self.failure_times else None,
+            streak=len(streak),
+            last_failure_at=streak[-1][0] if streak else None,
             thread=self.threads.get((agent_id, thread_id), {}),
             progress_epoch=0,
         )
@@ -178,8 +183,19 @@ class FakeState:
         if self.counts_failures:
             self.failure_times.append(now)
 
+    async def count_failure(
+        self, workspace_id: str, agent_id: str, why: str, now: float, window: float
+    ) -> None:
+        if self.counts_failures:
+            self.failure_times.append(now)
+            self.streaks.setdefault((workspace_id, agent_id), []).append((now, why))
+
+    async def failure_streak(self, workspace_id: str, agent_id: str) -> tuple[int, float | None, str]:
+        streak = self.streaks.get((workspace_id, agent_id), [])
+        return len(streak), streak[-1][0] if streak else None, streak[-1][1] if streak else ""
+
     async def record_success(self, workspace_id: str, agent_id: str) -> None:
-        self.failure_times.clear()
+        self.streaks.pop((workspace_id, agent_id), None)
 
     async def thread_state(self, agent_id: str, thread_id: str) -> dict[str, Any]:
         return self.threads.get((agent_id, thread_id), {})
@@ -204,6 +220,10 @@ class FakePanes:
         self.written: list[tuple[str, str]] = []
         self.typing_now = 0
         self.most_at_once = 0
+        # Panes (targets) whose writes fail, as tmux refusing the keys would (a real failure).
+        self.failing: set[str] = set()
+        # Prompts taken back from the input box after they stayed there.
+        self.cleared: list[str] = []
 
     async def look(self, target: str, registered_pid: int, kind: AgentKind) -> Look:
         return Look(facts=self.facts, probe=None)
@@ -212,6 +232,8 @@ class FakePanes:
         return Baseline()
 
     async def write(self, target: str, payload: Payload, kind: AgentKind, *, attempt: int) -> Written:
+        if target in self.failing:
+            raise TerminalError(f"tmux refused the keys for {target}")
         self.typing_now += 1
         self.most_at_once = max(self.most_at_once, self.typing_now)
         try:
@@ -222,6 +244,10 @@ class FakePanes:
         return Written(submit_only=False)
 
     async def resubmit(self, target: str, payload: Payload, kind: AgentKind) -> bool:
+        return True
+
+    async def clear_typed(self, target: str, payload: Payload, kind: AgentKind) -> bool:
+        self.cleared.append(payload.text)
         return True
 
     async def check(self, target: str, payload: Payload, kind: AgentKind, before: Baseline) -> Delivery:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -27,6 +28,17 @@ from kronii.supervisor.core.agent_state import (
     echo_needle,
     holds_prompt,
 )
+from kronii.supervisor.core.idle_screen import (
+    IdleScreen,
+    ScreenMemory,
+    ScreenRead,
+    Shot,
+    Verdict,
+    holds_typed,
+    read,
+    same_screen,
+    shows_typed,
+)
 from kronii.supervisor.core.model import PaneFacts
 from kronii.supervisor.core.pane_reports import Baseline, Look, PaneProbe, Written
 from kronii.supervisor.core.payload import Payload
@@ -37,6 +49,11 @@ __all__ = ["Baseline", "Look", "PaneDriver", "Written"]
 _T = TypeVar("_T")
 
 
+def _generic(kind: AgentKind) -> bool:
+    """A kind that declares no input marker is read against its own idle screen."""
+    return not kind.input_marker
+
+
 def _same_group(pid: int, group: int) -> bool:
     try:
         return pid == group or os.getpgid(pid) == group
@@ -44,9 +61,51 @@ def _same_group(pid: int, group: int) -> bool:
         return False
 
 
+# A generic agent's screen is looked at again this often, this many times, until it is still.
+SETTLE_STEP_SECS = 0.2
+SETTLE_LOOKS = 6
+# How long typed text may take to show on the agent's screen before it is taken back.
+SHOW_SECS = 1.5
+
+_STATE_OF = {
+    Verdict.IDLE: AgentState.IDLE,
+    Verdict.DRAFT: AgentState.DRAFT,
+    Verdict.BLOCKED: AgentState.BLOCKED,
+    Verdict.BUSY: AgentState.WORKING,
+    Verdict.CHANGING: AgentState.WORKING,
+    Verdict.UNSETTLED: AgentState.STARTING,
+}
+
+
+def _shot(probe: PaneProbe, at: float) -> Shot:
+    rows = tuple(line.text.rstrip() for line in parse_screen(probe.screen))
+    person = max(probe.human_client_activity) if probe.human_client_activity else None
+    return Shot(rows, probe.cursor_x, probe.cursor_y, at, person)
+
+
+def _generic_facts(probe: PaneProbe, seen: ScreenRead, in_front: bool, leader: str) -> PaneFacts:
+    """What admission needs, from a generic agent's screen read against its idle screen."""
+    state = _STATE_OF[seen.verdict]
+    return PaneFacts(
+        exists=True,
+        agent_in_foreground=in_front,
+        foreground_command=leader or probe.current_command,
+        human_activity_at=max(probe.human_client_activity) if probe.human_client_activity else None,
+        draft=seen.draft,
+        agent_state=state.value,
+        input_line=seen.verdict not in (Verdict.BUSY, Verdict.CHANGING),
+        dialog=seen.evidence if seen.verdict is Verdict.BLOCKED else "",
+    )
+
+
 class PaneDriver:
-    def __init__(self, tmux: TmuxControl) -> None:
+    def __init__(self, tmux: TmuxControl, wall: Callable[[], float] = time.time) -> None:
         self.tmux = tmux
+        self._wall = wall
+        # What each generic agent's pane showed: its idle screen and the last look (core/idle_screen.py).
+        self._memory: dict[str, ScreenMemory] = {}
+        # The screen just before the supervisor typed into a pane, to see the agent take it.
+        self._before: dict[str, Shot] = {}
 
     async def _asked(self, ask: Callable[[], Awaitable[_T]]) -> _T:
         """A read (no side effect), asked once more when the connection it went out on ended or
@@ -83,6 +142,9 @@ class PaneDriver:
         leader = process_name(group) if group else ""
         pid = registered_pid or probe.pane_pid
         in_front = group is not None and _same_group(pid, group) and leader not in SHELLS
+        if _generic(kind):
+            seen = await self._read_generic(target, probe)
+            return Look(_generic_facts(probe, seen, in_front, leader), probe)
         reading = classify(parse_screen(probe.screen), probe.cursor_y, kind, cursor_x=probe.cursor_x)
         activity = max(probe.human_client_activity) if probe.human_client_activity else None
         return Look(
@@ -100,6 +162,29 @@ class PaneDriver:
             reading,
         )
 
+    async def _read_generic(self, target: str, probe: PaneProbe) -> ScreenRead:
+        """The screen read against the pane's memory; while it is changing or not yet seen still,
+        looked at again a few times (a still screen needs two looks to be known)."""
+        seen = self._remember(target, _shot(probe, self._wall()))
+        for _ in range(SETTLE_LOOKS):
+            if seen.verdict not in (Verdict.CHANGING, Verdict.UNSETTLED):
+                break
+            await asyncio.sleep(SETTLE_STEP_SECS)
+            probe_again = await self._probe(target)
+            if isinstance(probe_again, str) or probe_again.dead:
+                break
+            seen = self._remember(target, _shot(probe_again, self._wall()))
+        return seen
+
+    def _remember(self, target: str, shot: Shot) -> ScreenRead:
+        seen = read(self._memory.get(target, ScreenMemory()), shot)
+        self._memory[target] = seen.memory
+        return seen
+
+    async def _shot_now(self, target: str) -> Shot:
+        probe = await self._asked(lambda: self.tmux.probe(target))
+        return _shot(probe, self._wall())
+
     async def _read(self, target: str, kind: AgentKind) -> tuple[Reading, tuple[StyledLine, ...]]:
         """The screen as it is now (never an earlier look): cursor and text in one round trip."""
         cursor_x, cursor_y, screen = await self._asked(lambda: self.tmux.screen_at(target))
@@ -114,6 +199,8 @@ class PaneDriver:
         """Type or paste the prompt, pause, press the submit key. A retry (attempt > 1) only
         presses the submit key, and only when the prompt still sits in the input box: a prompt is
         never typed twice."""
+        if _generic(kind):
+            return await self._write_generic(target, payload, kind, attempt=attempt)
         if attempt > 1:
             reading, _ = await self._read(target, kind)
             if not holds_prompt(reading.box, payload.last_line):
@@ -129,8 +216,74 @@ class PaneDriver:
         await self.tmux.send_keys(target, kind.submit_keys)
         return Written(submit_only=False)
 
+    async def _write_generic(
+        self, target: str, payload: Payload, kind: AgentKind, *, attempt: int
+    ) -> Written:
+        """Type, then find the text on the screen before pressing the submit key: in the input
+        area, it is submitted; anywhere else, or nowhere, or with a person's keys arriving
+        meanwhile, it is taken back key for key and nothing is submitted."""
+        idle = self._memory.get(target, ScreenMemory()).idle
+        if attempt > 1:
+            if not holds_typed(idle, await self._shot_now(target), payload.last_line):
+                return Written(submit_only=False, nothing=True)
+            await self.tmux.send_keys(target, kind.submit_keys)
+            return Written(submit_only=True)
+        before = await self._shot_now(target)
+        self._before[target] = before
+        if payload.literal:
+            await self.tmux.send_literal(target, payload.text)
+        else:
+            await self.tmux.paste(target, payload.text)
+        why, person = await self._where_it_landed(target, payload, idle, before)
+        if why:
+            await self._take_back(target, payload)
+            return Written(submit_only=False, removed=why, person_typed=person)
+        if kind.submit_pause_secs:
+            await asyncio.sleep(kind.submit_pause_secs)
+        await self.tmux.send_keys(target, kind.submit_keys)
+        return Written(submit_only=False)
+
+    async def _where_it_landed(
+        self, target: str, payload: Payload, idle: IdleScreen | None, before: Shot
+    ) -> tuple[str, bool]:
+        """("", False) once the typed text shows in the input area; else why not, and whether
+        a person's keys were the reason."""
+        give_up = time.monotonic() + SHOW_SECS
+        while True:
+            shot = await self._shot_now(target)
+            if shot.person_at is not None and shot.person_at != before.person_at:
+                return "a person pressed keys in the pane while the prompt was being typed", True
+            if holds_typed(idle, shot, payload.last_line):
+                return "", False
+            if shows_typed(shot, payload.last_line) and time.monotonic() >= give_up:
+                return "the typed text showed outside the agent's input area", False
+            if time.monotonic() >= give_up:
+                return f"the typed text did not show on the agent's screen within {SHOW_SECS:g} s", False
+            await asyncio.sleep(0.05)
+
+    async def _take_back(self, target: str, payload: Payload) -> None:
+        """As many backspaces as characters were typed (a collapsed paste goes with fewer; the
+        rest fall on an empty line)."""
+        await self.tmux.send_keys(target, ["-N", str(len(payload.text)), "BSpace"])
+
+    async def clear_typed(self, target: str, payload: Payload, kind: AgentKind) -> bool:
+        """Take back a prompt left in a generic agent's input area (never submitted)."""
+        if not _generic(kind):
+            return False
+        idle = self._memory.get(target, ScreenMemory()).idle
+        if not holds_typed(idle, await self._shot_now(target), payload.last_line):
+            return False
+        await self._take_back(target, payload)
+        return True
+
     async def resubmit(self, target: str, payload: Payload, kind: AgentKind) -> bool:
         """Press the submit key once more, only if the prompt still sits in the box."""
+        if _generic(kind):
+            idle = self._memory.get(target, ScreenMemory()).idle
+            if not holds_typed(idle, await self._shot_now(target), payload.last_line):
+                return False
+            await self.tmux.send_keys(target, kind.submit_keys)
+            return True
         reading, _ = await self._read(target, kind)
         if not holds_prompt(reading.box, payload.last_line):
             return False
@@ -138,6 +291,8 @@ class PaneDriver:
         return True
 
     async def check(self, target: str, payload: Payload, kind: AgentKind, before: Baseline) -> Delivery:
+        if _generic(kind):
+            return await self._check_generic(target, payload)
         try:
             reading, lines = await self._read(target, kind)
             dead, _ = await self.tmux.pane_exit(target)
@@ -150,3 +305,20 @@ class PaneDriver:
             reading, lines, prompt=payload.text, last_line=payload.last_line, echoes_before=before.echoes,
             was_working=before.working,
         )  # fmt: skip
+
+    async def _check_generic(self, target: str, payload: Payload) -> Delivery:
+        """Taken when the text left the input area and the screen is not what it was before the
+        typing (its echo, the agent's answer or work); still there is typed-not-submitted."""
+        try:
+            shot = await self._shot_now(target)
+            dead, _ = await self.tmux.pane_exit(target)
+        except (TmuxError, TimeoutError, ValueError) as error:
+            return Delivery.GONE if says_gone(error) else Delivery.PENDING
+        if dead:
+            return Delivery.GONE
+        if holds_typed(self._memory.get(target, ScreenMemory()).idle, shot, payload.last_line):
+            return Delivery.TYPED
+        before = self._before.get(target)
+        if before is not None and same_screen(before, shot):
+            return Delivery.PENDING
+        return Delivery.SUBMITTED

@@ -258,6 +258,9 @@ class TriggerMachine:
             chain.append("tmux:write_failed")
         elif signal is Signal.ACKED:
             chain.append("tmux")
+        elif signal is Signal.PERSON_KEYS_WHILE_TYPING:
+            # The typed text was taken back: the next delivery types it afresh (attempt 1).
+            self._s.deliveries = 0
 
     def _act(self, action: Action, step: _Step, effects: list[Effect]) -> None:
         effect = self._ACTIONS[action](self, step)

@@ -51,6 +51,11 @@ class Written:
     # Nothing was sent: a retry found the box without the prompt (typing it again could send it
     # twice).
     nothing: bool = False
+    # Why the typed text was taken back (as many backspaces as characters typed) instead of
+    # submitted: it showed nowhere, or outside the input area, or a person typed meanwhile.
+    removed: str = ""
+    # The person's keys came while the text was being typed (removed and deferred, not failed).
+    person_typed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

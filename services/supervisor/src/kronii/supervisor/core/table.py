@@ -56,6 +56,10 @@ class Signal(enum.StrEnum):
     ACK_TIMEOUT = "ack_timeout"
     # At the deadline the prompt still sits in the input box.
     STUCK_IN_BOX = "stuck_in_box"
+    # The typed text showed nowhere or outside the agent's input area: taken back, not submitted.
+    TAKEN_BACK = "taken_back"
+    # A person's keys reached the pane while the prompt was being typed: taken back, wait for them.
+    PERSON_KEYS_WHILE_TYPING = "person_keys_while_typing"
     # The supervisor restarted after the prompt's bytes were written: look, never type again.
     RESTARTED_AFTER_WRITE = "restarted_after_write"
     # The fallback chain of section 9.2.
@@ -186,6 +190,13 @@ TABLE: tuple[Row, ...] = (
         Guard.CAN_RESUME, _P.RESUMING, (_A.LAUNCH_RESUME,)),
     Row("write_failed_fails_without_resume", frozenset({_P.DELIVERING}), Signal.WRITE_FAILED,
         Guard.NONE, _P.DONE, (_A.FINISH,), result=Result.FAILED, code=ErrorCode.WRITE_FAILED),
+    # The text did not land in the empty input area it was typed for: it was taken back key for
+    # key and nothing was submitted; typing it again could land it in the same wrong place.
+    Row("text_landed_elsewhere_is_taken_back_and_fails", frozenset({_P.DELIVERING}), Signal.TAKEN_BACK,
+        Guard.NONE, _P.DONE, (_A.FINISH,), result=Result.FAILED, code=ErrorCode.TYPED_NOT_SUBMITTED),
+    # A person started typing while the prompt went in: it was taken back; wait for them.
+    Row("person_keys_while_typing_take_it_back_and_defer", frozenset({_P.DELIVERING}),
+        Signal.PERSON_KEYS_WHILE_TYPING, Guard.NONE, _P.DEFERRED, (_A.MARK_OPERATOR_BUSY, _A.DEFER)),
     Row("ack_delivers", frozenset({_P.AWAITING_ACK}), Signal.ACKED, Guard.NONE, _P.DONE,
         (_A.FINISH,), result=Result.DELIVERED, backend=Backend.TMUX),
     # The prompt sits in the input box: send the submit key once more, never paste twice.

@@ -344,6 +344,15 @@ class TriggerLifecycle:
             )
             job.detail = f"writing to pane {record.pty_target} failed: {error}"
             return Signal.WRITE_FAILED
+        if written.removed:
+            self._trigger_log.attempt(
+                job.trigger_id, "deliver", "taken_back", attempt=attempt, why=written.removed[:200]
+            )
+            job.detail = (
+                f"{written.removed}; it was taken back key for key and nothing was submitted"
+                f" (pane {record.pty_target})"
+            )
+            return Signal.PERSON_KEYS_WHILE_TYPING if written.person_typed else Signal.TAKEN_BACK
         self._trigger_log.attempt(
             job.trigger_id,
             "deliver",
@@ -388,7 +397,10 @@ class TriggerLifecycle:
                     await self._typed_not_submitted(job, machine, record, kind, payload)
                 remaining = deadline - self._clock.monotonic()
                 if remaining <= 0 or seen is Delivery.GONE:
-                    return self._ack_missing(job, record, seen)
+                    taken_back = seen is Delivery.TYPED and await self._panes.clear_typed(
+                        record.pty_target, payload, kind
+                    )
+                    return self._ack_missing(job, record, seen, taken_back=taken_back)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(event.wait(), min(0.02, remaining))
         finally:
@@ -406,13 +418,17 @@ class TriggerLifecycle:
                 job.trigger_id, "resubmit", "typed_not_submitted", runtime_id=record.runtime_id
             )
 
-    def _ack_missing(self, job: Job, record: RuntimeRecord, seen: Delivery) -> Signal:
+    def _ack_missing(
+        self, job: Job, record: RuntimeRecord, seen: Delivery, *, taken_back: bool = False
+    ) -> Signal:
         """No ack by the deadline, or the pane went away: why, in the job's detail."""
         self._trigger_log.attempt(
             job.trigger_id, "ack", "timeout", runtime_id=record.runtime_id, seen=seen.value
         )
         if seen is Delivery.TYPED:
-            job.detail = "the prompt is still in the agent's input box: the submit key did not send it"
+            job.detail = "the prompt stayed in the agent's input box: the submit key did not send it" + (
+                "; it was taken back key for key" if taken_back else ""
+            )
             return Signal.STUCK_IN_BOX
         job.detail = (
             "the pane went away before the agent took the prompt"

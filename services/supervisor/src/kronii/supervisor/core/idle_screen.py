@@ -1,0 +1,392 @@
+"""An agent's own idle screen, and what differs from it: a person's draft, a dialog, its output.
+
+What an agent draws while it waits for input is its own, whatever it looks like: a prompt glyph,
+a placeholder in any colour, a bordered box, a footer. kronii does not know these screens; it
+remembers one (taken when the screen is still and no person pressed a key since) and reads every
+later look against it:
+
+- Text in the input area that differs from the idle screen is a person's draft only when an
+  attached person's client sent keys after the idle screen was taken (tmux's `client_activity`;
+  the supervisor's own keys come from its control client and never count).
+- A change with no person's keys is the agent's own: its output (the screen is taken as the new
+  idle screen once it is still), or a dialog (choices, a yes/no question: nothing is typed).
+
+The input area is found from the idle screen's layout. INLINE: the cursor sits on the last filled
+row (a REPL, a shell): the input line is the cursor's row, its prompt the text before the cursor.
+BOX: anything else (an input box with a footer under it, a cursor parked below the box or hidden):
+the input area is the block of rows at the bottom of the drawn screen, read aligned from there.
+Pure functions and values; times are epoch seconds passed in."""
+
+from __future__ import annotations
+
+import enum
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+__all__ = [
+    "AREA_MAX_ROWS",
+    "NO_INPUT_LINE",
+    "IdleScreen",
+    "Layout",
+    "ScreenMemory",
+    "ScreenRead",
+    "Shot",
+    "Verdict",
+    "dialog_line",
+    "draft_text",
+    "holds_typed",
+    "idle_from",
+    "locate",
+    "normal",
+    "person_since",
+    "read",
+    "same_screen",
+    "shows_typed",
+]
+
+# The most rows an input area (a box and its footer) is taken to span.
+AREA_MAX_ROWS = 12
+# A person's keys this recent mean the screen may still be catching up with them.
+SETTLE_SECS = 1.5
+
+_BORDER = " │|┃║╭╮╰╯┌┐└┘╔╗╚╝─━═▏▕"
+_DIGITS = re.compile(r"\d+")
+_SPACE = re.compile(r"\s+")
+_BOX_TOP = re.compile(r"^\s*[╭┌╔┏+]")
+
+
+class Layout(enum.StrEnum):
+    INLINE = "inline"
+    BOX = "box"
+
+
+@dataclass(frozen=True, slots=True)
+class Shot:
+    """One look at the pane: its rows as plain text, the cursor, when, and the newest key an
+    attached person's client sent (tmux counts whole seconds)."""
+
+    rows: tuple[str, ...]
+    cursor_x: int
+    cursor_y: int
+    at: float
+    person_at: float | None = None
+
+    def same_picture(self, other: Shot) -> bool:
+        return self.rows == other.rows and (self.cursor_x, self.cursor_y) == (other.cursor_x, other.cursor_y)
+
+
+@dataclass(frozen=True, slots=True)
+class IdleScreen:
+    rows: tuple[str, ...]
+    cursor_x: int
+    cursor_y: int
+    at: float
+    layout: Layout
+    # BOX: how many rows, counted up from the last filled row, the input area spans.
+    area: int = 1
+    # INLINE: the prompt before the cursor, normalised.
+    prompt: str = ""
+
+
+def normal(row: str) -> str:
+    """A row as compared: borders and blanks at its ends gone, runs of blanks one, digits 0 (a
+    prompt's counter, a context gauge or a clock is the same screen)."""
+    return _DIGITS.sub("0", _SPACE.sub(" ", row.strip(_BORDER)))
+
+
+def _last_filled(rows: Sequence[str]) -> int:
+    for index in range(len(rows) - 1, -1, -1):
+        if rows[index].strip():
+            return index
+    return -1
+
+
+def person_since(person_at: float | None, at: float) -> bool:
+    """A person's key may have come at or after `at` (tmux gives whole seconds: the same second
+    counts as after)."""
+    return person_at is not None and person_at >= math.floor(at)
+
+
+def _box_area(rows: Sequence[str], last: int, cursor_y: int) -> int:
+    """Rows of the input area, counted up from the last filled row. With the cursor among the
+    drawn rows: from the box the cursor is in down to the bottom. Otherwise (a cursor parked
+    below or hidden): the bottom block, up to the blank row above it."""
+    top = cursor_y if 0 <= cursor_y <= last else last
+    if 0 <= cursor_y <= last:
+        while (
+            top > 0
+            and last - top + 1 < AREA_MAX_ROWS
+            and rows[top - 1].strip()
+            and not _BOX_TOP.match(rows[top])
+        ):
+            top -= 1
+    else:
+        while top > 0 and last - top + 1 < AREA_MAX_ROWS and rows[top - 1].strip():
+            top -= 1
+    return last - top + 1
+
+
+def idle_from(shot: Shot) -> IdleScreen:
+    """The layout of an idle screen and its input area."""
+    rows = shot.rows
+    last = _last_filled(rows)
+    if last >= 0 and shot.cursor_y == last and shot.cursor_x > 0:
+        prompt = normal(rows[last][: shot.cursor_x])
+        return IdleScreen(rows, shot.cursor_x, shot.cursor_y, shot.at, Layout.INLINE, 1, prompt)
+    return IdleScreen(
+        rows, shot.cursor_x, shot.cursor_y, shot.at, Layout.BOX, _box_area(rows, last, shot.cursor_y)
+    )
+
+
+def _new_part(now: str, then: str) -> str:
+    """What `now` holds beyond `then`: the row after the idle row when it starts with it (a
+    prompt), else after their common start cut back to a word (a placeholder's first letters
+    may be the draft's too)."""
+    a, b = normal(now), normal(then)
+    if b and a.startswith(b):
+        return a[len(b) :].strip()
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    start = a.rfind(" ", 0, start + 1) + 1 if start < len(a) else start
+    return a[start:].strip()
+
+
+def _inline_draft(idle: IdleScreen, shot: Shot) -> str:
+    rows = shot.rows
+    if not 0 <= shot.cursor_y < len(rows):
+        return ""
+    line = rows[shot.cursor_y]
+    if normal(line) == idle.prompt:
+        return ""
+    if normal(line).startswith(idle.prompt) and idle.prompt:
+        return normal(line)[len(idle.prompt) :].strip()
+    # Not the prompt's row (a continuation line, a program reading its input): all of it.
+    return normal(line)
+
+
+def _box_draft(idle: IdleScreen, shot: Shot) -> str:
+    then_last, now_last = _last_filled(idle.rows), _last_filled(shot.rows)
+    parts: list[str] = []
+    for offset in range(idle.area):
+        then = idle.rows[then_last - offset] if then_last - offset >= 0 else ""
+        now = shot.rows[now_last - offset] if now_last - offset >= 0 else ""
+        if normal(now) != normal(then):
+            part = _new_part(now, then)
+            if part:
+                parts.append(part)
+    return "\n".join(reversed(parts))
+
+
+def draft_text(idle: IdleScreen, shot: Shot) -> str:
+    """What the input area holds that the idle screen did not ("" when it looks as it did)."""
+    return _inline_draft(idle, shot) if idle.layout is Layout.INLINE else _box_draft(idle, shot)
+
+
+# ---- dialogs: the formats of a question put to a person, not one agent's wording ------------------
+
+_QUESTION = re.compile(
+    r"\(\s*y(?:es)?\s*/\s*n(?:o)?\s*\)|\[\s*y(?:es)?\s*/\s*n(?:o)?\s*\]|\(y\)es|"
+    r"\b(?:press|hit)\s+(?:enter|return)\s+to\s+(?:continue|confirm|select|proceed|accept)|"
+    r"\b(?:enter|return|⏎)\s+to\s+(?:confirm|select|continue|proceed|accept|choose)\b|"
+    r"(?:↑\s*/?\s*↓|\barrow\s+keys\b|\bup/down\b).{0,30}\b(?:navigate|move|select|choose)|"
+    r"\besc\s+to\s+(?:cancel|go\s+back|skip|exit)\b|"
+    r"\bdo\s+you\s+(?:trust|want\s+to\s+(?:proceed|continue|allow|run))\b|"
+    r"\b(?:select|choose)\s+(?:an?|the|your)\s+(?:\w+\s+)?(?:method|option|theme|provider|account|model)\b",
+    re.IGNORECASE,
+)
+_CHOICE = re.compile(r"^\s*(?:[\u276f▶▸→●○◉◯◆◇*•]\s*)?(?:\d{1,2}[.)]|\([a-z0-9]\)|\[[ xX✓✔*]\])\s+\S")
+_RADIO = re.compile(r"^\s*[●○◉◯◆◇]\s+\S")
+_POINTER = re.compile(r"^(\s*)[\u276f▶▸→]\s+\S")
+
+
+def _choices(rows: Sequence[str]) -> str:
+    """The first row of a choice list (two numbered, lettered or radio rows; or a pointer row with
+    a sibling at its text's indent), else ""."""
+    listed = [row for row in rows if _CHOICE.match(row) or _RADIO.match(row)]
+    if len(listed) >= 2:
+        return listed[0].strip()
+    for index, row in enumerate(rows):
+        pointer = _POINTER.match(row)
+        if pointer is None:
+            continue
+        indent = " " * (len(pointer.group(1)) + 2)
+        near = [*rows[max(0, index - 4) : index], *rows[index + 1 : index + 5]]
+        if any(r.startswith(indent) and r[len(indent) : len(indent) + 1].strip() for r in near):
+            return row.strip()
+    return ""
+
+
+def _is_choice(row: str) -> bool:
+    return bool(_CHOICE.match(row) or _RADIO.match(row) or _POINTER.match(row))
+
+
+def dialog_line(rows: Sequence[str]) -> str:
+    """The first line of a question waiting for a person among `rows` (its title when the first
+    sign is a choice list: the nearest line above it), or ""."""
+    choices = _choices(rows)
+    first = next(
+        (i for i, row in enumerate(rows) if _QUESTION.search(row) or (choices and row.strip() == choices)),
+        None,
+    )
+    if first is None:
+        return ""
+    if _is_choice(rows[first]):
+        for above in range(first - 1, max(-1, first - 4), -1):
+            if rows[above].strip() and not _is_choice(rows[above]):
+                return rows[above].strip(_BORDER + " ")
+    return rows[first].strip(_BORDER + " ")
+
+
+def _changed_rows(idle: IdleScreen, shot: Shot) -> list[str]:
+    """The rows of `shot` not in the idle screen (compared as sets of normalised rows: a transcript
+    that scrolled is not a change)."""
+    before = {normal(row) for row in idle.rows}
+    return [row for row in shot.rows if row.strip() and normal(row) not in before]
+
+
+def _area_rows(idle: IdleScreen, shot: Shot) -> list[str]:
+    last = _last_filled(shot.rows)
+    if idle.layout is Layout.INLINE:
+        low = max(0, shot.cursor_y - AREA_MAX_ROWS + 1)
+        return list(shot.rows[low : shot.cursor_y + 1]) + list(shot.rows[shot.cursor_y + 1 : last + 1])
+    return list(shot.rows[max(0, last - AREA_MAX_ROWS + 1) : last + 1])
+
+
+# ---- the memory of one pane, and one look read against it ----------------------------------------
+
+
+class Verdict(enum.StrEnum):
+    IDLE = "idle"
+    DRAFT = "draft"
+    # The agent's screen is changing by itself (its output): look again shortly.
+    CHANGING = "changing"
+    BLOCKED = "blocked"
+    # Nothing drawn yet, or not seen still: look again shortly.
+    UNSETTLED = "unsettled"
+    # Its input line is not on screen: it runs what it was given.
+    BUSY = "busy"
+
+
+NO_INPUT_LINE = "its input line is not on screen: it is running what it was given"
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenMemory:
+    idle: IdleScreen | None = None
+    last: Shot | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenRead:
+    verdict: Verdict
+    memory: ScreenMemory
+    draft: str = ""
+    evidence: str = ""
+
+
+def _settled(memory: ScreenMemory, shot: Shot) -> bool:
+    """The screen is still (as the last look saw it) and no person's key is fresh."""
+    last = memory.last
+    still = last is not None and last.same_picture(shot)
+    fresh_key = shot.person_at is not None and shot.at - shot.person_at < SETTLE_SECS
+    return still and not fresh_key
+
+
+def _take_idle(memory: ScreenMemory, shot: Shot) -> ScreenRead:
+    return ScreenRead(Verdict.IDLE, ScreenMemory(idle_from(shot), shot))
+
+
+def read(memory: ScreenMemory, shot: Shot) -> ScreenRead:
+    """One look read against the pane's memory; the memory to keep for the next look."""
+    looked = replace(memory, last=shot)
+    if _last_filled(shot.rows) < 0:
+        return ScreenRead(Verdict.UNSETTLED, looked, evidence="nothing is drawn on the pane yet")
+    idle = memory.idle
+    if idle is None:
+        return _first_idle(memory, shot, looked)
+    if person_since(shot.person_at, idle.at):
+        draft = draft_text(idle, shot)
+        if draft:
+            return ScreenRead(Verdict.DRAFT, looked, draft=draft)
+        # The person's text is sent or gone: the screen is the agent's again once it is still.
+        return _settle(memory, shot, looked, "the screen is changing after a person's keys")
+    if [normal(r) for r in shot.rows] == [normal(r) for r in idle.rows]:
+        return ScreenRead(Verdict.IDLE, looked)
+    if draft_text(idle, shot):
+        question = dialog_line(_changed_rows(idle, shot)) or dialog_line(_area_rows(idle, shot))
+        if question:
+            return ScreenRead(Verdict.BLOCKED, looked, evidence=question)
+    return _settle(memory, shot, looked, "the agent's screen is changing (its output)")
+
+
+def _settle(memory: ScreenMemory, shot: Shot, looked: ScreenMemory, changing: str) -> ScreenRead:
+    """A screen that is the agent's: its new idle screen once still, unless its input line went
+    away (a REPL running a line: what is typed now would go to the running program)."""
+    idle = memory.idle
+    if idle is not None and idle.layout is Layout.INLINE and idle_from(shot).layout is Layout.BOX:
+        return ScreenRead(Verdict.BUSY, looked, evidence=NO_INPUT_LINE)
+    if _settled(memory, shot):
+        return _take_idle(memory, shot)
+    return ScreenRead(Verdict.CHANGING, looked, evidence=changing)
+
+
+def _first_idle(memory: ScreenMemory, shot: Shot, looked: ScreenMemory) -> ScreenRead:
+    """No idle screen yet: a question on it blocks; a still screen with no fresh key becomes it."""
+    question = dialog_line(shot.rows)
+    if question:
+        return ScreenRead(Verdict.BLOCKED, looked, evidence=question)
+    if _settled(memory, shot):
+        return _take_idle(memory, shot)
+    return ScreenRead(Verdict.UNSETTLED, looked, evidence="the agent's screen is not still yet")
+
+
+# ---- finding the text the supervisor typed --------------------------------------------------------
+
+_PASTE_CHIP = re.compile(r"\[(?:Pasted|Paste)[^\]]*\]", re.IGNORECASE)
+
+
+def _compact(text: str) -> str:
+    return "".join(text.split()).strip(_BORDER)
+
+
+def locate(rows: Sequence[str], last_line: str, *, chips: bool = True) -> int | None:
+    """The lowest row that ends with the typed text's last line (a long line may wrap over rows,
+    so up to three rows are read together, borders and blanks left out), or a collapsed-paste chip
+    ("[Pasted text #1 +20 lines]"); None when it shows nowhere."""
+    needle = _compact(last_line)[-30:]
+    for index in range(len(rows) - 1, -1, -1):
+        if not rows[index].strip():
+            continue
+        joined = "".join(_compact(row.strip(_BORDER)) for row in rows[max(0, index - 2) : index + 1])
+        if needle and joined.endswith(needle):
+            return index
+        if chips and _PASTE_CHIP.search(rows[index]):
+            return index
+    return None
+
+
+def holds_typed(idle: IdleScreen | None, shot: Shot, last_line: str) -> bool:
+    """The input area holds the text the supervisor typed (its last line, or a collapsed-paste
+    chip). INLINE: it ends on the cursor's row. BOX: it is in what the input area holds beyond
+    the idle screen (read from the bottom, so text moved up into the transcript is not in it).
+    Without an idle screen (after a restart): it ends in the bottom block of the screen."""
+    if idle is not None and idle.layout is Layout.INLINE:
+        return locate(shot.rows[: shot.cursor_y + 1], last_line) == shot.cursor_y
+    if idle is None:
+        row = locate(shot.rows, last_line)
+        return row is not None and _last_filled(shot.rows) - row < AREA_MAX_ROWS // 2
+    area = draft_text(idle, shot)
+    needle = _compact(last_line)[-30:]
+    return bool(needle and needle in _compact(area)) or bool(_PASTE_CHIP.search(area))
+
+
+def shows_typed(shot: Shot, last_line: str) -> bool:
+    """The typed text shows anywhere on the screen."""
+    return locate(shot.rows, last_line) is not None
+
+
+def same_screen(a: Shot, b: Shot) -> bool:
+    return [normal(row) for row in a.rows] == [normal(row) for row in b.rows]
