@@ -174,11 +174,12 @@ def _last_line_is(pattern: str) -> Callable[[str], bool]:
 
 INK_PLACEHOLDER = "Type your message or @path/to/file"  # Gemini's and Qwen Code's empty input box
 INK_WORKING = "esc to cancel"
+INK_READY = "? for shortcuts"  # the footer hint; Qwen Code shows `Initializing...` there until it is ready
 
 
 def _ink_idle(screen: str) -> bool:
     text = plain(screen)
-    return INK_PLACEHOLDER in text and INK_WORKING not in text
+    return INK_PLACEHOLDER in text and INK_READY in text and INK_WORKING not in text
 
 
 def _ptpython_idle(screen: str) -> bool:
