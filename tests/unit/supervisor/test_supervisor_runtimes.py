@@ -132,7 +132,7 @@ async def test_a_spawn_that_starts_becomes_the_agents_runtime_and_supersedes_the
     new = registry.records[job.runtime_id]
     assert (new.pty_target, new.pid, new.registered_at) == ("%5", 77, clock.now)
     old = registry.records["rt-1"]
-    assert (old.status, old.offline_reason) == (RuntimeStatus.OFFLINE, f"superseded by {new.runtime_id}")
+    assert (old.status, old.offline_reason) == (RuntimeStatus.SUPERSEDED, f"superseded by {new.runtime_id}")
     assert launcher.starts[0]["session"] == "kronii-ws"
 
 

@@ -16,6 +16,7 @@ from kronii.edge.access import AccessRules
 from kronii.foundation.clock import SystemClock
 from kronii.foundation.errors import Unavailable
 from kronii.runtime.service import DependencyStatus, ServiceContext
+from kronii.supervisor.adapters.agent_worlds import AgentWorlds
 from kronii.supervisor.adapters.bus_events import BusEvents
 from kronii.supervisor.adapters.launcher import VisibleLauncher
 from kronii.supervisor.adapters.panes import PaneDriver
@@ -69,6 +70,8 @@ class _Parts:
         self.trigger_rows = TriggerRows(ctx.engine)
         self._panes = PaneDriver(self.tmux)
         self._agent_states = AgentStates()
+        # Each agent's environment, for its resume and fresh session (0600 files, never the database).
+        self._worlds = AgentWorlds(settings.data_dir / "supervisor" / "worlds", self.tmux)
         self.access = Access(load_or_create_secret(settings), settings, self._clock)
         acks = AckBoard(self.registry, self.state)
         desktop = DesktopWatch(settings.desktop_session)
@@ -80,13 +83,13 @@ class _Parts:
         runtimes = ManageRuntimes(
             registry=self.registry, terminal=self.tmux, state=self.state, acks=acks, access=self.access,
             audit=ctx.record, settings=settings, kinds=self._kinds, agent_states=self._agent_states,
-            clock=self._clock,
+            clock=self._clock, worlds=self._worlds,
         )  # fmt: skip
         self.reconciler = Reconciler(
             registry=self.registry, state=self.state, panes=self._panes, terminal=self.tmux,
             audit=ctx.record, metrics=self.metrics, params=self._params, kinds=self._kinds,
             heartbeat_ttl_secs=settings.heartbeat_ttl_secs, agent_states=self._agent_states,
-            pid_alive=pid_alive, find_session=find_session_id, clock=self._clock,
+            pid_alive=pid_alive, find_session=find_session_id, clock=self._clock, worlds=self._worlds,
         )  # fmt: skip
         operate = OperateTriggers(
             triggers=self.triggers, state=self.state, trigger_log=self.trigger_rows, audit=ctx.record
@@ -121,6 +124,7 @@ class _Parts:
             runtime_env=self.access.runtime_env, metrics=self.metrics, params=self._params,
             session_prefix=self._settings.session_prefix,
             status_dir=self._settings.data_dir / "supervisor" / "exits", clock=self._clock,
+            worlds=self._worlds,
         )  # fmt: skip
 
 

@@ -11,10 +11,13 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from kronii.supervisor.core.agent_world import AgentWorld
+
 __all__ = [
     "SHELLS",
     "ProcessInfo",
     "agent_process",
+    "agent_world",
     "descendants",
     "foreground_of",
     "pid_alive",
@@ -200,3 +203,18 @@ def agent_process(kind: str, tree: Sequence[ProcessInfo]) -> ProcessInfo | None:
         if process.name not in SHELLS:
             return process
     return tree[0] if tree else None
+
+
+def agent_world(pid: int, kind: str) -> tuple[AgentWorld, bool] | None:
+    """The environment and directory of the agent that runs as `pid` or under it (the registered
+    pid may be the pane's shell, or a wrapper such as `env K=V codex`), read from /proc; and
+    whether that process is the agent itself rather than the shell it left behind. None when no
+    process of the tree can be read (gone, or not ours: its environment is withheld)."""
+    if pid <= 0:
+        return None
+    tree = [p for p in (process_info(q) for q in [pid, *descendants(pid)]) if p is not None]
+    agent = agent_process(kind, tree)
+    if agent is None or not agent.env:
+        return None
+    world = AgentWorld(env=dict(agent.env), cwd=agent.cwd, pid=agent.pid, source=f"its process {agent.pid}")
+    return world, agent.name not in SHELLS

@@ -33,11 +33,19 @@ class Backend(enum.StrEnum):
 
 
 class RuntimeStatus(enum.StrEnum):
-    """Section 8.2: the registry's status of a runtime."""
+    """Section 8.2: the registry's status of a runtime. `superseded`: the fallback chain started a
+    fresh session that is now the agent's runtime; this one still runs (left on screen, never
+    killed) but takes no trigger, and goes offline when its process ends."""
 
     ACTIVE = "active"
     IDLE = "idle"
+    SUPERSEDED = "superseded"
     OFFLINE = "offline"
+
+    @property
+    def current(self) -> bool:
+        """The agent's runtime a trigger may go to: neither replaced nor gone."""
+        return self not in (RuntimeStatus.SUPERSEDED, RuntimeStatus.OFFLINE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,9 +31,12 @@ class RuntimeIndex:
         ]
 
     def for_agent(self, workspace_id: str, agent_id: str) -> RuntimeRecord | None:
-        """The runtime a trigger for this agent goes to: the newest live one, else the newest of
-        any status (its kind and session id still tell the fallback chain what to do)."""
+        """The runtime a trigger for this agent goes to: the newest current one (neither offline nor
+        superseded), else the newest that was not replaced, else the newest of any status (its kind
+        and session id still tell the fallback chain what to do). A superseded runtime still runs,
+        but a fresh session took its place: it is never where a trigger goes while another is."""
         candidates = self.query(workspace_id=workspace_id, agent_id=agent_id, include_offline=True)
-        live = [r for r in candidates if r.status is not RuntimeStatus.OFFLINE]
-        pool = live or candidates
+        current = [r for r in candidates if r.status.current]
+        kept = [r for r in candidates if r.status is not RuntimeStatus.SUPERSEDED]
+        pool = current or kept or candidates
         return pool[-1] if pool else None

@@ -32,6 +32,7 @@ from kronii.supervisor.ports import AuditTrail, Clock, Runtimes, Terminal, Termi
 from kronii.supervisor.settings import SupervisorSettings
 from kronii.supervisor.usecases.access import Access, need
 from kronii.supervisor.usecases.acknowledge import AckBoard
+from kronii.supervisor.usecases.relaunch_agent import AgentWorlds
 
 __all__ = ["ManageRuntimes"]
 
@@ -52,8 +53,11 @@ class ManageRuntimes:
         kinds: KindBook,
         agent_states: AgentStates,
         clock: Clock,
+        worlds: AgentWorlds | None = None,
     ) -> None:
         self._registry = registry
+        # Where each agent's environment is recorded (registration; the reconcile loop refreshes it).
+        self._worlds = worlds
         self._terminal = terminal
         self._state = state
         self._acks = acks
@@ -103,6 +107,8 @@ class ManageRuntimes:
             cwd=req.cwd or _process_cwd(pid),
         )
         await self._registry.add(record)
+        if self._worlds is not None:
+            await self._worlds.note(record)
         await self._audit(
             actor=claims.subject,
             action="supervisor.register",
@@ -122,8 +128,10 @@ class ManageRuntimes:
             raise InvalidArgument(f"status must be 'active' or 'idle', not {status!r}")
         now = self._clock.wall()
         activity = req.last_activity_at if req.last_activity_at is not None else now
+        # A superseded runtime's agent may still beat: it stays superseded (a fresh session took its place).
+        shown = record.status if record.status is RuntimeStatus.SUPERSEDED else RuntimeStatus(status)
         record = await self._registry.change(
-            record.runtime_id, status=RuntimeStatus(status), last_heartbeat_at=now, last_activity_at=activity
+            record.runtime_id, status=shown, last_heartbeat_at=now, last_activity_at=activity
         )
         await self._state.bump_progress(record.runtime_id)
         self._acks.acknowledge_runtime(record.runtime_id, "heartbeat")

@@ -1,6 +1,7 @@
 """Section 18: the registry kept true in the background. A runtime whose process or pane is gone
-goes offline, a silent one turns idle, each live agent's state is read off its screen (and its
-session id looked for), and the gauges say how many are where."""
+goes offline (a superseded one stays superseded while it runs), a silent one turns idle, each live
+agent's state is read off its screen (its session id looked for, its environment recorded), and the
+gauges say how many are where."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from kronii.supervisor.core.model import RuntimeRecord, RuntimeStatus
 from kronii.supervisor.core.params import SupervisorParams
 from kronii.supervisor.metrics import SupervisorMetrics
 from kronii.supervisor.ports import AuditTrail, Clock, Panes, Runtimes, Terminal, TerminalError, TriggerState
-from kronii.supervisor.usecases.relaunch_agent import SessionFinder, discover_session
+from kronii.supervisor.usecases.relaunch_agent import AgentWorlds, SessionFinder, discover_session
 
 __all__ = ["Reconciler"]
 
@@ -39,8 +40,10 @@ class Reconciler:
         pid_alive: Callable[[int], bool],
         find_session: SessionFinder,
         clock: Clock,
+        worlds: AgentWorlds | None = None,
     ) -> None:
         self._registry = registry
+        self._worlds = worlds
         self._state = state
         self._panes = panes
         self._terminal = terminal
@@ -105,16 +108,21 @@ class Reconciler:
         return ""
 
     async def _take_offline(self, record: RuntimeRecord, reason: str, now: float) -> RuntimeRecord:
+        replaced = record.status is RuntimeStatus.SUPERSEDED
+        if replaced:
+            # Its process ended after a fresh session took its place: not a crash of the agent.
+            reason = f"{reason} ({record.offline_reason})" if record.offline_reason else reason
         record = await self._registry.change(
             record.runtime_id, status=RuntimeStatus.OFFLINE, offline_reason=reason, operator_busy=False
         )
-        await self._state.record_failure(
-            record.workspace_id,
-            record.agent_id,
-            "offline",
-            self._clock.monotonic(),
-            self._params.crash_loop_window_secs,
-        )
+        if not replaced:
+            await self._state.record_failure(
+                record.workspace_id,
+                record.agent_id,
+                "offline",
+                self._clock.monotonic(),
+                self._params.crash_loop_window_secs,
+            )
         await self._audit(
             actor="supervisor",
             action="supervisor.offline",
@@ -138,6 +146,9 @@ class Reconciler:
         self._agent_states.read(record.runtime_id, state)
         if not record.session_id:
             await discover_session(self._registry, self._find_session, record)
+        if self._worlds is not None and record.status.current and state not in ("", "starting", "exited"):
+            # Its environment as it runs, for a resume or fresh session after it is gone.
+            await self._worlds.note(record)
         return state
 
     async def _pane_alive(self, target: str) -> bool:

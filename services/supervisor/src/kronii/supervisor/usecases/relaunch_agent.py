@@ -1,6 +1,8 @@
 """The fallback chain's launches (section 9.2): resume the agent's session, or spawn a fresh agent,
-in a visible window of the workspace's tmux session; one that proves it started becomes the agent's
-runtime and supersedes the old one (deregistered, left on screen, never killed)."""
+in a visible window of the workspace's tmux session, in the agent's own world (its environment and
+working directory, core/agent_world.py, never the supervisor's HOME); one that proves it started
+becomes the agent's runtime and supersedes the old one (`superseded`: left on screen, never killed,
+never a trigger's target again)."""
 
 from __future__ import annotations
 
@@ -8,9 +10,12 @@ import asyncio
 import re
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
 from kronii.supervisor.core.agent_kinds import AgentKind, render_argv
+from kronii.supervisor.core.agent_world import AgentWorld, launch_env
 from kronii.supervisor.core.job import SESSION_KINDS, Job, session_name
 from kronii.supervisor.core.model import RuntimeRecord, RuntimeStatus
 from kronii.supervisor.core.pane_reports import StartCheck
@@ -19,11 +24,21 @@ from kronii.supervisor.core.table import Signal
 from kronii.supervisor.metrics import SupervisorMetrics
 from kronii.supervisor.ports import Clock, Launcher, Runtimes, TriggerLog, TriggerState
 
-__all__ = ["Relauncher", "SessionFinder", "discover_session"]
+__all__ = ["AgentWorlds", "Relauncher", "SessionFinder", "discover_session"]
 
 # (kind, pid, cwd) -> the agent's session id found in its files, or "" (adapters/sessions.py).
 SessionFinder = Callable[[str, int, str], str]
+# (runtime_id, workspace_id) -> the variables a runtime the supervisor starts gets of it (its id, token).
 RuntimeEnv = Callable[[str, str], dict[str, str]]
+
+
+class AgentWorlds(Protocol):
+    """Each runtime's world: read off its agent's process, recorded while it ran (adapters/agent_worlds.py)."""
+
+    async def of(self, record: RuntimeRecord, session: str) -> AgentWorld: ...
+    async def note(self, record: RuntimeRecord) -> None: ...
+    async def keep(self, runtime_id: str, world: AgentWorld) -> None: ...
+    async def forget(self, runtime_id: str) -> None: ...
 
 
 async def discover_session(registry: Runtimes, find: SessionFinder, record: RuntimeRecord | None) -> str:
@@ -54,8 +69,11 @@ class Relauncher:
         session_prefix: str,
         status_dir: Path,
         clock: Clock,
+        worlds: AgentWorlds | None = None,
     ) -> None:
         self._launcher = launcher
+        # None only where no launch is real (unit tests): the runtime's own variables alone.
+        self._worlds = worlds
         self._registry = registry
         self._state = state
         self._trigger_log = trigger_log
@@ -129,20 +147,26 @@ class Relauncher:
     async def _start_visible(
         self, record: RuntimeRecord, kind: AgentKind, argv: list[str], *, exec_style: bool, suffix: str
     ) -> tuple[StartCheck, RuntimeRecord | None]:
-        """Start a resume or spawn in the workspace's tmux session, in the agent's directory; an
-        interactive one that proves it started becomes the agent's runtime."""
+        """Start a resume or spawn in the workspace's tmux session, in the agent's directory and
+        environment; an interactive one that proves it started becomes the agent's runtime."""
         runtime_id = f"rt-{uuid.uuid4().hex[:12]}"
         name = re.sub(r"[^A-Za-z0-9_-]", "_", record.role or record.agent_id)[:24]
+        session = session_name(self._session_prefix, record.workspace_id)
+        world = await self._worlds.of(record, session) if self._worlds is not None else None
+        env = launch_env(world, self._runtime_env(runtime_id, record.workspace_id))
+        cwd = record.cwd or (world.cwd if world is not None else "")
         check = await self._launcher.start(
-            session=session_name(self._session_prefix, record.workspace_id),
+            session=session,
             window=f"{name}-{suffix}" if suffix else name,
             argv=argv,
-            env=self._runtime_env(runtime_id, record.workspace_id),
-            cwd=record.cwd or None,
+            env=env,
+            cwd=cwd or None,
             kind=kind,
             exec_style=exec_style,
             status_dir=self._status_dir,
         )
+        if world is not None and world.source:
+            check = replace(check, detail=f"{check.detail} (in the agent's environment: {world.source})")
         if not check.ok or exec_style:
             return check, None
         new = await self._registry.add(
@@ -157,19 +181,29 @@ class Relauncher:
                 role=record.role,
                 managed=True,
                 command=tuple(argv),
-                cwd=record.cwd,
+                cwd=cwd,
                 session_id=record.session_id if suffix == "resume" else "",
             )
         )
-        if record.status is not RuntimeStatus.OFFLINE:
-            # Superseded: deregistered, left on screen, never killed.
+        await self._supersede(
+            record, new, AgentWorld(env, cwd, check.pid, f"given at its start by {suffix or 'spawn'}")
+        )
+        return check, new
+
+    async def _supersede(self, old: RuntimeRecord, new: RuntimeRecord, world: AgentWorld) -> None:
+        """The new runtime is the agent's now, in the world it was started in; the old one, if it
+        was still the agent's, is superseded: it runs on, left on screen, and takes no trigger."""
+        if self._worlds is not None:
+            await self._worlds.keep(new.runtime_id, world)
+        if old.status.current:
             await self._registry.change(
-                record.runtime_id,
-                status=RuntimeStatus.OFFLINE,
+                old.runtime_id,
+                status=RuntimeStatus.SUPERSEDED,
                 offline_reason=f"superseded by {new.runtime_id}",
                 operator_busy=False,
             )
-        return check, new
+        if self._worlds is not None:
+            await self._worlds.forget(old.runtime_id)  # never a trigger's target again
 
 
 def _values(job: Job, record: RuntimeRecord) -> dict[str, str]:
