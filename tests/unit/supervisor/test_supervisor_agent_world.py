@@ -11,9 +11,11 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kronii.supervisor.adapters.agent_worlds import AgentWorlds
+from kronii.supervisor.adapters.launcher import start_visible
 from kronii.supervisor.adapters.processes import agent_world
 from kronii.supervisor.cli.agents import runtime_row
 from kronii.supervisor.core.agent_kinds import DEFAULT_KINDS, AgentKind
@@ -321,3 +323,82 @@ async def test_the_agents_list_shows_a_superseded_runtime_as_such_and_hides_it_o
     row = runtime_row({"runtime_id": "rt-1", "workspace_id": "ws", "agent_id": "a", "kind": "codex",
                        "status": listed[0].record.status.value, "pty_target": "%1", "pid": 7})  # fmt: skip
     assert row[5] == "superseded"
+
+
+# ---- a fresh session counts only at its input screen ---------------------------------------------------
+
+SCREENS = Path(__file__).resolve().parents[2] / "data" / "agents" / "codex"
+SIGN_IN = (
+    "\x1b[2m⢀⣀⣠⣤⣤⣤⣤⣤⣤⣀⣀\x1b[0m",
+    "  Welcome to Codex, OpenAI's command-line coding agent",
+    "  Choose how you want to use Codex.",
+    "> 1. Sign in with ChatGPT",
+    "  Press enter to continue",
+)
+
+
+class ScreenTmux:
+    """A tmux whose new pane shows `screens` one look after another (the last one stays)."""
+
+    def __init__(self, *screens: tuple[int, int, tuple[str, ...]]) -> None:
+        self.screens = list(screens)
+        self.started: list[tuple[list[str], dict[str, str]]] = []
+
+    async def command(self, *args: str) -> list[str]:
+        return ["HOME=/home/supervisor", "XDG_CONFIG_HOME=/home/supervisor/.config"] if "-g" in args else []
+
+    async def start_agent(
+        self, session: str, window: str, argv: Sequence[str], **options: Any
+    ) -> tuple[str, int]:
+        self.started.append((list(argv), dict(options["env"])))
+        return "%5", 55
+
+    async def pane_exit(self, target: str) -> tuple[bool, int | None]:
+        return False, None
+
+    async def screen_at(self, target: str) -> tuple[int, int, tuple[str, ...]]:
+        return self.screens.pop(0) if len(self.screens) > 1 else self.screens[0]
+
+
+def _recorded(name: str) -> tuple[int, int, tuple[str, ...]]:
+    """A screen recorded off the real Codex, with its cursor (tests/data/agents/record.py)."""
+    header, *raw = (SCREENS / f"{name}.ansi").read_text(encoding="utf-8").split("\n")
+    _, x, y = header.split()
+    return int(x), int(y), tuple(raw)
+
+
+async def _start(tmux: ScreenTmux, tmp_path: Path) -> StartCheck:
+    return await start_visible(
+        tmux, session="kronii-ws", window="coder", argv=["codex", "go"],  # type: ignore[arg-type]
+        env={"HOME": "/home/agent", "CODEX_HOME": "/c"}, cwd="/src", kind=DEFAULT_KINDS["codex"],
+        exec_style=False, status_dir=tmp_path,
+    )  # fmt: skip
+
+
+async def test_a_fresh_session_whose_main_screen_turns_into_its_sign_in_is_a_failed_start(
+    tmp_path: Path,
+) -> None:
+    tmux = ScreenTmux(_recorded("idle"), (0, 4, SIGN_IN))
+
+    check = await _start(tmux, tmp_path)
+
+    assert not check.ok and check.seen == "blocked"
+    assert check.detail == (
+        'codex stopped at a dialog, not its input screen: "Welcome to Codex, OpenAI\'s command-line coding agent"'
+    )
+
+
+async def test_a_fresh_session_at_its_input_screen_with_no_dialog_after_is_started_in_exactly_its_env(
+    tmp_path: Path,
+) -> None:
+    tmux = ScreenTmux(_recorded("idle"))
+
+    check = await _start(tmux, tmp_path)
+
+    assert check.ok and check.seen == "idle" and check.detail.startswith("idle after ")
+    argv, env = tmux.started[0]
+    assert argv[0] == "env" and argv[-3:] == ["--", "codex", "go"]
+    cleared = argv[1 : argv.index("--")]
+    assert "XDG_CONFIG_HOME" in cleared, "what the tmux server has and the agent has not is removed"
+    assert "HOME" not in cleared and "CODEX_HOME" not in cleared, "the agent's own are set, not cleared"
+    assert env == {"HOME": "/home/agent", "CODEX_HOME": "/c"}

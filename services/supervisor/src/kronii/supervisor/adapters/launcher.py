@@ -34,16 +34,17 @@ _UNMARKED_ALIVE_SECS = 2.0
 # After the input screen first shows, this long with no dialog and no exit: an agent may draw a
 # frame or two of its main screen before its sign-in or trust screen, and that is not a start.
 _SETTLE_SECS = 1.0
+_WORD = re.compile(r"[^\W\d_]{2,}")
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 
 
 def first_line(screen: Sequence[str]) -> str:
-    """The first line with text on a captured screen (escape codes removed), for a sentence."""
-    for raw in screen:
-        text = _ESCAPES.sub("", raw).strip()
-        if text:
-            return text[:160]
-    return ""
+    """The first line of words on a captured screen (escape codes removed), for a sentence: a
+    banner drawn in block or braille characters above a dialog says nothing; else the first line
+    with anything on it."""
+    lines = [text for text in (_ESCAPES.sub("", raw).strip() for raw in screen) if text]
+    worded = [text for text in lines if _WORD.search(text)]
+    return (worded or lines or [""])[0][:160]
 
 
 async def _clear_list(tmux: TmuxControl, session: str, env: Mapping[str, str]) -> list[str]:
