@@ -56,7 +56,9 @@ class Runtime(_message.Message):
     """The tmux pane (a pane id such as "%3", or session:window.pane)."""
     pid: _builtins.int
     status: _builtins.str
-    """"active" | "idle" | "offline"."""
+    """"active" | "idle" | "superseded" (a fresh session of the fallback chain replaced it; it still
+    runs, left on screen, and takes no trigger) | "offline".
+    """
     kind: _builtins.str
     """Agent kind: "codex", "claude", "python", "generic", or one configured."""
     role: _builtins.str

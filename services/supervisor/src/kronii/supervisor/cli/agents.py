@@ -159,7 +159,8 @@ def _started(runtime: dict[str, Any], kind: str) -> str:
 def list_runtimes(
     connection: Connection, workspace: str, agent: str, include_offline: bool, as_json: bool
 ) -> None:
-    """The registered runtimes: where each runs, its state, and when it was last seen (local time)."""
+    """The registered runtimes: where each runs, its status (`superseded`: a fresh session replaced
+    it and it still runs), its state, and when it was last seen (local time)."""
     params = {"workspace_id": workspace, "agent_id": agent, "include_offline": str(include_offline).lower()}
     runtimes = Client(connection).call("GET", "/v1/runtimes", params=params).get("runtimes", [])
     if as_json:
