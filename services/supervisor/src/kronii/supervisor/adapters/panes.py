@@ -49,6 +49,10 @@ __all__ = ["Baseline", "Look", "PaneDriver", "Written"]
 _T = TypeVar("_T")
 
 
+def _lines(payload: Payload) -> int:
+    return payload.text.count("\n") + 1
+
+
 def _generic(kind: AgentKind) -> bool:
     """A kind that declares no input marker is read against its own idle screen."""
     return not kind.input_marker
@@ -80,7 +84,7 @@ _STATE_OF = {
 def _shot(probe: PaneProbe, at: float) -> Shot:
     rows = tuple(line.text.rstrip() for line in parse_screen(probe.screen))
     person = max(probe.human_client_activity) if probe.human_client_activity else None
-    return Shot(rows, probe.cursor_x, probe.cursor_y, at, person)
+    return Shot(rows, probe.cursor_x, probe.cursor_y, at, person, probe.cursor_visible)
 
 
 def _generic_facts(probe: PaneProbe, seen: ScreenRead, in_front: bool, leader: str) -> PaneFacts:
@@ -224,7 +228,7 @@ class PaneDriver:
         meanwhile, it is taken back key for key and nothing is submitted."""
         idle = self._memory.get(target, ScreenMemory()).idle
         if attempt > 1:
-            if not holds_typed(idle, await self._shot_now(target), payload.last_line):
+            if not holds_typed(idle, await self._shot_now(target), payload.last_line, _lines(payload)):
                 return Written(submit_only=False, nothing=True)
             await self.tmux.send_keys(target, kind.submit_keys)
             return Written(submit_only=True)
@@ -253,7 +257,7 @@ class PaneDriver:
             shot = await self._shot_now(target)
             if shot.person_at is not None and shot.person_at != before.person_at:
                 return "a person pressed keys in the pane while the prompt was being typed", True
-            if holds_typed(idle, shot, payload.last_line):
+            if holds_typed(idle, shot, payload.last_line, _lines(payload)):
                 return "", False
             if shows_typed(shot, payload.last_line) and time.monotonic() >= give_up:
                 return "the typed text showed outside the agent's input area", False
@@ -271,7 +275,7 @@ class PaneDriver:
         if not _generic(kind):
             return False
         idle = self._memory.get(target, ScreenMemory()).idle
-        if not holds_typed(idle, await self._shot_now(target), payload.last_line):
+        if not holds_typed(idle, await self._shot_now(target), payload.last_line, _lines(payload)):
             return False
         await self._take_back(target, payload)
         return True
@@ -280,7 +284,7 @@ class PaneDriver:
         """Press the submit key once more, only if the prompt still sits in the box."""
         if _generic(kind):
             idle = self._memory.get(target, ScreenMemory()).idle
-            if not holds_typed(idle, await self._shot_now(target), payload.last_line):
+            if not holds_typed(idle, await self._shot_now(target), payload.last_line, _lines(payload)):
                 return False
             await self.tmux.send_keys(target, kind.submit_keys)
             return True
@@ -316,7 +320,9 @@ class PaneDriver:
             return Delivery.GONE if says_gone(error) else Delivery.PENDING
         if dead:
             return Delivery.GONE
-        if holds_typed(self._memory.get(target, ScreenMemory()).idle, shot, payload.last_line):
+        if holds_typed(
+            self._memory.get(target, ScreenMemory()).idle, shot, payload.last_line, _lines(payload)
+        ):
             return Delivery.TYPED
         before = self._before.get(target)
         if before is not None and same_screen(before, shot):

@@ -12,7 +12,7 @@ from kronii.supervisor.core.pane_reports import PaneProbe
 
 __all__ = ["TmuxControl"]
 
-_PANE_FORMAT = "P\t#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{cursor_y}\t#{pane_height}\t#{session_name}\t#{cursor_x}\t#{pane_current_command}"
+_PANE_FORMAT = "P\t#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{cursor_y}\t#{pane_height}\t#{session_name}\t#{cursor_x}\t#{cursor_flag}\t#{pane_current_command}"
 _CLIENT_FORMAT = "C\t#{client_control_mode}\t#{client_activity}"
 
 
@@ -49,7 +49,8 @@ class TmuxControl(TmuxConnection):
             cursor_y=int(fields[4] or 0),
             session=fields[6],
             cursor_x=int(fields[7] or 0),
-            current_command="\t".join(fields[8:]),
+            cursor_visible=fields[8] != "0",
+            current_command="\t".join(fields[9:]),
             human_client_activity=tuple(activity),
             screen=tuple(lines[len(lines) - height :]) if height else (),
         )

@@ -53,6 +53,8 @@ SETTLE_SECS = 1.5
 
 _BORDER = " │|┃║╭╮╰╯┌┐└┘╔╗╚╝─━═▏▕"
 _DIGITS = re.compile(r"\d+")
+# Characters that take no room (a zero-width space after a drawn cursor, a word joiner).
+_INVISIBLE = re.compile("[\u200b-\u200f\u2060\ufeff]")
 _SPACE = re.compile(r"\s+")
 _BOX_TOP = re.compile(r"^\s*[╭┌╔┏+]")
 
@@ -72,6 +74,8 @@ class Shot:
     cursor_y: int
     at: float
     person_at: float | None = None
+    # Whether the terminal shows the cursor: a hidden one (parked anywhere) says nothing.
+    cursor_visible: bool = True
 
     def same_picture(self, other: Shot) -> bool:
         return self.rows == other.rows and (self.cursor_x, self.cursor_y) == (other.cursor_x, other.cursor_y)
@@ -84,8 +88,8 @@ class IdleScreen:
     cursor_y: int
     at: float
     layout: Layout
-    # BOX: how many rows, counted up from the last filled row, the input area spans.
-    area: int = 1
+    # BOX: the input line's rows, counted up from the last filled row (0 is the last).
+    rows_at: tuple[int, ...] = (0,)
     # INLINE: the prompt before the cursor, normalised.
     prompt: str = ""
 
@@ -93,7 +97,7 @@ class IdleScreen:
 def normal(row: str) -> str:
     """A row as compared: borders and blanks at its ends gone, runs of blanks one, digits 0 (a
     prompt's counter, a context gauge or a clock is the same screen)."""
-    return _DIGITS.sub("0", _SPACE.sub(" ", row.strip(_BORDER)))
+    return _DIGITS.sub("0", _SPACE.sub(" ", _INVISIBLE.sub("", row).strip(_BORDER)))
 
 
 def _last_filled(rows: Sequence[str]) -> int:
@@ -109,35 +113,49 @@ def person_since(person_at: float | None, at: float) -> bool:
     return person_at is not None and person_at >= math.floor(at)
 
 
-def _box_area(rows: Sequence[str], last: int, cursor_y: int) -> int:
-    """Rows of the input area, counted up from the last filled row. With the cursor among the
-    drawn rows: from the box the cursor is in down to the bottom. Otherwise (a cursor parked
-    below or hidden): the bottom block, up to the blank row above it."""
-    top = cursor_y if 0 <= cursor_y <= last else last
-    if 0 <= cursor_y <= last:
-        while (
-            top > 0
-            and last - top + 1 < AREA_MAX_ROWS
-            and rows[top - 1].strip()
-            and not _BOX_TOP.match(rows[top])
-        ):
-            top -= 1
-    else:
-        while top > 0 and last - top + 1 < AREA_MAX_ROWS and rows[top - 1].strip():
-            top -= 1
-    return last - top + 1
+# How an input line starts once its border is left out: a prompt glyph (">", U+203A, U+276F, "»",
+# "$", "%", "λ", ">>>") or a REPL's numbered prompt ("In [3]:", "irb(main):001>").
+_PROMPT = re.compile(r"^(?:[>\u203a\u276f»→➜$%#λ]|>>>|\.\.\.|In \[\d+\]:|\w+\(\w+\):\d+[>*])(?:\s|$)")
+_RULE = re.compile(r"^\s*[─━═\-_╭┌╔┏+]{3,}")
+
+
+def _input_rows(rows: Sequence[str], last: int, cursor_y: int | None) -> tuple[int, ...]:
+    """The input line's rows, counted up from the last filled row: a visible cursor's row among
+    the drawn rows; else the lowest row near the bottom that starts like an input line (a prompt
+    glyph); else the whole bottom block, up to the blank row above it. A footer, a status line or
+    a hint under the input line is not in it: they change by themselves."""
+    floor = max(0, last - AREA_MAX_ROWS + 1)
+    if cursor_y is not None and 0 <= cursor_y <= last:
+        return (last - cursor_y,)
+    prompt = next(
+        (i for i in range(last, floor - 1, -1) if _PROMPT.match(rows[i].strip(_BORDER).lstrip())), None
+    )
+    if prompt is not None:
+        return (last - prompt,)
+    top = last
+    while top > floor and rows[top - 1].strip():
+        top -= 1
+    return tuple(range(last - top + 1))
+
+
+def _inline(shot: Shot, last: int) -> bool:
+    """A visible cursor after a prompt on the last drawn row, or on a row with blank rows under it
+    (a toolbar may be docked at the window's foot, as ptpython's is)."""
+    y = shot.cursor_y
+    if not shot.cursor_visible or shot.cursor_x <= 0 or not 0 <= y <= last or not shot.rows[y].strip():
+        return False
+    return y == last or not shot.rows[y + 1].strip()
 
 
 def idle_from(shot: Shot) -> IdleScreen:
     """The layout of an idle screen and its input area."""
     rows = shot.rows
     last = _last_filled(rows)
-    if last >= 0 and shot.cursor_y == last and shot.cursor_x > 0:
-        prompt = normal(rows[last][: shot.cursor_x])
-        return IdleScreen(rows, shot.cursor_x, shot.cursor_y, shot.at, Layout.INLINE, 1, prompt)
-    return IdleScreen(
-        rows, shot.cursor_x, shot.cursor_y, shot.at, Layout.BOX, _box_area(rows, last, shot.cursor_y)
-    )
+    if _inline(shot, last):
+        prompt = normal(rows[shot.cursor_y][: shot.cursor_x])
+        return IdleScreen(rows, shot.cursor_x, shot.cursor_y, shot.at, Layout.INLINE, (0,), prompt)
+    at_rows = _input_rows(rows, last, shot.cursor_y if shot.cursor_visible else None)
+    return IdleScreen(rows, shot.cursor_x, shot.cursor_y, shot.at, Layout.BOX, at_rows)
 
 
 def _new_part(now: str, then: str) -> str:
@@ -170,14 +188,14 @@ def _inline_draft(idle: IdleScreen, shot: Shot) -> str:
 def _box_draft(idle: IdleScreen, shot: Shot) -> str:
     then_last, now_last = _last_filled(idle.rows), _last_filled(shot.rows)
     parts: list[str] = []
-    for offset in range(idle.area):
+    for offset in sorted(idle.rows_at, reverse=True):
         then = idle.rows[then_last - offset] if then_last - offset >= 0 else ""
         now = shot.rows[now_last - offset] if now_last - offset >= 0 else ""
         if normal(now) != normal(then):
             part = _new_part(now, then)
             if part:
                 parts.append(part)
-    return "\n".join(reversed(parts))
+    return "\n".join(parts)
 
 
 def draft_text(idle: IdleScreen, shot: Shot) -> str:
@@ -349,7 +367,7 @@ _PASTE_CHIP = re.compile(r"\[(?:Pasted|Paste)[^\]]*\]", re.IGNORECASE)
 
 
 def _compact(text: str) -> str:
-    return "".join(text.split()).strip(_BORDER)
+    return "".join(_INVISIBLE.sub("", text).split()).strip(_BORDER)
 
 
 def locate(rows: Sequence[str], last_line: str, *, chips: bool = True) -> int | None:
@@ -368,7 +386,7 @@ def locate(rows: Sequence[str], last_line: str, *, chips: bool = True) -> int | 
     return None
 
 
-def holds_typed(idle: IdleScreen | None, shot: Shot, last_line: str) -> bool:
+def holds_typed(idle: IdleScreen | None, shot: Shot, last_line: str, typed_lines: int = 1) -> bool:
     """The input area holds the text the supervisor typed (its last line, or a collapsed-paste
     chip). INLINE: it ends on the cursor's row. BOX: it is in what the input area holds beyond
     the idle screen (read from the bottom, so text moved up into the transcript is not in it).
@@ -378,9 +396,22 @@ def holds_typed(idle: IdleScreen | None, shot: Shot, last_line: str) -> bool:
     if idle is None:
         row = locate(shot.rows, last_line)
         return row is not None and _last_filled(shot.rows) - row < AREA_MAX_ROWS // 2
-    area = draft_text(idle, shot)
+    if not draft_text(idle, shot):
+        return False  # the input line looks as it does when idle: the text is not in it
+    # A long or many-line text grows the box upwards: its end may lie in rows above the line.
+    last = _last_filled(shot.rows)
+    low = last - min(idle.rows_at)
+    high = max(0, last - max(idle.rows_at) - _rows_for(last_line, typed_lines))
+    block = shot.rows[high : low + 1]
     needle = _compact(last_line)[-30:]
-    return bool(needle and needle in _compact(area)) or bool(_PASTE_CHIP.search(area))
+    return bool(needle and needle in "".join(_compact(row) for row in block)) or any(
+        _PASTE_CHIP.search(row) for row in block
+    )
+
+
+def _rows_for(last_line: str, lines: int) -> int:
+    """How many rows above the input line a typed text may reach (lines, and wraps of a long one)."""
+    return lines + len(last_line) // 40 + 1
 
 
 def shows_typed(shot: Shot, last_line: str) -> bool:

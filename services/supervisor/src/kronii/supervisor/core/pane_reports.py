@@ -26,6 +26,8 @@ class PaneProbe:
     human_client_activity: tuple[float, ...]
     screen: tuple[str, ...]
     cursor_x: int = 0
+    # The terminal shows the cursor (DECTCEM); a hidden one may be parked anywhere.
+    cursor_visible: bool = True
 
 
 @dataclass(frozen=True, slots=True)
