@@ -35,7 +35,6 @@ from kronii.supervisor.core.model import (
     PaneFacts,
     RuntimeFacts,
     RuntimeRecord,
-    RuntimeStatus,
     Situation,
     Snapshot,
 )
@@ -93,7 +92,7 @@ class TriggerLifecycle:
     def target(self, job: Job) -> RuntimeRecord | None:
         if job.runtime_id:
             record = self._registry.get(job.runtime_id)
-            if record is not None and record.status is not RuntimeStatus.OFFLINE:
+            if record is not None and record.status.current:
                 return record
             if record is not None and (record.agent_id, record.workspace_id) == (
                 job.agent_id,
@@ -108,7 +107,7 @@ class TriggerLifecycle:
         alive = (self._pid_alive(record.pid) if record.pid else True) if record is not None else False
         look = (
             record is not None
-            and record.status is not RuntimeStatus.OFFLINE
+            and record.status.current
             and alive
             and not (record.paused and not job.force)
         )
