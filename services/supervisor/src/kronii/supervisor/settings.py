@@ -45,7 +45,8 @@ class SupervisorSettings(ServiceSettings):
     rate_limit: int = Field(default=10, ge=0)
     rate_window_secs: float = Field(default=60.0, gt=0)
     cooldown_failures: int = Field(default=3, ge=0)
-    cooldown_secs: float = Field(default=60.0, ge=0)
+    cooldown_secs: float = Field(default=15.0, ge=0)
+    cooldown_max_secs: float = Field(default=60.0, ge=0)
     no_progress_turns: int = Field(default=20, ge=0)
     repeated_finding_cycles: int = Field(default=3, ge=0)
     # Section 11.

@@ -18,6 +18,8 @@ from redis.exceptions import RedisError
 __all__ = ["SupervisorState"]
 
 _P = "kronii:supervisor"
+# A failure streak nobody added to for a day is forgotten (its cooldown ended long before).
+_STREAK_TTL_SECS = 86_400
 # Claim due queue members atomically: each returned member is re-scored to now + lease, so a
 # second worker (or this one after a crash) gets it only once the lease runs out.
 _CLAIM = """
@@ -210,12 +212,35 @@ class SupervisorState:
     async def record_failure(
         self, workspace_id: str, agent_id: str, what: str, now: float, window: float
     ) -> None:
+        """A failure of the agent's runtime for the crash-loop history (a resume that failed, a
+        runtime found gone). It does not move the cooldown's streak: that counts ended triggers."""
         key = f"{_P}:failures:{workspace_id}:{agent_id}"
-        await self._r.zadd(key, {f"{what}:{now}": now})
-        await self._r.expire(key, int(window) + 5)
+        async with self._r.pipeline(transaction=False) as pipe:
+            pipe.zadd(key, {f"{what}:{now}": now})
+            pipe.expire(key, int(window) + 5)
+            await pipe.execute()
+
+    async def count_failure(
+        self, workspace_id: str, agent_id: str, why: str, now: float, window: float
+    ) -> None:
+        """A trigger that ended in a real failure of the agent's runtime: one more in its streak
+        (the cooldown, per agent), with when and why, and one more in the crash-loop history."""
+        failures = f"{_P}:failures:{workspace_id}:{agent_id}"
         streak = f"{_P}:streak:{workspace_id}:{agent_id}"
-        await self._r.hincrby(streak, "count", 1)
-        await self._r.hset(streak, "last", str(now))
+        async with self._r.pipeline(transaction=True) as pipe:
+            pipe.zadd(failures, {f"trigger:{now}": now})
+            pipe.expire(failures, int(window) + 5)
+            pipe.hincrby(streak, "count", 1)
+            pipe.hset(streak, mapping={"last": str(now), "why": why})
+            pipe.expire(streak, _STREAK_TTL_SECS)
+            await pipe.execute()
+
+    async def failure_streak(self, workspace_id: str, agent_id: str) -> tuple[int, float | None, str]:
+        """The agent's real failures in a row: how many, the last one's time and why it failed."""
+        raw = await self._r.hgetall(f"{_P}:streak:{workspace_id}:{agent_id}")
+        fields = {_text(k): _text(v) for k, v in raw.items()}
+        last = float(fields["last"]) if "last" in fields else None
+        return int(fields.get("count", 0)), last, fields.get("why", "")
 
     async def record_success(self, workspace_id: str, agent_id: str) -> None:
         await self._r.delete(f"{_P}:streak:{workspace_id}:{agent_id}")

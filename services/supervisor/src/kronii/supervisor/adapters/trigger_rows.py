@@ -55,6 +55,8 @@ class TriggerRows:
             workspace_id=columns["workspace_id"],
             thread_id=columns["thread_id"],
             delivered_at=columns["delivered_at"].timestamp() if columns["delivered_at"] else None,
+            deferred_until=columns["deferred_until"].timestamp() if columns["deferred_until"] else None,
+            detail=columns["detail"],
         )
 
     def _queue_write(self, kind: str, fields: dict[str, Any]) -> None:

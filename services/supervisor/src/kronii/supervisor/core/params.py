@@ -24,8 +24,13 @@ class SupervisorParams:
     # Section 14: guardrails.
     rate_limit: int = 10
     rate_window_secs: float = 60.0
+    # Cooldown: after `cooldown_failures` real failures of the agent's runtime in a row (typed and
+    # not taken, stuck in its box, a write, resume or spawn that failed; never a person, a dialog or
+    # a deferral), nothing is typed to that agent for `cooldown_secs`, doubling with each further
+    # failure up to `cooldown_max_secs`. A delivery ends it. Other agents are never held by it.
     cooldown_failures: int = 3
-    cooldown_secs: float = 60.0
+    cooldown_secs: float = 15.0
+    cooldown_max_secs: float = 60.0
     no_progress_turns: int = 20
     repeated_finding_cycles: int = 3
     # Section 11: payload rules. One short line goes by literal send-keys, the rest by paste.

@@ -3,15 +3,18 @@ situation gives, the thread guard, the override audit fields. Pure; `now` is pas
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 from kronii.supervisor.core.model import (
     CollisionGate,
     ErrorCode,
+    GuardFacts,
     OverrideIntent,
     PaneFacts,
+    Result,
     RuntimeStatus,
     Situation,
 )
@@ -23,9 +26,12 @@ __all__ = [
     "ThreadState",
     "TurnVerdict",
     "assess",
+    "cooldown_pause",
+    "cooldown_until",
     "human_busy",
     "observe_turn",
     "override_audit",
+    "runtime_failure",
 ]
 
 
@@ -133,18 +139,10 @@ def _paused(
 def _cooling_down(
     situation: Situation, params: SupervisorParams, now: float, busy_since: float | None
 ) -> Assessment | None:
-    guards = situation.guards
-    if (
-        guards.consecutive_failures >= params.cooldown_failures > 0
-        and guards.last_failure_at is not None
-        and now - guards.last_failure_at < params.cooldown_secs
-    ):
-        return Assessment(
-            Signal.COOLDOWN,
-            defer_until=guards.last_failure_at + params.cooldown_secs,
-            code=ErrorCode.TRIGGER_COOLDOWN,
-        )
-    return None
+    until = cooldown_until(situation.guards, params, now)
+    if until is None:
+        return None
+    return Assessment(Signal.COOLDOWN, defer_until=until, code=ErrorCode.TRIGGER_COOLDOWN)
 
 
 def _tmux_unanswered(
@@ -276,6 +274,54 @@ def _screen_wait(
     if waiting_since is not None and now - waiting_since >= params.max_defer_secs:
         return Assessment(too_long, code=code)
     return Assessment(wait, defer_until=now + params.recheck_secs, code=code)
+
+
+# ---- section 14: the cooldown after the agent's runtime failed ----------------------------------
+
+# The outcomes that count against the agent's runtime: kronii typed into it or launched it, and that
+# failed. Nothing else does: a person typing (OPERATOR_BUSY, COLLISION_MAX_DEFER), a dialog or a busy
+# or starting screen (nothing was typed), tmux not answering, a refusal of the thread guard, a pane
+# with a shell in front or a runtime already gone (nothing was typed; the fallback chain's own
+# failures count when it runs), and never a deferral or a delivery.
+_RUNTIME_FAILURES: Mapping[ErrorCode, str] = MappingProxyType(
+    {
+        ErrorCode.WRITE_FAILED: "writing the prompt to its pane failed",
+        ErrorCode.TYPED_NOT_SUBMITTED: "the prompt stayed in its input box",
+        ErrorCode.ACK_TIMEOUT: "the prompt was typed but the agent showed no sign of taking it",
+        ErrorCode.RESUME_FAILED: "resuming its session failed",
+        ErrorCode.FALLBACK_EXHAUSTED: "resuming its session failed",
+        ErrorCode.SPAWN_FAILED: "a fresh session of it did not start",
+    }
+)
+
+
+def runtime_failure(result: Result, code: ErrorCode | None) -> str:
+    """Why an ended trigger counts as a failure of the agent's runtime (a phrase for the cooldown's
+    detail), or "" when it does not count: only real failures feed the cooldown and the crash loop."""
+    if result in (Result.DELIVERED, Result.DEFERRED, Result.ALREADY_ACTIVE) or code is None:
+        return ""
+    return _RUNTIME_FAILURES.get(code, "")
+
+
+def cooldown_pause(streak: int, params: SupervisorParams) -> float:
+    """How long nothing is typed to an agent after `streak` real failures in a row: none below
+    `cooldown_failures`, then `cooldown_secs`, doubling with each further failure, at most
+    `cooldown_max_secs` (or `cooldown_secs` when that is longer)."""
+    if params.cooldown_failures <= 0 or streak < params.cooldown_failures or params.cooldown_secs <= 0:
+        return 0.0
+    doublings = min(streak - params.cooldown_failures, 16)
+    pause: float = params.cooldown_secs * 2.0**doublings
+    return min(pause, max(params.cooldown_max_secs, params.cooldown_secs))
+
+
+def cooldown_until(guards: GuardFacts, params: SupervisorParams, now: float) -> float | None:
+    """When the agent's cooldown ends, or None when it is not cooling down. A last failure stamped
+    ahead of `now` (a monotonic clock that started again, after a reboot) holds nothing."""
+    last = guards.last_failure_at
+    pause = cooldown_pause(guards.consecutive_failures, params)
+    if last is None or pause <= 0 or not 0 <= now - last < pause:
+        return None
+    return last + pause
 
 
 # ---- section 14: the thread guard ------------------------------------------------------------------

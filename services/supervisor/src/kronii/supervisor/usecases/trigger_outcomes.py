@@ -10,11 +10,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kronii.foundation.clock import on_the_wall
-from kronii.supervisor.core.job import Job
+from kronii.supervisor.core.job import Job, cooldown_detail, deferral_detail, ended_detail
 from kronii.supervisor.core.machine import Defer, Finish, TriggerMachine
-from kronii.supervisor.core.model import CollisionGate, Result, RuntimeRecord
+from kronii.supervisor.core.model import CollisionGate, ErrorCode, Result, RuntimeRecord
 from kronii.supervisor.core.params import SupervisorParams
-from kronii.supervisor.core.policy import override_audit
+from kronii.supervisor.core.policy import override_audit, runtime_failure
 from kronii.supervisor.core.table import Phase
 from kronii.supervisor.core.trigger import Collision, TriggerOutcome
 from kronii.supervisor.metrics import SupervisorMetrics
@@ -58,6 +58,10 @@ class Outcomes:
     ) -> TriggerOutcome:
         code = effect.code.value if effect.code else ""
         delivered = effect.result in (Result.DELIVERED, Result.TIMEOUT) and effect.backend.value
+        job.detail = ended_detail(
+            effect.result, effect.code, effect.backend, job.detail,
+            acked_by=job.acked_by, attempts=machine.deliveries,
+        )  # fmt: skip
         outcome = replace(
             self.outcome(job, machine, effect.result, effect.backend.value, code, record),
             fallback_used=effect.fallback_used,
@@ -96,19 +100,19 @@ class Outcomes:
         return outcome
 
     async def _count(self, job: Job, effect: Finish, code: str) -> None:
-        """The metrics and the guard counters (cooldown, crash loop) an outcome moves."""
+        """The metrics and the guard counters an outcome moves: a delivery ends the agent's failure
+        streak; only a real failure of its runtime adds to it (and to the crash-loop history)."""
         if effect.result is Result.DELIVERED:
             self._metrics.delivered.labels(effect.backend.value).inc()
             await self._state.record_success(job.workspace_id, job.agent_id)
         elif effect.result is Result.TIMEOUT:
             self._metrics.timeouts.inc()
-        if effect.result is Result.TIMEOUT or (
-            effect.result is Result.FAILED and code not in ("THREAD_AUTO_BLOCKED", "TRIGGER_LOOP_SUPPRESSED")
-        ):
-            await self._state.record_failure(
+        why = runtime_failure(effect.result, effect.code)
+        if why:
+            await self._state.count_failure(
                 job.workspace_id,
                 job.agent_id,
-                effect.result.value,
+                why,
                 self._clock.monotonic(),
                 self._params.crash_loop_window_secs,
             )
@@ -118,6 +122,7 @@ class Outcomes:
         self, job: Job, machine: TriggerMachine, effect: Defer, record: RuntimeRecord | None
     ) -> TriggerOutcome:
         job.machine = machine.to_dict()
+        job.detail = await self._deferral_detail(job, effect)
         await self._state.enqueue(job, effect.until)
         # The queue keeps the monotonic time; the outcome and its record say it on the wall clock.
         outcome = replace(
@@ -132,6 +137,13 @@ class Outcomes:
         await self._records.commit(self.trigger_row(job, outcome), None)
         self._log(job, outcome)
         return outcome
+
+    async def _deferral_detail(self, job: Job, effect: Defer) -> str:
+        """A cooldown says how many triggers failed, why the last one did and how long it waits."""
+        if effect.code is not ErrorCode.TRIGGER_COOLDOWN:
+            return deferral_detail(effect.code, job.detail)
+        failed, _last, why = await self._state.failure_streak(job.workspace_id, job.agent_id)
+        return cooldown_detail(failed, why, effect.until - self._clock.monotonic())
 
     async def emit_collision(
         self, job: Job, machine: TriggerMachine, record: RuntimeRecord | None, busy_since: float | None
