@@ -34,6 +34,7 @@ from kronii.supervisor.core.idle_screen import (
     ScreenRead,
     Shot,
     Verdict,
+    awaits_more,
     holds_typed,
     read,
     same_screen,
@@ -145,7 +146,9 @@ class PaneDriver:
         group = foreground_of(probe.pane_pid)  # one small /proc read
         leader = process_name(group) if group else ""
         pid = registered_pid or probe.pane_pid
-        in_front = group is not None and _same_group(pid, group) and leader not in SHELLS
+        # A shell in front is the agent only when the registered process is that shell itself
+        # (bash as the agent); otherwise it is what the agent exited back to.
+        in_front = group is not None and _same_group(pid, group) and (leader not in SHELLS or group == pid)
         if _generic(kind):
             seen = await self._read_generic(target, probe)
             return Look(_generic_facts(probe, seen, in_front, leader), probe)
@@ -228,7 +231,7 @@ class PaneDriver:
         meanwhile, it is taken back key for key and nothing is submitted."""
         idle = self._memory.get(target, ScreenMemory()).idle
         if attempt > 1:
-            if not holds_typed(idle, await self._shot_now(target), payload.last_line, _lines(payload)):
+            if not self._still_typed(target, await self._shot_now(target), payload):
                 return Written(submit_only=False, nothing=True)
             await self.tmux.send_keys(target, kind.submit_keys)
             return Written(submit_only=True)
@@ -265,6 +268,12 @@ class PaneDriver:
                 return f"the typed text did not show on the agent's screen within {SHOW_SECS:g} s", False
             await asyncio.sleep(0.05)
 
+    def _still_typed(self, target: str, shot: Shot, payload: Payload) -> bool:
+        """The prompt sits in the input line, or the REPL asks for more of it (Enter gave it a
+        new line): the submit key may be pressed again, the prompt is never typed again."""
+        idle = self._memory.get(target, ScreenMemory()).idle
+        return holds_typed(idle, shot, payload.last_line, _lines(payload)) or awaits_more(idle, shot)
+
     async def _take_back(self, target: str, payload: Payload) -> None:
         """As many backspaces as characters were typed (a collapsed paste goes with fewer; the
         rest fall on an empty line)."""
@@ -283,8 +292,7 @@ class PaneDriver:
     async def resubmit(self, target: str, payload: Payload, kind: AgentKind) -> bool:
         """Press the submit key once more, only if the prompt still sits in the box."""
         if _generic(kind):
-            idle = self._memory.get(target, ScreenMemory()).idle
-            if not holds_typed(idle, await self._shot_now(target), payload.last_line, _lines(payload)):
+            if not self._still_typed(target, await self._shot_now(target), payload):
                 return False
             await self.tmux.send_keys(target, kind.submit_keys)
             return True
@@ -320,9 +328,7 @@ class PaneDriver:
             return Delivery.GONE if says_gone(error) else Delivery.PENDING
         if dead:
             return Delivery.GONE
-        if holds_typed(
-            self._memory.get(target, ScreenMemory()).idle, shot, payload.last_line, _lines(payload)
-        ):
+        if self._still_typed(target, shot, payload):
             return Delivery.TYPED
         before = self._before.get(target)
         if before is not None and same_screen(before, shot):

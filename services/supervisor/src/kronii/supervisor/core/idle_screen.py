@@ -34,6 +34,7 @@ __all__ = [
     "ScreenRead",
     "Shot",
     "Verdict",
+    "awaits_more",
     "dialog_line",
     "draft_text",
     "holds_typed",
@@ -119,19 +120,25 @@ _PROMPT = re.compile(r"^(?:[>\u203a\u276f»→➜$%#λ]|>>>|\.\.\.|In \[\d+\]:|\
 _RULE = re.compile(r"^\s*[─━═\-_╭┌╔┏+]{3,}")
 
 
-def _input_rows(rows: Sequence[str], last: int, cursor_y: int | None) -> tuple[int, ...]:
-    """The input line's rows, counted up from the last filled row: a visible cursor's row among
-    the drawn rows; else the lowest row near the bottom that starts like an input line (a prompt
-    glyph); else the whole bottom block, up to the blank row above it. A footer, a status line or
-    a hint under the input line is not in it: they change by themselves."""
-    floor = max(0, last - AREA_MAX_ROWS + 1)
+def _input_row(rows: Sequence[str], last: int, cursor_y: int | None) -> int | None:
+    """The input line's row: a visible cursor's row among the drawn rows; else the lowest row
+    near the bottom that starts like an input line (a prompt glyph); else None."""
     if cursor_y is not None and 0 <= cursor_y <= last:
-        return (last - cursor_y,)
-    prompt = next(
+        return cursor_y
+    floor = max(0, last - AREA_MAX_ROWS + 1)
+    return next(
         (i for i in range(last, floor - 1, -1) if _PROMPT.match(rows[i].strip(_BORDER).lstrip())), None
     )
-    if prompt is not None:
-        return (last - prompt,)
+
+
+def _input_rows(rows: Sequence[str], last: int, cursor_y: int | None) -> tuple[int, ...]:
+    """The input line's rows, counted up from the last filled row: its row (_input_row), else the
+    whole bottom block, up to the blank row above it. A footer, a status line or a hint under
+    the input line is not in it: they change by themselves."""
+    row = _input_row(rows, last, cursor_y)
+    if row is not None:
+        return (last - row,)
+    floor = max(0, last - AREA_MAX_ROWS + 1)
     top = last
     while top > floor and rows[top - 1].strip():
         top -= 1
@@ -186,16 +193,21 @@ def _inline_draft(idle: IdleScreen, shot: Shot) -> str:
 
 
 def _box_draft(idle: IdleScreen, shot: Shot) -> str:
+    """The input line as it is now against the idle one. Where the line can be found again (a
+    visible cursor, a prompt glyph) it is read where it is now: a window resized by a person's
+    terminal moves it. Else the idle screen's rows, counted up from the bottom."""
     then_last, now_last = _last_filled(idle.rows), _last_filled(shot.rows)
-    parts: list[str] = []
-    for offset in sorted(idle.rows_at, reverse=True):
-        then = idle.rows[then_last - offset] if then_last - offset >= 0 else ""
-        now = shot.rows[now_last - offset] if now_last - offset >= 0 else ""
-        if normal(now) != normal(then):
-            part = _new_part(now, then)
-            if part:
-                parts.append(part)
-    return "\n".join(parts)
+    pairs: list[tuple[str, str]] = []
+    here = _input_row(shot.rows, now_last, shot.cursor_y if shot.cursor_visible else None)
+    if here is not None and len(idle.rows_at) == 1 and then_last - idle.rows_at[0] >= 0:
+        pairs.append((shot.rows[here], idle.rows[then_last - idle.rows_at[0]]))
+    else:
+        for offset in sorted(idle.rows_at, reverse=True):
+            then = idle.rows[then_last - offset] if then_last - offset >= 0 else ""
+            now = shot.rows[now_last - offset] if now_last - offset >= 0 else ""
+            pairs.append((now, then))
+    parts = [_new_part(now, then) for now, then in pairs if normal(now) != normal(then)]
+    return "\n".join(part for part in parts if part)
 
 
 def draft_text(idle: IdleScreen, shot: Shot) -> str:
@@ -206,7 +218,7 @@ def draft_text(idle: IdleScreen, shot: Shot) -> str:
 # ---- dialogs: the formats of a question put to a person, not one agent's wording ------------------
 
 _QUESTION = re.compile(
-    r"\(\s*y(?:es)?\s*/\s*n(?:o)?\s*\)|\[\s*y(?:es)?\s*/\s*n(?:o)?\s*\]|\(y\)es|"
+    r"\(\s*\[?y(?:es)?\]?\s*/\s*\[?n(?:o)?\]?\s*\)|\[\s*y(?:es)?\s*/\s*n(?:o)?\s*\]|\(y\)es|"
     r"\b(?:press|hit)\s+(?:enter|return)\s+to\s+(?:continue|confirm|select|proceed|accept)|"
     r"\b(?:enter|return|⏎)\s+to\s+(?:confirm|select|continue|proceed|accept|choose)\b|"
     r"(?:↑\s*/?\s*↓|\barrow\s+keys\b|\bup/down\b).{0,30}\b(?:navigate|move|select|choose)|"
@@ -215,47 +227,93 @@ _QUESTION = re.compile(
     r"\b(?:select|choose)\s+(?:an?|the|your)\s+(?:\w+\s+)?(?:method|option|theme|provider|account|model)\b",
     re.IGNORECASE,
 )
-_CHOICE = re.compile(r"^\s*(?:[\u276f▶▸→●○◉◯◆◇*•]\s*)?(?:\d{1,2}[.)]|\([a-z0-9]\)|\[[ xX✓✔*]\])\s+\S")
+# A selection marker: a pointer (">", U+203A, U+276F, "▶", "→") or a radio button.
+_MARK = r"(?:[>\u203a\u276f▶▸→]|[●○◉◯◆◇])"
+_NUMBERED = re.compile(rf"^\s*(?:{_MARK}\s*)?(?:\d{{1,2}}[.)]|\([a-z0-9]\)|\[[ xX✓✔*]\])\s+\S")
+_MARKED_NUMBER = re.compile(rf"^\s*{_MARK}\s*(?:\d{{1,2}}[.)]|\([a-z0-9]\))\s+\S")
 _RADIO = re.compile(r"^\s*[●○◉◯◆◇]\s+\S")
-_POINTER = re.compile(r"^(\s*)[\u276f▶▸→]\s+\S")
+_POINTER = re.compile(r"^(\s*)[>\u203a\u276f▶▸→]\s+\S")
+
+
+_FRAME = str.maketrans(dict.fromkeys(_BORDER[1:], " "))
+
+
+def _unframe(row: str) -> str:
+    """The row with its frame drawn as blanks, so columns hold."""
+    return row.translate(_FRAME).rstrip()
 
 
 def _choices(rows: Sequence[str]) -> str:
-    """The first row of a choice list (two numbered, lettered or radio rows; or a pointer row with
-    a sibling at its text's indent), else ""."""
-    listed = [row for row in rows if _CHOICE.match(row) or _RADIO.match(row)]
-    if len(listed) >= 2:
-        return listed[0].strip()
-    for index, row in enumerate(rows):
+    """The first row of a choice list waiting for a pick, else "". A list a person picks from
+    shows which entry is picked: a run of numbered entries with a pointer or a radio button on one
+    of them, two radio buttons, or a pointer with at least two entries aligned under its text. A
+    numbered list without a mark is text (tips, steps of an answer)."""
+    lines = [_unframe(row) for row in rows]
+    for run in _runs(lines, _NUMBERED):
+        if len(run) >= 2 and any(_MARKED_NUMBER.match(row) for row in run):
+            return run[0].strip()
+    for run in _runs(lines, _RADIO):
+        if len(run) >= 2:
+            return run[0].strip()
+    for index, row in enumerate(lines):
         pointer = _POINTER.match(row)
         if pointer is None:
             continue
-        indent = " " * (len(pointer.group(1)) + 2)
-        near = [*rows[max(0, index - 4) : index], *rows[index + 1 : index + 5]]
-        if any(r.startswith(indent) and r[len(indent) : len(indent) + 1].strip() for r in near):
+        column = len(pointer.group(1)) + 2
+        near = _same_panel(rows, lines, index)
+        aligned = [r for r in near if len(r) > column and not r[:column].strip() and r[column] != " "]
+        if len(aligned) >= 2:
             return row.strip()
     return ""
 
 
+def _runs(lines: Sequence[str], entry: re.Pattern[str]) -> list[list[str]]:
+    """Runs of lines matching `entry`, a blank line or a description between entries allowed."""
+    runs: list[list[str]] = []
+    gap = 99
+    for line in lines:
+        if entry.match(line):
+            if gap > 2:
+                runs.append([])
+            runs[-1].append(line)
+            gap = 0
+        else:
+            gap += 1
+    return runs
+
+
+def _same_panel(rows: Sequence[str], lines: Sequence[str], index: int, reach: int = 6) -> list[str]:
+    """The lines around `index` up to `reach` away, not past a horizontal rule (an input line
+    between two rules is not a list with the footer under it)."""
+    out: list[str] = []
+    for step in (-1, 1):
+        at = index + step
+        while 0 <= at < len(lines) and abs(at - index) <= reach and not _RULE.match(rows[at]):
+            out.append(lines[at])
+            at += step
+    return out
+
+
 def _is_choice(row: str) -> bool:
-    return bool(_CHOICE.match(row) or _RADIO.match(row) or _POINTER.match(row))
+    row = _unframe(row)
+    return bool(_NUMBERED.match(row) or _RADIO.match(row) or _POINTER.match(row))
 
 
 def dialog_line(rows: Sequence[str]) -> str:
     """The first line of a question waiting for a person among `rows` (its title when the first
     sign is a choice list: the nearest line above it), or ""."""
+    lines = [_unframe(row).strip() for row in rows]
     choices = _choices(rows)
     first = next(
-        (i for i, row in enumerate(rows) if _QUESTION.search(row) or (choices and row.strip() == choices)),
-        None,
+        (i for i, line in enumerate(lines) if _QUESTION.search(line) or (choices and line == choices)), None
     )
     if first is None:
         return ""
-    if _is_choice(rows[first]):
-        for above in range(first - 1, max(-1, first - 4), -1):
-            if rows[above].strip() and not _is_choice(rows[above]):
-                return rows[above].strip(_BORDER + " ")
-    return rows[first].strip(_BORDER + " ")
+    if _is_choice(lines[first]):
+        for above in range(first - 1, max(-1, first - 5), -1):
+            if lines[above] and not _is_choice(lines[above]):
+                return lines[above]
+    return lines[first]
 
 
 def _changed_rows(idle: IdleScreen, shot: Shot) -> list[str]:
@@ -398,11 +456,16 @@ def holds_typed(idle: IdleScreen | None, shot: Shot, last_line: str, typed_lines
         return row is not None and _last_filled(shot.rows) - row < AREA_MAX_ROWS // 2
     if not draft_text(idle, shot):
         return False  # the input line looks as it does when idle: the text is not in it
-    # A long or many-line text grows the box upwards: its end may lie in rows above the line.
+    # A long or many-line text grows the box: up from the line (the cursor on its last line), or
+    # down from it (the prompt glyph on its first line).
     last = _last_filled(shot.rows)
-    low = last - min(idle.rows_at)
-    high = max(0, last - max(idle.rows_at) - _rows_for(last_line, typed_lines))
-    block = shot.rows[high : low + 1]
+    reach = _rows_for(last_line, typed_lines)
+    here = _input_row(shot.rows, last, shot.cursor_y if shot.cursor_visible else None)
+    if here is not None:
+        block = shot.rows[max(0, here - reach) : here + reach + 1]
+    else:
+        low = last - min(idle.rows_at)
+        block = shot.rows[max(0, last - max(idle.rows_at) - reach) : low + 1]
     needle = _compact(last_line)[-30:]
     return bool(needle and needle in "".join(_compact(row) for row in block)) or any(
         _PASTE_CHIP.search(row) for row in block
@@ -412,6 +475,23 @@ def holds_typed(idle: IdleScreen | None, shot: Shot, last_line: str, typed_lines
 def _rows_for(last_line: str, lines: int) -> int:
     """How many rows above the input line a typed text may reach (lines, and wraps of a long one)."""
     return lines + len(last_line) // 40 + 1
+
+
+def awaits_more(idle: IdleScreen | None, shot: Shot) -> bool:
+    """A REPL asks for more of the same input: the cursor row holds only a continuation prompt
+    ("...", "   ...:", "   ...>", "> "), short punctuation unlike its idle prompt. The text went
+    into its buffer, but was not taken as a whole yet (Enter gave it a new line)."""
+    if idle is None or idle.layout is not Layout.INLINE or not 0 <= shot.cursor_y < len(shot.rows):
+        return False
+    row = shot.rows[shot.cursor_y]
+    before, after = normal(row[: shot.cursor_x]), row[shot.cursor_x :].strip()
+    return (
+        bool(before)
+        and not after
+        and before != idle.prompt
+        and len(before) <= 8
+        and not any(ch.isalnum() for ch in before)
+    )
 
 
 def shows_typed(shot: Shot, last_line: str) -> bool:

@@ -1,0 +1,339 @@
+"""Conformance: the supervisor with its default settings and `--kind generic` on real line-editing
+agents and REPLs it was never tuned to (tests/agents/tui_agents.py: Gemini CLI, Qwen Code, ipython,
+ptpython, node, sqlite3, python3 -i, bash), all at once, offline. The truth is read from each agent's
+own history (or, for those that write it only on exit, its screen), never from the supervisor's answer:
+
+- one line and ten lines are each one submitted message; five triggers at once are five;
+- a person's draft typed through a second attached tmux client and left for 25 s is never merged,
+  cleared or submitted; the trigger waits and is delivered after the person sends their text;
+- a first-start dialog is never typed into: the trigger waits, blocked, with the dialog's line.
+
+Codex keeps its own suite (test_supervisor_real_codex.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.agents.harness import private_socket
+from tests.agents.real_codex import git_repository
+from tests.agents.refusing_model import refusing_model_server
+from tests.agents.tmux_person import PersonClient, person_client
+from tests.agents.tui_agents import (
+    BASH,
+    GEMINI,
+    IPYTHON,
+    NODE,
+    PTPYTHON,
+    PYTHON,
+    QWEN,
+    SQLITE3,
+    TuiAgent,
+    agent_env,
+)
+from tests.infra import InfraUrls
+from tests.integration.supervisor.conftest import Supervisor, start_supervisor
+
+SUITE = (GEMINI, QWEN, IPYTHON, PTPYTHON, NODE, SQLITE3, PYTHON, BASH)
+# Agents whose history keeps a many-line message as one entry.
+WHOLE_MESSAGE_HISTORY = {"gemini", "qwen", "ipython", "ptpython"}
+FINAL = {"delivered", "failed", "timeout", "typed_not_submitted", "already_active"}
+
+
+def one_line(agent: TuiAgent, tag: str) -> str:
+    """A prompt each agent takes as one message and, for a REPL, runs."""
+    return {
+        "gemini": f"say {tag}",
+        "qwen": f"say {tag}",
+        "node": f"console.log('{tag}')",
+        "sqlite3": f"select '{tag}';",
+        "bash": f"echo {tag}",
+    }.get(agent.name, f"print('{tag}')")
+
+
+def ten_lines(agent: TuiAgent, tag: str) -> str:
+    """Ten lines that are one message (one statement, for a REPL)."""
+    items = [f"'{tag}-{n}'" for n in range(1, 9)]
+    if agent.name in ("gemini", "qwen"):
+        return "\n".join([f"Step {n}: look at module_{n}.py ({tag})" for n in range(1, 10)] + ["Then stop."])
+    if agent.name == "sqlite3":
+        return "\n".join(["select", *[f"  {item}," for item in items[:-1]], f"  {items[-1]}", ";"])
+    if agent.name == "bash":
+        return "\n".join([f"echo {tag}-{n}" for n in range(1, 11)])
+    call = "console.log(" if agent.name == "node" else "print("
+    return "\n".join([call, *[f"  {item}," for item in items], ")"])
+
+
+@dataclass
+class Seat:
+    """One agent of the suite, running under the supervisor."""
+
+    agent: TuiAgent
+    private: Path
+    runtime: dict[str, Any]
+    workspace: str
+
+    @property
+    def agent_id(self) -> str:
+        return str(self.runtime["agent_id"])
+
+    def history(self) -> list[str]:
+        return self.agent.history(self.private)
+
+
+@dataclass
+class Suite:
+    sup: Supervisor
+    seats: dict[str, Seat]
+    base_url: str
+
+
+def _eventually(check: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def _runtime(sup: Supervisor, runtime_id: str) -> dict[str, Any]:
+    with sup.client() as http:
+        body: dict[str, Any] = http.get(f"/v1/runtimes/{runtime_id}").json()
+    return body
+
+
+def _spawn(
+    sup: Supervisor, agent: TuiAgent, folder: Path, base_url: str, *, dialog: str | None = None
+) -> Seat:
+    private = (folder / "private").resolve()
+    project = git_repository(folder / "project").resolve()
+    agent_vars = agent.prepare(private, project, base_url, dialog)
+    argv = [arg.replace("{private}", str(private)) for arg in agent.argv]
+    env = agent_env(agent_vars, base={})
+    workspace = f"cf-{agent.name.replace('3', '')}-{uuid.uuid4().hex[:4]}"
+    command = [
+        "env",
+        "-i",
+        *[f"{k}={v}" for k, v in env.items()],
+        f"PATH={_path()}",
+        "TERM=xterm-256color",
+        *argv,
+    ]
+    with sup.client() as http:
+        response = http.post("/v1/runtimes/spawn", json={
+            "workspace_id": workspace, "agent_id": agent.name.replace("3", ""), "role": "agent",
+            "kind": "generic", "command": command, "cwd": str(project),
+        })  # fmt: skip
+    assert response.status_code == 201, response.text
+    return Seat(agent, private, response.json()["runtime"], workspace)
+
+
+def _path() -> str:
+    import os
+
+    return os.environ.get("PATH", "/usr/bin:/bin")
+
+
+def _screen(sup: Supervisor, seat: Seat, *, history: bool = False) -> str:
+    where = ["-S", "-"] if history else []
+    done = subprocess.run(["tmux", "-S", sup.socket, "capture-pane", "-p", "-J", *where, "-t", seat.runtime["pty_target"]],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return done.stdout
+
+
+def _session(sup: Supervisor, seat: Seat) -> str:
+    done = subprocess.run(["tmux", "-S", sup.socket, "display", "-p", "-t", seat.runtime["pty_target"], "#{session_name}"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return done.stdout.strip()
+
+
+def _final(sup: Supervisor, outcome: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """The trigger's one final outcome (a deferred one is advanced by the queue)."""
+    found: dict[str, Any] = outcome
+    deadline = time.monotonic() + timeout
+    while found.get("result") not in FINAL and time.monotonic() < deadline:
+        time.sleep(0.2)
+        found = sup.get_trigger(outcome["trigger_id"])
+    return found
+
+
+def _wait_idle(sup: Supervisor, seats: list[Seat], timeout: float = 60) -> None:
+    for seat in seats:
+        try:
+            _eventually(
+                lambda seat=seat: _runtime(sup, seat.runtime["runtime_id"])["agent_state"] == "idle",  # type: ignore[misc]
+                timeout,
+                f"{seat.agent.name} to be idle",
+            )
+        except AssertionError as error:
+            raise AssertionError(
+                (str(error), _runtime(sup, seat.runtime["runtime_id"]), _screen(sup, seat))
+            ) from None
+
+
+@pytest.fixture(scope="module")
+def suite(
+    infra: InfraUrls, migrated_database: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Suite]:
+    missing = [why for agent in SUITE if (why := agent.missing())]
+    if missing:
+        pytest.skip("; ".join(missing))
+    folder = tmp_path_factory.mktemp("conformance")
+    with (
+        refusing_model_server() as base_url,
+        private_socket() as socket,
+        start_supervisor(infra, migrated_database, folder / "sup", socket, settings={}) as sup,
+    ):
+        seats = {agent.name: _spawn(sup, agent, folder / agent.name, base_url) for agent in SUITE}
+        try:
+            _wait_idle(sup, list(seats.values()))
+            yield Suite(sup, seats, base_url)
+        finally:
+            for seat in seats.values():
+                with contextlib.suppress(Exception):
+                    _screen(sup, seat)
+
+
+def _in_history_or_screen(suite: Suite, seat: Seat, tag: str) -> int:
+    """How many of the agent's submitted messages carry `tag` (its history), or, for an agent that
+    writes its history only on exit, how many times the screen shows it echoed as typed."""
+    if not seat.agent.history_on_exit:
+        return sum(tag in entry for entry in seat.history())
+    return _screen(suite.sup, seat, history=True).count(tag)
+
+
+def test_one_line_ten_lines_and_five_at_once_are_each_one_submitted_message_on_every_agent(
+    suite: Suite,
+) -> None:
+    sup = suite.sup
+    tag = f"k{uuid.uuid4().hex[:6]}"
+    plan: list[tuple[Seat, str, str]] = []
+    for seat in suite.seats.values():
+        plan.append((seat, f"{tag}a", one_line(seat.agent, f"{tag}a")))
+    outcomes = _trigger_all(sup, plan)
+    for seat in suite.seats.values():
+        outcome = outcomes[(seat.agent.name, f"{tag}a")]
+        assert outcome["result"] == "delivered", (seat.agent.name, outcome, _screen(sup, seat))
+    for seat in suite.seats.values():
+        _eventually(lambda seat=seat: _in_history_or_screen(suite, seat, f"{tag}a") >= 1, 30,  # type: ignore[misc]
+                    f"{seat.agent.name}'s own record of the one-line prompt")  # fmt: skip
+
+    ten = [(seat, f"{tag}b", ten_lines(seat.agent, f"{tag}b")) for seat in suite.seats.values()]
+    outcomes = _trigger_all(sup, ten)
+    for seat in suite.seats.values():
+        outcome = outcomes[(seat.agent.name, f"{tag}b")]
+        assert outcome["result"] == "delivered", (seat.agent.name, outcome, _screen(sup, seat))
+        if not seat.agent.history_on_exit:
+            _eventually(lambda seat=seat: any(f"{tag}b-8" in e or f"{tag}b)" in e for e in seat.history()), 30,  # type: ignore[misc]
+                        f"{seat.agent.name}'s record of the ten lines")  # fmt: skip
+            # Once, never twice; one entry holds it all where the agent keeps a message (a cell) as
+            # one entry, a line-by-line REPL (node, bash) keeps each line once.
+            entries = [
+                e for e in seat.history() if f"{tag}b-1'" in e or e.endswith(f"{tag}b-1") or f"{tag}b)" in e
+            ]
+            assert len(entries) == 1, (seat.agent.name, entries)
+            if seat.agent.name in WHOLE_MESSAGE_HISTORY:
+                assert f"{tag}b-8" in entries[0] or "Then stop." in entries[0], (seat.agent.name, entries)
+
+    five = [
+        (seat, f"{tag}c{n}", one_line(seat.agent, f"{tag}c{n}"))
+        for seat in suite.seats.values()
+        for n in range(5)
+    ]
+    outcomes = _trigger_all(sup, five)
+    for seat in suite.seats.values():
+        results = [outcomes[(seat.agent.name, f"{tag}c{n}")]["result"] for n in range(5)]
+        assert results == ["delivered"] * 5, (seat.agent.name, results, _screen(sup, seat))
+        for n in range(5):
+            _eventually(lambda seat=seat, n=n: _in_history_or_screen(suite, seat, f"{tag}c{n}") >= 1, 30,  # type: ignore[misc]
+                        f"{seat.agent.name}'s record of trigger {n} of five")  # fmt: skip
+        if not seat.agent.history_on_exit:
+            entries = [e for e in seat.history() if f"{tag}c" in e]
+            assert len(entries) == 5, (seat.agent.name, entries)  # five messages, none merged
+        screen = _screen(sup, seat)
+        assert f"{tag}c" not in screen.splitlines()[-1], (seat.agent.name, "nothing left in the box", screen)
+
+
+def _trigger_all(
+    sup: Supervisor, plan: list[tuple[Seat, str, str]], timeout: float = 90
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every trigger of `plan` at once (threads), each followed to its final outcome."""
+
+    def one(seat: Seat, key: str, prompt: str) -> tuple[tuple[str, str], dict[str, Any]]:
+        first = sup.trigger(seat.agent_id, prompt, workspace=seat.workspace)
+        return (seat.agent.name, key), _final(sup, first, timeout)
+
+    with ThreadPoolExecutor(max_workers=len(plan)) as pool:
+        return dict(pool.map(lambda item: one(*item), plan))
+
+
+PERSON_DRAFT = "please also refactor the"
+
+
+def _draft_for(agent: TuiAgent) -> str:
+    """A person's unsent text the agent keeps as typed (ptpython refuses to send a line that is not
+    Python, so its person writes Python)."""
+    return {"ptpython": f"x = '{PERSON_DRAFT}'", "sqlite3": f"select '{PERSON_DRAFT}';"}.get(
+        agent.name, PERSON_DRAFT if agent.name in ("gemini", "qwen") else f"'{PERSON_DRAFT}'"
+    )
+
+
+def test_a_persons_draft_left_for_25_s_is_never_merged_and_the_trigger_follows_their_message(
+    suite: Suite,
+) -> None:
+    sup = suite.sup
+    seats = list(suite.seats.values())
+    _wait_idle(sup, seats)
+    tag = f"d{uuid.uuid4().hex[:6]}"
+    with contextlib.ExitStack() as stack:
+        people: dict[str, PersonClient] = {
+            seat.agent.name: stack.enter_context(person_client(sup.socket, _session(sup, seat)))
+            for seat in seats
+        }
+        for seat in seats:
+            people[seat.agent.name].type(_draft_for(seat.agent), gap=0.02)
+        time.sleep(25)  # the person walked away; their keys are older than the 20 s quiet window
+        firsts = {
+            seat.agent.name: sup.trigger(seat.agent_id, one_line(seat.agent, tag), workspace=seat.workspace)
+            for seat in seats
+        }
+        for seat in seats:
+            first = firsts[seat.agent.name]
+            assert first["result"] == "deferred" and first["error_code"] == "OPERATOR_BUSY", (
+                seat.agent.name,
+                first,
+            )
+            assert "person" in first["detail"], first  # names the real reason: a person's text
+        time.sleep(2)
+        for seat in seats:
+            screen = _screen(sup, seat)
+            assert PERSON_DRAFT in screen and tag not in screen, (seat.agent.name, "never merged", screen)
+            assert not any(tag in e for e in seat.history()), seat.agent.name
+        for seat in seats:
+            people[seat.agent.name].keys("Enter")  # the person sends their own message
+        outcomes = {name: _final(sup, first, 90) for name, first in firsts.items()}
+    for seat in seats:
+        outcome = outcomes[seat.agent.name]
+        assert outcome["result"] == "delivered", (seat.agent.name, outcome, _screen(sup, seat))
+        if seat.agent.history_on_exit:
+            screen = _screen(sup, seat, history=True)
+            assert screen.index(PERSON_DRAFT) < screen.rindex(tag), seat.agent.name
+            continue
+        _eventually(
+            lambda seat=seat: any(tag in e for e in seat.history()), 30, f"{seat.agent.name}'s record"
+        )  # type: ignore[misc]
+        history = seat.history()
+        mine = [i for i, e in enumerate(history) if PERSON_DRAFT in e]
+        theirs = [i for i, e in enumerate(history) if tag in e]
+        assert mine and theirs and mine[-1] < theirs[0], (seat.agent.name, history)
+        assert not any(PERSON_DRAFT in e and tag in e for e in history), (seat.agent.name, "merged", history)
