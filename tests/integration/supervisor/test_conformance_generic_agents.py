@@ -337,3 +337,64 @@ def test_a_persons_draft_left_for_25_s_is_never_merged_and_the_trigger_follows_t
         theirs = [i for i, e in enumerate(history) if tag in e]
         assert mine and theirs and mine[-1] < theirs[0], (seat.agent.name, history)
         assert not any(PERSON_DRAFT in e and tag in e for e in history), (seat.agent.name, "merged", history)
+
+
+DIALOGS = (
+    (GEMINI, "trust"),
+    (GEMINI, "auth"),
+    (QWEN, "trust"),
+    (QWEN, "auth"),
+    (IPYTHON, "confirm_exit"),
+    (PTPYTHON, "confirm_exit"),
+)
+
+
+def test_a_first_start_or_exit_dialog_is_never_typed_into_and_the_trigger_says_its_line(
+    suite: Suite, tmp_path: Path
+) -> None:
+    sup = suite.sup
+    seats: list[tuple[Seat, str]] = []
+    for agent, name in DIALOGS:
+        dialog = agent.dialog(name)
+        seat = _spawn(
+            sup,
+            agent,
+            tmp_path / f"{agent.name}-{name}",
+            suite.base_url,
+            dialog=None if dialog.keys else name,
+        )
+        seats.append((seat, name))
+    for seat, name in seats:
+        dialog = seat.agent.dialog(name)
+        if dialog.keys:  # asked for on the idle screen (Ctrl-D: "Do you really want to exit?")
+            _wait_idle(sup, [seat])
+            subprocess.run(
+                ["tmux", "-S", sup.socket, "send-keys", "-t", seat.runtime["pty_target"], *dialog.keys],
+                check=True,
+            )
+        _eventually(
+            lambda seat=seat, dialog=dialog: dialog.marker in _screen(sup, seat),
+            60,
+            f"{seat.agent.name}'s {name} dialog",
+        )  # type: ignore[misc]
+    tag = f"x{uuid.uuid4().hex[:6]}"
+    for seat, name in seats:
+        outcome = sup.trigger(seat.agent_id, one_line(seat.agent, tag), workspace=seat.workspace)
+        dialog = seat.agent.dialog(name)
+        assert outcome["result"] == "deferred" and outcome["error_code"] == "AGENT_BLOCKED", (
+            seat.agent.name,
+            name,
+            outcome,
+        )
+        assert dialog.marker.split("?")[0][:20] in outcome["detail"], (
+            seat.agent.name,
+            name,
+            outcome["detail"],
+        )
+    time.sleep(3)
+    for seat, name in seats:
+        after = _screen(sup, seat)
+        assert seat.agent.dialog(name).marker in after and tag not in after, (seat.agent.name, name, after)
+        # Gemini redraws its first screens by itself: the dialog still up is what says nothing answered it.
+        assert not any(tag in entry for entry in seat.history()), seat.agent.name
+        assert _runtime(sup, seat.runtime["runtime_id"])["agent_state"] == "blocked", (seat.agent.name, name)

@@ -394,7 +394,9 @@ def read(memory: ScreenMemory, shot: Shot) -> ScreenRead:
     if draft_text(idle, shot):
         question = dialog_line(_changed_rows(idle, shot)) or dialog_line(_area_rows(idle, shot))
         if question:
-            return ScreenRead(Verdict.BLOCKED, looked, evidence=question)
+            # Its first line as the whole screen shows it (the changed rows alone lose the
+            # blank rows and the title a list hangs under).
+            return ScreenRead(Verdict.BLOCKED, looked, evidence=dialog_line(shot.rows) or question)
     return _settle(memory, shot, looked, "the agent's screen is changing (its output)")
 
 
