@@ -150,7 +150,7 @@ class PaneDriver:
         # (bash as the agent); otherwise it is what the agent exited back to.
         in_front = group is not None and _same_group(pid, group) and (leader not in SHELLS or group == pid)
         if _generic(kind):
-            seen = await self._read_generic(target, probe)
+            seen = await self._read_generic(target, probe, kind)
             return Look(_generic_facts(probe, seen, in_front, leader), probe)
         reading = classify(parse_screen(probe.screen), probe.cursor_y, kind, cursor_x=probe.cursor_x)
         activity = max(probe.human_client_activity) if probe.human_client_activity else None
@@ -169,10 +169,10 @@ class PaneDriver:
             reading,
         )
 
-    async def _read_generic(self, target: str, probe: PaneProbe) -> ScreenRead:
+    async def _read_generic(self, target: str, probe: PaneProbe, kind: AgentKind) -> ScreenRead:
         """The screen read against the pane's memory; while it is changing or not yet seen still,
         looked at again a few times (a still screen needs two looks to be known)."""
-        seen = self._remember(target, _shot(probe, self._wall()))
+        seen = self._remember(target, _shot(probe, self._wall()), kind)
         for _ in range(SETTLE_LOOKS):
             if seen.verdict not in (Verdict.CHANGING, Verdict.UNSETTLED):
                 break
@@ -180,11 +180,11 @@ class PaneDriver:
             probe_again = await self._probe(target)
             if isinstance(probe_again, str) or probe_again.dead:
                 break
-            seen = self._remember(target, _shot(probe_again, self._wall()))
+            seen = self._remember(target, _shot(probe_again, self._wall()), kind)
         return seen
 
-    def _remember(self, target: str, shot: Shot) -> ScreenRead:
-        seen = read(self._memory.get(target, ScreenMemory()), shot)
+    def _remember(self, target: str, shot: Shot, kind: AgentKind) -> ScreenRead:
+        seen = read(self._memory.get(target, ScreenMemory()), shot, kind.blocked_patterns)
         self._memory[target] = seen.memory
         return seen
 

@@ -299,13 +299,22 @@ def _is_choice(row: str) -> bool:
     return bool(_NUMBERED.match(row) or _RADIO.match(row) or _POINTER.match(row))
 
 
-def dialog_line(rows: Sequence[str]) -> str:
+def dialog_line(rows: Sequence[str], known: Sequence[str] = ()) -> str:
     """The first line of a question waiting for a person among `rows` (its title when the first
-    sign is a choice list: the nearest line above it), or ""."""
+    sign is a choice list: the nearest line above it), or "". `known` adds an agent kind's own
+    dialog texts (case-insensitive) to the formats every dialog shares."""
     lines = [_unframe(row).strip() for row in rows]
+    wanted = [k.lower() for k in known if k]
     choices = _choices(rows)
     first = next(
-        (i for i, line in enumerate(lines) if _QUESTION.search(line) or (choices and line == choices)), None
+        (
+            i
+            for i, line in enumerate(lines)
+            if _QUESTION.search(line)
+            or (choices and line == choices)
+            or any(k in line.lower() for k in wanted)
+        ),
+        None,
     )
     if first is None:
         return ""
@@ -375,14 +384,14 @@ def _take_idle(memory: ScreenMemory, shot: Shot) -> ScreenRead:
     return ScreenRead(Verdict.IDLE, ScreenMemory(idle_from(shot), shot))
 
 
-def read(memory: ScreenMemory, shot: Shot) -> ScreenRead:
+def read(memory: ScreenMemory, shot: Shot, known_dialogs: Sequence[str] = ()) -> ScreenRead:
     """One look read against the pane's memory; the memory to keep for the next look."""
     looked = replace(memory, last=shot)
     if _last_filled(shot.rows) < 0:
         return ScreenRead(Verdict.UNSETTLED, looked, evidence="nothing is drawn on the pane yet")
     idle = memory.idle
     if idle is None:
-        return _first_idle(memory, shot, looked)
+        return _first_idle(memory, shot, looked, known_dialogs)
     if person_since(shot.person_at, idle.at):
         draft = draft_text(idle, shot)
         if draft:
@@ -392,11 +401,15 @@ def read(memory: ScreenMemory, shot: Shot) -> ScreenRead:
     if [normal(r) for r in shot.rows] == [normal(r) for r in idle.rows]:
         return ScreenRead(Verdict.IDLE, looked)
     if draft_text(idle, shot):
-        question = dialog_line(_changed_rows(idle, shot)) or dialog_line(_area_rows(idle, shot))
+        question = dialog_line(_changed_rows(idle, shot), known_dialogs) or dialog_line(
+            _area_rows(idle, shot), known_dialogs
+        )
         if question:
             # Its first line as the whole screen shows it (the changed rows alone lose the
             # blank rows and the title a list hangs under).
-            return ScreenRead(Verdict.BLOCKED, looked, evidence=dialog_line(shot.rows) or question)
+            return ScreenRead(
+                Verdict.BLOCKED, looked, evidence=dialog_line(shot.rows, known_dialogs) or question
+            )
     return _settle(memory, shot, looked, "the agent's screen is changing (its output)")
 
 
@@ -411,9 +424,11 @@ def _settle(memory: ScreenMemory, shot: Shot, looked: ScreenMemory, changing: st
     return ScreenRead(Verdict.CHANGING, looked, evidence=changing)
 
 
-def _first_idle(memory: ScreenMemory, shot: Shot, looked: ScreenMemory) -> ScreenRead:
+def _first_idle(
+    memory: ScreenMemory, shot: Shot, looked: ScreenMemory, known_dialogs: Sequence[str] = ()
+) -> ScreenRead:
     """No idle screen yet: a question on it blocks; a still screen with no fresh key becomes it."""
-    question = dialog_line(shot.rows)
+    question = dialog_line(shot.rows, known_dialogs)
     if question:
         return ScreenRead(Verdict.BLOCKED, looked, evidence=question)
     if _settled(memory, shot):

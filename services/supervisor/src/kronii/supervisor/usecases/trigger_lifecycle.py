@@ -106,10 +106,7 @@ class TriggerLifecycle:
         trigger_id is being checked for a repeat."""
         alive = (self._pid_alive(record.pid) if record.pid else True) if record is not None else False
         look = (
-            record is not None
-            and record.status.current
-            and alive
-            and not (record.paused and not job.force)
+            record is not None and record.status.current and alive and not (record.paused and not job.force)
         )
         snapshot_call = self._state.snapshot(
             workspace_id=job.workspace_id,
