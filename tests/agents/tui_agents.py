@@ -29,12 +29,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.agents import real_codex
+from tests.agents.claude_code import (
+    CLAUDE_DIALOG_MARKERS,
+    CLAUDE_DROPPED_ENV,
+    CLAUDE_OWN_CONFIG,
+    claude_history,
+    claude_idle,
+    prepare_claude_config,
+)
 from tests.agents.real_codex import CodexPane, git_repository, plain, tmux_server
 from tests.agents.refusing_model import refusing_model_server
 
 __all__ = [
     "AGENTS",
     "BASH",
+    "CLAUDE",
     "CODEX",
     "DUMMY_API_KEY",
     "GEMINI",
@@ -85,6 +94,7 @@ _DROPPED_ENV = (
     "PROMPT_COMMAND",
     "BASH_ENV",
     "ENV",
+    *CLAUDE_DROPPED_ENV,
 )
 
 Prepare = Callable[[Path, Path, str, "str | None"], dict[str, str]]
@@ -420,6 +430,28 @@ PYTHON = TuiAgent(
     own_config=(".python_history",),
 )
 
+
+def _prepare_claude(private: Path, project: Path, base_url: str, dialog: str | None) -> dict[str, str]:
+    env = _private_base(private)
+    env.update(prepare_claude_config(Path(env["HOME"]), project, base_url, dialog))
+    return env
+
+
+CLAUDE = TuiAgent(
+    name="claude",
+    argv=(str(AGENTS_BIN / "claude"),),
+    pinned="@anthropic-ai/claude-code 2.1.197 in tests/agents/package.json",
+    prepare=_prepare_claude,
+    is_idle=claude_idle,
+    history=lambda private: claude_history(private / "home" / ".claude"),
+    dialogs=(
+        Dialog("theme", CLAUDE_DIALOG_MARKERS["theme"], "no hasCompletedOnboarding in .claude.json"),
+        Dialog("api_key", CLAUDE_DIALOG_MARKERS["api_key"], "the key not in customApiKeyResponses.approved"),
+        Dialog("trust", CLAUDE_DIALOG_MARKERS["trust"], "the project not in .claude.json's projects"),
+    ),
+    own_config=CLAUDE_OWN_CONFIG,
+)
+
 BASH_PS1 = r"\u@\h:\w\$ "
 
 
@@ -445,7 +477,7 @@ BASH = TuiAgent(
     own_config=(".bash_history",),
 )
 
-AGENTS: tuple[TuiAgent, ...] = (CODEX, GEMINI, QWEN, IPYTHON, PTPYTHON, NODE, SQLITE3, PYTHON, BASH)
+AGENTS: tuple[TuiAgent, ...] = (CODEX, GEMINI, QWEN, CLAUDE, IPYTHON, PTPYTHON, NODE, SQLITE3, PYTHON, BASH)
 
 
 # ---------------------------------------------------------------- running one

@@ -21,10 +21,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.agents.claude_code import CLAUDE_WORKING
 from tests.agents.real_codex import CodexPane, plain
 from tests.agents.tmux_person import PersonClient, client_activity, person_client
 from tests.agents.tui_agents import (
     BASH,
+    CLAUDE,
     GEMINI,
     INK_WORKING,
     IPYTHON,
@@ -55,6 +57,15 @@ def _paste_lines(person: PersonClient) -> str:
     return "third line"
 
 
+def _claude_lines(person: PersonClient) -> str:
+    """Claude Code: a backslash then Enter starts a new line of the draft (a pasted block of several
+    lines shows as `[Pasted text #1 +2 lines]`)."""
+    person.type("first line of the task\\")
+    person.keys("Enter")
+    person.type("second line")
+    return "second line"
+
+
 def _typed_block(first: str, second: str) -> Callable[[PersonClient], str]:
     def typed(person: PersonClient) -> str:
         person.type(first)
@@ -69,6 +80,7 @@ MULTILINE.update(
     {
         "gemini": _paste_lines,
         "qwen": _paste_lines,
+        "claude": _claude_lines,
         "ipython": _typed_block("def f():", "return 1"),
         "ptpython": _typed_block("def f():", "return 1"),
         "node": _typed_block("function f() {", "  return 1"),
@@ -114,7 +126,9 @@ def submit(running: RunningAgent, prompt: str, state: str | None) -> None:
     pane.keys("Enter")
     if state is not None:
         with contextlib.suppress(AssertionError):
-            pane.wait_screen(lambda s: INK_WORKING in plain(s), 3, "a working line")
+            pane.wait_screen(
+                lambda s: INK_WORKING in plain(s) or CLAUDE_WORKING in plain(s), 3, "a working line"
+            )
             save(pane, running.agent, state)
     if not running.agent.history_on_exit:
         deadline = time.monotonic() + 30
@@ -222,7 +236,7 @@ def _control(control: subprocess.Popen[str], command: str) -> None:
     control.stdin.flush()
 
 
-RECORDED = {agent.name: agent for agent in (GEMINI, QWEN, IPYTHON, PTPYTHON, NODE, SQLITE3, BASH)}
+RECORDED = {agent.name: agent for agent in (GEMINI, QWEN, CLAUDE, IPYTHON, PTPYTHON, NODE, SQLITE3, BASH)}
 
 
 def main() -> None:

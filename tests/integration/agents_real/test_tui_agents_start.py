@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.agents.real_codex import plain
 from tests.agents.tui_agents import AGENTS, TuiAgent, run_agent
 
 # A prompt every one of them takes as one submitted line: plain text for the coding agents, a string
@@ -61,7 +62,7 @@ def test_first_start_dialog_shows_when_its_private_folder_asks_for_it(
     _skip_if_missing(agent)
     with run_agent(agent, tmp_path, dialog=dialog) as running:
         screen = running.wait_dialog(dialog, 60)
-        assert agent.dialog(dialog).marker in screen
+        assert agent.dialog(dialog).marker in plain(screen)  # Claude Code colours each word apart
         assert not agent.is_idle(running.pane.capture()), (
             f"{agent.name}'s {dialog} dialog read as its idle screen"
         )
@@ -90,3 +91,20 @@ def test_client_activity_moves_for_a_persons_keys_and_not_for_send_keys(tmp_path
         person.type("  # typed")
         running.pane.wait_text("x = 'sent'  # typed", 10)
         assert person.activity() > attached
+
+
+def test_claude_code_keeps_a_pasted_ten_line_prompt_whole_in_its_history(tmp_path: Path) -> None:
+    """Claude Code shows a pasted block as `[Pasted text #1 +9 lines]` in its box and its history.jsonl
+    keeps that label with the text beside it: the reader puts the text back."""
+    from tests.agents.tui_agents import CLAUDE
+
+    _skip_if_missing(CLAUDE)
+    prompt = "\n".join(f"line {n} of the task" for n in range(10))
+    with run_agent(CLAUDE, tmp_path) as running:
+        running.wait_idle(60)
+        running.pane.paste(prompt)
+        running.pane.wait_text("[Pasted text #1 +9 lines]", 10)
+        running.pane.keys("Enter")
+        found = running.wait_history(prompt, 30)
+        assert found == [prompt]
+        running.pane.wait_screen(CLAUDE.is_idle, 30, "the idle screen after the refused turn")
