@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the real AI coding agent CLIs that the tests drive in tmux (the Codex, Gemini, Qwen Code and
-# Claude Code CLIs, pinned exactly in tests/agents/package.json and package-lock.json) into tests/agents/node_modules,
+# Installs the real AI coding agent CLIs that the tests drive in tmux (the Codex, Gemini, Qwen Code,
+# Claude Code and opencode CLIs, pinned exactly in tests/agents/package.json and package-lock.json) into tests/agents/node_modules,
 # from the npm registry, and checks that each one runs and reports its pinned version.
 # Fast when the pinned versions are already there. Without npm it installs Debian's nodejs and npm when
 # run as root, and otherwise only reports what is missing.
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../tests/agents"
 have() { command -v "$1" >/dev/null 2>&1; }
 if ! have npm || ! have node; then
   if [ "$(id -u)" -ne 0 ] || ! have apt-get; then
-    echo "kronii: npm and node are missing, so the real agent CLIs the tests drive (Codex, Gemini, Qwen Code, Claude Code) are not installed" >&2
+    echo "kronii: npm and node are missing, so the real agent CLIs the tests drive (Codex, Gemini, Qwen Code, Claude Code, opencode) are not installed" >&2
     echo "kronii: install them with your package manager (as root: apt-get install nodejs npm), then run make deps" >&2
     exit 0
   fi
@@ -29,7 +29,7 @@ agents() {
     const deps = require("./package.json").dependencies;
     const shown = {"@openai/codex": ["codex", "codex-cli ", ""], "@google/gemini-cli": ["gemini", "", ""],
                    "@qwen-code/qwen-code": ["qwen", "", ""],
-                   "@anthropic-ai/claude-code": ["claude", "", " (Claude Code)"]};
+                   "@anthropic-ai/claude-code": ["claude", "", " (Claude Code)"], "opencode-ai": ["opencode", "", ""]};
     for (const [name, version] of Object.entries(deps)) {
       const [bin, prefix, suffix] = shown[name] || [null, null, null];
       if (bin === null) { console.error(`kronii: tests/agents/package.json pins ${name}, which this script does not know`); process.exit(1); }

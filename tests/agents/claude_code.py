@@ -1,5 +1,6 @@
-"""Claude Code (`@anthropic-ai/claude-code`, pinned in tests/agents/package.json) for the recipes of
-tests/agents/tui_agents.py: its private config, its idle screen and its history reader.
+"""Claude Code (`@anthropic-ai/claude-code`) and opencode (`opencode-ai`), pinned in
+tests/agents/package.json, for the recipes of tests/agents/tui_agents.py: their private config, their
+idle screen and their history reader.
 
 What experiments with Claude Code 2.1.197 in tmux showed (tests/data/agents/README.md has the screens):
 
@@ -33,9 +34,14 @@ __all__ = [
     "CLAUDE_DROPPED_ENV",
     "CLAUDE_OWN_CONFIG",
     "CLAUDE_WORKING",
+    "OPENCODE_DROPPED_ENV",
+    "OPENCODE_OWN_CONFIG",
     "claude_history",
     "claude_idle",
+    "opencode_history",
+    "opencode_idle",
     "prepare_claude_config",
+    "prepare_opencode_config",
 ]
 
 CLAUDE_WORKING = "esc to interrupt"
@@ -126,4 +132,98 @@ def claude_history(config: Path) -> list[str]:
                 return str(content["content"]) if content.get("type") == "text" else match.group(0)
 
             prompts.append(_PASTED.sub(expand, str(entry["display"])))
+    return prompts
+
+
+# ---------------------------------------------------------------- opencode
+#
+# What experiments with opencode 1.18.33 in tmux showed: a full-screen TUI (alternate screen). Its
+# config is `$XDG_CONFIG_HOME/opencode/opencode.json`; a provider of its own (`@ai-sdk/openai-compatible`,
+# built in) on the refusing endpoint makes it start offline on its home screen (a logo, a box `┃` with a
+# random placeholder `Ask anything… "Fix a TODO in the codebase"`, `Build · refuse kronii` under it,
+# `tab agents  ctrl+p commands`) in 5-10 s, no dialog. At start it runs `npm install @opencode-ai/plugin`
+# into its config folder in the background: with npm's registry set to a closed loopback port that
+# fails at once (a warning in its log), and nothing is fetched. Keys typed before the TUI is up are lost.
+# After a prompt it shows the session (the prompt, `esc interrupt` while it runs, then the endpoint's
+# `kronii test endpoint: no model here`), the box empty at the bottom. Its prompt history is
+# `$XDG_STATE_HOME/opencode/prompt-history.jsonl` ({"input": ..., "parts": [], "mode": "normal"}),
+# written when a prompt is submitted.
+
+OPENCODE_WORKING = "esc interrupt"
+OPENCODE_READY = "ctrl+p commands"
+OPENCODE_PLACEHOLDER = "Ask anything\u2026"
+OPENCODE_DROPPED_ENV = (
+    "OPENCODE_CONFIG",
+    "OPENCODE_CONFIG_DIR",
+    "OPENCODE_CONFIG_CONTENT",
+    "OPENCODE_API_KEY",
+)
+OPENCODE_OWN_CONFIG = (
+    ".config/opencode",
+    ".local/share/opencode",
+    ".local/state/opencode",
+    ".cache/opencode",
+)
+
+
+def prepare_opencode_config(config_home: Path, base_url: str) -> dict[str, str]:
+    """Write `<XDG_CONFIG_HOME>/opencode/opencode.json` with a model on the refusing endpoint; return
+    its variables (npm's registry closed, so its background plugin install fails at once)."""
+    config = config_home / "opencode"
+    config.mkdir(parents=True, exist_ok=True)
+    settings = {
+        "autoupdate": False,
+        "share": "disabled",
+        "model": "kronii/refuse",
+        "small_model": "kronii/refuse",
+        "provider": {
+            "kronii": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "kronii",
+                "options": {"baseURL": base_url, "apiKey": DUMMY_API_KEY},
+                "models": {"refuse": {"name": "refuse"}},
+            }
+        },
+    }
+    (config / "opencode.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+    return {
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+        "OPENCODE_DISABLE_SHARE": "1",
+        "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+        "npm_config_registry": "http://127.0.0.1:9/",
+        "npm_config_offline": "true",
+    }
+
+
+def opencode_idle(screen: str) -> bool:
+    """Its footer (`ctrl+p commands`), no turn running, and its input box (the `┃` rows above
+    `Build · <model>`) empty or showing the placeholder."""
+    text = plain(screen)
+    if OPENCODE_READY not in text or OPENCODE_WORKING in text:
+        return False
+    lines = text.splitlines()
+    mode = next((n for n in range(len(lines) - 1, -1, -1) if "\u2503  Build \u00b7 " in lines[n]), None)
+    if mode is None:
+        return False
+    row = mode - 1
+    while row >= 0 and lines[row].strip().startswith("\u2503"):
+        content = lines[row].strip().removeprefix("\u2503").strip()
+        if content and not content.startswith(OPENCODE_PLACEHOLDER):
+            return False
+        row -= 1
+    return True
+
+
+def opencode_history(state_home: Path) -> list[str]:
+    """The prompts of `<XDG_STATE_HOME>/opencode/prompt-history.jsonl`, oldest first."""
+    path = state_home / "opencode" / "prompt-history.jsonl"
+    if not path.exists():
+        return []
+    prompts: list[str] = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        with contextlib.suppress(json.JSONDecodeError, KeyError, TypeError):
+            prompts.append(str(json.loads(line)["input"]))
     return prompts

@@ -33,9 +33,14 @@ from tests.agents.claude_code import (
     CLAUDE_DIALOG_MARKERS,
     CLAUDE_DROPPED_ENV,
     CLAUDE_OWN_CONFIG,
+    OPENCODE_DROPPED_ENV,
+    OPENCODE_OWN_CONFIG,
     claude_history,
     claude_idle,
+    opencode_history,
+    opencode_idle,
     prepare_claude_config,
+    prepare_opencode_config,
 )
 from tests.agents.real_codex import CodexPane, git_repository, plain, tmux_server
 from tests.agents.refusing_model import refusing_model_server
@@ -49,6 +54,7 @@ __all__ = [
     "GEMINI",
     "IPYTHON",
     "NODE",
+    "OPENCODE",
     "PTPYTHON",
     "PYTHON",
     "QWEN",
@@ -95,6 +101,7 @@ _DROPPED_ENV = (
     "BASH_ENV",
     "ENV",
     *CLAUDE_DROPPED_ENV,
+    *OPENCODE_DROPPED_ENV,
 )
 
 Prepare = Callable[[Path, Path, str, "str | None"], dict[str, str]]
@@ -452,6 +459,23 @@ CLAUDE = TuiAgent(
     own_config=CLAUDE_OWN_CONFIG,
 )
 
+
+def _prepare_opencode(private: Path, project: Path, base_url: str, dialog: str | None) -> dict[str, str]:
+    env = _private_base(private)
+    env.update(prepare_opencode_config(Path(env["XDG_CONFIG_HOME"]), base_url))
+    return env
+
+
+OPENCODE = TuiAgent(
+    name="opencode",
+    argv=(str(AGENTS_BIN / "opencode"),),
+    pinned="opencode-ai 1.18.33 in tests/agents/package.json",
+    prepare=_prepare_opencode,
+    is_idle=opencode_idle,
+    history=lambda private: opencode_history(private / "home" / ".local" / "state"),
+    own_config=OPENCODE_OWN_CONFIG,
+)
+
 BASH_PS1 = r"\u@\h:\w\$ "
 
 
@@ -477,7 +501,19 @@ BASH = TuiAgent(
     own_config=(".bash_history",),
 )
 
-AGENTS: tuple[TuiAgent, ...] = (CODEX, GEMINI, QWEN, CLAUDE, IPYTHON, PTPYTHON, NODE, SQLITE3, PYTHON, BASH)
+AGENTS: tuple[TuiAgent, ...] = (
+    CODEX,
+    GEMINI,
+    QWEN,
+    CLAUDE,
+    OPENCODE,
+    IPYTHON,
+    PTPYTHON,
+    NODE,
+    SQLITE3,
+    PYTHON,
+    BASH,
+)
 
 
 # ---------------------------------------------------------------- running one

@@ -31,6 +31,7 @@ from tests.agents.tui_agents import (
     INK_WORKING,
     IPYTHON,
     NODE,
+    OPENCODE,
     PTPYTHON,
     QWEN,
     SQLITE3,
@@ -66,6 +67,14 @@ def _claude_lines(person: PersonClient) -> str:
     return "second line"
 
 
+def _opencode_lines(person: PersonClient) -> str:
+    """opencode: Ctrl-J starts a new line of the draft."""
+    person.type("first line of the task")
+    person.keys("C-j")
+    person.type("second line")
+    return "second line"
+
+
 def _typed_block(first: str, second: str) -> Callable[[PersonClient], str]:
     def typed(person: PersonClient) -> str:
         person.type(first)
@@ -81,6 +90,7 @@ MULTILINE.update(
         "gemini": _paste_lines,
         "qwen": _paste_lines,
         "claude": _claude_lines,
+        "opencode": _opencode_lines,
         "ipython": _typed_block("def f():", "return 1"),
         "ptpython": _typed_block("def f():", "return 1"),
         "node": _typed_block("function f() {", "  return 1"),
@@ -127,7 +137,11 @@ def submit(running: RunningAgent, prompt: str, state: str | None) -> None:
     if state is not None:
         with contextlib.suppress(AssertionError):
             pane.wait_screen(
-                lambda s: INK_WORKING in plain(s) or CLAUDE_WORKING in plain(s), 3, "a working line"
+                lambda s: (
+                    INK_WORKING in plain(s) or CLAUDE_WORKING in plain(s) or "esc interrupt" in plain(s)
+                ),
+                3,
+                "a working line",
             )
             save(pane, running.agent, state)
     if not running.agent.history_on_exit:
@@ -236,7 +250,9 @@ def _control(control: subprocess.Popen[str], command: str) -> None:
     control.stdin.flush()
 
 
-RECORDED = {agent.name: agent for agent in (GEMINI, QWEN, CLAUDE, IPYTHON, PTPYTHON, NODE, SQLITE3, BASH)}
+RECORDED = {
+    agent.name: agent for agent in (GEMINI, QWEN, CLAUDE, OPENCODE, IPYTHON, PTPYTHON, NODE, SQLITE3, BASH)
+}
 
 
 def main() -> None:
