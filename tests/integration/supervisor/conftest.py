@@ -135,6 +135,16 @@ def wait_ready_pane(sup: Supervisor, runtime_id: str, marker: str = "\u203a") ->
 _REDIS_DBS = itertools.count()
 
 
+def _flush(url: str) -> None:
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        client.flushdb()
+    finally:
+        client.close()
+
+
 def _redis_db(url: str, db: int) -> str:
     parts = urlsplit(url)
     return urlunsplit(parts._replace(path=f"/{db}"))
@@ -153,6 +163,10 @@ def start_supervisor(
     # Each supervisor keeps its queue in a Redis database of its own: two running at once (as
     # module fixtures do) must not take each other's deferred triggers. A restart passes its own.
     env["KRONII_REDIS_URL"] = _redis_db(infra.redis, redis_db or 1 + next(_REDIS_DBS) % 14)
+    if not redis_db:
+        # A fresh supervisor starts with an empty queue: the databases are reused round-robin, and
+        # an earlier module's supervisor may have left deferred triggers in this one.
+        _flush(env["KRONII_REDIS_URL"])
     env.update(codex.env(FAKE_CODEX_RESUME_EXIT_FILE=str(folder / "resume_exit"),
                          FAKE_CODEX_RESUME_DELAY_FILE=str(folder / "resume_delay")))  # fmt: skip
     env.update(SETTINGS if settings is None else settings)

@@ -146,9 +146,10 @@ class PaneDriver:
         group = foreground_of(probe.pane_pid)  # one small /proc read
         leader = process_name(group) if group else ""
         pid = registered_pid or probe.pane_pid
-        # A shell in front is the agent only when the registered process is that shell itself
-        # (bash as the agent); otherwise it is what the agent exited back to.
-        in_front = group is not None and _same_group(pid, group) and (leader not in SHELLS or group == pid)
+        # A shell in front is what the agent exited back to, unless the kind says the agent is a
+        # shell (bash taking prompts as command lines) and it is the registered process itself.
+        shell_ok = kind.shell_is_agent and group == pid
+        in_front = group is not None and _same_group(pid, group) and (leader not in SHELLS or shell_ok)
         if _generic(kind):
             seen = await self._read_generic(target, probe, kind)
             return Look(_generic_facts(probe, seen, in_front, leader), probe)

@@ -53,6 +53,9 @@ class AgentKind:
     # "exec": the resume command runs the prompt and exits (codex exec resume); "interactive":
     # it opens the agent's own screen (claude --resume).
     resume_style: str = "exec"
+    # The agent is a shell itself (bash as a command-line agent): its shell in front is the agent.
+    # For every other kind a shell in front is what the agent exited back to, never typed into.
+    shell_is_agent: bool = False
 
     def __post_init__(self) -> None:
         if self.submit_pause_secs < 0 or self.verify_delay_secs < 0:
@@ -90,6 +93,7 @@ class AgentKind:
         allowed.add("starting_patterns")
         allowed.add("resume_style")
         allowed.add("continuation_marker")
+        allowed.add("shell_is_agent")
         unknown = set(overrides) - allowed
         if unknown:
             raise ValueError(f"agent kind {self.name}: unknown field {sorted(unknown)[0]!r}")
@@ -148,6 +152,8 @@ DEFAULT_KINDS: Mapping[str, AgentKind] = MappingProxyType(
             start_timeout_secs=5.0,
         ),
         "generic": AgentKind(name="generic", submit_pause_secs=0.05, start_timeout_secs=5.0),
+        # A shell taking a prompt as a command line: only when asked for by name.
+        "shell": AgentKind(name="shell", submit_pause_secs=0.05, start_timeout_secs=5.0, shell_is_agent=True),
     }
 )
 
