@@ -27,7 +27,7 @@ from kronii.supervisor.core.runtime_index import RuntimeIndex
 from kronii.supervisor.core.tokens import Claims
 from kronii.supervisor.core.trigger import Collision, TriggerOutcome
 from kronii.supervisor.metrics import SupervisorMetrics
-from kronii.supervisor.ports import TerminalError
+from kronii.supervisor.ports import Histories, TerminalError
 from kronii.supervisor.usecases.acknowledge import AckBoard
 from kronii.supervisor.usecases.desktop_watch import DesktopWatch
 from kronii.supervisor.usecases.relaunch_agent import Relauncher
@@ -387,7 +387,13 @@ def runtime(runtime_id: str = "rt-1", pane: str = "%1", agent_id: str = "agent")
     )
 
 
-def trigger_world(panes: FakePanes, *records: RuntimeRecord, desktop_session: str = "") -> TriggerWorld:
+def trigger_world(
+    panes: FakePanes,
+    *records: RuntimeRecord,
+    desktop_session: str = "",
+    histories: Histories | None = None,
+    kinds: KindBook | None = None,
+) -> TriggerWorld:
     clock, state, registry = FakeClock(), FakeState(), FakeRuntimes(*(records or (runtime(),)))
     desktop = DesktopWatch(desktop_session)
     trigger_log, records_port, bus, audit = FakeTriggerLog(), FakeRecords(), FakeBus(), FakeAudit()
@@ -421,10 +427,10 @@ def trigger_world(panes: FakePanes, *records: RuntimeRecord, desktop_session: st
     lifecycle = TriggerLifecycle(
         agent=AgentSide(
             registry=registry, panes=panes, acks=acks, agent_states=AgentStates(),
-            pid_alive=lambda pid: True, desktop_hold=desktop.hold,
+            pid_alive=lambda pid: True, desktop_hold=desktop.hold, histories=histories,
         ),
         books=TriggerBooks(state=state, trigger_log=trigger_log, outcomes=outcomes, metrics=metrics),
-        relauncher=relauncher, params=params, kinds=KindBook(), clock=clock,
+        relauncher=relauncher, params=params, kinds=kinds or KindBook(), clock=clock,
     )  # fmt: skip
     desk = TriggerAgent(
         lifecycle=lifecycle,

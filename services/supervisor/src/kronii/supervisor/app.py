@@ -16,6 +16,7 @@ from kronii.edge.access import AccessRules
 from kronii.foundation.clock import SystemClock
 from kronii.foundation.errors import Unavailable
 from kronii.runtime.service import DependencyStatus, ServiceContext
+from kronii.supervisor.adapters.agent_histories import AgentHistories
 from kronii.supervisor.adapters.agent_worlds import AgentWorlds
 from kronii.supervisor.adapters.bus_events import BusEvents
 from kronii.supervisor.adapters.launcher import VisibleLauncher
@@ -107,7 +108,7 @@ class _Parts:
         )  # fmt: skip
         agent = AgentSide(
             registry=self.registry, panes=self._panes, acks=acks, agent_states=self._agent_states,
-            pid_alive=pid_alive, desktop_hold=desktop.hold,
+            pid_alive=pid_alive, desktop_hold=desktop.hold, histories=AgentHistories(self._worlds),
         )  # fmt: skip
         books = TriggerBooks(
             state=self.state, trigger_log=self.trigger_rows, outcomes=outcomes, metrics=self.metrics

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from kronii.foundation.audit_trail import AuditTrail
 from kronii.foundation.clock import Clock
 from kronii.foundation.errors import Unavailable
+from kronii.supervisor.core.agent_history import HistoryMark
 from kronii.supervisor.core.agent_kinds import AgentKind
 from kronii.supervisor.core.agent_state import Delivery
 from kronii.supervisor.core.job import Job
@@ -25,6 +26,7 @@ __all__ = [
     "Clock",
     "DurableRecords",
     "EventBus",
+    "Histories",
     "Launcher",
     "Panes",
     "Runtimes",
@@ -58,6 +60,14 @@ class Panes(Protocol):
     async def resubmit(self, target: str, payload: Payload, kind: AgentKind) -> bool: ...
     async def clear_typed(self, target: str, payload: Payload, kind: AgentKind) -> bool: ...
     async def check(self, target: str, payload: Payload, kind: AgentKind, before: Baseline) -> Delivery: ...
+
+
+class Histories(Protocol):
+    """The agent's own record of the prompts it took (adapters/agent_histories.py): marked before a
+    prompt is typed, read from the mark while the ack is awaited."""
+
+    async def mark(self, record: RuntimeRecord, kind: AgentKind) -> HistoryMark | None: ...
+    async def took(self, mark: HistoryMark, prompt: str) -> bool: ...
 
 
 class Terminal(Protocol):

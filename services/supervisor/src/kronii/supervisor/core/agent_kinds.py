@@ -56,6 +56,12 @@ class AgentKind:
     # The agent is a shell itself (bash as a command-line agent): its shell in front is the agent.
     # For every other kind a shell in front is what the agent exited back to, never typed into.
     shell_is_agent: bool = False
+    # Where the agent itself records each prompt it takes, as paths with $VARIABLES of its own
+    # environment (the first whose variables are all set): a new entry naming the prompt
+    # acknowledges the delivery. `history_field` is the JSON field of a JSON-lines file ("" for
+    # plain lines). None for `generic`: its screen is the only truth.
+    history_files: tuple[str, ...] = ()
+    history_field: str = ""
 
     def __post_init__(self) -> None:
         if self.submit_pause_secs < 0 or self.verify_delay_secs < 0:
@@ -93,7 +99,7 @@ class AgentKind:
         allowed.add("starting_patterns")
         allowed.add("resume_style")
         allowed.add("continuation_marker")
-        allowed.add("shell_is_agent")
+        allowed |= {"shell_is_agent", "history_files", "history_field"}
         unknown = set(overrides) - allowed
         if unknown:
             raise ValueError(f"agent kind {self.name}: unknown field {sorted(unknown)[0]!r}")
@@ -132,11 +138,17 @@ DEFAULT_KINDS: Mapping[str, AgentKind] = MappingProxyType(
             # sent then waits in the box under "Waiting for startup".
             starting_patterns=(r"^\s*loading\s*$", r"Waiting for startup"),
             start_timeout_secs=10.0,
+            # Codex appends {"session_id", "ts", "text"} to history.jsonl when a turn takes a prompt.
+            history_files=("$CODEX_HOME/history.jsonl", "$HOME/.codex/history.jsonl"),
+            history_field="text",
         ),
+        # Read against its own idle screen (no input marker): its prompt glyph, placeholder and
+        # cursor have changed between versions, and a kind tuned to one screen misreads the next.
         "claude": AgentKind(
             name="claude",
             submit_pause_secs=0.1,
-            input_marker=">",
+            history_files=("$CLAUDE_CONFIG_DIR/history.jsonl", "$HOME/.claude/history.jsonl"),
+            history_field="display",
             resume_argv=("claude", "--resume", "{session_id}", "{prompt}"),
             spawn_argv=("claude", "{prompt}"),
             working_patterns=("esc to interrupt",),

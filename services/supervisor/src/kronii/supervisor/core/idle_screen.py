@@ -25,6 +25,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from kronii.supervisor.core.dialogs import BORDER, dialog_line
+
 __all__ = [
     "AREA_MAX_ROWS",
     "NO_INPUT_LINE",
@@ -52,7 +54,7 @@ AREA_MAX_ROWS = 12
 # A person's keys this recent mean the screen may still be catching up with them.
 SETTLE_SECS = 1.5
 
-_BORDER = " │|┃║╭╮╰╯┌┐└┘╔╗╚╝─━═▏▕"
+_BORDER = BORDER
 _DIGITS = re.compile(r"\d+")
 # Characters that take no room (a zero-width space after a drawn cursor, a word joiner).
 _INVISIBLE = re.compile("[\u200b-\u200f\u2060\ufeff]")
@@ -117,7 +119,6 @@ def person_since(person_at: float | None, at: float) -> bool:
 # How an input line starts once its border is left out: a prompt glyph (">", U+203A, U+276F, "»",
 # "$", "%", "λ", ">>>") or a REPL's numbered prompt ("In [3]:", "irb(main):001>").
 _PROMPT = re.compile(r"^(?:[>\u203a\u276f»→➜$%#λ]|>>>|\.\.\.|In \[\d+\]:|\w+\(\w+\):\d+[>*])(?:\s|$)")
-_RULE = re.compile(r"^\s*[─━═\-_╭┌╔┏+]{3,}")
 
 
 def _input_row(rows: Sequence[str], last: int, cursor_y: int | None) -> int | None:
@@ -213,116 +214,6 @@ def _box_draft(idle: IdleScreen, shot: Shot) -> str:
 def draft_text(idle: IdleScreen, shot: Shot) -> str:
     """What the input area holds that the idle screen did not ("" when it looks as it did)."""
     return _inline_draft(idle, shot) if idle.layout is Layout.INLINE else _box_draft(idle, shot)
-
-
-# ---- dialogs: the formats of a question put to a person, not one agent's wording ------------------
-
-_QUESTION = re.compile(
-    r"\(\s*\[?y(?:es)?\]?\s*/\s*\[?n(?:o)?\]?\s*\)|\[\s*y(?:es)?\s*/\s*n(?:o)?\s*\]|\(y\)es|"
-    r"\b(?:press|hit)\s+(?:enter|return)\s+to\s+(?:continue|confirm|select|proceed|accept)|"
-    r"\b(?:enter|return|⏎)\s+to\s+(?:confirm|select|continue|proceed|accept|choose)\b|"
-    r"(?:↑\s*/?\s*↓|\barrow\s+keys\b|\bup/down\b).{0,30}\b(?:navigate|move|select|choose)|"
-    r"\besc\s+to\s+(?:cancel|go\s+back|skip|exit)\b|"
-    r"\bdo\s+you\s+(?:trust|want\s+to\s+(?:proceed|continue|allow|run))\b|"
-    r"\b(?:select|choose)\s+(?:an?|the|your)\s+(?:\w+\s+)?(?:method|option|theme|provider|account|model)\b",
-    re.IGNORECASE,
-)
-# A selection marker: a pointer (">", U+203A, U+276F, "▶", "→") or a radio button.
-_MARK = r"(?:[>\u203a\u276f▶▸→]|[●○◉◯◆◇])"
-_NUMBERED = re.compile(rf"^\s*(?:{_MARK}\s*)?(?:\d{{1,2}}[.)]|\([a-z0-9]\)|\[[ xX✓✔*]\])\s+\S")
-_MARKED_NUMBER = re.compile(rf"^\s*{_MARK}\s*(?:\d{{1,2}}[.)]|\([a-z0-9]\))\s+\S")
-_RADIO = re.compile(r"^\s*[●○◉◯◆◇]\s+\S")
-_POINTER = re.compile(r"^(\s*)[>\u203a\u276f▶▸→]\s+\S")
-
-
-_FRAME = str.maketrans(dict.fromkeys(_BORDER[1:], " "))
-
-
-def _unframe(row: str) -> str:
-    """The row with its frame drawn as blanks, so columns hold."""
-    return row.translate(_FRAME).rstrip()
-
-
-def _choices(rows: Sequence[str]) -> str:
-    """The first row of a choice list waiting for a pick, else "". A list a person picks from
-    shows which entry is picked: a run of numbered entries with a pointer or a radio button on one
-    of them, two radio buttons, or a pointer with at least two entries aligned under its text. A
-    numbered list without a mark is text (tips, steps of an answer)."""
-    lines = [_unframe(row) for row in rows]
-    for run in _runs(lines, _NUMBERED):
-        if len(run) >= 2 and any(_MARKED_NUMBER.match(row) for row in run):
-            return run[0].strip()
-    for run in _runs(lines, _RADIO):
-        if len(run) >= 2:
-            return run[0].strip()
-    for index, row in enumerate(lines):
-        pointer = _POINTER.match(row)
-        if pointer is None:
-            continue
-        column = len(pointer.group(1)) + 2
-        near = _same_panel(rows, lines, index)
-        aligned = [r for r in near if len(r) > column and not r[:column].strip() and r[column] != " "]
-        if len(aligned) >= 2:
-            return row.strip()
-    return ""
-
-
-def _runs(lines: Sequence[str], entry: re.Pattern[str]) -> list[list[str]]:
-    """Runs of lines matching `entry`, a blank line or a description between entries allowed."""
-    runs: list[list[str]] = []
-    gap = 99
-    for line in lines:
-        if entry.match(line):
-            if gap > 2:
-                runs.append([])
-            runs[-1].append(line)
-            gap = 0
-        else:
-            gap += 1
-    return runs
-
-
-def _same_panel(rows: Sequence[str], lines: Sequence[str], index: int, reach: int = 6) -> list[str]:
-    """The lines around `index` up to `reach` away, not past a horizontal rule (an input line
-    between two rules is not a list with the footer under it)."""
-    out: list[str] = []
-    for step in (-1, 1):
-        at = index + step
-        while 0 <= at < len(lines) and abs(at - index) <= reach and not _RULE.match(rows[at]):
-            out.append(lines[at])
-            at += step
-    return out
-
-
-def _is_choice(row: str) -> bool:
-    row = _unframe(row)
-    return bool(_NUMBERED.match(row) or _RADIO.match(row) or _POINTER.match(row))
-
-
-def dialog_line(rows: Sequence[str], known: Sequence[str] = ()) -> str:
-    """The first line of a question waiting for a person among `rows` (its title when the first
-    sign is a choice list: the nearest line above it), or "". `known` adds an agent kind's own
-    dialog texts (case-insensitive) to the formats every dialog shares."""
-    lines = [_unframe(row).strip() for row in rows]
-    wanted = [k.lower() for k in known if k]
-    choices = _choices(rows)
-    first = next(
-        (
-            i
-            for i, line in enumerate(lines)
-            if _QUESTION.search(line)
-            or (choices and line == choices)
-            or any(k in line.lower() for k in wanted)
-        ),
-        None,
-    )
-    if first is None:
-        return ""
-    if _is_choice(lines[first]):
-        for above in range(first - 1, max(-1, first - 5), -1):
-            if lines[above] and not _is_choice(lines[above]):
-                return lines[above]
-    return lines[first]
 
 
 def _changed_rows(idle: IdleScreen, shot: Shot) -> list[str]:

@@ -13,6 +13,7 @@ from collections.abc import Coroutine
 from dataclasses import replace
 from typing import Any
 
+from kronii.supervisor.core.agent_history import HistoryMark
 from kronii.supervisor.core.agent_kinds import AgentKind, KindBook
 from kronii.supervisor.core.agent_state import Delivery
 from kronii.supervisor.core.job import SESSION_KINDS, Job, admission_detail
@@ -69,6 +70,9 @@ class TriggerLifecycle:
         self._agent_states, self._pid_alive = agent.agent_states, agent.pid_alive
         # The input broker's hold on the desktop the panes are on, at a given time (desktop_watch.py).
         self._desktop_hold = agent.desktop_hold
+        self._histories = agent.histories
+        # Where each awaited agent's own history ended before its prompt was typed (by trigger_id).
+        self._history_marks: dict[str, HistoryMark] = {}
         self._state, self._trigger_log = books.state, books.trigger_log
         self._outcomes, self._metrics = books.outcomes, books.metrics
         self._relauncher = relauncher
@@ -328,6 +332,7 @@ class TriggerLifecycle:
             if attempt == 1:
                 base = await self._panes.baseline(record.pty_target, payload, kind)
                 job.echoes_before, job.was_working = base.echoes, base.working
+                await self._mark_history(job, record, kind)
                 job.runtime_id = record.runtime_id
                 # Durable before the first byte: after a crash the record says "written", so the
                 # prompt is looked for, never typed again.
@@ -385,6 +390,9 @@ class TriggerLifecycle:
                 if seen is Delivery.SUBMITTED:
                     job.acked_by = "record" if machine.recovered else "output"
                     return Signal.ACKED
+                if await self._in_history(job, payload):
+                    job.acked_by = "history"
+                    return Signal.ACKED
                 if (
                     seen is Delivery.TYPED
                     and not job.typed_not_submitted
@@ -401,6 +409,28 @@ class TriggerLifecycle:
                     await asyncio.wait_for(event.wait(), min(0.02, remaining))
         finally:
             self._acks.stop_expecting(job.trigger_id, record.runtime_id)
+            self._history_marks.pop(job.trigger_id, None)
+
+    async def _mark_history(self, job: Job, record: RuntimeRecord, kind: AgentKind) -> None:
+        """Where the agent's own history ends before its prompt is typed (kinds that keep one)."""
+        if self._histories is None or not kind.history_files:
+            return
+        try:
+            mark = await self._histories.mark(record, kind)
+        except OSError:
+            mark = None
+        if mark is not None:
+            self._history_marks[job.trigger_id] = mark
+
+    async def _in_history(self, job: Job, payload: Payload) -> bool:
+        """The agent recorded the prompt as taken in its own history since the mark."""
+        mark = self._history_marks.get(job.trigger_id)
+        if self._histories is None or mark is None:
+            return False
+        try:
+            return await self._histories.took(mark, payload.text)
+        except OSError:
+            return False
 
     async def _typed_not_submitted(
         self, job: Job, machine: TriggerMachine, record: RuntimeRecord, kind: AgentKind, payload: Payload

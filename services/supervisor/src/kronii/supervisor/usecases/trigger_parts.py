@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from kronii.desktop.hold import DesktopHold
 from kronii.supervisor.core.agent_states import AgentStates
 from kronii.supervisor.metrics import SupervisorMetrics
-from kronii.supervisor.ports import Panes, Runtimes, TriggerLog, TriggerState
+from kronii.supervisor.ports import Histories, Panes, Runtimes, TriggerLog, TriggerState
 from kronii.supervisor.usecases.acknowledge import AckBoard
 from kronii.supervisor.usecases.trigger_outcomes import Outcomes
 
@@ -32,6 +32,8 @@ class AgentSide:
     pid_alive: Callable[[int], bool]
     # The input broker's hold on the desktop the panes are on, at a given wall time.
     desktop_hold: Callable[[float], DesktopHold | None] = _nobody_holds
+    # The agents' own records of the prompts they took, for kinds that keep one.
+    histories: Histories | None = None
 
 
 @dataclass(frozen=True, slots=True)
