@@ -1,7 +1,8 @@
 """The generic screen reading (core/idle_screen.py) on the recorded screens of every agent of the
 conformance suite (tests/data/agents/, recorded by tests/data/agents/record_tui.py), as a table: the
 idle screen is idle, a person's draft is a draft, after it is deleted or sent it is not, and a
-first-start dialog blocks with its own line. Gemini and Qwen Code hide the terminal cursor."""
+first-start dialog blocks with its own line. Gemini, Qwen Code and Claude Code hide the terminal
+cursor."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from kronii.supervisor.core.idle_screen import ScreenMemory, ScreenRead, Shot, V
 from kronii.supervisor.core.screen import parse_screen
 
 SCREENS = Path(__file__).resolve().parents[2] / "data" / "agents"
-AGENTS = ("gemini", "qwen", "ipython", "ptpython", "node", "sqlite3", "bash")
-HIDDEN_CURSOR = {"gemini", "qwen"}
+AGENTS = ("gemini", "qwen", "claude", "opencode", "ipython", "ptpython", "node", "sqlite3", "bash")
+HIDDEN_CURSOR = {"gemini", "qwen", "claude"}
 T0 = 1_800_000_000.0
 PERSON_DRAFT = "please also refactor the"
 
@@ -79,9 +80,12 @@ def test_recorded_screen_after_the_person_deleted_or_sent_their_text_is_idle_aga
     ("agent", "dialog", "line"),
     [
         ("gemini", "dialog_trust", "Do you trust the files in this folder?"),
-        ("gemini", "dialog_auth", "How would you like to authenticate for this project?"),
+        ("gemini", "dialog_auth", "? Get started"),
         ("qwen", "dialog_trust", "Do you trust this folder?"),
         ("qwen", "dialog_auth", "Select Authentication Method"),
+        ("claude", "dialog_theme", "Let's get started."),
+        ("claude", "dialog_api_key", "Detected a custom API key in your environment"),
+        ("claude", "dialog_trust", "Accessing workspace:"),
     ],
 )
 def test_recorded_first_start_dialog_blocks_with_its_line(agent: str, dialog: str, line: str) -> None:

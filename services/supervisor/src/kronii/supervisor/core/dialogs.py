@@ -118,7 +118,27 @@ def dialog_line(rows: Sequence[str], known: Sequence[str] = ()) -> str:
     if first is None:
         return ""
     if _is_choice(lines[first]):
-        for above in range(first - 1, max(-1, first - 5), -1):
-            if lines[above] and not _is_choice(lines[above]):
-                return lines[above]
+        return _first_line_above(rows, lines, first) or lines[first]
     return lines[first]
+
+
+def _first_line_above(rows: Sequence[str], lines: Sequence[str], first: int, reach: int = 12) -> str:
+    """The dialog's first line: the topmost line of the block a choice list hangs under, up to a
+    rule or a frame's top, two blank lines, or drawn art (a logo), within `reach` rows."""
+    top = ""
+    blanks = 0
+    for above in range(first - 1, max(-1, first - reach - 1), -1):
+        if RULE.match(rows[above]):
+            break
+        line = lines[above]
+        if not line:
+            blanks += 1
+            if blanks >= 2:
+                break
+            continue
+        blanks = 0
+        if sum(ch.isalnum() for ch in line) < len(line) / 3:
+            break  # art or a row of dots: not words
+        if not _is_choice(line):
+            top = line
+    return top
