@@ -1,6 +1,7 @@
 """Conformance: the supervisor with its default settings and `--kind generic` on real line-editing
-agents and REPLs it was never tuned to (tests/agents/tui_agents.py: Gemini CLI, Qwen Code, ipython,
-ptpython, node, sqlite3, python3 -i; and bash under `--kind shell`), all at once, offline. The truth is read from each agent's
+agents and REPLs it was never tuned to (tests/agents/tui_agents.py: Gemini CLI, Qwen Code, opencode,
+ipython, ptpython, node, sqlite3, python3 -i; Claude Code under its built-in kind, read the same way;
+bash under `--kind shell`), all at once, offline. The truth is read from each agent's
 own history (or, for those that write it only on exit, its screen), never from the supervisor's answer:
 
 - one line and ten lines are each one submitted message; five triggers at once are five;
@@ -13,6 +14,7 @@ Codex keeps its own suite (test_supervisor_real_codex.py)."""
 from __future__ import annotations
 
 import contextlib
+import re
 import subprocess
 import time
 import uuid
@@ -31,9 +33,11 @@ from tests.agents.refusing_model import refusing_model_server
 from tests.agents.tmux_person import PersonClient, person_client
 from tests.agents.tui_agents import (
     BASH,
+    CLAUDE,
     GEMINI,
     IPYTHON,
     NODE,
+    OPENCODE,
     PTPYTHON,
     PYTHON,
     QWEN,
@@ -44,20 +48,22 @@ from tests.agents.tui_agents import (
 from tests.infra import InfraUrls
 from tests.integration.supervisor.conftest import Supervisor, start_supervisor
 
-SUITE = (GEMINI, QWEN, IPYTHON, PTPYTHON, NODE, SQLITE3, PYTHON, BASH)
+SUITE = (GEMINI, QWEN, CLAUDE, OPENCODE, IPYTHON, PTPYTHON, NODE, SQLITE3, PYTHON, BASH)
+CHAT = {"gemini", "qwen", "claude", "opencode"}
 # bash takes prompts as command lines only under the `shell` kind: with `generic`, as with any other
 # kind, a shell in front is what an agent exited back to and is never typed into.
-KINDS = {"bash": "shell"}
+KINDS = {"bash": "shell", "claude": "claude"}
 # Agents whose history keeps a many-line message as one entry.
-WHOLE_MESSAGE_HISTORY = {"gemini", "qwen", "ipython", "ptpython"}
+WHOLE_MESSAGE_HISTORY = {"gemini", "qwen", "claude", "ipython", "ptpython"}
+# Agents whose history keeps a pasted text as a chip, not as the text.
+PASTE_CHIP_HISTORY = {"opencode"}
 FINAL = {"delivered", "failed", "timeout", "typed_not_submitted", "already_active"}
 
 
 def one_line(agent: TuiAgent, tag: str) -> str:
     """A prompt each agent takes as one message and, for a REPL, runs."""
     return {
-        "gemini": f"say {tag}",
-        "qwen": f"say {tag}",
+        **{name: f"say {tag}" for name in CHAT},
         "node": f"console.log('{tag}')",
         "sqlite3": f"select '{tag}';",
         "bash": f"echo {tag}",
@@ -67,7 +73,7 @@ def one_line(agent: TuiAgent, tag: str) -> str:
 def ten_lines(agent: TuiAgent, tag: str) -> str:
     """Ten lines that are one message (one statement, for a REPL)."""
     items = [f"'{tag}-{n}'" for n in range(1, 9)]
-    if agent.name in ("gemini", "qwen"):
+    if agent.name in CHAT:
         return "\n".join([f"Step {n}: look at module_{n}.py ({tag})" for n in range(1, 10)] + ["Then stop."])
     if agent.name == "sqlite3":
         return "\n".join(["select", *[f"  {item}," for item in items[:-1]], f"  {items[-1]}", ";"])
@@ -111,6 +117,10 @@ def _in_history(seat: Seat, needles: tuple[str, ...]) -> bool:
 
 def _recorded(suite: Suite, seat: Seat, tag: str) -> bool:
     return _in_history_or_screen(suite, seat, tag) >= 1
+
+
+def _shows_in_scrollback(sup: Supervisor, seat: Seat, text: str) -> bool:
+    return text in _screen(sup, seat, history=True)
 
 
 def _shows(sup: Supervisor, seat: Seat, text: str) -> bool:
@@ -253,7 +263,12 @@ def test_one_line_ten_lines_and_five_at_once_are_each_one_submitted_message_on_e
     for seat in suite.seats.values():
         outcome = outcomes[(seat.agent.name, f"{tag}b")]
         assert outcome["result"] == "delivered", (seat.agent.name, outcome, _screen(sup, seat))
-        if not seat.agent.history_on_exit:
+        if seat.agent.name in PASTE_CHIP_HISTORY:
+            # Its history keeps a paste as "[Pasted ~10 lines]": its transcript shows the lines, once.
+            line = f"module_8.py ({tag}b)"
+            _eventually(partial(_shows_in_scrollback, sup, seat, line), 30, f"{seat.agent.name}'s transcript")
+            assert _screen(sup, seat, history=True).count(line) == 1, seat.agent.name
+        elif not seat.agent.history_on_exit:
             _eventually(partial(_in_history, seat, (f"{tag}b-8", f"{tag}b)")), 30,
                         f"{seat.agent.name}'s record of the ten lines")  # fmt: skip
             # Once, never twice; one entry holds it all where the agent keeps a message (a cell) as
@@ -304,7 +319,7 @@ def _draft_for(agent: TuiAgent) -> str:
     """A person's unsent text the agent keeps as typed (ptpython refuses to send a line that is not
     Python, so its person writes Python)."""
     return {"ptpython": f"x = '{PERSON_DRAFT}'", "sqlite3": f"select '{PERSON_DRAFT}';"}.get(
-        agent.name, PERSON_DRAFT if agent.name in ("gemini", "qwen") else f"'{PERSON_DRAFT}'"
+        agent.name, PERSON_DRAFT if agent.name in CHAT else f"'{PERSON_DRAFT}'"
     )
 
 
@@ -375,6 +390,9 @@ DIALOGS = (
     (GEMINI, "auth"),
     (QWEN, "trust"),
     (QWEN, "auth"),
+    (CLAUDE, "theme"),
+    (CLAUDE, "api_key"),
+    (CLAUDE, "trust"),
     (IPYTHON, "confirm_exit"),
     (PTPYTHON, "confirm_exit"),
 )
@@ -413,10 +431,13 @@ def test_a_first_start_or_exit_dialog_is_never_typed_into_and_the_trigger_says_i
             name,
             outcome,
         )
-        assert dialog.marker.split("?")[0][:20] in outcome["detail"], (
+        # The detail names the dialog by its first line, as the screen shows it.
+        quoted = re.search(r"""screen: (['"])(.*)\1;""", outcome["detail"])
+        shown = quoted.group(2) if quoted else ""
+        assert "dialog" in outcome["detail"] and shown and shown in _screen(sup, seat), (
             seat.agent.name,
             name,
-            outcome["detail"],
+            outcome,
         )
     time.sleep(3)
     for seat, name in seats:
