@@ -13,14 +13,20 @@
 The agent kind is Codex's: a 150 ms pause before Enter (its paste-burst window), so the submit
 latency includes it by design.
 
+- ramp (bench/_repl_ramp.py): 5, 10, 20, 40 concurrent callers into 5 panes of `python3 -i`, then
+  of `bash`, each caller sending its triggers in turn and waiting for each final outcome: p95 to the
+  final outcome, delivered, and false outcomes against what each prompt's marker shows ran.
+
 Usage: python bench/supervisor_triggers.py [--sequential 200] [--sustained 1000] [--panes 20]
-       [--codex 50] [--codex-burst 200] [--codex-panes 5]
+       [--codex 50] [--codex-burst 200] [--codex-panes 5] [--ramp 5,10,20,40] [--ramp-per-caller 5]
+       [--ramp-programs python,bash] [--ramp-only]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -28,6 +34,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +43,7 @@ import httpx
 import psutil
 from _codex_panes import CodexPanes, codex_config, concurrent, raw_send_keys, sequential
 from _common import machine, percentile, save
+from _repl_ramp import ramp
 from kronii.launcher.infra import free_port
 from kronii.stores.db import migrate_up
 from kronii.supervisor.core.tokens import issue_token
@@ -64,6 +72,7 @@ def figures(values: list[float]) -> dict[str, float]:
 class Bench:
     def __init__(self, url: str, grpc_port: int, log: Path) -> None:
         self.url = url
+        self.grpc_port = grpc_port
         self.log = log
         self.token = issue_token(SECRET.encode(), subject="bench", scopes={"trigger", "operate", "read"},
                                  workspaces={"*"}, now=time.time(), ttl_secs=7200)  # fmt: skip
@@ -147,8 +156,11 @@ def raw_tmux(socket: str, pane: str, log: Path, count: int) -> dict[str, Any]:
     return {"call": figures(call), "to_first_byte": figures(to_first_byte)}
 
 
-async def run(sequential_count: int, sustained: int, panes: int, real: dict[str, int]) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="kronii-bench-sup-"))
+@contextlib.asynccontextmanager
+async def supervisor_running(folder: Path) -> AsyncIterator[tuple[Bench, Proc, str, Path, Path]]:
+    """A supervisor with its defaults against embedded NATS, Redis, PostgreSQL and a private tmux
+    server, the fake Codex on its PATH and a private CODEX_HOME: (bench, its process, tmux socket,
+    CODEX_HOME, the Codex project)."""
     codex = codex_bin(folder)
     codex_home, project = codex_config(folder)
     with start_test_infra() as infra, private_socket() as socket, refusing_model_server() as model_url:
@@ -167,63 +179,114 @@ async def run(sequential_count: int, sustained: int, panes: int, real: dict[str,
         bench = Bench(f"http://127.0.0.1:{http_port}", grpc_port, codex.submit_log)
         try:
             wait_http_ready(bench.url, proc=supervisor)
-            runtimes = [await spawn(bench, f"agent{n:02d}") for n in range(panes)]
-            # Warm up both APIs and the control connection.
-            for index in range(10):
-                await bench.trigger("http" if index % 2 else "grpc", "agent00", -index)
-
-            start = len(read_jsonl(codex.submit_log))
-            results: list[str] = []
-            for index in range(sequential_count):
-                results.append(await bench.trigger("http" if index % 2 == 0 else "grpc", "agent00", index))
-            uncontended = bench.latencies(start)
-
-            process = psutil.Process(supervisor.process.pid)
-            cpu_before = process.cpu_times()
-            rss_peak = process.memory_info().rss
-            start = len(read_jsonl(codex.submit_log))
-            per_pane = sustained // panes
-
-            async def worker(n: int) -> list[str]:
-                out = []
-                for index in range(per_pane):
-                    api = "http" if (n + index) % 2 == 0 else "grpc"
-                    out.append(await bench.trigger(api, f"agent{n:02d}", 10_000 + n * per_pane + index))
-                return out
-
-            async def sample_memory() -> None:
-                nonlocal rss_peak
-                while True:
-                    rss_peak = max(rss_peak, process.memory_info().rss)
-                    await asyncio.sleep(0.5)
-
-            sampler = asyncio.create_task(sample_memory())
-            began = time.monotonic()
-            batches = await asyncio.gather(*(worker(n) for n in range(panes)))
-            took = time.monotonic() - began
-            sampler.cancel()
-            cpu_after = process.cpu_times()
-            loaded = bench.latencies(start)
-            sustained_results = [r for batch in batches for r in batch]
-            cpu = (cpu_after.user + cpu_after.system) - (cpu_before.user + cpu_before.system)
-
-            raw = raw_tmux(socket, runtimes[-1]["pty_target"], codex.submit_log, 100)
-            real_codex = await real_codex_section(bench, socket, codex_home, project, folder, real)
+            yield bench, supervisor, socket, codex_home, project
         except Exception:
             print("the supervisor's last log lines:\n" + "\n".join(supervisor.lines[-40:]), file=sys.stderr)
             raise
         else:
-            first = next(
-                (i for i, line in enumerate(supervisor.lines) if "Traceback" in line or "ERROR" in line), None
-            )
-            if first is not None:
-                print(
-                    "the supervisor logged errors:\n" + "\n".join(supervisor.lines[first : first + 60]),
-                    file=sys.stderr,
-                )
+            _print_errors(supervisor)
         finally:
             await bench.close()
             supervisor.terminate()
+
+
+def _print_errors(supervisor: Proc) -> None:
+    first = next(
+        (i for i, line in enumerate(supervisor.lines) if "Traceback" in line or "ERROR" in line), None
+    )
+    if first is not None:
+        print(
+            "the supervisor logged errors:\n" + "\n".join(supervisor.lines[first : first + 60]),
+            file=sys.stderr,
+        )
+
+
+async def ramps(bench: Bench, folder: Path, options: dict[str, Any]) -> list[dict[str, Any]]:
+    """Concurrent callers into 5 panes of each program (bench/_repl_ramp.py)."""
+    out = []
+    for program in options["programs"]:
+        where = folder / f"ramp-{program}"
+        where.mkdir(parents=True, exist_ok=True)
+        out.append(
+            await ramp(bench.http, bench.grpc_port, bench.token, where, sys.executable, program,
+                       options["steps"], options["per_caller"])
+        )  # fmt: skip
+        print(json.dumps(out[-1], indent=2), file=sys.stderr)
+    return out
+
+
+async def run_ramp_only(options: dict[str, Any]) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="kronii-bench-ramp-"))
+    async with supervisor_running(folder) as (bench, _supervisor, _socket, _home, _project):
+        results = await ramps(bench, folder, options)
+    save("supervisor_ramp", {"machine": machine(), "ramps": results, "targets": _ramp_targets(results)})
+
+
+def _ramp_targets(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The issue's goal: p95 to a final outcome under 2 s at 20 callers, every prompt delivered."""
+    at_20 = [step for ramp_result in results for step in ramp_result["steps"] if step["callers"] == 20]
+    return {
+        "p95_under_2_s_at_20_callers": all(s["final_outcome_p95_ms"] < 2000 for s in at_20)
+        if at_20
+        else None,
+        "every_prompt_delivered": all(
+            step["delivered"] == step["triggers"] for r in results for step in r["steps"]
+        ),
+        "no_false_outcome": all(
+            step["false_delivered"] == step["false_not_delivered"] == step["ran_twice"] == 0
+            for r in results
+            for step in r["steps"]
+        ),
+    }
+
+
+async def run(sequential_count: int, sustained: int, panes: int, real: dict[str, int],
+              ramp_options: dict[str, Any]) -> None:  # fmt: skip
+    folder = Path(tempfile.mkdtemp(prefix="kronii-bench-sup-"))
+    async with supervisor_running(folder) as (bench, supervisor, socket, codex_home, project):
+        runtimes = [await spawn(bench, f"agent{n:02d}") for n in range(panes)]
+        # Warm up both APIs and the control connection.
+        for index in range(10):
+            await bench.trigger("http" if index % 2 else "grpc", "agent00", -index)
+
+        start = len(read_jsonl(bench.log))
+        results: list[str] = []
+        for index in range(sequential_count):
+            results.append(await bench.trigger("http" if index % 2 == 0 else "grpc", "agent00", index))
+        uncontended = bench.latencies(start)
+
+        process = psutil.Process(supervisor.process.pid)
+        cpu_before = process.cpu_times()
+        rss_peak = process.memory_info().rss
+        start = len(read_jsonl(bench.log))
+        per_pane = sustained // panes
+
+        async def worker(n: int) -> list[str]:
+            out = []
+            for index in range(per_pane):
+                api = "http" if (n + index) % 2 == 0 else "grpc"
+                out.append(await bench.trigger(api, f"agent{n:02d}", 10_000 + n * per_pane + index))
+            return out
+
+        async def sample_memory() -> None:
+            nonlocal rss_peak
+            while True:
+                rss_peak = max(rss_peak, process.memory_info().rss)
+                await asyncio.sleep(0.5)
+
+        sampler = asyncio.create_task(sample_memory())
+        began = time.monotonic()
+        batches = await asyncio.gather(*(worker(n) for n in range(panes)))
+        took = time.monotonic() - began
+        sampler.cancel()
+        cpu_after = process.cpu_times()
+        loaded = bench.latencies(start)
+        sustained_results = [r for batch in batches for r in batch]
+        cpu = (cpu_after.user + cpu_after.system) - (cpu_before.user + cpu_before.system)
+
+        raw = raw_tmux(socket, runtimes[-1]["pty_target"], bench.log, 100)
+        real_codex = await real_codex_section(bench, socket, codex_home, project, folder, real)
+        ramp_results = await ramps(bench, folder, ramp_options) if ramp_options["steps"] else []
 
     def shaped(data: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
         return {
@@ -255,6 +318,8 @@ async def run(sequential_count: int, sustained: int, panes: int, real: dict[str,
                 "supervisor_rss_peak_mib": round(rss_peak / 2**20, 1),
             },
             "raw_tmux_send_keys": raw,
+            "ramps": ramp_results,
+            "ramp_targets": _ramp_targets(ramp_results),
             "targets": {
                 "first_byte_p95_under_50_ms": first_byte_p95 < 50,
                 "first_byte_p95_within_3x_raw_tmux": first_byte_p95 <= 3 * raw["to_first_byte"]["p95_ms"],
@@ -307,9 +372,23 @@ def main() -> None:
         "--codex-burst", type=int, default=200, help="concurrent triggers over the Codex panes"
     )
     parser.add_argument("--codex-panes", type=int, default=5)
+    parser.add_argument("--ramp", default="5,10,20,40", help="concurrent callers per step ('' for none)")
+    parser.add_argument("--ramp-per-caller", type=int, default=5, help="triggers each caller sends in turn")
+    parser.add_argument("--ramp-programs", default="python,bash", help="what the 5 ramp panes run")
+    parser.add_argument(
+        "--ramp-only", action="store_true", help="only the ramp (bench/results/supervisor_ramp.json)"
+    )
     args = parser.parse_args()
     real = {"sequential": args.codex, "burst": args.codex_burst, "panes": args.codex_panes}
-    asyncio.run(run(args.sequential, args.sustained, args.panes, real))
+    ramp_options = {
+        "steps": [int(n) for n in args.ramp.split(",") if n.strip()],
+        "per_caller": args.ramp_per_caller,
+        "programs": [p for p in args.ramp_programs.split(",") if p.strip()],
+    }
+    if args.ramp_only:
+        asyncio.run(run_ramp_only(ramp_options))
+    else:
+        asyncio.run(run(args.sequential, args.sustained, args.panes, real, ramp_options))
 
 
 if __name__ == "__main__":
