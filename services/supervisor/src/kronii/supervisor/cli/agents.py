@@ -32,7 +32,7 @@ from kronii.supervisor.cli.http import SCOPES, Client, Connection, mint, user_su
 __all__ = ["agents_command", "main"]
 
 # The kinds the supervisor ships with; it accepts others configured there, so these only complete.
-KNOWN_KINDS = ("codex", "claude", "python", "generic")
+KNOWN_KINDS = ("codex", "claude", "python", "generic", "shell")
 # Trigger results that mean the prompt did not reach the agent: the command exits FAILED.
 FAILED_RESULTS = frozenset({"timeout", "failed", "typed_not_submitted"})
 
@@ -113,8 +113,8 @@ def agents_command(ctx: click.Context, url: str | None, token: str | None) -> No
 @click.option("--agent", required=True, help="the agent's id")
 @click.option("--role", default="", help="window name in the session (exec, review, sec, ...)")
 @click.option(
-    "--kind", default="", shell_complete=_complete_kind, help="codex, claude, python, generic or one configured "
-    "(default: from the command)",
+    "--kind", default="", shell_complete=_complete_kind, help="codex, claude, python, generic (any line-editing "
+    "agent), shell (a shell taking prompts as command lines) or one configured (default: from the command)",
 )  # fmt: skip
 @click.option("--session-id", default="", help="the agent's logical session, for `resume`")
 @click.option(
