@@ -36,6 +36,7 @@ from kronii.supervisor.core.idle_screen import (
     Verdict,
     awaits_more,
     holds_typed,
+    normal,
     read,
     same_screen,
     shows_typed,
@@ -48,6 +49,11 @@ from kronii.supervisor.core.screen import StyledLine, echo_count, parse_screen
 __all__ = ["Baseline", "Look", "PaneDriver", "Written"]
 
 _T = TypeVar("_T")
+
+
+def _plain(lines: tuple[StyledLine, ...]) -> tuple[str, ...]:
+    """The screen as compared for a change: digits, blanks and frames aside (a clock, a timer)."""
+    return tuple(normal(line.text) for line in lines)
 
 
 def _lines(payload: Payload) -> int:
@@ -67,8 +73,8 @@ def _same_group(pid: int, group: int) -> bool:
 
 
 # A generic agent's screen is looked at again this often, this many times, until it is still.
-SETTLE_STEP_SECS = 0.2
-SETTLE_LOOKS = 6
+SETTLE_STEP_SECS = 0.1
+SETTLE_LOOKS = 12
 # How long typed text may take to show on the agent's screen before it is taken back.
 SHOW_SECS = 1.5
 
@@ -111,6 +117,7 @@ class PaneDriver:
         self._memory: dict[str, ScreenMemory] = {}
         # The screen just before the supervisor typed into a pane, to see the agent take it.
         self._before: dict[str, Shot] = {}
+        self._screen_before: dict[str, tuple[str, ...]] = {}
 
     async def _asked(self, ask: Callable[[], Awaitable[_T]]) -> _T:
         """A read (no side effect), asked once more when the connection it went out on ended or
@@ -201,6 +208,7 @@ class PaneDriver:
 
     async def baseline(self, target: str, payload: Payload, kind: AgentKind) -> Baseline:
         reading, lines = await self._read(target, kind)
+        self._screen_before[target] = _plain(lines)
         return Baseline(echo_count(lines, reading.box.top, echo_needle(payload.text)), reading.working)
 
     async def write(self, target: str, payload: Payload, kind: AgentKind, *, attempt: int) -> Written:
@@ -267,7 +275,7 @@ class PaneDriver:
                 return "the typed text showed outside the agent's input area", False
             if time.monotonic() >= give_up:
                 return f"the typed text did not show on the agent's screen within {SHOW_SECS:g} s", False
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.02)
 
     def _still_typed(self, target: str, shot: Shot, payload: Payload) -> bool:
         """The prompt sits in the input line, or the REPL asks for more of it (Enter gave it a
@@ -314,9 +322,10 @@ class PaneDriver:
             return Delivery.GONE if says_gone(error) else Delivery.PENDING
         if dead:
             return Delivery.GONE
+        earlier = self._screen_before.get(target)
         return confirm(
             reading, lines, prompt=payload.text, last_line=payload.last_line, echoes_before=before.echoes,
-            was_working=before.working,
+            was_working=before.working, screen_changed=earlier is not None and earlier != _plain(lines),
         )  # fmt: skip
 
     async def _check_generic(self, target: str, payload: Payload) -> Delivery:

@@ -142,10 +142,12 @@ class Delivery(enum.StrEnum):
 
 def confirm(
     reading: Reading, lines: Sequence[StyledLine], *, prompt: str, last_line: str, echoes_before: int,
-    was_working: bool,
+    was_working: bool, screen_changed: bool = False,
 ) -> Delivery:  # fmt: skip
     """Was the prompt taken? Only when it left the input box and the agent shows it took it: its
-    echo (or queued entry) appeared in the transcript, or it started working."""
+    echo (or queued entry) appeared in the transcript, it started working, or the screen is not
+    what it was before the typing (a screen full of earlier prompts that start alike scrolls one
+    echo off for each new one, so a count of echoes alone stops going up)."""
     if reading.state is AgentState.EXITED:
         return Delivery.GONE
     if holds_prompt(reading.box, last_line):
@@ -154,6 +156,6 @@ def confirm(
     if reading.state is AgentState.BLOCKED:
         return Delivery.PENDING
     echoed = echo_count(lines, reading.box.top, echo_needle(prompt)) > echoes_before
-    if echoed or (reading.working and not was_working):
+    if echoed or screen_changed or (reading.working and not was_working):
         return Delivery.SUBMITTED
     return Delivery.PENDING
