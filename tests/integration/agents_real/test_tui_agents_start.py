@@ -33,6 +33,10 @@ def _own_config(agent: TuiAgent) -> dict[str, float | None]:
     }
 
 
+# The recipes' own checks, in the slow suite: the default suite drives the same recipes through the
+# supervisor (tests/integration/supervisor/test_conformance_generic_agents.py: every agent idle, its
+# prompts in its own history, every dialog shown and never typed into).
+@pytest.mark.slow
 @pytest.mark.parametrize("agent", AGENTS, ids=[agent.name for agent in AGENTS])
 def test_agent_reaches_its_idle_screen_offline_and_keeps_a_typed_prompt_in_its_own_history(
     agent: TuiAgent, tmp_path: Path
@@ -55,6 +59,7 @@ def test_agent_reaches_its_idle_screen_offline_and_keeps_a_typed_prompt_in_its_o
 DIALOGS = [(agent, dialog.name) for agent in AGENTS for dialog in agent.dialogs]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("agent", "dialog"), DIALOGS, ids=[f"{a.name}-{d}" for a, d in DIALOGS])
 def test_first_start_dialog_shows_when_its_private_folder_asks_for_it(
     agent: TuiAgent, dialog: str, tmp_path: Path

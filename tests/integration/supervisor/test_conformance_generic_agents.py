@@ -105,6 +105,8 @@ class Suite:
     sup: Supervisor
     seats: dict[str, Seat]
     base_url: str
+    # Agents started at a first-start dialog (or brought to one later), with the dialog's name.
+    dialogs: list[tuple[Seat, str]]
 
 
 def _is_idle(sup: Supervisor, seat: Seat) -> bool:
@@ -168,6 +170,11 @@ def _spawn(
     return Seat(agent, private, response.json()["runtime"], workspace)
 
 
+def _asked_for(agent: TuiAgent, name: str) -> str | None:
+    """The dialog to prepare the agent's folder for; None for one asked for by keys later."""
+    return None if agent.dialog(name).keys else name
+
+
 def _path() -> str:
     import os
 
@@ -225,9 +232,17 @@ def suite(
         start_supervisor(infra, migrated_database, folder / "sup", socket, settings={}) as sup,
     ):
         seats = {agent.name: _spawn(sup, agent, folder / agent.name, base_url) for agent in SUITE}
+        # The dialog agents start beside them, so their start overlaps the other tests.
+        dialogs = [
+            (
+                _spawn(sup, agent, folder / f"{agent.name}-{name}", base_url, dialog=_asked_for(agent, name)),
+                name,
+            )
+            for agent, name in DIALOGS
+        ]
         try:
             _wait_idle(sup, list(seats.values()))
-            yield Suite(sup, seats, base_url)
+            yield Suite(sup, seats, base_url, dialogs)
         finally:
             for seat in seats.values():
                 with contextlib.suppress(Exception):
@@ -398,21 +413,9 @@ DIALOGS = (
 )
 
 
-def test_a_first_start_or_exit_dialog_is_never_typed_into_and_the_trigger_says_its_line(
-    suite: Suite, tmp_path: Path
-) -> None:
+def test_a_first_start_or_exit_dialog_is_never_typed_into_and_the_trigger_says_its_line(suite: Suite) -> None:
     sup = suite.sup
-    seats: list[tuple[Seat, str]] = []
-    for agent, name in DIALOGS:
-        dialog = agent.dialog(name)
-        seat = _spawn(
-            sup,
-            agent,
-            tmp_path / f"{agent.name}-{name}",
-            suite.base_url,
-            dialog=None if dialog.keys else name,
-        )
-        seats.append((seat, name))
+    seats = suite.dialogs
     for seat, name in seats:
         dialog = seat.agent.dialog(name)
         if dialog.keys:  # asked for on the idle screen (Ctrl-D: "Do you really want to exit?")
