@@ -105,6 +105,27 @@ def test_text_in_the_box_after_a_persons_keys_is_a_draft_wherever_the_cursor_is(
     assert "please also refactor the" in seen.draft
 
 
+def test_a_visible_cursor_parked_on_a_blank_row_between_the_box_and_its_footer_is_no_input_line() -> None:
+    # One agent draws its cursor 2-3 rows under its box, above its footer: read at the cursor, a
+    # draft would never show and a trigger would be typed onto it, merged into one message.
+    idle_screen = rows(*box("Type your message"), "", "", "~/project  model-x", height=8)
+    draft_screen = rows(*box("please also refactor the"), "", "", "~/project  model-x", height=8)
+    parked = (0, 4)
+    memory = idle_memory(idle_screen, parked)
+    seen = read(memory, shot(draft_screen, parked, T0 + 40, person_at=T0 + 10))
+    assert seen.verdict is Verdict.DRAFT and "please also refactor the" in seen.draft
+
+
+def test_a_cursor_on_a_footer_row_and_a_prompt_glyph_row_are_both_read() -> None:
+    # A cursor parked on a footer that holds text is a candidate too; the glyph row still tells.
+    idle_screen = rows(*box("Type your message"), "~/project  model-x", height=6)
+    draft_screen = rows(*box("please also refactor the"), "~/project  model-x", height=6)
+    on_footer = (2, 3)
+    memory = idle_memory(idle_screen, on_footer)
+    seen = read(memory, shot(draft_screen, on_footer, T0 + 40, person_at=T0 + 10))
+    assert seen.verdict is Verdict.DRAFT
+
+
 @pytest.mark.parametrize("cursor", [INK_CURSOR_IN_BOX, INK_CURSOR_BELOW])
 def test_the_same_text_without_a_persons_keys_is_the_agents_own(cursor: tuple[int, int]) -> None:
     memory = idle_memory(INK_IDLE, cursor)
@@ -172,7 +193,14 @@ def test_the_formats_of_a_question_are_dialogs(line: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "line", ["> Type your message or @path/to/file", "In [3]: ", "esc to interrupt", "1 file changed"]
+    "line",
+    [
+        "> Type your message or @path/to/file",
+        "In [3]: ",
+        "esc to interrupt",
+        "1 file changed",
+        "⠋ Thinking... (esc to cancel, 2s)",
+    ],
 )
 def test_an_input_line_or_a_status_is_not_a_dialog(line: str) -> None:
     assert dialog_line(rows(line)) == ""

@@ -1,7 +1,8 @@
 """A question put to a person on an agent's screen, recognised by the formats every dialog shares
 rather than one agent's wording: a choice list whose picked entry is marked (a pointer or a radio
 button; a numbered list without a mark is text), a yes/no question, "press enter to continue",
-"↑/↓ to navigate", "esc to cancel", plus the texts an agent kind declares. Pure text functions."""
+"↑/↓ to navigate", plus the texts an agent kind declares ("esc to cancel" is not one: Ink agents
+show it while they work). Pure text functions."""
 
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ _QUESTION = re.compile(
     r"\b(?:press|hit)\s+(?:enter|return)\s+to\s+(?:continue|confirm|select|proceed|accept)|"
     r"\b(?:enter|return|⏎)\s+to\s+(?:confirm|select|continue|proceed|accept|choose)\b|"
     r"(?:↑\s*/?\s*↓|\barrow\s+keys\b|\bup/down\b).{0,30}\b(?:navigate|move|select|choose)|"
-    r"\besc\s+to\s+(?:cancel|go\s+back|skip|exit)\b|"
     r"\bdo\s+you\s+(?:trust|want\s+to\s+(?:proceed|continue|allow|run))\b|"
     r"\b(?:select|choose)\s+(?:an?|the|your)\s+(?:\w+\s+)?(?:method|option|theme|provider|account|model)\b",
     re.IGNORECASE,

@@ -93,6 +93,8 @@ class IdleScreen:
     layout: Layout
     # BOX: the input line's rows, counted up from the last filled row (0 is the last).
     rows_at: tuple[int, ...] = (0,)
+    # BOX: how each possible input row was found ("cursor", "glyph") and what it showed.
+    inputs: tuple[tuple[str, str], ...] = ()
     # INLINE: the prompt before the cursor, normalised.
     prompt: str = ""
 
@@ -121,24 +123,30 @@ def person_since(person_at: float | None, at: float) -> bool:
 _PROMPT = re.compile(r"^(?:[>\u203a\u276f»→➜$%#λ]|>>>|\.\.\.|In \[\d+\]:|\w+\(\w+\):\d+[>*])(?:\s|$)")
 
 
-def _input_row(rows: Sequence[str], last: int, cursor_y: int | None) -> int | None:
-    """The input line's row: a visible cursor's row among the drawn rows; else the lowest row
-    near the bottom that starts like an input line (a prompt glyph); else None."""
-    if cursor_y is not None and 0 <= cursor_y <= last:
-        return cursor_y
+def _candidates(rows: Sequence[str], last: int, cursor_y: int | None) -> dict[str, int]:
+    """Rows that may hold the input line, by how each was found: a visible cursor's row among the
+    drawn rows, when that row holds anything (a cursor parked on a blank row under the box is no
+    input line); the lowest row near the bottom that starts like an input line (a prompt glyph).
+    Both are read: a cursor is a hint, never the proof."""
+    found: dict[str, int] = {}
+    if cursor_y is not None and 0 <= cursor_y <= last and rows[cursor_y].strip():
+        found["cursor"] = cursor_y
     floor = max(0, last - AREA_MAX_ROWS + 1)
-    return next(
+    glyph = next(
         (i for i in range(last, floor - 1, -1) if _PROMPT.match(rows[i].strip(_BORDER).lstrip())), None
     )
+    if glyph is not None:
+        found["glyph"] = glyph
+    return found
 
 
 def _input_rows(rows: Sequence[str], last: int, cursor_y: int | None) -> tuple[int, ...]:
-    """The input line's rows, counted up from the last filled row: its row (_input_row), else the
-    whole bottom block, up to the blank row above it. A footer, a status line or a hint under
-    the input line is not in it: they change by themselves."""
-    row = _input_row(rows, last, cursor_y)
-    if row is not None:
-        return (last - row,)
+    """The input line's possible rows, counted up from the last filled row (_candidates), else the
+    whole bottom block, up to the blank row above it. A footer, a status line or a hint under the
+    input line is not in it: they change by themselves."""
+    found = _candidates(rows, last, cursor_y)
+    if found:
+        return tuple(sorted({last - row for row in found.values()}))
     floor = max(0, last - AREA_MAX_ROWS + 1)
     top = last
     while top > floor and rows[top - 1].strip():
@@ -161,9 +169,11 @@ def idle_from(shot: Shot) -> IdleScreen:
     last = _last_filled(rows)
     if _inline(shot, last):
         prompt = normal(rows[shot.cursor_y][: shot.cursor_x])
-        return IdleScreen(rows, shot.cursor_x, shot.cursor_y, shot.at, Layout.INLINE, (0,), prompt)
-    at_rows = _input_rows(rows, last, shot.cursor_y if shot.cursor_visible else None)
-    return IdleScreen(rows, shot.cursor_x, shot.cursor_y, shot.at, Layout.BOX, at_rows)
+        return IdleScreen(rows, shot.cursor_x, shot.cursor_y, shot.at, Layout.INLINE, (0,), prompt=prompt)
+    cursor = shot.cursor_y if shot.cursor_visible else None
+    at_rows = _input_rows(rows, last, cursor)
+    inputs = tuple((how, rows[row]) for how, row in _candidates(rows, last, cursor).items())
+    return IdleScreen(rows, shot.cursor_x, shot.cursor_y, shot.at, Layout.BOX, at_rows, inputs=inputs)
 
 
 def _new_part(now: str, then: str) -> str:
@@ -198,11 +208,9 @@ def _box_draft(idle: IdleScreen, shot: Shot) -> str:
     visible cursor, a prompt glyph) it is read where it is now: a window resized by a person's
     terminal moves it. Else the idle screen's rows, counted up from the bottom."""
     then_last, now_last = _last_filled(idle.rows), _last_filled(shot.rows)
-    pairs: list[tuple[str, str]] = []
-    here = _input_row(shot.rows, now_last, shot.cursor_y if shot.cursor_visible else None)
-    if here is not None and len(idle.rows_at) == 1 and then_last - idle.rows_at[0] >= 0:
-        pairs.append((shot.rows[here], idle.rows[then_last - idle.rows_at[0]]))
-    else:
+    found = _candidates(shot.rows, now_last, shot.cursor_y if shot.cursor_visible else None)
+    pairs = [(shot.rows[found[how]], then) for how, then in idle.inputs if how in found]
+    if not pairs:
         for offset in sorted(idle.rows_at, reverse=True):
             then = idle.rows[then_last - offset] if then_last - offset >= 0 else ""
             now = shot.rows[now_last - offset] if now_last - offset >= 0 else ""
@@ -368,9 +376,11 @@ def holds_typed(idle: IdleScreen | None, shot: Shot, last_line: str, typed_lines
     # down from it (the prompt glyph on its first line).
     last = _last_filled(shot.rows)
     reach = _rows_for(last_line, typed_lines)
-    here = _input_row(shot.rows, last, shot.cursor_y if shot.cursor_visible else None)
-    if here is not None:
-        block = shot.rows[max(0, here - reach) : here + reach + 1]
+    found = _candidates(shot.rows, last, shot.cursor_y if shot.cursor_visible else None)
+    if found:
+        block = tuple(
+            row for here in found.values() for row in shot.rows[max(0, here - reach) : here + reach + 1]
+        )
     else:
         low = last - min(idle.rows_at)
         block = shot.rows[max(0, last - max(idle.rows_at) - reach) : low + 1]
