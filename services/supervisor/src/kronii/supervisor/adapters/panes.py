@@ -76,7 +76,7 @@ def _same_group(pid: int, group: int) -> bool:
 SETTLE_STEP_SECS = 0.1
 SETTLE_LOOKS = 12
 # How long typed text may take to show on the agent's screen before it is taken back.
-SHOW_SECS = 1.5
+SHOW_SECS = 3.0
 
 _STATE_OF = {
     Verdict.IDLE: AgentState.IDLE,
