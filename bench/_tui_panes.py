@@ -61,6 +61,12 @@ STAMPER = (
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
 
 
+def kind_for(agent: TuiAgent) -> str:
+    """`generic` for every agent; bash takes prompts as command lines only under the `shell` kind (a
+    shell in front is otherwise what an agent exited back to)."""
+    return "shell" if agent.name == "bash" else "generic"
+
+
 def prompt_for(agent: TuiAgent, tag: str) -> str:
     """One line each agent takes as one message and, for a REPL, runs: its output is a line `tag`."""
     return {
@@ -140,7 +146,7 @@ class TuiPanes:
             *argv,
         ]
         response = await self.http.post("/v1/runtimes/spawn", json={
-            "workspace_id": WORKSPACE, "agent_id": agent_id, "role": "agent", "kind": "generic",
+            "workspace_id": WORKSPACE, "agent_id": agent_id, "role": "agent", "kind": kind_for(agent),
             "command": command, "cwd": str(project)})  # fmt: skip
         if response.status_code != 201:
             raise RuntimeError(f"spawning {agent.name}: HTTP {response.status_code} {response.text[:300]}")
@@ -314,13 +320,12 @@ async def raw_send_keys(panes: TuiPanes, seat: Seat, count: int) -> dict[str, An
             await _run(["tmux", "-S", panes.socket, "send-keys", "-t", seat.pane, "Enter"])
             ran_at = await panes.wait_run(seat, tag, 5)
             await series.reaction(stamps, started, tag)
+            on_first_enter += ran_at is not None
             if ran_at is None:  # a paste-aware agent took the Enter as part of the text: a second one
                 await _run(["tmux", "-S", panes.socket, "send-keys", "-t", seat.pane, "Enter"])
                 ran_at = await panes.wait_run(seat, tag, 15)
             if ran_at is None:  # still not run: the line is dropped, the pane idle again
                 await _run(["tmux", "-S", panes.socket, "send-keys", "-t", seat.pane, "C-c"])
-            else:
-                on_first_enter += 1
             series.add("ran", ran_at, started)
     figures = series.figures()
     figures.pop("to_delivered")
@@ -346,21 +351,25 @@ async def one_agent(panes: TuiPanes, agent: TuiAgent, count: int) -> dict[str, A
     await panes.trigger(seat, prompt_for(agent, warm))
     await panes.wait_run(seat, warm, 60)
     supervised = await through_supervisor(panes, seat, count)
-    raw = await raw_send_keys(panes, seat, count)
     # The same after 6 s idle (past one 5 s pass of the supervisor's reconciler, which looks at
     # every pane): does the wait before typing come from the screen not yet seen still?
     rested = await through_supervisor(panes, seat, max(3, count // 4), gap=6.0)
+    raw = await raw_send_keys(panes, seat, count)
+    # One trigger after the raw sends: the screen changed while the supervisor did not type.
+    after_raw = await through_supervisor(panes, seat, 1)
     first, raw_first = supervised["to_first_byte"]["p50_ms"], raw["to_first_byte"]["p50_ms"]
     delivered_p95 = supervised["to_delivered"]["p95_ms"]
     panes.close(seat)
     return {
         "agent": agent.name,
+        "kind": kind_for(agent),
         "pinned": agent.pinned,
         "supervisor": supervised,
         "raw_tmux_send_keys": raw,
         "supervisor_after_6_s_idle": {
-            k: rested[k] for k in ("triggers", "results", "to_first_byte", "to_delivered")
+            k: rested[k] for k in ("triggers", "results", "to_first_byte", "to_delivered", "anomalies")
         },
+        "supervisor_after_the_raw_sends": {k: after_raw[k] for k in ("results", "to_delivered", "anomalies")},
         "targets": {
             "delivered_p95_under_1_s": delivered_p95 is not None and delivered_p95 < 1000,
             "all_delivered_and_ran": supervised["results"] == {"delivered": count}
