@@ -207,6 +207,29 @@ def _ptpython_idle(screen: str) -> bool:
 # ---------------------------------------------------------------- histories
 
 
+def _read_gemini_chats(folder: Path) -> list[str]:
+    """Gemini's session records (<config>/tmp/<project>/chats/session-*.jsonl): each user message
+    once (by id), oldest first, the session context it sends first left out. logs.json can miss a
+    message under load; the session record is what went to the model."""
+    entries: dict[str, tuple[str, str]] = {}
+    for path in folder.glob("tmp/*/chats/session-*.jsonl"):
+        with contextlib.suppress(OSError):
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                with contextlib.suppress(json.JSONDecodeError, TypeError, KeyError):
+                    entry = json.loads(line)
+                    if not isinstance(entry, dict) or entry.get("type") != "user":
+                        continue
+                    text = "".join(str(part.get("text", "")) for part in entry["content"])
+                    if text.startswith("<session_context>"):
+                        continue
+                    entries[str(entry["id"])] = (str(entry.get("timestamp", "")), text)
+    return [text for _, text in sorted(entries.values())]
+
+
+def _read_gemini_history(folder: Path) -> list[str]:
+    return _read_gemini_chats(folder) or _read_json_logs(folder)
+
+
 def _read_json_logs(folder: Path) -> list[str]:
     """Gemini's and Qwen Code's logs.json (one per project under <config>/tmp/): the user messages."""
     entries: list[tuple[str, str]] = []
@@ -304,7 +327,7 @@ GEMINI = TuiAgent(
     pinned="@google/gemini-cli 0.61.0 in tests/agents/package.json",
     prepare=_prepare_gemini,
     is_idle=_ink_idle,
-    history=lambda private: _read_json_logs(private / "home" / ".gemini"),
+    history=lambda private: _read_gemini_history(private / "home" / ".gemini"),
     dialogs=(
         Dialog("trust", "Do you trust the files in this folder?", "no trustedFolders.json"),
         Dialog(
