@@ -13,13 +13,16 @@
 The agent kind is Codex's: a 150 ms pause before Enter (its paste-burst window), so the submit
 latency includes it by design.
 
+- real agents under the generic kind (bench/_tui_panes.py): per agent of the conformance suite,
+  trigger to first byte vs raw `tmux send-keys` and trigger to `delivered`, and 200 triggers at once
+  over 5 panes of mixed agents, checked against each agent's own history;
 - ramp (bench/_repl_ramp.py): 5, 10, 20, 40 concurrent callers into 5 panes of `python3 -i`, then
   of `bash`, each caller sending its triggers in turn and waiting for each final outcome: p95 to the
   final outcome, delivered, and false outcomes against what each prompt's marker shows ran.
 
 Usage: python bench/supervisor_triggers.py [--sequential 200] [--sustained 1000] [--panes 20]
        [--codex 50] [--codex-burst 200] [--codex-panes 5] [--ramp 5,10,20,40] [--ramp-per-caller 5]
-       [--ramp-programs python,bash] [--ramp-only]
+       [--ramp-programs python,bash] [--ramp-only] [--agents-only] [--no-agents]
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import psutil
 from _codex_panes import CodexPanes, codex_config, concurrent, raw_send_keys, sequential
 from _common import machine, percentile, save
 from _repl_ramp import ramp
+from _tui_panes import run_tui_benchmarks
 from kronii.launcher.infra import free_port
 from kronii.stores.db import migrate_up
 from kronii.supervisor.core.tokens import issue_token
@@ -215,6 +219,14 @@ async def ramps(bench: Bench, folder: Path, options: dict[str, Any]) -> list[dic
     return out
 
 
+async def run_tui_only() -> None:
+    """Only the real line-editing agents under the generic kind (bench/_tui_panes.py)."""
+    folder = Path(tempfile.mkdtemp(prefix="kronii-bench-tui-"))
+    async with supervisor_running(folder) as (bench, _supervisor, socket, _home, _project):
+        results = await run_tui_benchmarks(bench.http, socket, folder / "tui")
+    save("supervisor_tui_agents", {"machine": machine(), **results})
+
+
 async def run_ramp_only(options: dict[str, Any]) -> None:
     folder = Path(tempfile.mkdtemp(prefix="kronii-bench-ramp-"))
     async with supervisor_running(folder) as (bench, _supervisor, _socket, _home, _project):
@@ -287,6 +299,9 @@ async def run(sequential_count: int, sustained: int, panes: int, real: dict[str,
         raw = raw_tmux(socket, runtimes[-1]["pty_target"], bench.log, 100)
         real_codex = await real_codex_section(bench, socket, codex_home, project, folder, real)
         ramp_results = await ramps(bench, folder, ramp_options) if ramp_options["steps"] else []
+        tui_agents = (
+            await run_tui_benchmarks(bench.http, socket, folder / "tui") if ramp_options["tui"] else {}
+        )
 
     def shaped(data: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
         return {
@@ -320,6 +335,7 @@ async def run(sequential_count: int, sustained: int, panes: int, real: dict[str,
             "raw_tmux_send_keys": raw,
             "ramps": ramp_results,
             "ramp_targets": _ramp_targets(ramp_results),
+            "generic_agents": tui_agents,
             "targets": {
                 "first_byte_p95_under_50_ms": first_byte_p95 < 50,
                 "first_byte_p95_within_3x_raw_tmux": first_byte_p95 <= 3 * raw["to_first_byte"]["p95_ms"],
@@ -378,14 +394,24 @@ def main() -> None:
     parser.add_argument(
         "--ramp-only", action="store_true", help="only the ramp (bench/results/supervisor_ramp.json)"
     )
+    parser.add_argument(
+        "--agents-only", action="store_true",
+        help="only the real agents under the generic kind (bench/results/supervisor_tui_agents.json)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--no-agents", action="store_true", help="leave out the real agents under the generic kind"
+    )
     args = parser.parse_args()
     real = {"sequential": args.codex, "burst": args.codex_burst, "panes": args.codex_panes}
     ramp_options = {
         "steps": [int(n) for n in args.ramp.split(",") if n.strip()],
         "per_caller": args.ramp_per_caller,
         "programs": [p for p in args.ramp_programs.split(",") if p.strip()],
+        "tui": not args.no_agents,
     }
-    if args.ramp_only:
+    if args.agents_only:
+        asyncio.run(run_tui_only())
+    elif args.ramp_only:
         asyncio.run(run_ramp_only(ramp_options))
     else:
         asyncio.run(run(args.sequential, args.sustained, args.panes, real, ramp_options))
