@@ -303,7 +303,11 @@ def test_one_line_ten_lines_and_five_at_once_are_each_one_submitted_message_on_e
     outcomes = _trigger_all(sup, five)
     for seat in suite.seats.values():
         results = [outcomes[(seat.agent.name, f"{tag}c{n}")]["result"] for n in range(5)]
-        why = [outcomes[(seat.agent.name, f"{tag}c{n}")].get("detail") for n in range(5) if results[n] != "delivered"]
+        why = [
+            outcomes[(seat.agent.name, f"{tag}c{n}")].get("detail")
+            for n in range(5)
+            if results[n] != "delivered"
+        ]
         assert results == ["delivered"] * 5, (seat.agent.name, results, why, _screen(sup, seat))
         for n in range(5):
             _eventually(partial(_recorded, suite, seat, f"{tag}c{n}"), 30,
