@@ -11,11 +11,13 @@ later look against it:
 - A change with no person's keys is the agent's own: its output (the screen is taken as the new
   idle screen once it is still), or a dialog (choices, a yes/no question: nothing is typed).
 
-The input area is found from the idle screen's layout. INLINE: the cursor sits on the last filled
-row (a REPL, a shell): the input line is the cursor's row, its prompt the text before the cursor.
-BOX: anything else (an input box with a footer under it, a cursor parked below the box or hidden):
-the input area is the block of rows at the bottom of the drawn screen, read aligned from there.
-Pure functions and values; times are epoch seconds passed in."""
+The input line is found from the idle screen's layout. INLINE: a visible cursor after a prompt on
+the last drawn row, or with only blank rows (and a docked toolbar) under it (a REPL, a shell): the
+input line is the cursor's row, its prompt the text before the cursor. BOX: anything else (a box
+with a footer under it, a cursor parked elsewhere or hidden): every candidate row is read where it
+is now (a visible cursor's row that holds text, the lowest row near the bottom that starts like an
+input line), else the bottom block counted up from the last drawn row. A cursor is a hint, never
+the proof. Pure functions and values; times are epoch seconds passed in."""
 
 from __future__ import annotations
 
