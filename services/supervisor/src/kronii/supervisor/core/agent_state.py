@@ -156,6 +156,9 @@ def confirm(
     if reading.state is AgentState.BLOCKED:
         return Delivery.PENDING
     echoed = echo_count(lines, reading.box.top, echo_needle(prompt)) > echoes_before
-    if echoed or screen_changed or (reading.working and not was_working):
+    # A changed screen counts only with the box empty: part of a prompt still being drawn in
+    # (a paste arriving in pieces) is not taken yet.
+    emptied = screen_changed and reading.box.found and not reading.box.text
+    if echoed or emptied or (reading.working and not was_working):
         return Delivery.SUBMITTED
     return Delivery.PENDING
