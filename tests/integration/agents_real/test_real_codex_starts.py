@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import pytest
+
 from tests.agents.real_codex import (
     MARK,
     PLACEHOLDER_DIM,
@@ -43,6 +45,10 @@ def test_codex_opens_on_its_main_screen_with_the_dim_placeholder(codex: RealCode
     assert x == 2
 
 
+# In the slow suite: the default suite types prompts into the same real Codex through the supervisor
+# and reads them in its history.jsonl (test_supervisor_real_codex.py), which is what this checks of
+# the harness.
+@pytest.mark.slow
 def test_a_prompt_typed_into_codex_lands_in_its_history(codex: RealCodex) -> None:
     pane = codex.start()
     pane.wait_screen(lambda s: PLACEHOLDER_DIM in s and READY_FOOTER in plain(s), 30, "the main screen")
