@@ -19,10 +19,10 @@ from tests.agents.tui_agents import AGENTS, TuiAgent, run_agent
 PROMPT = "'say hello from kronii'"
 
 
-def _skip_if_missing(agent: TuiAgent) -> None:
+def _fail_if_missing(agent: TuiAgent) -> None:
     reason = agent.missing()
     if reason is not None:
-        pytest.skip(reason)
+        pytest.fail(f"{reason}: `make test` installs it (scripts/install_agent_clis.sh)")
 
 
 def _own_config(agent: TuiAgent) -> dict[str, float | None]:
@@ -41,7 +41,7 @@ def _own_config(agent: TuiAgent) -> dict[str, float | None]:
 def test_agent_reaches_its_idle_screen_offline_and_keeps_a_typed_prompt_in_its_own_history(
     agent: TuiAgent, tmp_path: Path
 ) -> None:
-    _skip_if_missing(agent)
+    _fail_if_missing(agent)
     before = _own_config(agent)
     with run_agent(agent, tmp_path) as running:
         running.wait_idle(60)
@@ -64,7 +64,7 @@ DIALOGS = [(agent, dialog.name) for agent in AGENTS for dialog in agent.dialogs]
 def test_first_start_dialog_shows_when_its_private_folder_asks_for_it(
     agent: TuiAgent, dialog: str, tmp_path: Path
 ) -> None:
-    _skip_if_missing(agent)
+    _fail_if_missing(agent)
     with run_agent(agent, tmp_path, dialog=dialog) as running:
         screen = running.wait_dialog(dialog, 60)
         assert agent.dialog(dialog).marker in plain(screen)  # Claude Code colours each word apart
@@ -103,7 +103,7 @@ def test_claude_code_keeps_a_pasted_ten_line_prompt_whole_in_its_history(tmp_pat
     keeps that label with the text beside it: the reader puts the text back."""
     from tests.agents.tui_agents import CLAUDE
 
-    _skip_if_missing(CLAUDE)
+    _fail_if_missing(CLAUDE)
     prompt = "\n".join(f"line {n} of the task" for n in range(10))
     with run_agent(CLAUDE, tmp_path) as running:
         running.wait_idle(60)

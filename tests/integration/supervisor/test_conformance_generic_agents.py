@@ -224,7 +224,7 @@ def suite(
 ) -> Iterator[Suite]:
     missing = [why for agent in SUITE if (why := agent.missing())]
     if missing:
-        pytest.skip("; ".join(missing))
+        pytest.fail("; ".join(missing) + ": `make test` installs them (scripts/install_agent_clis.sh)")
     folder = tmp_path_factory.mktemp("conformance")
     with (
         refusing_model_server() as base_url,

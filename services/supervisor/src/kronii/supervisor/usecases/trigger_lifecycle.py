@@ -51,6 +51,9 @@ from kronii.supervisor.usecases.trigger_parts import AgentSide, TriggerBooks
 
 __all__ = ["Gathered", "TriggerLifecycle"]
 
+# How often an awaited agent's own history file is read (the screen is looked at every 20 ms).
+HISTORY_EVERY_SECS = 0.2
+
 # What admission reads before it decides: the guard counters, one look at the pane, the pid alive.
 Gathered = tuple[Snapshot, PaneFacts | None, bool]
 
@@ -381,6 +384,8 @@ class TriggerLifecycle:
         # Taken is looked for at once; the prompt still in the box counts as typed-not-submitted
         # only after the kind's verify delay (the agent may not have read the key yet).
         patience = self._clock.monotonic() + (0 if machine.recovered else kind.verify_delay_secs)
+        # The agent's history file is read at most every HISTORY_EVERY_SECS, not on each 20 ms look.
+        history_due = self._clock.monotonic()
         try:
             while True:
                 if event.is_set():
@@ -390,9 +395,11 @@ class TriggerLifecycle:
                 if seen is Delivery.SUBMITTED:
                     job.acked_by = "record" if machine.recovered else "output"
                     return Signal.ACKED
-                if await self._in_history(job, payload):
-                    job.acked_by = "history"
-                    return Signal.ACKED
+                if self._clock.monotonic() >= history_due:
+                    history_due = self._clock.monotonic() + HISTORY_EVERY_SECS
+                    if await self._in_history(job, payload):
+                        job.acked_by = "history"
+                        return Signal.ACKED
                 if (
                     seen is Delivery.TYPED
                     and not job.typed_not_submitted
