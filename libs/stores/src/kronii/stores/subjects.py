@@ -41,6 +41,8 @@ __all__ = [
     "STATE_CHANGED",
     "SUPERVISOR_ACK",
     "SUPERVISOR_COLLISION",
+    "SUPERVISOR_OFFER",
+    "SUPERVISOR_OFFER_ACCEPT",
     "SUPERVISOR_OUTCOME",
     "TITLE_CHANGED",
     "TOPICS",
@@ -126,6 +128,10 @@ BROKER_CONTROL = Topic("kronii.broker.control", bpb.ControlChanged)
 SUPERVISOR_OUTCOME = Topic("kronii.supervisor.outcome", svpb.TriggerOutcome)
 SUPERVISOR_COLLISION = Topic("kronii.supervisor.collision", svpb.CollisionEvent)
 SUPERVISOR_ACK = Topic("kronii.supervisor.ack", svpb.AckTriggerRequest)
+# The critic's offer of a repeated failure to an agent, and the person's yes to one (the pipeline's
+# bubble button): the supervisor keeps offers and posts an accepted one to the agent's thread.
+SUPERVISOR_OFFER = Topic("kronii.supervisor.offer", svpb.FailureOffer)
+SUPERVISOR_OFFER_ACCEPT = Topic("kronii.supervisor.offer.accept", svpb.HandOfferRequest)
 
 # The capture service: every status change of a job, on `kronii.capture.status.<job_id>`.
 CAPTURE_STATUS = Topic("kronii.capture.status.*", cpb.CaptureStatus)
@@ -155,6 +161,8 @@ TOPICS: tuple[Topic[Any], ...] = (
     SUPERVISOR_OUTCOME,
     SUPERVISOR_COLLISION,
     SUPERVISOR_ACK,
+    SUPERVISOR_OFFER,
+    SUPERVISOR_OFFER_ACCEPT,
     CAPTURE_STATUS,
     PIPELINE_TRIGGER,
     PIPELINE_NOTICE,

@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any
 
 import grpc
 from fastapi import APIRouter
@@ -20,11 +21,14 @@ from kronii.supervisor.adapters.agent_histories import AgentHistories
 from kronii.supervisor.adapters.agent_worlds import AgentWorlds
 from kronii.supervisor.adapters.bus_events import BusEvents
 from kronii.supervisor.adapters.launcher import VisibleLauncher
+from kronii.supervisor.adapters.notices import PipelineNotices
+from kronii.supervisor.adapters.offer_store import OfferStore
 from kronii.supervisor.adapters.panes import PaneDriver
 from kronii.supervisor.adapters.processes import pid_alive
 from kronii.supervisor.adapters.registry import Registry
 from kronii.supervisor.adapters.sessions import find_session_id
 from kronii.supervisor.adapters.state import SupervisorState
+from kronii.supervisor.adapters.thread_store import ThreadStore
 from kronii.supervisor.adapters.tmux import TmuxControl
 from kronii.supervisor.adapters.tmux_connection import CONTROL_SESSION
 from kronii.supervisor.adapters.token_key import load_or_create_secret
@@ -34,16 +38,21 @@ from kronii.supervisor.api.bus import SupervisorBus
 from kronii.supervisor.api.grpc_api import SupervisorServicer
 from kronii.supervisor.api.http_api import supervisor_router
 from kronii.supervisor.core.agent_states import AgentStates
+from kronii.supervisor.core.threads import ThreadView
+from kronii.supervisor.core.trigger import Collision, TriggerOutcome
 from kronii.supervisor.metrics import SupervisorMetrics, zero_common_series
 from kronii.supervisor.settings import SupervisorSettings
 from kronii.supervisor.usecases.access import Access
 from kronii.supervisor.usecases.acknowledge import AckBoard
 from kronii.supervisor.usecases.desktop_watch import DesktopWatch
 from kronii.supervisor.usecases.manage_runtimes import ManageRuntimes
+from kronii.supervisor.usecases.offers import OfferDesk
 from kronii.supervisor.usecases.operate_triggers import OperateTriggers
 from kronii.supervisor.usecases.operations import SupervisorOperations
+from kronii.supervisor.usecases.orchestrate import Orchestrator
 from kronii.supervisor.usecases.reconcile_registry import Reconciler
 from kronii.supervisor.usecases.relaunch_agent import Relauncher
+from kronii.supervisor.usecases.threads import ThreadDesk
 from kronii.supervisor.usecases.trigger_agent import TriggerAgent
 from kronii.supervisor.usecases.trigger_lifecycle import TriggerLifecycle
 from kronii.supervisor.usecases.trigger_outcomes import Outcomes
@@ -54,6 +63,30 @@ from kronii.supervisor.v1 import supervisor_pb2_grpc as pb_grpc
 __all__ = ["SupervisorApp"]
 
 log = logging.getLogger(__name__)
+
+
+class OutcomeEvents:
+    """The outcome events on the bus, and the same outcomes to the listeners in this process (the
+    orchestrator hears its wakes' outcomes here), each in a task of its own so a listener never
+    holds up a trigger."""
+
+    def __init__(self, bus: BusEvents) -> None:
+        self._bus = bus
+        self._listeners: list[Callable[[TriggerOutcome], Coroutine[Any, Any, None]]] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def listen(self, listener: Callable[[TriggerOutcome], Coroutine[Any, Any, None]]) -> None:
+        self._listeners.append(listener)
+
+    async def publish_outcome(self, outcome: TriggerOutcome) -> None:
+        for listener in self._listeners:
+            task = asyncio.create_task(listener(outcome))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        await self._bus.publish_outcome(outcome)
+
+    async def publish_collision(self, collision: Collision) -> None:
+        await self._bus.publish_collision(collision)
 
 
 class _Parts:
@@ -76,6 +109,11 @@ class _Parts:
         self.access = Access(load_or_create_secret(settings), settings, self._clock)
         acks = AckBoard(self.registry, self.state)
         desktop = DesktopWatch(settings.desktop_session)
+        self.threads = ThreadDesk(
+            store=ThreadStore(ctx.engine), registry=self.registry, acks=acks, state=self.state, audit=ctx.record,
+            metrics=self.metrics, clock=self._clock, limits=settings.guard_limits(),
+        )  # fmt: skip
+        self._outcome_events = OutcomeEvents(BusEvents(ctx))
         self.triggers = TriggerAgent(
             lifecycle=self._lifecycle(ctx, acks, desktop), state=self.state, audit=ctx.record,
             metrics=self.metrics, params=self._params, dedupe_ttl_secs=settings.dedupe_ttl_secs,
@@ -97,12 +135,36 @@ class _Parts:
         )
         self.operations = SupervisorOperations(
             access=self.access, runtimes=runtimes, triggers=self.triggers, operate=operate, acks=acks,
-            desktop=desktop,
+            desktop=desktop, threads=self.threads, offers=self._offer_desk(ctx, settings),
+        )  # fmt: skip
+        self.orchestrator = Orchestrator(
+            desk=self.threads, triggers=self.triggers, registry=self.registry, audit=ctx.record,
+            metrics=self.metrics, clock=self._clock, limits=settings.wake_limits(),
+            prompt_chars=settings.wake_prompt_chars, sweep_secs=settings.orchestrator_sweep_secs,
+        )  # fmt: skip
+        self._outcome_events.listen(self.orchestrator.final)
+
+    def _offer_desk(self, ctx: ServiceContext, settings: SupervisorSettings) -> OfferDesk:
+        assert ctx.engine is not None
+        notices = PipelineNotices(ctx)
+
+        async def blocked(view: ThreadView, reason: str) -> None:
+            await notices.show(
+                kind="thread_blocked", title=f"kronii stopped waking agents on thread {view.thread_id}",
+                body=f"{reason}. `kronii thread unblock {view.thread_id} --workspace {view.workspace_id}` lets "
+                "them go on.", dedup_key=f"blocked:{view.workspace_id}/{view.thread_id}", at=self._clock.wall(),
+            )  # fmt: skip
+
+        self.threads.on_blocked(blocked)
+        return OfferDesk(
+            store=OfferStore(ctx.engine), threads=self.threads, registry=self.registry, notices=notices,
+            audit=ctx.record, metrics=self.metrics, clock=self._clock,
+            without_asking=frozenset(settings.hand_without_asking),
         )  # fmt: skip
 
     def _lifecycle(self, ctx: ServiceContext, acks: AckBoard, desktop: DesktopWatch) -> TriggerLifecycle:
         outcomes = Outcomes(
-            state=self.state, records=self.records, trigger_log=self.trigger_rows, events=BusEvents(ctx),
+            state=self.state, records=self.records, trigger_log=self.trigger_rows, events=self._outcome_events,
             audit=ctx.record, metrics=self.metrics, params=self._params,
             dedupe_ttl_secs=self._settings.dedupe_ttl_secs, clock=self._clock,
         )  # fmt: skip
@@ -163,6 +225,11 @@ class SupervisorApp:
             ("supervisor-reconcile", parts.reconciler.reconcile_forever(settings.reconcile_interval_secs)),
             ("supervisor-writer", parts.trigger_rows.write_forever()),
             ("supervisor-outbox", parts.records.drain_forever()),
+            *(
+                [("supervisor-orchestrator", parts.orchestrator.run_forever())]
+                if settings.orchestrator_enabled
+                else []
+            ),
         ):
             self._tasks.append(asyncio.create_task(coro, name=name))
 
@@ -176,6 +243,7 @@ class SupervisorApp:
         self._tasks.clear()
         if self._parts is None:
             return
+        await self._parts.orchestrator.stop()
         await self._parts.trigger_rows.drain()
         tmux = self._parts.tmux
         with contextlib.suppress(Exception):

@@ -30,8 +30,13 @@ DEFERRAL_CODES = (
     ErrorCode.USER_HOLDS_DESKTOP,
     ErrorCode.TMUX_UNAVAILABLE,
 )
-PUBLISHES = (subjects.SUPERVISOR_OUTCOME, subjects.SUPERVISOR_COLLISION)
-RECEIVES = (subjects.SUPERVISOR_ACK, subjects.BROKER_CONTROL)
+PUBLISHES = (subjects.SUPERVISOR_OUTCOME, subjects.SUPERVISOR_COLLISION, subjects.PIPELINE_NOTICE)
+RECEIVES = (
+    subjects.SUPERVISOR_ACK,
+    subjects.BROKER_CONTROL,
+    subjects.SUPERVISOR_OFFER,
+    subjects.SUPERVISOR_OFFER_ACCEPT,
+)
 AUDIT_ACTIONS = (
     "supervisor.register",
     "supervisor.deregister",
@@ -42,7 +47,24 @@ AUDIT_ACTIONS = (
     "supervisor.collision",
     "supervisor.trigger",
     "supervisor.offline",
+    "supervisor.thread_blocked",
+    "supervisor.thread_unblock",
+    "supervisor.wake",
+    "supervisor.offer",
+    "supervisor.offer_accept",
 )
+# The orchestrator's wake reasons (core/wake_policy.py WakeReason) and what a wake ended as.
+WAKE_REASONS = ("unread", "lag", "dormant", "sync")
+WAKE_RESULTS = (
+    "delivered",
+    "deferred",
+    "already_active",
+    "timeout",
+    "failed",
+    "typed_not_submitted",
+    "refused",
+)
+MESSAGE_KINDS = ("message", "result", "finding", "resolved", "handoff", "outcome", "sync", "blocked")
 
 
 def zero_common_series(common: CommonMetrics) -> None:
@@ -104,7 +126,56 @@ class SupervisorMetrics:
         self.queue_depth = Gauge(
             "kronii_supervisor_queue_depth", "Triggers queued (deferred or in flight)", registry=registry
         )
+        self._orchestrator_metrics(registry)
         self._start_at_zero()
+
+    def _orchestrator_metrics(self, registry: CollectorRegistry) -> None:
+        self.wakes = Counter(
+            "kronii_orchestrator_wakes",
+            "Agents the orchestrator woke, by reason",
+            ["reason"],
+            registry=registry,
+        )
+        self.wake_outcomes = Counter(
+            "kronii_orchestrator_wake_outcomes",
+            "How the orchestrator's wakes ended (the supervisor's result; refused: it would not queue it)",
+            ["result"],
+            registry=registry,
+        )
+        self.wake_latency = Histogram(
+            "kronii_orchestrator_wake_latency_ms",
+            "From the message posted to its wake's outcome (delivered: acknowledged), milliseconds",
+            buckets=LATENCY_BUCKETS_MS,
+            registry=registry,
+        )
+        self.thread_lag = Gauge(
+            "kronii_orchestrator_thread_lag_max",
+            "The most messages any agent has left unread on any thread, at the last pass",
+            registry=registry,
+        )
+        self.threads_blocked = Gauge(
+            "kronii_orchestrator_threads_blocked", "Threads the guard blocked (section 14)", registry=registry
+        )
+        self.thread_messages = Counter(
+            "kronii_orchestrator_thread_messages",
+            "Messages posted to threads, by kind",
+            ["kind"],
+            registry=registry,
+        )
+        self.offers = Counter(
+            "kronii_orchestrator_offers",
+            "The critic's failure offers: made (shown to the person), accepted, auto (a policy consented)",
+            ["event"],
+            registry=registry,
+        )
+        for reason in WAKE_REASONS:
+            self.wakes.labels(reason)
+        for result in WAKE_RESULTS:
+            self.wake_outcomes.labels(result)
+        for kind in MESSAGE_KINDS:
+            self.thread_messages.labels(kind)
+        for event in ("made", "accepted", "auto"):
+            self.offers.labels(event)
 
     def _start_at_zero(self) -> None:
         """Every known label value starts at 0, so a panel or a rate shows 0 rather than no data.

@@ -17,8 +17,10 @@ from kronii.supervisor.core.agent_kinds import AgentKind
 from kronii.supervisor.core.agent_state import Delivery
 from kronii.supervisor.core.job import Job
 from kronii.supervisor.core.model import RuntimeRecord, Snapshot
+from kronii.supervisor.core.offers import FailureOffer
 from kronii.supervisor.core.pane_reports import Baseline, Look, PaneProbe, StartCheck, Written
 from kronii.supervisor.core.payload import Payload
+from kronii.supervisor.core.threads import GuardLimits, NewMessage, Posted, ThreadMessage, ThreadView
 from kronii.supervisor.core.trigger import Collision, TriggerOutcome
 
 __all__ = [
@@ -28,11 +30,14 @@ __all__ = [
     "EventBus",
     "Histories",
     "Launcher",
+    "Notices",
+    "Offers",
     "Panes",
     "Runtimes",
     "StoreUnavailable",
     "Terminal",
     "TerminalError",
+    "Threads",
     "TriggerLog",
     "TriggerState",
 ]
@@ -183,3 +188,48 @@ class EventBus(Protocol):
 
     async def publish_outcome(self, outcome: TriggerOutcome) -> None: ...
     async def publish_collision(self, collision: Collision) -> None: ...
+
+
+class Threads(Protocol):
+    """Threads in PostgreSQL (adapters/thread_store.py). A post returns once durable; a store that
+    does not answer raises kronii.foundation.errors.Unavailable."""
+
+    async def post(self, new: NewMessage, at: float, limits: GuardLimits) -> Posted: ...
+    async def view(self, workspace_id: str, thread_id: str) -> ThreadView | None: ...
+    async def messages(
+        self, workspace_id: str, thread_id: str, after: int, limit: int
+    ) -> list[ThreadMessage]: ...
+    async def move_cursor(
+        self, workspace_id: str, thread_id: str, name: str, cursor: int, at: float
+    ) -> int: ...
+    async def list_threads(
+        self, workspace_id: str, *, blocked_only: bool = False, since: float | None = None
+    ) -> list[ThreadView]: ...
+    async def set_blocked(
+        self, workspace_id: str, thread_id: str, blocked: bool, reason: str, at: float
+    ) -> bool: ...
+
+
+class Offers(Protocol):
+    """The critic's failure offers (adapters/offer_store.py); keep() is durable before it returns."""
+
+    async def keep(self, offer: FailureOffer) -> FailureOffer: ...
+    async def find(self, offer_id: str) -> FailureOffer | None: ...
+    async def latest_open(self) -> FailureOffer | None: ...
+    async def accepted(self, offer_id: str, thread_id: str, seq: int, at: float) -> None: ...
+
+
+class Notices(Protocol):
+    """Bubbles for the person through the pipeline (adapters/notices.py); whether one went out."""
+
+    async def show(
+        self,
+        *,
+        kind: str,
+        title: str,
+        body: str,
+        dedup_key: str,
+        at: float,
+        offer_id: str = "",
+        offer_label: str = "",
+    ) -> bool: ...

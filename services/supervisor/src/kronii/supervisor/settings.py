@@ -9,6 +9,8 @@ from typing import Any
 from kronii.foundation.settings import ServiceSettings
 from kronii.supervisor.core.agent_kinds import KindBook
 from kronii.supervisor.core.params import SupervisorParams
+from kronii.supervisor.core.threads import GuardLimits
+from kronii.supervisor.core.wake_policy import WakeLimits
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
@@ -49,6 +51,18 @@ class SupervisorSettings(ServiceSettings):
     cooldown_max_secs: float = Field(default=60.0, ge=0)
     no_progress_turns: int = Field(default=20, ge=0)
     repeated_finding_cycles: int = Field(default=3, ge=0)
+    # The activation orchestrator (section 8.4): an agent on a thread is woken when a message is
+    # addressed to it, when it has more than wake_lag_messages unread, or when what it read has waited
+    # wake_dormancy_secs for its answer (0 turns a rule off). Threads are looked at again every
+    # orchestrator_sweep_secs; a wake's prompt is at most wake_prompt_chars.
+    orchestrator_enabled: bool = True
+    wake_lag_messages: int = Field(default=10, ge=0)
+    wake_dormancy_secs: float = Field(default=300.0, ge=0)
+    wake_prompt_chars: int = Field(default=1000, ge=200, le=16 * 1024)
+    orchestrator_sweep_secs: float = Field(default=5.0, gt=0, le=3600)
+    # The critic's repeated failures are offered to an agent and handed over only on the person's
+    # yes; agents named here (agent_id, or workspace/agent_id) get them without asking.
+    hand_without_asking: list[str] = Field(default_factory=list)
     # Section 11.
     max_payload_bytes: int = Field(default=16 * 1024, gt=0, le=1024 * 1024)
     literal_max_chars: int = Field(default=200, ge=0)
@@ -88,6 +102,14 @@ class SupervisorSettings(ServiceSettings):
     def params(self) -> SupervisorParams:
         names = SupervisorParams.__dataclass_fields__
         return SupervisorParams(**{name: getattr(self, name) for name in names})
+
+    def wake_limits(self) -> WakeLimits:
+        return WakeLimits(lag_messages=self.wake_lag_messages, dormancy_secs=self.wake_dormancy_secs)
+
+    def guard_limits(self) -> GuardLimits:
+        return GuardLimits(
+            no_progress_turns=self.no_progress_turns, repeated_finding_cycles=self.repeated_finding_cycles
+        )
 
     def kinds(self) -> KindBook:
         return KindBook.from_overrides(self.agent_kinds)

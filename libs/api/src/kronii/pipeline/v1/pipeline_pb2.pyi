@@ -426,6 +426,8 @@ class Notice(_message.Message):
     DEDUP_KEY_FIELD_NUMBER: _builtins.int
     HIGH_PRIORITY_FIELD_NUMBER: _builtins.int
     AT_FIELD_NUMBER: _builtins.int
+    OFFER_ID_FIELD_NUMBER: _builtins.int
+    OFFER_LABEL_FIELD_NUMBER: _builtins.int
     source: _builtins.str
     """The service that composed it ("critic")."""
     kind: _builtins.str
@@ -437,6 +439,11 @@ class Notice(_message.Message):
     dedup_key: _builtins.str
     """The same key within the hour is shown once."""
     high_priority: _builtins.bool
+    offer_id: _builtins.str
+    """An offer the person may take with the bubble's button (the supervisor's hand-over of a repeated
+    failure to an agent): the button says offer_label; a click publishes kronii.supervisor.offer.accept.
+    """
+    offer_label: _builtins.str
     @_builtins.property
     def at(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
@@ -449,10 +456,12 @@ class Notice(_message.Message):
         dedup_key: _builtins.str = ...,
         high_priority: _builtins.bool = ...,
         at: _timestamp_pb2.Timestamp | None = ...,
+        offer_id: _builtins.str = ...,
+        offer_label: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["at", b"at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "body", b"body", "dedup_key", b"dedup_key", "high_priority", b"high_priority", "kind", b"kind", "source", b"source", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "body", b"body", "dedup_key", b"dedup_key", "high_priority", b"high_priority", "kind", b"kind", "offer_id", b"offer_id", "offer_label", b"offer_label", "source", b"source", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

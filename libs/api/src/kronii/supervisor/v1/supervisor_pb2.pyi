@@ -669,26 +669,31 @@ Global___RuntimeLogsResponse: _TypeAlias = RuntimeLogsResponse  # noqa: Y015
 
 @_typing.final
 class UnblockThreadRequest(_message.Message):
-    """Clear a thread's auto-block (operator)."""
+    """Clear a thread's auto-block (operator). With workspace_id, the thread's own block (the
+    orchestrator's guard: 20 turns without progress, the same finding 3 times) is cleared too.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     AGENT_ID_FIELD_NUMBER: _builtins.int
     THREAD_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    WORKSPACE_ID_FIELD_NUMBER: _builtins.int
     agent_id: _builtins.str
     thread_id: _builtins.str
     reason: _builtins.str
+    workspace_id: _builtins.str
     def __init__(
         self,
         *,
         agent_id: _builtins.str = ...,
         thread_id: _builtins.str = ...,
         reason: _builtins.str = ...,
+        workspace_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_id", b"agent_id", "reason", b"reason", "thread_id", b"thread_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_id", b"agent_id", "reason", b"reason", "thread_id", b"thread_id", "workspace_id", b"workspace_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -712,6 +717,432 @@ class UnblockThreadResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___UnblockThreadResponse: _TypeAlias = UnblockThreadResponse  # noqa: Y015
+
+@_typing.final
+class ThreadMessage(_message.Message):
+    """---- threads (the activation orchestrator's work between agents and the person) ----------------
+
+    One message of a thread. `to` empty: every other participant. Bodies are stored redacted.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKSPACE_ID_FIELD_NUMBER: _builtins.int
+    THREAD_ID_FIELD_NUMBER: _builtins.int
+    SEQ_FIELD_NUMBER: _builtins.int
+    AUTHOR_FIELD_NUMBER: _builtins.int
+    TO_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    BODY_FIELD_NUMBER: _builtins.int
+    FINDING_KEY_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
+    workspace_id: _builtins.str
+    thread_id: _builtins.str
+    seq: _builtins.int
+    author: _builtins.str
+    kind: _builtins.str
+    """message | result | finding | resolved | handoff | outcome | sync | blocked"""
+    body: _builtins.str
+    finding_key: _builtins.str
+    @_builtins.property
+    def to(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        workspace_id: _builtins.str = ...,
+        thread_id: _builtins.str = ...,
+        seq: _builtins.int = ...,
+        author: _builtins.str = ...,
+        to: _abc.Iterable[_builtins.str] | None = ...,
+        kind: _builtins.str = ...,
+        body: _builtins.str = ...,
+        finding_key: _builtins.str = ...,
+        at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["at", b"at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "author", b"author", "body", b"body", "finding_key", b"finding_key", "kind", b"kind", "seq", b"seq", "thread_id", b"thread_id", "to", b"to", "workspace_id", b"workspace_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ThreadMessage: _TypeAlias = ThreadMessage  # noqa: Y015
+
+@_typing.final
+class PostMessageRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKSPACE_ID_FIELD_NUMBER: _builtins.int
+    THREAD_ID_FIELD_NUMBER: _builtins.int
+    TO_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    BODY_FIELD_NUMBER: _builtins.int
+    FINDING_KEY_FIELD_NUMBER: _builtins.int
+    DEDUPE_KEY_FIELD_NUMBER: _builtins.int
+    workspace_id: _builtins.str
+    thread_id: _builtins.str
+    kind: _builtins.str
+    """message (default) | result | finding | resolved | handoff"""
+    body: _builtins.str
+    finding_key: _builtins.str
+    """For a finding: what makes two findings the same (default: the body, normalised)."""
+    dedupe_key: _builtins.str
+    """A repeat with the same key answers the first message and posts nothing."""
+    @_builtins.property
+    def to(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        workspace_id: _builtins.str = ...,
+        thread_id: _builtins.str = ...,
+        to: _abc.Iterable[_builtins.str] | None = ...,
+        kind: _builtins.str = ...,
+        body: _builtins.str = ...,
+        finding_key: _builtins.str = ...,
+        dedupe_key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["body", b"body", "dedupe_key", b"dedupe_key", "finding_key", b"finding_key", "kind", b"kind", "thread_id", b"thread_id", "to", b"to", "workspace_id", b"workspace_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PostMessageRequest: _TypeAlias = PostMessageRequest  # noqa: Y015
+
+@_typing.final
+class PostMessageResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    DUPLICATE_FIELD_NUMBER: _builtins.int
+    THREAD_FIELD_NUMBER: _builtins.int
+    duplicate: _builtins.bool
+    @_builtins.property
+    def message(self) -> Global___ThreadMessage: ...
+    @_builtins.property
+    def thread(self) -> Global___ThreadSummary: ...
+    def __init__(
+        self,
+        *,
+        message: Global___ThreadMessage | None = ...,
+        duplicate: _builtins.bool = ...,
+        thread: Global___ThreadSummary | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["message", b"message", "thread", b"thread"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["duplicate", b"duplicate", "message", b"message", "thread", b"thread"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PostMessageResponse: _TypeAlias = PostMessageResponse  # noqa: Y015
+
+@_typing.final
+class ThreadParticipant(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    CURSOR_FIELD_NUMBER: _builtins.int
+    SEEN_AT_FIELD_NUMBER: _builtins.int
+    UNREAD_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    cursor: _builtins.int
+    unread: _builtins.int
+    """Messages addressed to it past its cursor."""
+    @_builtins.property
+    def seen_at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        cursor: _builtins.int = ...,
+        seen_at: _timestamp_pb2.Timestamp | None = ...,
+        unread: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["seen_at", b"seen_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cursor", b"cursor", "name", b"name", "seen_at", b"seen_at", "unread", b"unread"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ThreadParticipant: _TypeAlias = ThreadParticipant  # noqa: Y015
+
+@_typing.final
+class ThreadSummary(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKSPACE_ID_FIELD_NUMBER: _builtins.int
+    THREAD_ID_FIELD_NUMBER: _builtins.int
+    LAST_SEQ_FIELD_NUMBER: _builtins.int
+    BLOCKED_FIELD_NUMBER: _builtins.int
+    BLOCKED_REASON_FIELD_NUMBER: _builtins.int
+    TURNS_WITHOUT_PROGRESS_FIELD_NUMBER: _builtins.int
+    FINDING_KEY_FIELD_NUMBER: _builtins.int
+    FINDING_REPEATS_FIELD_NUMBER: _builtins.int
+    PARTICIPANTS_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    UPDATED_AT_FIELD_NUMBER: _builtins.int
+    workspace_id: _builtins.str
+    thread_id: _builtins.str
+    last_seq: _builtins.int
+    blocked: _builtins.bool
+    blocked_reason: _builtins.str
+    turns_without_progress: _builtins.int
+    finding_key: _builtins.str
+    finding_repeats: _builtins.int
+    @_builtins.property
+    def participants(self) -> _containers.RepeatedCompositeFieldContainer[Global___ThreadParticipant]: ...
+    @_builtins.property
+    def created_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def updated_at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        workspace_id: _builtins.str = ...,
+        thread_id: _builtins.str = ...,
+        last_seq: _builtins.int = ...,
+        blocked: _builtins.bool = ...,
+        blocked_reason: _builtins.str = ...,
+        turns_without_progress: _builtins.int = ...,
+        finding_key: _builtins.str = ...,
+        finding_repeats: _builtins.int = ...,
+        participants: _abc.Iterable[Global___ThreadParticipant] | None = ...,
+        created_at: _timestamp_pb2.Timestamp | None = ...,
+        updated_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "updated_at", b"updated_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["blocked", b"blocked", "blocked_reason", b"blocked_reason", "created_at", b"created_at", "finding_key", b"finding_key", "finding_repeats", b"finding_repeats", "last_seq", b"last_seq", "participants", b"participants", "thread_id", b"thread_id", "turns_without_progress", b"turns_without_progress", "updated_at", b"updated_at", "workspace_id", b"workspace_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ThreadSummary: _TypeAlias = ThreadSummary  # noqa: Y015
+
+@_typing.final
+class ReadThreadRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKSPACE_ID_FIELD_NUMBER: _builtins.int
+    THREAD_ID_FIELD_NUMBER: _builtins.int
+    AFTER_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    PEEK_FIELD_NUMBER: _builtins.int
+    WAIT_MS_FIELD_NUMBER: _builtins.int
+    ALL_FIELD_NUMBER: _builtins.int
+    workspace_id: _builtins.str
+    thread_id: _builtins.str
+    after: _builtins.int
+    """Messages after this seq; 0: after the caller's cursor."""
+    limit: _builtins.int
+    peek: _builtins.bool
+    """Read without moving the caller's cursor."""
+    wait_ms: _builtins.int
+    """Wait up to this long for a message addressed to the caller (0: answer at once)."""
+    all: _builtins.bool
+    """Everything from the start, not only what is new to the caller."""
+    def __init__(
+        self,
+        *,
+        workspace_id: _builtins.str = ...,
+        thread_id: _builtins.str = ...,
+        after: _builtins.int = ...,
+        limit: _builtins.int = ...,
+        peek: _builtins.bool = ...,
+        wait_ms: _builtins.int = ...,
+        all: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after", b"after", "all", b"all", "limit", b"limit", "peek", b"peek", "thread_id", b"thread_id", "wait_ms", b"wait_ms", "workspace_id", b"workspace_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReadThreadRequest: _TypeAlias = ReadThreadRequest  # noqa: Y015
+
+@_typing.final
+class ReadThreadResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    THREAD_FIELD_NUMBER: _builtins.int
+    CURSOR_FIELD_NUMBER: _builtins.int
+    cursor: _builtins.int
+    """The caller's cursor after this read."""
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___ThreadMessage]: ...
+    @_builtins.property
+    def thread(self) -> Global___ThreadSummary: ...
+    def __init__(
+        self,
+        *,
+        messages: _abc.Iterable[Global___ThreadMessage] | None = ...,
+        thread: Global___ThreadSummary | None = ...,
+        cursor: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["thread", b"thread"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cursor", b"cursor", "messages", b"messages", "thread", b"thread"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReadThreadResponse: _TypeAlias = ReadThreadResponse  # noqa: Y015
+
+@_typing.final
+class ListThreadsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKSPACE_ID_FIELD_NUMBER: _builtins.int
+    BLOCKED_ONLY_FIELD_NUMBER: _builtins.int
+    workspace_id: _builtins.str
+    blocked_only: _builtins.bool
+    def __init__(
+        self,
+        *,
+        workspace_id: _builtins.str = ...,
+        blocked_only: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["blocked_only", b"blocked_only", "workspace_id", b"workspace_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListThreadsRequest: _TypeAlias = ListThreadsRequest  # noqa: Y015
+
+@_typing.final
+class ListThreadsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    THREADS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def threads(self) -> _containers.RepeatedCompositeFieldContainer[Global___ThreadSummary]: ...
+    def __init__(
+        self,
+        *,
+        threads: _abc.Iterable[Global___ThreadSummary] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["threads", b"threads"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListThreadsResponse: _TypeAlias = ListThreadsResponse  # noqa: Y015
+
+@_typing.final
+class FailureOffer(_message.Message):
+    """The critic's offer: a command that failed the same way again, for an agent to look at. Every
+    text is redacted by the critic before it is sent; nothing reaches an agent before the person's
+    yes (or a policy file's per-agent consent).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OFFER_ID_FIELD_NUMBER: _builtins.int
+    COMMAND_LINE_FIELD_NUMBER: _builtins.int
+    EXIT_CODE_FIELD_NUMBER: _builtins.int
+    ERROR_TEXT_FIELD_NUMBER: _builtins.int
+    CWD_FIELD_NUMBER: _builtins.int
+    TIMES_FIELD_NUMBER: _builtins.int
+    FAILURE_KEY_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
+    WORKSPACE_ID_FIELD_NUMBER: _builtins.int
+    AGENT_ID_FIELD_NUMBER: _builtins.int
+    offer_id: _builtins.str
+    command_line: _builtins.str
+    exit_code: _builtins.int
+    error_text: _builtins.str
+    cwd: _builtins.str
+    times: _builtins.int
+    failure_key: _builtins.str
+    workspace_id: _builtins.str
+    """Empty: the supervisor chooses (the agent whose directory holds cwd, else the workspace's one)."""
+    agent_id: _builtins.str
+    @_builtins.property
+    def at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        offer_id: _builtins.str = ...,
+        command_line: _builtins.str = ...,
+        exit_code: _builtins.int = ...,
+        error_text: _builtins.str = ...,
+        cwd: _builtins.str = ...,
+        times: _builtins.int = ...,
+        failure_key: _builtins.str = ...,
+        at: _timestamp_pb2.Timestamp | None = ...,
+        workspace_id: _builtins.str = ...,
+        agent_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["at", b"at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_id", b"agent_id", "at", b"at", "command_line", b"command_line", "cwd", b"cwd", "error_text", b"error_text", "exit_code", b"exit_code", "failure_key", b"failure_key", "offer_id", b"offer_id", "times", b"times", "workspace_id", b"workspace_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FailureOffer: _TypeAlias = FailureOffer  # noqa: Y015
+
+@_typing.final
+class HandOfferRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OFFER_ID_FIELD_NUMBER: _builtins.int
+    AGENT_ID_FIELD_NUMBER: _builtins.int
+    WORKSPACE_ID_FIELD_NUMBER: _builtins.int
+    offer_id: _builtins.str
+    """Empty: the latest offer still open."""
+    agent_id: _builtins.str
+    """Empty: the agent the offer named."""
+    workspace_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        offer_id: _builtins.str = ...,
+        agent_id: _builtins.str = ...,
+        workspace_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_id", b"agent_id", "offer_id", b"offer_id", "workspace_id", b"workspace_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HandOfferRequest: _TypeAlias = HandOfferRequest  # noqa: Y015
+
+@_typing.final
+class HandOfferResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OFFER_ID_FIELD_NUMBER: _builtins.int
+    AGENT_ID_FIELD_NUMBER: _builtins.int
+    WORKSPACE_ID_FIELD_NUMBER: _builtins.int
+    THREAD_ID_FIELD_NUMBER: _builtins.int
+    SEQ_FIELD_NUMBER: _builtins.int
+    DUPLICATE_FIELD_NUMBER: _builtins.int
+    offer_id: _builtins.str
+    agent_id: _builtins.str
+    workspace_id: _builtins.str
+    thread_id: _builtins.str
+    seq: _builtins.int
+    duplicate: _builtins.bool
+    def __init__(
+        self,
+        *,
+        offer_id: _builtins.str = ...,
+        agent_id: _builtins.str = ...,
+        workspace_id: _builtins.str = ...,
+        thread_id: _builtins.str = ...,
+        seq: _builtins.int = ...,
+        duplicate: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_id", b"agent_id", "duplicate", b"duplicate", "offer_id", b"offer_id", "seq", b"seq", "thread_id", b"thread_id", "workspace_id", b"workspace_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HandOfferResponse: _TypeAlias = HandOfferResponse  # noqa: Y015
 
 @_typing.final
 class CollisionEvent(_message.Message):

@@ -99,6 +99,26 @@ class SupervisorServiceStub:
                 request_serializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.UnblockThreadRequest.SerializeToString,
                 response_deserializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.UnblockThreadResponse.FromString,
                 _registered_method=True)
+        self.PostMessage = channel.unary_unary(
+                '/kronii.supervisor.v1.SupervisorService/PostMessage',
+                request_serializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.PostMessageRequest.SerializeToString,
+                response_deserializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.PostMessageResponse.FromString,
+                _registered_method=True)
+        self.ReadThread = channel.unary_unary(
+                '/kronii.supervisor.v1.SupervisorService/ReadThread',
+                request_serializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ReadThreadRequest.SerializeToString,
+                response_deserializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ReadThreadResponse.FromString,
+                _registered_method=True)
+        self.ListThreads = channel.unary_unary(
+                '/kronii.supervisor.v1.SupervisorService/ListThreads',
+                request_serializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ListThreadsRequest.SerializeToString,
+                response_deserializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ListThreadsResponse.FromString,
+                _registered_method=True)
+        self.HandOffer = channel.unary_unary(
+                '/kronii.supervisor.v1.SupervisorService/HandOffer',
+                request_serializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.HandOfferRequest.SerializeToString,
+                response_deserializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.HandOfferResponse.FromString,
+                _registered_method=True)
 
 
 class SupervisorServiceServicer:
@@ -182,6 +202,30 @@ class SupervisorServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PostMessage(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReadThread(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListThreads(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def HandOffer(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SupervisorServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -249,6 +293,26 @@ def add_SupervisorServiceServicer_to_server(servicer, server):
                     servicer.UnblockThread,
                     request_deserializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.UnblockThreadRequest.FromString,
                     response_serializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.UnblockThreadResponse.SerializeToString,
+            ),
+            'PostMessage': grpc.unary_unary_rpc_method_handler(
+                    servicer.PostMessage,
+                    request_deserializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.PostMessageRequest.FromString,
+                    response_serializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.PostMessageResponse.SerializeToString,
+            ),
+            'ReadThread': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReadThread,
+                    request_deserializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ReadThreadRequest.FromString,
+                    response_serializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ReadThreadResponse.SerializeToString,
+            ),
+            'ListThreads': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListThreads,
+                    request_deserializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ListThreadsRequest.FromString,
+                    response_serializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ListThreadsResponse.SerializeToString,
+            ),
+            'HandOffer': grpc.unary_unary_rpc_method_handler(
+                    servicer.HandOffer,
+                    request_deserializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.HandOfferRequest.FromString,
+                    response_serializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.HandOfferResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -602,6 +666,114 @@ class SupervisorService:
             '/kronii.supervisor.v1.SupervisorService/UnblockThread',
             kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.UnblockThreadRequest.SerializeToString,
             kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.UnblockThreadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PostMessage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kronii.supervisor.v1.SupervisorService/PostMessage',
+            kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.PostMessageRequest.SerializeToString,
+            kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.PostMessageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReadThread(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kronii.supervisor.v1.SupervisorService/ReadThread',
+            kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ReadThreadRequest.SerializeToString,
+            kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ReadThreadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListThreads(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kronii.supervisor.v1.SupervisorService/ListThreads',
+            kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ListThreadsRequest.SerializeToString,
+            kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ListThreadsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def HandOffer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kronii.supervisor.v1.SupervisorService/HandOffer',
+            kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.HandOfferRequest.SerializeToString,
+            kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.HandOfferResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -46,6 +46,10 @@ class SupervisorServiceStub:
     ForceTrigger: _grpc.UnaryUnaryMultiCallable[_supervisor_pb2.ForceTriggerRequest, _supervisor_pb2.TriggerOutcome]
     RuntimeLogs: _grpc.UnaryUnaryMultiCallable[_supervisor_pb2.RuntimeLogsRequest, _supervisor_pb2.RuntimeLogsResponse]
     UnblockThread: _grpc.UnaryUnaryMultiCallable[_supervisor_pb2.UnblockThreadRequest, _supervisor_pb2.UnblockThreadResponse]
+    PostMessage: _grpc.UnaryUnaryMultiCallable[_supervisor_pb2.PostMessageRequest, _supervisor_pb2.PostMessageResponse]
+    ReadThread: _grpc.UnaryUnaryMultiCallable[_supervisor_pb2.ReadThreadRequest, _supervisor_pb2.ReadThreadResponse]
+    ListThreads: _grpc.UnaryUnaryMultiCallable[_supervisor_pb2.ListThreadsRequest, _supervisor_pb2.ListThreadsResponse]
+    HandOffer: _grpc.UnaryUnaryMultiCallable[_supervisor_pb2.HandOfferRequest, _supervisor_pb2.HandOfferResponse]
 
 @_typing.type_check_only
 class SupervisorServiceAsyncStub(SupervisorServiceStub):
@@ -63,6 +67,10 @@ class SupervisorServiceAsyncStub(SupervisorServiceStub):
     ForceTrigger: _aio.UnaryUnaryMultiCallable[_supervisor_pb2.ForceTriggerRequest, _supervisor_pb2.TriggerOutcome]  # type: ignore[assignment]
     RuntimeLogs: _aio.UnaryUnaryMultiCallable[_supervisor_pb2.RuntimeLogsRequest, _supervisor_pb2.RuntimeLogsResponse]  # type: ignore[assignment]
     UnblockThread: _aio.UnaryUnaryMultiCallable[_supervisor_pb2.UnblockThreadRequest, _supervisor_pb2.UnblockThreadResponse]  # type: ignore[assignment]
+    PostMessage: _aio.UnaryUnaryMultiCallable[_supervisor_pb2.PostMessageRequest, _supervisor_pb2.PostMessageResponse]  # type: ignore[assignment]
+    ReadThread: _aio.UnaryUnaryMultiCallable[_supervisor_pb2.ReadThreadRequest, _supervisor_pb2.ReadThreadResponse]  # type: ignore[assignment]
+    ListThreads: _aio.UnaryUnaryMultiCallable[_supervisor_pb2.ListThreadsRequest, _supervisor_pb2.ListThreadsResponse]  # type: ignore[assignment]
+    HandOffer: _aio.UnaryUnaryMultiCallable[_supervisor_pb2.HandOfferRequest, _supervisor_pb2.HandOfferResponse]  # type: ignore[assignment]
 
 class SupervisorServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -155,5 +163,33 @@ class SupervisorServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _supervisor_pb2.UnblockThreadRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_supervisor_pb2.UnblockThreadResponse, _abc.Awaitable[_supervisor_pb2.UnblockThreadResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def PostMessage(
+        self,
+        request: _supervisor_pb2.PostMessageRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_supervisor_pb2.PostMessageResponse, _abc.Awaitable[_supervisor_pb2.PostMessageResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def ReadThread(
+        self,
+        request: _supervisor_pb2.ReadThreadRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_supervisor_pb2.ReadThreadResponse, _abc.Awaitable[_supervisor_pb2.ReadThreadResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def ListThreads(
+        self,
+        request: _supervisor_pb2.ListThreadsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_supervisor_pb2.ListThreadsResponse, _abc.Awaitable[_supervisor_pb2.ListThreadsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def HandOffer(
+        self,
+        request: _supervisor_pb2.HandOfferRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_supervisor_pb2.HandOfferResponse, _abc.Awaitable[_supervisor_pb2.HandOfferResponse]]: ...
 
 def add_SupervisorServiceServicer_to_server(servicer: SupervisorServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -4,6 +4,8 @@ request becomes its command once here, each result its message once here."""
 from __future__ import annotations
 
 from google.protobuf.timestamp_pb2 import Timestamp
+from kronii.foundation.errors import InvalidArgument
+from kronii.supervisor.core.offers import FailureOffer
 from kronii.supervisor.core.runtime_calls import (
     Ack,
     AckAnswer,
@@ -15,16 +17,33 @@ from kronii.supervisor.core.runtime_calls import (
     Spawned,
     SpawnRuntime,
 )
+from kronii.supervisor.core.threads import (
+    MessageKind,
+    NewMessage,
+    Participant,
+    Posted,
+    ThreadMessage,
+    ThreadView,
+    unread_for,
+)
 from kronii.supervisor.core.trigger import Collision, TriggerCommand, TriggerOutcome
+from kronii.supervisor.usecases.offers import Handed
+from kronii.supervisor.usecases.threads import ReadQuery, ThreadRead
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 
 __all__ = [
     "ack",
     "ack_message",
     "collision_message",
+    "failure_offer",
+    "handed_message",
     "heartbeat",
     "lines_message",
+    "new_message",
     "outcome_message",
+    "posted_message",
+    "read_message",
+    "read_query",
     "register",
     "registered_message",
     "runtime_message",
@@ -33,6 +52,8 @@ __all__ = [
     "spawn",
     "spawned_message",
     "stamp",
+    "thread_summary",
+    "threads_message",
     "to_epoch",
     "trigger_command",
 ]
@@ -201,3 +222,94 @@ def ack(req: pb.AckTriggerRequest) -> Ack:
 
 def ack_message(answer: AckAnswer) -> pb.AckTriggerResponse:
     return pb.AckTriggerResponse(accepted=answer.accepted, trigger_id=answer.trigger_id)
+
+
+# ---- threads ----------------------------------------------------------------------------------------
+
+
+def new_message(req: pb.PostMessageRequest) -> NewMessage:
+    try:
+        kind = MessageKind(req.kind or MessageKind.MESSAGE.value)
+    except ValueError:
+        raise InvalidArgument(
+            f"kind {req.kind!r} is not one of {', '.join(k.value for k in MessageKind)}"
+        ) from None
+    return NewMessage(
+        workspace_id=req.workspace_id, thread_id=req.thread_id, author="", body=req.body, kind=kind,
+        to=tuple(req.to), finding_key=req.finding_key, dedupe_key=req.dedupe_key,
+    )  # fmt: skip
+
+
+def read_query(req: pb.ReadThreadRequest) -> ReadQuery:
+    return ReadQuery(
+        workspace_id=req.workspace_id, thread_id=req.thread_id, after=req.after, limit=req.limit or 100,
+        peek=req.peek, wait_secs=req.wait_ms / 1000, all=req.all,
+    )  # fmt: skip
+
+
+def thread_message(message: ThreadMessage) -> pb.ThreadMessage:
+    return pb.ThreadMessage(
+        workspace_id=message.workspace_id, thread_id=message.thread_id, seq=message.seq, author=message.author,
+        to=list(message.to), kind=message.kind.value, body=message.body, finding_key=message.finding_key,
+        at=stamp(message.at),
+    )  # fmt: skip
+
+
+def _participant(p: Participant, unread: int) -> pb.ThreadParticipant:
+    out = pb.ThreadParticipant(name=p.name, cursor=p.cursor, unread=unread)
+    if p.seen_at is not None:
+        out.seen_at.CopyFrom(stamp(p.seen_at))
+    return out
+
+
+def thread_summary(view: ThreadView, recent: list[ThreadMessage] | None = None) -> pb.ThreadSummary:
+    """A thread; with its recent messages given, each participant's unread count among them."""
+    guard = view.guard
+    return pb.ThreadSummary(
+        workspace_id=view.workspace_id, thread_id=view.thread_id, last_seq=view.last_seq, blocked=guard.blocked,
+        blocked_reason=guard.blocked_reason, turns_without_progress=guard.turns_without_progress,
+        finding_key=guard.finding_key, finding_repeats=guard.finding_repeats,
+        participants=[
+            _participant(p, len(unread_for(recent or [], p.name, p.cursor))) for p in view.participants
+        ],
+        created_at=stamp(view.created_at), updated_at=stamp(view.updated_at),
+    )  # fmt: skip
+
+
+def posted_message(posted: Posted) -> pb.PostMessageResponse:
+    return pb.PostMessageResponse(
+        message=thread_message(posted.message),
+        duplicate=posted.duplicate,
+        thread=thread_summary(posted.thread),
+    )
+
+
+def read_message(read: ThreadRead) -> pb.ReadThreadResponse:
+    return pb.ReadThreadResponse(
+        messages=[thread_message(m) for m in read.messages],
+        thread=thread_summary(read.thread, list(read.messages)),
+        cursor=read.cursor,
+    )
+
+
+def threads_message(views: list[ThreadView]) -> pb.ListThreadsResponse:
+    return pb.ListThreadsResponse(threads=[thread_summary(v) for v in views])
+
+
+# ---- the critic's offers ------------------------------------------------------------------------------
+
+
+def failure_offer(message: pb.FailureOffer) -> FailureOffer:
+    return FailureOffer(
+        offer_id=message.offer_id, command_line=message.command_line, exit_code=message.exit_code,
+        error_text=message.error_text, cwd=message.cwd, times=message.times, failure_key=message.failure_key,
+        at=to_epoch(message.at) if message.HasField("at") else 0.0, workspace_id=message.workspace_id,
+        agent_id=message.agent_id,
+    )  # fmt: skip
+
+
+def handed_message(handed: Handed) -> pb.HandOfferResponse:
+    return pb.HandOfferResponse(
+        offer_id=handed.offer_id, agent_id=handed.agent_id, workspace_id=handed.workspace_id,
+        thread_id=handed.thread_id, seq=handed.seq, duplicate=handed.duplicate,
+    )  # fmt: skip

@@ -118,10 +118,41 @@ class SupervisorServicer(pb_grpc.SupervisorServiceServicer):
 
     async def UnblockThread(self, request: pb.UnblockThreadRequest, context: Ctx) -> pb.UnblockThreadResponse:
         async def unblock(claims: Claims) -> pb.UnblockThreadResponse:
-            blocked = await self._app.unblock(request.agent_id, request.thread_id, request.reason, claims)
-            return pb.UnblockThreadResponse(was_blocked=blocked)
+            was = await self._app.unblock(
+                request.workspace_id, request.agent_id, request.thread_id, request.reason, claims
+            )
+            return pb.UnblockThreadResponse(was_blocked=was)
 
         return await self._call(context, unblock)
+
+    async def PostMessage(self, request: pb.PostMessageRequest, context: Ctx) -> pb.PostMessageResponse:
+        command = convert.new_message(request)
+        return await self._call(
+            context, lambda c: _answer(self._app.post_message(command, c), convert.posted_message)
+        )
+
+    async def ReadThread(self, request: pb.ReadThreadRequest, context: Ctx) -> pb.ReadThreadResponse:
+        query = convert.read_query(request)
+        return await self._call(
+            context, lambda c: _answer(self._app.read_thread(query, c), convert.read_message)
+        )
+
+    async def HandOffer(self, request: pb.HandOfferRequest, context: Ctx) -> pb.HandOfferResponse:
+        return await self._call(
+            context,
+            lambda c: _answer(
+                self._app.hand_offer(request.offer_id, request.agent_id, request.workspace_id, c),
+                convert.handed_message,
+            ),
+        )
+
+    async def ListThreads(self, request: pb.ListThreadsRequest, context: Ctx) -> pb.ListThreadsResponse:
+        return await self._call(
+            context,
+            lambda c: _answer(
+                self._app.list_threads(request.workspace_id, request.blocked_only, c), convert.threads_message
+            ),
+        )
 
 
 async def _answer(result: Awaitable[T], message: Callable[[T], R]) -> R:

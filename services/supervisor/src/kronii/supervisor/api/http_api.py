@@ -4,6 +4,7 @@ the proto field names; a bad body or argument is a 4xx with the reason in `detai
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
@@ -226,11 +227,53 @@ def _identity_route(router: APIRouter, app: Operations) -> None:
 def _thread_routes(router: APIRouter, app: Operations, call: Call) -> None:
     @router.post("/threads/unblock", openapi_extra=_proto(pb.UnblockThreadRequest))
     async def unblock_thread(request: Request) -> JSONResponse:
+        """With workspace_id: the thread's own block (the orchestrator's guard); with agent_id: the
+        trigger guard of that agent on the thread."""
         req = await read_body(request, pb.UnblockThreadRequest())
+        return await call(request, lambda c: _unblocked(app(), req, c))
 
-        async def unblock(c: Claims) -> pb.UnblockThreadResponse:
-            return pb.UnblockThreadResponse(
-                was_blocked=await app().unblock(req.agent_id, req.thread_id, req.reason, c)
-            )
+    @router.post("/threads/messages", status_code=201, openapi_extra=_proto(pb.PostMessageRequest))
+    async def post_message(request: Request) -> JSONResponse:
+        """post_message: durable before the answer; a repeated dedupe_key answers the first (200)."""
+        req = await read_body(request, pb.PostMessageRequest())
+        command = convert.new_message(req)
+        posted = await call(
+            request, lambda c: _answer(app().post_message(command, c), convert.posted_message)
+        )
+        if json.loads(bytes(posted.body)).get("duplicate"):
+            posted.status_code = 200
+        return posted
 
-        return await call(request, unblock)
+    @router.post("/threads/read", openapi_extra=_proto(pb.ReadThreadRequest))
+    async def read_thread(request: Request) -> JSONResponse:
+        """The caller's new messages (its cursor moves past them unless peek); wait_ms waits for one
+        addressed to it."""
+        req = await read_body(request, pb.ReadThreadRequest())
+        query = convert.read_query(req)
+        return await call(request, lambda c: _answer(app().read_thread(query, c), convert.read_message))
+
+    @router.post("/offers/hand", openapi_extra=_proto(pb.HandOfferRequest))
+    async def hand_offer(request: Request) -> JSONResponse:
+        """The person's yes to the critic's offer (empty offer_id: the latest open one): the failure is
+        posted to the agent's hand-over thread and the orchestrator wakes it."""
+        req = await read_body(request, pb.HandOfferRequest())
+        return await call(
+            request,
+            lambda c: _answer(
+                app().hand_offer(req.offer_id, req.agent_id, req.workspace_id, c), convert.handed_message
+            ),
+        )
+
+    @router.get("/threads")
+    async def list_threads(
+        request: Request, workspace_id: str = Query("", max_length=128), blocked_only: bool = False
+    ) -> JSONResponse:
+        return await call(
+            request,
+            lambda c: _answer(app().list_threads(workspace_id, blocked_only, c), convert.threads_message),
+        )
+
+
+async def _unblocked(app: SupervisorOperations, req: pb.UnblockThreadRequest, claims: Claims) -> Message:
+    was = await app.unblock(req.workspace_id, req.agent_id, req.thread_id, req.reason, claims)
+    return pb.UnblockThreadResponse(was_blocked=was)

@@ -306,6 +306,31 @@ def unblock(connection: Connection, agent: str, thread: str, reason: str, as_jso
     _show(body, as_json, lambda it: "unblocked" if it.get("was_blocked") else "the thread was not blocked")
 
 
+@agents_command.command("hand", short_help="say yes to the critic's offer: hand a failure to an agent")
+@click.argument("offer_id", default="")
+@click.option("--agent", default="", help="hand it to this agent instead of the one offered")
+@click.option("--workspace", default="", help="that agent's workspace (default the offer's)")
+@_JSON
+@click.pass_obj
+def hand(connection: Connection, offer_id: str, agent: str, workspace: str, as_json: bool) -> None:
+    """Hand the critic's offered failure (OFFER_ID, default the latest still open) to its agent: the
+    redacted command, exit status and error text are posted to the agent's hand-over thread and the
+    orchestrator wakes it."""
+    body = Client(connection).call(
+        "POST", "/v1/offers/hand", json={"offer_id": offer_id, "agent_id": agent, "workspace_id": workspace}
+    )
+
+    def said(it: dict[str, Any]) -> str:
+        again = " (it was handed over before)" if it.get("duplicate") else ""
+        return (
+            f"handed offer {it.get('offer_id')} to {it.get('agent_id')}{again}: thread {it.get('thread_id')} "
+            f"#{it.get('seq')} in workspace {it.get('workspace_id')}; `kronii thread read {it.get('thread_id')} "
+            f"--workspace {it.get('workspace_id')} --peek --all` shows it"
+        )
+
+    _show(body, as_json, said)
+
+
 @agents_command.command("token", short_help="print a service token signed with this host's supervisor secret")
 @click.option("--subject", default="", help="the caller's identity (default cli:<user>)")
 @click.option("--workspace", "workspaces", multiple=True, help="allowed workspace (repeat; default all)")

@@ -54,10 +54,12 @@ class Access:
         )
 
     def runtime_env(self, runtime_id: str, workspace_id: str) -> dict[str, str]:
-        """What an agent started by the supervisor gets to acknowledge and heartbeat."""
+        """What an agent started by the supervisor gets to acknowledge, heartbeat and use its threads
+        (`kronii thread` reads the workspace from KRONII_WORKSPACE_ID)."""
         token = self.issue(f"runtime:{runtime_id}", {f"runtime:{runtime_id}"}, {workspace_id}, ttl=30 * 86400)
         return {
             "KRONII_RUNTIME_ID": runtime_id,
+            "KRONII_WORKSPACE_ID": workspace_id,
             "KRONII_RUNTIME_TOKEN": token,
             "KRONII_SUPERVISOR_URL": f"http://{_connect_host(self._settings.host)}:{self._settings.http_port}",
         }

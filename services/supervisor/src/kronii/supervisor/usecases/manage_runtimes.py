@@ -9,9 +9,7 @@ import contextlib
 import logging
 import os
 import re
-import secrets
 import uuid
-from typing import Any
 
 from kronii.foundation.errors import Conflict, InvalidArgument, NotFound, PermissionDenied, Unavailable
 from kronii.supervisor.core.agent_kinds import KindBook
@@ -32,6 +30,7 @@ from kronii.supervisor.ports import AuditTrail, Clock, Runtimes, Terminal, Termi
 from kronii.supervisor.settings import SupervisorSettings
 from kronii.supervisor.usecases.access import Access, need
 from kronii.supervisor.usecases.acknowledge import AckBoard
+from kronii.supervisor.usecases.redact_text import redact_text
 from kronii.supervisor.usecases.relaunch_agent import AgentWorlds
 
 __all__ = ["ManageRuntimes"]
@@ -255,21 +254,8 @@ def _process_cwd(pid: int) -> str:
 
 
 def _redact_lines(lines: list[str]) -> list[str]:
-    """Pane text leaves the supervisor only through the redaction engine; an error withholds it."""
-    global _redactor
-    try:
-        from kronii.redaction import Level, RedactionContext, RedactionEngine
-
-        if _redactor is None:
-            _redactor = (RedactionEngine(), RedactionContext(key=secrets.token_bytes(32)))
-        engine, context = _redactor
-        result = engine.redact("\n".join(lines), context=context)
-        if result.level is Level.RED:
-            return ["[withheld: the pane's text could not be shown safely]"]
-        return [str(line) for line in result.text.split("\n")]
-    except Exception:
-        log.exception("redacting pane text failed; it is withheld")
-        return ["[withheld: redaction failed]"]
-
-
-_redactor: Any = None
+    """Pane text leaves the supervisor only through the redaction engine; what it cannot make safe is withheld."""
+    redacted = redact_text("\n".join(lines))
+    if redacted is None:
+        return ["[withheld: the pane's text could not be shown safely]"]
+    return redacted.split("\n")

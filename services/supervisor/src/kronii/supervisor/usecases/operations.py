@@ -5,6 +5,8 @@ answers in core values; which use case does the work is decided here and nowhere
 from __future__ import annotations
 
 from kronii.desktop.hold import DesktopHold
+from kronii.foundation.errors import InvalidArgument
+from kronii.supervisor.core.offers import FailureOffer
 from kronii.supervisor.core.runtime_calls import (
     Ack,
     AckAnswer,
@@ -16,13 +18,16 @@ from kronii.supervisor.core.runtime_calls import (
     Spawned,
     SpawnRuntime,
 )
+from kronii.supervisor.core.threads import NewMessage, Posted, ThreadView
 from kronii.supervisor.core.tokens import Claims
 from kronii.supervisor.core.trigger import TriggerCommand, TriggerOutcome
 from kronii.supervisor.usecases.access import Access
 from kronii.supervisor.usecases.acknowledge import AckBoard
 from kronii.supervisor.usecases.desktop_watch import DesktopWatch
 from kronii.supervisor.usecases.manage_runtimes import ManageRuntimes
+from kronii.supervisor.usecases.offers import Handed, OfferDesk
 from kronii.supervisor.usecases.operate_triggers import OperateTriggers
+from kronii.supervisor.usecases.threads import ReadQuery, ThreadDesk, ThreadRead
 from kronii.supervisor.usecases.trigger_agent import TriggerAgent
 
 __all__ = ["SupervisorOperations"]
@@ -38,6 +43,8 @@ class SupervisorOperations:
         operate: OperateTriggers,
         acks: AckBoard,
         desktop: DesktopWatch,
+        threads: ThreadDesk,
+        offers: OfferDesk,
     ) -> None:
         self._access = access
         self._runtimes = runtimes
@@ -45,6 +52,8 @@ class SupervisorOperations:
         self._operate = operate
         self._acks = acks
         self._desktop = desktop
+        self._threads = threads
+        self._offers = offers
 
     # ---- who calls ------------------------------------------------------------------------------
 
@@ -65,8 +74,21 @@ class SupervisorOperations:
     async def force(self, trigger_id: str, reason: str, claims: Claims) -> TriggerOutcome:
         return await self._operate.force(trigger_id, reason, claims)
 
-    async def unblock(self, agent_id: str, thread_id: str, reason: str, claims: Claims) -> bool:
-        return await self._operate.unblock(agent_id, thread_id, reason, claims)
+    async def unblock(
+        self, workspace_id: str, agent_id: str, thread_id: str, reason: str, claims: Claims
+    ) -> bool:
+        """With a workspace: the thread's own block (the orchestrator's guard), and with an agent too
+        that agent's trigger guard on it; with an agent only: its trigger guard. Whether either was blocked."""
+        if not workspace_id and not agent_id:
+            raise InvalidArgument(
+                "give workspace_id (the thread's block) or agent_id (an agent's trigger guard)"
+            )
+        was = False
+        if workspace_id:
+            was = await self._threads.unblock(workspace_id, thread_id, reason, claims)
+        if agent_id:
+            was = await self._operate.unblock(agent_id, thread_id, reason, claims) or was
+        return was
 
     async def ack(self, ack: Ack, claims: Claims | None) -> AckAnswer:
         """An ack from a caller, or (claims None) from the bus inside the mesh."""
@@ -101,3 +123,26 @@ class SupervisorOperations:
 
     async def spawn(self, command: SpawnRuntime, claims: Claims) -> Spawned:
         return await self._runtimes.spawn(command, claims)
+
+    # ---- threads ----------------------------------------------------------------------------------
+
+    async def post_message(self, new: NewMessage, claims: Claims) -> Posted:
+        return await self._threads.post(new, claims)
+
+    async def read_thread(self, query: ReadQuery, claims: Claims) -> ThreadRead:
+        return await self._threads.read(query, claims)
+
+    async def list_threads(self, workspace_id: str, blocked_only: bool, claims: Claims) -> list[ThreadView]:
+        return await self._threads.list_threads(workspace_id, blocked_only, claims)
+
+    # ---- the critic's offers ----------------------------------------------------------------------
+
+    async def offered(self, offer: FailureOffer) -> FailureOffer:
+        """An offer from the critic on the bus (inside the mesh)."""
+        return await self._offers.offered(offer)
+
+    async def hand_offer(
+        self, offer_id: str, agent_id: str, workspace_id: str, claims: Claims | None
+    ) -> Handed:
+        """The person's yes to an offer: the CLI (claims) or the bubble's button on the bus (None)."""
+        return await self._offers.hand(offer_id, agent_id, workspace_id, claims)

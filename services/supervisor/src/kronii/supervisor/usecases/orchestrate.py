@@ -1,0 +1,367 @@
+"""The activation orchestrator (seed 002, section 8.4): it watches the threads, decides by the wake
+policy (core/wake_policy.py) whom to wake, asks the supervisor's trigger use case to wake it (it
+never types: collisions, deferrals and the fallback chain stay the supervisor's), and posts each
+wake's outcome back to the thread.
+
+A post or a cursor that moved has its thread looked at at once; every thread touched in the last day
+is looked at again every `sweep_secs` (dormancy and lag grow with time alone). A wake's trigger id
+is made of its thread, agent, reason and message (wake_trigger_id): a pass that runs twice, or again
+after a restart, asks for the same trigger, and the supervisor answers a repeated id with its one
+outcome; the outcome note has the trigger id as its dedupe key, so it is posted once too.
+
+After a person's work in a worker's pane (a wake deferred because they typed there), the thread
+gets a sync note (section 13.2): addressed to the thread's coordinator (a participant whose runtime
+has the role orchestrator or coordinator), else to the worker itself; no other agent on that thread
+is woken until its addressee has read it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+
+from kronii.foundation.errors import KroniiError
+from kronii.supervisor.core.model import ErrorCode, Result, RuntimeRecord, RuntimeStatus
+from kronii.supervisor.core.threads import (
+    KRONII,
+    PERSON,
+    MessageKind,
+    NewMessage,
+    ThreadMessage,
+    ThreadView,
+    addressed_to,
+    is_turn,
+)
+from kronii.supervisor.core.tokens import Claims
+from kronii.supervisor.core.trigger import TriggerCommand, TriggerOutcome
+from kronii.supervisor.core.wake_policy import (
+    Decision,
+    Situation,
+    Verdict,
+    WakeLimits,
+    decide,
+    wake_prompt,
+    wake_trigger_id,
+)
+from kronii.supervisor.metrics import SupervisorMetrics
+from kronii.supervisor.ports import AuditTrail, Clock, Runtimes
+from kronii.supervisor.usecases.threads import ThreadDesk
+from kronii.supervisor.usecases.trigger_agent import TriggerAgent
+
+__all__ = ["Orchestrator"]
+
+log = logging.getLogger(__name__)
+
+COORDINATOR_ROLES = frozenset({"orchestrator", "coordinator"})
+# The orchestrator's identity when it asks the supervisor for a trigger (in-process: no token).
+_CLAIMS = Claims(subject="orchestrator", scopes=frozenset({"trigger"}), workspaces=frozenset({"*"}),
+                 expires_at=float("inf"))  # fmt: skip
+_PERSON_TYPED = frozenset({ErrorCode.OPERATOR_BUSY.value, ErrorCode.COLLISION_MAX_DEFER.value})
+# A repeated trigger_id's answers while the supervisor still keeps the trigger.
+_WAITING = frozenset({Result.DEFERRED.value, Result.ALREADY_ACTIVE.value})
+_WAKE_PREFIX = "wake-"
+_CONTEXT = 50
+
+
+@dataclass(frozen=True, slots=True)
+class _Wake:
+    view: ThreadView
+    agent: str
+    decision: Decision
+    trigger_id: str
+    posted_at: float
+
+
+class Orchestrator:
+    def __init__(
+        self,
+        *,
+        desk: ThreadDesk,
+        triggers: TriggerAgent,
+        registry: Runtimes,
+        audit: AuditTrail,
+        metrics: SupervisorMetrics,
+        clock: Clock,
+        limits: WakeLimits,
+        prompt_chars: int,
+        sweep_secs: float = 5.0,
+    ) -> None:
+        self._desk = desk
+        self._triggers = triggers
+        self._registry = registry
+        self._audit = audit
+        self._metrics = metrics
+        self._clock = clock
+        self._limits = limits
+        self._prompt_chars = prompt_chars
+        self._sweep_secs = sweep_secs
+        self._dirty: set[tuple[str, str]] = set()
+        self._kick = asyncio.Event()
+        # (workspace, thread, agent) -> the wake in flight or deferred with the supervisor.
+        self._active: dict[tuple[str, str, str], _Wake] = {}
+        self._settled: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        desk.on_change(self.changed)
+
+    def changed(self, workspace_id: str, thread_id: str) -> None:
+        self._dirty.add((workspace_id, thread_id))
+        self._kick.set()
+
+    async def run_forever(self) -> None:
+        next_sweep = 0.0
+        while True:
+            try:
+                now = self._clock.monotonic()
+                if now >= next_sweep:
+                    next_sweep = now + self._sweep_secs
+                    await self.sweep()
+                await self.pass_dirty()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("the orchestrator's pass failed; trying again")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    self._kick.wait(), timeout=max(0.05, next_sweep - self._clock.monotonic())
+                )
+            self._kick.clear()
+
+    async def stop(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def sweep(self) -> None:
+        """Every thread touched in the last day, and the gauges."""
+        views = await self._desk.recent_threads(self._clock.wall() - 86400)
+        self._metrics.threads_blocked.set(sum(1 for v in views if v.guard.blocked))
+        worst = 0
+        for view in views:
+            worst = max(worst, await self.consider(view))
+        self._metrics.thread_lag.set(worst)
+
+    async def pass_dirty(self) -> None:
+        dirty, self._dirty = self._dirty, set()
+        for workspace_id, thread_id in sorted(dirty):
+            view = await self._desk.thread(workspace_id, thread_id)
+            if view is not None:
+                await self.consider(view)
+
+    async def consider(self, view: ThreadView) -> int:
+        """Decide for every agent on the thread; start the wakes. The thread's worst lag."""
+        agents = [p for p in view.participants if p.name not in (PERSON, KRONII)]
+        if not agents:
+            return 0
+        # What some agent has not read, and the last few besides (a message everyone has read may
+        # still wait for an answer: dormancy).
+        newer = await self._desk.newer(
+            view, min(min(p.cursor for p in agents), max(0, view.last_seq - _CONTEXT))
+        )
+        sync_for = _pending_sync(view, newer)
+        worst = 0
+        for participant in agents:
+            situation = self._situation(view, participant.name, newer, sync_for)
+            worst = max(worst, situation.lag)
+            decision = decide(situation)
+            if decision.verdict is Verdict.WAKE:
+                self._start(view, participant.name, decision)
+        return worst
+
+    def _situation(
+        self, view: ThreadView, agent: str, newer: list[ThreadMessage], sync_for: str
+    ) -> Situation:
+        cursor = view.cursor(agent)
+        record = self._registry.for_agent(view.workspace_id, agent)
+        return Situation(
+            agent=agent,
+            thread=view,
+            newer=tuple(m for m in newer if m.seq > cursor),
+            read_unanswered=_read_unanswered(view, agent, newer),
+            has_runtime=record is not None and record.status is not RuntimeStatus.OFFLINE,
+            paused=bool(record and record.paused),
+            active=(view.workspace_id, view.thread_id, agent) in self._active,
+            sync_for=sync_for,
+            now=self._clock.wall(),
+            limits=self._limits,
+        )
+
+    def _start(self, view: ThreadView, agent: str, decision: Decision) -> None:
+        assert decision.reason is not None
+        trigger_id = wake_trigger_id(
+            view.workspace_id, view.thread_id, agent, decision.reason, decision.upto_seq
+        )
+        if trigger_id in self._settled:
+            return
+        posted_at = max((m.at for m in decision.messages), default=self._clock.wall())
+        wake = _Wake(view, agent, decision, trigger_id, posted_at)
+        self._active[(view.workspace_id, view.thread_id, agent)] = wake
+        task = asyncio.create_task(self._wake(wake), name=f"wake-{agent}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _wake(self, wake: _Wake) -> None:
+        view, decision = wake.view, wake.decision
+        assert decision.reason is not None
+        self._metrics.wakes.labels(decision.reason.value).inc()
+        command = TriggerCommand(
+            trigger_id=wake.trigger_id,
+            agent_id=wake.agent,
+            workspace_id=view.workspace_id,
+            thread_id=view.thread_id,
+            prompt=wake_prompt(decision, view.workspace_id, view.thread_id, self._prompt_chars),
+            reason=f"orchestrator: {decision.reason.value} up to #{decision.upto_seq}",
+        )
+        try:
+            outcome = await self._triggers.trigger(command, _CLAIMS)
+        except KroniiError as error:
+            self._done(wake, settled=True)
+            self._metrics.wake_outcomes.labels("refused").inc()
+            await self._note(wake.view, f"{wake.trigger_id}-refused", f"could not wake {wake.agent}: {error}")
+            return
+        except Exception:
+            self._done(wake, settled=False)
+            log.exception("waking %s on %s failed", wake.agent, view.thread_id)
+            return
+        if outcome.duplicate:
+            # Asked before (a restart, a second pass): its outcome was noted when it came. One still
+            # in flight or deferred stays active until the supervisor finishes it (final()).
+            if outcome.result not in _WAITING:
+                self._done(wake, settled=True)
+        elif outcome.result == Result.DEFERRED.value:
+            await self._deferred(outcome)
+        # A final outcome reached final() through the supervisor's outcome events already.
+
+    async def final(self, outcome: TriggerOutcome) -> None:
+        """A trigger's final outcome (every one the supervisor finishes passes here): a wake's is
+        counted, audited and posted back to its thread."""
+        if not outcome.trigger_id.startswith(_WAKE_PREFIX) or not outcome.thread_id:
+            return
+        wake = self._active.get((outcome.workspace_id, outcome.thread_id, outcome.agent_id))
+        if wake is not None and wake.trigger_id == outcome.trigger_id:
+            if outcome.result == Result.DELIVERED.value:
+                self._metrics.wake_latency.observe(max(0.0, self._clock.wall() - wake.posted_at) * 1000)
+            self._done(wake, settled=True)
+        self._metrics.wake_outcomes.labels(outcome.result or "failed").inc()
+        await self._audited(outcome)
+        await self._note(
+            await self._thread_of(outcome),
+            f"{outcome.trigger_id}-{outcome.result}",
+            _outcome_sentence(outcome),
+        )
+
+    async def _deferred(self, outcome: TriggerOutcome) -> None:
+        self._metrics.wake_outcomes.labels(Result.DEFERRED.value).inc()
+        await self._audited(outcome)
+        view = await self._thread_of(outcome)
+        await self._note(view, f"{outcome.trigger_id}-deferred", _outcome_sentence(outcome))
+        if outcome.error_code in _PERSON_TYPED and view is not None:
+            await self._sync(view, outcome)
+
+    async def _audited(self, outcome: TriggerOutcome) -> None:
+        await self._audit(
+            actor="orchestrator", action="supervisor.wake", subject=outcome.trigger_id, outcome=outcome.result,
+            agent_id=outcome.agent_id, workspace_id=outcome.workspace_id, thread_id=outcome.thread_id,
+            error_code=outcome.error_code,
+        )  # fmt: skip
+
+    async def _thread_of(self, outcome: TriggerOutcome) -> ThreadView | None:
+        return await self._desk.thread(outcome.workspace_id, outcome.thread_id)
+
+    def _done(self, wake: _Wake, *, settled: bool) -> None:
+        """The wake is no longer in flight; a settled one is never asked for again in this process
+        (its outcome is known: asking again would only hear it again)."""
+        if settled:
+            self._settled.add(wake.trigger_id)
+        key = (wake.view.workspace_id, wake.view.thread_id, wake.agent)
+        if self._active.get(key) is wake:
+            del self._active[key]
+            self.changed(wake.view.workspace_id, wake.view.thread_id)
+
+    async def _note(self, view: ThreadView | None, key: str, text: str) -> None:
+        """kronii's note on the thread, once per key; a thread or store that is away loses only the note
+        (the audit trail has the outcome)."""
+        if view is None:
+            return
+        try:
+            await self._desk.note(
+                NewMessage(
+                    workspace_id=view.workspace_id,
+                    thread_id=view.thread_id,
+                    author=KRONII,
+                    kind=MessageKind.OUTCOME,
+                    body=text,
+                    dedupe_key=_dedupe(key),
+                )
+            )
+        except KroniiError as error:
+            log.warning("the note on %s was not posted: %s", view.thread_id, error)
+
+    async def _sync(self, view: ThreadView, outcome: TriggerOutcome) -> None:
+        """Section 13.2: the person worked in the worker's pane; the coordinator hears of it first."""
+        to = self._coordinator(view, outcome.agent_id) or outcome.agent_id
+        with contextlib.suppress(KroniiError):
+            await self._desk.note(
+                NewMessage(
+                    workspace_id=view.workspace_id,
+                    thread_id=view.thread_id,
+                    author=KRONII,
+                    kind=MessageKind.SYNC,
+                    to=(to,),
+                    dedupe_key=_dedupe(f"sync-{outcome.trigger_id}"),
+                    body=f"a person is working in {outcome.agent_id}'s pane (a wake was deferred for them); "
+                    f"look at what they did before the thread goes on",
+                )
+            )
+
+    def _coordinator(self, view: ThreadView, worker: str) -> str:
+        for participant in view.participants:
+            record: RuntimeRecord | None = self._registry.for_agent(view.workspace_id, participant.name)
+            if participant.name != worker and record is not None and record.role in COORDINATOR_ROLES:
+                return participant.name
+        return ""
+
+
+def _pending_sync(view: ThreadView, newer: list[ThreadMessage]) -> str:
+    """The addressee of the latest sync note it has not read yet ("" : none)."""
+    for message in reversed(newer):
+        if message.kind is MessageKind.SYNC and message.to:
+            name = message.to[0]
+            return name if view.cursor(name) < message.seq else ""
+    return ""
+
+
+def _read_unanswered(view: ThreadView, agent: str, newer: list[ThreadMessage]) -> ThreadMessage | None:
+    """The latest turn addressed to the agent that it has read, if it has posted nothing since."""
+    cursor = view.cursor(agent)
+    answered = False
+    for message in reversed(newer):
+        if message.author == agent and is_turn(message.kind):
+            answered = True
+        if message.seq <= cursor and addressed_to(message, agent) and message.kind is not MessageKind.SYNC:
+            return None if answered else message
+    return None
+
+
+def _outcome_sentence(outcome: TriggerOutcome) -> str:
+    who = outcome.agent_id
+    if outcome.result == Result.DELIVERED.value:
+        via = outcome.delivery_backend or "its pane"
+        chain = f" after {' then '.join(outcome.fallback_chain)}" if outcome.fallback_chain else ""
+        return f"woke {who}: delivered ({via}{chain}; acknowledged by {outcome.acked_by or 'its pane'})"
+    if outcome.result == Result.DEFERRED.value:
+        if outcome.error_code in _PERSON_TYPED:
+            return (
+                f"waking {who} is deferred: a person is typing in its pane; kronii tries again when they stop"
+            )
+        return f"waking {who} is deferred ({outcome.error_code}): {outcome.detail or 'kronii tries again shortly'}"
+    if outcome.result == Result.ALREADY_ACTIVE.value:
+        return f"{who} is already being woken ({outcome.error_code or 'in flight'})"
+    detail = f": {outcome.detail}" if outcome.detail else ""
+    return f"waking {who} {outcome.result} ({outcome.error_code or 'no code'}){detail}"
+
+
+def _dedupe(key: str) -> str:
+    return key[:128]
