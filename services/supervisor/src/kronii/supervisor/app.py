@@ -130,6 +130,7 @@ class _Parts:
             heartbeat_ttl_secs=settings.heartbeat_ttl_secs, agent_states=self._agent_states,
             pid_alive=pid_alive, find_session=find_session_id, clock=self._clock, worlds=self._worlds,
         )  # fmt: skip
+        runtimes.on_started = self.reconciler.learn
         operate = OperateTriggers(
             triggers=self.triggers, state=self.state, trigger_log=self.trigger_rows, audit=ctx.record
         )

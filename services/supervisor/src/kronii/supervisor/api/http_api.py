@@ -238,7 +238,7 @@ def _thread_routes(router: APIRouter, app: Operations, call: Call) -> None:
         req = await read_body(request, pb.PostMessageRequest())
         command = convert.new_message(req)
         posted = await call(
-            request, lambda c: _answer(app().post_message(command, c), convert.posted_message)
+            request, lambda c: _answer(app().post_message(command, c), convert.posted_message), status=201
         )
         if json.loads(bytes(posted.body)).get("duplicate"):
             posted.status_code = 200

@@ -3,6 +3,7 @@ which agent it goes to, what the agent is told, the words the person sees. Pure.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -30,10 +31,28 @@ class FailureOffer:
     seq: int = 0
 
 
+# A redaction placeholder ("[USERNAME_1]"): the critic's cwd is redacted, the agent's is not.
+_PLACEHOLDER = re.compile(r"\[[A-Z][A-Z0-9_]*_\d+\]")
+# How much of a command the bubble shows (the pipeline takes a body of at most 2,000 characters).
+_SHOWN_COMMAND_CHARS = 300
+
+
+def _part_matches(redacted: str, plain: str) -> bool:
+    """One directory name of the offer's (redacted) cwd against the agent's: a placeholder stands
+    for whatever the redaction took out."""
+    pieces = _PLACEHOLDER.split(redacted)
+    if len(pieces) == 1:
+        return redacted == plain
+    return re.fullmatch(".+".join(re.escape(piece) for piece in pieces), plain) is not None
+
+
 def _within(cwd: str, root: str) -> bool:
+    """Whether the offer's directory `cwd` (redacted by the critic: /home/[USERNAME_1]/app) is
+    `root`, the agent's working directory, or below it."""
     if not cwd or not root:
         return False
-    return PurePosixPath(cwd) == PurePosixPath(root) or PurePosixPath(root) in PurePosixPath(cwd).parents
+    inner, outer = PurePosixPath(cwd).parts, PurePosixPath(root).parts
+    return len(inner) >= len(outer) and all(map(_part_matches, inner[: len(outer)], outer))
 
 
 def choose_agent(offer: FailureOffer, runtimes: list[RuntimeRecord]) -> RuntimeRecord | None:
@@ -68,9 +87,12 @@ def handoff_text(offer: FailureOffer) -> str:
 
 def offer_words(offer: FailureOffer, agent_id: str) -> tuple[str, str, str]:
     """(title, body, button label) of the bubble that asks the person."""
+    command = " ".join(offer.command_line.split())
+    if len(command) > _SHOWN_COMMAND_CHARS:
+        command = command[: _SHOWN_COMMAND_CHARS - 1] + "…"
     return (
         f"hand this failure to {agent_id}?",
-        f"`{offer.command_line}` failed {offer.times} times the same way (exit {offer.exit_code}). "
+        f"`{command}` failed {offer.times} times the same way (exit {offer.exit_code}). "
         f"{agent_id} can look at it; nothing is sent unless you say yes.",
         f"Hand to {agent_id}",
     )

@@ -142,7 +142,9 @@ def decide(situation: Situation) -> Decision:
         assert waiting is not None
         return Decision(Verdict.WAKE, row.name, row.reason, waiting.seq, (waiting,))
     shown = situation.unread or tuple(m for m in situation.newer if is_turn(m.kind))
-    return Decision(Verdict.WAKE, row.name, row.reason, situation.newer[-1].seq, shown)
+    # The id is made of the last message it wakes for, never of kronii's own notes after it (an
+    # outcome posted back must not make the same wake look new).
+    return Decision(Verdict.WAKE, row.name, row.reason, max(m.seq for m in shown), shown)
 
 
 def wake_trigger_id(workspace_id: str, thread_id: str, agent: str, reason: WakeReason, upto_seq: int) -> str:

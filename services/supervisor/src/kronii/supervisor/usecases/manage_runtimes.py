@@ -10,6 +10,7 @@ import logging
 import os
 import re
 import uuid
+from collections.abc import Callable
 
 from kronii.foundation.errors import Conflict, InvalidArgument, NotFound, PermissionDenied, Unavailable
 from kronii.supervisor.core.agent_kinds import KindBook
@@ -57,6 +58,8 @@ class ManageRuntimes:
         self._registry = registry
         # Where each agent's environment is recorded (registration; the reconcile loop refreshes it).
         self._worlds = worlds
+        # Told of each runtime registered or started (app.py: the reconciler learns its screen).
+        self.on_started: Callable[[RuntimeRecord], None] = lambda _record: None
         self._terminal = terminal
         self._state = state
         self._acks = acks
@@ -106,6 +109,7 @@ class ManageRuntimes:
             cwd=req.cwd or _process_cwd(pid),
         )
         await self._registry.add(record)
+        self.on_started(record)
         if self._worlds is not None:
             await self._worlds.note(record)
         await self._audit(
@@ -213,6 +217,7 @@ class ManageRuntimes:
             role=req.role,
             kind=record.kind,
         )
+        self.on_started(record)
         session = session_name(self._settings.session_prefix, req.workspace_id)
         return Spawned(
             runtime=self._view(record), attach_command=attach_command(self._settings.tmux_socket, session)

@@ -77,6 +77,8 @@ class OfferDesk:
         if chosen is None:
             log.info("offer %s: no agent works where %r failed; not shown", kept.offer_id, kept.cwd)
             return kept
+        if kept.accepted_at is not None:
+            return kept  # said again (the critic restarted): the person said yes already
         if {kept.agent_id, f"{kept.workspace_id}/{kept.agent_id}"} & self._without_asking:
             self._metrics.offers.labels("auto").inc()
             await self._hand(kept, actor="policy:hand_without_asking")

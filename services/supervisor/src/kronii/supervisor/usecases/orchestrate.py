@@ -349,7 +349,8 @@ def _outcome_sentence(outcome: TriggerOutcome) -> str:
     who = outcome.agent_id
     if outcome.result == Result.DELIVERED.value:
         via = outcome.delivery_backend or "its pane"
-        chain = f" after {' then '.join(outcome.fallback_chain)}" if outcome.fallback_chain else ""
+        before = [step for step in outcome.fallback_chain if step != via]
+        chain = f", after {' then '.join(before)}" if before else ""
         return f"woke {who}: delivered ({via}{chain}; acknowledged by {outcome.acked_by or 'its pane'})"
     if outcome.result == Result.DEFERRED.value:
         if outcome.error_code in _PERSON_TYPED:

@@ -22,6 +22,10 @@ __all__ = ["Reconciler"]
 
 log = logging.getLogger(__name__)
 
+# A new runtime's pane is looked at this often until its screen is read, for at most this long.
+LEARN_STEP_SECS = 0.15
+LEARN_SECS = 60.0
+
 
 class Reconciler:
     def __init__(
@@ -58,6 +62,26 @@ class Reconciler:
         self._clock = clock
         # Why tmux could not be asked, for the readiness report (empty while it answers).
         self.tmux_problem = ""
+        self._learning: set[asyncio.Task[None]] = set()
+
+    def learn(self, record: RuntimeRecord) -> None:
+        """A runtime just started or registered: look at its pane at once and often until its
+        screen is read (its idle screen known), so that screen is the agent's own, seen before a
+        person could type into it, not whatever sits there at the first trigger."""
+        task = asyncio.create_task(self._learn(record), name=f"learn-{record.runtime_id}")
+        self._learning.add(task)
+        task.add_done_callback(self._learning.discard)
+
+    async def _learn(self, record: RuntimeRecord) -> None:
+        deadline = self._clock.monotonic() + LEARN_SECS
+        while self._clock.monotonic() < deadline:
+            try:
+                if await self._look_at(record) not in ("", "starting"):
+                    return
+            except Exception:
+                log.exception("looking at the new runtime %s failed", record.runtime_id)
+                return
+            await asyncio.sleep(LEARN_STEP_SECS)
 
     async def reconcile_forever(self, every: float) -> None:
         while True:
