@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -281,9 +281,13 @@ class FakeBus:
 
     def __init__(self) -> None:
         self.published: list[tuple[str, object]] = []
+        # In-process listeners of the outcomes (the orchestrator), as app.py's OutcomeEvents has.
+        self.listeners: list[Callable[[TriggerOutcome], Awaitable[None]]] = []
 
     async def publish_outcome(self, outcome: TriggerOutcome) -> None:
         self.published.append((subjects.SUPERVISOR_OUTCOME.pattern, convert.outcome_message(outcome)))
+        for listener in self.listeners:
+            await listener(outcome)
 
     async def publish_collision(self, collision: Collision) -> None:
         self.published.append((subjects.SUPERVISOR_COLLISION.pattern, convert.collision_message(collision)))

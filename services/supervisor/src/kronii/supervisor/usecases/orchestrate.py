@@ -127,6 +127,11 @@ class Orchestrator:
                 )
             self._kick.clear()
 
+    async def drain(self) -> None:
+        """Wait for the wakes in flight to get their first answer (tests, and a pass that must end)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
     async def stop(self) -> None:
         for task in list(self._tasks):
             task.cancel()
