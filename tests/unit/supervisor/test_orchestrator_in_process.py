@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kronii.supervisor.core.agent_state import Delivery
-from kronii.supervisor.core.pane_reports import PaneFacts
+from kronii.supervisor.core.model import PaneFacts
 from kronii.supervisor.core.threads import PERSON, MessageKind, NewMessage
 from kronii.supervisor.core.tokens import Claims
 from kronii.supervisor.usecases.threads import ReadQuery
@@ -55,7 +55,7 @@ async def test_a_message_to_an_agent_wakes_it_once_and_the_outcome_is_posted_bac
     assert w.store.bodies("ws", "t1", MessageKind.OUTCOME) == [
         "woke reviewer: delivered (tmux; acknowledged by output)"
     ]
-    assert [row[1:] for row in w.audit.rows if row[1] == "supervisor.wake"][0][1].startswith("wake-unread-")
+    assert next(row[1:] for row in w.audit.rows if row[1] == "supervisor.wake")[1].startswith("wake-unread-")
 
 
 async def test_a_new_message_after_the_first_wake_is_a_new_wake() -> None:
@@ -137,7 +137,7 @@ async def test_nobody_is_woken_on_a_blocked_thread_and_the_person_is_told_once()
 
     w2 = world()
     w2.desk.on_blocked(blocked)
-    for n in range(3):
+    for _n in range(3):
         await w2.desk.note(
             NewMessage("ws", "t2", "reviewer", "no test", MessageKind.FINDING, ("executioner",))
         )

@@ -38,7 +38,9 @@ def msg(seq: int, author: str, kind: MessageKind = MessageKind.MESSAGE, to: tupl
     return ThreadMessage("w", "t", seq, author, kind, body, at, to)
 
 
-def view(cursors: dict[str, int], *, last: int = 0, blocked: bool = False, seen: float | None = None) -> ThreadView:
+def view(
+    cursors: dict[str, int], *, last: int = 0, blocked: bool = False, seen: float | None = None
+) -> ThreadView:
     return ThreadView(
         workspace_id="w", thread_id="t", last_seq=last, created_at=NOW - 1000, updated_at=NOW,
         guard=ThreadGuard(blocked=blocked, blocked_reason="20 turns" if blocked else ""),
@@ -145,7 +147,9 @@ def test_the_wake_prompt_is_one_line_within_its_limit_and_names_how_to_read_and_
     prompt = wake_prompt(decision, "w", "t", 400)
     assert "\n" not in prompt and len(prompt) <= 400
     assert prompt.startswith("[kronii] thread t: 1 new for you: #1 executioner (result): line one / line two")
-    assert prompt.endswith("kronii thread read t --workspace w ; answer: kronii thread post t --workspace w TEXT")
+    assert prompt.endswith(
+        "kronii thread read t --workspace w ; answer: kronii thread post t --workspace w TEXT"
+    )
 
 
 # ---- section 14 on a thread -------------------------------------------------------------------------
