@@ -183,8 +183,8 @@ async def test_the_third_identical_failure_brings_the_repeated_failure_hint(rig:
         rig.clock.ms = NOW + minutes * 60_000
         reported = await rig.intake.report(event("npm test", 1, rig.clock.ms, "npm ERR! code ELIFECYCLE"))
         lines.append(reported.hint)
-    assert "kronii agents trigger" not in lines[0] + lines[1]
-    assert "same failure 3x" in lines[2] and "kronii agents trigger" in lines[2]
+    assert "kronii agents hand" not in lines[0] + lines[1]
+    assert "same failure 3x" in lines[2] and "kronii agents hand" in lines[2]
     assert rig.sinks.hints[-1] == ("s1", lines[2])
     assert [n.kind for n in rig.sinks.notifications] == [Trigger.REPEATED_FAILURE]
     kept = sorted(rig.memory.records.values(), key=lambda record: record.timestamp_ms)

@@ -240,7 +240,8 @@ def test_the_third_same_failure_within_the_hour_offers_the_agent() -> None:
     earlier = [rec("npm test", 1, at=NOW - minutes * MINUTE) for minutes in (20, 10)]
     critiques = run(RepeatedFailureRule(), rec("npm test", 1), view(*earlier))
     assert critiques and critiques[0].kind is Trigger.REPEATED_FAILURE
-    assert "kronii agents trigger" in critiques[0].line and "Nothing is run" in critiques[0].text
+    assert "kronii agents hand" in critiques[0].line and "nothing is run" in critiques[0].text
+    assert critiques[0].times == 3
 
 
 def test_repeated_failure_is_quiet_for_the_second_time_old_failures_and_other_places() -> None:

@@ -147,12 +147,17 @@ class FakeBackend:
 class FakeNotifier:
     muted_keys: dict[str, str] = field(default_factory=dict)
     sent: list[tuple[str, Notification, str]] = field(default_factory=list)
+    # The yes button each notification had ("" for none), in the order they were sent.
+    accept_labels: list[str] = field(default_factory=list)
 
     async def muted(self, source_key: str) -> str | None:
         return self.muted_keys.get(source_key)
 
-    async def notify(self, run_id: str, notification: Notification, source_key: str) -> str:
+    async def notify(
+        self, run_id: str, notification: Notification, source_key: str, accept_label: str = ""
+    ) -> str:
         self.sent.append((run_id, notification, source_key))
+        self.accept_labels.append(accept_label)
         return f"n-{len(self.sent)}"
 
 

@@ -25,6 +25,7 @@ from kronii.critic.adapters.prompt_hints import PromptHints
 from kronii.critic.adapters.runtime_places import RuntimePlaces
 from kronii.critic.adapters.shell_init import critic_runtime_dir, prepare_runtime_dir
 from kronii.critic.adapters.spool import HintBox, SpoolReader
+from kronii.critic.adapters.supervisor_offers import SupervisorOffers
 from kronii.critic.adapters.tiered_memory import TieredMemory
 from kronii.critic.adapters.vector_store import PgVectorStore
 from kronii.critic.api.grpc_api import CriticServicer
@@ -136,6 +137,7 @@ class CriticApp:
             engine=RedactionEngine(),
             context=RedactionContext(context_key(data / "critic" / "redaction.key")),
             pane_errors=PaneErrors.from_settings(settings) if settings.pane_error_text else None,
+            offers=SupervisorOffers(ctx.bus) if settings.offer_repeated_failures else None,
         )
         hooks = HookTally()
         self._operations = _facade(record, memory, embedder, watch, hooks, runtime, metrics, policy, clock)

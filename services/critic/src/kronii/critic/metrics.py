@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 __all__ = ["AUDIT_ACTIONS", "PUBLISHES", "CriticMetrics", "zero_common_series"]
 
-PUBLISHES = (subjects.PIPELINE_NOTICE,)
+PUBLISHES = (subjects.PIPELINE_NOTICE, subjects.SUPERVISOR_OFFER)
 AUDIT_ACTIONS = ("critic.export", "critic.mute")
 SHELLS = ("bash", "zsh", "fish", "run", "pane")
 REDACTED_IN = ("command", "error", "cwd")

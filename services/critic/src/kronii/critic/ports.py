@@ -10,6 +10,7 @@ from kronii.critic.core.doctor import ModelState, PlaceState
 from kronii.critic.core.embedding_jobs import EmbeddingResult, QueueStats
 from kronii.critic.core.memory import MemoryCounts, RetentionDone
 from kronii.critic.core.model import InvocationEvent, InvocationRecord, Trigger
+from kronii.critic.core.offers import FailureOffer
 from kronii.critic.core.policy import Policy
 from kronii.critic.core.recommend import Notification
 from kronii.critic.core.retrieval import Hit, QueryContext, RecordFilter, Vector
@@ -27,6 +28,7 @@ __all__ = [
     "MemoryStore",
     "MemoryUpkeep",
     "ModelInfo",
+    "OfferSink",
     "PaneErrorText",
     "PolicySource",
     "PolicyStore",
@@ -208,6 +210,13 @@ class TriggerSink(Protocol):
     """A desktop notification asked of the pipeline (a pipeline trigger); texts are redacted."""
 
     async def publish(self, notification: Notification) -> None: ...
+
+
+class OfferSink(Protocol):
+    """A repeated failure offered to the workspace's agent (the supervisor asks the person; nothing
+    reaches an agent without their yes); every text is redacted."""
+
+    async def offer(self, offer: FailureOffer) -> None: ...
 
 
 class CommandCatalog(Protocol):

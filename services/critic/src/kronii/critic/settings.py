@@ -32,6 +32,9 @@ class CriticSettings(ServiceSettings):
     gone_sweep_secs: float = Field(default=30.0, ge=0.1, le=3600)
     # When the nightly clustering of near-duplicate errors runs (local hour).
     cluster_hour: int = Field(default=3, ge=0, le=23)
+    # The same failure a third time within the hour is offered to the workspace's agent through the
+    # supervisor (the person's yes hands it over); false: a plain notification, as before.
+    offer_repeated_failures: bool = True
     # Opt-in: after a failing command in a pane of the supervisor's agent sessions, the text it printed
     # is read from the pane (tmux capture-pane). Never from any other terminal.
     pane_error_text: bool = False

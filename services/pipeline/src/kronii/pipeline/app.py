@@ -23,6 +23,7 @@ from kronii.pipeline.adapters.controls import SourceControls
 from kronii.pipeline.adapters.notifications import NotificationStore
 from kronii.pipeline.adapters.notifier import MeshNotifier
 from kronii.pipeline.adapters.notify_dbus import DesktopNotifier
+from kronii.pipeline.adapters.offer_answers import BusOfferAnswers
 from kronii.pipeline.adapters.plugin_host import PluginHost
 from kronii.pipeline.adapters.plugin_registry import RegistryPlugins
 from kronii.pipeline.adapters.plugins_store import PluginStore
@@ -32,6 +33,7 @@ from kronii.pipeline.adapters.sensor_snapshots import RedisSnapshots
 from kronii.pipeline.adapters.sse import NotificationBroadcaster
 from kronii.pipeline.adapters.tmux_plugin import TmuxPane, TmuxPlugin
 from kronii.pipeline.api.bus import BusHandlers
+from kronii.pipeline.api.clicks import DesktopClicks
 from kronii.pipeline.api.controls import controls_router
 from kronii.pipeline.api.notifications_stream import notifications_stream_router
 from kronii.pipeline.api.plugins import plugins_router
@@ -144,7 +146,7 @@ class PipelineApp:
                 capture_registration(settings.capture_risk_score), now=self._clock.wall()
             )
         if settings.desktop_notifications:
-            self._desktop = DesktopNotifier()
+            self._desktop = DesktopNotifier(on_action=DesktopClicks(self.operations).on_action)
             with contextlib.suppress(Exception):
                 await self._desktop.start()
         if settings.llm_backend is BackendKind.OPENAI and settings.llm_base_url:
@@ -152,7 +154,9 @@ class PipelineApp:
             self._model.start()
         ports = self._runner_ports(ctx, settings, capture_port)
         runner = Runner(ports, self._clock, _runner_config(settings))
-        notices = NoticeDesk(ports.notifier, lambda: runner.desktop_holds, ctx.record, self._clock)
+        notices = NoticeDesk(
+            ports.notifier, lambda: runner.desktop_holds, ctx.record, self._clock, BusOfferAnswers(ctx.bus)
+        )
         loop = RunLoop(runner, metrics)
         stores = PipelineStores(
             runs=self._run_store,

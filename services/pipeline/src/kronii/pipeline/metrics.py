@@ -31,6 +31,7 @@ PUBLISHES = (
     subjects.PLUGIN_SNAPSHOT,
     subjects.PLUGIN_REGISTER,
     subjects.PLUGIN_EVENT,
+    subjects.SUPERVISOR_OFFER_ACCEPT,
 )
 RECEIVES = (
     *(subjects.activity_topic(kind) for kind in subjects.ACTIVITY_EVENTS),
@@ -42,9 +43,15 @@ RECEIVES = (
     subjects.PIPELINE_NOTICE,
     subjects.BROKER_CONTROL,
 )
-AUDIT_ACTIONS = ("pipeline.defer", "pipeline.notice", "pipeline.redaction", "pipeline.run")
+AUDIT_ACTIONS = (
+    "pipeline.defer",
+    "pipeline.notice",
+    "pipeline.offer_accept",
+    "pipeline.redaction",
+    "pipeline.run",
+)
 # The services that send notices; any other source is counted as "other" (labels stay few).
-NOTICE_SOURCES = ("critic",)
+NOTICE_SOURCES = ("critic", "supervisor")
 
 
 def trigger_intakes() -> list[tuple[str, str]]:

@@ -38,6 +38,7 @@ __all__ = [
     "NotificationLookup",
     "NotificationStream",
     "NotifierPort",
+    "OfferAnswers",
     "PluginPort",
     "PluginRegistryStore",
     "RoleBackend",
@@ -93,7 +94,19 @@ class RoleBackend(Protocol):
 class NotifierPort(Protocol):
     async def muted(self, source_key: str) -> str | None: ...
 
-    async def notify(self, run_id: str, notification: Notification, source_key: str) -> str: ...
+    async def notify(
+        self, run_id: str, notification: Notification, source_key: str, accept_label: str = ""
+    ) -> str:
+        """Show it on every channel; the notification's id. ``accept_label``: a button that says
+        yes to an offer (the desktop sends its click back as core.notices.Button.ACCEPT)."""
+        ...
+
+
+class OfferAnswers(Protocol):
+    """The person's yes to an offer another service made (the supervisor's hand-over of a failure
+    to an agent): published on kronii.supervisor.offer.accept."""
+
+    async def accept(self, offer_id: str) -> None: ...
 
 
 class SchedulerPort(Protocol):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import shlex
 
-__all__ = ["command_name", "program_words", "simple_commands"]
+__all__ = ["command_name", "program_words", "reports_itself", "simple_commands"]
 
 # Where one simple command ends and the next begins; `|` is kept apart by callers that need it.
 _SEPARATORS = re.compile(r"\|\||&&|[;|&\n]")
@@ -59,3 +59,13 @@ def command_name(command_line: str) -> str:
         if program:
             return program[0].rsplit("/", 1)[-1] if "/" in program[0] else program[0]
     return ""
+
+
+def reports_itself(command_line: str) -> bool:
+    """`kronii run -- CMD` as a shell hook saw it: the run tells the critic itself, with the
+    command's error text, so the hook's own line for it is the same command told twice."""
+    commands = simple_commands(command_line)
+    if len(commands) != 1:
+        return False
+    program = program_words(commands[0])
+    return len(program) >= 2 and program[0].rsplit("/", 1)[-1] == "kronii" and program[1] == "run"

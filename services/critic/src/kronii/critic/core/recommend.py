@@ -27,7 +27,8 @@ _REMEMBERED_KEYS = 1024
 
 @dataclass(frozen=True)
 class Notification:
-    """What the pipeline is asked to show on the desktop; every text is redacted already."""
+    """What the pipeline is asked to show on the desktop; every text is redacted already. ``times``:
+    how often a repeated failure was seen (it becomes an offer to an agent, core.offers)."""
 
     kind: Trigger
     title: str
@@ -35,6 +36,7 @@ class Notification:
     dedup_key: str
     severity: Severity
     at_ms: int
+    times: int = 0
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ class ActionRecommender:
         self._remember(critique.dedup_key, now_ms)
         title = "kronii critic: " + _TITLES.get(critique.kind, critique.kind.value.replace("_", " "))
         return Notification(
-            critique.kind, title, critique.text, critique.dedup_key, critique.severity, now_ms
+            critique.kind, title, critique.text, critique.dedup_key, critique.severity, now_ms, critique.times
         )
 
     def _remember(self, key: str, now_ms: int) -> None:

@@ -71,13 +71,15 @@ _KIND_RANK = {
 @dataclass(frozen=True)
 class Critique:
     """``line`` goes to the prompt (at most MAX_LINE_CHARS), ``text`` to a notification;
-    ``dedup_key`` is equal for critiques that say the same thing about the same failure."""
+    ``dedup_key`` is equal for critiques that say the same thing about the same failure; ``times``
+    is how often a repeated failure was seen (0 for the other kinds)."""
 
     kind: Trigger
     line: str
     text: str
     severity: Severity
     dedup_key: str
+    times: int = 0
 
 
 @dataclass(frozen=True)
@@ -322,7 +324,8 @@ class DangerousRule:
 
 class RepeatedFailureRule:
     """The same error a third time within the hour, in one session or one directory: offer the
-    workspace's agent. Only words: the critic never runs anything."""
+    workspace's agent (the critic sends the supervisor an offer; the person's yes hands it over).
+    Only words: the critic never runs anything."""
 
     kind = Trigger.REPEATED_FAILURE
 
@@ -334,14 +337,14 @@ class RepeatedFailureRule:
         return [
             Critique(
                 self.kind,
-                clip(
-                    f"same failure {times}x in the last hour: ask the workspace agent (kronii agents trigger)"
-                ),
+                clip(f"same failure {times}x in the last hour: hand it to your agent? (kronii agents hand)"),
                 f"`{record.command_line}` failed the same way {times} times in the last hour. The "
-                "workspace's agent could look at it: kronii agents trigger --workspace W --agent A "
-                '"PROMPT" hands it over through the supervisor. Nothing is run automatically.',
+                "workspace's agent could look at it: kronii offers it on the desktop, and your yes (the "
+                "bubble's button, or kronii agents hand) hands the command and its error, redacted, to the "
+                "agent's thread. Nothing is sent without it, and nothing is run.",
                 Severity.WARNING,
                 f"repeated_failure:{failure_key(record)}",
+                times,
             )
         ]
 

@@ -1,11 +1,13 @@
 """The shells' commands as their hooks wrote them to the spool: each one is taken (RecordCommand),
 its shell's hook counted as seen, and the spool's malformed lines counted; one command that cannot
-be taken does not stop the next ones."""
+be taken does not stop the next ones. A `kronii run -- CMD` line is not taken: the run reported the
+command itself, with its error text (taken twice, it would count as the same failure twice)."""
 
 from __future__ import annotations
 
 import logging
 
+from kronii.critic.core.command_line import reports_itself
 from kronii.critic.core.doctor import HookTally
 from kronii.critic.metrics import CriticMetrics
 from kronii.critic.ports import ShellSpool
@@ -33,7 +35,8 @@ class FollowSpool:
         async for event in self._spool.events():
             self._hooks.seen(event.shell, self._clock.wall_ms())
             try:
-                await self._record.report(event)
+                if not reports_itself(event.command_line):
+                    await self._record.report(event)
             except Exception:  # one bad event must not stop the shells' hints
                 log.exception("critic: a command from %s could not be taken", event.shell)
             if self._spool.malformed > malformed:

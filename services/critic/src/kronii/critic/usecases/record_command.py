@@ -1,7 +1,8 @@
 """One shell command in, one hint out: the event is redacted into a record (core.redact_event), the
 triggers judge it against what the memory holds (core.triggers), the recommender picks the line for
 the next prompt and perhaps a desktop notification (core.recommend, gated by the person's policy),
-then the record is kept and its embedding queued. The hint goes out before the record is written:
+then the record is kept and its embedding queued. A repeated failure's notification becomes an offer
+to the workspace's agent (core.offers), sent to the supervisor, which asks the person. The hint goes out before the record is written:
 the shell's hook waits only a few ms for it. Nothing here runs a command."""
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from dataclasses import replace
 
 from kronii.critic.core.commands import Reported
 from kronii.critic.core.embedding_jobs import EmbeddingResult, JobOutcome
-from kronii.critic.core.model import InvocationEvent, InvocationRecord
+from kronii.critic.core.model import InvocationEvent, InvocationRecord, Trigger
+from kronii.critic.core.offers import failure_offer
 from kronii.critic.core.recommend import ActionRecommender, Recommendation
 from kronii.critic.core.redact_event import embedding_text, record_trigger, redact_event
 from kronii.critic.core.retrieval import RecordFilter
@@ -25,6 +27,7 @@ from kronii.critic.ports import (
     HintSink,
     IntakeMetrics,
     MemoryStore,
+    OfferSink,
     PaneErrorText,
     PolicySource,
     TriggerSink,
@@ -68,6 +71,7 @@ class RecordCommand:
         recommender: ActionRecommender | None = None,
         new_id: Callable[[], str] = new_record_id,
         pane_errors: PaneErrorText | None = None,
+        offers: OfferSink | None = None,
     ) -> None:
         self._memory = memory
         self._hints = hints
@@ -83,6 +87,8 @@ class RecordCommand:
         self._recommender = recommender or ActionRecommender()
         self._new_id = new_id
         self._pane_errors = pane_errors
+        # None: a repeated failure is a plain notification, as any other (no supervisor to ask).
+        self._offers = offers
         self._background: set[asyncio.Task[None]] = set()
 
     async def report(self, event: InvocationEvent) -> Reported:
@@ -115,7 +121,7 @@ class RecordCommand:
         await self._memory.add(record)
         self._queue_embedding(record)
         if recommendation.notification is not None:
-            await self._notify(recommendation)
+            await self._notify(record, recommendation)
         return Reported(record, recommendation.prompt_line or "")
 
     async def _with_pane_error_text(self, event: InvocationEvent) -> InvocationEvent:
@@ -161,10 +167,19 @@ class RecordCommand:
             return
         self._metrics.hint_shown(self._clock.monotonic() - taken_at)
 
-    async def _notify(self, recommendation: Recommendation) -> None:
-        assert recommendation.notification is not None
+    async def _notify(self, record: InvocationRecord, recommendation: Recommendation) -> None:
+        """The notification to the pipeline; a repeated failure's to the supervisor as an offer
+        instead (its bubble, with the button, is the supervisor's: one bubble, not two)."""
+        notification = recommendation.notification
+        assert notification is not None
+        if notification.kind is Trigger.REPEATED_FAILURE and self._offers is not None:
+            try:
+                await self._offers.offer(failure_offer(record, notification))
+            except Exception:
+                log.warning("could not offer the repeated failure to the supervisor", exc_info=True)
+            return
         try:
-            await self._notifications.publish(recommendation.notification)
+            await self._notifications.publish(notification)
         except Exception:
             log.warning("could not ask the pipeline for a notification", exc_info=True)
 

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from google.protobuf.json_format import MessageToDict, ParseDict
 from kronii.pipeline.adapters.tables import as_datetime, notifications
+from kronii.pipeline.core.notices import Button
 from kronii.pipeline.v1 import pipeline_pb2 as pb
 from kronii.stores import subjects
 from kronii.stores.subjects import Topic
@@ -18,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 __all__ = [
+    "ACTION_ACCEPT",
     "ACTION_DISABLE",
     "ACTION_SNOOZE",
     "NotificationStore",
@@ -27,8 +29,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-ACTION_SNOOZE = "snooze"
-ACTION_DISABLE = "disable"
+ACTION_ACCEPT = Button.ACCEPT.value
+ACTION_SNOOZE = Button.SNOOZE.value
+ACTION_DISABLE = Button.DISABLE.value
 
 
 def new_notification(
@@ -41,8 +44,10 @@ def new_notification(
     run_id: str,
     now: float,
     notification_id: str | None = None,
+    accept_label: str = "",
 ) -> pb.Notification:
-    """A notification with the snooze and disable entry points the seed asks for (Acting)."""
+    """A notification with the snooze and disable entry points the seed asks for (Acting), and with
+    ``accept_label`` first a button that says yes to the offer the notification makes."""
     subjects.NOTIFY.subject(channel)  # a channel must be a valid subject token; fail here, not on publish
     notification_id = notification_id or uuid.uuid4().hex
     message = pb.Notification(
@@ -55,6 +60,12 @@ def new_notification(
         run_id=run_id,
     )
     message.created_at.FromNanoseconds(round(now * 1e9))
+    if accept_label:
+        message.actions.append(
+            pb.NotificationAction(
+                key=ACTION_ACCEPT, label=accept_label, href=f"/v1/notifications/{notification_id}/accept"
+            )
+        )
     if source_key:
         message.actions.extend(
             [

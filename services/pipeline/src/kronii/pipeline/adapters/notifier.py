@@ -40,7 +40,9 @@ class MeshNotifier:
     async def muted(self, source_key: str) -> str | None:
         return muted_reason(await self._controls.get(source_key), self._clock())
 
-    async def notify(self, run_id: str, notification: Notification, source_key: str) -> str:
+    async def notify(
+        self, run_id: str, notification: Notification, source_key: str, accept_label: str = ""
+    ) -> str:
         message = new_notification(
             channel=self._channel,
             title=notification.title,
@@ -49,6 +51,7 @@ class MeshNotifier:
             source_key=source_key,
             run_id=run_id,
             now=self._clock(),
+            accept_label=accept_label,
         )
         desktop = self._desktop if self._desktop is not None and self._desktop.available else None
         await deliver(message, store=self._store, bus=self._bus, stream=self._stream, desktop=desktop)

@@ -1,6 +1,7 @@
 """Snooze and disable over HTTP: POST /v1/notifications/{id}/snooze and /disable act on the
 notification's source; GET /v1/controls lists what is in force; DELETE /v1/controls/{source_key}
-undoes it."""
+undoes it. POST /v1/notifications/{id}/accept is the yes to the offer a notification made (the
+supervisor's hand-over of a failure to an agent), as the bubble's button is."""
 
 from __future__ import annotations
 
@@ -64,6 +65,11 @@ def controls_router(
     @router.post("/notifications/{notification_id}/disable", responses=errors(404, 409))
     async def disable(notification_id: PathId) -> dict[str, Any]:
         return control_json(await operations().disable(notification_id))
+
+    @router.post("/notifications/{notification_id}/accept", responses=errors(404))
+    async def accept(notification_id: PathId) -> dict[str, Any]:
+        offer_id = await operations().accept_offer(notification_id, "person:http")
+        return {"notification_id": notification_id, "offer_id": offer_id, "accepted": True}
 
     @router.get("/controls")
     async def list_controls() -> dict[str, Any]:

@@ -6,6 +6,7 @@ milliseconds); and the core's records (runs, plugins, controls) as the HTTP API'
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict
 from typing import Any, Protocol
@@ -179,6 +180,23 @@ def _check_kind_needs(
 
 _MAX_NOTICE_TITLE = 200
 _MAX_NOTICE_BODY = 2_000
+_MAX_OFFER_LABEL = 64
+# An offer's id as the supervisor takes it (1 to 128 letters, digits or ._:@/-).
+_OFFER_ID = re.compile(r"[A-Za-z0-9._:@/-]{1,128}")
+
+
+def _offer_of(message: pb.Notice) -> tuple[str, str]:
+    """(offer id, button label); ("", "") for a notice that offers nothing."""
+    if not message.offer_id:
+        if message.offer_label:
+            raise TriggerRequestError("a notice's offer_label needs an offer_id")
+        return "", ""
+    if not _OFFER_ID.fullmatch(message.offer_id):
+        raise TriggerRequestError("a notice's offer_id must be 1 to 128 letters, digits or ._:@/-")
+    label = " ".join(message.offer_label.split())
+    if len(label) > _MAX_OFFER_LABEL:
+        raise TriggerRequestError(f"a notice's offer_label is at most {_MAX_OFFER_LABEL} characters")
+    return message.offer_id, label
 
 
 def notice_from_message(message: pb.Notice, now_ms: int) -> Notice:
@@ -195,6 +213,7 @@ def notice_from_message(message: pb.Notice, now_ms: int) -> Notice:
         )
     if len(message.dedup_key) > _MAX_TEXT:
         raise TriggerRequestError(f"a notice's dedup_key is longer than {_MAX_TEXT} characters")
+    offer_id, offer_label = _offer_of(message)
     return Notice(
         source=message.source,
         kind=message.kind,
@@ -203,6 +222,8 @@ def notice_from_message(message: pb.Notice, now_ms: int) -> Notice:
         dedup_key=message.dedup_key,
         high_priority=message.high_priority,
         at_ms=now_ms,
+        offer_id=offer_id,
+        offer_label=offer_label,
     )
 
 

@@ -1,5 +1,7 @@
-"""Notices: notifications another kronii service composed itself (the console critic's warnings), and
-the rules that decide whether the pipeline shows one. A notice starts no round and calls no model;
+"""Notices: notifications another kronii service composed itself (the console critic's warnings, the
+supervisor's offer of a failure to an agent), and the rules that decide whether the pipeline shows
+one. A notice may carry an offer (``offer_id``): its bubble gets a button (``offer_label``) whose click
+is the person's yes; it passes the same gates as any notice. A notice starts no round and calls no model;
 the rules are the pipeline's gates for it. Pure: the ledger of what was shown is a value, times are
 passed in.
 
@@ -22,6 +24,7 @@ __all__ = [
     "DEDUP_WINDOW_MS",
     "MAX_PER_HOUR",
     "NOTICE_RULES",
+    "Button",
     "Notice",
     "NoticeGates",
     "NoticeLedger",
@@ -35,6 +38,16 @@ DEDUP_WINDOW_MS = HOUR_MS
 MAX_PER_HOUR = 6
 
 
+class Button(StrEnum):
+    """The keys of a bubble's buttons, as the desktop sends a click back. The yes to an offer is the
+    notification's "default" action: a server invokes it for a click on the bubble, and dunst for
+    `dunstctl action` (with several buttons and no default, dunst opens its menu instead)."""
+
+    ACCEPT = "default"
+    SNOOZE = "snooze"
+    DISABLE = "disable"
+
+
 @dataclass(frozen=True, slots=True)
 class Notice:
     source: str
@@ -44,6 +57,8 @@ class Notice:
     dedup_key: str
     high_priority: bool
     at_ms: int
+    offer_id: str = ""
+    offer_label: str = ""
 
     @property
     def control_key(self) -> str:

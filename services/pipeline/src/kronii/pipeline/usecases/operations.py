@@ -3,7 +3,8 @@
 It takes the core's commands and returns core values: triggers in (stamped with the service's
 clock, counted, the run loop woken), notices from other services, the broker's word on the
 desktop, plugin registrations; and the stores behind GET /v1/runs, /v1/plugins, the snooze and
-disable controls and the notification stream."""
+disable controls and the notification stream; and the buttons of the desktop's bubbles (the yes to
+an offer, snooze, disable) as the person clicks them."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from kronii.foundation.clock import Clock
 from kronii.foundation.errors import Conflict, NotFound
 from kronii.pipeline.core.commands import TriggerCommand, TriggerOutcome
 from kronii.pipeline.core.controls import SourceControl
-from kronii.pipeline.core.notices import Notice, NoticeVerdict
+from kronii.pipeline.core.notices import Button, Notice, NoticeVerdict
 from kronii.pipeline.core.plugins import PluginRecord, PluginRegistration
 from kronii.pipeline.core.runs import RunRecord
 from kronii.pipeline.metrics import PipelineMetrics, notice_source
@@ -32,7 +33,10 @@ from kronii.pipeline.ports import (
 from kronii.pipeline.usecases.runner import Runner
 from kronii.pipeline.usecases.show_notice import NoticeDesk
 
-__all__ = ["PipelineOperations", "PipelineStores"]
+__all__ = ["DESKTOP_SNOOZE_SECS", "PipelineOperations", "PipelineStores"]
+
+# The bubble's Snooze button: as POST /v1/notifications/{id}/snooze without a body.
+DESKTOP_SNOOZE_SECS = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +160,20 @@ class PipelineOperations:
     async def clear_control(self, source_key: str) -> None:
         if not await self._stores.controls.clear(source_key):
             raise NotFound(f"nothing snoozed or disabled for {source_key!r}")
+
+    async def accept_offer(self, notification_id: str, actor: str) -> str:
+        """The person's yes to the offer a notification made; the offer's id (NotFound: none)."""
+        return await self._notices.accept(notification_id, actor)
+
+    async def clicked(self, notification_id: str, key: str) -> None:
+        """A button of a bubble the desktop showed, as the person clicked it (a key the pipeline
+        never gave a button is ignored)."""
+        if key == Button.ACCEPT:
+            await self.accept_offer(notification_id, "person:notification")
+        elif key == Button.SNOOZE:
+            await self.snooze(notification_id, DESKTOP_SNOOZE_SECS)
+        elif key == Button.DISABLE:
+            await self.disable(notification_id)
 
     def subscribe_notifications(self, last_event_id: int | None) -> StreamSubscription:
         return self._stores.stream.subscribe(last_event_id)

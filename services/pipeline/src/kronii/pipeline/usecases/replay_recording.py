@@ -91,7 +91,9 @@ class _CollectingNotifier:
     async def muted(self, source_key: str) -> str | None:
         return None
 
-    async def notify(self, run_id: str, notification: Notification, source_key: str) -> str:
+    async def notify(
+        self, run_id: str, notification: Notification, source_key: str, accept_label: str = ""
+    ) -> str:
         self.sent.append(
             _Notified(
                 self._clock.now_ms, run_id, notification.title, notification.body, notification.candidate_key
