@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import pytest
 import psycopg
 from kronii.foundation.urls import libpq_url
 from kronii.supervisor.core.tokens import issue_token
@@ -152,11 +153,9 @@ def test_grpc_posts_and_reads_with_the_same_semantics(supervisor: Supervisor) ->
         posted = stub.PostMessage(pb.PostMessageRequest(workspace_id=workspace, thread_id="g", body="over grpc",
                                                         to=["person"]), metadata=metadata)  # fmt: skip
         got = stub.ReadThread(pb.ReadThreadRequest(workspace_id=workspace, thread_id="g"), metadata=metadata)
-        try:
+        with pytest.raises(grpc.RpcError) as missing:
             stub.ReadThread(pb.ReadThreadRequest(workspace_id=workspace, thread_id="none"), metadata=metadata)
-            raise AssertionError("a missing thread was read")
-        except grpc.RpcError as error:
-            assert error.code() is grpc.StatusCode.NOT_FOUND
+        assert missing.value.code() is grpc.StatusCode.NOT_FOUND
     assert posted.message.seq == 1 and [m.body for m in got.messages] == ["over grpc"]
 
 
