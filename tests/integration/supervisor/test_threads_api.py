@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import pytest
 import psycopg
+import pytest
 from kronii.foundation.urls import libpq_url
 from kronii.supervisor.core.tokens import issue_token
 from kronii.supervisor.v1 import supervisor_pb2 as pb
