@@ -88,7 +88,7 @@ async def test_the_agents_read_cursor_moving_acknowledges_its_wake() -> None:
     ]
 
 
-async def test_a_persons_draft_defers_the_wake_says_so_and_asks_for_a_sync_first() -> None:
+async def test_a_persons_draft_defers_the_wake_and_says_so_once() -> None:
     w = world(FakePanes(PaneFacts(draft="my own note")))
     await post(w, "done")
     await one_pass(w)
@@ -97,25 +97,47 @@ async def test_a_persons_draft_defers_the_wake_says_so_and_asks_for_a_sync_first
     assert w.store.bodies("ws", "t1", MessageKind.OUTCOME) == [
         "waking reviewer is deferred: a person is typing in its pane; kronii tries again when they stop"
     ]
-    sync = [m for m in w.store.threads[("ws", "t1")].messages if m.kind is MessageKind.SYNC]
-    assert len(sync) == 1 and sync[0].to == ("reviewer",)
     await one_pass(w)  # deferred: still the supervisor's; not asked for again
     assert len(w.store.bodies("ws", "t1", MessageKind.OUTCOME)) == 1
 
 
-async def test_the_sync_goes_to_the_threads_coordinator_and_holds_the_other_agents_until_it_reads() -> None:
-    w = world(FakePanes(PaneFacts(draft="my own note")))
+async def test_a_persons_work_in_a_workers_pane_sends_a_sync_to_the_coordinator_before_anyone_else_is_woken() -> (
+    None
+):
+    w = world()
     w.world.registry.records["rt-c"] = replace(
         runtime("rt-c", "%4", "lead"), workspace_id="ws", role="coordinator"
     )
-    await w.desk.post(NewMessage("ws", "t1", "", "plan", MessageKind.MESSAGE, ("lead",)), PERSON_CLAIMS)
-    w.world.panes.facts = PaneFacts()
-    await one_pass(w)  # the lead reads nothing yet: it is woken for the plan
+    await w.desk.note(NewMessage("ws", "t1", "lead", "plan", MessageKind.MESSAGE, ("reviewer",)))
     w.world.panes.facts = PaneFacts(draft="my own note")
-    await post(w, "done")
+    await one_pass(w)  # the reviewer's wake is deferred: the person is typing there
+    w.world.panes.facts = PaneFacts()  # (the fake shows every pane alike: the others are free)
+    w.orchestrator.agent_state_changed("rt-r", "idle", "draft")  # what the look at its pane read
     await one_pass(w)
     sync = [m for m in w.store.threads[("ws", "t1")].messages if m.kind is MessageKind.SYNC]
     assert [m.to for m in sync] == [("lead",)]
+    assert [p for p, _ in w.world.panes.written] == ["%4"]  # the lead, woken for the sync
+    w.orchestrator.agent_state_changed("rt-r", "draft", "draft")  # the same episode: no second note
+
+    # The executioner's message waits until the coordinator has read the sync note.
+    await w.desk.note(NewMessage("ws", "t1", "lead", "and you", MessageKind.MESSAGE, ("executioner",)))
+    await one_pass(w)
+    assert "%3" not in [p for p, _ in w.world.panes.written]
+    lead = Claims("runtime:rt-c", frozenset({"runtime:rt-c"}), frozenset({"ws"}), T0 + 3600)
+    await w.desk.read(ReadQuery("ws", "t1"), lead)
+    await one_pass(w)
+    assert "%3" in [p for p, _ in w.world.panes.written]  # then the executioner
+    assert len([m for m in w.store.threads[("ws", "t1")].messages if m.kind is MessageKind.SYNC]) == 1
+
+
+async def test_without_a_coordinator_the_sync_goes_to_the_worker_itself() -> None:
+    w = world()
+    await post(w, "done")
+    await one_pass(w)
+    w.orchestrator.agent_state_changed("rt-r", "idle", "draft")
+    await one_pass(w)
+    sync = [m for m in w.store.threads[("ws", "t1")].messages if m.kind is MessageKind.SYNC]
+    assert [m.to for m in sync] == [("reviewer",)]
 
 
 async def test_a_paused_agent_is_not_woken_until_it_is_resumed() -> None:

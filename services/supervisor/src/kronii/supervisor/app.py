@@ -144,6 +144,7 @@ class _Parts:
             prompt_chars=settings.wake_prompt_chars, sweep_secs=settings.orchestrator_sweep_secs,
         )  # fmt: skip
         self._outcome_events.listen(self.orchestrator.final)
+        self._agent_states.watch(self.orchestrator.agent_state_changed)
 
     def _offer_desk(self, ctx: ServiceContext, settings: SupervisorSettings) -> OfferDesk:
         assert ctx.engine is not None

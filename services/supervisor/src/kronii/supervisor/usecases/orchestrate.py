@@ -9,8 +9,8 @@ is made of its thread, agent, reason and message (wake_trigger_id): a pass that 
 after a restart, asks for the same trigger, and the supervisor answers a repeated id with its one
 outcome; the outcome note has the trigger id as its dedupe key, so it is posted once too.
 
-After a person's work in a worker's pane (a wake deferred because they typed there), the thread
-gets a sync note (section 13.2): addressed to the thread's coordinator (a participant whose runtime
+After a person's work in a worker's pane (a look at it read their text in its input line), each
+thread the worker is on gets a sync note (section 13.2): addressed to the thread's coordinator (a participant whose runtime
 has the role orchestrator or coordinator), else to the worker itself; no other agent on that thread
 is woken until its addressee has read it."""
 
@@ -101,6 +101,10 @@ class Orchestrator:
         # (workspace, thread, agent) -> the wake in flight or deferred with the supervisor.
         self._active: dict[tuple[str, str, str], _Wake] = {}
         self._settled: set[str] = set()
+        # Runtimes whose pane a person typed in, and when (agent_state_changed), not yet synced.
+        self._interventions: dict[str, float] = {}
+        # When the latest person's episode in each runtime's pane began (one sync per episode).
+        self._episodes: dict[str, float] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         desk.on_change(self.changed)
 
@@ -113,6 +117,7 @@ class Orchestrator:
         while True:
             try:
                 now = self._clock.monotonic()
+                await self._sync_interventions()
                 if now >= next_sweep:
                     next_sweep = now + self._sweep_secs
                     await self.sweep()
@@ -149,6 +154,7 @@ class Orchestrator:
         self._metrics.thread_lag.set(worst)
 
     async def pass_dirty(self) -> None:
+        await self._sync_interventions()
         dirty, self._dirty = self._dirty, set()
         for workspace_id, thread_id in sorted(dirty):
             view = await self._desk.thread(workspace_id, thread_id)
@@ -263,7 +269,10 @@ class Orchestrator:
         view = await self._thread_of(outcome)
         await self._note(view, f"{outcome.trigger_id}-deferred", _outcome_sentence(outcome))
         if outcome.error_code in _PERSON_TYPED and view is not None:
-            await self._sync(view, outcome)
+            # The person was at work in the pane before this thread wanted the agent: the same
+            # episode's sync, once.
+            began = self._episodes.setdefault(outcome.runtime_id, self._clock.wall())
+            await self._sync(view, outcome.agent_id, f"sync-{outcome.runtime_id}-{int(began)}")
 
     async def _audited(self, outcome: TriggerOutcome) -> None:
         await self._audit(
@@ -304,10 +313,32 @@ class Orchestrator:
         except KroniiError as error:
             log.warning("the note on %s was not posted: %s", view.thread_id, error)
 
-    async def _sync(self, view: ThreadView, outcome: TriggerOutcome) -> None:
+    def agent_state_changed(self, runtime_id: str, before: str, now: str) -> None:
+        """A look at a pane read a person's text in the agent's input line (section 13.2's manual
+        intervention): the threads it is on get a sync note before autonomous flow goes on."""
+        if now == "draft" and before != "draft":
+            self._episodes[runtime_id] = self._interventions[runtime_id] = self._clock.wall()
+            self._kick.set()
+
+    async def _sync_interventions(self) -> None:
+        pending, self._interventions = self._interventions, {}
+        if not pending:
+            return
+        views = await self._desk.recent_threads(self._clock.wall() - 86400)
+        for runtime_id, at in pending.items():
+            record = self._registry.get(runtime_id)
+            if record is None:
+                continue
+            for view in views:
+                if view.workspace_id == record.workspace_id and view.participant(record.agent_id) is not None:
+                    await self._sync(view, record.agent_id, f"sync-{runtime_id}-{int(at)}")
+
+    async def _sync(self, view: ThreadView, worker: str, key: str) -> None:
         """Section 13.2: the person worked in the worker's pane; the coordinator hears of it first."""
-        to = self._coordinator(view, outcome.agent_id) or outcome.agent_id
-        with contextlib.suppress(KroniiError):
+        if view.guard.blocked:
+            return
+        to = self._coordinator(view, worker) or worker
+        try:
             await self._desk.note(
                 NewMessage(
                     workspace_id=view.workspace_id,
@@ -315,11 +346,12 @@ class Orchestrator:
                     author=KRONII,
                     kind=MessageKind.SYNC,
                     to=(to,),
-                    dedupe_key=_dedupe(f"sync-{outcome.trigger_id}"),
-                    body=f"a person is working in {outcome.agent_id}'s pane (a wake was deferred for them); "
-                    f"look at what they did before the thread goes on",
+                    dedupe_key=_dedupe(key),
+                    body=f"a person is working in {worker}'s pane; look at what they did before the thread goes on",
                 )
             )
+        except KroniiError as error:
+            log.warning("the sync note on %s was not posted: %s", view.thread_id, error)
 
     def _coordinator(self, view: ThreadView, worker: str) -> str:
         for participant in view.participants:
