@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import OrderedDict
 import logging
 from dataclasses import dataclass
 
@@ -62,6 +63,7 @@ _PERSON_TYPED = frozenset({ErrorCode.OPERATOR_BUSY.value, ErrorCode.COLLISION_MA
 _WAITING = frozenset({Result.DEFERRED.value, Result.ALREADY_ACTIVE.value})
 _WAKE_PREFIX = "wake-"
 _CONTEXT = 50
+_SETTLED_KEPT = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +102,8 @@ class Orchestrator:
         self._kick = asyncio.Event()
         # (workspace, thread, agent) -> the wake in flight or deferred with the supervisor.
         self._active: dict[tuple[str, str, str], _Wake] = {}
-        self._settled: set[str] = set()
+        # Wakes whose outcome is known, newest last (bounded: an old one asked again is one Redis lookup).
+        self._settled: OrderedDict[str, None] = OrderedDict()
         # Runtimes whose pane a person typed in, and when (agent_state_changed), not yet synced.
         self._interventions: dict[str, float] = {}
         # When the latest person's episode in each runtime's pane began (one sync per episode).
@@ -288,7 +291,9 @@ class Orchestrator:
         """The wake is no longer in flight; a settled one is never asked for again in this process
         (its outcome is known: asking again would only hear it again)."""
         if settled:
-            self._settled.add(wake.trigger_id)
+            self._settled[wake.trigger_id] = None
+            while len(self._settled) > _SETTLED_KEPT:
+                self._settled.popitem(last=False)
         key = (wake.view.workspace_id, wake.view.thread_id, wake.agent)
         if self._active.get(key) is wake:
             del self._active[key]
