@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import OrderedDict
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from kronii.foundation.errors import KroniiError
