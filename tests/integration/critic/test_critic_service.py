@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -135,6 +136,28 @@ def test_the_hint_for_a_repeated_error_shows_at_the_next_prompt(
     assert "kronii:" not in shown[0]
     # The third time it is a repeated failure, said once. The shell waits 20 ms for a hint after a
     # failure: on a loaded machine it may come later and show at the prompt after.
+    hinted = [text for text in shown[2:] if "kronii:" in text]
+    assert hinted and "same failure 3x" in hinted[0], shown
+
+
+def test_kronii_run_in_a_hooked_shell_is_recorded_once_and_its_hint_shows_at_that_shells_prompt(
+    infra: InfraUrls, migrated_database: str, tmp_path: Path
+) -> None:
+    # The hooks export the shell's session (KRONII_CRITIC_SESSION): `kronii run` reports to it,
+    # and the hook does not record the `kronii run` line a second time.
+    with start_critic(infra, migrated_database, tmp_path) as critic:
+        before = (
+            f"export PATH={shlex.quote(str(Path(sys.executable).parent))}:$PATH "
+            f"KRONII_CRITIC_URL={shlex.quote(critic.url)}"
+        )
+        with ShellPty(shell_setup("bash", critic.home, hooked=True, before=before)) as pty:
+            missing = "/nonexistent-kronii-run-file"
+            shown = [pty.run(f"kronii run -- cat {missing}") for _ in range(3)]
+            wait_until(lambda: len(critic.get("/v1/critic/search", text=missing, take=10)["hits"]) >= 3,
+                       timeout_s=15, what="the three runs kept")  # fmt: skip
+            shown.append(pty.run("true"))
+        hits = critic.get("/v1/critic/search", text=missing, take=10)["hits"]
+    assert len(hits) == 3, hits
     hinted = [text for text in shown[2:] if "kronii:" in text]
     assert hinted and "same failure 3x" in hinted[0], shown
 

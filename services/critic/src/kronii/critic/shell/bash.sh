@@ -56,6 +56,8 @@ _kronii_critic_install() {
             _kronii_session=$$-$RANDOM$RANDOM
         fi
     fi
+    # `kronii run -- CMD` in this shell reports to this shell's session (its hint comes here).
+    export KRONII_CRITIC_SESSION=$_kronii_session
     _kronii_tty=$(command tty 2>/dev/null) || _kronii_tty=
     [[ -p $_kronii_dir/hint-$_kronii_session ]] ||
         command mkfifo -m 600 -- "$_kronii_dir/hint-$_kronii_session" 2>/dev/null

@@ -37,6 +37,8 @@ function _kronii_critic_install
             set -g _kronii_session $fish_pid-(random)(random)
         end
     end
+    # `kronii run -- CMD` in this shell reports to this shell's session (its hint comes here).
+    set -gx KRONII_CRITIC_SESSION $_kronii_session
     set -g _kronii_tty (command tty 2>/dev/null)
     string match -q '/*' -- "$_kronii_tty"; or set -g _kronii_tty ''
     for file in $_kronii_dir/clock-$_kronii_session $_kronii_dir/spool

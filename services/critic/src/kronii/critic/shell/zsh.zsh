@@ -37,6 +37,8 @@ _kronii_critic_install() {
             typeset -g _kronii_session=$$-$RANDOM$RANDOM
         fi
     fi
+    # `kronii run -- CMD` in this shell reports to this shell's session (its hint comes here).
+    export KRONII_CRITIC_SESSION=$_kronii_session
     typeset -g _kronii_tty=${TTY-}
     [[ -p $_kronii_dir/hint-$_kronii_session ]] ||
         command mkfifo -m 600 -- $_kronii_dir/hint-$_kronii_session 2>/dev/null
