@@ -71,11 +71,14 @@ def test_row_unread_a_message_to_no_one_in_particular_is_for_everyone_but_its_au
     assert decide(situation([msg(1, "reviewer")])).verdict is Verdict.NOTHING
 
 
-def test_row_lag_more_unread_turns_than_the_threshold_wake_it_to_catch_up() -> None:
-    others = [msg(n, "executioner", to=("person",)) for n in range(1, 5)]
-    decision = decide(situation(others))
-    assert (decision.verdict, decision.reason, decision.upto_seq) == (Verdict.WAKE, WakeReason.LAG, 4)
+def test_row_lag_more_unread_turns_than_the_threshold_wake_it_to_catch_up_once_per_cursor() -> None:
+    others = [msg(n, "executioner", to=("person",)) for n in range(1, 7)]
+    decision = decide(situation(others[:4]))
+    assert (decision.verdict, decision.reason, decision.upto_seq) == (Verdict.WAKE, WakeReason.LAG, 0)
     assert decide(situation(others[:3])).verdict is Verdict.NOTHING
+    # More messages while it has not read: the same wake (the same id), not a new one.
+    assert decide(situation(others)).upto_seq == 0
+    assert decide(situation(others, cursor=1)).upto_seq == 1
 
 
 def test_row_dormancy_what_it_read_and_left_unanswered_past_the_threshold_wakes_it_again() -> None:

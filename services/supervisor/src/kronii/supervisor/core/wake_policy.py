@@ -93,7 +93,8 @@ class Decision:
     verdict: Verdict
     row: str
     reason: WakeReason | None = None
-    # The message the wake is for: the last unread one, or the one that waits for an answer.
+    # What the wake is for: the last unread message addressed to it, the one that waits for its
+    # answer, or (lag) the place of its cursor. Part of the wake's id.
     upto_seq: int = 0
     messages: tuple[ThreadMessage, ...] = ()
 
@@ -142,6 +143,10 @@ def decide(situation: Situation) -> Decision:
         assert waiting is not None
         return Decision(Verdict.WAKE, row.name, row.reason, waiting.seq, (waiting,))
     shown = situation.unread or tuple(m for m in situation.newer if is_turn(m.kind))
+    if row.reason is WakeReason.LAG:
+        # Catching up is asked once per place of its cursor: more messages while it has not read
+        # are no new reason to wake it.
+        return Decision(Verdict.WAKE, row.name, row.reason, situation.cursor, shown)
     # The id is made of the last message it wakes for, never of kronii's own notes after it (an
     # outcome posted back must not make the same wake look new).
     return Decision(Verdict.WAKE, row.name, row.reason, max(m.seq for m in shown), shown)
