@@ -288,6 +288,24 @@ def test_token_is_signed_with_the_local_secret(monkeypatch: pytest.MonkeyPatch) 
     assert claims.subject == "hook" and set(claims.scopes) == {"read"} and set(claims.workspaces) == {"web"}
 
 
+def test_a_registered_runtimes_own_token_is_scoped_to_that_runtime_and_its_workspace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kronii.supervisor.core.tokens import verify_token
+
+    monkeypatch.setenv("KRONII_SUPERVISOR_TOKEN_SECRET", "s" * 32)
+    done = agents("token", "--runtime", "rt-7", "--workspace", "web")
+    assert done.exit_code == 0, done.output
+    claims = verify_token(("s" * 32).encode(), done.output.strip(), now=datetime.now(UTC).timestamp())
+    assert (claims.subject, set(claims.scopes), set(claims.workspaces)) == (
+        "runtime:rt-7",
+        {"runtime:rt-7"},
+        {"web"},
+    )
+    refused = agents("token", "--runtime", "rt-7")
+    assert refused.exit_code == exits.USAGE and "one --workspace" in refused.output
+
+
 def test_choices_and_kinds_complete_in_the_shell() -> None:
     assert completions(["heartbeat", "--status"], "i") == ["idle"]
     assert completions(["token", "--scope"], "") == ["trigger", "operate", "read"]

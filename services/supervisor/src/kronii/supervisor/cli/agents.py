@@ -337,9 +337,22 @@ def hand(connection: Connection, offer_id: str, agent: str, workspace: str, as_j
 @click.option(
     "--scope", "scopes", multiple=True, type=click.Choice(SCOPES), help="a scope (repeat; default all)"
 )
+@click.option(
+    "--runtime",
+    default="",
+    help="a registered runtime's own token (with its one --workspace): it acks, heartbeats and uses "
+    "`kronii thread` as that runtime's agent, as the panes kronii starts do with KRONII_RUNTIME_TOKEN",
+)
 @click.option("--ttl", type=click.IntRange(min=1), default=3600, show_default=True, help="seconds")
-def token(subject: str, workspaces: tuple[str, ...], scopes: tuple[str, ...], ttl: int) -> None:
+def token(subject: str, workspaces: tuple[str, ...], scopes: tuple[str, ...], runtime: str, ttl: int) -> None:
     """Print a service token signed with this host's supervisor secret (for hooks and scripts)."""
+    if runtime:
+        if len(workspaces) != 1 or scopes or subject:
+            raise click.UsageError(
+                "--runtime takes the runtime's one --workspace, and no --scope or --subject"
+            )
+        click.echo(mint(f"runtime:{runtime}", {f"runtime:{runtime}"}, set(workspaces), ttl))
+        return
     click.echo(mint(subject or user_subject(), set(scopes or SCOPES), set(workspaces or ["*"]), ttl))
 
 
