@@ -143,6 +143,10 @@ def test_an_agents_own_token_posts_as_its_agent_and_only_in_its_workspace(superv
     assert status == 201 and answer["message"]["author"] == "poster"
     status, answer = post(supervisor, {"workspace_id": "elsewhere", "thread_id": "t", "body": "hi"}, token)
     assert status == 403 and "not 'elsewhere'" in answer["detail"]
+    with supervisor.client(token) as http:
+        listed = http.get("/v1/threads").json()["threads"]
+        elsewhere = http.get("/v1/threads", params={"workspace_id": "elsewhere"})
+    assert [t["workspace_id"] for t in listed] == [workspace] and elsewhere.status_code == 403
 
 
 def test_grpc_posts_and_reads_with_the_same_semantics(supervisor: Supervisor) -> None:

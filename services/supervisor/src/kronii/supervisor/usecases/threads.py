@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from kronii.foundation.errors import InvalidArgument, NotFound, PermissionDenied
 from kronii.supervisor.core.job import require_id
+from kronii.supervisor.core.model import RuntimeRecord
 from kronii.supervisor.core.threads import (
     KRONII,
     PERSON,
@@ -93,6 +94,10 @@ class ThreadDesk:
         self._blocked_listeners.append(listener)
 
     # ---- who is asking -----------------------------------------------------------------------------
+
+    def _own_runtime(self, claims: Claims) -> RuntimeRecord | None:
+        runtime_ids = [s.removeprefix("runtime:") for s in claims.scopes if s.startswith("runtime:")]
+        return self._registry.get(runtime_ids[0]) if runtime_ids else None
 
     def author_of(self, claims: Claims, workspace_id: str, scope: str = "trigger") -> str:
         """The participant a caller is: a runtime's token is its agent (in its own workspace only);
@@ -245,9 +250,16 @@ class ThreadDesk:
     # ---- list, view, unblock -----------------------------------------------------------------------
 
     async def list_threads(self, workspace_id: str, blocked_only: bool, claims: Claims) -> list[ThreadView]:
+        """The threads the caller may see: a runtime's own token, those of its workspace."""
+        record = self._own_runtime(claims)
+        if record is not None:
+            workspace_id = workspace_id or record.workspace_id
         if workspace_id:
             require_id("workspace_id", workspace_id)
-        need(claims, "read", workspace_id or None)
+        if record is not None:
+            self.author_of(claims, workspace_id)
+        else:
+            need(claims, "read", workspace_id or None)
         views = await self._store.list_threads(workspace_id, blocked_only=blocked_only)
         return [v for v in views if claims.allows_workspace(v.workspace_id)]
 
