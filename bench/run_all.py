@@ -14,6 +14,7 @@ BENCHMARKS = [
     ["sensor_focus.py", "--switches", "200", "--cost-seconds", "60"],
     ["capture_latency.py", "--jobs", "12", "--sustained", "12"],
     ["supervisor_triggers.py", "--sequential", "200", "--sustained", "1000", "--panes", "20"],
+    ["orchestrator_wakes.py", "--posts", "40", "--threads", "50", "--typed", "3"],
     ["pipeline_decision.py", "--decisions", "50", "--storm", "10000"],
     ["pipeline_replay.py"],
     ["chaos_servers.py"],
