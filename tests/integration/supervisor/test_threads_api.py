@@ -113,7 +113,7 @@ def test_reading_moves_the_readers_cursor_forward_only_and_peek_leaves_it(superv
 
 def test_bad_input_is_a_4xx_with_the_reason(supervisor: Supervisor) -> None:
     workspace = ws()
-    cases = [
+    cases: list[tuple[dict[str, Any], int, str]] = [
         ({"workspace_id": workspace, "thread_id": "t", "body": "x", "kind": "gossip"}, 400, "kind 'gossip'"),
         ({"workspace_id": workspace, "thread_id": "t", "body": "x", "kind": "outcome"}, 400, "kronii's own"),
         ({"workspace_id": workspace, "thread_id": "t", "body": "   "}, 400, "empty"),
