@@ -14,8 +14,10 @@ and answer their thread with the token the supervisor gave them.
   per thread to its first agent, all at once, then every wake the orchestrator makes (the first
   agents', then their partners' on their answers) until all are delivered: wakes per second, none
   lost, none duplicated, and none while a person types (a person's tmux client attached to a few first
-  agents' windows, a draft typed before the posts and sent later: their wakes deferred, then delivered,
-  never merged with the draft); the supervisor's CPU and peak RSS meanwhile.
+  agents' windows, each in a workspace of its own, a draft typed before the posts and sent later: their
+  wakes deferred, then delivered, never merged with the draft); the supervisor's CPU and peak RSS
+  meanwhile. Each typed workspace holds one other pair nobody types to (bystanders: the supervisor reads
+  the keys of every client of a pane's tmux session), reported apart from the undisturbed threads.
 
 Usage: python bench/orchestrator_wakes.py [--posts 40] [--threads 50] [--typed 3] [--quick]
 writes bench/results/orchestrator_wakes.json."""
