@@ -17,6 +17,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -208,3 +209,32 @@ def test_kill_9_of_the_orchestrator_mid_wake_then_restart_wakes_each_agent_once(
             time.sleep(2.0)  # two sweeps of the restarted orchestrator: nothing is woken twice
             assert pilot.pane("reviewer").count("[kronii] thread task-3:") == 1
             assert pilot.turns("task-3").count(("reviewer", "finding")) == 1
+
+
+def test_a_person_typing_in_one_agents_window_does_not_hold_the_other_agents_of_the_workspace(
+    pilot_supervisor: Supervisor,
+) -> None:
+    # Agents of a workspace share a tmux session, a window each: a person's keys go to the pane
+    # they look at, and only that pane counts them.
+    pilot = Pilot(pilot_supervisor, f"pilot{uuid.uuid4().hex[:6]}")
+    pilot.spawn("executioner", "executioner")
+    pilot.spawn("reviewer", "reviewer")
+    person = AttachedClient(pilot.sup.socket, f"agents_{pilot.workspace}", window="executioner")
+    try:
+        person.type("half a thought")
+        eventually(lambda: "executioner> half a thought" in pilot.pane("executioner"), 5, "the draft")
+        pilot.post("task-4", "done: the parser change", to="reviewer", kind="result")
+        notes = eventually(lambda: pilot.notes("task-4"), 10, "the wake's outcome")
+        assert notes[0].startswith("woke reviewer: delivered"), notes
+        assert "executioner> half a thought" in pilot.pane("executioner")
+        assert "[kronii]" not in pilot.pane("executioner")
+    finally:
+        person.close()
+
+
+def test_two_agents_spawned_at_once_into_a_new_workspace_both_start(pilot_supervisor: Supervisor) -> None:
+    workspace = f"pilot{uuid.uuid4().hex[:6]}"
+    with ThreadPoolExecutor(2) as pool:
+        started = list(pool.map(lambda name: Pilot(pilot_supervisor, workspace).sup.spawn(
+            name, kind="generic", workspace=workspace, command=[sys.executable, "-q", "-i"]), ["a1", "a2"]))  # fmt: skip
+    assert sorted(s["runtime"]["agent_id"] for s in started) == ["a1", "a2"]

@@ -13,7 +13,9 @@ from kronii.supervisor.core.pane_reports import PaneProbe
 __all__ = ["TmuxControl"]
 
 _PANE_FORMAT = "P\t#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{cursor_y}\t#{pane_height}\t#{session_name}\t#{cursor_x}\t#{cursor_flag}\t#{pane_current_command}"
-_CLIENT_FORMAT = "C\t#{client_control_mode}\t#{client_activity}"
+# Each client's current pane: a person's keys go to the pane they are looking at, not to every
+# pane of the session (agents of one workspace share a session, a window each).
+_CLIENT_FORMAT = "C\t#{client_control_mode}\t#{client_activity}\t#{pane_id}"
 
 
 # Waits for the go line, runs the command, and leaves its exit status in $KRONII_EXIT_FILE.
@@ -37,11 +39,7 @@ class TmuxControl(TmuxConnection):
         fields = lines[0].split("\t")
         height = int(fields[5] or 0)
         clients = lines[1 : len(lines) - height] if height else lines[1:]
-        activity: list[float] = []
-        for client in clients:
-            parts = client.split("\t")
-            if len(parts) == 3 and parts[0] == "C" and parts[1] != "1" and parts[2].isdigit():
-                activity.append(float(parts[2]))
+        activity = _people_at(clients, fields[1])
         return PaneProbe(
             pane_id=fields[1],
             pane_pid=int(fields[2] or 0),
@@ -121,11 +119,18 @@ class TmuxControl(TmuxConnection):
         stays on screen after the process ends, with its last output and exit status."""
         options = _window_options(window, env=env, cwd=cwd, status_file=status_file)
         first = _first_process(argv, keep_on_exit=keep_on_exit, status_file=status_file)
+        new_window = ["new-window", "-d", "-t", f"={session}:", *options, "--", *first]
         if await self.has_session(session):
-            lines = await self.command("new-window", "-d", "-t", f"={session}:", *options, "--", *first)
+            lines = await self.command(*new_window)
         else:
             size = ["-x", str(width), "-y", str(height)]
-            lines = await self.command("new-session", "-d", "-s", session, *size, *options, "--", *first)
+            try:
+                lines = await self.command("new-session", "-d", "-s", session, *size, *options, "--", *first)
+            except TmuxError as error:
+                if "duplicate session" not in str(error):
+                    raise
+                # Another start made the session between our look and ours: a window in it, then.
+                lines = await self.command(*new_window)
         pane_id, _, pid = lines[0].partition("\t")
         if keep_on_exit or status_file:
             await self.commands(
@@ -151,6 +156,23 @@ class TmuxControl(TmuxConnection):
         with contextlib.suppress(TmuxError, TimeoutError):
             await self.command("kill-server")
         await self.close()
+
+
+def _people_at(clients: Sequence[str], pane_id: str) -> list[float]:
+    """The latest key time of each person's client looking at this pane (control clients, kronii's
+    own, never count)."""
+    activity: list[float] = []
+    for client in clients:
+        parts = client.split("\t")
+        if (
+            len(parts) == 4
+            and parts[0] == "C"
+            and parts[1] != "1"
+            and parts[2].isdigit()
+            and parts[3] == pane_id
+        ):
+            activity.append(float(parts[2]))
+    return activity
 
 
 def _window_options(

@@ -22,7 +22,8 @@ class PaneProbe:
     cursor_y: int
     session: str
     current_command: str
-    # Latest activity (epoch seconds) of each attached client that is not a control client.
+    # Latest activity (epoch seconds) of each attached client that is not a control client and
+    # looks at this pane (its keys go here).
     human_client_activity: tuple[float, ...]
     screen: tuple[str, ...]
     cursor_x: int = 0
