@@ -117,6 +117,14 @@ def test_row_sync_after_a_persons_work_only_the_sync_addressee_is_woken() -> Non
     assert (first.verdict, first.reason) == (Verdict.WAKE, WakeReason.SYNC)
 
 
+def test_a_sync_note_to_a_worker_with_work_waiting_is_that_works_wake_not_a_second_one() -> None:
+    work = decide(situation(RESULT_FOR_REVIEWER))
+    sync = msg(2, KRONII, MessageKind.SYNC, ("reviewer",))
+    with_sync = decide(situation([*RESULT_FOR_REVIEWER, sync], sync_for="reviewer"))
+    assert (with_sync.reason, with_sync.upto_seq) == (work.reason, work.upto_seq) == (WakeReason.UNREAD, 1)
+    assert sync in with_sync.messages
+
+
 def test_every_row_is_named_once_and_the_last_row_always_holds() -> None:
     names = [row.name for row in ROWS]
     assert len(names) == len(set(names))

@@ -143,6 +143,11 @@ def decide(situation: Situation) -> Decision:
         assert waiting is not None
         return Decision(Verdict.WAKE, row.name, row.reason, waiting.seq, (waiting,))
     shown = situation.unread or tuple(m for m in situation.newer if is_turn(m.kind))
+    turns = tuple(m for m in situation.unread if is_turn(m.kind))
+    if row.reason is WakeReason.SYNC and turns:
+        # The sync note rides along with the work it waits on: the same wake as that work's, so
+        # a wake of it already delivered (or deferred) is not asked for a second time.
+        return Decision(Verdict.WAKE, row.name, WakeReason.UNREAD, max(m.seq for m in turns), shown)
     if row.reason is WakeReason.LAG:
         # Catching up is asked once per place of its cursor: more messages while it has not read
         # are no new reason to wake it.
