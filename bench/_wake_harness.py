@@ -216,8 +216,9 @@ def histogram_figures(before: str, after: str, name: str) -> dict[str, Any]:
     p95 = next((le for le, n in deltas.items() if count and n >= 0.95 * count), None)
     return {
         "count": int(count),
-        "mean_ms": round(total / count, 1) if count else None,
-        "p95_at_most_ms": p95,
+        # The histogram counts seconds.
+        "mean_ms": round(total / count * 1000, 1) if count else None,
+        "p95_at_most_ms": p95 * 1000 if p95 is not None else None,
     }
 
 

@@ -35,7 +35,7 @@ from _common import machine, percentile, save
 from _wake_fleet import fleet
 from _wake_harness import FINAL, Agent, Harness, histogram_figures, supervisor_running
 
-WAKE_HISTOGRAM = "kronii_orchestrator_wake_latency_ms"
+WAKE_HISTOGRAM = "kronii_orchestrator_wake_latency_seconds"
 
 
 def ms(values: list[float]) -> dict[str, Any]:

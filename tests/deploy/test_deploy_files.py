@@ -111,7 +111,7 @@ SUPERVISOR_METRICS: dict[str, set[str]] = {
     # The activation orchestrator (issue 29), in the supervisor.
     "kronii_orchestrator_wakes_total": {"reason"},
     "kronii_orchestrator_wake_outcomes_total": {"result"},
-    "kronii_orchestrator_wake_latency_ms": set(),
+    "kronii_orchestrator_wake_latency_seconds": set(),
     "kronii_orchestrator_thread_lag_max": set(),
     "kronii_orchestrator_threads_blocked": set(),
     "kronii_orchestrator_thread_messages_total": {"kind"},
@@ -198,7 +198,7 @@ HISTOGRAMS = {
     "kronii_http_request_duration_seconds",
     "kronii_sensor_focus_latency_seconds",
     "trigger_latency_ms",
-    "kronii_orchestrator_wake_latency_ms",
+    "kronii_orchestrator_wake_latency_seconds",
     "kronii_capture_stage_seconds",
     "kronii_capture_request_to_persisted_seconds",
     "kronii_scheduler_tick_lateness_seconds",

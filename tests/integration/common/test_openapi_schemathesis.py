@@ -105,7 +105,8 @@ def test_every_route_that_reads_a_json_body_declares_it(mesh: Mesh, name: str) -
     document = httpx.get(f"{mesh[name].url}/openapi.json", timeout=10).json()
     # Routes that take no body at all (the path says everything).
     bodiless = {"/v1/plugins/{app_id}/enable", "/v1/plugins/{app_id}/disable",
-                "/v1/notifications/{notification_id}/disable", "/v1/capture/jobs/{job_id}/cancel",
+                "/v1/notifications/{notification_id}/disable", "/v1/notifications/{notification_id}/accept",
+                "/v1/capture/jobs/{job_id}/cancel",
                 "/v1/capture/screenshots/{screenshot_id}/token", "/v1/vision/plans/{plan_id}/approve",
                 "/v1/vision/plans/{plan_id}/deny", "/v1/vision/plans/{plan_id}/run"}  # fmt: skip
     for path, item in document["paths"].items():

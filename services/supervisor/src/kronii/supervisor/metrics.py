@@ -72,6 +72,9 @@ def zero_common_series(common: CommonMetrics) -> None:
     start_at_zero(common, publishes=PUBLISHES, receives=RECEIVES, audit_actions=AUDIT_ACTIONS)
 
 
+# A wake takes a few tenths of a second on an idle pane, and the quiet window (20 s) or more when
+# a person is typing there.
+WAKE_BUCKETS_SECS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120)
 LATENCY_BUCKETS_MS = (1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000)
 
 
@@ -143,9 +146,9 @@ class SupervisorMetrics:
             registry=registry,
         )
         self.wake_latency = Histogram(
-            "kronii_orchestrator_wake_latency_ms",
-            "From the message posted to its wake's outcome (delivered: acknowledged), milliseconds",
-            buckets=LATENCY_BUCKETS_MS,
+            "kronii_orchestrator_wake_latency_seconds",
+            "From the message posted to its wake's outcome (delivered: acknowledged), seconds",
+            buckets=WAKE_BUCKETS_SECS,
             registry=registry,
         )
         self.thread_lag = Gauge(

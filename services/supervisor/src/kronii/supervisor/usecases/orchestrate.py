@@ -256,7 +256,7 @@ class Orchestrator:
         wake = self._active.get((outcome.workspace_id, outcome.thread_id, outcome.agent_id))
         if wake is not None and wake.trigger_id == outcome.trigger_id:
             if outcome.result == Result.DELIVERED.value:
-                self._metrics.wake_latency.observe(max(0.0, self._clock.wall() - wake.posted_at) * 1000)
+                self._metrics.wake_latency.observe(max(0.0, self._clock.wall() - wake.posted_at))
             self._done(wake, settled=True)
         self._metrics.wake_outcomes.labels(outcome.result or "failed").inc()
         await self._audited(outcome)
