@@ -10,7 +10,7 @@ import os
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,6 +119,18 @@ class Supervisor:
 
     def launches(self) -> list[dict[str, Any]]:
         return read_jsonl(self.codex.argv_log)
+
+
+def eventually(check: Callable[[], Any], timeout: float, what: str) -> Any:
+    """What `check` answers once it is truthy, polled every 0.1 s; AssertionError naming `what` after
+    `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def wait_ready_pane(sup: Supervisor, runtime_id: str, marker: str = "\u203a") -> None:

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from kronii.supervisor.core.tokens import issue_token
 
 from tests.agents.harness import AttachedClient, private_socket
 from tests.infra import InfraUrls
-from tests.integration.supervisor.conftest import SECRET, SETTINGS, Supervisor, start_supervisor
+from tests.integration.supervisor.conftest import SECRET, SETTINGS, Supervisor, eventually, start_supervisor
 
 THREAD_AGENT = Path(__file__).parents[2] / "agents" / "thread_agent.py"
 PILOT = {
@@ -41,16 +41,6 @@ PILOT = {
 def person_token() -> str:
     return issue_token(SECRET.encode(), subject="cli:tester", scopes={"trigger", "operate", "read"},
                        workspaces={"*"}, now=time.time(), ttl_secs=3600)  # fmt: skip
-
-
-def eventually(check: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 class Pilot:

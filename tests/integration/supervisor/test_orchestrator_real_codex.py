@@ -11,7 +11,6 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from kronii.supervisor.core.tokens import issue_token
@@ -20,7 +19,7 @@ from tests.agents.harness import private_socket
 from tests.agents.real_codex import CODEX_BIN, history, prepare_codex_home
 from tests.agents.refusing_model import refusing_model_server
 from tests.infra import InfraUrls
-from tests.integration.supervisor.conftest import SECRET, Supervisor, start_supervisor
+from tests.integration.supervisor.conftest import SECRET, Supervisor, eventually, start_supervisor
 
 SETTINGS = {
     "KRONII_SUPERVISOR_QUIET_WINDOW_SECS": "3",
@@ -28,16 +27,6 @@ SETTINGS = {
     "KRONII_SUPERVISOR_RECONCILE_INTERVAL_SECS": "0.5",
     "KRONII_SUPERVISOR_ORCHESTRATOR_SWEEP_SECS": "0.5",
 }
-
-
-def eventually(check: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 @pytest.fixture(scope="module")

@@ -299,24 +299,22 @@ class Orchestrator:
             del self._active[key]
             self.changed(wake.view.workspace_id, wake.view.thread_id)
 
-    async def _note(self, view: ThreadView | None, key: str, text: str) -> None:
+    async def _note(
+        self, view: ThreadView | None, key: str, text: str, *, kind: MessageKind = MessageKind.OUTCOME,
+        to: tuple[str, ...] = (),
+    ) -> None:  # fmt: skip
         """kronii's note on the thread, once per key; a thread or store that is away loses only the note
         (the audit trail has the outcome)."""
         if view is None:
             return
+        new = NewMessage(
+            workspace_id=view.workspace_id, thread_id=view.thread_id, author=KRONII, kind=kind, body=text,
+            to=to, dedupe_key=_dedupe(key),
+        )  # fmt: skip
         try:
-            await self._desk.note(
-                NewMessage(
-                    workspace_id=view.workspace_id,
-                    thread_id=view.thread_id,
-                    author=KRONII,
-                    kind=MessageKind.OUTCOME,
-                    body=text,
-                    dedupe_key=_dedupe(key),
-                )
-            )
+            await self._desk.note(new)
         except KroniiError as error:
-            log.warning("the note on %s was not posted: %s", view.thread_id, error)
+            log.warning("the %s note on %s was not posted: %s", kind.value, view.thread_id, error)
 
     def agent_state_changed(self, runtime_id: str, before: str, now: str) -> None:
         """A look at a pane read a person's text in the agent's input line (section 13.2's manual
@@ -343,20 +341,8 @@ class Orchestrator:
         if view.guard.blocked:
             return
         to = self._coordinator(view, worker) or worker
-        try:
-            await self._desk.note(
-                NewMessage(
-                    workspace_id=view.workspace_id,
-                    thread_id=view.thread_id,
-                    author=KRONII,
-                    kind=MessageKind.SYNC,
-                    to=(to,),
-                    dedupe_key=_dedupe(key),
-                    body=f"a person is working in {worker}'s pane; look at what they did before the thread goes on",
-                )
-            )
-        except KroniiError as error:
-            log.warning("the sync note on %s was not posted: %s", view.thread_id, error)
+        text = f"a person is working in {worker}'s pane; look at what they did before the thread goes on"
+        await self._note(view, key, text, kind=MessageKind.SYNC, to=(to,))
 
     def _coordinator(self, view: ThreadView, worker: str) -> str:
         for participant in view.participants:
