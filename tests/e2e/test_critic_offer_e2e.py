@@ -34,8 +34,8 @@ from tests.integration.critic.shell_pty import ShellPty, shell_setup
 from tests.integration.critic.test_critic_service import Critic, start_critic
 from tests.integration.pipeline.pipeline_support import pipeline_database, pipeline_env, start_pipeline
 from tests.integration.supervisor.conftest import SECRET as SUPERVISOR_SECRET
-from tests.integration.supervisor.conftest import SETTINGS, Supervisor, start_supervisor
-from tests.integration.supervisor.test_orchestrator_pilot import Pilot, eventually
+from tests.integration.supervisor.conftest import SETTINGS, Supervisor, eventually, start_supervisor
+from tests.integration.supervisor.test_orchestrator_pilot import Pilot
 
 pytestmark = pytest.mark.e2e
 

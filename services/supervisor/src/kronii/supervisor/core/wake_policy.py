@@ -138,23 +138,31 @@ def decide(situation: Situation) -> Decision:
     row = next(row for row in ROWS if row.holds(situation))
     if row.verdict is not Verdict.WAKE:
         return Decision(row.verdict, row.name)
+    assert row.reason is not None
     if row.reason is WakeReason.DORMANT:
         waiting = situation.read_unanswered
         assert waiting is not None
         return Decision(Verdict.WAKE, row.name, row.reason, waiting.seq, (waiting,))
+    reason, upto = _what_for(row.reason, situation)
     shown = situation.unread or tuple(m for m in situation.newer if is_turn(m.kind))
-    turns = tuple(m for m in situation.unread if is_turn(m.kind))
-    if row.reason is WakeReason.SYNC and turns:
+    return Decision(Verdict.WAKE, row.name, reason, upto, shown)
+
+
+def _what_for(reason: WakeReason, situation: Situation) -> tuple[WakeReason, int]:
+    """The reason and the place a wake's id is made of."""
+    turns = [m.seq for m in situation.unread if is_turn(m.kind)]
+    if reason is WakeReason.SYNC and turns:
         # The sync note rides along with the work it waits on: the same wake as that work's, so
         # a wake of it already delivered (or deferred) is not asked for a second time.
-        return Decision(Verdict.WAKE, row.name, WakeReason.UNREAD, max(m.seq for m in turns), shown)
-    if row.reason is WakeReason.LAG:
+        return WakeReason.UNREAD, max(turns)
+    if reason is WakeReason.LAG:
         # Catching up is asked once per place of its cursor: more messages while it has not read
         # are no new reason to wake it.
-        return Decision(Verdict.WAKE, row.name, row.reason, situation.cursor, shown)
-    # The id is made of the last message it wakes for, never of kronii's own notes after it (an
-    # outcome posted back must not make the same wake look new).
-    return Decision(Verdict.WAKE, row.name, row.reason, max(m.seq for m in shown), shown)
+        return reason, situation.cursor
+    # The last message it wakes for, never kronii's own notes after it (an outcome posted back
+    # must not make the same wake look new).
+    shown = situation.unread or tuple(m for m in situation.newer if is_turn(m.kind))
+    return reason, max(m.seq for m in shown)
 
 
 def wake_trigger_id(workspace_id: str, thread_id: str, agent: str, reason: WakeReason, upto_seq: int) -> str:
