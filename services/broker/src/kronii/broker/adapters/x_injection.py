@@ -38,20 +38,25 @@ class Sender:
         if not self._still_valid():
             raise _Stopped
 
-    def press(self, event_type: int, detail: int) -> None:
+    def _send(self, event_type: int, detail: int, **where: int) -> None:
+        """One event, asked for first and written to the X server at once: python-xlib queues its
+        requests until a flush, so without one a whole action, checked in a few microseconds, went
+        out after a stop that came while it was typed."""
         self._check()
-        xtest.fake_input(self._display, event_type, detail)
+        xtest.fake_input(self._display, event_type, detail, **where)
+        self._display.flush()
+
+    def press(self, event_type: int, detail: int) -> None:
+        self._send(event_type, detail)
         self._held.append((event_type + 1, detail))
 
     def release(self, event_type: int, detail: int) -> None:
-        self._check()
-        xtest.fake_input(self._display, event_type, detail)
+        self._send(event_type, detail)
         self._held.remove((event_type, detail))
 
     def move(self, x: int, y: int) -> None:
-        self._check()
         root = self._display.screen().root.id
-        xtest.fake_input(self._display, X.MotionNotify, 0, root=root, x=x, y=y)
+        self._send(X.MotionNotify, 0, root=root, x=x, y=y)
 
     def let_go(self) -> None:
         """Releases are sent after a stop on purpose: a key left down would repeat forever."""
