@@ -15,6 +15,9 @@ from Xlib.ext import xtest
 __all__ = ["InjectorUnavailable", "Performer", "Sender", "drain_mapping_changes", "run_action"]
 
 _SCROLL_BUTTONS = {(0, -1): 4, (0, 1): 5, (-1, 0): 6, (1, 0): 7}
+# At most this many agent events the X server may not have taken yet: a round trip (XSync) after
+# each batch, so a person's key overtakes at most these, however long the action.
+IN_FLIGHT_EVENTS = 32
 
 
 class InjectorUnavailable(RuntimeError):
@@ -33,18 +36,24 @@ class Sender:
         self._display = display
         self._still_valid = still_valid
         self._held: list[tuple[int, int]] = []
+        self._unsynced = 0
 
     def _check(self) -> None:
         if not self._still_valid():
             raise _Stopped
 
     def _send(self, event_type: int, detail: int, **where: int) -> None:
-        """One event, asked for first and written to the X server at once: python-xlib queues its
-        requests until a flush, so without one a whole action, checked in a few microseconds, went
-        out after a stop that came while it was typed."""
+        """One event, asked for first and written to the X server at once (python-xlib queues its
+        requests until a flush: without one a whole action, checked in a few microseconds, went out
+        after a stop that came while it was typed), and a round trip every IN_FLIGHT_EVENTS."""
         self._check()
         xtest.fake_input(self._display, event_type, detail, **where)
-        self._display.flush()
+        self._unsynced += 1
+        if self._unsynced >= IN_FLIGHT_EVENTS:
+            self._display.sync()
+            self._unsynced = 0
+        else:
+            self._display.flush()
 
     def press(self, event_type: int, detail: int) -> None:
         self._send(event_type, detail)
