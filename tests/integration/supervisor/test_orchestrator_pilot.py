@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kronii.supervisor.core.tokens import issue_token
 
 from tests.agents.harness import AttachedClient, private_socket
 from tests.infra import InfraUrls
-from tests.integration.supervisor.conftest import SECRET, SETTINGS, Supervisor, eventually, start_supervisor
+from tests.integration.supervisor.conftest import SETTINGS, Supervisor, eventually, start_supervisor, token
 
+# The person, as `kronii` on the supervisor's host names them.
+PERSON = "cli:tester"
 THREAD_AGENT = Path(__file__).parents[2] / "agents" / "thread_agent.py"
 PILOT = {
     **SETTINGS,
@@ -36,11 +37,6 @@ PILOT = {
     "KRONII_SUPERVISOR_MAX_DEFER_SECS": "30",
     "KRONII_SUPERVISOR_ACK_TIMEOUT_SECS": "10",
 }
-
-
-def person_token() -> str:
-    return issue_token(SECRET.encode(), subject="cli:tester", scopes={"trigger", "operate", "read"},
-                       workspaces={"*"}, now=time.time(), ttl_secs=3600)  # fmt: skip
 
 
 class Pilot:
@@ -61,7 +57,7 @@ class Pilot:
         eventually(lambda: self.state(name) == "idle", 10, f"{name} read as idle")
 
     def state(self, name: str) -> str:
-        with self.sup.client(person_token()) as http:
+        with self.sup.client(token(PERSON)) as http:
             answer: dict[str, Any] = http.get(f"/v1/runtimes/{self.runtimes[name]}").json()
         return str(answer.get("agent_state", ""))
 
@@ -74,7 +70,7 @@ class Pilot:
         return done.stdout
 
     def post(self, thread: str, body: str, *, to: str, kind: str = "message") -> dict[str, Any]:
-        with self.sup.client(person_token()) as http:
+        with self.sup.client(token(PERSON)) as http:
             response = http.post("/v1/threads/messages", json={
                 "workspace_id": self.workspace, "thread_id": thread, "to": [to], "kind": kind, "body": body})  # fmt: skip
         assert response.status_code == 201, response.text
@@ -82,7 +78,7 @@ class Pilot:
         return answer
 
     def messages(self, thread: str) -> list[dict[str, Any]]:
-        with self.sup.client(person_token()) as http:
+        with self.sup.client(token(PERSON)) as http:
             response = http.post("/v1/threads/read", json={
                 "workspace_id": self.workspace, "thread_id": thread, "all": True, "peek": True, "limit": 500})  # fmt: skip
         if response.status_code == 404:

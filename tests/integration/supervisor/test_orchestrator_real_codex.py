@@ -13,13 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kronii.supervisor.core.tokens import issue_token
 
 from tests.agents.harness import private_socket
 from tests.agents.real_codex import CODEX_BIN, history, prepare_codex_home
 from tests.agents.refusing_model import refusing_model_server
 from tests.infra import InfraUrls
-from tests.integration.supervisor.conftest import SECRET, Supervisor, eventually, start_supervisor
+from tests.integration.supervisor.conftest import Supervisor, eventually, start_supervisor, token
 
 SETTINGS = {
     "KRONII_SUPERVISOR_QUIET_WINDOW_SECS": "3",
@@ -62,8 +61,7 @@ def test_a_message_for_a_real_codex_is_typed_into_its_own_input_once(
         eventually(lambda: http.get(f"/v1/runtimes/{runtime_id}").json()["agent_state"] == "idle", 60,
                    "Codex on its main screen")  # fmt: skip
 
-    person = issue_token(SECRET.encode(), subject="cli:tester", scopes={"trigger", "operate", "read"},
-                         workspaces={"*"}, now=time.time(), ttl_secs=600)  # fmt: skip
+    person = token("cli:tester")
     with sup.client(person) as http:
         posted = http.post("/v1/threads/messages", json={
             "workspace_id": workspace, "thread_id": "review-codex", "to": [agent], "kind": "result",

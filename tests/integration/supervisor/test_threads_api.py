@@ -18,23 +18,21 @@ import grpc
 import psycopg
 import pytest
 from kronii.foundation.urls import libpq_url
-from kronii.supervisor.core.tokens import issue_token
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 from kronii.supervisor.v1 import supervisor_pb2_grpc as pb_grpc
 
-from tests.integration.supervisor.conftest import SECRET, Supervisor
+from tests.integration.supervisor.conftest import SECRET, Supervisor, token
 
 KRONII = Path(sys.executable).parent / "kronii"
 
 
 def person() -> str:
-    return issue_token(SECRET.encode(), subject="cli:tester", scopes={"trigger", "operate", "read"},
-                       workspaces={"*"}, now=time.time(), ttl_secs=600)  # fmt: skip
+    return token("cli:tester")
 
 
 def runtime_token(runtime_id: str, workspace: str) -> str:
-    return issue_token(SECRET.encode(), subject=f"runtime:{runtime_id}", scopes={f"runtime:{runtime_id}"},
-                       workspaces={workspace}, now=time.time(), ttl_secs=600)  # fmt: skip
+    """A runtime's own token, as the supervisor gives the panes it starts."""
+    return token(f"runtime:{runtime_id}", (workspace,), (f"runtime:{runtime_id}",))
 
 
 def post(sup: Supervisor, body: dict[str, Any], token: str | None = None) -> tuple[int, dict[str, Any]]:

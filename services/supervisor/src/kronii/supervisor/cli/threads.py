@@ -23,10 +23,11 @@ from kronii.launcher.cli.exits import CommandError
 from kronii.launcher.cli.tables import print_table
 from kronii.supervisor.cli.agents import local_time
 from kronii.supervisor.cli.http import Client, Connection
+from kronii.supervisor.core.threads import POSTABLE, MessageKind
 
 __all__ = ["thread_command"]
 
-POSTABLE_KINDS = ("message", "result", "finding", "resolved", "handoff")
+POSTABLE_KINDS = tuple(kind.value for kind in MessageKind if kind in POSTABLE)
 # The server waits at most this long per request; `wait` asks again until its own timeout.
 _WAIT_SLICE_SECS = 60
 

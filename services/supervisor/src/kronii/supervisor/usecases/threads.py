@@ -96,18 +96,18 @@ class ThreadDesk:
     # ---- who is asking -----------------------------------------------------------------------------
 
     def _own_runtime(self, claims: Claims) -> RuntimeRecord | None:
-        runtime_ids = [s.removeprefix("runtime:") for s in claims.scopes if s.startswith("runtime:")]
-        return self._registry.get(runtime_ids[0]) if runtime_ids else None
+        runtime_id = _runtime_of(claims)
+        return self._registry.get(runtime_id) if runtime_id else None
 
     def author_of(self, claims: Claims, workspace_id: str, scope: str = "trigger") -> str:
         """The participant a caller is: a runtime's token is its agent (in its own workspace only);
         any other caller needs `scope` there."""
-        runtime_ids = [s.removeprefix("runtime:") for s in claims.scopes if s.startswith("runtime:")]
-        if runtime_ids:
-            record = self._registry.get(runtime_ids[0])
+        runtime_id = _runtime_of(claims)
+        if runtime_id:
+            record = self._registry.get(runtime_id)
             if record is None:
                 raise PermissionDenied(
-                    f"the runtime {runtime_ids[0]!r} this token was issued to is not registered"
+                    f"the runtime {runtime_id!r} this token was issued to is not registered"
                 )
             if record.workspace_id != workspace_id:
                 raise PermissionDenied(
@@ -288,8 +288,10 @@ class ThreadDesk:
         self._ring(workspace_id, thread_id)
         return was
 
-    async def block(self, view: ThreadView, reason: str) -> None:
-        await self._store.set_blocked(view.workspace_id, view.thread_id, True, reason, self._clock.wall())
+
+def _runtime_of(claims: Claims) -> str:
+    """The runtime a runtime's own token was issued to ("" for any other caller's)."""
+    return next((s.removeprefix("runtime:") for s in claims.scopes if s.startswith("runtime:")), "")
 
 
 def _check_ids(workspace_id: str, thread_id: str) -> None:
