@@ -53,9 +53,19 @@ class LeaseNotifier(Protocol):
 class DesktopWitness(Protocol):
     """What the desktop's adapters (the X watcher, the device count, remote viewing) report: the
     use case that follows the person (usecases.track_presence.Attachment) turns it into events.
-    Called on the event loop."""
+    Called on the event loop, except close_fence."""
+
+    def close_fence(self, cause: str) -> bool:
+        """From the thread that saw the person's input (or a STOP), before the loop hears of it:
+        no agent event is written under the current epoch after this. True when it was open."""
+        ...
 
     def user_input(self, seen: UserInputSeen) -> None: ...
+
+    def at_screen(self, delay_s: float, late_events: int) -> None:
+        """After a person's event interrupted an agent: its events the X server still took, and the
+        person's event to the last of them."""
+        ...
 
     def stop_keys(self) -> None: ...
 

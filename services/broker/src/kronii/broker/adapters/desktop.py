@@ -119,6 +119,8 @@ class Desktop:
             on_hotkey=self._from_watcher_hotkey,
             own_input=injector,
             hotkeys=self._settings.stop_keys,
+            close_fence=self._attachment.close_fence,
+            on_at_screen=self._from_watcher_at_screen,
         )
         watcher.start()
         self._watcher = watcher
@@ -132,7 +134,12 @@ class Desktop:
 
     def _from_watcher_hotkey(self) -> None:
         assert self._loop is not None
+        self._attachment.close_fence("stop_now")
         self._loop.call_soon_threadsafe(self._attachment.stop_keys)
+
+    def _from_watcher_at_screen(self, delay_s: float, late_events: int) -> None:
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(self._attachment.at_screen, delay_s, late_events)
 
     async def _poll_devices(self, display: str) -> None:
         while True:

@@ -8,8 +8,15 @@ are delivered whatever window has focus and whatever grab is active, so they see
 
 An event is the agent's own when the injector says so (`is_own`): for the master-device injector, its
 source is one of the broker's XTEST slaves; for the plain-XTEST fallback, it comes from an XTEST device
-inside an injection window. Everything else is a person's input and calls `on_user_input` at once; later
-events within the debounce interval are dropped, so a motion storm costs one call per 50 ms.
+inside an injection window. Everything else is a person's input: on this thread it first closes the
+input fence (`close_fence`: no agent event is written under the current epoch after that, whatever the
+event loop is doing), then it is handed to the loop (`on_user_input`); later events within the debounce
+interval that close nothing new are not handed over, so a motion storm costs one call per 50 ms.
+
+What reached the screen is measured here too, since this connection sees both the person's events and
+the agent's in the order the X server processed them: after a person's event that closed the fence
+while the agent was typing, the agent's events that still arrive are counted, and the person's event to
+the last of them is reported (`on_at_screen`, 0 when none came after).
 
 The hotkey is a core XGrabKey on the root, so it fires for the person's keyboard (the core keyboard and
 its slaves), not for the agent's master. It is grabbed with and without NumLock and CapsLock, since a
@@ -48,6 +55,9 @@ log = logging.getLogger(__name__)
 DEFAULT_HOTKEYS = ("ctrl+alt+Escape", "Pause")
 DEBOUNCE_S = 0.05
 _STOP_TIMEOUT_S = 2.0
+# After a person's event, how long the agent's late events are looked for; and how recent the
+# agent's last event must be for the person's event to count as one that interrupted it.
+AT_SCREEN_WINDOW_S = 0.5
 _RAW_KINDS: dict[int, Literal["key", "button", "motion"]] = {
     xinput.RawKeyPress: "key",
     xinput.RawButtonPress: "button",
@@ -138,6 +148,43 @@ class _Hotkeys:
         return (event.detail, event.state & 0xFF) in self._grabbed
 
 
+class AtScreen:
+    """The agent's events the X server took after a person's event that interrupted the agent (see
+    the module docstring); `report(delay_s, count)` once the window has passed."""
+
+    def __init__(self, report: Callable[[float, int], None], window_s: float = AT_SCREEN_WINDOW_S) -> None:
+        self._report = report
+        self._window_s = window_s
+        self._last_own = float("-inf")
+        self._person_at: float | None = None
+        self._late = 0
+        self._last_late = 0.0
+
+    def own(self, at: float) -> None:
+        self._last_own = at
+        if self._person_at is not None:
+            self._late += 1
+            self._last_late = at
+
+    def person(self, at: float) -> None:
+        """A person's event that closed the fence; it interrupted the agent if the agent was typing."""
+        if self._person_at is None and at - self._last_own <= self._window_s:
+            self._person_at, self._late, self._last_late = at, 0, at
+
+    def due_in(self, now: float) -> float | None:
+        """Seconds until the window closes (None when nothing is being measured)."""
+        if self._person_at is None:
+            return None
+        return max(0.0, self._person_at + self._window_s - now)
+
+    def settle(self, now: float, *, force: bool = False) -> None:
+        if self._person_at is None or (not force and now < self._person_at + self._window_s):
+            return
+        delay, count = self._last_late - self._person_at, self._late
+        self._person_at = None
+        self._report(delay, count)
+
+
 class RawInputWatcher:
     """A daemon thread reporting a person's input and the STOP hotkey (see the module docstring)."""
 
@@ -150,11 +197,15 @@ class RawInputWatcher:
         hotkeys: Sequence[str] = DEFAULT_HOTKEYS,
         broker_name: str = BROKER_MASTER_NAME,
         debounce_s: float = DEBOUNCE_S,
+        close_fence: Callable[[str], bool] | None = None,
+        on_at_screen: Callable[[float, int], None] | None = None,
     ) -> None:
         self._display_name = display_name
         self._on_user_input = on_user_input
         self._on_hotkey = on_hotkey
         self._own_input = own_input
+        self._close_fence = close_fence or (lambda cause: False)
+        self._at_screen = AtScreen(on_at_screen or (lambda delay, count: None))
         self._hotkey_chords = tuple(hotkeys)
         self._broker_name = broker_name
         self._debounce_s = debounce_s
@@ -212,8 +263,11 @@ class RawInputWatcher:
                 # Events already read into python-xlib's queue would not wake select(): drain first.
                 while display.pending_events():
                     self._dispatch(display, display.next_event())
-                readable, _, _ = select.select([display.fileno(), self._wake_read], [], [])
+                self._at_screen.settle(time.monotonic())
+                timeout = self._at_screen.due_in(time.monotonic())
+                readable, _, _ = select.select([display.fileno(), self._wake_read], [], [], timeout)
                 if self._wake_read in readable:
+                    self._at_screen.settle(time.monotonic(), force=True)
                     return
         except (xerror.ConnectionClosedError, OSError) as exc:
             log.warning("raw input watcher lost its X connection: %s", exc)
@@ -240,13 +294,17 @@ class RawInputWatcher:
 
     def _raw(self, display: Any, evtype: int, source_id: int) -> None:
         at = time.monotonic()
-        if at - self._last_report < self._debounce_s:
-            return
         name = self._names.get(source_id)
         if name is None:
             self._refresh_names(display)
             name = self._names.get(source_id, "")
         if self._own_input is not None and self._own_input.is_own(source_id, name, at):
+            self._at_screen.own(at)
+            return
+        closed = self._close_fence("user_input")
+        if closed:
+            self._at_screen.person(at)
+        elif at - self._last_report < self._debounce_s:
             return
         self._last_report = at
         self._on_user_input(UserInputSeen(_RAW_KINDS[evtype], source_id, name, at))

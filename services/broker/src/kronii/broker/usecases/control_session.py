@@ -21,6 +21,7 @@ from kronii.broker.core.results import ControlChange
 from kronii.broker.core.table import Action, Event, cleared_as
 from kronii.broker.metrics import BrokerMetrics
 from kronii.broker.ports import ControlJournal, ControlPublisher, LeaseNotifier
+from kronii.broker.usecases.input_fence import InputFence
 from kronii.foundation.audit_trail import AuditTrail
 from kronii.foundation.clock import Clock, SystemClock
 from kronii.foundation.errors import NotFound
@@ -87,6 +88,8 @@ class ControlSession:
         self._watchers: set[asyncio.Queue[ControlChange]] = set()
         self._effects: set[asyncio.Task[None]] = set()
         self._last_change = ("current", "")
+        # Closed from any thread the moment the person (or a STOP) is seen; the table follows.
+        self.fence = InputFence(lambda: self._state.epoch)
         self._update_gauges()
 
     @property

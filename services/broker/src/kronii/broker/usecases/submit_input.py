@@ -120,12 +120,14 @@ class InputLane:
         decision = self._desk.handle(happening, actor=f"agent:{pending.agent}")
         if Action.INJECT not in decision.actions:
             return self._dropped(decision.drop or DropReason.STALE_EPOCH, pending.epoch)
-        desk, epoch = self._desk, pending.epoch
+        desk, fence, epoch = self._desk, self._desk.fence, pending.epoch
 
         def still_valid() -> bool:
-            # Read from the worker thread: the state is an immutable value swapped whole.
+            # Read from the worker thread before every X event: the state is an immutable value
+            # swapped whole, and the fence is closed by the thread that saw the person, before the
+            # loop has decided anything.
             state = desk.state
-            return state.epoch == epoch and state.control_mode is ControlMode.AGENT
+            return state.epoch == epoch and state.control_mode is ControlMode.AGENT and fence.open_for(epoch)
 
         started = self._clock.monotonic()
         window = decision.state.window
@@ -138,7 +140,10 @@ class InputLane:
             self._metrics.injected.inc()
             return InputResult(True, "", epoch)
         # Stopped part-way: say why as the state now stands (stopped, paused, lease ended), not
-        # merely that the grant it was sent under is gone.
+        # merely that the grant it was sent under is gone; the fence closed before the table
+        # decided is the person's input or a STOP: stopped.
         current = Happening(Event.AGENT_INPUT, agent=pending.agent)
-        reason = self._desk.peek(current).drop or DropReason.STALE_EPOCH
+        reason = self._desk.peek(current).drop
+        if reason is None:
+            reason = DropReason.STALE_EPOCH if fence.open_for(epoch) else DropReason.STOPPED
         return self._dropped(reason, epoch)

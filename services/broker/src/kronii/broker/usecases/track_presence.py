@@ -51,6 +51,9 @@ class Attachment:
         # The lease the person's input last took back: (holder, window, expiry in ms).
         self._taken_back: tuple[str, int, int] | None = None
 
+    def close_fence(self, cause: str) -> bool:
+        return self._desk.fence.close(cause)
+
     def user_input(self, seen: UserInputSeen) -> None:
         before = self._desk.state
         decision = self._desk.handle(Happening(Event.USER_INPUT), actor="person")
@@ -64,6 +67,17 @@ class Attachment:
                 "broker: the person's %s took control back from the agent (%.1f ms)",
                 seen.kind,
                 latency * 1000,
+            )
+
+    def at_screen(self, delay_s: float, late_events: int) -> None:
+        """What reached the screen after the person's event that interrupted an agent."""
+        self._metrics.revocation_at_screen.observe(delay_s)
+        if late_events:
+            self._metrics.events_after_person.inc(late_events)
+            log.warning(
+                "broker: %d agent input event(s) reached the X server after the person's (%.1f ms later)",
+                late_events,
+                delay_s * 1000,
             )
 
     def stop_keys(self) -> None:
