@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BROKER_SOCKET_NAME",
+    "BROKER_STOP_SOCKET_NAME",
     "CAPTURE_SOCKET_NAME",
     "SENSOR_SNAPSHOT_KEY",
     "SOURCE_ENV_URL",
@@ -25,6 +26,7 @@ __all__ = [
     "SOURCE_SETTINGS",
     "ServiceAddress",
     "broker_socket_path",
+    "broker_stop_socket_path",
     "capture_socket_path",
     "connect_host",
     "local_socket_path",
@@ -37,6 +39,9 @@ SENSOR_SNAPSHOT_KEY = "kronii:sensor:snapshot"
 
 CAPTURE_SOCKET_NAME = "capture.sock"
 BROKER_SOCKET_NAME = "broker.sock"
+# The broker's stop door, beside its socket: one line in ("STOP"), one out; kronii.launcher.cli.quick_stop
+# finds it with the standard library alone and must keep to the same places as local_socket_path.
+BROKER_STOP_SOCKET_NAME = "broker-stop.sock"
 
 
 def local_socket_path(
@@ -64,6 +69,14 @@ def broker_socket_path(
 ) -> Path:
     """The broker's Unix socket, the desktop user's door for grants (see local_socket_path)."""
     return local_socket_path(BROKER_SOCKET_NAME, data_dir, socket_dir, runtime_dir=runtime_dir)
+
+
+def broker_stop_socket_path(
+    data_dir: Path, socket_dir: Path | None = None, *, runtime_dir: str | None = None
+) -> Path:
+    """The broker's stop socket, beside its local socket: STOP_NOW from a terminal without HTTP, the
+    event loop or a heavy client (see local_socket_path)."""
+    return local_socket_path(BROKER_STOP_SOCKET_NAME, data_dir, socket_dir, runtime_dir=runtime_dir)
 
 
 # ---- a service's HTTP address, for commands on this host ------------------------------------------

@@ -20,6 +20,7 @@ from kronii.broker.adapters.desktop import Desktop
 from kronii.broker.adapters.journal import JsonLinesJournal
 from kronii.broker.adapters.lease_notice import LeaseNotice
 from kronii.broker.adapters.publisher import NatsControlPublisher
+from kronii.broker.adapters.stop_socket import StopSocket, StopSocketError
 from kronii.broker.api.grpc_api import BrokerServicer
 from kronii.broker.api.http_api import broker_router
 from kronii.broker.metrics import BrokerMetrics, zero_common_series
@@ -38,7 +39,7 @@ from kronii.edge.polkit import PolkitClient
 from kronii.edge.presence import PresenceGate
 from kronii.foundation.clock import SystemClock
 from kronii.foundation.errors import Unavailable
-from kronii.runtime.rendezvous import broker_socket_path
+from kronii.runtime.rendezvous import broker_socket_path, broker_stop_socket_path
 from kronii.runtime.service import DependencyStatus, ServiceContext
 
 __all__ = ["BrokerApp"]
@@ -65,6 +66,7 @@ class BrokerApp:
         self._notice: LeaseNotice | None = None
         self._journal: JsonLinesJournal | None = None
         self.front_door: LocalFrontDoor | None = None
+        self.stop_door: StopSocket | None = None
         self._ticker: asyncio.Task[None] | None = None
 
     # ---- ServiceApp --------------------------------------------------------------------------
@@ -107,6 +109,7 @@ class BrokerApp:
         injector = self._desktop.injector_or_refusal()
         self._lane = InputLane(control, injector, metrics, size=settings.queue_size, clock=clock)
         self._lane.start()
+        self._open_stop_door(settings, control, attachment)
         peers = PeerRegistry()
         presence = PresenceGate(ctx.redis, PolkitClient(), GRANT_PURPOSE, window_secs=60, record=ctx.record)
         registry = AgentRegistry(ctx.redis, ctx.sessions)
@@ -122,6 +125,27 @@ class BrokerApp:
         self._edge = (operations, gate)
         await self._open_front_door(ctx, settings, peers)
         self._ticker = asyncio.create_task(run_lease_clock(control), name="broker-lease-clock")
+
+    def _open_stop_door(
+        self, settings: BrokerSettings, control: ControlSession, attachment: Attachment
+    ) -> None:
+        """STOP_NOW through a plain thread: the fence closed in that thread, the table told on the loop."""
+        loop = asyncio.get_running_loop()
+
+        def stop() -> int:
+            control.fence.close("stop_now")
+            return control.fence.closed_through
+
+        def hand_over() -> None:
+            loop.call_soon_threadsafe(attachment.stop_now, "person:stop-socket")
+
+        door = StopSocket(broker_stop_socket_path(settings.data_dir), stop=stop, hand_over=hand_over)
+        try:
+            door.start()
+        except (StopSocketError, OSError) as error:
+            log.warning("broker: no stop socket (`kronii control stop` goes the slow way): %s", error)
+            return
+        self.stop_door = door
 
     async def _open_front_door(
         self, ctx: ServiceContext, settings: BrokerSettings, peers: PeerRegistry
@@ -150,6 +174,8 @@ class BrokerApp:
         if self.front_door is not None:
             with contextlib.suppress(Exception):
                 await self.front_door.stop()
+        if self.stop_door is not None:
+            await asyncio.to_thread(self.stop_door.stop)
         if self._desktop is not None:
             await self._desktop.stop()
         if self._notice is not None:
@@ -186,6 +212,11 @@ class BrokerApp:
             "local_socket": DependencyStatus(
                 self.front_door is not None,
                 "listening" if self.front_door is not None else "not listening: grants cannot be made",
+                required=False,
+            ),
+            "stop_socket": DependencyStatus(
+                self.stop_door is not None,
+                "listening" if self.stop_door is not None else "not listening: a STOP goes through HTTP",
                 required=False,
             ),
         }

@@ -41,6 +41,11 @@ class InputFence:
         return epoch > self._closed_through
 
     @property
+    def closed_through(self) -> int:
+        """The last epoch closed to agents' input (-1 while none was): what a STOP answers."""
+        return self._closed_through
+
+    @property
     def cause(self) -> str:
         """What closed it last ("user_input", "stop_now", "unbrokered_input"; "" if never)."""
         return self._cause

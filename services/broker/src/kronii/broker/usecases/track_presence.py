@@ -81,7 +81,12 @@ class Attachment:
             )
 
     def stop_keys(self) -> None:
-        self._desk.handle(Happening(Event.STOP_NOW), actor="person:stop-keys")
+        self.stop_now("person:stop-keys")
+
+    def stop_now(self, actor: str) -> None:
+        """STOP_NOW as the person asked it without a terminal's HTTP (a STOP key, the stop socket):
+        the thread that saw it has closed the fence already; the table decides and records here."""
+        self._desk.handle(Happening(Event.STOP_NOW), actor=actor)
 
     def notification_choice(self, key: str) -> None:
         actor = "person:notification"
