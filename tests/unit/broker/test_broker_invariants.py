@@ -38,6 +38,7 @@ class BrokerInterleavings(RuleBasedStateMachine):
         decision = decide(before, happening, self.now, self.policy)
         after = decision.state
         self._never_taken(before, after, happening)
+        self._grant_kept(before, after, happening)
         if Action.INJECT in decision.actions:
             self._valid_grant(before, happening)
         self.state = after
@@ -50,6 +51,15 @@ class BrokerInterleavings(RuleBasedStateMachine):
             assert by_the_person or by_policy, (happening, before)
         if after.interactive and after.control_mode is ControlMode.AGENT:
             assert after.granted_by_user, (happening, before, after)
+
+    def _grant_kept(self, before: ControlState, after: ControlState, happening: Happening) -> None:
+        """An agent acquiring under the person's live grant holds it as they gave it: never longer."""
+        if (
+            happening.event is Event.ACQUIRE
+            and before.granted_by_user
+            and before.held_by(happening.agent, self.now)
+        ):
+            assert after == before, (before, after)
 
     def _valid_grant(self, before: ControlState, happening: Happening) -> None:
         assert before.control_mode is ControlMode.AGENT

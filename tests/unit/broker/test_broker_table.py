@@ -43,6 +43,7 @@ CASES: dict[str, tuple[ControlState, Happening, Policy]] = {
     "G2": (STOPPED, Happening(Event.GRANT, agent=A, lease_ms=30_000, window=7), Policy()),
     "E1": (HELD, Happening(Event.EXTEND, lease_ms=60_000), Policy()),
     "E2": (WATCHED, Happening(Event.EXTEND, lease_ms=60_000), Policy()),
+    "AG": (HELD, Happening(Event.ACQUIRE, agent=A, lease_ms=300_000), Policy()),
     "A0": (UNSEEN, Happening(Event.ACQUIRE, agent=A, lease_ms=30_000), Policy()),
     "A1": (WATCHED, Happening(Event.ACQUIRE, agent=A, lease_ms=30_000), Policy()),
     "A2": (replace(UNWATCHED, user_intent=UserIntent.STOP_NOW), Happening(Event.ACQUIRE, agent=A), Policy()),
@@ -142,6 +143,37 @@ def test_a0_to_a4_acquisition_refusals_change_nothing(row_id: str, refusal: Refu
     state, happening, policy = CASES[row_id]
     decision = decide(state, happening, NOW, policy)
     assert decision.refusal is refusal and not decision.changed
+
+
+def test_ag_the_agent_the_person_granted_acquires_while_they_watch_and_the_lease_stays_theirs() -> None:
+    state, happening, policy = CASES["AG"]
+    decision = decide(state, happening, NOW, policy)
+    assert decision.refusal is None and decision.row.outcome == "held"
+    # Held as the person granted it: not lengthened (the agent asked for 300 s), no new epoch.
+    assert not decision.changed and decision.state.lease_expiry_ms == HELD.lease_expiry_ms
+    assert Action.AUDIT in decision.actions
+
+
+@pytest.mark.parametrize(
+    ("state", "row_id"),
+    [
+        (replace(HELD, interactive_reason="unknown"), "AG"),  # granted: presence unknown does not matter
+        (replace(HELD, granted_by_user=False), "A1"),  # a policy lease in a watched session: no
+        (replace(HELD, lease_expiry_ms=NOW - 1), "A1"),  # the person's grant ran out
+        (replace(HELD, holder="b"), "A1"),  # the person granted another agent
+    ],
+)
+def test_only_a_live_grant_to_the_caller_lets_it_acquire_while_a_person_watches(
+    state: ControlState, row_id: str
+) -> None:
+    assert decide(state, Happening(Event.ACQUIRE, agent=A, lease_ms=30_000), NOW).row.id == row_id
+
+
+def test_the_persons_input_still_revokes_a_lease_the_agent_acquired_under_their_grant() -> None:
+    held = decide(*CASES["AG"][:2], NOW).state
+    after = decide(held, Happening(Event.USER_INPUT), NOW + 1).state
+    assert after.control_mode is ControlMode.USER and after.agent_status is AgentStatus.STOPPED
+    assert decide(after, Happening(Event.SAFE_POINT, agent=A), NOW + 2).answer is SafePointAction.STOP
 
 
 def test_a5_the_holder_acquiring_again_extends_its_lease_without_a_new_epoch() -> None:

@@ -93,6 +93,7 @@ _GUARDS: dict[Guard, _Check] = {
     Guard.AGENT_PAUSED: lambda s, h, now, p: s.agent_status is AgentStatus.PAUSED,
     Guard.POLICY_REFUSES: lambda s, h, now, p: not p.allow_headless_acquire,
     Guard.NOT_GRANTED_BY_USER: lambda s, h, now, p: not s.granted_by_user,
+    Guard.GRANTED_BY_USER: lambda s, h, now, p: s.granted_by_user,
     Guard.PRESENCE_UNKNOWN: lambda s, h, now, p: s.interactive_reason == UNKNOWN,
     Guard.BECOMES_UNKNOWN: lambda s, h, now, p: h.reason == UNKNOWN,
 }

@@ -17,7 +17,7 @@ _REFUSED: dict[Refusal, str] = {
     ),
     Refusal.GRANT_NEEDED: (
         "a person is at this desktop: an agent gets control only when the desktop user grants it "
-        "(`kronii control grant`)"
+        "(`kronii control grant {agent}`)"
     ),
     Refusal.STOPPED_BY_USER: (
         "the desktop user stopped agents here (STOP_NOW): control comes back only when they grant it "
@@ -32,18 +32,19 @@ _REFUSED: dict[Refusal, str] = {
     ),
     Refusal.PRESENCE_UNKNOWN: (
         "{cause}, so it cannot tell whether a person watches: until it can, an agent gets this desktop "
-        "only when the desktop user grants it (`kronii control grant`)"
+        "only when the desktop user grants it (`kronii control grant {agent}`)"
     ),
 }
 # The cause when the desktop has none to give (it always has one while presence is unknown).
 _UNKNOWN_CAUSE = "the broker cannot see the desktop's viewers"
 
 
-def refused(decision: Decision, presence_problem: str = "") -> ControlState:
-    """The decision's state, or FailedPrecondition with the sentence of its refusal."""
+def refused(decision: Decision, presence_problem: str = "", agent: str = "") -> ControlState:
+    """The decision's state, or FailedPrecondition with the sentence of its refusal (naming ``agent``,
+    the caller, in the grant the person would type)."""
     if decision.refusal is not None:
         cause = presence_problem or _UNKNOWN_CAUSE
-        raise FailedPrecondition(_REFUSED[decision.refusal].format(cause=cause))
+        raise FailedPrecondition(_REFUSED[decision.refusal].format(cause=cause, agent=agent or "AGENT"))
     return decision.state
 
 

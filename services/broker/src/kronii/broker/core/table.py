@@ -3,7 +3,8 @@ table; nothing else encodes these transitions. For each event the first row whos
 wins; every event's last row has no guard, so every event has an answer.
 
 P0 (non-preemption): ACQUIRE is refused in an interactive session (A1) and only the person's GRANT
-gives an agent control there (G2); a viewer attaching ends a lease taken by policy (V1). A session
+gives an agent control there (G2), whose own ACQUIRE then finds the desktop held for it (AG, the
+person's lease unchanged); a viewer attaching ends a lease taken by policy (V1). A session
 whose viewers the broker cannot see counts as interactive (fail closed): A0 refuses saying so, and
 V0 ends a lease taken by policy when the broker loses sight of its viewers.
 P1 (the user always wins): USER_INPUT revokes any lease (U1). P2: WAIT, SAFE_INTERRUPT (paused at
@@ -67,6 +68,7 @@ class Guard(enum.StrEnum):
     AGENT_PAUSED = "agent_paused"
     POLICY_REFUSES = "policy_refuses"  # the operator turned P3 acquisition off
     NOT_GRANTED_BY_USER = "not_granted_by_user"
+    GRANTED_BY_USER = "granted_by_user"  # the live lease is one the person granted (G2)
     PRESENCE_UNKNOWN = "presence_unknown"  # the session is interactive because nobody can tell
     BECOMES_UNKNOWN = "becomes_unknown"  # the event says the broker can no longer see its viewers
 
@@ -165,6 +167,10 @@ ROWS: tuple[Row, ...] = (
     Row("E1", Event.EXTEND, (_G.LEASE_LIVE,), "extended", Change(lease=Lease.EXTEND), (_A.PUBLISH, _A.NOTIFY_LEASE)),
     Row("E2", Event.EXTEND, (), "refused", refusal=Refusal.NO_LEASE),
     # ---- an agent acquires a session nobody watches (P3) ---------------------------------------
+    # The agent the person granted asks for the desktop it already holds (the vision engine starting a
+    # plan under `kronii control grant vision`): it has it, while the person watches; the person's
+    # lease stays as they gave it (the agent never lengthens a grant), and their input still ends it (U1).
+    Row("AG", Event.ACQUIRE, (_G.CALLER_HOLDS, _G.GRANTED_BY_USER), "held", actions=(_A.PUBLISH, _A.AUDIT)),
     # The broker cannot tell whether a person watches: fail closed, and say why (not "a person is here").
     Row("A0", Event.ACQUIRE, (_G.PRESENCE_UNKNOWN,), "refused", refusal=Refusal.PRESENCE_UNKNOWN),
     Row("A1", Event.ACQUIRE, (_G.INTERACTIVE,), "refused", refusal=Refusal.GRANT_NEEDED),

@@ -46,6 +46,7 @@ _ALWAYS_JOURNALED = frozenset(
 _AUDITED = {
     "granted": "broker.grant",
     "acquired": "broker.acquire",
+    "held": "broker.acquire",  # the agent the person granted acquiring under that grant (row AG)
     "released": "broker.release",
     "overridden": "broker.override",
     "stopped": "broker.stop",

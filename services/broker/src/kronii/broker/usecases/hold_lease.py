@@ -1,5 +1,5 @@
-"""An agent's own lease: acquire (only a session nobody watches, and never while the broker cannot
-see who watches), renew, release."""
+"""An agent's own lease: acquire (a session nobody watches, never while the broker cannot see who
+watches; or the desktop the person already granted this agent, as they granted it), renew, release."""
 
 from __future__ import annotations
 
@@ -36,4 +36,5 @@ class HoldLease:
             agent=caller.agent,
             lease_ms=lease_ms(command.lease_seconds, self._default_lease_ms),
         )
-        return refused(session.handle(happening, actor=caller.actor), self._presence_problem())
+        decision = session.handle(happening, actor=caller.actor)
+        return refused(decision, self._presence_problem(), agent=caller.agent)

@@ -4,7 +4,9 @@ in a worker thread so the event loop never waits on the broker.
 
 What this adapter adds is the engine's reading of the answers: a session token the broker no longer
 knows is replaced by signing in again, once; a safe point's STOP that the person did not ask for
-(their own input ended the lease) is TAKEN_BACK; and every refusal (not registered, nobody granted,
+(their own input ended the lease) is TAKEN_BACK; a lease the engine already held when a plan began
+(the person's `kronii control grant vision`) is theirs, so the plan's end does not give it back
+early (it ends when it runs out or the person takes the desktop); and every refusal (not registered, nobody granted,
 the person took the desktop back, the broker down) is LeaseRefused with the broker's own sentence."""
 
 from __future__ import annotations
@@ -30,9 +32,17 @@ class BrokerAgent:
         self._client_id = client_id
         self._key_path = key_path
         self._signed_in = False
+        self._persons_grant = False
 
     async def acquire(self, lease_seconds: int) -> None:
-        await asyncio.to_thread(self._signed, lambda: self._client.acquire(lease_seconds))
+        self._persons_grant = await asyncio.to_thread(self._signed, lambda: self._acquire(lease_seconds))
+
+    def _acquire(self, lease_seconds: int) -> bool:
+        """Take the lease; True when the desktop was already held for the engine (the person's grant:
+        the broker answers the acquire with that lease, as it was granted)."""
+        held = self._client.state().held_by(self._client_id)
+        self._client.acquire(lease_seconds)
+        return held
 
     async def safe_point(self, step: str, sequence: int) -> str:
         decision = await asyncio.to_thread(self._signed, lambda: self._client.safe_point(step, sequence))
@@ -47,6 +57,8 @@ class BrokerAgent:
         self._injected(await asyncio.to_thread(self._signed, lambda: self._client.type_text(text)))
 
     async def release(self) -> None:
+        if self._persons_grant:
+            return  # the person's grant, for as long as they gave it: not the engine's to end
         await asyncio.to_thread(self._signed, self._client.release)
 
     def _signed(self, call: Callable[[], T]) -> T:
