@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any
+
+# `typing` and `collections.abc` cost more than the whole fast stop: named for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 __all__ = ["main"]
 
@@ -31,6 +35,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def __getattr__(name: str) -> Any:
+    if name.startswith("__"):  # the import system's questions (`from ... import main` asks for __path__)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from kronii.launcher.cli import shell
 
     try:

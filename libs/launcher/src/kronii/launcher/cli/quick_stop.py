@@ -16,7 +16,10 @@ from __future__ import annotations
 import os
 import socket
 import sys
-from collections.abc import Mapping
+
+TYPE_CHECKING = False  # typing itself is not imported: it costs more than the whole stop
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["STOP_SOCKET_NAME", "stop", "stop_socket_path"]
 
