@@ -32,7 +32,10 @@ def ask(path: Path, line: bytes, timeout_s: float = 5.0) -> str:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
         client.settimeout(timeout_s)
         client.connect(str(path))
-        client.sendall(line)
+        try:
+            client.sendall(line)
+        except BrokenPipeError:
+            pass  # refused before it read: its answer is still there to read
         answer = b""
         while not answer.endswith(b"\n"):
             chunk = client.recv(256)

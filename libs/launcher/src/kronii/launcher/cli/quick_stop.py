@@ -80,10 +80,16 @@ def _ask(path: str) -> str:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
         client.settimeout(TIMEOUT_S)
         client.connect(path)
-        client.sendall(b"STOP\n")
+        try:
+            client.sendall(b"STOP\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # it answered (a refusal) and closed before reading: the answer is still there to read
         answer = b""
         while not answer.endswith(b"\n") and len(answer) < 4096:
-            chunk = client.recv(512)
+            try:
+                chunk = client.recv(512)
+            except ConnectionResetError:
+                break  # closed with our line unread, after its answer
             if not chunk:
                 break
             answer += chunk
