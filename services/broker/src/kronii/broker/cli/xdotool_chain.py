@@ -19,6 +19,7 @@ __all__ = [
     "FOCUS_VERBS",
     "INPUT_VERBS",
     "READ_ONLY_VERBS",
+    "TYPE_STEP_CHARS",
     "ClickHere",
     "MoveBy",
     "Planned",
@@ -59,6 +60,9 @@ _OPTIONS: dict[str, dict[str, bool]] = {
     "sleep": {},
 }
 _SCROLL_BUTTONS = {4: (0, -1), 5: (0, 1), 6: (-1, 0), 7: (1, 0)}
+# A long `type` is sent in pieces of this many characters, with the broker's safe point between them
+# (xdotool_steps), so a pause or stop the person asks for lands within one piece, not one whole text.
+TYPE_STEP_CHARS = 100
 
 
 class UsageError(Exception):
@@ -219,9 +223,8 @@ def _typing(options: dict[str, str], arguments: list[str]) -> list[Planned]:
             raise UsageError(f"xdotool type --file: cannot read {source}: {error.strerror}") from None
     if not text:
         raise UsageError("xdotool type needs something to type")
-    return [
-        _checked({"kind": "type", "text": text[at : at + MAX_TEXT]}) for at in range(0, len(text), MAX_TEXT)
-    ]
+    step = min(TYPE_STEP_CHARS, MAX_TEXT)
+    return [_checked({"kind": "type", "text": text[at : at + step]}) for at in range(0, len(text), step)]
 
 
 def _read_stdin() -> str:

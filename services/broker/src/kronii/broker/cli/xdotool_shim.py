@@ -5,9 +5,12 @@ Input verbs (key, type, click, mousemove, mousemove_relative, sleep between them
 input actions; read-only verbs (getactivewindow, search, getmouselocation, ...) run the real
 xdotool found later on PATH; verbs that would move focus or change windows are refused, as are
 keydown/keyup/mousedown/mouseup (the broker injects whole actions only). A chain is read in full
-before anything is sent, so a usage error sends nothing.
+before anything is sent, so a usage error sends nothing. It then runs as steps (xdotool_steps): the
+broker's safe point before every action, and a long `type` in pieces, so SAFE_INTERRUPT and STOP_NOW
+end it at the next action with nothing more sent.
 
-Exit codes: 0 done; 1 dropped or refused (the sentence on stderr); 2 usage; 5 broker unreachable.
+Exit codes: 0 done; 1 dropped, stopped or refused (the sentence on stderr); 2 usage; 3 paused at a
+safe point (the desktop user's SAFE_INTERRUPT: run it again after a new grant); 5 broker unreachable.
 Identity: KRONII_BROKER_CLIENT_ID, KRONII_BROKER_KEY_FILE (default
 $XDG_CONFIG_HOME/kronii/broker/<client id>.key), KRONII_BROKER_URL, KRONII_BROKER_SESSION. The
 session token is cached (0600) under $XDG_RUNTIME_DIR/kronii, else the config directory, until it
@@ -20,7 +23,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -31,13 +33,15 @@ from kronii.agents.broker_client import (
     UNREACHABLE,
     BrokerClient,
     BrokerError,
-    InputResult,
 )
 from kronii.broker.cli import xdotool_chain as chain
-from kronii.broker.cli.xdotool_chain import ClickHere, MoveBy, Send, Sleep, UsageError
+from kronii.broker.cli.xdotool_chain import UsageError
+from kronii.broker.cli.xdotool_steps import DROP_SENTENCES, EXIT_PAUSED, EXIT_REFUSED, StepsRunner
 
 __all__ = [
+    "DROP_SENTENCES",
     "EXIT_OK",
+    "EXIT_PAUSED",
     "EXIT_REFUSED",
     "EXIT_UNREACHABLE",
     "EXIT_USAGE",
@@ -49,21 +53,9 @@ __all__ = [
 ]
 
 EXIT_OK = 0
-EXIT_REFUSED = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 5
 SHIM_MARKER = b"kronii.broker.cli.xdotool_shim"
-_GRANT_HINT = "ask the desktop user to run `kronii control grant`"
-DROP_SENTENCES = {
-    "user_control": f"the desktop user has control (user control: {_GRANT_HINT})",
-    "no_lease": f"this agent holds no lease on the desktop (no lease: {_GRANT_HINT})",
-    "lease_expired": f"this agent's lease ran out (lease expired: {_GRANT_HINT} again)",
-    "stale_epoch": "the lease this input was sent under has been revoked (stale epoch)",
-    "paused": "the desktop user asked the agent to pause (paused: wait for a new grant)",
-    "not_holder": "another agent holds the desktop (not holder)",
-    "stopped": "the desktop user stopped the agent (stopped)",
-    "queue_full": "the broker's input queue is full (queue full: try again shortly)",
-}
 
 
 def _say(sentence: str) -> None:
@@ -114,36 +106,6 @@ def _pointer() -> tuple[int, int]:
         return int(values["X"]), int(values["Y"])
     except (KeyError, ValueError):
         raise UsageError("the real xdotool did not say where the pointer is") from None
-
-
-class _Runner:
-    """Sends a parsed chain, tracking the pointer so `mousemove X Y click 1` clicks at X,Y."""
-
-    def __init__(self, client: BrokerClient) -> None:
-        self.client = client
-        self.pointer: tuple[int, int] | None = None
-
-    def run(self, plan: Sequence[chain.Planned]) -> InputResult | None:
-        """None when everything was injected, else the first dropped result (nothing after it is sent)."""
-        for item in plan:
-            if isinstance(item, Sleep):
-                time.sleep(item.seconds)
-                continue
-            result = self.client.send(self._body(item))
-            if not result.injected:
-                return result
-        return None
-
-    def _body(self, item: Send | ClickHere | MoveBy) -> dict[str, object]:
-        if isinstance(item, Send):
-            if item.body["kind"] == "move":
-                self.pointer = (int(str(item.body["x"])), int(str(item.body["y"])))
-            return item.body
-        x, y = self.pointer if self.pointer is not None else _pointer()
-        if isinstance(item, MoveBy):
-            self.pointer = (max(0, x + item.dx), max(0, y + item.dy))
-            return {"kind": "move", "x": self.pointer[0], "y": self.pointer[1]}
-        return {"kind": "click", "x": x, "y": y, "button": item.button}
 
 
 def _config_dir() -> Path:
@@ -212,18 +174,24 @@ def _send(plan: Sequence[chain.Planned]) -> int:
         raise UsageError("set KRONII_BROKER_CLIENT_ID to the agent's registered client id")
     url = os.environ.get("KRONII_BROKER_URL") or DEFAULT_URL
     session = os.environ.get("KRONII_BROKER_SESSION") or "current"
+    runner: StepsRunner | None = None
     for attempt in range(2):
         client = signed_in_client(url, session, client_id, fresh=attempt > 0)
+        if runner is None:
+            runner = StepsRunner(client, plan, _pointer)
+        else:
+            client.epoch = runner.client.epoch
+            runner.client = client  # on from the action it had reached: none is sent twice
         try:
-            dropped = _Runner(client).run(plan)
+            halt = runner.run()
         except BrokerError as error:
             if error.status == 401 and attempt == 0:
                 continue  # the cached token was revoked or the broker restarted: sign in again
             raise
-        if dropped is None:
+        if halt is None:
             return EXIT_OK
-        _say(DROP_SENTENCES.get(dropped.dropped, f"the broker dropped the input ({dropped.dropped})"))
-        return EXIT_REFUSED
+        _say(halt.sentence)
+        return halt.code
     return EXIT_REFUSED  # not reached: the second attempt returns or raises
 
 

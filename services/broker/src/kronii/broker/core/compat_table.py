@@ -67,9 +67,10 @@ TOOLS: tuple[ToolRow, ...] = (
         "services/broker/shadow/xdotool first on PATH (kronii.broker.cli.xdotool_shim): key, type, click, mousemove, "
         "mousemove_relative go to the broker; get*/search run the real xdotool; window*/set_* and "
         "keydown/keyup/mousedown/mouseup are refused",
-        "The next command's input is dropped; the shim exits 1 with the broker's sentence",
-        "Input is dropped while paused (exit 1, reason paused); for a clean pause, run the script's phases as "
-        "StepRunner steps",
+        'Lease revoked: the action in flight is cut at its next key event and the shadow exits 1 ("stopped the '
+        'agent", how many actions were sent); nothing after it is sent',
+        "Honoured: the shadow asks the safe point before every action and every 100-character piece of a "
+        "`type`; at the next one it stops and exits 3 (the SAFE_INTERRUPT sentence), nothing after it sent",
         executables=("xdotool",),
     ),
     ToolRow(
@@ -235,8 +236,12 @@ a broker input action (`POST /sessions/{id}/agent/input`) and refuses what the b
 agent's PATH, so unmodified scripts reach it. kronii ships one for xdotool (`services/broker/shadow/xdotool`,
 `kronii.broker.cli.xdotool_shim`): input verbs go to the broker under the agent's lease (signing in with
 KRONII_BROKER_CLIENT_ID and its Ed25519 key, the session token cached 0600 until it expires), read-only
-verbs run the real xdotool found later on PATH, verbs that would move focus are refused. Exit codes: 0
-done, 1 dropped or refused (the broker's sentence on stderr), 2 usage, 5 broker unreachable. A script that
+verbs run the real xdotool found later on PATH, verbs that would move focus are refused. The chain runs
+as steps (`kronii.broker.cli.xdotool_steps`): the broker's safe point before every action and every
+100-character piece of a long `type`, the first one pinning the lease's epoch, so SAFE_INTERRUPT and
+STOP_NOW end it at the next step with nothing more sent. Exit codes: 0 done, 1 dropped, stopped or
+refused (the broker's sentence on stderr, with how many actions were sent), 2 usage, 3 paused at a safe
+point (the person's SAFE_INTERRUPT: run it again after a new grant), 5 broker unreachable. A script that
 calls a tool by absolute path bypasses the shadow: the audit cannot see that, the script must be fixed.
 
 **Step-based runner with cancellation tokens.** For automation written in Python (or ported to it):
@@ -244,8 +249,8 @@ calls a tool by absolute path bypasses the shadow: the audit cannot see that, th
 CONTINUE runs it; PAUSE waits, polling the state every 0.2 s, until the person grants the desktop again
 or the token is cancelled; STOP cancels the token and raises `Stopped` with nothing more run. An input
 dropped because the person took over (`user_control`, `stopped`, `stale_epoch`) cancels the token inside
-the step. The lease is renewed at half its length while steps run. This is the only approach that honours
-SAFE_INTERRUPT cleanly: wrappers can only fail the next input.
+the step. The lease is renewed at half its length while steps run. This and the xdotool shadow (which asks
+the safe point itself) honour SAFE_INTERRUPT cleanly: other wrappers can only fail the next input.
 """
 
 
