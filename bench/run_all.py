@@ -23,6 +23,7 @@ BENCHMARKS = [
     ["up_memory.py"],
     ["broker_injection.py", "--keys", "200"],
     ["broker_revocation.py", "--rounds", "50", "--keys", "200"],
+    ["broker_stop.py", "--rounds", "20"],
     ["vision_context.py", "--builds", "12", "--parts", "30", "--baseline", "3"],
     ["vision_r1.py"],
     ["vision_intent.py", "--runs", "20"],
