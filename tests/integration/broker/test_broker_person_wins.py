@@ -11,18 +11,28 @@ Actions of 1 to 10,000 characters, capped at InputAction's MAX_TEXT (4,096 today
 longer action with a sentence), from one sender or 40 at once, each sender going on until dropped. Then a sentinel '#' is typed by xdotool on the broker's display: once the editor's text ends
 with it and the log holds its key, everything before it has been processed by both witnesses.
 
+The same property over random interleavings (hypothesis): rounds of a grant, random action sizes and
+numbers of senders (with or without safe points), renewals and SAFE_INTERRUPTs at random moments, and
+the end, the person's key or STOP_NOW (then the person's key as a marker, sent once the stop is
+answered), at a random moment: no agent key after the person's, nothing of the agent after the stop's
+answer, and the lease over.
+
 One broker, one viewer, one editor for the whole module."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from kronii.agents.broker_client import BrokerClient
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+from kronii.agents.broker_client import BrokerClient, BrokerError
 from kronii.desktop.input_actions import MAX_TEXT
 from Xlib import XK
 from Xlib import display as xdisplay
@@ -110,10 +120,15 @@ def _token(agent: BrokerClient) -> str:
     return str(agent._http.headers.get("authorization", "")).removeprefix("Bearer ")
 
 
-def _keep_typing(desk: Desk, text: str, results: list[Any], lock: threading.Lock) -> None:
+def _keep_typing(
+    desk: Desk, text: str, results: list[Any], lock: threading.Lock, safe_points: bool = False
+) -> None:
+    """One sender: actions until one is dropped (or, with safe points, until told to pause or stop)."""
     client = BrokerClient(desk.broker.url, timeout=60)
     client.use_token(_token(desk.agent), desk.agent.client_id)
-    for _ in range(MAX_ACTIONS):
+    for step in range(MAX_ACTIONS):
+        if safe_points and client.safe_point("typing", step + 1).action != "CONTINUE":
+            return
         result = client.type_text(text)
         with lock:
             results.append(result)
@@ -223,3 +238,84 @@ def test_no_agent_key_lands_after_the_persons_first_key_in_the_viewer(
     assert order.person_source not in desk.agent_sources
     found = problems(outcome, order, senders, desk.broker.state())
     assert not found, f"{found} (seed {seed}; xinput: {order})"
+
+
+# ---- the same property over random interleavings (hypothesis) ------------------------------------
+
+_OPS = st.tuples(st.floats(0.0, 0.3), st.sampled_from(["renew", "safe_interrupt"]))
+
+
+@dataclass(frozen=True)
+class Round:
+    """One lease: its typing, what happens while it types (at the delays given), how it ends."""
+
+    size: int
+    senders: int
+    safe_points: bool
+    ops: tuple[tuple[float, str], ...]
+    end: str  # "person": the person's key; "stop": STOP_NOW, then the person's key as a marker
+    end_after_s: float
+
+
+ROUNDS = st.builds(
+    Round,
+    size=st.sampled_from(SIZES),
+    senders=st.sampled_from([1, 3, CONCURRENT]),
+    safe_points=st.booleans(),
+    ops=st.lists(_OPS, max_size=3).map(lambda ops: tuple(sorted(ops))),
+    end=st.sampled_from(["person", "stop"]),
+    end_after_s=st.floats(0.0, 0.4),
+)
+
+
+def _happen(desk: Desk, op: str) -> None:
+    if op == "renew":
+        with contextlib.suppress(BrokerError):  # refused once the lease is going or gone
+            desk.agent.renew(120)
+    else:
+        desk.broker.intent("SAFE_INTERRUPT")
+
+
+def play(desk: Desk, plan: Round) -> Outcome:
+    """A grant, the senders, the ops and the end at their moments, then the sentinel."""
+    desk.editor.clear()
+    mark = desk.log.mark()
+    desk.broker.grant(desk.agent.client_id, seconds=120, window=desk.editor.window_id)
+    results: list[Any] = []
+    lock = threading.Lock()
+    text = ("ab" * plan.size)[: plan.size]
+    threads = [
+        threading.Thread(target=_keep_typing, args=(desk, text, results, lock, plan.safe_points), daemon=True)
+        for _ in range(plan.senders)
+    ]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for at, op in [*plan.ops, (plan.end_after_s, plan.end)]:
+        threading.Event().wait(max(0.0, started + at - time.monotonic()))
+        if op == "stop":
+            assert desk.broker.intent("STOP_NOW")["control_mode"] == "USER"
+            desk.viewer.press("bar")  # sent once the stop is answered: nothing of the agent after it
+        elif op == "person":
+            desk.viewer.press("bar")
+        else:
+            _happen(desk, op)
+    for thread in threads:
+        thread.join(60)
+    assert not any(thread.is_alive() for thread in threads), "the agent kept typing after the end"
+    text_read, events = _sentinel(desk, mark)
+    return Outcome(text_read, events, results)
+
+
+# No shrinking: each example is seconds of a real desktop; the failing one is printed as found.
+@settings(max_examples=6, deadline=None, derandomize=True, database=None, phases=[Phase.generate])
+@given(rounds=st.lists(ROUNDS, min_size=1, max_size=3))
+def test_no_agent_key_after_the_persons_key_or_a_stop_over_random_interleavings(
+    desk: Desk, rounds: list[Round]
+) -> None:
+    for plan in rounds:
+        outcome = play(desk, plan)
+        order = order_around_person(outcome.events, desk.agent_sources)
+        after = outcome.text.partition("|")[2]
+        state = desk.broker.state()
+        assert (after, order.agent_presses_after, state["control_mode"]) == ("#", 0, "USER"), (plan, order)
