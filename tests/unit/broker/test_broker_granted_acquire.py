@@ -109,3 +109,12 @@ async def test_the_persons_input_still_takes_back_what_the_agent_acquired_under_
     assert after.control_mode is ControlMode.USER and after.holder == ""
     with pytest.raises(FailedPrecondition, match="grants it"):
         _acquire(hold)
+
+
+def test_the_grant_commands_help_names_the_vision_engines_client_id() -> None:
+    from click.testing import CliRunner
+    from kronii.broker.cli.control import control_command
+
+    shown = CliRunner().invoke(control_command, ["grant", "--help"])
+
+    assert shown.exit_code == 0 and "`vision` for the vision engine" in shown.output

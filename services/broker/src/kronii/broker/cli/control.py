@@ -249,8 +249,9 @@ def _granted(verb: str, state: dict[str, Any]) -> str:
 @_JSON
 @click.pass_obj
 def grant(options: Options, agent: str, seconds: int | None, window: int | str | None, as_json: bool) -> None:
-    """Grant AGENT (its registered client id) a lease on the desktop. Only from this desktop: through the
-    broker's local socket, from your terminal (or polkit asks you)."""
+    """Grant AGENT (its registered client id: `vision` for the vision engine) a lease on the desktop. The
+    agent may act while you watch until the lease ends; your own key or click takes it back at once.
+    Only from this desktop: through the broker's local socket, from your terminal (or polkit asks you)."""
     broker = Broker(options, "grant")
     number = focused_window(broker.settings().display) if window == FOCUSED else int(window or 0)
     state = _grant(broker, agent, seconds, number)
