@@ -22,7 +22,7 @@ BENCHMARKS = [
     ["cli_startup.py", "--runs", "7"],
     ["up_memory.py"],
     ["broker_injection.py", "--keys", "200"],
-    ["broker_revocation.py", "--rounds", "50", "--keys", "200"],
+    ["broker_revocation.py", "--rounds", "20", "--keys", "200", "--stops", "10"],
     ["broker_stop.py", "--rounds", "20"],
     ["vision_context.py", "--builds", "12", "--parts", "30", "--baseline", "3"],
     ["vision_r1.py"],
