@@ -210,3 +210,62 @@ async def test_a_stop_answers_while_the_loop_is_blocked_and_nothing_is_typed_aft
     finally:
         stop_socket.stop()
         await lane.stop()
+
+
+async def test_a_stop_clears_the_queue_while_the_audit_and_nats_hang(tmp_path: Path) -> None:
+    """The database and NATS stuck: the stop still answers, the loop still clears the queue and
+    answers every queued action; the audit row and the event come after, whenever they can."""
+    stuck = asyncio.Event()
+    attempts: list[str] = []
+
+    async def audit(**row: Any) -> None:
+        attempts.append(str(row.get("action")))
+        await stuck.wait()
+
+    class StuckBus:
+        async def publish(self, *args: Any) -> None:
+            await stuck.wait()
+
+        def write(self, record: dict[str, Any]) -> None:
+            pass
+
+    metrics = BrokerMetrics(CollectorRegistry())
+    desk = ControlSession(
+        session_id="s1",
+        policy=Policy(hold_ms=10_000),
+        metrics=metrics,
+        publisher=StuckBus(),
+        journal=StuckBus(),
+        audit=audit,
+        interactive_reason="flag",
+    )
+    hands = Hands()
+    lane = InputLane(desk, hands, metrics, size=64)
+    lane.start()
+    attachment = Attachment(desk, metrics, flag=True, devices_make_interactive=True)
+    loop = asyncio.get_running_loop()
+
+    def stop() -> int:
+        desk.fence.close("stop_now")
+        return desk.fence.closed_through
+
+    def hand_over() -> None:
+        loop.call_soon_threadsafe(attachment.stop_now, "person:stop-socket")
+
+    stop_socket = StopSocket(tmp_path / "broker-stop.sock", stop=stop, hand_over=hand_over)
+    stop_socket.start()
+    try:
+        desk.handle(Happening(Event.GRANT, agent="a", lease_ms=60_000), actor="person")
+        actions = [
+            asyncio.create_task(lane.submit("a", InputAction("type", text="x" * 1000))) for _ in range(40)
+        ]
+        await asyncio.to_thread(hands.started.wait, 5)
+        answer = await asyncio.to_thread(ask, stop_socket.path, b"STOP\n")
+        assert answer.startswith("stopped epoch ")
+        results = await asyncio.wait_for(asyncio.gather(*actions), timeout=5)
+        assert {result.dropped for result in results} == {"stopped"}
+        assert "broker.stop" in attempts and not stuck.is_set()
+    finally:
+        stuck.set()
+        stop_socket.stop()
+        await lane.stop()

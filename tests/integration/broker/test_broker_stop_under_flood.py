@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import psycopg
 import pytest
 from kronii.agents.broker_client import BrokerClient
@@ -138,3 +139,5 @@ def test_kronii_control_stop_from_a_terminal_stops_the_agent_through_the_stop_so
         wait_until(lambda: bool(audited()), timeout_s=10, what="the stop in the audit chain")
         assert [str(actor) for (actor,) in audited()] == ["person:stop-socket"]
     assert os.stat(stop_socket(broker)).st_mode & 0o777 == 0o600
+    ready = httpx.get(f"{broker.url}/readyz", timeout=10).json()["dependencies"]["stop_socket"]
+    assert ready["ready"] is True and ready["detail"] == "listening"
