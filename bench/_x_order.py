@@ -31,6 +31,7 @@ class XEvent:
     source: int  # the slave device that produced it
     detail: int  # the keycode
     at: float  # time.monotonic() when this process read it
+    server_ms: int  # the X server's own time for it (milliseconds)
 
 
 class OrderListener:
@@ -56,8 +57,9 @@ class OrderListener:
             while self._display.pending_events():
                 event = self._display.next_event()
                 if event.type == ge.GenericEventCode and event.evtype in _KINDS:
+                    data = event.data
                     seen = XEvent(
-                        _KINDS[event.evtype], event.data.sourceid, event.data.detail, time.monotonic()
+                        _KINDS[event.evtype], data.sourceid, data.detail, time.monotonic(), data.time
                     )
                     with self._changed:
                         self._events.append(seen)

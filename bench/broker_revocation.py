@@ -33,6 +33,7 @@ Usage: python bench/broker_revocation.py [--rounds 20] [--keys 200] [--stops 10]
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import random
 import subprocess
@@ -40,6 +41,7 @@ import sys
 import tempfile
 import threading
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -72,9 +74,9 @@ class Bench:
         self.broker, self.viewer, self.listener, self.window = broker, viewer, listener, window
         self.agent = broker.agent("bench-agent")
         self.agent_sources = frozenset({device_id(broker.display, AGENT_KEYBOARD)})
-        self.revoked: list[float] = []  # monotonic times the stream showed a lease taken back
         self.changes: list[tuple[str, str, float]] = []
         self.rng = random.Random(30)
+        self.typist: Typist
 
     def token(self) -> str:
         return str(self.agent._http.headers.get("authorization", "")).removeprefix("Bearer ")
@@ -86,8 +88,6 @@ def _watch(bench: Bench, stop: threading.Event) -> None:
         try:
             for change in stream:
                 bench.changes.append((change.cause, change.state.control_mode, time.monotonic()))
-                if change.state.control_mode != "AGENT":
-                    bench.revoked.append(time.monotonic())
                 if stop.is_set():
                     stream.cancel()
                     return
@@ -95,19 +95,51 @@ def _watch(bench: Bench, stop: threading.Event) -> None:
             return  # the broker stopped at the end of the run
 
 
-def _senders(bench: Bench, size: int, count: int) -> list[threading.Thread]:
-    text = ("ab" * size)[:size]
+def _keep_typing(url: str, token: str, client_id: str, text: str, sent: list[int]) -> None:
+    client = BrokerClient(url, timeout=60)
+    client.use_token(token, client_id)
+    while client.type_text(text).injected:
+        sent.append(1)
+    sent.append(1)
 
-    def keep_typing() -> None:
-        client = BrokerClient(bench.broker.url, timeout=60)
-        client.use_token(bench.token(), bench.agent.client_id)
-        while client.type_text(text).injected:
-            pass
 
-    threads = [threading.Thread(target=keep_typing, daemon=True) for _ in range(count)]
-    for thread in threads:
-        thread.start()
-    return threads
+def _typist(conn: Connection, url: str, token: str, client_id: str) -> None:
+    """A process of its own typing for the agent (so that its 40 threads do not delay this process's
+    reading of the X server): for each (text, senders) it gets, that many clients type `text` until
+    each is dropped; it answers how many actions were sent."""
+    while (order := conn.recv()) is not None:
+        text, count = order
+        sent: list[int] = []
+        threads = [
+            threading.Thread(target=_keep_typing, args=(url, token, client_id, text, sent))
+            for _ in range(count)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        conn.send(len(sent))
+
+
+class Typist:
+    def __init__(self, bench: Bench) -> None:
+        self._conn, child = multiprocessing.get_context("spawn").Pipe()
+        self._process = multiprocessing.get_context("spawn").Process(
+            target=_typist, args=(child, bench.broker.url, bench.token(), bench.agent.client_id), daemon=True
+        )
+        self._process.start()
+
+    def start(self, size: int, count: int) -> None:
+        self._conn.send((("ab" * size)[:size], count))
+
+    def wait(self) -> int:
+        if not self._conn.poll(60):
+            raise TimeoutError("the agent's senders were not all answered within 60 s")
+        return int(self._conn.recv())
+
+    def close(self) -> None:
+        self._conn.send(None)
+        self._process.join(10)
 
 
 def _after_person(events: list[XEvent], agent: frozenset[int]) -> dict[str, float]:
@@ -119,28 +151,32 @@ def _after_person(events: list[XEvent], agent: frozenset[int]) -> dict[str, floa
         "person_at": person.at,
         "presses_after": sum(event.kind == KEY_PRESS for event in after),
         "releases_after": sum(event.kind == KEY_RELEASE for event in after),
-        "to_last_agent_event": (after[-1].at - person.at) if after else 0.0,
+        # The X server's own times (whole milliseconds): the reader's delays are not in them.
+        "to_last_agent_event": (after[-1].server_ms - person.server_ms) / 1000 if after else 0.0,
     }
 
 
 def _round(bench: Bench, size: int, count: int) -> dict[str, float]:
     bench.broker.grant(bench.agent.client_id, seconds=120, window=bench.window)
-    start = bench.listener.mark()
-    threads = _senders(bench, size, count)
+    start, changes = bench.listener.mark(), len(bench.changes)
+    bench.typist.start(size, count)
     bench.listener.wait_for(lambda event: event.source in bench.agent_sources, start, _WAIT_S)
     threading.Event().wait(bench.rng.uniform(0.0, PERSON_WITHIN_S))
     bench.viewer.press("x")
-    for thread in threads:
-        thread.join(60)
+    bench.typist.wait()
     marker = core_xtest_key(bench.broker.display, MARKER_KEY)
     events = bench.listener.wait_for(
         lambda event: event.kind == KEY_PRESS and event.detail == marker, start, _WAIT_S
     )
     figures = _after_person(events, bench.agent_sources)
     person_at = figures["person_at"]
+
+    def revocation() -> float | None:
+        return next((at for _, mode, at in bench.changes[changes:] if mode != "AGENT"), None)
+
     try:
-        wait_until(lambda: any(at >= person_at for at in bench.revoked), timeout_s=2.0, what="the revocation")
-        figures["to_decision_on_stream"] = min(at for at in bench.revoked if at >= person_at) - person_at
+        wait_until(lambda: revocation() is not None, timeout_s=2.0, what="the revocation")
+        figures["to_decision_on_stream"] = (revocation() or 0.0) - person_at
     except DesktopError:  # the lease outlived the person's key (a broken promise, counted)
         figures["to_decision_on_stream"] = float("nan")
         print(
@@ -204,15 +240,14 @@ def _kronii_stop(bench: Bench, stops: int) -> dict[str, Any]:
     for _ in range(stops):
         bench.broker.grant(bench.agent.client_id, seconds=120, window=bench.window)
         start = bench.listener.mark()
-        threads = _senders(bench, 1_000, 40)
+        bench.typist.start(1_000, 40)
         bench.listener.wait_for(lambda event: event.source in bench.agent_sources, start, _WAIT_S)
         started = time.monotonic()
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=30, check=False)
         took.append(time.monotonic() - started)
         if done.returncode != 0:
             failures.append(f"exit {done.returncode}: {done.stderr.strip()[:200]}")
-        for thread in threads:
-            thread.join(60)
+        bench.typist.wait()
     return {"whole_command": summary_ms(took), "failures": failures}
 
 
@@ -276,10 +311,12 @@ def run(rounds: int, keys: int, stops: int) -> None:
             bench = Bench(broker, viewer, listener, window.window_id)
             stop = threading.Event()
             threading.Thread(target=_watch, args=(bench, stop), daemon=True).start()
+            bench.typist = Typist(bench)
             try:
                 figures = _measure(bench, rounds, keys, stops)
             finally:
                 stop.set()
+                bench.typist.close()
                 listener.close()
     save("broker_revocation", figures)
 
