@@ -22,6 +22,7 @@ from kronii.broker.adapters.x_watch import UserInputSeen
 
 from tests.desktop import DesktopError, start_xvfb, stop_process, wait_until
 from tests.notification_server import server_bus  # noqa: F401  (a fixture, shared)
+from tests.person_hands import PersonHands
 
 REQUIRED_TOOLS = ("Xvfb", "openbox", "xdotool", "xterm", "zenity")
 
@@ -32,6 +33,14 @@ def x_display() -> Iterator[str]:
     assert not missing, f"missing {', '.join(missing)}: run `make sysdeps`"
     with start_xvfb() as display:
         yield display
+
+
+@pytest.fixture
+def person(x_display: str) -> Iterator[PersonHands]:
+    """The person's keyboard and mouse: a master device of their own, as a VNC viewer's is (xdotool
+    is automation around the broker, not the person)."""
+    with PersonHands(x_display) as hands:
+        yield hands
 
 
 @pytest.fixture
@@ -106,14 +115,19 @@ def recording_terminal(x_display: str, tmp_path: Path) -> Iterator[Any]:
 
 
 class InputInbox:
-    """Collects watcher callbacks (made on the watcher thread) for the test thread."""
+    """Collects watcher callbacks (made on the watcher thread) for the test thread: the person's
+    input, unbrokered input (the core XTEST device: xdotool and the like), the STOP keys."""
 
     def __init__(self) -> None:
         self.seen: queue.Queue[UserInputSeen] = queue.Queue()
+        self.unbrokered: queue.Queue[UserInputSeen] = queue.Queue()
         self.hotkeys: queue.Queue[float] = queue.Queue()
 
     def on_user_input(self, seen: UserInputSeen) -> None:
         self.seen.put(seen)
+
+    def on_unbrokered_input(self, seen: UserInputSeen) -> None:
+        self.unbrokered.put(seen)
 
     def on_hotkey(self) -> None:
         self.hotkeys.put(time.monotonic())

@@ -14,7 +14,7 @@ from kronii.broker.core.model import (
     SafePointAction,
     UserIntent,
 )
-from kronii.broker.core.table import ROWS, Action, Event, Refusal
+from kronii.broker.core.table import ROWS, Action, Event, Refusal, cleared_as
 
 NOW = 100_000
 WATCHED = ControlState("s", interactive=True, interactive_reason="viewer")
@@ -72,6 +72,8 @@ CASES: dict[str, tuple[ControlState, Happening, Policy]] = {
     "S6": (HELD, Happening(Event.SAFE_POINT, agent=A), Policy()),
     "U1": (HELD, Happening(Event.USER_INPUT), Policy()),
     "U2": (WATCHED, Happening(Event.USER_INPUT), Policy()),
+    "B1": (HELD, Happening(Event.UNBROKERED_INPUT), Policy()),
+    "B2": (WATCHED, Happening(Event.UNBROKERED_INPUT), Policy()),
     "T1": (HELD, Happening(Event.STOP_NOW), Policy()),
     "N1": (HELD, Happening(Event.SAFE_INTERRUPT), Policy()),
     "N2": (WATCHED, Happening(Event.SAFE_INTERRUPT), Policy()),
@@ -262,6 +264,26 @@ def test_u1_user_input_revokes_the_lease_and_signals_the_override() -> None:
 
 def test_u2_user_input_while_the_user_holds_control_changes_nothing() -> None:
     assert not decide(*CASES["U2"][:2], NOW).changed
+
+
+def test_b1_unbrokered_input_revokes_the_lease_like_the_person_but_starts_no_hold() -> None:
+    state, happening, _ = CASES["B1"]
+    decision = decide(state, happening, NOW)
+    assert _revoked(HELD, decision.state) and decision.state.agent_status is AgentStatus.STOPPED
+    assert decision.signal == "unbrokered_input" and decision.row.outcome == "overridden_unbrokered"
+    assert {Action.CLEAR_QUEUE, Action.SIGNAL_AGENT, Action.AUDIT} <= set(decision.actions)
+    assert cleared_as(decision.row) is DropReason.STOPPED
+    # Not the person: nobody is known to be at the desk, so the mesh is not told to keep off.
+    assert decision.state.user_holds_until_ms is None
+
+
+def test_b1_unbrokered_input_leaves_a_hold_the_person_started_as_it_was() -> None:
+    held = replace(HELD, user_holds_until_ms=NOW + 5)
+    assert decide(held, Happening(Event.UNBROKERED_INPUT), NOW).state.user_holds_until_ms == NOW + 5
+
+
+def test_b2_unbrokered_input_while_no_agent_holds_control_changes_nothing() -> None:
+    assert not decide(*CASES["B2"][:2], NOW).changed
 
 
 def test_t1_stop_now_revokes_clears_and_stops_at_once() -> None:

@@ -22,12 +22,14 @@ AUDIT_ACTIONS = (
     "broker.pause",
     "broker.expire",
     "broker.revoke",
+    "broker.unbrokered_input",
     # the person's proof of presence for a grant, and refusals at the local socket (kronii.edge)
     "broker.presence",
     "broker.connect",
 )
 TAKEN_BACK = (
     "user_input_override",
+    "unbrokered_input",
     "stop_now",
     "safe_interrupt",
     "lease_expired",

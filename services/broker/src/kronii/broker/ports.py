@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from kronii.broker.core.callers import Caller
-from kronii.broker.core.facts import CallFacts, UserInputSeen
+from kronii.broker.core.facts import CallFacts, UnbrokeredInput, UserInputSeen
 from kronii.broker.core.model import ControlState
 from kronii.broker.core.results import AgentSession, SignInChallenge
 from kronii.desktop.input_actions import InputAction
@@ -47,6 +47,10 @@ class LeaseNotifier(Protocol):
 
     async def show_lease(self, state: ControlState) -> None: ...
 
+    async def show_notice(self, title: str, sentence: str) -> None:
+        """A notice without buttons, apart from the lease's bubble (closing that one leaves it)."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -61,6 +65,11 @@ class DesktopWitness(Protocol):
         ...
 
     def user_input(self, seen: UserInputSeen) -> None: ...
+
+    def unbrokered_input(self, found: UnbrokeredInput) -> None:
+        """Input from the core XTEST device (not the broker's, not a person's device), with the
+        programs that may have sent it; the watcher closed the fence already."""
+        ...
 
     def at_screen(self, delay_s: float, late_events: int) -> None:
         """After a person's event interrupted an agent: its events the X server still took, and the

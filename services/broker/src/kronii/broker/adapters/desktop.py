@@ -17,11 +17,12 @@ from pathlib import Path
 
 from kronii.broker.adapters.remote_view import RemoteView
 from kronii.broker.adapters.vnc import VncSettings
+from kronii.broker.adapters.x_clients import SenderFinder
 from kronii.broker.adapters.x_focus import focused_window
 from kronii.broker.adapters.x_master import XMasterInjector
 from kronii.broker.adapters.x_plain_xtest import PlainXTestInjector
 from kronii.broker.adapters.x_watch import RawInputWatcher, physical_input_devices
-from kronii.broker.core.facts import UserInputSeen
+from kronii.broker.core.facts import UnbrokeredInput, UserInputSeen
 from kronii.broker.ports import DesktopWitness, Injector
 from kronii.broker.settings import BrokerSettings
 from kronii.foundation.clock import Clock, SystemClock
@@ -53,6 +54,7 @@ class Desktop:
         self._clock = clock or SystemClock()
         self.injector: XMasterInjector | PlainXTestInjector | None = None
         self._watcher: RawInputWatcher | None = None
+        self._finder: SenderFinder | None = None
         self.remote: RemoteView | None = None
         self._devices_task: asyncio.Task[None] | None = None
         self.display_problem = ""
@@ -113,6 +115,8 @@ class Desktop:
             injector = PlainXTestInjector(display)
         injector.start()
         self.injector = injector
+        self._finder = SenderFinder(display, self._from_finder)
+        self._finder.start()
         watcher = RawInputWatcher(
             display,
             on_user_input=self._from_watcher_input,
@@ -121,6 +125,7 @@ class Desktop:
             hotkeys=self._settings.stop_keys,
             close_fence=self._attachment.close_fence,
             on_at_screen=self._from_watcher_at_screen,
+            on_unbrokered_input=self._finder.find,
         )
         watcher.start()
         self._watcher = watcher
@@ -128,9 +133,17 @@ class Desktop:
     # The watcher's thread hands over to the event loop, where the control desk lives.
     def _from_watcher_input(self, seen: UserInputSeen) -> None:
         assert self._loop is not None
+        self._loop.call_soon_threadsafe(self._attachment.user_input, self._on_clock(seen))
+
+    def _on_clock(self, seen: UserInputSeen) -> UserInputSeen:
         # The watcher reads the system's monotonic clock; the use case measures on the service's.
-        on_clock = dataclasses.replace(seen, at=self._clock.monotonic() - (time.monotonic() - seen.at))
-        self._loop.call_soon_threadsafe(self._attachment.user_input, on_clock)
+        return dataclasses.replace(seen, at=self._clock.monotonic() - (time.monotonic() - seen.at))
+
+    def _from_finder(self, found: UnbrokeredInput) -> None:
+        """Unbrokered input (the watcher closed the fence), with who may have sent it, from the finder's thread."""
+        assert self._loop is not None
+        on_clock = dataclasses.replace(found, seen=self._on_clock(found.seen))
+        self._loop.call_soon_threadsafe(self._attachment.unbrokered_input, on_clock)
 
     def _from_watcher_hotkey(self) -> None:
         assert self._loop is not None
@@ -179,6 +192,10 @@ class Desktop:
             with contextlib.suppress(Exception):
                 self._watcher.stop()
             self._watcher = None
+        if self._finder is not None:
+            with contextlib.suppress(Exception):
+                self._finder.stop()
+            self._finder = None
         if self.injector is not None:
             with contextlib.suppress(Exception):
                 self.injector.stop()

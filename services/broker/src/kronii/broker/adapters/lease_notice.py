@@ -20,6 +20,7 @@ class LeaseNotice:
         self._on_choice = on_choice
         self._notifier = DesktopNotifier(bus_address=bus_address, on_action=self._clicked)
         self._shown = 0
+        self._notices = 0
 
     @property
     def available(self) -> bool:
@@ -50,6 +51,18 @@ class LeaseNotice:
             replaces=self._shown,
         )
         self._shown = shown or 0
+
+    async def show_notice(self, title: str, sentence: str) -> None:
+        """A notice of its own (the lease's bubble is closed apart from it): no buttons."""
+        self._notices += 1
+        await self._notifier.show(
+            f"notice:{self._notices}",
+            title,
+            sentence,
+            (),
+            category="x-kronii.notice",
+            urgency=URGENCY_CRITICAL,
+        )
 
     async def close(self) -> None:
         if self._shown:

@@ -6,12 +6,20 @@ physical event then arrives once, `deviceid` naming the master and `sourceid` th
 (selecting XIAllDevices would deliver every event twice, once per slave and once per master). Raw events
 are delivered whatever window has focus and whatever grab is active, so they see input to every window.
 
-An event is the agent's own when the injector says so (`is_own`): for the master-device injector, its
-source is one of the broker's XTEST slaves; for the plain-XTEST fallback, it comes from an XTEST device
-inside an injection window. Everything else is a person's input: on this thread it first closes the
-input fence (`close_fence`: no agent event is written under the current epoch after that, whatever the
-event loop is doing), then it is handed to the loop (`on_user_input`); later events within the debounce
-interval that close nothing new are not handed over, so a motion storm costs one call per 50 ms.
+Each event is one of three, by the device it came from (`sourceid`):
+
+- the agent's own, when the injector says so (`is_own`): for the master-device injector, its source
+  is one of the broker's XTEST slaves; for the plain-XTEST fallback, it comes from an XTEST device
+  inside an injection window (asked first, so the fallback's own events are never taken for the rest);
+- automation that went around the broker, when it comes from the core XTEST devices ("Virtual core
+  XTEST keyboard/pointer"), the ones every plain XTEST client shares (xdotool, pyautogui, a script's
+  python-xlib): it closes the fence (cause "unbrokered_input") and goes to `on_unbrokered_input`, at
+  most once a second unless it closed the fence (a flood of xdotool events is one finding);
+- the person's, for everything else: physical devices' slaves and other masters' slaves, among them
+  each VNC viewer's own master (x11vnc -multiptr). On this thread it first closes the input fence
+  (`close_fence`: no agent event is written under the current epoch after that, whatever the event
+  loop is doing), then it is handed to the loop (`on_user_input`); later events within the debounce
+  interval that close nothing new are not handed over, so a motion storm costs one call per 50 ms.
 
 What reached the screen is measured here too, since this connection sees both the person's events and
 the agent's in the order the X server processed them: after a person's event that closed the fence
@@ -43,6 +51,7 @@ from Xlib import error as xerror
 from Xlib.ext import ge, xinput
 
 __all__ = [
+    "CORE_XTEST_DEVICES",
     "DEFAULT_HOTKEYS",
     "OwnInput",
     "RawInputWatcher",
@@ -54,6 +63,10 @@ log = logging.getLogger(__name__)
 
 DEFAULT_HOTKEYS = ("ctrl+alt+Escape", "Pause")
 DEBOUNCE_S = 0.05
+# The slaves every plain XTEST client's events come from: input that did not go through the broker.
+CORE_XTEST_DEVICES = frozenset({"Virtual core XTEST keyboard", "Virtual core XTEST pointer"})
+# How often unbrokered input that closes nothing new is handed over again.
+UNBROKERED_EVERY_S = 1.0
 _STOP_TIMEOUT_S = 2.0
 # After a person's event, how long the agent's late events are looked for; and how recent the
 # agent's last event must be for the person's event to count as one that interrupted it.
@@ -199,6 +212,7 @@ class RawInputWatcher:
         debounce_s: float = DEBOUNCE_S,
         close_fence: Callable[[str], bool] | None = None,
         on_at_screen: Callable[[float, int], None] | None = None,
+        on_unbrokered_input: Callable[[UserInputSeen], None] | None = None,
     ) -> None:
         self._display_name = display_name
         self._on_user_input = on_user_input
@@ -209,7 +223,9 @@ class RawInputWatcher:
         self._hotkey_chords = tuple(hotkeys)
         self._broker_name = broker_name
         self._debounce_s = debounce_s
+        self._on_unbrokered_input = on_unbrokered_input or (lambda seen: None)
         self._last_report = float("-inf")
+        self._last_unbrokered = float("-inf")
         self._names: dict[int, str] = {}
         self._display: Any = None
         self._thread: threading.Thread | None = None
@@ -301,6 +317,9 @@ class RawInputWatcher:
         if self._own_input is not None and self._own_input.is_own(source_id, name, at):
             self._at_screen.own(at)
             return
+        if name in CORE_XTEST_DEVICES:
+            self._unbrokered(UserInputSeen(_RAW_KINDS[evtype], source_id, name, at))
+            return
         closed = self._close_fence("user_input")
         if closed:
             self._at_screen.person(at)
@@ -308,3 +327,10 @@ class RawInputWatcher:
             return
         self._last_report = at
         self._on_user_input(UserInputSeen(_RAW_KINDS[evtype], source_id, name, at))
+
+    def _unbrokered(self, seen: UserInputSeen) -> None:
+        closed = self._close_fence("unbrokered_input")
+        if not closed and seen.at - self._last_unbrokered < UNBROKERED_EVERY_S:
+            return
+        self._last_unbrokered = seen.at
+        self._on_unbrokered_input(seen)

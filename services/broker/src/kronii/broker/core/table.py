@@ -7,9 +7,10 @@ gives an agent control there (G2), whose own ACQUIRE then finds the desktop held
 person's lease unchanged); a viewer attaching ends a lease taken by policy (V1). A session
 whose viewers the broker cannot see counts as interactive (fail closed): A0 refuses saying so, and
 V0 ends a lease taken by policy when the broker loses sight of its viewers.
-P1 (the user always wins): USER_INPUT revokes any lease (U1). P2: WAIT, SAFE_INTERRUPT (paused at
-the next safe point, S5) and STOP_NOW (T1). P3: a session nobody watches may be acquired (A5).
-The core rules 1-4 are rows I2, U1, T1 and S5.
+P1 (the user always wins): USER_INPUT revokes any lease (U1). Automation that went around the broker
+(UNBROKERED_INPUT: another program's XTEST) revokes it too (B1), but it is not the person: no hold
+starts. P2: WAIT, SAFE_INTERRUPT (paused at the next safe point, S5) and STOP_NOW (T1). P3: a
+session nobody watches may be acquired (A5). The core rules 1-4 are rows I2, U1, T1 and S5.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ class Event(enum.StrEnum):
     RELEASE = "release"
     AGENT_INPUT = "agent_input"
     SAFE_POINT = "safe_point"
-    USER_INPUT = "user_input"  # any input event the X server says is not the broker's
+    USER_INPUT = "user_input"  # the person's input: a physical device or an attached viewer's own
+    UNBROKERED_INPUT = "unbrokered_input"  # automation around the broker: the core XTEST device
     WAIT = "wait"
     SAFE_INTERRUPT = "safe_interrupt"
     STOP_NOW = "stop_now"
@@ -253,6 +255,19 @@ ROWS: tuple[Row, ...] = (
         signal="user_input_override",
     ),
     Row("U2", Event.USER_INPUT, (), "unchanged"),
+    # ---- automation that went around the broker (another program's XTEST) -------------------------
+    # It revokes like the person's input (no agent input lands in between), but it is not the person:
+    # no hold starts, since nobody is known to be at the desk and the mesh is not told one is.
+    Row(
+        "B1",
+        Event.UNBROKERED_INPUT,
+        (_G.MODE_AGENT,),
+        "overridden_unbrokered",
+        _revoke(AgentStatus.STOPPED),
+        _LOST,
+        signal="unbrokered_input",
+    ),
+    Row("B2", Event.UNBROKERED_INPUT, (), "unchanged"),
     # ---- the person's three choices (P2) --------------------------------------------------------
     Row(
         "T1",
@@ -337,6 +352,7 @@ _BY_EVENT: dict[Event, tuple[Row, ...]] = {
 _CLEARED_AS = {
     "stop_now": DropReason.STOPPED,
     "user_input_override": DropReason.STOPPED,
+    "unbrokered_input": DropReason.STOPPED,
     "viewer_attached": DropReason.STOPPED,
     "presence_unknown": DropReason.STOPPED,
     "safe_interrupt": DropReason.PAUSED,

@@ -49,6 +49,7 @@ _AUDITED = {
     "held": "broker.acquire",  # the agent the person granted acquiring under that grant (row AG)
     "released": "broker.release",
     "overridden": "broker.override",
+    "overridden_unbrokered": "broker.unbrokered_input",
     "stopped": "broker.stop",
     "paused": "broker.pause",
     "expired": "broker.expire",
@@ -114,6 +115,11 @@ class ControlSession:
 
     def attach_notifier(self, notifier: LeaseNotifier) -> None:
         self._notifier = notifier
+
+    def tell_person(self, title: str, sentence: str) -> None:
+        """A notice for the person on the desktop (no buttons), when the broker has a notifier."""
+        if self._notifier is not None:
+            self._spawn(self._notifier.show_notice(title, sentence))
 
     def on_clear(self, clear: Callable[[DropReason], None]) -> None:
         """Called with the drop reason whenever a row clears the agents' queue."""

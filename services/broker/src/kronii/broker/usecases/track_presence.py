@@ -1,8 +1,9 @@
 """Who is at the desktop, as the X server and the viewer hooks report it: the person's own input
-(which revokes a lease at once, P1), the STOP keys and the lease notification's buttons (the
-person's choices without a terminal), and whether the session is interactive (a viewer attached,
-a person's devices present, or the flag; "unknown" while the broker cannot see its viewers) turned
-into INTERACTIVE / NOT_INTERACTIVE events.
+(which revokes a lease at once, P1), automation that went around the broker (which revokes it too,
+is audited and shown to the person, and is never taken for the person), the STOP keys and the lease
+notification's buttons (the person's choices without a terminal), and whether the session is
+interactive (a viewer attached, a person's devices present, or the flag; "unknown" while the broker
+cannot see its viewers) turned into INTERACTIVE / NOT_INTERACTIVE events.
 
 Called on the event loop (the X watcher thread hands over with call_soon_threadsafe); it is the
 DesktopWitness the desktop's adapters report to."""
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import logging
 
-from kronii.broker.core.facts import UserInputSeen
+from kronii.broker.core.facts import UnbrokeredInput, UserInputSeen
 from kronii.broker.core.interactive import UNKNOWN, interactive_reason
 from kronii.broker.core.machine import Happening
 from kronii.broker.core.table import Event
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 # lease back when the choice arrives: Wait and Interrupt give the same agent the rest of its lease
 # again (Interrupt with a pause asked for at its next safe point); Stop stops.
 _REGRANT = {"wait": (), "interrupt": (Event.SAFE_INTERRUPT,)}
+_DID = {"key": "typed on", "button": "clicked on", "motion": "moved the pointer on"}
 
 
 class Attachment:
@@ -68,6 +70,25 @@ class Attachment:
                 seen.kind,
                 latency * 1000,
             )
+
+    def unbrokered_input(self, found: UnbrokeredInput) -> None:
+        """Input from the core XTEST device (xdotool and the like, not through the broker): it takes
+        an agent's lease back as the person's would (the watcher closed the fence already), but it
+        is recorded as the program that sent it, where it could be found, and shown to the person."""
+        before = self._desk.state
+        who = found.who()
+        decision = self._desk.handle(
+            Happening(Event.UNBROKERED_INPUT), actor=f"unbrokered:{who}" if who else "unbrokered"
+        )
+        if not decision.changed:
+            return
+        sender = who or "a program (not found)"
+        sentence = (
+            f"{sender} {_DID[found.seen.kind]} the desktop around the broker while agent {before.holder}"
+            " held control: control taken back."
+        )
+        log.warning("broker: %s", sentence)
+        self._desk.tell_person("Input around the broker", sentence)
 
     def at_screen(self, delay_s: float, late_events: int) -> None:
         """What reached the screen after the person's event that interrupted an agent."""

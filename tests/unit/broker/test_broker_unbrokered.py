@@ -1,0 +1,165 @@
+"""Automation that went around the broker (input on the core XTEST device: xdotool and the like), in
+process: it takes an agent's lease back, is journaled and audited as unbrokered input naming the
+program where it was found, shown to the person, and never recorded as the person (no hold). And the
+choice of the likely sender among the X server's clients."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from kronii.broker.adapters.x_clients import RECENT_S, senders_among
+from kronii.broker.core.facts import InputSender, UnbrokeredInput, UserInputSeen
+from kronii.broker.core.machine import Happening, Policy
+from kronii.broker.core.model import ControlMode, ControlState, DropReason
+from kronii.broker.core.table import Event
+from kronii.broker.metrics import BrokerMetrics
+from kronii.broker.usecases.control_session import ControlSession
+from kronii.broker.usecases.track_presence import Attachment
+from prometheus_client import CollectorRegistry
+
+XDOTOOL = InputSender("xdotool", 4242)
+TYPED = UserInputSeen("key", 6, "Virtual core XTEST keyboard", 0.0)
+
+
+class Effects:
+    def __init__(self) -> None:
+        self.journal: list[dict[str, Any]] = []
+        self.audit: list[dict[str, Any]] = []
+        self.notices: list[str] = []
+        self.cleared: list[DropReason] = []
+
+    async def publish(self, state: ControlState, cause: str, signal: str) -> None:
+        pass
+
+    def write(self, record: dict[str, Any]) -> None:
+        self.journal.append(record)
+
+    async def record(self, **row: Any) -> None:
+        self.audit.append(row)
+
+    async def show_lease(self, state: ControlState) -> None:
+        self.notices.append(f"lease {state.holder}")
+
+    async def show_notice(self, title: str, sentence: str) -> None:
+        self.notices.append(sentence)
+
+    async def close(self) -> None:
+        self.notices.append("close")
+
+
+class Clock:
+    ms = 1_000_000
+
+    def wall(self) -> float:
+        return self.ms / 1000
+
+    def monotonic(self) -> float:
+        return self.ms / 1000
+
+    def wall_ms(self) -> int:
+        return self.ms
+
+    def monotonic_ms(self) -> int:
+        return self.ms
+
+
+@pytest.fixture
+def metrics() -> BrokerMetrics:
+    return BrokerMetrics(CollectorRegistry())
+
+
+def _desk(effects: Effects, metrics: BrokerMetrics) -> tuple[ControlSession, Attachment]:
+    desk = ControlSession(
+        session_id="s1",
+        policy=Policy(hold_ms=10_000),
+        metrics=metrics,
+        publisher=effects,
+        journal=effects,
+        audit=effects.record,
+        notifier=effects,
+        clock=Clock(),
+        interactive_reason="flag",
+    )
+    desk.on_clear(effects.cleared.append)
+    return desk, Attachment(desk, metrics, flag=True, devices_make_interactive=True)
+
+
+async def test_xdotool_typing_while_an_agent_holds_a_lease_takes_it_back_as_unbrokered_input_not_the_person(
+    metrics: BrokerMetrics,
+) -> None:
+    effects = Effects()
+    desk, attachment = _desk(effects, metrics)
+    desk.handle(Happening(Event.GRANT, agent="agent-x", lease_ms=30_000), actor="person:uid:1000")
+
+    attachment.unbrokered_input(UnbrokeredInput(TYPED, (XDOTOOL,)))
+    await desk.settle()
+
+    state = desk.state
+    assert state.control_mode is ControlMode.USER and state.holder == ""
+    assert state.user_holds_until_ms is None, "unbrokered input is not the person: no hold"
+    assert effects.cleared[-1] is DropReason.STOPPED
+    last = effects.journal[-1]
+    assert last["event"] == "unbrokered_input" and last["row"] == "B1"
+    assert last["actor"] == "unbrokered:xdotool (pid 4242)" and last["signal"] == "unbrokered_input"
+    assert not any(row["actor"] == "person" for row in effects.journal)
+    audited = [row for row in effects.audit if row["action"] == "broker.unbrokered_input"]
+    assert len(audited) == 1 and audited[0]["actor"] == "unbrokered:xdotool (pid 4242)"
+    assert audited[0]["agent"] == "agent-x" and audited[0]["outcome"] == "overridden_unbrokered"
+    assert not [row for row in effects.audit if row["action"] == "broker.override"]
+    assert effects.notices[-1] == (
+        "xdotool (pid 4242) typed on the desktop around the broker while agent agent-x held control:"
+        " control taken back."
+    )
+    assert metrics.taken_back.labels("unbrokered_input")._value.get() == 1
+    assert metrics.taken_back.labels("user_input_override")._value.get() == 0
+
+
+async def test_unbrokered_input_with_no_sender_found_is_recorded_as_unbrokered_and_said_so(
+    metrics: BrokerMetrics,
+) -> None:
+    effects = Effects()
+    desk, attachment = _desk(effects, metrics)
+    desk.handle(Happening(Event.GRANT, agent="agent-x", lease_ms=30_000), actor="person:uid:1000")
+
+    attachment.unbrokered_input(
+        UnbrokeredInput(UserInputSeen("button", 7, "Virtual core XTEST pointer", 0.0))
+    )
+    await desk.settle()
+
+    assert effects.journal[-1]["actor"] == "unbrokered"
+    assert effects.notices[-1].startswith("a program (not found) clicked on the desktop around the broker")
+
+
+async def test_unbrokered_input_while_no_agent_holds_control_changes_nothing_and_tells_nobody(
+    metrics: BrokerMetrics,
+) -> None:
+    effects = Effects()
+    desk, attachment = _desk(effects, metrics)
+    before = desk.state
+
+    attachment.unbrokered_input(UnbrokeredInput(TYPED, (XDOTOOL,)))
+    await desk.settle()
+
+    assert desk.state == before
+    assert effects.audit == [] and effects.notices == [] and effects.journal == []
+
+
+def test_the_likely_sender_is_a_new_client_not_the_broker_nor_x11vnc_nor_a_long_standing_one() -> None:
+    now = 100.0
+    comm = {1: "openbox", 2: "x11vnc", 3: "python3", 4: "xdotool", 5: "xterm"}.get
+    clients = {0x200000: 1, 0x400000: 2, 0x600000: 3, 0x800000: 4, 0xA00000: 5, 0xC00000: 5}
+    first_seen = {0x200000: now - 60, 0x400000: now - 1, 0x600000: now - 1, 0xA00000: now - 2}
+
+    found = senders_among(clients, first_seen, now, own_pid=3, comm=lambda pid: comm(pid) or "")
+
+    # openbox has been there a minute; x11vnc brings the person's viewers; pid 3 is the broker;
+    # xdotool was not there at the last snapshot (newest); the xterm's second connection dedupes.
+    assert found == (InputSender("xdotool", 4), InputSender("xterm", 5))
+
+
+def test_a_client_older_than_the_recent_window_is_not_named() -> None:
+    found = senders_among(
+        {0x200000: 9}, {0x200000: 0.0}, RECENT_S + 0.1, own_pid=1, comm=lambda pid: "pyautogui"
+    )
+    assert found == ()
