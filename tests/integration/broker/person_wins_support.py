@@ -27,8 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from kronii.broker.adapters import x_protocol
 from kronii.vision.adapters.atspi import AtspiReader
 from kronii.vision.adapters.atspi_bus import TEXT
+from Xlib import display as xdisplay
+from Xlib.ext import xinput
 
 from tests.desktop import DesktopError, start_xvfb, stop_process, wait_until
 from tests.integration.broker.broker_support import Broker
@@ -41,6 +44,7 @@ __all__ = [
     "Viewer",
     "XiEvent",
     "XiLog",
+    "focus_viewers_keyboards",
     "start_editor",
     "start_viewer",
     "start_xi_log",
@@ -192,6 +196,26 @@ class Viewer:
         started = time.monotonic()
         _xdotool(self.display, "key", "--clearmodifiers", key)
         return started
+
+
+def focus_viewers_keyboards(display: str, window: int) -> int:
+    """Put the keyboard focus of every viewer's own master (x11vnc -multiptr makes one per viewer,
+    "x11vnc <host> keyboard") on `window`, as the person clicking into it would; how many there were
+    (0 when x11vnc types through the core devices, whose focus windowactivate sets)."""
+    connection = xdisplay.Display(display)
+    try:
+        x_protocol.query_version(connection)
+        masters = [
+            device.deviceid
+            for device in connection.xinput_query_device(xinput.AllDevices).devices
+            if device.use == xinput.MasterKeyboard and device.name.startswith("x11vnc ")
+        ]
+        for master in masters:
+            x_protocol.set_focus(connection, master, window)
+        connection.sync()
+        return len(masters)
+    finally:
+        connection.close()
 
 
 @contextlib.contextmanager

@@ -47,6 +47,7 @@ from tests.integration.broker.person_wins_support import (
     Viewer,
     XiEvent,
     XiLog,
+    focus_viewers_keyboards,
     start_editor,
     start_viewer,
     start_xi_log,
@@ -92,6 +93,7 @@ def desk(
         start_xi_log(desktop.display, folder / "xi2.log") as log,
         start_viewer(broker) as viewer,
     ):
+        focus_viewers_keyboards(desktop.display, editor.window_id)
         agent = broker.agent()
         # The agent's keyboard slave exists once the broker started its injector.
         sources = frozenset(ident for ident, name in log.devices().items() if name == AGENT_KEYBOARD)
