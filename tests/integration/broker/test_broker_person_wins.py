@@ -13,7 +13,8 @@ with it and the log holds its key, everything before it has been processed by bo
 
 The same property over random interleavings (hypothesis): rounds of a grant, random action sizes and
 numbers of senders (with or without safe points), renewals and SAFE_INTERRUPTs at random moments, and
-the end, the person's key or STOP_NOW (then the person's key as a marker, sent once the stop is
+the end, the person's key (in the viewer, or on their own device at the desk: tests/person_hands.py) or
+STOP_NOW (then the person's key as a marker, sent once the stop is
 answered), at a random moment: no agent key after the person's, nothing of the agent after the stop's
 answer, and the lease over.
 
@@ -53,6 +54,7 @@ from tests.integration.broker.person_wins_support import (
     start_xi_log,
 )
 from tests.integration.vision.vision_desktop import start_a11y_desktop
+from tests.person_hands import PersonHands
 
 # The broker refuses a longer action with a sentence (InputAction's limit, 4,096 today).
 SIZES = (1, 10, 100, 1_000, min(10_000, MAX_TEXT))
@@ -68,6 +70,7 @@ class Desk:
     editor: Editor
     viewer: Viewer
     log: XiLog
+    hands: PersonHands  # the person's own XInput2 master, typing where the core keyboard's focus is
     agent: BrokerClient
     agent_sources: frozenset[int]
     sentinel_keycode: int
@@ -92,13 +95,16 @@ def desk(
         start_editor(desktop) as editor,
         start_xi_log(desktop.display, folder / "xi2.log") as log,
         start_viewer(broker) as viewer,
+        PersonHands(desktop.display) as hands,
     ):
         focus_viewers_keyboards(desktop.display, editor.window_id)
         agent = broker.agent()
         # The agent's keyboard slave exists once the broker started its injector.
         sources = frozenset(ident for ident, name in log.devices().items() if name == AGENT_KEYBOARD)
         assert sources, log.devices()
-        yield Desk(broker, editor, viewer, log, agent, sources, _keycode(desktop.display, "numbersign"))
+        yield Desk(
+            broker, editor, viewer, log, hands, agent, sources, _keycode(desktop.display, "numbersign")
+        )
 
 
 @dataclass
@@ -255,7 +261,9 @@ class Round:
     senders: int
     safe_points: bool
     ops: tuple[tuple[float, str], ...]
-    end: str  # "person": the person's key; "stop": STOP_NOW, then the person's key as a marker
+    # "viewer": the person's key in the VNC viewer; "hands": on the person's own device at the desk;
+    # "stop": STOP_NOW, then the person's key in the viewer as a marker
+    end: str
     end_after_s: float
 
 
@@ -265,7 +273,7 @@ ROUNDS = st.builds(
     senders=st.sampled_from([1, 3, CONCURRENT]),
     safe_points=st.booleans(),
     ops=st.lists(_OPS, max_size=3).map(lambda ops: tuple(sorted(ops))),
-    end=st.sampled_from(["person", "stop"]),
+    end=st.sampled_from(["viewer", "hands", "stop"]),
     end_after_s=st.floats(0.0, 0.4),
 )
 
@@ -298,8 +306,10 @@ def play(desk: Desk, plan: Round) -> Outcome:
         if op == "stop":
             assert desk.broker.intent("STOP_NOW")["control_mode"] == "USER"
             desk.viewer.press("bar")  # sent once the stop is answered: nothing of the agent after it
-        elif op == "person":
+        elif op == "viewer":
             desk.viewer.press("bar")
+        elif op == "hands":
+            desk.hands.type("|")
         else:
             _happen(desk, op)
     for thread in threads:
