@@ -1,7 +1,8 @@
 """The broker as a person and agents meet it: a real broker process on Xvfb + openbox with real
 NATS, Redis and PostgreSQL, agents signed in with Ed25519 keys, the person's grant made through the
-local socket from a terminal, xdotool as the person's hands, x11vnc and vncdotool as a person
-watching remotely (seed 004's integration tests)."""
+local socket from a terminal, the person's hands as a device of their own (tests/person_hands.py:
+xdotool is automation around the broker, tests/integration/broker/test_broker_unbrokered.py), x11vnc
+and vncdotool as a person watching remotely (seed 004's integration tests)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from tests.desktop import wait_until
 from tests.infra import InfraUrls
 from tests.integration.broker.broker_support import Broker, start_broker
 from tests.integration.broker.conftest import xdotool
+from tests.person_hands import PersonHands
 
 INTERACTIVE = {"KRONII_BROKER_INTERACTIVE": "true", "KRONII_BROKER_REMOTE_VIEW": "false"}
 
@@ -73,7 +75,7 @@ def test_the_persons_grant_from_a_terminal_lets_the_agents_keys_reach_the_leased
     assert rows and rows[-1]["actor"].startswith("person:uid:")
 
 
-def test_xdotool_typed_while_the_agent_types_is_the_person_and_revokes_the_lease(
+def test_the_persons_key_typed_while_the_agent_types_revokes_the_lease(
     broker: Broker, recording_terminal: Any
 ) -> None:
     terminal = recording_terminal("AgentTerm")
@@ -90,7 +92,8 @@ def test_xdotool_typed_while_the_agent_types_is_the_person_and_revokes_the_lease
     typing = threading.Thread(target=keep_typing)
     typing.start()
     wait_until(lambda: len(terminal.received()) > 50, timeout_s=10, what="the agent typing")
-    xdotool(broker.display, "type", "--delay", "0", "P")
+    with PersonHands(broker.display) as person:
+        person.type("P")
     typing.join(30)
     state = broker.state()
     assert state["control_mode"] == "USER" and state["agent_status"] == "STOPPED"
@@ -129,7 +132,8 @@ def test_stop_now_drops_queued_input_and_nothing_lands_after_it(
     # The person's own key, typed once the stop is answered: what the terminal shows after it came
     # to the X server after the stop. (Keys sent before the stop may still be on their way through
     # xterm, its pty and `cat` when the answer comes: a snapshot of the file would count them.)
-    xdotool(x_display, "type", "--delay", "0", "|")
+    with PersonHands(x_display) as person:
+        person.type("|")
     wait_until(lambda: "|" in terminal.received(), timeout_s=10, what="the person's key")
     for sender in senders:
         sender.join(30)
@@ -232,7 +236,8 @@ def test_the_stop_keys_stop_the_agent_and_grants_overrides_and_stops_are_in_the_
     terminal = recording_terminal("KeysTerm")
     agent = broker.agent()
     broker.grant(agent.client_id, seconds=60, window=terminal.window_id)
-    xdotool(broker.display, "key", "ctrl+alt+Escape")
+    with PersonHands(broker.display) as person:
+        person.key("ctrl+alt+Escape")
     wait_until(lambda: broker.state()["user_intent"] == "STOP_NOW", timeout_s=5, what="the STOP keys")
     state = broker.state()
     assert state["control_mode"] == "USER" and state["agent_status"] == "STOPPED"

@@ -24,8 +24,8 @@ from kronii.runtime.rendezvous import broker_stop_socket_path
 from tests.desktop import wait_until
 from tests.infra import InfraUrls
 from tests.integration.broker.broker_support import Broker, start_broker
-from tests.integration.broker.conftest import xdotool
 from tests.integration.broker.test_broker_service import INTERACTIVE, agent_token
+from tests.person_hands import PersonHands
 
 ACTIONS = 40
 ACTION_SIZE = 1000
@@ -86,7 +86,8 @@ def test_stop_now_through_the_stop_socket_under_40_queued_actions_of_1000_charac
     answer, took = ask_stop(stop_socket(broker))
     # The person's own key once the stop is answered: what the terminal shows after it reached the X
     # server after the stop (keys sent before it may still be on their way through xterm and `cat`).
-    xdotool(x_display, "type", "--delay", "0", "|")
+    with PersonHands(x_display) as person:
+        person.type("|")
     wait_until(lambda: "|" in terminal.received(), timeout_s=10, what="the person's key")
     for sender in senders:
         sender.join(60)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import shutil
 import socket
 import stat
@@ -23,10 +24,10 @@ import pytest
 import pytest_asyncio
 from kronii.broker.adapters.viewer_socket import ViewerHookListener, hook_socket_path
 from kronii.broker.adapters.vnc import VncServer, VncSettings, encode_rfbauth
+from kronii.broker.adapters.x_watch import RawInputWatcher, UserInputSeen
 from kronii.launcher.infra import free_port
 from vncdotool import api as vnc_api  # type: ignore[import-untyped]
 from vncdotool.client import AuthenticationError  # type: ignore[import-untyped]
-from Xlib import display as xdisplay
 
 from tests.desktop import start_xvfb
 
@@ -138,15 +139,6 @@ async def test_a_session_stays_attached_until_the_last_of_two_viewers_leaves(
         assert hooks.changes[1][0] is False
 
 
-def pointer_position(display: str) -> tuple[int, int]:
-    dpy = xdisplay.Display(display)
-    try:
-        pointer = dpy.screen().root.query_pointer()
-        return int(pointer.root_x), int(pointer.root_y)
-    finally:
-        dpy.close()
-
-
 def move_pointer_as_viewer(port: int, password: str, x: int, y: int) -> None:
     viewer = connect_viewer(port, password)
     try:
@@ -162,10 +154,48 @@ async def test_a_view_only_server_ignores_the_viewers_pointer(
     x_display: str, tmp_path: Path, hooks: Hooks, viewonly: bool, moves: bool
 ) -> None:
     target = (123, 77)
-    assert pointer_position(x_display) != target
-    async with running_vnc(x_display, tmp_path, hooks, VncSettings(viewonly=viewonly)) as server:
-        await asyncio.to_thread(move_pointer_as_viewer, server.port, server.password(), *target)
-        assert (pointer_position(x_display) == target) is moves
+    seen: queue.Queue[UserInputSeen] = queue.Queue()
+    watcher = RawInputWatcher(x_display, seen.put, lambda: None, debounce_s=0.0)
+    watcher.start()
+    try:
+        async with running_vnc(x_display, tmp_path, hooks, VncSettings(viewonly=viewonly)) as server:
+            await asyncio.to_thread(move_pointer_as_viewer, server.port, server.password(), *target)
+            await asyncio.sleep(0.2)
+    finally:
+        watcher.stop()
+    # The viewer moves a pointer of its own (x11vnc -multiptr), so the X server's raw events say it.
+    sources = {item.source_name for item in list(seen.queue)}
+    assert bool(sources) is moves
+    assert all(source.startswith("x11vnc ") for source in sources), sources
+
+
+async def test_a_viewers_keys_come_from_its_own_device_the_persons_not_the_core_xtest_one(
+    x_display: str, tmp_path: Path, hooks: Hooks
+) -> None:
+    seen: queue.Queue[UserInputSeen] = queue.Queue()
+    unbrokered: queue.Queue[UserInputSeen] = queue.Queue()
+    watcher = RawInputWatcher(
+        x_display, seen.put, lambda: None, debounce_s=0.0, on_unbrokered_input=unbrokered.put
+    )
+    watcher.start()
+    try:
+        async with running_vnc(x_display, tmp_path, hooks) as server:
+            await asyncio.to_thread(press_key_as_viewer, server.port, server.password(), "a")
+            first = await asyncio.to_thread(seen.get, True, DEADLINE_S)
+    finally:
+        watcher.stop()
+    # x11vnc names its per-viewer devices after the viewer's address ("x11vnc 127.0.0.1 keyboard").
+    assert first.kind == "key" and first.source_name.startswith("x11vnc 127.0.0.1 ")
+    assert unbrokered.empty()
+
+
+def press_key_as_viewer(port: int, password: str, key: str) -> None:
+    viewer = connect_viewer(port, password)
+    try:
+        viewer.keyPress(key)
+        viewer.refreshScreen()
+    finally:
+        viewer.disconnect()
 
 
 async def test_a_configured_port_is_the_one_listened_on(x_display: str, tmp_path: Path, hooks: Hooks) -> None:

@@ -5,10 +5,11 @@ choice of the likely sender among the X server's clients."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
-from kronii.broker.adapters.x_clients import RECENT_S, senders_among
+from kronii.broker.adapters.x_clients import RECENT_S, process, senders_among
 from kronii.broker.core.facts import InputSender, UnbrokeredInput, UserInputSeen
 from kronii.broker.core.machine import Happening, Policy
 from kronii.broker.core.model import ControlMode, ControlState, DropReason
@@ -147,19 +148,41 @@ async def test_unbrokered_input_while_no_agent_holds_control_changes_nothing_and
 
 def test_the_likely_sender_is_a_new_client_not_the_broker_nor_x11vnc_nor_a_long_standing_one() -> None:
     now = 100.0
-    comm = {1: "openbox", 2: "x11vnc", 3: "python3", 4: "xdotool", 5: "xterm"}.get
+    # pid -> (program, process start time in ticks)
+    processes = {
+        1: ("openbox", 10),
+        2: ("x11vnc", 20),
+        3: ("python3", 30),
+        4: ("xdotool", 90),
+        5: ("xterm", 80),
+    }
     clients = {0x200000: 1, 0x400000: 2, 0x600000: 3, 0x800000: 4, 0xA00000: 5, 0xC00000: 5}
-    first_seen = {0x200000: now - 60, 0x400000: now - 1, 0x600000: now - 1, 0xA00000: now - 2}
+    first_seen = {0x200000: now - 60, 0x400000: now - 1, 0x600000: now - 1}
 
-    found = senders_among(clients, first_seen, now, own_pid=3, comm=lambda pid: comm(pid) or "")
+    found = senders_among(clients, first_seen, now, own_pid=3, describe=processes.get)
 
     # openbox has been there a minute; x11vnc brings the person's viewers; pid 3 is the broker;
-    # xdotool was not there at the last snapshot (newest); the xterm's second connection dedupes.
+    # neither xdotool nor the xterm was there at the last snapshot: the process started last comes
+    # first; the xterm's second connection is one sender.
     assert found == (InputSender("xdotool", 4), InputSender("xterm", 5))
 
 
-def test_a_client_older_than_the_recent_window_is_not_named() -> None:
+def test_a_client_seen_at_the_last_snapshot_comes_after_one_never_seen() -> None:
+    processes = {7: ("xterm", 500), 8: ("xdotool", 100)}
     found = senders_among(
-        {0x200000: 9}, {0x200000: 0.0}, RECENT_S + 0.1, own_pid=1, comm=lambda pid: "pyautogui"
+        {0x200000: 7, 0x400000: 8}, {0x200000: 99.0}, 100.0, own_pid=1, describe=processes.get
     )
+    assert [sender.program for sender in found] == ["xdotool", "xterm"]
+
+
+def test_a_client_older_than_the_recent_window_or_gone_is_not_named() -> None:
+    processes = {9: ("pyautogui", 1)}
+    clients = {0x200000: 9, 0x400000: 10}
+    found = senders_among(clients, {0x200000: 0.0}, RECENT_S + 0.1, own_pid=1, describe=processes.get)
     assert found == ()
+
+
+def test_a_process_name_and_start_time_come_from_proc() -> None:
+    described = process(os.getpid())
+    assert described is not None and described[0] and described[1] > 0
+    assert process(2**22 + 1) is None

@@ -5,6 +5,9 @@ machine itself. The password is random, made on first start and kept in an rfbau
 DES-obfuscated format, which is obscured, not encrypted: the file is 0600 in a 0700 directory) under
 the broker's data directory, and is never logged or put on a command line.
 
+With -multiptr each viewer types and points through its own XInput2 master device, so the broker's
+watcher sees a viewer's input as the person's, apart from the core XTEST device other programs use.
+
 x11vnc runs ``python -m kronii.broker.cli.viewer_hook attached|gone`` when an authenticated viewer
 arrives or any client leaves; the hook tells the ViewerHookListener over its Unix socket. Blocking
 calls throughout: the service calls start() and stop() from a thread.
@@ -175,6 +178,9 @@ class VncServer:
             "-noipv6",  # IPv4 loopback only: one address to reason about
             "-rfbauth", str(self.password_file),
             "-forever", "-shared",
+            # Each viewer gets its own XInput2 master ("x11vnc <host> pointer/keyboard"): its input is
+            # told apart from the core XTEST device that xdotool and every plain XTEST client share.
+            "-multiptr",
             "-norc",  # a person's ~/.x11vncrc must not loosen any of this
             "-noremote",  # no X client on the display may change x11vnc's settings (hooks included)
             "-allowedcmds", "afteraccept,gone",

@@ -6,8 +6,9 @@ by every plain XTEST client. What the X server can say is who is connected: the 
 connects, types and leaves, so the one to name is a client that is connected now and was not a
 moment ago. `SenderFinder` keeps the time it first saw each client (a snapshot every couple of
 seconds), and when unbrokered input arrives it names the clients connected now that are recent (not
-seen before `RECENT_S`), not the broker itself and not x11vnc, newest first, each with its
-/proc/PID/comm. It can miss (the program had already gone, a client from another machine has no pid)
+seen before `RECENT_S`), not the broker itself and not x11vnc, newest first (the time the finder first
+saw the client, then the process's own start time from /proc/PID/stat: a window opened a second ago
+is older than the xdotool started just now), each with its program name. It can miss (the program had already gone, a client from another machine has no pid)
 and it can name a bystander that connected at the same moment: it says "found", not "proven".
 
 It runs on its own thread with its own X connection, so neither the event loop nor the raw-input
@@ -31,7 +32,7 @@ from Xlib import display as xdisplay
 from Xlib import error as xerror
 from Xlib.ext import res
 
-__all__ = ["RECENT_S", "SenderFinder", "senders_among"]
+__all__ = ["RECENT_S", "SenderFinder", "process", "senders_among"]
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +44,18 @@ NOT_SENDERS = frozenset({"x11vnc", "Xvfb", "Xorg", "Xwayland"})
 _PROC = Path("/proc")
 
 
-def _comm(pid: int) -> str:
+def process(pid: int) -> tuple[str, int] | None:
+    """A process's name and start time (clock ticks after boot), from /proc/PID/stat; None if gone."""
     try:
-        return (_PROC / str(pid) / "comm").read_text().strip()
+        stat = (_PROC / str(pid) / "stat").read_text()
     except OSError:
-        return ""
+        return None
+    name, _, rest = stat.partition("(")[2].rpartition(")")
+    fields = rest.split()
+    try:
+        return name, int(fields[19])  # field 22, starttime, counted after the name
+    except (IndexError, ValueError):
+        return None
 
 
 def senders_among(
@@ -56,23 +64,24 @@ def senders_among(
     now: float,
     *,
     own_pid: int,
-    comm: Callable[[int], str] = _comm,
+    describe: Callable[[int], tuple[str, int] | None] = process,
 ) -> tuple[InputSender, ...]:
     """The likely senders among ``clients`` (client id base -> pid): connected since ``now -
-    RECENT_S`` or unseen before, not ``own_pid``, not a program in NOT_SENDERS; newest first."""
-    found: list[tuple[float, InputSender]] = []
+    RECENT_S`` or unseen before, not ``own_pid``, not a program in NOT_SENDERS; newest first (first
+    seen, then the process's start time)."""
+    found: list[tuple[float, int, InputSender]] = []
     seen_pids: set[int] = set()
     for base, pid in clients.items():
         since = first_seen.get(base, now)
         if pid in seen_pids or pid == own_pid or now - since > RECENT_S:
             continue
-        program = comm(pid)
-        if not program or program in NOT_SENDERS:
+        described = describe(pid)
+        if described is None or not described[0] or described[0] in NOT_SENDERS:
             continue
         seen_pids.add(pid)
-        found.append((since, InputSender(program, pid)))
-    found.sort(key=lambda item: -item[0])
-    return tuple(sender for _, sender in found[:MAX_NAMED])
+        found.append((since, described[1], InputSender(described[0], pid)))
+    found.sort(key=lambda item: (-item[0], -item[1]))
+    return tuple(sender for _, _, sender in found[:MAX_NAMED])
 
 
 class SenderFinder:
@@ -142,11 +151,13 @@ class SenderFinder:
         return senders_among(clients, self._first_seen, now, own_pid=os.getpid())
 
     def _run(self) -> None:
+        refreshed = self._monotonic()
         while True:
             try:
-                seen = self._jobs.get(timeout=SNAPSHOT_EVERY_S)
+                seen = self._jobs.get(timeout=max(0.0, refreshed + SNAPSHOT_EVERY_S - self._monotonic()))
             except queue.Empty:
                 self._refresh()
+                refreshed = self._monotonic()
                 continue
             if seen is None:
                 return

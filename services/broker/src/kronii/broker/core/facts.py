@@ -44,8 +44,8 @@ class UnbrokeredInput:
     senders: tuple[InputSender, ...] = ()
 
     def who(self) -> str:
-        """The senders as words ("xdotool (pid 812)", "a or b"); "" when unknown."""
-        return " or ".join(sender.describe() for sender in self.senders)
+        """The likeliest sender as words ("xdotool (pid 812)"); "" when none was found."""
+        return self.senders[0].describe() if self.senders else ""
 
 
 @dataclass(frozen=True)

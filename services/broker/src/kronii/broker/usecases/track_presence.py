@@ -87,7 +87,8 @@ class Attachment:
             f"{sender} {_DID[found.seen.kind]} the desktop around the broker while agent {before.holder}"
             " held control: control taken back."
         )
-        log.warning("broker: %s", sentence)
+        others = ", ".join(sender.describe() for sender in found.senders[1:])
+        log.warning("broker: %s%s", sentence, f" (also connected just then: {others})" if others else "")
         self._desk.tell_person("Input around the broker", sentence)
 
     def at_screen(self, delay_s: float, late_events: int) -> None:
