@@ -20,6 +20,7 @@ from Xlib import display as xdisplay
 from Xlib.ext import xinput
 
 from tests.integration.broker.conftest import InputInbox, find_window, x_env, xdotool
+from tests.person_hands import PersonHands
 
 TEXT = "Hello, wörld! ½ € ≠ ✓ 1+1=2"
 
@@ -31,7 +32,12 @@ def always() -> bool:
 @contextlib.contextmanager
 def watching(display: str, inbox: InputInbox, own: OwnInput | None, debounce_s: float = 0.0) -> Iterator[Any]:
     watcher = RawInputWatcher(
-        display, inbox.on_user_input, inbox.on_hotkey, own_input=own, debounce_s=debounce_s
+        display,
+        inbox.on_user_input,
+        inbox.on_hotkey,
+        own_input=own,
+        debounce_s=debounce_s,
+        on_unbrokered_input=inbox.on_unbrokered_input,
     )
     watcher.start()
     try:
@@ -113,7 +119,7 @@ def window_centre(display: str, window_id: int) -> tuple[int, int]:
 
 
 def test_keys_reach_the_leased_window_while_the_person_focuses_another(
-    x_display: str, injector: XMasterInjector, recording_terminal: Callable[[str], Any]
+    x_display: str, injector: XMasterInjector, recording_terminal: Callable[[str], Any], person: PersonHands
 ) -> None:
     leased = recording_terminal("KroniiLeased")
     persons = recording_terminal("KroniiPersons")
@@ -124,7 +130,7 @@ def test_keys_reach_the_leased_window_while_the_person_focuses_another(
     assert injector.inject(InputAction("move", x=x, y=y), 0, always)
 
     assert injector.inject(InputAction("type", text="agent text"), leased.window_id, always)
-    xdotool(x_display, "type", "--delay", "5", "person")
+    person.type("person")
 
     leased.wait_for("agent text")
     persons.wait_for("person")
@@ -186,8 +192,12 @@ def test_an_unknown_key_name_is_refused_before_any_key_goes_down(
     terminal.wait_for("c")
 
 
-def test_the_agents_own_input_is_not_reported_but_xdotool_at_the_same_moment_is(
-    x_display: str, injector: XMasterInjector, inbox: InputInbox, recording_terminal: Callable[[str], Any]
+def test_the_agents_own_input_is_not_reported_but_the_persons_at_the_same_moment_is(
+    x_display: str,
+    injector: XMasterInjector,
+    inbox: InputInbox,
+    recording_terminal: Callable[[str], Any],
+    person: PersonHands,
 ) -> None:
     terminal = recording_terminal("KroniiTarget")
     with watching(x_display, inbox, injector):
@@ -202,37 +212,59 @@ def test_the_agents_own_input_is_not_reported_but_xdotool_at_the_same_moment_is(
             target=injector.inject, args=(InputAction("type", text="x" * 1000), terminal.window_id, always)
         )
         typing.start()
-        xdotool(x_display, "type", "--delay", "1", "person")
+        person.type("person")
         typing.join(10)
         time.sleep(0.2)
     seen = inbox.drain()
 
-    assert seen, "xdotool's keys were not reported"
-    assert {item.source_name for item in seen} == {"Virtual core XTEST keyboard"}
+    assert seen, "the person's keys were not reported"
+    assert {item.source_name for item in seen} == {"test-person XTEST keyboard"}
     assert not {item.source_id for item in seen} & injector.source_ids
     assert {item.kind for item in seen} == {"key"}
+    assert inbox.unbrokered.empty()
+
+
+def test_xdotool_while_the_agent_types_is_unbrokered_input_not_the_person(
+    x_display: str, injector: XMasterInjector, inbox: InputInbox, recording_terminal: Callable[[str], Any]
+) -> None:
+    terminal = recording_terminal("KroniiTarget")
+    with watching(x_display, inbox, injector):
+        typing = threading.Thread(
+            target=injector.inject, args=(InputAction("type", text="x" * 1000), terminal.window_id, always)
+        )
+        typing.start()
+        xdotool(x_display, "type", "--delay", "1", "automation")
+        typing.join(10)
+        first = inbox.unbrokered.get(timeout=2)
+        time.sleep(0.2)
+
+    # The core XTEST device is every plain XTEST client's: not the person, and not the agent.
+    assert first.source_name == "Virtual core XTEST keyboard" and first.kind == "key"
+    assert inbox.drain() == []
+    # Ten keys within a second that close nothing new: one finding, not ten.
+    assert inbox.unbrokered.empty()
 
 
 def test_a_burst_of_person_input_is_reported_at_once_then_debounced(
-    x_display: str, injector: XMasterInjector, inbox: InputInbox
+    x_display: str, injector: XMasterInjector, inbox: InputInbox, person: PersonHands
 ) -> None:
     with watching(x_display, inbox, injector, debounce_s=0.05):
         started = time.monotonic()
-        # mousemove_relative goes through XTEST; plain mousemove warps and makes no raw event.
-        xdotool(x_display, *["mousemove_relative", "--", "5", "5"] * 3)
+        for _ in range(3):
+            person.move(5, 5)
         first = inbox.seen.get(timeout=2)
         time.sleep(0.1)
     later = inbox.drain()
 
     assert first.kind == "motion"
-    assert first.source_name == "Virtual core XTEST pointer"
+    assert first.source_name == "test-person XTEST pointer"
     assert first.at - started < 1.0
     # Three motions within a few ms of each other: one call, not three.
     assert later == []
 
 
 def test_the_hotkey_fires_also_with_num_lock_on_and_the_master_is_gone_after_stop(
-    x_display: str, inbox: InputInbox
+    x_display: str, inbox: InputInbox, person: PersonHands
 ) -> None:
     stale = XMasterInjector(x_display)
     stale.start()  # never stopped: stands for a broker that was killed
@@ -244,6 +276,9 @@ def test_the_hotkey_fires_also_with_num_lock_on_and_the_master_is_gone_after_sto
         xdotool(x_display, "key", "ctrl+alt+Escape")
         inbox.hotkeys.get(timeout=3)
         xdotool(x_display, "key", "Num_Lock", "Pause", "Num_Lock")
+        inbox.hotkeys.get(timeout=3)
+        # From the person's own device too (a viewer's master is one): the STOP keys work from any.
+        person.key("ctrl+alt+Escape")
         inbox.hotkeys.get(timeout=3)
         xdotool(x_display, "key", "ctrl+Escape")
         time.sleep(0.2)
@@ -272,8 +307,12 @@ def plain(x_display: str) -> Iterator[PlainXTestInjector]:
         hands.stop()
 
 
-def test_the_fallback_injectors_input_is_the_agents_inside_its_window_and_a_persons_outside(
-    x_display: str, plain: PlainXTestInjector, inbox: InputInbox, recording_terminal: Callable[[str], Any]
+def test_the_fallback_injectors_input_is_the_agents_inside_its_window_and_unbrokered_outside(
+    x_display: str,
+    plain: PlainXTestInjector,
+    inbox: InputInbox,
+    recording_terminal: Callable[[str], Any],
+    person: PersonHands,
 ) -> None:
     terminal = recording_terminal("KroniiTarget")
     with watching(x_display, inbox, plain):
@@ -283,8 +322,12 @@ def test_the_fallback_injectors_input_is_the_agents_inside_its_window_and_a_pers
         assert inbox.drain() == []
 
         xdotool(x_display, "key", "a")
-        seen = inbox.seen.get(timeout=2)
+        seen = inbox.unbrokered.get(timeout=2)
+        person.key("b")
+        persons = inbox.seen.get(timeout=2)
     (start, end), *_ = plain.injection_windows()
 
+    # Outside its window the core XTEST device is another program's; the person's device is theirs.
     assert start < end < seen.at
     assert seen.source_name == "Virtual core XTEST keyboard"
+    assert persons.source_name == "test-person XTEST keyboard"
