@@ -16,7 +16,11 @@ from kronii.broker.cli.compat import (
     probe,
     vnc_findings,
 )
-from kronii.broker.core.compat_table import COLUMNS, TOOLS, render_markdown
+from kronii.broker.core.compat_table import (
+    COLUMNS,
+    TOOLS,
+    render_markdown,
+)
 
 SEED_COLUMNS = ("Tool", "Input Path", "Risk", "Compatibility", "Adapter Plan", "STOP_NOW", "SAFE_INTERRUPT")
 REPO = Path(__file__).resolve().parents[3]

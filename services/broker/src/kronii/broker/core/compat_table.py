@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["ADAPTER_APPROACHES", "COLUMNS", "TOOLS", "ToolRow", "render_markdown"]
+__all__ = ["ADAPTER_APPROACHES", "COLUMNS", "ENFORCEMENT_ON_X11", "TOOLS", "ToolRow", "render_markdown"]
 
 COLUMNS = ("Tool", "Input Path", "Risk", "Compatibility", "Adapter Plan", "STOP_NOW", "SAFE_INTERRUPT")
 BUILT_IN = "built in"
@@ -116,7 +116,8 @@ TOOLS: tuple[ToolRow, ...] = (
     ),
     ToolRow(
         "x11vnc",
-        "VNC server: its viewers' keys and pointer are injected with XTEST",
+        "VNC server: its viewers' keys and pointer are injected with XTEST; the broker's x11vnc runs with"
+        " -multiptr, so each viewer injects through an XInput2 master of its own",
         "High when an agent drives a viewer; without -viewonly any viewer can type",
         "Compatible as the person's channel: a viewer makes the session interactive and its input is the user's",
         "No adapter for people; a viewer an agent uses must connect -viewonly (the audit flags a running "
@@ -224,6 +225,43 @@ TOOLS: tuple[ToolRow, ...] = (
     ),
 )
 
+ENFORCEMENT_ON_X11 = """\
+## What can and cannot be enforced on X11
+
+- **Any X client can inject.** XTEST (and XSendEvent) are open to every client the X server accepts:
+  the real xdotool called by its absolute path, pyautogui, a python-xlib script type straight into the
+  X server. Nothing in X11 lets the broker refuse another program's input.
+- **The broker sees and takes back; it cannot refuse.** It tells input apart by the device the X server
+  says it came from (the `sourceid` of XI2 raw events): its own master `kronii-broker` is the agent;
+  the core XTEST device ("Virtual core XTEST keyboard/pointer", shared by every plain XTEST client) is
+  automation that went around the broker; everything else (the physical devices, and each VNC
+  viewer's own master, since the broker's x11vnc runs with `-multiptr`) is the person. Unbrokered
+  input while an agent holds a lease takes the lease back (row B1: the queue cleared, the agent told
+  `unbrokered_input`), is journaled and audited as `broker.unbrokered_input` with the likely program
+  (actor `unbrokered:xdotool (pid 812)`), and is shown to the person in a notice. It is never recorded
+  as the person and starts no hold. What that program typed has reached the screen: the broker stops
+  its own agent at once, it cannot take back another program's keys.
+- **Naming the program is a best guess.** The X server does not say which client an XTEST event came
+  from; the broker names a client that connected just then (the X-Resource extension's client pids,
+  not the broker, not x11vnc, newest first) and its name from /proc. A program that connected and left
+  before the broker looked is not found (actor `unbrokered`), one that connected at the same moment may
+  be named instead, and a client on another machine has no pid.
+- **A program that makes its own master device looks like a person.** XIChangeHierarchy is open to
+  every client too: automation that creates its own master pair (as x11vnc `-multiptr` and the broker
+  do) and injects through it cannot be told from a viewer or a second keyboard: it takes the lease
+  back as the person and is recorded as the person. So does everything below X (ydotool, the Python
+  `keyboard` and `mouse` packages: /dev/uinput looks like a physical device).
+- **The plain-XTEST fallback** (`KRONII_BROKER_INJECTION=xtest`) injects on the core XTEST device itself
+  and can only tell its own events by time: inside its injection windows (and 100 ms after) every core
+  XTEST event is taken for the agent's, so another program typing then is not seen; outside them it is
+  unbrokered input as above.
+- **Only the setup can keep agents off X**: an agent that is given no X display of its own (no
+  DISPLAY or XAUTHORITY in its environment), no /dev/uinput, and the PATH shadows, reaches the desktop
+  through the broker only.
+- **Wayland is another matter**: there the compositor decides who may inject (virtual-keyboard
+  protocols, libei), and nothing above applies.
+"""
+
 ADAPTER_APPROACHES = """\
 ## Adapter approaches
 
@@ -242,7 +280,8 @@ as steps (`kronii.broker.cli.xdotool_steps`): the broker's safe point before eve
 STOP_NOW end it at the next step with nothing more sent. Exit codes: 0 done, 1 dropped, stopped or
 refused (the broker's sentence on stderr, with how many actions were sent), 2 usage, 3 paused at a safe
 point (the person's SAFE_INTERRUPT: run it again after a new grant), 5 broker unreachable. A script that
-calls a tool by absolute path bypasses the shadow: the audit cannot see that, the script must be fixed.
+calls a tool by absolute path bypasses the shadow: the audit cannot see that, the broker sees its input
+as it comes (unbrokered input, above: the agent's lease is taken back), and the script must be fixed.
 
 **Step-based runner with cancellation tokens.** For automation written in Python (or ported to it):
 `kronii.broker.cli.steps.StepRunner` runs named steps, asking the broker's safe point before each one.
@@ -276,7 +315,8 @@ def render_markdown(
     preface: str = "",
 ) -> str:
     """The audit document: ``preface``, the table (the seed's columns and whether each tool was
-    found), ``findings`` (things to act on), and the adapter approaches."""
+    found), ``findings`` (things to act on), what can and cannot be enforced on X11, and the adapter
+    approaches."""
     notes = notes or {}
     header = ("Found", *COLUMNS)
     lines = ["# Automation program compatibility", ""]
@@ -294,5 +334,5 @@ def render_markdown(
         lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
     lines += ["", "## Findings", ""]
     lines += [f"- {finding}" for finding in findings] or ["- None."]
-    lines += ["", ADAPTER_APPROACHES]
+    lines += ["", ENFORCEMENT_ON_X11, ADAPTER_APPROACHES]
     return "\n".join(lines).rstrip() + "\n"
