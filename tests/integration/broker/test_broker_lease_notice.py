@@ -35,3 +35,29 @@ async def test_the_lease_bubble_offers_wait_interrupt_stop_and_a_click_is_the_pe
         assert server.closed == [1]
     finally:
         await notice.stop()
+
+
+async def test_a_notice_of_unbrokered_input_is_a_bubble_of_its_own_that_the_leases_end_leaves_up(
+    session_bus: str, server_bus: MessageBus
+) -> None:
+    server = await serve(server_bus, ["body", "actions"])
+    notice = LeaseNotice(lambda choice: None, bus_address=session_bus)
+    assert await notice.start()
+    try:
+        state = ControlState(
+            "s1", True, "viewer", ControlMode.AGENT, 1_900_000_000_000, holder="codex-1", epoch=3
+        )
+        await notice.show_lease(state)
+        sentence = (
+            "xdotool (pid 812) typed on the desktop around the broker while agent codex-1 held control:"
+            " control taken back."
+        )
+        # What the control session does on row B1: the lease's bubble is closed, the notice shown.
+        await notice.close()
+        await notice.show_notice("Input around the broker", sentence)
+        _lease, told = server.received
+        assert told["summary"] == "Input around the broker" and told["body"] == sentence
+        assert told["actions"] == [] and told["hints"]["urgency"].value == 2
+        assert server.closed == [1]
+    finally:
+        await notice.stop()
