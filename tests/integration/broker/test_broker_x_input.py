@@ -241,8 +241,6 @@ def test_xdotool_while_the_agent_types_is_unbrokered_input_not_the_person(
     # The core XTEST device is every plain XTEST client's: not the person, and not the agent.
     assert first.source_name == "Virtual core XTEST keyboard" and first.kind == "key"
     assert inbox.drain() == []
-    # Ten keys within a second that close nothing new: one finding, not ten.
-    assert inbox.unbrokered.empty()
 
 
 def test_a_burst_of_person_input_is_reported_at_once_then_debounced(

@@ -6,10 +6,13 @@ choice of the likely sender among the X server's clients."""
 from __future__ import annotations
 
 import os
+import subprocess
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from kronii.broker.adapters.x_clients import RECENT_S, process, senders_among
+from kronii.broker.adapters.x_clients import RECENT_S, SenderFinder, process, senders_among
+from kronii.broker.adapters.x_watch import RawInputWatcher
 from kronii.broker.core.facts import InputSender, UnbrokeredInput, UserInputSeen
 from kronii.broker.core.machine import Happening, Policy
 from kronii.broker.core.model import ControlMode, ControlState, DropReason
@@ -186,3 +189,82 @@ def test_a_process_name_and_start_time_come_from_proc() -> None:
     described = process(os.getpid())
     assert described is not None and described[0] and described[1] > 0
     assert process(2**22 + 1) is None
+
+
+class Fence:
+    """close_fence as the watcher calls it: True once per lease (the call that closed it)."""
+
+    def __init__(self) -> None:
+        self.open = True
+
+    def close(self, cause: str) -> bool:
+        was, self.open = self.open, False
+        return was
+
+
+def _watcher(fence: Fence, handed: list[UserInputSeen]) -> RawInputWatcher:
+    return RawInputWatcher(
+        ":0", lambda seen: None, lambda: None, close_fence=fence.close, on_unbrokered_input=handed.append
+    )
+
+
+def _at(at: float) -> UserInputSeen:
+    return UserInputSeen("key", 6, "Virtual core XTEST keyboard", at)
+
+
+def test_a_flood_of_unbrokered_input_is_handed_over_once_per_debounce_interval() -> None:
+    fence, handed = Fence(), list[UserInputSeen]()
+    watcher = _watcher(fence, handed)
+    for index in range(100):
+        watcher._unbrokered(_at(10.0 + index * 0.001))  # 100 keys in 0.1 s, the debounce is 50 ms
+    assert len(handed) == 2 and handed[0].at == 10.0
+
+
+def test_unbrokered_input_under_a_new_lease_is_handed_over_though_the_injector_closed_the_fence_first() -> (
+    None
+):
+    fence, handed = Fence(), list[UserInputSeen]()
+    watcher = _watcher(fence, handed)
+    watcher._unbrokered(_at(10.0))  # lease 1: it closes the fence
+    fence.open = False  # lease 2 granted, then the injector saw the same program's key first
+    watcher._unbrokered(_at(10.2))
+    assert [seen.at for seen in handed] == [10.0, 10.2]
+
+
+class FakeX:
+    def __init__(self, clients: dict[int, int]) -> None:
+        self.clients = clients
+        self.asked = 0
+
+    def res_query_client_ids(self, specs: Any) -> Any:
+        self.asked += 1
+        ids = [
+            SimpleNamespace(spec=SimpleNamespace(client=base), value=[pid])
+            for base, pid in self.clients.items()
+        ]
+        return SimpleNamespace(ids=ids)
+
+
+def test_the_finder_looks_at_most_once_a_second_while_what_it_found_still_runs() -> None:
+    clock = [100.0]
+    finder = SenderFinder(":0", lambda found: None, monotonic=lambda: clock[0])
+    x = FakeX({0x200000: os.getpid(), 0x400000: os.getppid()})
+    finder._display = x
+    first = finder._senders()
+    clock[0] += 0.5
+    again = finder._senders()
+    clock[0] += 1.0
+    finder._senders()
+    assert first == again and first and first[0].pid == os.getppid()
+    assert x.asked == 2
+
+
+def test_the_finder_looks_again_at_once_when_the_program_it_named_has_gone() -> None:
+    clock = [100.0]
+    finder = SenderFinder(":0", lambda found: None, monotonic=lambda: clock[0])
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    finder._last_found, finder._last_look = (InputSender("xdotool", gone.pid),), clock[0]
+    x = FakeX({0x400000: os.getppid()})
+    finder._display = x
+    assert finder._senders()[0].pid == os.getppid() and x.asked == 1

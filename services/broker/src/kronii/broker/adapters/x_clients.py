@@ -12,7 +12,9 @@ is older than the xdotool started just now), each with its program name. It can 
 and it can name a bystander that connected at the same moment: it says "found", not "proven".
 
 It runs on its own thread with its own X connection, so neither the event loop nor the raw-input
-watcher waits for the X server's answer; it answers through a callback on that thread.
+watcher waits for the X server's answer; it answers through a callback on that thread. Under a flood
+it looks at most once a second (`LOOK_EVERY_S`): in between it answers with the senders it found last,
+while they are still running.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ log = logging.getLogger(__name__)
 
 RECENT_S = 5.0
 SNAPSHOT_EVERY_S = 2.0
+LOOK_EVERY_S = 1.0
 MAX_NAMED = 3
 # Programs that inject the person's own input or are the desktop itself, never an unbrokered sender.
 NOT_SENDERS = frozenset({"x11vnc", "Xvfb", "Xorg", "Xwayland"})
@@ -56,6 +59,10 @@ def process(pid: int) -> tuple[str, int] | None:
         return name, int(fields[19])  # field 22, starttime, counted after the name
     except (IndexError, ValueError):
         return None
+
+
+def _alive(senders: tuple[InputSender, ...]) -> bool:
+    return all((_PROC / str(sender.pid)).exists() for sender in senders)
 
 
 def senders_among(
@@ -99,6 +106,8 @@ class SenderFinder:
         self._monotonic = monotonic
         self._display: Any = None
         self._first_seen: dict[int, float] = {}
+        self._last_look = float("-inf")
+        self._last_found: tuple[InputSender, ...] = ()
         self._jobs: queue.SimpleQueue[UserInputSeen | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
 
@@ -143,12 +152,16 @@ class SenderFinder:
         if self._display is None:
             return ()
         now = self._monotonic()
+        if now - self._last_look < LOOK_EVERY_S and self._last_found and _alive(self._last_found):
+            return self._last_found
+        self._last_look = now
         try:
             clients = self._clients()
         except (xerror.XError, OSError) as error:
             log.debug("broker: the X clients could not be listed: %s", error)
             return ()
-        return senders_among(clients, self._first_seen, now, own_pid=os.getpid())
+        self._last_found = senders_among(clients, self._first_seen, now, own_pid=os.getpid())
+        return self._last_found
 
     def _run(self) -> None:
         refreshed = self._monotonic()

@@ -13,8 +13,9 @@ Each event is one of three, by the device it came from (`sourceid`):
   inside an injection window (asked first, so the fallback's own events are never taken for the rest);
 - automation that went around the broker, when it comes from the core XTEST devices ("Virtual core
   XTEST keyboard/pointer"), the ones every plain XTEST client shares (xdotool, pyautogui, a script's
-  python-xlib): it closes the fence (cause "unbrokered_input") and goes to `on_unbrokered_input`, at
-  most once a second unless it closed the fence (a flood of xdotool events is one finding);
+  python-xlib): it closes the fence (cause "unbrokered_input") and goes to `on_unbrokered_input`,
+  debounced as the person's is (the finder behind it looks the sender up at most once a second, and
+  the table acts once per lease: a flood of xdotool events is one finding);
 - the person's, for everything else: physical devices' slaves and other masters' slaves, among them
   each VNC viewer's own master (x11vnc -multiptr). On this thread it first closes the input fence
   (`close_fence`: no agent event is written under the current epoch after that, whatever the event
@@ -65,8 +66,6 @@ DEFAULT_HOTKEYS = ("ctrl+alt+Escape", "Pause")
 DEBOUNCE_S = 0.05
 # The slaves every plain XTEST client's events come from: input that did not go through the broker.
 CORE_XTEST_DEVICES = frozenset({"Virtual core XTEST keyboard", "Virtual core XTEST pointer"})
-# How often unbrokered input that closes nothing new is handed over again.
-UNBROKERED_EVERY_S = 1.0
 _STOP_TIMEOUT_S = 2.0
 # After a person's event, how long the agent's late events are looked for; and how recent the
 # agent's last event must be for the person's event to count as one that interrupted it.
@@ -330,7 +329,9 @@ class RawInputWatcher:
 
     def _unbrokered(self, seen: UserInputSeen) -> None:
         closed = self._close_fence("unbrokered_input")
-        if not closed and seen.at - self._last_unbrokered < UNBROKERED_EVERY_S:
+        # Not only when it closed the fence: the injector may have closed it first, and the table
+        # must still hear of it for this lease.
+        if not closed and seen.at - self._last_unbrokered < self._debounce_s:
             return
         self._last_unbrokered = seen.at
         self._on_unbrokered_input(seen)
