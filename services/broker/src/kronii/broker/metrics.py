@@ -45,26 +45,7 @@ def zero_common_series(common: CommonMetrics) -> None:
 
 class BrokerMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
-        self.revocation = Histogram(
-            "kronii_broker_revocation_seconds",
-            "From the person's input event read off the X server to the table's decision revoking the"
-            " lease (the decision; what reached the screen is kronii_broker_revocation_at_screen_seconds)",
-            buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0),
-            registry=registry,
-        )
-        self.revocation_at_screen = Histogram(
-            "kronii_broker_revocation_at_screen_seconds",
-            "From the person's event that interrupted an agent's typing to the last agent event the X"
-            " server took after it (0 when none), as the broker's raw-event watch saw them in order",
-            buckets=(0.0, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5),
-            registry=registry,
-        )
-        self.events_after_person = Counter(
-            "kronii_broker_agent_events_after_person",
-            "Agent input events the X server took after a person's event that interrupted the agent"
-            " (the invariant says 0; key releases of what the agent held down are counted too)",
-            registry=registry,
-        )
+        self._revocation_metrics(registry)
         self.injection = Histogram(
             "kronii_broker_injection_seconds",
             "From an agent's input action taken off the queue to the X server having its events",
@@ -110,6 +91,33 @@ class BrokerMetrics:
             "1 while a person is attached (viewer, devices or the flag)",
             registry=registry,
         )
+        self._start_at_zero()
+
+    def _revocation_metrics(self, registry: CollectorRegistry) -> None:
+        """How fast the person takes control back: the decision, and what reached the screen."""
+        self.revocation = Histogram(
+            "kronii_broker_revocation_seconds",
+            "From the person's input event read off the X server to the table's decision revoking the"
+            " lease (the decision; what reached the screen is kronii_broker_revocation_at_screen_seconds)",
+            buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0),
+            registry=registry,
+        )
+        self.revocation_at_screen = Histogram(
+            "kronii_broker_revocation_at_screen_seconds",
+            "From the person's event that interrupted an agent's typing to the last agent event the X"
+            " server took after it (0 when none), as the broker's raw-event watch saw them in order",
+            buckets=(0.0, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5),
+            registry=registry,
+        )
+        self.events_after_person = Counter(
+            "kronii_broker_agent_events_after_person",
+            "Agent input events the X server took after a person's event that interrupted the agent"
+            " (the invariant says 0; key releases of what the agent held down are counted too)",
+            registry=registry,
+        )
+
+    def _start_at_zero(self) -> None:
+        """Every label the broker can use, at zero from the start (a series exists before its first event)."""
         for reason in DropReason:
             self.dropped.labels(reason.value)
         for how in LEASE_KINDS:
