@@ -134,7 +134,9 @@ class Editor:
         try:
             wait_until(ends, timeout_s=WAIT_S, interval_s=0.05)
         except DesktopError:
-            raise DesktopError(f"the editor's text did not end in {suffix!r}: ...{seen[0][-60:]!r}") from None
+            raise DesktopError(
+                f"the editor's text ({len(seen[0])} characters) did not end in {suffix!r}: ...{seen[0][-60:]!r}"
+            ) from None
         return seen[0]
 
 

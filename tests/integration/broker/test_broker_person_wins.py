@@ -5,7 +5,8 @@ the broker's display through the broker's HTTP API under the person's grant. Wha
 independently of the broker: the editor's text over AT-SPI, and the X server's own order of raw
 events from `xinput test-xi2 --root`.
 
-The agent types only 'a' and 'b'; the person presses '|' in the viewer at a random moment while the
+The agent types only 'a', 'b' and a newline every 64 characters (short lines keep the editor's
+layout cheap however long the text); the person presses '|' in the viewer at a random moment while the
 agent types (within the first 0.4 s of its typing, so the longest and the 40-sender cases stay cheap).
 Actions of 1 to 10,000 characters, capped at InputAction's MAX_TEXT (4,096 today: the broker refuses a
 longer action with a sentence), from one sender or 40 at once, each sender going on until dropped. Then a sentinel '#' is typed by xdotool on the broker's display: once the editor's text ends
@@ -28,6 +29,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import pytest
@@ -124,6 +126,14 @@ class Order:
     person_source: int
 
 
+AGENT_TYPES = "ab\n"
+
+
+def agent_text(size: int) -> str:
+    """`size` characters of 'a' and 'b', a newline every 64 (the person's '|' is never among them)."""
+    return "".join("\n" if index % 64 == 63 else "ab"[index % 2] for index in range(size))
+
+
 def _token(agent: BrokerClient) -> str:
     return str(agent._http.headers.get("authorization", "")).removeprefix("Bearer ")
 
@@ -142,6 +152,10 @@ def _keep_typing(
             results.append(result)
         if not result.injected:
             return
+
+
+def _agent_typed(desk: Desk, since: int) -> bool:
+    return any(event.source in desk.agent_sources for event in desk.log.events(since))
 
 
 def _sentinel(desk: Desk, mark: int) -> tuple[str, list[XiEvent]]:
@@ -175,7 +189,7 @@ def agent_typing(desk: Desk, size: int, senders: int, chosen: random.Random) -> 
     desk.broker.grant(desk.agent.client_id, seconds=120, window=desk.editor.window_id)
     results: list[Any] = []
     lock = threading.Lock()
-    text = ("ab" * size)[:size]
+    text = agent_text(size)
     threads = [
         threading.Thread(target=_keep_typing, args=(desk, text, results, lock), daemon=True)
         for _ in range(senders)
@@ -242,7 +256,9 @@ def test_no_agent_key_lands_after_the_persons_first_key_in_the_viewer(
     order = order_around_person(outcome.events, desk.agent_sources)
     before, bar, _ = outcome.text.partition("|")
     assert bar, f"the person's key never reached the editor: {outcome.text[-80:]!r}"
-    assert before and set(before) <= {"a", "b"} and order.agent_presses_before > 0, "the agent typed nothing"
+    assert before and set(before) <= set(AGENT_TYPES) and order.agent_presses_before > 0, (
+        "the agent typed nothing"
+    )
     assert order.person_source not in desk.agent_sources
     found = problems(outcome, order, senders, desk.broker.state())
     assert not found, f"{found} (seed {seed}; xinput: {order})"
@@ -293,7 +309,7 @@ def play(desk: Desk, plan: Round) -> Outcome:
     desk.broker.grant(desk.agent.client_id, seconds=120, window=desk.editor.window_id)
     results: list[Any] = []
     lock = threading.Lock()
-    text = ("ab" * plan.size)[: plan.size]
+    text = agent_text(plan.size)
     threads = [
         threading.Thread(target=_keep_typing, args=(desk, text, results, lock, plan.safe_points), daemon=True)
         for _ in range(plan.senders)
@@ -331,3 +347,31 @@ def test_no_agent_key_after_the_persons_key_or_a_stop_over_random_interleavings(
         after = outcome.text.partition("|")[2]
         state = desk.broker.state()
         assert (after, order.agent_presses_after, state["control_mode"]) == ("#", 0, "USER"), (plan, order)
+
+
+def test_automation_around_the_broker_ends_every_lease_even_twice_within_a_second(desk: Desk) -> None:
+    """xdotool (the core XTEST device) while the agent types ends the lease like the person's key, and
+    the next lease's too, however soon after: whichever thread closes the input fence first, the
+    table hears of it."""
+    for _ in range(3):
+        desk.editor.clear()
+        start = desk.log.mark()
+        granted = time.monotonic()
+        desk.broker.grant(desk.agent.client_id, seconds=120, window=desk.editor.window_id)
+        results: list[Any] = []
+        sender = threading.Thread(
+            target=_keep_typing, args=(desk, agent_text(1_000), results, threading.Lock())
+        )
+        sender.start()
+        wait_until(
+            partial(_agent_typed, desk, start), timeout_s=15, what="the agent's first key in the X server"
+        )
+        xdotool(desk.broker.display, "key", "bar")
+        sender.join(60)
+        wait_until(
+            lambda: desk.broker.state()["control_mode"] == "USER",
+            timeout_s=5,
+            what=f"the lease ended ({time.monotonic() - granted:.2f} s after its grant)",
+        )
+        assert results and not results[-1].injected
+        _sentinel(desk, start)  # everything typed is in the editor before the next round clears it
