@@ -27,6 +27,7 @@ from _common import machine, save, summary_ms
 from kronii.broker.adapters import x_protocol
 from kronii.broker.adapters.x_master import XMasterInjector
 from kronii.broker.adapters.x_watch import RawInputWatcher, UserInputSeen
+from kronii.broker.ports import InjectionGuard
 from kronii.desktop.input_actions import InputAction
 from Xlib import display as xdisplay
 from Xlib.ext import ge, xinput
@@ -91,7 +92,8 @@ def _agent(injector: XMasterInjector, listener: RawKeyListener, window: int, key
     for _ in range(keys):
         listener.clear()
         started = time.monotonic()
-        if not injector.inject(InputAction("key", keys="a"), window, lambda: True):
+        guard = InjectionGuard(1, lambda: True, lambda: None)
+        if not injector.inject(InputAction("key", keys="a"), window, guard):
             raise RuntimeError("inject refused a key with a lease that never ends")
         latencies.append(listener.next_from(injector.source_ids) - started)
     return latencies
@@ -124,7 +126,14 @@ def run(keys: int) -> None:
         injector.start()
         listener = RawKeyListener(display_name)
         seen: queue.Queue[UserInputSeen] = queue.Queue()
-        watcher = RawInputWatcher(display_name, seen.put, lambda: None, own_input=injector, debounce_s=0.0)
+        watcher = RawInputWatcher(
+            display_name,
+            seen.put,
+            lambda: None,
+            own_input=injector,
+            debounce_s=0.0,
+            on_unbrokered_input=seen.put,  # xdotool is automation around the broker, not a person
+        )
         watcher.start()
         try:
             _agent(injector, listener, window.window_id, 10)  # warm-up: keymap, first focus

@@ -4,6 +4,7 @@ the leased window only, is told apart from a person's input, and stops the momen
 from __future__ import annotations
 
 import contextlib
+import itertools
 import subprocess
 import threading
 import time
@@ -15,6 +16,7 @@ from kronii.broker.adapters.x_keymap import UnknownKey
 from kronii.broker.adapters.x_master import BROKER_MASTER_NAME, XMasterInjector
 from kronii.broker.adapters.x_plain_xtest import PlainXTestInjector
 from kronii.broker.adapters.x_watch import OwnInput, RawInputWatcher, physical_input_devices
+from kronii.broker.ports import InjectionGuard
 from kronii.desktop.input_actions import InputAction
 from Xlib import display as xdisplay
 from Xlib.ext import xinput
@@ -25,8 +27,16 @@ from tests.person_hands import PersonHands
 TEXT = "Hello, wörld! ½ € ≠ ✓ 1+1=2"
 
 
-def always() -> bool:
-    return True
+_epochs = itertools.count(1)
+
+
+def guard(still_valid: Callable[[], bool] = lambda: True) -> InjectionGuard:
+    """A lease of its own for each action (a new epoch): input between two actions is not judged."""
+    return InjectionGuard(next(_epochs), still_valid, lambda: None)
+
+
+def always() -> InjectionGuard:
+    return guard()
 
 
 @contextlib.contextmanager
@@ -68,7 +78,7 @@ def test_typed_text_arrives_in_an_xterm_including_characters_missing_from_the_ke
 ) -> None:
     terminal = recording_terminal("KroniiTarget")
 
-    assert injector.inject(InputAction("type", text=TEXT), terminal.window_id, always)
+    assert injector.inject(InputAction("type", text=TEXT), terminal.window_id, always())
 
     terminal.wait_for(TEXT)
 
@@ -78,9 +88,9 @@ def test_a_key_chord_arrives_with_its_modifiers(
 ) -> None:
     terminal = recording_terminal("KroniiTarget")
 
-    assert injector.inject(InputAction("key", keys="ctrl+c"), terminal.window_id, always)
-    assert injector.inject(InputAction("key", keys="shift+a"), terminal.window_id, always)
-    assert injector.inject(InputAction("key", keys="Tab"), terminal.window_id, always)
+    assert injector.inject(InputAction("key", keys="ctrl+c"), terminal.window_id, always())
+    assert injector.inject(InputAction("key", keys="shift+a"), terminal.window_id, always())
+    assert injector.inject(InputAction("key", keys="Tab"), terminal.window_id, always())
 
     # A raw terminal passes Ctrl+C through as the byte 0x03.
     terminal.wait_for("\x03A\t")
@@ -100,7 +110,7 @@ def test_typed_text_arrives_in_a_gtk3_entry(x_display: str, injector: XMasterInj
         # GTK maps the window before it listens to its keys; an empty focus round trip settles that.
         time.sleep(0.5)
 
-        assert injector.inject(InputAction("type", text=TEXT + "\n"), window, always)
+        assert injector.inject(InputAction("type", text=TEXT + "\n"), window, always())
 
         out, _ = zenity.communicate(timeout=10)
     finally:
@@ -127,9 +137,9 @@ def test_keys_reach_the_leased_window_while_the_person_focuses_another(
     # The agent's own pointer rests on the person's window too, so neither the person's focus nor
     # focus-follows-pointer would take the agent's keys to the leased window: only its own focus does.
     x, y = window_centre(x_display, persons.window_id)
-    assert injector.inject(InputAction("move", x=x, y=y), 0, always)
+    assert injector.inject(InputAction("move", x=x, y=y), 0, always())
 
-    assert injector.inject(InputAction("type", text="agent text"), leased.window_id, always)
+    assert injector.inject(InputAction("type", text="agent text"), leased.window_id, always())
     person.type("person")
 
     leased.wait_for("agent text")
@@ -151,7 +161,7 @@ def test_typing_stops_at_once_when_the_lease_ends(
     # One check before focusing, then one per press and per release: checks 2..9 type "abcd" whole,
     # check 10 refuses the press of "e".
     assert not injector.inject(
-        InputAction("type", text="abcdefghij"), terminal.window_id, valid_for_nine_checks
+        InputAction("type", text="abcdefghij"), terminal.window_id, guard(valid_for_nine_checks)
     )
 
     terminal.wait_for("abcd")
@@ -172,10 +182,10 @@ def test_an_interrupted_chord_lets_go_of_its_held_keys(
         return calls <= 2
 
     assert not injector.inject(
-        InputAction("key", keys="ctrl+c"), terminal.window_id, valid_until_ctrl_is_down
+        InputAction("key", keys="ctrl+c"), terminal.window_id, guard(valid_until_ctrl_is_down)
     )
     # Ctrl was released: a plain "c" afterwards is a "c", not Ctrl+C.
-    assert injector.inject(InputAction("type", text="c"), terminal.window_id, always)
+    assert injector.inject(InputAction("type", text="c"), terminal.window_id, always())
 
     terminal.wait_for("c")
 
@@ -186,8 +196,8 @@ def test_an_unknown_key_name_is_refused_before_any_key_goes_down(
     terminal = recording_terminal("KroniiTarget")
 
     with pytest.raises(UnknownKey):
-        injector.inject(InputAction("key", keys="ctrl+NoSuchKey"), terminal.window_id, always)
-    assert injector.inject(InputAction("type", text="c"), terminal.window_id, always)
+        injector.inject(InputAction("key", keys="ctrl+NoSuchKey"), terminal.window_id, always())
+    assert injector.inject(InputAction("type", text="c"), terminal.window_id, always())
 
     terminal.wait_for("c")
 
@@ -201,15 +211,15 @@ def test_the_agents_own_input_is_not_reported_but_the_persons_at_the_same_moment
 ) -> None:
     terminal = recording_terminal("KroniiTarget")
     with watching(x_display, inbox, injector):
-        assert injector.inject(InputAction("type", text="quiet"), terminal.window_id, always)
-        assert injector.inject(InputAction("click", x=40, y=40, button=1), 0, always)
-        assert injector.inject(InputAction("scroll", dy=2), 0, always)
+        assert injector.inject(InputAction("type", text="quiet"), terminal.window_id, always())
+        assert injector.inject(InputAction("click", x=40, y=40, button=1), 0, always())
+        assert injector.inject(InputAction("scroll", dy=2), 0, always())
         terminal.wait_for("quiet")
         time.sleep(0.2)
         assert inbox.drain() == []
 
         typing = threading.Thread(
-            target=injector.inject, args=(InputAction("type", text="x" * 1000), terminal.window_id, always)
+            target=injector.inject, args=(InputAction("type", text="x" * 1000), terminal.window_id, always())
         )
         typing.start()
         person.type("person")
@@ -230,7 +240,7 @@ def test_xdotool_while_the_agent_types_is_unbrokered_input_not_the_person(
     terminal = recording_terminal("KroniiTarget")
     with watching(x_display, inbox, injector):
         typing = threading.Thread(
-            target=injector.inject, args=(InputAction("type", text="x" * 1000), terminal.window_id, always)
+            target=injector.inject, args=(InputAction("type", text="x" * 1000), terminal.window_id, always())
         )
         typing.start()
         xdotool(x_display, "type", "--delay", "1", "automation")
@@ -314,7 +324,7 @@ def test_the_fallback_injectors_input_is_the_agents_inside_its_window_and_unbrok
 ) -> None:
     terminal = recording_terminal("KroniiTarget")
     with watching(x_display, inbox, plain):
-        assert plain.inject(InputAction("type", text="fallback ö"), terminal.window_id, always)
+        assert plain.inject(InputAction("type", text="fallback ö"), terminal.window_id, always())
         terminal.wait_for("fallback ö")
         time.sleep(0.3)
         assert inbox.drain() == []

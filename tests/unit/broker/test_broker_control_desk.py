@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ from kronii.broker.core.machine import Happening, Policy
 from kronii.broker.core.model import ControlMode, ControlState
 from kronii.broker.core.table import Event
 from kronii.broker.metrics import BrokerMetrics
+from kronii.broker.ports import InjectionGuard
 from kronii.broker.usecases.control_session import ControlSession
 from kronii.broker.usecases.submit_input import InputLane
 from kronii.broker.usecases.track_presence import Attachment
@@ -44,6 +44,9 @@ class Effects:
     async def close(self) -> None:
         self.notices.append("close")
 
+    async def show_notice(self, title: str, sentence: str) -> None:
+        self.notices.append(f"notice: {title}")
+
 
 class SlowHands:
     """Types one key at a time, asking still_valid before each, like the X injector; it waits at the
@@ -56,13 +59,13 @@ class SlowHands:
         self.resume = threading.Event()
         self._pause_at = pause_at
 
-    def inject(self, action: InputAction, window: int, still_valid: Callable[[], bool]) -> bool:
+    def inject(self, action: InputAction, window: int, guard: InjectionGuard) -> bool:
         for character in action.text:
             if len(self.sent) == self._pause_at:
                 self.reached.set()
                 self.resume.wait(5)
             self.gate.wait(5)
-            if not still_valid():
+            if not guard.still_valid():
                 return False
             self.sent.append(character)
         return True

@@ -1,14 +1,17 @@
-"""The unit an agent's action can be overtaken at is one key event (issue 30): the injector writes
-each XTEST event to the X server as it is checked, with a round trip (XSync) at least every
-IN_FLIGHT_EVENTS events, and a stop between two events sends nothing more of the action (held keys
-are let go). A fake display records what was written when."""
+"""The unit an agent's action can be overtaken at is one key event (issue 30). The injector writes
+its events in batches of at most BATCH_EVENTS, each batch under a server grab that begins with a round
+trip and a look at the connection's queue for a person's raw event; each event is asked for by the
+guard and written at once; a person's event in the queue, or a guard saying no, ends the action with
+nothing more written (held keys are let go). A fake display records what was written, and in what
+grab; a fake queue plays the X server processing the person's event at a chosen moment."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from kronii.broker.adapters.x_injection import IN_FLIGHT_EVENTS, Performer, Sender, run_action
+from kronii.broker.adapters.x_injection import BATCH_EVENTS, Performer, Sender, run_action
+from kronii.broker.ports import InjectionGuard
 from kronii.desktop.input_actions import InputAction
 from Xlib import X
 from Xlib.ext import xtest
@@ -18,18 +21,49 @@ class FakeDisplay:
     def __init__(self) -> None:
         self.queued: list[tuple[int, int]] = []
         self.written: list[tuple[int, int]] = []
-        self.syncs: list[int] = []
+        self.log: list[str] = []
+        self.grabbed = False
+        self.written_in_grab: list[bool] = []
 
     def flush(self) -> None:
+        self.written_in_grab += [self.grabbed] * len(self.queued)
         self.written += self.queued
         self.queued.clear()
 
     def sync(self) -> None:
         self.flush()
-        self.syncs.append(len(self.written))
+        self.log.append("sync")
+
+    def grab_server(self) -> None:
+        self.flush()
+        self.grabbed = True
+        self.log.append("grab")
+
+    def ungrab_server(self) -> None:
+        self.flush()
+        self.grabbed = False
+        self.log.append("ungrab")
+
+
+class FakeQueue:
+    """The X server processes the person's key once ``person_after`` agent events were written."""
+
+    watching = True
+
+    def __init__(self, display: FakeDisplay, person_after: int | None = None) -> None:
+        self._display = display
+        self._person_after = person_after
+        self.looks: list[int] = []
+
+    def read(self) -> bool:
+        self.looks.append(len(self._display.written))
+        return self._person_after is not None and len(self._display.written) >= self._person_after
 
 
 class FakeKeymap:
+    def known(self, keysym: int) -> bool:
+        return True
+
     def find(self, keysym: int) -> tuple[int, bool]:
         return 38, False
 
@@ -45,22 +79,44 @@ def display(monkeypatch: pytest.MonkeyPatch) -> FakeDisplay:
     return fake
 
 
-def test_each_checked_event_is_written_at_once_and_a_round_trip_bounds_what_is_in_flight(
+def _type(display: FakeDisplay, queue: FakeQueue, guard: InjectionGuard, text: str) -> bool:
+    sender = Sender(display, guard, queue)  # type: ignore[arg-type]
+    return run_action(InputAction(kind="type", text=text), Performer(display, FakeKeymap()), sender, display)  # type: ignore[arg-type]
+
+
+def test_every_agent_event_is_written_in_a_grab_that_began_with_a_look_for_the_person(
     display: FakeDisplay,
 ) -> None:
     checks: list[int] = []
 
     def still_valid() -> bool:
-        # Every event before it is on the wire when the next one is asked for.
-        assert not display.queued
+        assert not display.queued  # every event before it is on the wire when the next is asked for
         checks.append(len(display.written))
         return True
 
-    action = InputAction(kind="type", text="a" * 500)
-    assert run_action(action, Performer(display, FakeKeymap()), Sender(display, still_valid), display)  # type: ignore[arg-type]
+    queue = FakeQueue(display)
+    assert _type(display, queue, InjectionGuard(1, still_valid, lambda: None), "a" * 500)
     assert len(display.written) == 1000 and len(checks) == 1000
-    gaps = [b - a for a, b in zip([0, *display.syncs], display.syncs, strict=False)]
-    assert gaps and max(gaps) <= IN_FLIGHT_EVENTS
+    assert all(display.written_in_grab)
+    # A look at the queue after each grab's round trip, and a grab per BATCH_EVENTS events at most.
+    assert display.log.count("grab") == display.log.count("ungrab") == len(queue.looks)
+    assert max(b - a for a, b in zip(queue.looks, [*queue.looks[1:], 1000], strict=True)) <= BATCH_EVENTS
+    assert all(display.log[i + 1] == "sync" for i, op in enumerate(display.log) if op == "grab")
+
+
+def test_a_person_event_before_a_batch_ends_the_action_with_nothing_more_written(
+    display: FakeDisplay,
+) -> None:
+    seen: list[bool] = []
+    queue = FakeQueue(display, person_after=301)
+    done = _type(display, queue, InjectionGuard(1, lambda: True, lambda: seen.append(True)), "a" * 500)
+    presses = [event for event in display.written if event[0] == X.KeyPress]
+    assert done is False and seen == [True]
+    # The batch under way when the person's key came was already the server's (it was grabbed);
+    # the next batch's look saw the key: nothing after it but the release of the key held down.
+    assert len(display.written) - 1 <= 301 + BATCH_EVENTS
+    assert len(presses) <= 151 + BATCH_EVENTS // 2
+    assert display.written[-1][0] == X.KeyRelease and not display.grabbed
 
 
 def test_a_stop_between_two_events_sends_nothing_more_of_the_action(display: FakeDisplay) -> None:
@@ -69,8 +125,7 @@ def test_a_stop_between_two_events_sends_nothing_more_of_the_action(display: Fak
     def still_valid() -> bool:
         return len(display.written) < allowed
 
-    action = InputAction(kind="type", text="a" * 500)
-    done = run_action(action, Performer(display, FakeKeymap()), Sender(display, still_valid), display)  # type: ignore[arg-type]
+    done = _type(display, FakeQueue(display), InjectionGuard(1, still_valid, lambda: None), "a" * 500)
     presses = [event for event in display.written if event[0] == X.KeyPress]
-    assert done is False
+    assert done is False and not display.grabbed
     assert len(presses) == 151 and display.written[-1][0] == X.KeyRelease  # let go of the held key

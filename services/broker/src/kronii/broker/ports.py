@@ -4,6 +4,7 @@ unit tests' fakes do too. Ports take and return core values only."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kronii.broker.core.callers import Caller
@@ -18,17 +19,29 @@ __all__ = [
     "ControlPublisher",
     "DesktopWitness",
     "Gatekeeper",
+    "InjectionGuard",
     "Injector",
     "LeaseNotifier",
 ]
 
 
+@dataclass(frozen=True)
+class InjectionGuard:
+    """What an action is injected under: the epoch it was sent with, ``still_valid`` (asked before
+    every X event, from the injector's thread) and ``person_seen`` (called from that thread when the
+    injector itself saw a person's event among the X server's, before the watcher's news came)."""
+
+    epoch: int
+    still_valid: Callable[[], bool]
+    person_seen: Callable[[], None]
+
+
 class Injector(Protocol):
     """Sends one action to the X server through the broker's own device. Blocking: the
-    orchestration calls it in a worker thread. ``still_valid`` is asked before every X event; when
-    it says no, nothing more is sent and the answer is False."""
+    orchestration calls it in a worker thread. ``guard.still_valid`` is asked before every X event;
+    when it says no, or the person's input is seen, nothing more is sent and the answer is False."""
 
-    def inject(self, action: InputAction, window: int, still_valid: Callable[[], bool]) -> bool: ...
+    def inject(self, action: InputAction, window: int, guard: InjectionGuard) -> bool: ...
 
 
 class ControlPublisher(Protocol):

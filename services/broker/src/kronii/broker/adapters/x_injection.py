@@ -1,23 +1,47 @@
 """What both injectors share: an InputAction turned into XTEST events on one connection, each event
-asked for by still_valid() first, and whatever is held let go when an action stops. Both injectors
-(x_master.py, x_plain_xtest.py) are blocking and meant for one worker thread."""
+asked for by the guard first, and whatever is held let go when an action stops. Both injectors
+(x_master.py, x_plain_xtest.py) are blocking and meant for one worker thread.
+
+The unit a person can overtake is one event, and what decides is the order in which the X server
+processes them. The injector's own connection selects the XI2 raw events of every master, so the X
+server tells it, in its own order, about every input event it processed. Agent events are written in
+batches of at most BATCH_EVENTS under a server grab: the grab, a round trip (every event the server
+processed before the grab is now in this connection's queue), a look at that queue for an event that
+is not the broker's own (the person's, or automation's), and only then the batch, each event asked for
+by the guard and written at once, and the grab let go. While the grab is held the server processes no
+other client's request, so a person's key from a viewer (or any XTEST client) is either processed
+before the check, and seen by it, or after the whole batch: it cannot land in between. Input from
+physical devices is queued by the server's own input thread and may be processed during a grab; for
+it, at most BATCH_EVENTS - 1 agent events can follow the person's. The grab is held for one round trip
+and a few writes, never across a wait on anything else.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from kronii.broker.adapters import x_protocol
 from kronii.broker.adapters.x_keymap import CHARACTER_KEYSYMS, Keymap, keysym_for_character, keysym_for_name
+from kronii.broker.ports import InjectionGuard
 from kronii.desktop.input_actions import InputAction
 from Xlib import XK, X
-from Xlib.ext import xtest
+from Xlib.ext import ge, xinput, xtest
 
-__all__ = ["InjectorUnavailable", "Performer", "Sender", "drain_mapping_changes", "run_action"]
+__all__ = [
+    "BATCH_EVENTS",
+    "InjectorUnavailable",
+    "OwnQueue",
+    "Performer",
+    "Sender",
+    "begin_action",
+    "run_action",
+]
 
 _SCROLL_BUTTONS = {(0, -1): 4, (0, 1): 5, (-1, 0): 6, (1, 0): 7}
-# At most this many agent events the X server may not have taken yet: a round trip (XSync) after
-# each batch, so a person's key overtakes at most these, however long the action.
-IN_FLIGHT_EVENTS = 32
+# Agent events written under one server grab, after one look for the person's (see the docstring).
+BATCH_EVENTS = 8
+_RAW_INPUT = (xinput.RawKeyPress, xinput.RawButtonPress, xinput.RawMotion)
 
 
 class InjectorUnavailable(RuntimeError):
@@ -25,35 +49,101 @@ class InjectorUnavailable(RuntimeError):
 
 
 class _Stopped(Exception):
-    """still_valid() said no: the action ends here."""
+    """The guard said no, or the person's input was seen: the action ends here."""
+
+
+class OwnQueue:
+    """The injector connection's event queue: MappingNotify (every client gets it) and, once
+    `watch_input` ran, the raw input events of every master, told apart by `is_own_source`."""
+
+    def __init__(self, display: Any, is_own_source: Callable[[int], bool]) -> None:
+        self._display = display
+        self._is_own_source = is_own_source
+        self.watching = False
+        self.mapping_changed = False
+
+    def watch_input(self) -> bool:
+        """Select the raw input events on the root (XInput 2.2 needed); False where the server cannot."""
+        try:
+            if x_protocol.query_version(self._display) < (2, 2):
+                return False
+            x_protocol.register_raw_events(self._display)
+            mask = sum(1 << event_type for event_type in _RAW_INPUT)
+            self._display.screen().root.xinput_select_events([(xinput.AllMasterDevices, mask)])
+            self._display.sync()
+        except Exception:  # no XInput2 on this server: the guard alone decides
+            return False
+        self.watching = True
+        return True
+
+    def read(self) -> bool:
+        """Empties what has arrived; True when it held an input event that is not the broker's own."""
+        foreign = False
+        display = self._display
+        while display.pending_events():
+            event = display.next_event()
+            if event.type == X.MappingNotify:
+                self.mapping_changed = True
+            elif (
+                event.type == ge.GenericEventCode
+                and event.evtype in _RAW_INPUT
+                and not self._is_own_source(event.data.sourceid)
+            ):
+                foreign = True
+        return foreign
+
+    def take_mapping_change(self) -> bool:
+        changed, self.mapping_changed = self.mapping_changed, False
+        return changed
 
 
 class Sender:
-    """XTEST events on one connection, each one asked for by still_valid() first; remembers what is
-    held down so an interrupted action can let go of it."""
+    """XTEST events on one connection, in guarded batches (see the module docstring); remembers what
+    is held down so an interrupted action can let go of it."""
 
-    def __init__(self, display: Any, still_valid: Callable[[], bool]) -> None:
+    def __init__(self, display: Any, guard: InjectionGuard, queue: OwnQueue | None = None) -> None:
         self._display = display
-        self._still_valid = still_valid
+        self._guard = guard
+        self._queue = queue if queue is not None and queue.watching else None
         self._held: list[tuple[int, int]] = []
-        self._unsynced = 0
+        self._in_batch = 0
 
-    def _check(self) -> None:
-        if not self._still_valid():
+    def _begin_batch(self) -> None:
+        if self._queue is None:
+            return
+        self._display.grab_server()
+        self._display.sync()
+        if self._queue.read():
+            self._end_batch()
+            self._guard.person_seen()
             raise _Stopped
+
+    def _end_batch(self) -> None:
+        if self._queue is not None:
+            self._display.ungrab_server()
+            self._display.flush()
+        self._in_batch = 0
 
     def _send(self, event_type: int, detail: int, **where: int) -> None:
         """One event, asked for first and written to the X server at once (python-xlib queues its
         requests until a flush: without one a whole action, checked in a few microseconds, went out
-        after a stop that came while it was typed), and a round trip every IN_FLIGHT_EVENTS."""
-        self._check()
+        after a stop that came while it was typed)."""
+        if self._in_batch == 0:
+            self._begin_batch()
+        if not self._guard.still_valid():
+            self._end_batch()
+            raise _Stopped
         xtest.fake_input(self._display, event_type, detail, **where)
-        self._unsynced += 1
-        if self._unsynced >= IN_FLIGHT_EVENTS:
-            self._display.sync()
-            self._unsynced = 0
-        else:
-            self._display.flush()
+        self._display.flush()
+        self._in_batch += 1
+        if self._in_batch >= BATCH_EVENTS:
+            self._end_batch()
+            if self._queue is None:
+                self._display.sync()  # without the queue's look, a round trip bounds what is in flight
+
+    def finish(self) -> None:
+        if self._in_batch:
+            self._end_batch()
 
     def press(self, event_type: int, detail: int) -> None:
         self._send(event_type, detail)
@@ -94,12 +184,19 @@ class Performer:
         elif action.kind == "scroll":
             self._scroll(action.dx, action.dy, sender)
 
+    def _find(self, keysym: int, sender: Sender) -> tuple[int, bool]:
+        if not self.keymap.known(keysym):
+            # Binding a spare keycode writes the map on the other connection too, and waits: never
+            # while this one holds the server.
+            sender.finish()
+        return self.keymap.find(keysym)
+
     def _chord(self, chord: str, sender: Sender) -> None:
         keysyms = [keysym_for_name(name) for name in chord.split("+")]
         keycodes: list[int] = []
-        shift = self.keymap.find(XK.XK_Shift_L)[0]
+        shift = self._find(XK.XK_Shift_L, sender)[0]
         for keysym in keysyms:
-            keycode, needs_shift = self.keymap.find(keysym)
+            keycode, needs_shift = self._find(keysym, sender)
             if needs_shift and shift not in keycodes:
                 keycodes.append(shift)
             keycodes.append(keycode)
@@ -109,11 +206,11 @@ class Performer:
             sender.release(X.KeyRelease, keycode)
 
     def _type(self, text: str, sender: Sender) -> None:
-        shift = self.keymap.find(XK.XK_Shift_L)[0]
+        shift = self._find(XK.XK_Shift_L, sender)[0]
         for character in text:
             if not character.isprintable() and character not in CHARACTER_KEYSYMS:
                 continue
-            keycode, needs_shift = self.keymap.find(keysym_for_character(character))
+            keycode, needs_shift = self._find(keysym_for_character(character), sender)
             if needs_shift:
                 sender.press(X.KeyPress, shift)
             sender.press(X.KeyPress, keycode)
@@ -134,21 +231,31 @@ class Performer:
             self._button(_SCROLL_BUTTONS[(1 if dx > 0 else -1, 0)], abs(dx), sender)
 
 
-def drain_mapping_changes(display: Any) -> bool:
-    """Empties the event queue (the injector selects nothing, but MappingNotify goes to every client)."""
-    changed = False
-    while display.pending_events():
-        if display.next_event().type == X.MappingNotify:
-            changed = True
-    return changed
+def begin_action(display: Any, queue: OwnQueue, guard: InjectionGuard, last_epoch: int) -> bool:
+    """Before an action's first event: what arrived since the last action. Under the same lease a
+    foreign input event is the person's (or automation's), seen before the watcher's news reached
+    the guard: the action does not start. The first action of a new lease reads and forgets what
+    came before it: that input predates the lease (the watcher judges it)."""
+    if guard.epoch != last_epoch:
+        display.sync()
+        queue.read()
+        return True
+    if queue.read():
+        guard.person_seen()
+        return False
+    return True
 
 
 def run_action(action: InputAction, performer: Performer, sender: Sender, display: Any) -> bool:
     try:
         performer.perform(action, sender)
+        sender.finish()
     except _Stopped:
         sender.let_go()
         return False
+    except BaseException:
+        sender.finish()
+        raise
     finally:
         display.sync()
     return True

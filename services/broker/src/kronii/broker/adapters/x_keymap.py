@@ -82,6 +82,10 @@ class Keymap:
     def reload(self) -> None:
         self._index(*self._rows())
 
+    def known(self, keysym: int) -> bool:
+        """Whether find() answers without binding (without a request to the X server)."""
+        return keysym in self._lookup
+
     def find(self, keysym: int) -> tuple[int, bool]:
         """(keycode, needs Shift); binds a spare keycode when the map has no such keysym."""
         found = self._lookup.get(keysym)

@@ -5,8 +5,9 @@ pair, "kronii-broker pointer"/"kronii-broker keyboard"; the server gives it two 
 ("kronii-broker XTEST pointer"/"... keyboard"). Its connection's ClientPointer is that master, so every
 XTEST request on it comes out of those slaves. Hence:
 
-- the agent's raw events carry the broker's slave ids as `sourceid`, and anything else, including
-  `xdotool` run by whoever, is a person's input (the watcher in x_watch.py relies on this);
+- the agent's raw events carry the broker's slave ids as `sourceid`, and anything else is someone
+  else's input: the person's devices and viewers, or automation on the core XTEST device such as
+  `xdotool` (the watcher in x_watch.py and the injector's own look before each batch rely on this);
 - the agent's keyboard has its own focus (XISetFocus) and its own modifier state: its keys reach the
   leased window while the person types elsewhere, and the person's held Shift does not leak in;
 - the agent's pointer is a second cursor; the person's cursor does not move under them.
@@ -23,18 +24,20 @@ XTEST events and the keys are x_injection.py's and x_keymap.py's.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from kronii.broker.adapters import x_protocol
 from kronii.broker.adapters.x_injection import (
     InjectorUnavailable,
+    OwnQueue,
     Performer,
     Sender,
-    drain_mapping_changes,
+    begin_action,
     run_action,
 )
 from kronii.broker.adapters.x_keymap import Keymap
+from kronii.broker.adapters.x_queue_drain import QueueDrain
+from kronii.broker.ports import InjectionGuard
 from kronii.desktop.input_actions import InputAction
 from Xlib import display as xdisplay
 from Xlib import error as xerror
@@ -73,6 +76,10 @@ class XMasterInjector:
         self._pointer = self._keyboard = 0
         self._core_pointer = self._core_keyboard = 0
         self._sources: frozenset[int] = frozenset()
+        self._queue: OwnQueue | None = None
+        self._core_queue: OwnQueue | None = None
+        self._epoch = -1
+        self._drain: QueueDrain | None = None
 
     @property
     def master_pointer_id(self) -> int:
@@ -103,6 +110,11 @@ class XMasterInjector:
             # a spare keycode is bound in both maps so the server's view matches the clients'.
             self._core = xdisplay.Display(self._display_name)
             self._performer = Performer(display, Keymap(self._core, (self._core, display)))
+            self._queue = OwnQueue(display, lambda source: source in self._sources)
+            self._queue.watch_input()
+            self._core_queue = OwnQueue(self._core, lambda source: True)
+            self._drain = QueueDrain(self._lock, (self._queue, self._core_queue))
+            self._drain.start()
 
     def _create_master(self, display: Any) -> None:
         _require_extensions(display)
@@ -132,22 +144,30 @@ class XMasterInjector:
         x_protocol.remove_master(display, pointer_id, self._core_pointer, self._core_keyboard)
         display.sync()
 
-    def inject(self, action: InputAction, window: int, still_valid: Callable[[], bool]) -> bool:
-        """Performs the action; False (and nothing sent after that) as soon as still_valid() says no."""
+    def inject(self, action: InputAction, window: int, guard: InjectionGuard) -> bool:
+        """Performs the action; False (and nothing sent after that) as soon as the guard says no or
+        the person's input is seen."""
         with self._lock:
-            if self._performer is None:
+            if self._performer is None or self._queue is None or self._core_queue is None:
                 raise InjectorUnavailable("the injector is not started")
-            if drain_mapping_changes(self._core) | drain_mapping_changes(self._display):
+            if not begin_action(self._display, self._queue, guard, self._epoch):
+                return False
+            self._epoch = guard.epoch
+            self._core_queue.read()
+            if self._queue.take_mapping_change() | self._core_queue.take_mapping_change():
                 self._performer.keymap.reload()
-            if not still_valid():
+            if not guard.still_valid():
                 return False
             if action.kind in ("key", "type"):
                 focus = window or x_protocol.get_focus(self._display, self._core_keyboard)
                 x_protocol.set_focus(self._display, self._keyboard, focus)
-            return run_action(action, self._performer, Sender(self._display, still_valid), self._display)
+            sender = Sender(self._display, guard, self._queue)
+            return run_action(action, self._performer, sender, self._display)
 
     def stop(self) -> None:
         """Removes the master (physical slaves, if any were moved to it, go back to the core devices)."""
+        if self._drain is not None:
+            self._drain.stop()
         with self._lock:
             if self._display is None:
                 return
@@ -159,4 +179,5 @@ class XMasterInjector:
                 self._display.close()
                 self._core.close()
                 self._display = self._core = self._performer = None
+                self._queue = self._core_queue = self._drain = None
                 self._sources = frozenset()

@@ -11,21 +11,23 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
 from typing import Any
 
 from kronii.broker.adapters.x_injection import (
     InjectorUnavailable,
+    OwnQueue,
     Performer,
     Sender,
-    drain_mapping_changes,
+    begin_action,
     run_action,
 )
 from kronii.broker.adapters.x_keymap import Keymap
+from kronii.broker.adapters.x_queue_drain import QueueDrain
+from kronii.broker.ports import InjectionGuard
 from kronii.desktop.input_actions import InputAction
 from Xlib import X
 from Xlib import display as xdisplay
-from Xlib.ext import xtest
+from Xlib.ext import xinput, xtest
 
 __all__ = ["ATTRIBUTION_GRACE_S", "PlainXTestInjector"]
 
@@ -45,6 +47,10 @@ class PlainXTestInjector:
         self._performer: Performer | None = None
         self._windows: deque[tuple[float, float]] = deque(maxlen=_KEPT_WINDOWS)
         self._open_since: float | None = None
+        self._queue: OwnQueue | None = None
+        self._drain: QueueDrain | None = None
+        self._core_xtest: frozenset[int] = frozenset()
+        self._epoch = -1
 
     @property
     def source_ids(self) -> frozenset[int]:
@@ -72,21 +78,33 @@ class PlainXTestInjector:
                 raise InjectorUnavailable("the X server has no XTEST extension")
             self._display = display
             self._performer = Performer(display, Keymap(display, (display,)))
+            # Its events come from the core XTEST devices, as anyone's plain XTEST does: while it
+            # types, those are taken as its own; a viewer's or a physical device's are the person's.
+            self._queue = OwnQueue(display, lambda source: source in self._core_xtest)
+            if self._queue.watch_input():
+                devices = display.xinput_query_device(xinput.AllDevices).devices
+                self._core_xtest = frozenset(d.deviceid for d in devices if "XTEST" in d.name)
+            self._drain = QueueDrain(self._lock, (self._queue,))
+            self._drain.start()
 
-    def inject(self, action: InputAction, window: int, still_valid: Callable[[], bool]) -> bool:
+    def inject(self, action: InputAction, window: int, guard: InjectionGuard) -> bool:
         with self._lock:
-            if self._performer is None:
+            if self._performer is None or self._queue is None:
                 raise InjectorUnavailable("the injector is not started")
-            if drain_mapping_changes(self._display):
+            if not begin_action(self._display, self._queue, guard, self._epoch):
+                return False
+            self._epoch = guard.epoch
+            if self._queue.take_mapping_change():
                 self._performer.keymap.reload()
-            if not still_valid():
+            if not guard.still_valid():
                 return False
             with self._windows_lock:
                 self._open_since = time.monotonic()
             try:
                 if window and action.kind in ("key", "type"):
                     self._display.set_input_focus(window, X.RevertToParent, X.CurrentTime)
-                return run_action(action, self._performer, Sender(self._display, still_valid), self._display)
+                sender = Sender(self._display, guard, self._queue)
+                return run_action(action, self._performer, sender, self._display)
             finally:
                 with self._windows_lock:
                     if self._open_since is not None:
@@ -94,6 +112,8 @@ class PlainXTestInjector:
                     self._open_since = None
 
     def stop(self) -> None:
+        if self._drain is not None:
+            self._drain.stop()
         with self._lock:
             if self._display is not None:
                 try:
@@ -101,4 +121,4 @@ class PlainXTestInjector:
                         self._performer.keymap.unbind_all()
                 finally:
                     self._display.close()
-                    self._display = self._performer = None
+                    self._display = self._performer = self._queue = self._drain = None

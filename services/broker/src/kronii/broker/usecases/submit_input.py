@@ -18,7 +18,7 @@ from kronii.broker.core.model import ControlMode, DropReason
 from kronii.broker.core.results import InputResult
 from kronii.broker.core.table import Action, Event
 from kronii.broker.metrics import BrokerMetrics
-from kronii.broker.ports import Injector
+from kronii.broker.ports import InjectionGuard, Injector
 from kronii.broker.usecases.control_session import ControlSession
 from kronii.desktop.input_actions import InputAction
 from kronii.foundation.clock import Clock, SystemClock
@@ -129,11 +129,15 @@ class InputLane:
             state = desk.state
             return state.epoch == epoch and state.control_mode is ControlMode.AGENT and fence.open_for(epoch)
 
+        def person_seen() -> None:
+            fence.close("user_input")
+
+        guard = InjectionGuard(epoch, still_valid, person_seen)
         started = self._clock.monotonic()
         window = decision.state.window
         loop = asyncio.get_running_loop()
         injected = await loop.run_in_executor(
-            self._executor, self._injector.inject, pending.action, window, still_valid
+            self._executor, self._injector.inject, pending.action, window, guard
         )
         if injected:
             self._metrics.injection.observe(self._clock.monotonic() - started)
