@@ -222,6 +222,19 @@ def order_around_person(events: list[XiEvent], agent_sources: frozenset[int]) ->
     )
 
 
+def around_person(events: list[XiEvent], agent_sources: frozenset[int], span: int = 10) -> str:
+    """The X server's order around the person's first key press, one word per event: A (agent) or
+    P (anyone else), + press / - release, the keycode ("A+38 A-38 P+50 A+56 ...")."""
+    presses = [i for i, e in enumerate(events) if e.kind == "RawKeyPress" and e.source not in agent_sources]
+    first = presses[0] if presses else 0
+    words = [
+        f"{'A' if e.source in agent_sources else 'P'}{'+' if e.kind == 'RawKeyPress' else '-'}{e.detail}"
+        for e in events[max(0, first - span) : first + span]
+        if e.kind in ("RawKeyPress", "RawKeyRelease")
+    ]
+    return " ".join(words)
+
+
 def problems(outcome: Outcome, order: Order, senders: int, state: dict[str, Any]) -> list[str]:
     """Every broken promise at once, so that one run tells the whole story."""
     found = []
@@ -261,7 +274,7 @@ def test_no_agent_key_lands_after_the_persons_first_key_in_the_viewer(
     )
     assert order.person_source not in desk.agent_sources
     found = problems(outcome, order, senders, desk.broker.state())
-    assert not found, f"{found} (seed {seed}; xinput: {order})"
+    assert not found, f"{found} (seed {seed}; {order}; {around_person(outcome.events, desk.agent_sources)})"
 
 
 # ---- the same property over random interleavings (hypothesis) ------------------------------------
