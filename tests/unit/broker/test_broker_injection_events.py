@@ -10,11 +10,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from kronii.broker.adapters.x_injection import BATCH_EVENTS, Performer, Sender, run_action
+from kronii.broker.adapters.x_injection import (
+    BATCH_EVENTS,
+    OwnQueue,
+    Performer,
+    Sender,
+    begin_action,
+    run_action,
+)
 from kronii.broker.ports import InjectionGuard
 from kronii.desktop.input_actions import InputAction
 from Xlib import X
-from Xlib.ext import xtest
+from Xlib.ext import ge, xinput, xtest
 
 
 class FakeDisplay:
@@ -57,6 +64,9 @@ class FakeQueue:
 
     def read(self) -> bool:
         self.looks.append(len(self._display.written))
+        return self.take_foreign()
+
+    def take_foreign(self) -> bool:
         return self._person_after is not None and len(self._display.written) >= self._person_after
 
 
@@ -129,3 +139,42 @@ def test_a_stop_between_two_events_sends_nothing_more_of_the_action(display: Fak
     presses = [event for event in display.written if event[0] == X.KeyPress]
     assert done is False and not display.grabbed
     assert len(presses) == 151 and display.written[-1][0] == X.KeyRelease  # let go of the held key
+
+
+class RawEvent:
+    def __init__(self, source: int) -> None:
+        self.type = ge.GenericEventCode
+        self.evtype = xinput.RawKeyPress
+        self.data = type("Data", (), {"sourceid": source})()
+
+
+class EventDisplay(FakeDisplay):
+    def __init__(self) -> None:
+        super().__init__()
+        self.arriving: list[RawEvent] = []
+
+    def pending_events(self) -> int:
+        return len(self.arriving)
+
+    def next_event(self) -> RawEvent:
+        return self.arriving.pop(0)
+
+
+def test_a_person_key_the_idle_drain_read_between_two_actions_of_a_lease_stops_the_next() -> None:
+    display = EventDisplay()
+    queue = OwnQueue(display, lambda source: source == 7)
+    seen: list[bool] = []
+    guard = InjectionGuard(3, lambda: True, lambda: seen.append(True))
+    assert begin_action(display, queue, guard, last_epoch=2)  # the lease's first action
+    display.arriving += [RawEvent(7), RawEvent(12)]  # the agent's own key, then the person's
+    queue.read()  # the drain thread, while no action ran
+    assert not begin_action(display, queue, guard, last_epoch=3) and seen == [True]
+
+
+def test_input_read_before_a_lease_s_first_action_is_not_held_against_it() -> None:
+    display = EventDisplay()
+    queue = OwnQueue(display, lambda source: source == 7)
+    display.arriving.append(RawEvent(12))  # the person's Return that asked for the grant
+    queue.read()
+    guard = InjectionGuard(4, lambda: True, lambda: pytest.fail("not the person's input in this lease"))
+    assert begin_action(display, queue, guard, last_epoch=3)

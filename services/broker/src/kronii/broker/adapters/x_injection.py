@@ -54,13 +54,15 @@ class _Stopped(Exception):
 
 class OwnQueue:
     """The injector connection's event queue: MappingNotify (every client gets it) and, once
-    `watch_input` ran, the raw input events of every master, told apart by `is_own_source`."""
+    `watch_input` ran, the raw input events of every master, told apart by `is_own_source`. A
+    foreign event read is remembered until taken, whoever read it (an action, or the idle drain)."""
 
     def __init__(self, display: Any, is_own_source: Callable[[int], bool]) -> None:
         self._display = display
         self._is_own_source = is_own_source
         self.watching = False
         self.mapping_changed = False
+        self._foreign = False
 
     def watch_input(self) -> bool:
         """Select the raw input events on the root (XInput 2.2 needed); False where the server cannot."""
@@ -77,8 +79,7 @@ class OwnQueue:
         return True
 
     def read(self) -> bool:
-        """Empties what has arrived; True when it held an input event that is not the broker's own."""
-        foreign = False
+        """Empties what has arrived; True while a foreign input event read (now or before) is untaken."""
         display = self._display
         while display.pending_events():
             event = display.next_event()
@@ -89,7 +90,12 @@ class OwnQueue:
                 and event.evtype in _RAW_INPUT
                 and not self._is_own_source(event.data.sourceid)
             ):
-                foreign = True
+                self._foreign = True
+        return self._foreign
+
+    def take_foreign(self) -> bool:
+        """Whether a foreign input event was read since the last take; forgets it."""
+        foreign, self._foreign = self._foreign, False
         return foreign
 
     def take_mapping_change(self) -> bool:
@@ -113,7 +119,8 @@ class Sender:
             return
         self._display.grab_server()
         self._display.sync()
-        if self._queue.read():
+        self._queue.read()
+        if self._queue.take_foreign():
             self._end_batch()
             self._guard.person_seen()
             raise _Stopped
@@ -236,11 +243,13 @@ def begin_action(display: Any, queue: OwnQueue, guard: InjectionGuard, last_epoc
     foreign input event is the person's (or automation's), seen before the watcher's news reached
     the guard: the action does not start. The first action of a new lease reads and forgets what
     came before it: that input predates the lease (the watcher judges it)."""
+    queue.read()
     if guard.epoch != last_epoch:
         display.sync()
         queue.read()
+        queue.take_foreign()
         return True
-    if queue.read():
+    if queue.take_foreign():
         guard.person_seen()
         return False
     return True
