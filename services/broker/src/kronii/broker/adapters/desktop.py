@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from kronii.broker.adapters.remote_view import RemoteView
+from kronii.broker.adapters.viewer_hands import ViewerHands
 from kronii.broker.adapters.vnc import VncSettings
 from kronii.broker.adapters.x_clients import SenderFinder
 from kronii.broker.adapters.x_focus import focused_window
@@ -56,6 +57,7 @@ class Desktop:
         self._watcher: RawInputWatcher | None = None
         self._finder: SenderFinder | None = None
         self.remote: RemoteView | None = None
+        self._viewer_hands: ViewerHands | None = None
         self._devices_task: asyncio.Task[None] | None = None
         self.display_problem = ""
         self._remote_off = ""
@@ -168,15 +170,40 @@ class Desktop:
             self._remote_off = "x11vnc is not installed: remote viewing is off"
             log.info("broker: %s", self._remote_off)
             return
+        private = Path(self._settings.data_dir) / "broker"
+        fifo = await self._start_viewer_hands(display, private)
         remote = RemoteView(
             display,
-            Path(self._settings.data_dir) / "broker",
-            VncSettings(port=self._settings.vnc_port, viewonly=self._settings.vnc_view_only),
+            private,
+            VncSettings(port=self._settings.vnc_port, viewonly=self._settings.vnc_view_only, pipe_input=fifo),
             self._attachment,
             reconnect_grace_s=self._settings.vnc_reconnect_grace_secs,
         )
         self.remote = remote
         await remote.start()
+
+    async def _start_viewer_hands(self, display: str, private: Path) -> Path | None:
+        """The broker types the viewers' input itself, after stopping the agent (viewer_hands.py);
+        None (x11vnc types it, on a master of its own) where that cannot start."""
+        injector = self.injector
+        if not isinstance(injector, XMasterInjector):
+            return None
+        await asyncio.to_thread(private.mkdir, mode=0o700, parents=True, exist_ok=True)
+        hands = ViewerHands(
+            display,
+            private / "viewer-input.fifo",
+            injector.quiet,
+            self._attachment.close_fence,
+            self._from_watcher_input,
+        )
+        try:
+            await asyncio.to_thread(hands.start)
+        except Exception as error:
+            log.warning("broker: viewers' input goes through x11vnc itself: %s", error)
+            await asyncio.to_thread(hands.stop)
+            return None
+        self._viewer_hands = hands
+        return hands.fifo
 
     async def stop(self) -> None:
         if self._devices_task is not None:
@@ -185,6 +212,9 @@ class Desktop:
                 await self._devices_task
         if self.remote is not None:
             await self.remote.stop()
+        if self._viewer_hands is not None:
+            await asyncio.to_thread(self._viewer_hands.stop)
+            self._viewer_hands = None
         await asyncio.to_thread(self._stop_x)
 
     def _stop_x(self) -> None:

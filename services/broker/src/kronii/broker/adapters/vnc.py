@@ -5,8 +5,10 @@ machine itself. The password is random, made on first start and kept in an rfbau
 DES-obfuscated format, which is obscured, not encrypted: the file is 0600 in a 0700 directory) under
 the broker's data directory, and is never logged or put on a command line.
 
-With -multiptr each viewer types and points through its own XInput2 master device, so the broker's
-watcher sees a viewer's input as the person's, apart from the core XTEST device other programs use.
+With `pipe_input` x11vnc injects nothing: it hands the viewers' input to the broker over a FIFO
+(viewer_hands.py types it after stopping the agent); without, -multiptr gives each viewer its own
+XInput2 master, so the watcher still sees a viewer's input as the person's, apart from the core XTEST
+device other programs use.
 
 x11vnc runs ``python -m kronii.broker.cli.viewer_hook attached|gone`` when an authenticated viewer
 arrives or any client leaves; the hook tells the ViewerHookListener over its Unix socket. Blocking
@@ -57,6 +59,8 @@ class VncSettings:
 
     port: int = 0
     viewonly: bool = False
+    # The broker's FIFO for the viewers' input (adapters/viewer_hands.py): x11vnc then injects none itself.
+    pipe_input: Path | None = None
     startup_timeout_s: float = 10.0
 
 
@@ -178,12 +182,9 @@ class VncServer:
             "-noipv6",  # IPv4 loopback only: one address to reason about
             "-rfbauth", str(self.password_file),
             "-forever", "-shared",
-            # Each viewer gets its own XInput2 master ("x11vnc <host> pointer/keyboard"): its input is
-            # told apart from the core XTEST device that xdotool and every plain XTEST client share.
-            "-multiptr",
+            *self._input_options(),
             "-norc",  # a person's ~/.x11vncrc must not loosen any of this
             "-noremote",  # no X client on the display may change x11vnc's settings (hooks included)
-            "-allowedcmds", "afteraccept,gone",
             "-afteraccept", _hook_command("attached"),
             "-gone", _hook_command("gone"),
             "-nolookup",
@@ -196,6 +197,16 @@ class VncServer:
         if self._settings.viewonly:
             args.append("-viewonly")
         return args
+
+    def _input_options(self) -> list[str]:
+        fifo = self._settings.pipe_input
+        if fifo is None:
+            # Each viewer gets its own XInput2 master ("x11vnc <host> pointer/keyboard"): its input is
+            # told apart from the core XTEST device that xdotool and every plain XTEST client share.
+            return ["-multiptr", "-allowedcmds", "afteraccept,gone"]
+        # The viewers' input goes to the broker, which types it after stopping the agent.
+        pipe = f"reopen:cat > {shlex.quote(str(fifo))}"
+        return ["-pipeinput", pipe, "-allowedcmds", "afteraccept,gone,pipeinput"]
 
     def start(self) -> int:
         """Start x11vnc (if it is not running) and return the port it listens on."""

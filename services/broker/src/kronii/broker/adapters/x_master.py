@@ -23,7 +23,9 @@ XTEST events and the keys are x_injection.py's and x_keymap.py's.
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from kronii.broker.adapters import x_protocol
@@ -39,6 +41,7 @@ from kronii.broker.adapters.x_keymap import Keymap
 from kronii.broker.adapters.x_queue_drain import QueueDrain
 from kronii.broker.ports import InjectionGuard
 from kronii.desktop.input_actions import InputAction
+from Xlib import X
 from Xlib import display as xdisplay
 from Xlib import error as xerror
 from Xlib.ext import xinput, xtest
@@ -163,6 +166,37 @@ class XMasterInjector:
                 x_protocol.set_focus(self._display, self._keyboard, focus)
             sender = Sender(self._display, guard, self._queue)
             return run_action(action, self._performer, sender, self._display)
+
+    @contextlib.contextmanager
+    def quiet(self) -> Iterator[None]:
+        """While held, no action is being written: one under way has stopped (or ended) and its
+        events have all been processed by the X server (each action ends with a round trip)."""
+        with self._lock:
+            yield
+
+    def replay_key(self, keysym: int, down: bool) -> None:
+        """A person's key as a viewer sent it, on this master, where the core keyboard's focus is.
+        Unchecked: it is the person's, not an agent's. Synced: processed when this returns."""
+        with self._lock:
+            if self._performer is None:
+                raise InjectorUnavailable("the injector is not started")
+            keycode, _ = self._performer.keymap.find(keysym)  # the viewer sends its own Shift
+            x_protocol.set_focus(
+                self._display, self._keyboard, x_protocol.get_focus(self._display, self._core_keyboard)
+            )
+            xtest.fake_input(self._display, X.KeyPress if down else X.KeyRelease, keycode)
+            self._display.sync()
+
+    def replay_pointer(self, x: int, y: int, buttons: list[tuple[int, bool]]) -> None:
+        """A person's pointer as a viewer sent it: to (x, y), then the buttons that changed."""
+        with self._lock:
+            if self._display is None:
+                raise InjectorUnavailable("the injector is not started")
+            root = self._display.screen().root.id
+            xtest.fake_input(self._display, X.MotionNotify, 0, root=root, x=x, y=y)
+            for button, pressed in buttons:
+                xtest.fake_input(self._display, X.ButtonPress if pressed else X.ButtonRelease, button)
+            self._display.sync()
 
     def stop(self) -> None:
         """Removes the master (physical slaves, if any were moved to it, go back to the core devices)."""

@@ -17,7 +17,7 @@ Each event is one of three, by the device it came from (`sourceid`):
   debounced as the person's is (the finder behind it looks the sender up at most once a second, and
   the table acts once per lease: a flood of xdotool events is one finding);
 - the person's, for everything else: physical devices' slaves and other masters' slaves, among them
-  each VNC viewer's own master (x11vnc -multiptr). On this thread it first closes the input fence
+  the VNC viewers' master, on which the broker replays their input. On this thread it first closes the input fence
   (`close_fence`: no agent event is written under the current epoch after that, whatever the event
   loop is doing), then it is handed to the loop (`on_user_input`); later events within the debounce
   interval that close nothing new are not handed over, so a motion storm costs one call per 50 ms.

@@ -116,8 +116,8 @@ TOOLS: tuple[ToolRow, ...] = (
     ),
     ToolRow(
         "x11vnc",
-        "VNC server: its viewers' keys and pointer are injected with XTEST; the broker's x11vnc runs with"
-        " -multiptr, so each viewer injects through an XInput2 master of its own",
+        "VNC server: the broker's x11vnc hands its viewers' keys and pointer to the broker (-pipeinput),"
+        " which stops the agent first and then types them on its own kronii-viewer master",
         "High when an agent drives a viewer; without -viewonly any viewer can type",
         "Compatible as the person's channel: a viewer makes the session interactive and its input is the user's",
         "No adapter for people; a viewer an agent uses must connect -viewonly (the audit flags a running "
@@ -235,7 +235,7 @@ ENFORCEMENT_ON_X11 = """\
   says it came from (the `sourceid` of XI2 raw events): its own master `kronii-broker` is the agent;
   the core XTEST device ("Virtual core XTEST keyboard/pointer", shared by every plain XTEST client) is
   automation that went around the broker; everything else (the physical devices, and each VNC
-  viewer's own master, since the broker's x11vnc runs with `-multiptr`) is the person. Unbrokered
+  viewers' master `kronii-viewer`, on which the broker itself replays what x11vnc hands it) is the person. Unbrokered
   input while an agent holds a lease takes the lease back (row B1: the queue cleared, the agent told
   `unbrokered_input`), is journaled and audited as `broker.unbrokered_input` with the likely program
   (actor `unbrokered:xdotool (pid 812)`), and is shown to the person in a notice. It is never recorded
@@ -247,10 +247,18 @@ ENFORCEMENT_ON_X11 = """\
   before the broker looked is not found (actor `unbrokered`), one that connected at the same moment may
   be named instead, and a client on another machine has no pid.
 - **A program that makes its own master device looks like a person.** XIChangeHierarchy is open to
-  every client too: automation that creates its own master pair (as x11vnc `-multiptr` and the broker
-  do) and injects through it cannot be told from a viewer or a second keyboard: it takes the lease
+  every client too: automation that creates its own master pair (as the broker
+  does) and injects through it cannot be told from a viewer or a second keyboard: it takes the lease
   back as the person and is recorded as the person. So does everything below X (ydotool, the Python
   `keyboard` and `mouse` packages: /dev/uinput looks like a physical device).
+- **Strict order for a viewer's key, not for every device.** x11vnc makes its own connection immune
+  to server grabs (XTestGrabControl), so a viewer's key it typed itself could be processed in the
+  middle of an agent's batch. The broker's x11vnc therefore types nothing: it hands each viewer event
+  over (-pipeinput), and the broker closes the fence, waits until the agent's injector has stopped and
+  its events are processed, and only then replays the event: no agent event of that lease comes after
+  it. Other XTEST clients honour the injector's server grab, so their first event is seen before the
+  agent's next batch. A physical keyboard's events are queued by the X server's input thread and can
+  be processed during a grab: up to 7 agent events (one batch) can follow them.
 - **The plain-XTEST fallback** (`KRONII_BROKER_INJECTION=xtest`) injects on the core XTEST device itself
   and can only tell its own events by time: inside its injection windows (and 100 ms after) every core
   XTEST event is taken for the agent's, so another program typing then is not seen; outside them it is
