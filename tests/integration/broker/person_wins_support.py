@@ -203,7 +203,8 @@ class Viewer:
 def focus_viewers_keyboards(display: str, window: int) -> int:
     """Put the keyboard focus of every viewer's own master (x11vnc -multiptr makes one per viewer,
     "x11vnc <host> keyboard") on `window`, as the person clicking into it would; how many there were
-    (0 when x11vnc types through the core devices, whose focus windowactivate sets)."""
+    (0 when x11vnc hands the viewers' input to the broker, -pipeinput, which types it where the core
+    keyboard's focus is: windowactivate sets that)."""
     connection = xdisplay.Display(display)
     try:
         x_protocol.query_version(connection)

@@ -160,7 +160,15 @@ def _agent_typed(desk: Desk, since: int) -> bool:
 
 def _sentinel(desk: Desk, mark: int) -> tuple[str, list[XiEvent]]:
     """'#' typed on the broker's display after everything: once both witnesses have it, they have
-    everything before it."""
+    everything before it. It is typed once the person's key reached the X server: the broker replays
+    a viewer's key itself once the agent's injector is quiet, and xdotool's own key could overtake it."""
+
+    def persons_key_in() -> bool:
+        return any(
+            e.kind == "RawKeyPress" and e.source not in desk.agent_sources for e in desk.log.events(mark)
+        )
+
+    wait_until(persons_key_in, timeout_s=15, what="the person's key in the X server")
     xdotool(desk.broker.display, "key", "numbersign")
     text = desk.editor.wait_for_end("#")
 
