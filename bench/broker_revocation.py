@@ -14,14 +14,17 @@ answer closes each round: everything before it is in. Per configuration:
   key releases after it (what it held when cut: allowed, counted apart);
 - the person's key to the last agent event the X server took after it (0 when none): p50/p95/max,
   goal p95 < 5 ms;
-- the broker's decision: the person's raw event to the revocation read off the broker's WatchControl
-  stream (an upper bound: the stream's delivery is in it), and the broker's own histograms
-  (kronii_broker_revocation_seconds: its watcher reading the event to the table's decision;
-  kronii_broker_revocation_at_screen_seconds and kronii_broker_agent_events_after_person: what its
-  own watch saw reach the screen) as their change over the configuration's rounds.
+- from the person's key pressed in the viewer (xdotool on the viewer's display, its start-up in it):
+  to the revocation read off the broker's WatchControl stream (the decision; the stream's delivery in
+  it), and to the person's key in the broker's X server (the broker replays a viewer's key itself once
+  the agent's injector is quiet, so this is what the person waits to see their key);
+- the broker's own histograms (kronii_broker_revocation_seconds: the person's event read to the
+  table's decision; kronii_broker_revocation_at_screen_seconds and kronii_broker_agent_events_after_person:
+  what its own watch saw reach the screen) as their change over the configuration's rounds.
 
 Then the person's STOP from a terminal: the whole `kronii control stop` command (process start to exit,
-through the broker's stop socket) while 40 actions of 1,000 characters type, goal < 100 ms. STOP_NOW
+through the broker's stop socket) with a lease held and idle, then while 40 actions of 1,000
+characters type, goal < 100 ms. STOP_NOW
 under a flood to the queue empty is bench/broker_stop.py's figure.
 
 Finally agent input through the broker (a key over its HTTP API to the raw event from the broker's
@@ -162,21 +165,21 @@ def _round(bench: Bench, size: int, count: int) -> dict[str, float]:
     bench.typist.start(size, count)
     bench.listener.wait_for(lambda event: event.source in bench.agent_sources, start, _WAIT_S)
     threading.Event().wait(bench.rng.uniform(0.0, PERSON_WITHIN_S))
-    bench.viewer.press("x")
+    pressed = bench.viewer.press("x")
     bench.typist.wait()
     marker = core_xtest_key(bench.broker.display, MARKER_KEY)
     events = bench.listener.wait_for(
         lambda event: event.kind == KEY_PRESS and event.detail == marker, start, _WAIT_S
     )
     figures = _after_person(events, bench.agent_sources)
-    person_at = figures["person_at"]
+    figures["press_to_screen"] = figures["person_at"] - pressed
 
     def revocation() -> float | None:
         return next((at for _, mode, at in bench.changes[changes:] if mode != "AGENT"), None)
 
     try:
         wait_until(lambda: revocation() is not None, timeout_s=2.0, what="the revocation")
-        figures["to_decision_on_stream"] = (revocation() or 0.0) - person_at
+        figures["to_decision_on_stream"] = (revocation() or 0.0) - pressed
     except DesktopError:  # the lease outlived the person's key (a broken promise, counted)
         figures["to_decision_on_stream"] = float("nan")
         print(
@@ -217,7 +220,8 @@ def _configuration(bench: Bench, size: int, count: int, rounds: int) -> dict[str
         "rounds_with_presses_after": sum(r["presses_after"] > 0 for r in results),
         "agent_releases_after_person": sum(int(r["releases_after"]) for r in results),
         "person_to_last_agent_event": summary_ms([r["to_last_agent_event"] for r in results]),
-        "person_to_decision_on_stream": summary_ms(
+        "press_in_viewer_to_the_key_on_screen": summary_ms([r["press_to_screen"] for r in results]),
+        "press_in_viewer_to_decision_on_stream": summary_ms(
             [
                 r["to_decision_on_stream"]
                 for r in results
