@@ -1,7 +1,7 @@
 """The broker as a person and agents meet it: a real broker process on Xvfb + openbox with real
 NATS, Redis and PostgreSQL, agents signed in with Ed25519 keys, the person's grant made through the
 local socket from a terminal, the person's hands as a device of their own (tests/person_hands.py:
-xdotool is automation around the broker, tests/integration/broker/test_broker_unbrokered.py), x11vnc
+xdotool is automation around the broker, tests/integration/broker/test_broker_real_xdotool_unbrokered.py), x11vnc
 and vncdotool as a person watching remotely (seed 004's integration tests)."""
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ __all__ = ["MAX_TEXT", "InputAction", "InputKind", "parse_action"]
 
 InputKind = Literal["key", "type", "click", "move", "scroll"]
 KINDS: tuple[InputKind, ...] = ("key", "type", "click", "move", "scroll")
-MAX_TEXT = 4096
+MAX_TEXT = 10_000  # an agent may type a long block in one action; the broker checks each key (issue 30)
 MAX_COORD = 32767
 # "ctrl+shift+t", "Return", "alt+F4": X keysym names joined by "+".
 _CHORD = re.compile(r"^[A-Za-z0-9_]+(\+[A-Za-z0-9_]+){0,5}$")

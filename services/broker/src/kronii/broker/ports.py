@@ -77,6 +77,11 @@ class DesktopWitness(Protocol):
         no agent event is written under the current epoch after this. True when it was open."""
         ...
 
+    def fence_still_closed(self) -> bool:
+        """From any thread: no lease has begun since the fence last closed (the watcher's measure of
+        what reached the screen after the person's event stops at a new lease)."""
+        ...
+
     def user_input(self, seen: UserInputSeen) -> None: ...
 
     def unbrokered_input(self, found: UnbrokeredInput) -> None:

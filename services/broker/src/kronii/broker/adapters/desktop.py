@@ -127,6 +127,7 @@ class Desktop:
             hotkeys=self._settings.stop_keys,
             close_fence=self._attachment.close_fence,
             on_at_screen=self._from_watcher_at_screen,
+            fence_still_closed=self._attachment.fence_still_closed,
             on_unbrokered_input=self._finder.find,
         )
         watcher.start()

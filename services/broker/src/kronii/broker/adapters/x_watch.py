@@ -164,8 +164,14 @@ class AtScreen:
     """The agent's events the X server took after a person's event that interrupted the agent (see
     the module docstring); `report(delay_s, count)` once the window has passed."""
 
-    def __init__(self, report: Callable[[float, int], None], window_s: float = AT_SCREEN_WINDOW_S) -> None:
+    def __init__(
+        self,
+        report: Callable[[float, int], None],
+        same_lease: Callable[[], bool] = lambda: True,
+        window_s: float = AT_SCREEN_WINDOW_S,
+    ) -> None:
         self._report = report
+        self._same_lease = same_lease
         self._window_s = window_s
         self._last_own = float("-inf")
         self._person_at: float | None = None
@@ -174,9 +180,13 @@ class AtScreen:
 
     def own(self, at: float) -> None:
         self._last_own = at
-        if self._person_at is not None:
-            self._late += 1
-            self._last_late = at
+        if self._person_at is None:
+            return
+        if not self._same_lease():
+            self.settle(at, force=True)  # a new lease's typing is not late: the person's was answered
+            return
+        self._late += 1
+        self._last_late = at
 
     def person(self, at: float) -> None:
         """A person's event that closed the fence; it interrupted the agent if the agent was typing."""
@@ -211,6 +221,7 @@ class RawInputWatcher:
         debounce_s: float = DEBOUNCE_S,
         close_fence: Callable[[str], bool] | None = None,
         on_at_screen: Callable[[float, int], None] | None = None,
+        fence_still_closed: Callable[[], bool] = lambda: True,
         on_unbrokered_input: Callable[[UserInputSeen], None] | None = None,
     ) -> None:
         self._display_name = display_name
@@ -218,7 +229,7 @@ class RawInputWatcher:
         self._on_hotkey = on_hotkey
         self._own_input = own_input
         self._close_fence = close_fence or (lambda cause: False)
-        self._at_screen = AtScreen(on_at_screen or (lambda delay, count: None))
+        self._at_screen = AtScreen(on_at_screen or (lambda delay, count: None), fence_still_closed)
         self._hotkey_chords = tuple(hotkeys)
         self._broker_name = broker_name
         self._debounce_s = debounce_s

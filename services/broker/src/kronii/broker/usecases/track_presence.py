@@ -56,6 +56,10 @@ class Attachment:
     def close_fence(self, cause: str) -> bool:
         return self._desk.fence.close(cause)
 
+    def fence_still_closed(self) -> bool:
+        """From any thread: no lease has begun since the fence last closed."""
+        return not self._desk.fence.open_for(self._desk.state.epoch)
+
     def user_input(self, seen: UserInputSeen) -> None:
         before = self._desk.state
         decision = self._desk.handle(Happening(Event.USER_INPUT), actor="person")
