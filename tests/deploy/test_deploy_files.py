@@ -153,6 +153,8 @@ PIPELINE_METRICS: dict[str, set[str]] = {
 }
 BROKER_METRICS: dict[str, set[str]] = {
     "kronii_broker_revocation_seconds": set(),
+    "kronii_broker_revocation_at_screen_seconds": set(),
+    "kronii_broker_agent_events_after_person_total": set(),
     "kronii_broker_injection_seconds": set(),
     "kronii_broker_agent_events_injected_total": set(),
     "kronii_broker_agent_events_dropped_total": {"reason"},
@@ -204,6 +206,7 @@ HISTOGRAMS = {
     "kronii_scheduler_tick_lateness_seconds",
     "kronii_pipeline_run_seconds",
     "kronii_broker_revocation_seconds",
+    "kronii_broker_revocation_at_screen_seconds",
     "kronii_broker_injection_seconds",
     "kronii_critic_event_to_hint_seconds",
     "kronii_critic_embedding_seconds",
@@ -1667,6 +1670,7 @@ def test_broker_metric_names_match_what_the_broker_exports() -> None:
     assert set(_exported(registry)) == set(BROKER_METRICS)
     assert {m for m in BROKER_METRICS if m in HISTOGRAMS} == {
         "kronii_broker_revocation_seconds",
+        "kronii_broker_revocation_at_screen_seconds",
         "kronii_broker_injection_seconds",
     }
     doc = OPERATIONS_DOC.read_text(encoding="utf-8")
