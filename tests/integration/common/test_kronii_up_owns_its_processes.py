@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import psutil
+import pytest
 from kronii.launcher.infra import free_port
 from kronii.runtime.services import installed_services
 
@@ -86,6 +87,9 @@ def _state(data_dir: Path) -> dict[str, dict[str, object]]:
     return services
 
 
+# The slow suite's (18 s): tests/unit/common/test_orphans.py proves the subreaper and the unit
+# lookup on real processes in the default suite.
+@pytest.mark.slow
 def test_a_kill_9_of_the_services_process_leaves_no_orphan_and_is_counted(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     names = {spec.name for spec in installed_services()}

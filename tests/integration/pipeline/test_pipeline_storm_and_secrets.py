@@ -34,6 +34,9 @@ AWS_KEY = "AKIAZ3M7QX2LWPV4RT6N"
 GITHUB_TOKEN = "ghp_Zx8Kq2Lm4Np6Rs8Tv0Wy2Ab4Cd6Ef8Gh0Ij2K"
 
 
+# The slow suite's (14 s): tests/unit/pipeline/test_pipeline_intake.py's storm test proves the same
+# 1,000 changes in 10 s yield one deferred batch and no model call, in process.
+@pytest.mark.slow
 def test_a_storm_of_1000_title_changes_in_10s_makes_at_most_one_run_and_no_model_call(
     infra: InfraUrls, tmp_path: Path
 ) -> None:
