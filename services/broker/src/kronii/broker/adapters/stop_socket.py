@@ -20,11 +20,12 @@ import contextlib
 import logging
 import os
 import socket
-import stat
 import struct
 import threading
 from collections.abc import Callable
 from pathlib import Path
+
+from kronii.broker.adapters.private_socket import listen_private
 
 __all__ = ["STOP_LINE", "StopSocket", "StopSocketError"]
 
@@ -45,47 +46,6 @@ def _peer_uid(sock: socket.socket) -> tuple[int, int]:
     """(uid, pid) of the process at the other end, from the kernel."""
     pid, uid, _gid = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size))
     return uid, pid
-
-
-def _private_directory(directory: Path) -> None:
-    try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = os.lstat(directory)
-    except OSError as error:
-        raise StopSocketError(f"the stop socket's directory cannot be created: {error.strerror}") from None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-        raise StopSocketError("the stop socket's directory is not a directory owned by this user")
-    if stat.S_IMODE(info.st_mode) != 0o700:
-        os.chmod(directory, 0o700)
-
-
-def _clear_stale(path: Path) -> None:
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if not stat.S_ISSOCK(info.st_mode):
-        raise StopSocketError("something that is not a socket is in the way of the broker's stop socket")
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-        probe.settimeout(0.5)
-        if probe.connect_ex(str(path)) == 0:
-            raise StopSocketError("another broker is already listening on the stop socket")
-    path.unlink()
-
-
-def _listen(path: Path) -> socket.socket:
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    previous = os.umask(0o177)  # 0600 from the bind on, not only after the chmod
-    try:
-        listener.bind(str(path))
-    except OSError:
-        listener.close()
-        raise
-    finally:
-        os.umask(previous)
-    os.chmod(path, 0o600)
-    listener.listen(16)
-    return listener
 
 
 class StopSocket:
@@ -116,9 +76,7 @@ class StopSocket:
         return self._path
 
     def start(self) -> None:
-        _private_directory(self._path.parent)
-        _clear_stale(self._path)
-        self._listener = _listen(self._path)
+        self._listener = listen_private(self._path, "broker's stop socket", StopSocketError)
         self._thread = threading.Thread(target=self._serve, name="broker-stop-socket", daemon=True)
         self._thread.start()
         log.info("broker: stop socket listening (STOP_NOW without the event loop)")

@@ -17,11 +17,10 @@ import contextlib
 import json
 import logging
 import os
-import socket
-import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from kronii.broker.adapters.private_socket import listen_private
 from kronii.edge.local_door import peer_credentials
 
 __all__ = ["OnViewer", "ViewerHookError", "ViewerHookListener", "hook_socket_path", "parse_event"]
@@ -44,49 +43,6 @@ class ViewerHookError(RuntimeError):
 def hook_socket_path(data_dir: Path) -> Path:
     """Where the broker listens for viewer hooks, under its data directory."""
     return Path(data_dir) / "viewer-hook" / "hook.sock"
-
-
-def _private_directory(directory: Path) -> None:
-    try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = os.lstat(directory)
-    except OSError as error:
-        raise ViewerHookError(f"the viewer hook directory cannot be created: {error.strerror}") from None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-        raise ViewerHookError("the viewer hook directory is not a directory owned by this user")
-    if stat.S_IMODE(info.st_mode) != 0o700:
-        os.chmod(directory, 0o700)
-
-
-def _clear_stale_socket(path: Path) -> None:
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if not stat.S_ISSOCK(info.st_mode):
-        raise ViewerHookError("something that is not a socket is in the way of the viewer hook socket")
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-        probe.settimeout(0.5)
-        if probe.connect_ex(str(path)) == 0:
-            raise ViewerHookError("another broker is already listening for viewer hooks")
-    path.unlink()
-
-
-def _bind_private(path: Path) -> socket.socket:
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    # The directory is already 0700; the umask also closes the moment between bind and chmod.
-    previous = os.umask(0o177)
-    try:
-        listener.bind(str(path))
-    except OSError:
-        listener.close()
-        raise
-    finally:
-        os.umask(previous)
-    os.chmod(path, 0o600)
-    listener.listen(16)
-    listener.setblocking(False)
-    return listener
 
 
 def parse_event(line: bytes) -> tuple[bool, str] | None:
@@ -130,9 +86,8 @@ class ViewerHookListener:
         return len(self._viewers)
 
     async def start(self) -> None:
-        _private_directory(self._path.parent)
-        _clear_stale_socket(self._path)
-        listener = _bind_private(self._path)
+        listener = listen_private(self._path, "viewer hook socket", ViewerHookError)
+        listener.setblocking(False)
         self._server = await asyncio.start_unix_server(self._accept, sock=listener, limit=_MAX_LINE)
         log.info("viewer hooks: listening")
 
