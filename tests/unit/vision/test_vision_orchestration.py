@@ -107,6 +107,9 @@ class FakeFrames:
     def front_window(self) -> tuple[int, Bounds] | None:
         return None  # no X window to compare with: the configured scale stands
 
+    def desk(self) -> None:
+        return None  # no X server: the tree's own guess of the window in front stands
+
 
 class FakeScreenshots:
     async def focused_window(self) -> Frame:

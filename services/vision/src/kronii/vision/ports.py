@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from kronii.vision.core.commands import CallFacts, PlanAnswer
 from kronii.vision.core.context import Bounds, Frame, OcrZone, RawNode, ScreenContext
+from kronii.vision.core.front import XDesk
 from kronii.vision.core.plan_book import PlanRecord
 
 if TYPE_CHECKING:
@@ -61,6 +62,11 @@ class ScreenFrames(Protocol):
 
     def front_window(self) -> tuple[int, Bounds] | None:
         """The X window in front: its process id and its rectangle in X pixels (None: no such window)."""
+        ...
+
+    def desk(self) -> XDesk | None:
+        """The X server's focus window, active window and stacked top-level windows now (None: no X
+        display to ask, and then the accessibility tree's own guess of the window in front stands)."""
         ...
 
 

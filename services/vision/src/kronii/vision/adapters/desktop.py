@@ -15,7 +15,9 @@ from kronii.vision.adapters.atspi import AtspiReader
 from kronii.vision.adapters.atspi_bus import AccessibilityError
 from kronii.vision.adapters.capture_frames import front_window
 from kronii.vision.adapters.screen_thumbnail import ScreenThumbnails, ThumbnailError
+from kronii.vision.adapters.x_windows import XWindows, XWindowsError
 from kronii.vision.core.context import Bounds, RawNode
+from kronii.vision.core.front import XDesk
 from kronii.vision.ports import ScreenshotUnavailable
 
 if TYPE_CHECKING:
@@ -132,6 +134,7 @@ class DesktopFrames:
     def __init__(self, display: str | None) -> None:
         self._display = display
         self._frames: ScreenThumbnails | None = None
+        self._windows: XWindows | None = None
         self._lock = threading.Lock()
         self.problem = ""
 
@@ -170,9 +173,27 @@ class DesktopFrames:
             return None
         return window.pid, Bounds(*window.area)
 
+    def desk(self) -> XDesk | None:
+        """The X server's windows now; None when the display cannot be read (the caller then goes by
+        the accessibility tree alone, and its notes say so)."""
+        with self._lock:
+            try:
+                if self._windows is None:
+                    self._windows = XWindows(self._display)
+                return self._windows.desk()
+            except XWindowsError as error:
+                self.problem = str(error)
+                if self._windows is not None:
+                    self._windows.close()
+                    self._windows = None
+                return None
+
     def close(self) -> None:
         with self._lock:
             self._close()
+            if self._windows is not None:
+                self._windows.close()
+                self._windows = None
 
     def _close(self) -> None:
         if self._frames is not None:

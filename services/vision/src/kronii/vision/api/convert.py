@@ -95,5 +95,7 @@ def context_json(built: Built) -> dict[str, Any]:
             for z in ctx.ocr
         ],
         "notes": list(ctx.notes),
+        "window": ctx.window.as_dict() if ctx.window is not None else None,
+        "window_problem": ctx.window_problem,
         "timings_ms": {part: round(ms, 1) for part, ms in built.timings_ms.items()},
     }

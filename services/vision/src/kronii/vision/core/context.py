@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["Bounds", "Built", "Frame", "OcrZone", "RawNode", "ScreenContext", "UiNode"]
+__all__ = ["Bounds", "Built", "Frame", "OcrZone", "RawNode", "ScreenContext", "UiNode", "WindowFacts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,12 +120,34 @@ class UiNode:
 
 
 @dataclass(frozen=True, slots=True)
+class WindowFacts:
+    """The X window a context (and a plan made on it) is about: the X server's focus window, its
+    process, title, program (WM_CLASS) and rectangle in X pixels. `covered` are the parts of it drawn
+    over by windows that are not the application's (a notification bubble): the pixel diff masks them."""
+
+    x_id: int
+    pid: int
+    title: str
+    app: str
+    area: Bounds
+    covered: tuple[Bounds, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "x_id": self.x_id, "pid": self.pid, "title": self.title, "app": self.app,
+            "area": self.area.as_dict(),
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
 class ScreenContext:
     """One immutable snapshot of the screen for planning.
 
     `screenshot_id`/`screenshot_hash` name capture's redacted frame (never a path; empty when capture
     was not asked or not running, and then `notes` says so). `capture_area` is where that frame lies
-    on the screen in X pixels; `scale` is device pixels per logical pixel (2.0 under GDK_SCALE=2)."""
+    on the screen in X pixels; `scale` is device pixels per logical pixel (2.0 under GDK_SCALE=2).
+    `window` is the X window in front the tree was read from (None without an X display);
+    `window_problem` says why a plan made on this context must not run ("" when nothing is wrong)."""
 
     screenshot_id: str
     screenshot_hash: str
@@ -139,6 +161,8 @@ class ScreenContext:
     taken_at_ms: int
     previous_actions: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    window: WindowFacts | None = None
+    window_problem: str = ""
 
     def node(self, node_id: str) -> UiNode | None:
         for node in self.tree:

@@ -11,13 +11,20 @@ The numbers, on a 1920x1080 screen reduced 1/8 (R1 skips the model below a score
 - sensor noise, dithering or compression jitter of +-12 levels per pixel moves an 8x8 mean by about
   1 level (the 64 pixels average it out), far under `NOISE_LEVEL`; a one-pixel-wide full-contrast
   line across a cell moves it by 32, far over.
+
+Staleness compares the target window only (`region`, its rectangle in cells), and leaves out the parts
+of it drawn over by what is not the application's (`masks`: kronii's own confirmation bubble): the
+score is then the share of the window's unmasked cells that changed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import numpy as np
 
-__all__ = ["DEFAULT_FACTOR", "NOISE_LEVEL", "diff_score", "reduce"]
+__all__ = ["DEFAULT_FACTOR", "NOISE_LEVEL", "Cells", "cells_of", "diff_score", "reduce"]
 
 DEFAULT_FACTOR = 8
 # Grey levels (of 255) a cell's mean must move by to count as changed; see the module's numbers.
@@ -59,10 +66,40 @@ def reduce(rgb_or_gray: np.ndarray, factor: int = DEFAULT_FACTOR) -> np.ndarray:
     return reduced
 
 
-def diff_score(previous: np.ndarray, current: np.ndarray) -> float:
-    """The share (0..1) of cells whose mean moved by more than NOISE_LEVEL between two reduced frames.
+@dataclass(frozen=True, slots=True)
+class Cells:
+    """A rectangle of a reduced frame's cells: rows `top`..`bottom`-1, columns `left`..`right`-1."""
 
-    Frames of different shapes (the screen's resolution changed) are wholly different: 1.0."""
+    left: int
+    top: int
+    right: int
+    bottom: int
+
+
+def cells_of(x: int, y: int, width: int, height: int, factor: int = DEFAULT_FACTOR) -> Cells:
+    """The cells a rectangle of screen pixels touches, even in part (a cell half under a bubble is
+    masked whole; a window's edge cell is the window's)."""
+    return Cells(x // factor, y // factor, -(-(x + width) // factor), -(-(y + height) // factor))
+
+
+def _window(shape: tuple[int, ...], cells: Cells) -> tuple[slice, slice]:
+    rows, cols = shape[0], shape[1]
+    top, bottom = min(max(cells.top, 0), rows), min(max(cells.bottom, 0), rows)
+    left, right = min(max(cells.left, 0), cols), min(max(cells.right, 0), cols)
+    return slice(top, bottom), slice(left, right)
+
+
+def diff_score(
+    previous: np.ndarray,
+    current: np.ndarray,
+    region: Cells | None = None,
+    masks: Sequence[Cells] = (),
+) -> float:
+    """The share (0..1) of cells whose mean moved by more than NOISE_LEVEL between two reduced frames,
+    counted inside `region` (the whole frame when None) and outside every mask.
+
+    Frames of different shapes (the screen's resolution changed) are wholly different: 1.0. A region
+    wholly masked or off the frame has nothing to compare: 0.0."""
     if previous.ndim != 2 or current.ndim != 2:
         raise ValueError("diff_score compares 2-D grayscale frames (see reduce)")
     if previous.shape != current.shape:
@@ -70,4 +107,14 @@ def diff_score(previous: np.ndarray, current: np.ndarray) -> float:
     if previous.size == 0:
         return 0.0
     moved = np.abs(previous.astype(np.int16) - current.astype(np.int16)) > NOISE_LEVEL
-    return float(np.count_nonzero(moved)) / moved.size
+    counted = np.zeros(moved.shape, dtype=bool)
+    if region is None:
+        counted[:] = True
+    else:
+        counted[_window(moved.shape, region)] = True
+    for mask in masks:
+        counted[_window(moved.shape, mask)] = False
+    total = int(np.count_nonzero(counted))
+    if total == 0:
+        return 0.0
+    return float(np.count_nonzero(moved & counted)) / total

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kronii.vision.core.context import RawNode, UiNode
+from kronii.vision.core.front import WINDOW_ROLES, front_window
 
 __all__ = ["INTERACTIVE_ROLES", "WINDOW_ROLES", "front_window", "prune"]
 
-WINDOW_ROLES = frozenset({"frame", "window", "dialog", "alert", "file chooser"})
 INTERACTIVE_ROLES = frozenset(
     {
         "push button", "toggle button", "check box", "radio button", "menu item", "check menu item",
@@ -23,21 +23,6 @@ INTERACTIVE_ROLES = frozenset(
 
 def _interactive(node: RawNode) -> bool:
     return node.role in INTERACTIVE_ROLES or bool(node.actions) or node.editable
-
-
-def front_window(nodes: Sequence[RawNode]) -> RawNode | None:
-    """The window a plan is about: the one holding the focused element, else the active one, else
-    the last window read (the registry lists the newest application last)."""
-    windows = [n for n in nodes if n.role in WINDOW_ROLES]
-    if not windows:
-        return None
-    focused = next((n for n in nodes if "focused" in n.states), None)
-    if focused is not None:
-        owner = next((w for w in windows if w.name == focused.window_title and w.pid == focused.pid), None)
-        if owner is not None:
-            return owner
-    active = [w for w in windows if "active" in w.states]
-    return active[0] if active else windows[-1]
 
 
 def _in_window(nodes: Sequence[RawNode], window: RawNode) -> list[RawNode]:

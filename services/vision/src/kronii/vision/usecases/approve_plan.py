@@ -1,6 +1,7 @@
 """A person's yes to a flagged plan, bound to the screen they saw (seed 001, step 8): the screen is
-looked at again and compared with the plan's fingerprint; a changed screen makes the plan stale and
-plans the intent again instead, an unchanged one starts the run."""
+looked at again and compared with the plan's fingerprint (the window in front, its tree and its own
+pixels, less what kronii drew over it: the confirmation bubble itself); a changed screen makes the
+plan stale and plans the intent again instead, an unchanged one starts the run."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ from kronii.foundation.audit_trail import AuditTrail
 from kronii.foundation.clock import Clock
 from kronii.foundation.errors import FailedPrecondition
 from kronii.vision.core.commands import PlanDecision
-from kronii.vision.core.diff import diff_score
-from kronii.vision.core.fingerprint import screen_change
+from kronii.vision.core.fingerprint import binding_change
 from kronii.vision.core.plan_book import PlanBook, PlanRecord
 from kronii.vision.core.plans import PlanEvent, PlanState
 from kronii.vision.usecases.build_context import ContextBuilder
@@ -43,8 +43,7 @@ class ApprovePlan:
         if record.state is not PlanState.AWAITING_CONFIRMATION:
             self._book.move(record, PlanEvent.APPROVE, self._clock.wall_ms())  # raises the table's sentence
         fresh = await self._builder.build(with_screenshot=False, fresh=True)
-        diff = diff_score(record.frame, fresh.frame) if record.frame is not None else 0.0
-        change = screen_change(record.context, fresh.context, diff)
+        change = binding_change(record.context, record.frame, fresh.context, fresh.frame)
         if change:
             self._book.move(record, PlanEvent.SCREEN_CHANGED, self._clock.wall_ms(), change)
             await self._audit(

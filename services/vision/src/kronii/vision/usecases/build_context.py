@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 from kronii.foundation.clock import Clock
 from kronii.vision.core.context import Bounds, Built, Frame, OcrZone, RawNode, ScreenContext
-from kronii.vision.core.diff import diff_score
+from kronii.vision.core.front import FrontChoice, XDesk, choose_front, window_facts
 from kronii.vision.core.pixels import infer_scale
-from kronii.vision.core.tree import front_window, prune
+from kronii.vision.core.tree import prune
 from kronii.vision.ports import Accessibility, Ocr, ScreenFrames, Screenshots, ScreenshotUnavailable
 
 if TYPE_CHECKING:
@@ -61,17 +61,18 @@ class ContextBuilder:
         raw = await self._tree.snapshot(fresh=fresh)
         timings["tree"] = (time.perf_counter() - started) * 1000
         mark = time.perf_counter()
-        frame, (width, height) = await asyncio.to_thread(self._look)
+        frame, (width, height), desk = await asyncio.to_thread(self._look)
         timings["frame"] = (time.perf_counter() - mark) * 1000
-        notes: list[str] = []
+        choice = choose_front(raw, desk)
+        notes: list[str] = list(choice.notes)
         shot: Frame | None = None
         zones: tuple[OcrZone, ...] = ()
         if with_screenshot:
             shot, zones = await self._screenshot(notes, timings)
-        tree = prune(raw, max_nodes=self._max_nodes, max_depth=self._max_depth)
-        window = front_window(raw)
+        window = choice.node
+        tree = prune(_subtree(raw, window), max_nodes=self._max_nodes, max_depth=self._max_depth)
         mark = time.perf_counter()
-        scale = await self._scale_of(window)
+        scale = await self._scale_of(choice)
         timings["scale"] = (time.perf_counter() - mark) * 1000
         context = ScreenContext(
             screenshot_id=shot.screenshot_id if shot else "",
@@ -86,16 +87,23 @@ class ContextBuilder:
             taken_at_ms=self._clock.wall_ms(),
             previous_actions=tuple(previous_actions)[-5:],
             notes=tuple(notes),
+            window=window_facts(desk, choice.x) if desk is not None and choice.x is not None else None,
+            window_problem=choice.problem,
         )
         timings["total"] = (time.perf_counter() - started) * 1000
         self._observe(timings)
         return Built(context, frame, raw, timings)
 
-    async def _scale_of(self, window: RawNode | None) -> float:
+    async def _scale_of(self, choice: FrontChoice) -> float:
         """The front window's scale, from its AT-SPI extents against its X geometry when both are the
         same process's window; else the configured scale (GDK_SCALE)."""
+        window = choice.node
         if window is None or window.bounds is None or not window.pid:
             return self._scale
+        if choice.x is not None:
+            if choice.x.pid != window.pid:
+                return self._scale
+            return infer_scale(window.bounds, choice.x.area, self._scale)
         seen = await asyncio.to_thread(self._frames.front_window)
         if seen is None or seen[0] != window.pid:
             return self._scale
@@ -125,14 +133,23 @@ class ContextBuilder:
         timings["ocr"] = (time.perf_counter() - mark) * 1000
         return shot, zones
 
-    def _look(self) -> tuple[np.ndarray, tuple[int, int]]:
-        """A frame and the screen's size, off the event loop (both talk to the X server)."""
-        return self._frames.grab(), self._frames.screen_size()
+    def _look(self) -> tuple[np.ndarray, tuple[int, int], XDesk | None]:
+        """A frame, the screen's size and its windows, off the event loop (all talk to the X server)."""
+        return self._frames.grab(), self._frames.screen_size(), self._frames.desk()
 
-    async def frame_diff_base(self) -> np.ndarray:
-        return await asyncio.to_thread(self._frames.grab)
+    async def desk(self) -> XDesk | None:
+        """The X server's windows now (the executor's window guard asks before any input)."""
+        return await asyncio.to_thread(self._frames.desk)
 
-    async def frame_diff(self, previous: np.ndarray) -> tuple[float, np.ndarray]:
-        """The pixel difference of the screen now against `previous` (R1), and the new frame."""
-        frame = await asyncio.to_thread(self._frames.grab)
-        return diff_score(previous, frame), frame
+    async def watch_look(self) -> tuple[np.ndarray, XDesk | None]:
+        """A reduced frame of the screen and its windows, for the screen watch's masked diff."""
+        return await asyncio.to_thread(lambda: (self._frames.grab(), self._frames.desk()))
+
+
+def _subtree(nodes: tuple[RawNode, ...], window: RawNode | None) -> tuple[RawNode, ...]:
+    """`window` and its descendants: the tree a plan sees is the window in front's, never another's."""
+    if window is None:
+        return ()
+    start = nodes.index(window)
+    end = next((i for i in range(start + 1, len(nodes)) if nodes[i].depth <= window.depth), len(nodes))
+    return nodes[start:end]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -18,8 +19,7 @@ from kronii.foundation.audit_trail import AuditTrail
 from kronii.foundation.clock import Clock
 from kronii.vision.core.actions import Action, ActionType
 from kronii.vision.core.context import Built, RawNode, ScreenContext
-from kronii.vision.core.diff import diff_score
-from kronii.vision.core.fingerprint import screen_change
+from kronii.vision.core.fingerprint import binding_change
 from kronii.vision.core.pixels import logical_to_screen, screen_point_of, screenshot_to_screen
 from kronii.vision.core.plan_book import PlanBook, PlanRecord
 from kronii.vision.core.plans import PlanEvent
@@ -27,6 +27,8 @@ from kronii.vision.core.revalidation import current_node, refusal
 from kronii.vision.ports import Accessibility, DesktopControl, Launcher, LeaseRefused
 from kronii.vision.usecases.build_context import ContextBuilder
 from kronii.vision.usecases.make_plan import Replanner
+from kronii.vision.usecases.window_guard import bind
+from kronii.vision.usecases.window_guard import refusal as window_refusal
 
 __all__ = ["Executor"]
 
@@ -99,6 +101,7 @@ class Executor:
         )  # fmt: skip
 
     async def _steps(self, record: PlanRecord) -> None:
+        bind(record.context.window)  # input through the broker goes to this X window, or nowhere
         for sequence, action in enumerate(record.evaluation.actions):
             await self._safe_point(record, sequence)
             fresh = await self._builder.build(with_screenshot=False, fresh=True)
@@ -135,8 +138,7 @@ class Executor:
 
     @staticmethod
     def _check_binding(record: PlanRecord, fresh: Built) -> None:
-        diff = diff_score(record.frame, fresh.frame) if record.frame is not None else 0.0
-        change = screen_change(record.context, fresh.context, diff)
+        change = binding_change(record.context, record.frame, fresh.context, fresh.frame)
         if change:
             raise _Halt(PlanEvent.SCREEN_CHANGED, change)
 
@@ -189,8 +191,12 @@ class Executor:
         await self._input(self._control.type_text(action.text))
         return "keys through the broker into the focused field"
 
-    @staticmethod
-    async def _input(sent: Awaitable[None]) -> None:
+    async def _input(self, sent: Awaitable[None]) -> None:
+        elsewhere = await window_refusal(self._builder)
+        if elsewhere:
+            if inspect.iscoroutine(sent):
+                sent.close()  # never sent: the broker saw nothing
+            raise _Halt(PlanEvent.FAIL, elsewhere)
         try:
             await sent
         except LeaseRefused as refused:

@@ -73,6 +73,9 @@ class MakePlan:
         evaluation = (
             evaluate(answer.actions, built.context, self._policy) if answer.actions else _blocked(answer.note)
         )
+        if built.context.window_problem:
+            # The window in front and its accessibility tree disagree: nothing named there can be trusted.
+            evaluation = SafetyEvaluation((), (), built.context.window_problem, "WINDOW", (), ())
         state = (
             PlanState.BLOCKED if not evaluation.runnable
             else PlanState.AWAITING_CONFIRMATION if evaluation.requires_confirmation

@@ -1,7 +1,9 @@
 """Watching the screen while a plan waits (R1 and the cadence): ticks come only while a plan is
 active, every 0.5-2 s by the CPU the ticks themselves cost. A tick compares a reduced frame with the
 last one; under R1's threshold and without a focus change (the sensor's events) nothing else happens,
-no context, no model. A changed screen makes the waiting plans stale: each is planned again (at most
+no context, no model. Only the waiting plans' windows are compared, less what is drawn over them that
+is not the application's (kronii's own confirmation bubble, which appears just as a plan starts
+waiting). A changed screen makes the waiting plans stale: each is planned again (at most
 `max_replans` times in a row) and the person is asked about the new one."""
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from kronii.foundation.clock import Clock
+from kronii.vision.core.fingerprint import watched_diff
+from kronii.vision.core.front import XDesk
 from kronii.vision.core.gate import Cadence, should_call_model
 from kronii.vision.core.plan_book import PlanBook
 from kronii.vision.core.plans import PlanEvent, PlanState
@@ -48,6 +52,7 @@ class ScreenWatch:
         self._observe = observe
         self._focus_changed = False
         self._last: np.ndarray | None = None
+        self._last_desk: XDesk | None = None
         self._cpu_share = 0.0
         self._replans: dict[str, int] = {}
         self.ticks = {"skipped": 0, "changed": 0}
@@ -77,13 +82,16 @@ class ScreenWatch:
             self._cpu_share = min(1.0, spent / max(interval + time.monotonic() - started, 1e-3))
 
     async def tick(self) -> str:
-        """One look at the screen: "skipped" (R1: same screen, no focus change) or "changed"."""
+        """One look at the screen: "skipped" (R1: same screen, no focus change) or "changed". The
+        pixels compared are the waiting plans' windows', less what kronii drew over them."""
+        frame, desk = await self._builder.watch_look()
         if self._last is None:
-            self._last = await self._builder.frame_diff_base()
+            self._last, self._last_desk = frame, desk
             return self._count("skipped")
-        diff, frame = await self._builder.frame_diff(self._last)
+        windows = [self._book.get(plan_id).context.window for plan_id in self._waiting()]
+        diff = watched_diff(self._last, self._last_desk, frame, desk, windows)
         focus, self._focus_changed = self._focus_changed, False
-        self._last = frame
+        self._last, self._last_desk = frame, desk
         if not should_call_model(diff, focus):
             return self._count("skipped")
         reason = "the focus moved" if focus else f"the screen changed (pixel difference {diff:.3f})"
