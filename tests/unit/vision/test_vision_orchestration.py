@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -65,7 +65,10 @@ class FakeClock(ManualClock):
 
 
 class FakeAccessibility:
-    """A scripted tree; `then` replaces it after the first AT-SPI action (the app reacting)."""
+    """A scripted application: its tree, which `then` replaces after the first AT-SPI action, and
+    which shows what was done to it (a pressed button's count in a status label, a field's text),
+    as a real application would, so that the executor's look for each action's effect finds it.
+    `inert` makes it an application on which nothing has any effect."""
 
     def __init__(self, log: list[str], nodes: tuple[RawNode, ...]) -> None:
         self.log = log
@@ -73,23 +76,55 @@ class FakeAccessibility:
         self.then: tuple[RawNode, ...] | None = None
         self.writable = True  # set_text works (EditableText)
         self.focusable = True
+        self.inert = False
+        self.focus = ""
+        self.presses = 0
 
     async def snapshot(self, fresh: bool = False) -> tuple[RawNode, ...]:
         return self.nodes
+
+    def _status(self) -> None:
+        self.presses += 1
+        status = raw("status", "label", f"pressed {self.presses}", Bounds(60, 600, 100, 15))
+        self.nodes = (*(n for n in self.nodes if n.ref != status.ref), status)
+
+    def _text(self, ref: str, text: str) -> None:
+        self.nodes = tuple(replace(n, text=text) if n.ref == ref else n for n in self.nodes)
 
     async def do_action(self, ref: str, name: str = "click") -> bool:
         self.log.append(f"do_action {ref} {name}")
         if self.then is not None:
             self.nodes, self.then = self.then, None
+        elif not self.inert:
+            self._status()
         return True
 
     async def set_text(self, ref: str, text: str) -> bool:
         self.log.append(f"set_text {ref} {text}")
+        if self.writable and not self.inert:
+            self._text(ref, text)
         return self.writable
 
     async def grab_focus(self, ref: str) -> bool:
         self.log.append(f"grab_focus {ref}")
+        if self.focusable:
+            self.focus = ref
         return self.focusable
+
+    async def select(self, ref: str, parent: str) -> bool:
+        self.log.append(f"select {ref}")
+        return False
+
+    def clicked(self) -> None:
+        """A click through the broker landed on the application."""
+        if not self.inert:
+            self._status()
+
+    def typed(self, text: str) -> None:
+        """Keys through the broker reached the focused field."""
+        if self.focus and not self.inert:
+            old = next(n.text for n in self.nodes if n.ref == self.focus)
+            self._text(self.focus, old + text)
 
 
 class FakeFrames:
@@ -127,10 +162,11 @@ class FakeOcr:
 class FakeControl:
     """The input broker: answers STOP at safe point `stop_at`, or refuses the lease with `refuse`."""
 
-    def __init__(self, log: list[str], stop_at: int | None, refuse: str) -> None:
+    def __init__(self, log: list[str], stop_at: int | None, refuse: str, app: FakeAccessibility) -> None:
         self.log = log
         self.stop_at = stop_at
         self.refuse = refuse
+        self.app = app
 
     async def acquire(self, lease_seconds: int) -> None:
         if self.refuse:
@@ -143,20 +179,27 @@ class FakeControl:
 
     async def click(self, x: int, y: int) -> None:
         self.log.append(f"click {x} {y}")
+        self.app.clicked()
 
     async def type_text(self, text: str) -> None:
         self.log.append(f"type {text}")
+        self.app.typed(text)
 
     async def release(self) -> None:
         self.log.append("release")
 
 
 class FakeLauncher:
-    def __init__(self, log: list[str]) -> None:
+    """Starts an app: its window appears in the tree."""
+
+    def __init__(self, log: list[str], app: FakeAccessibility) -> None:
         self.log = log
+        self.app = app
 
     def open(self, app: str) -> None:
         self.log.append(f"open {app}")
+        window = replace(raw(f"{app}-window", "frame", app, Bounds(0, 0, 400, 300), depth=0), pid=99)
+        self.app.nodes = (*self.app.nodes, window)
 
 
 @dataclass
@@ -236,14 +279,14 @@ def rig(
     builder = ContextBuilder(
         tree, frames, clock, screenshots=FakeScreenshots(), ocr=FakeOcr(zones), scale=scale
     )
-    control = FakeControl(log, stop_at, refuse)
+    control = FakeControl(log, stop_at, refuse, tree)
 
     async def ask(record: PlanRecord) -> None:
         asked.append(record.id)
 
     policy = SafetyPolicy(allowed_apps=frozenset({"firefox"}))
     make = MakePlan(book, builder, planner, policy, audit, clock, ask=ask)
-    executor = Executor(book, builder, tree, control, FakeLauncher(log), audit, clock, replanner=make)
+    executor = Executor(book, builder, tree, control, FakeLauncher(log, tree), audit, clock, replanner=make)
     runs = RunPlan(book, executor, clock)
     planning = Planning(
         make, runs, ApprovePlan(book, builder, make, runs, audit, clock), DenyPlan(book, audit, clock)
@@ -392,7 +435,8 @@ async def test_a_click_on_an_element_without_actions_goes_through_the_broker_at_
     assert record.state is PlanState.DONE
     # Logical (100, 50, 40, 20) at scale 2 is (200, 100, 80, 40) in X pixels: its centre (240, 120).
     assert desk.log == ["acquire", "safe_point 0", "click 240 120", "release"]
-    assert record.results[0]["how"] == "click at (240, 120) through the broker"
+    assert record.results[0]["how"].startswith("push button 'Help': a click at (240, 120) through the broker")
+    assert record.results[0]["how"].endswith("seen: the application changed")
 
 
 async def test_a_bounds_only_click_is_converted_from_screenshot_pixels() -> None:

@@ -32,7 +32,11 @@ async def test_a_run_plan_shows_its_actions_with_bounds_and_descriptions_and_eac
     assert action["bounds"] == {"x": 10, "y": 10, "width": 20, "height": 10}
     assert action["description"] == record.evaluation.actions[0].describe()
     assert shown["results"] == [
-        {"index": 0, "action": record.results[0]["action"], "how": "click at (140, 230) through the broker"}
+        {
+            "index": 0,
+            "action": record.results[0]["action"],
+            "how": "click at (140, 230) through the broker; seen: the application changed",
+        }
     ]
 
 

@@ -90,7 +90,8 @@ def test_wait_is_in_milliseconds_and_capped(intent: str, millis: int) -> None:
 
 def test_r4_an_ambiguous_click_proposes_the_first_match_and_leaves_the_flag_to_the_safety_layer() -> None:
     action = only("click OK")
-    assert action.ui_element_id == "e3" and not action.require_confirmation and not action.metadata
+    assert action.ui_element_id == "e3" and not action.require_confirmation
+    assert action.metadata == {"kind": "click", "candidates": "e3,e4"}
     evaluation = evaluate((action,), screen(), SafetyPolicy())
     assert evaluation.requires_confirmation and "R4" in evaluation.rows_fired
     (ambiguity,) = evaluation.ambiguities
@@ -106,12 +107,12 @@ def test_a_click_on_text_only_ocr_read_falls_back_to_its_best_read_bounds() -> N
 
 def test_a_click_on_nothing_on_the_screen_is_a_note_not_an_action() -> None:
     plan = plan_by_rules("click the Frobnicate button", screen())
-    assert plan.actions == () and plan.note == "nothing named 'Frobnicate' is on the screen"
+    assert plan.actions == () and plan.note == "nothing named 'Frobnicate' is in the window in front"
 
 
 def test_typing_into_a_field_not_on_the_screen_is_a_note() -> None:
     plan = plan_by_rules("type hi into the Address field", screen())
-    assert plan.actions == () and plan.note == "no field named 'Address' is on the screen"
+    assert plan.actions == () and plan.note == "no field named 'Address' is in the window in front"
 
 
 def test_an_unsupported_intent_is_a_note_naming_what_is_supported() -> None:

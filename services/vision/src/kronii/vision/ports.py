@@ -52,6 +52,10 @@ class Accessibility(Protocol):
         """Give the object the keyboard focus (False: it would not take it)."""
         ...
 
+    async def select(self, ref: str, parent: str) -> bool:
+        """Select the object in its list or table (`parent`'s Selection; False: it could not)."""
+        ...
+
 
 class ScreenFrames(Protocol):
     """Reduced grayscale frames of the whole screen for the diff only (never stored, never sent)."""

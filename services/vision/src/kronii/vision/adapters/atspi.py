@@ -4,6 +4,7 @@ semantic actions over D-Bus (adapters/atspi_bus.py), and passes on the tree's ev
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -13,6 +14,7 @@ from dbus_fast.aio import MessageBus
 from kronii.vision.adapters.atspi_bus import (
     A11Y_BUS_NAME,
     A11Y_BUS_PATH,
+    ACCESSIBLE,
     ACTION,
     COMPONENT,
     DBUS_NAME,
@@ -21,6 +23,8 @@ from kronii.vision.adapters.atspi_bus import (
     PROPERTIES,
     REGISTRY_NAME,
     REGISTRY_PATH,
+    SELECTION,
+    TABLE,
     A11yBus,
     AccessibilityError,
     DBusCallError,
@@ -122,7 +126,7 @@ class AtspiReader:
         self._callbacks.clear()
         self._subscribed = False
 
-    async def snapshot(self, max_depth: int = 12, max_objects: int = 400) -> tuple[RawNode, ...]:
+    async def snapshot(self, max_depth: int = 32, max_objects: int = 1500) -> tuple[RawNode, ...]:
         """Every application's objects, depth first (applications at depth 0), within both limits and
         the time budget. What was skipped (a hung application, a cut walk) is in `notes` afterwards."""
         a11y = self._require()
@@ -155,6 +159,16 @@ class AtspiReader:
 
     async def grab_focus(self, ref: str) -> bool:
         return bool((await self._act(ref, "take the focus", COMPONENT, "GrabFocus"))[0])
+
+    async def select(self, ref: str, parent: str) -> bool:
+        """Select the object in its container, as a person's single click would: the container's
+        Selection.SelectChild with the object's index (GTK's tree views map a cell to its row)."""
+        (index,) = await self._act(ref, "say where it is in its list", ACCESSIBLE, "GetIndexInParent")
+        if int(index) < 0:
+            return False
+        return bool(
+            (await self._act(parent, "select its child", SELECTION, "SelectChild", "i", [int(index)]))[0]
+        )
 
     async def _act(
         self, ref: str, what: str, interface: str, member: str, signature: str = "", body: Sequence[Any] = ()

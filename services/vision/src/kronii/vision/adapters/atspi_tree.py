@@ -27,6 +27,7 @@ from kronii.vision.adapters.atspi_bus import (
     settle,
 )
 from kronii.vision.core.context import Bounds, RawNode
+from kronii.vision.core.targets import FIELD_ROLES
 
 __all__ = ["STATE_NAMES", "TreeWalk", "decode_states"]
 
@@ -40,6 +41,9 @@ STATE_NAMES: tuple[str, ...] = (
     "supports_autocompletion", "selectable_text", "is_default", "visited", "checkable", "has_popup",
     "read_only",
 )  # fmt: skip
+
+# AtspiRelationType: the object is labelled by the relation's targets.
+LABELLED_BY = 2
 
 WINDOW_ROLES = frozenset({"frame", "window", "dialog", "alert", "file chooser"})
 # A document's whole text is not what a plan needs, and this bounds what one reply can cost.
@@ -85,6 +89,18 @@ async def _optional(wanted: bool, ask: Callable[..., Awaitable[Any]], *args: Any
         return await ask(*args)
     except DBusCallError:
         return None
+
+
+def _is_field(role: str, interfaces: Sequence[str], secured: bool) -> bool:
+    """Whether a person may name the object as a field (its label relation is then worth a call)."""
+    return EDITABLE_TEXT in interfaces or secured or role in FIELD_ROLES or role == "combo box"
+
+
+def _placeholder(attributes: Any) -> str:
+    """The hint an empty field shows: GTK's placeholder-text, Chromium's and Qt's placeholder."""
+    if not isinstance(attributes, dict):
+        return ""
+    return str(attributes.get("placeholder-text") or attributes.get("placeholder") or "")[:200]
 
 
 class TreeWalk:
@@ -157,6 +173,18 @@ class TreeWalk:
         if note not in self.notes:
             self.notes.append(note)
 
+    async def _label_names(self, bus: str, path: str) -> list[str]:
+        """The names of the objects a field's labelled-by relation points at."""
+        relations = await self._a11y.first(bus, path, ACCESSIBLE, "GetRelationSet")
+        targets = [tuple(t) for kind, found in relations if kind == LABELLED_BY for t in found]
+        names = await settle(
+            *(
+                self._a11y.first(str(b), str(p), PROPERTIES, "Get", "ss", [ACCESSIBLE, "Name"])
+                for b, p in targets[:3]
+            )
+        )
+        return [str(name.value) for name in names if str(name.value).strip()]
+
     async def _read_group(self, places: Sequence[_Place]) -> list[_Read | None]:
         return await settle(*(self._read(place) for place in places))
 
@@ -177,10 +205,13 @@ class TreeWalk:
         secured = role == "password text" or "secured" in states
         # The Text call is never even made for a secured object: not the secret, nor its bullet mask.
         wants_text = TEXT in interfaces and not secured
-        extents, actions, text = await settle(
+        field = _is_field(str(role), interfaces, secured)
+        extents, actions, text, labels, attributes = await settle(
             _optional(COMPONENT in interfaces, a11y.first, bus, path, COMPONENT, "GetExtents", "u", [SCREEN]),
             _optional(ACTION in interfaces, a11y.action_names, bus, path),
             _optional(wants_text, a11y.first, bus, path, TEXT, "GetText", "ii", [0, -1]),
+            _optional(field, self._label_names, bus, path),
+            _optional(field, a11y.first, bus, path, ACCESSIBLE, "GetAttributes"),
         )
         title = str(name.value)
         node = RawNode(
@@ -197,5 +228,7 @@ class TreeWalk:
             secured=secured,
             window_title=title if role in WINDOW_ROLES else place.window_title,
             pid=place.pid,
+            labelled_by=tuple(labels or ()),
+            placeholder=_placeholder(attributes),
         )
         return _Read(node, [(str(b), str(p)) for b, p in children])

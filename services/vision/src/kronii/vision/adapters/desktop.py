@@ -122,6 +122,13 @@ class DesktopTree:
         except AccessibilityError:
             return False
 
+    async def select(self, ref: str, parent: str) -> bool:
+        reader = await self._ready()
+        try:
+            return bool(parent) and await reader.select(ref, parent)
+        except AccessibilityError:
+            return False  # the executor clicks the row through the broker instead
+
     async def close(self) -> None:
         await self._reader.close()
 

@@ -83,6 +83,10 @@ class RawNode:
     secured: bool = False
     window_title: str = ""
     pid: int = 0
+    # The names of the objects its labelled-by relation points at (read for fields only).
+    labelled_by: tuple[str, ...] = ()
+    # The hint a field shows while empty (AT-SPI attribute placeholder-text or placeholder).
+    placeholder: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +104,13 @@ class UiNode:
     text: str
     depth: int
     secured: bool = False
+    # How a person calls a field: its labelled-by relation, else the label beside or above it.
+    label: str = ""
+    placeholder: str = ""
+    # The texts of the labels inside the element (a GTK4 button named only by its label child).
+    inner: tuple[str, ...] = ()
+    # The parent's ref: the cells of one table or list share it.
+    parent: str = ""
 
     @property
     def focused(self) -> bool:
@@ -112,6 +123,10 @@ class UiNode:
             entry["bounds"] = self.bounds.as_dict()
         if self.text and not self.secured:
             entry["text"] = self.text
+        if self.label and self.label != self.name:
+            entry["label"] = self.label
+        if self.placeholder:
+            entry["placeholder"] = self.placeholder
         if self.secured:
             entry["secured"] = True
         if self.focused:

@@ -2,32 +2,52 @@
 (context, plan, safety, confirmation, broker, AT-SPI) runs without a model.
 
   open APP | launch APP | start APP
-  click [on] [the] NAME [button|link|tab|item|box]
-  type TEXT into|in [the] FIELD [field|box|entry]
+  open [the] NAME menu                       (a menu of the window, not an app)
+  click|press [on] [the] NAME [button|link|tab|item|menu|row|check box]
+  select|pick|choose NAME | the second row | row 3 | the last item
+  check|tick NAME   uncheck|untick|clear NAME   toggle NAME
+  type TEXT into|in [the] FIELD [field|box|entry]    (the field by name, label, placeholder, or
+  type TEXT into the text field                       "the field" when there is one)
   type TEXT                     (into the focused field)
   wait N [ms|s]
   STEP then STEP ...            (the steps in order)
 
-An element is found by its accessible name first, then by OCR text (a click by bounds)."""
+An element is found by what a person would call it (core/targets.py): what they would press before a
+label with the same words. A step after one that changes the screen (a menu opened) may name an element
+that is not on the screen yet: it is found when its turn comes, on the screen as it is then. Without an
+element, OCR text is clicked by its bounds."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kronii.vision.core.actions import MAX_WAIT_MS, Action, ActionType
 from kronii.vision.core.commands import PlanAnswer
 from kronii.vision.core.context import ScreenContext, UiNode
+from kronii.vision.core.targets import Kind, Pick, find, nth_row, ordinal
 
-__all__ = ["RulesPlan", "RulesPlanner", "plan_by_rules"]
+__all__ = ["RulesPlan", "RulesPlanner", "plan_by_rules", "resolve_now"]
 
-SUPPORTED = "open APP, click the NAME button, type TEXT into FIELD, type TEXT, wait N s"
+SUPPORTED = (
+    "open APP, open the NAME menu, click the NAME button, select NAME / the second row, check NAME, "
+    "type TEXT into FIELD, type TEXT, wait N s"
+)
 
 _QUOTE = "\"'\u201c\u201d\u2018\u2019"
+_MENU = re.compile(r"^(?:open|show|pull down)\s+(?:the\s+)?(?P<name>.+?)\s+menu$", re.I)
 _OPEN = re.compile(r"^(?:open|launch|start|run)\s+(?:the\s+)?(?P<app>.+?)(?:\s+app)?$", re.I)
 _CLICK = re.compile(
-    r"^(?:click|press|push|hit|select|choose)\s+(?:on\s+)?(?:the\s+)?(?P<name>.+?)"
-    r"(?:\s+(?:button|link|tab|item|box|menu|option))?$",
+    r"^(?:click|press|push|hit|tap|activate)\s+(?:on\s+)?(?:the\s+)?(?P<name>.+?)"
+    r"(?:\s+(?P<what>button|link|tab|item|menu item|menu|option|row|check\s?box|box|entry))?$",
+    re.I,
+)
+_SELECT = re.compile(
+    r"^(?:select|pick|choose)\s+(?:the\s+)?(?P<name>.+?)(?:\s+(?P<what>row|item|option|entry))?$", re.I
+)
+_CHECK = re.compile(
+    r"^(?P<verb>check|tick|uncheck|untick|clear|toggle|enable|disable)\s+(?:the\s+)?(?P<name>.+?)"
+    r"(?:\s+(?:check\s?box|box|option|switch|toggle))?$",
     re.I,
 )
 _TYPE_INTO = re.compile(
@@ -38,8 +58,25 @@ _TYPE_INTO = re.compile(
 )
 _TYPE = re.compile(r"^(?:type|enter|write)\s+(?P<text>.+)$", re.I)
 _WAIT = re.compile(r"^wait\s+(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>ms|milliseconds?|s|secs?|seconds?)?$", re.I)
-_CLICKABLE = frozenset({"push button", "toggle button", "check box", "radio button", "link", "menu item"})
-_FIELDS = frozenset({"text", "entry", "password text", "spin button", "combo box"})
+
+_ANY = (frozenset({Kind.PRESS, Kind.MENU}), frozenset({Kind.TOGGLE}), frozenset({Kind.ROW}))
+_BY_WORD: dict[str, tuple[frozenset[Kind], ...]] = {
+    "button": (frozenset({Kind.PRESS, Kind.TOGGLE, Kind.MENU}),),
+    "link": (frozenset({Kind.PRESS}),),
+    "tab": (frozenset({Kind.PRESS}),),
+    "menu": (frozenset({Kind.MENU}),),
+    "menu item": (frozenset({Kind.PRESS, Kind.MENU, Kind.TOGGLE}),),
+    "item": (frozenset({Kind.PRESS, Kind.MENU}), frozenset({Kind.ROW})),
+    "option": (frozenset({Kind.ROW}), frozenset({Kind.PRESS, Kind.TOGGLE})),
+    "row": (frozenset({Kind.ROW}),),
+    "entry": (frozenset({Kind.ROW}),),
+    "checkbox": (frozenset({Kind.TOGGLE}),),
+    "check box": (frozenset({Kind.TOGGLE}),),
+    "box": (frozenset({Kind.TOGGLE}),),
+}
+_FIELDS = frozenset({Kind.FIELD})
+_WANT = {"check": "checked", "tick": "checked", "enable": "checked", "uncheck": "unchecked",
+         "untick": "unchecked", "clear": "unchecked", "disable": "unchecked", "toggle": ""}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -49,51 +86,122 @@ class RulesPlan:
     note: str = ""
 
 
+@dataclass
+class _Steps:
+    """What planning the earlier steps of one intent knows: whether the screen will have changed."""
+
+    context: ScreenContext
+    screen_moves: bool = False
+
+
 def _unquote(text: str) -> str:
     return text.strip().strip(_QUOTE).strip()
 
 
-def _by_name(context: ScreenContext, name: str, roles: frozenset[str]) -> list[UiNode]:
-    wanted = name.lower()
-    nodes = [n for n in context.tree if n.depth > 0]
-    exact = [n for n in nodes if n.name.lower() == wanted]
-    preferred = [n for n in exact if n.role in roles]
-    if preferred or exact:
-        return preferred or exact
-    return [n for n in nodes if wanted in n.name.lower() and n.role in roles]
+def _on(node: UiNode, kind: str, **extra: str) -> Action:
+    return Action(
+        ActionType.CLICK_BY_BOUNDS, target=node.name or (node.inner[0] if node.inner else node.label),
+        ui_element_id=node.id, metadata={"kind": kind, **extra},
+    )  # fmt: skip
 
 
-def _click(context: ScreenContext, name: str) -> RulesPlan:
-    matches = _by_name(context, name, _CLICKABLE)
-    if matches:
-        first = matches[0]
-        return RulesPlan(
-            (
-                # Several matches: the first is proposed, and the safety layer's R4 puts all of them
-                # before the person.
-                Action(ActionType.CLICK_BY_BOUNDS, target=first.name, ui_element_id=first.id),
-            )
-        )
+def _chosen(pick: Pick, kind: str, **extra: str) -> Action:
+    """An action on the element `pick` names; with several candidates, the safety layer's R4 puts
+    them all before the person."""
+    return _with_candidates(_on(pick.nodes[0], kind, **extra), pick)
+
+
+def _with_candidates(action: Action, pick: Pick) -> Action:
+    if len(pick.nodes) < 2:
+        return action
+    return replace(action, metadata={**action.metadata, "candidates": ",".join(n.id for n in pick.nodes)})
+
+
+def _later(phrase: str, kind: str, steps: _Steps, **extra: str) -> RulesPlan | None:
+    """An action on an element found when its turn comes, when an earlier step changes the screen."""
+    if not steps.screen_moves:
+        return None
+    metadata = {"kind": kind, "resolve": phrase, **extra}
+    return RulesPlan((Action(ActionType.CLICK_BY_BOUNDS, target=phrase, metadata=metadata),))
+
+
+def _click(
+    steps: _Steps, name: str, what: str | None, tries: tuple[frozenset[Kind], ...] = _ANY
+) -> RulesPlan:
+    context = steps.context
+    groups = _BY_WORD.get((what or "").lower(), tries)
+    position = ordinal(f"{name} {what}" if what else name)
+    if position is not None:
+        return _row(steps, position)
+    for kinds in groups:
+        pick = find(context.tree, name, kinds)
+        if pick.nodes:
+            return RulesPlan((_chosen(pick, "click"),))
+    if (later := _later(name, "click", steps)) is not None:
+        return later
     wanted = name.lower()
     zones = [z for z in context.ocr if wanted in z.text.lower()]
     if zones:
         zone = max(zones, key=lambda z: z.confidence)
         return RulesPlan((Action(ActionType.CLICK_BY_BOUNDS, target=name, bounds=zone.bounds),))
-    return RulesPlan((), f"nothing named {name!r} is on the screen")
+    return RulesPlan((), f"nothing named {name!r} is in the window in front")
 
 
-def _type(context: ScreenContext, text: str, field: str | None) -> RulesPlan:
+def _row(steps: _Steps, position: int) -> RulesPlan:
+    pick = nth_row(steps.context.tree, position)
+    if pick.nodes:
+        return RulesPlan((_on(pick.nodes[0], "select"),))
+    later = _later(f"row {position}", "select", steps, ordinal=str(position))
+    return later or RulesPlan((), pick.note)
+
+
+def _select(steps: _Steps, name: str, what: str | None) -> RulesPlan:
+    position = ordinal(f"{name} {what}" if what else name)
+    if position is not None:
+        return _row(steps, position)
+    rows_first = (frozenset({Kind.ROW}), frozenset({Kind.PRESS, Kind.MENU}), frozenset({Kind.TOGGLE}))
+    planned = _click(steps, name, None, rows_first)
+    return planned
+
+
+def _check(steps: _Steps, verb: str, name: str) -> RulesPlan:
+    want = _WANT[verb.lower()]
+    pick = find(steps.context.tree, name, frozenset({Kind.TOGGLE}))
+    if pick.nodes:
+        return RulesPlan((_chosen(pick, "toggle", want=want),))
+    later = _later(name, "toggle", steps, want=want)
+    return later or RulesPlan((), pick.note)
+
+
+def _menu(steps: _Steps, name: str) -> RulesPlan:
+    pick = find(steps.context.tree, name, frozenset({Kind.MENU}))
+    if pick.nodes:
+        steps.screen_moves = True
+        return RulesPlan((_chosen(pick, "menu"),))
+    later = _later(name, "menu", steps)
+    return later or RulesPlan((), pick.note.replace("no menu named", "no menu called"))
+
+
+def _type(steps: _Steps, text: str, field: str | None) -> RulesPlan:
+    context = steps.context
     if field is None:
         focused = [n for n in context.tree if n.focused and n.editable]
         node = focused[0] if focused else None
         if node is None:
             return RulesPlan((Action(ActionType.TYPE_TEXT, text=text),))
         return RulesPlan((Action(ActionType.TYPE_TEXT, text=text, target=node.name, ui_element_id=node.id),))
-    matches = _by_name(context, field, _FIELDS)
-    if not matches:
-        return RulesPlan((), f"no field named {field!r} is on the screen")
-    first = matches[0]
-    return RulesPlan((Action(ActionType.TYPE_TEXT, text=text, target=first.name, ui_element_id=first.id),))
+    pick = find(context.tree, field, _FIELDS)
+    if not pick.nodes:
+        if steps.screen_moves:
+            metadata = {"kind": "type", "resolve": field}
+            return RulesPlan((Action(ActionType.TYPE_TEXT, text=text, target=field, metadata=metadata),))
+        return RulesPlan((), pick.note)
+    node = pick.nodes[0]
+    action = Action(
+        ActionType.TYPE_TEXT, text=text, target=node.label or node.name or field, ui_element_id=node.id,
+        metadata={"kind": "type"},
+    )  # fmt: skip
+    return RulesPlan((_with_candidates(action, pick),))
 
 
 def _wait(amount: str, unit: str | None) -> RulesPlan:
@@ -111,26 +219,35 @@ def plan_by_rules(intent: str, context: ScreenContext) -> RulesPlan:
     if len(steps) > MAX_STEPS:
         return RulesPlan((), f"at most {MAX_STEPS} steps in one intent")
     actions: list[Action] = []
+    known = _Steps(context)
     for step in steps:
-        planned = _plan_step(step, context)
+        planned = _plan_step(step, known)
         if not planned.actions:
             return planned
         actions.extend(planned.actions)
     return RulesPlan(tuple(actions)) if actions else RulesPlan((), "say what to do")
 
 
-def _plan_step(step: str, context: ScreenContext) -> RulesPlan:
+def _plan_step(step: str, steps: _Steps) -> RulesPlan:
     said = step.rstrip(".!")
     if match := _WAIT.match(said):
         return _wait(match["n"], match["unit"])
     if match := _TYPE_INTO.match(said):
-        return _type(context, _unquote(match["text"]), _unquote(match["field"]))
+        return _type(steps, _unquote(match["text"]), _unquote(match["field"]))
     if match := _TYPE.match(said):
-        return _type(context, _unquote(match["text"]), None)
+        return _type(steps, _unquote(match["text"]), None)
+    if match := _MENU.match(said):
+        return _menu(steps, _unquote(match["name"]))
     if match := _OPEN.match(said):
         return RulesPlan((Action(ActionType.OPEN_APP, target=_unquote(match["app"])),))
+    if match := _CHECK.match(said):
+        return _check(steps, match["verb"], _unquote(match["name"]))
+    if match := _SELECT.match(said):
+        return _select(steps, _unquote(match["name"]), match["what"])
     if match := _CLICK.match(said):
-        return _click(context, _unquote(match["name"]))
+        planned = _click(steps, _unquote(match["name"]), match["what"])
+        steps.screen_moves = True
+        return planned
     return RulesPlan((), f"without a model, kronii plans only: {SUPPORTED}")
 
 
@@ -140,3 +257,36 @@ class RulesPlanner:
     async def plan(self, intent: str, context: ScreenContext) -> PlanAnswer:
         answer = plan_by_rules(intent, context)
         return PlanAnswer(answer.actions, answer.note, "rules")
+
+
+_VERB_OF_WANT = {"checked": "check", "unchecked": "uncheck", "": "toggle"}
+
+
+def resolve_now(action: Action, context: ScreenContext) -> Action | str:
+    """The element a step planned after a screen change names, found on `context` (the screen as it
+    is when the step's turn comes), as an action on it; or why there is none, in a sentence."""
+    phrase, kind = action.metadata.get("resolve", ""), action.metadata.get("kind", "click")
+    steps = _Steps(context)
+    if kind == "type":
+        planned = _type(steps, action.text, phrase)
+    elif kind == "toggle":
+        planned = _check(steps, _VERB_OF_WANT.get(action.metadata.get("want", ""), "toggle"), phrase)
+    elif kind == "menu":
+        planned = _menu(steps, phrase)
+    elif kind == "select" and action.metadata.get("ordinal"):
+        planned = _row(steps, int(action.metadata["ordinal"]))
+    elif kind == "select":
+        planned = _select(steps, phrase, None)
+    else:
+        planned = _click(steps, phrase, None)
+    if not planned.actions:
+        return f"{planned.note} (looked for when its step came)"
+    found = planned.actions[0]
+    count = len(found.metadata.get("candidates", "").split(",")) if found.metadata.get("candidates") else 1
+    if count > 1:
+        return f"{count} elements fit {phrase!r} on the screen as it is now, so nothing was done"
+    if not found.ui_element_id:
+        return f"nothing named {phrase!r} is an element of the window as it is now"
+    return replace(
+        found, metadata={**found.metadata, **{k: v for k, v in action.metadata.items() if k == "want"}}
+    )

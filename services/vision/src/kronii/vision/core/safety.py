@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from kronii.vision.core.actions import Action, ActionClass, ActionType, action_class
 from kronii.vision.core.context import Bounds, ScreenContext, UiNode
 from kronii.vision.core.pixels import screenshot_to_screen
+from kronii.vision.core.targets import called, kind_of, names_of, spoken
 
 __all__ = [
     "ROWS",
@@ -71,10 +72,10 @@ class Facts:
     policy: SafetyPolicy
 
     def same_name(self, name: str) -> list[UiNode]:
-        wanted = name.strip().lower()
+        wanted = spoken(name)
         if not wanted:
             return []
-        return [n for n in self.context.tree if n.name.strip().lower() == wanted and n.depth > 0]
+        return [n for n in self.context.tree if n.depth > 0 and wanted in names_of(n)]
 
     def element(self, action: Action) -> UiNode | None:
         return self.context.node(action.ui_element_id) if action.ui_element_id else None
@@ -106,11 +107,26 @@ class SafetyRow:
 
 def _named(action: Action, facts: Facts) -> str:
     node = facts.element(action)
-    return node.name if node is not None else action.target
+    return called(node) if node is not None else action.target
+
+
+def _candidates(action: Action, facts: Facts) -> list[UiNode]:
+    """The elements `action` may mean: those its planner named, else the element's own kind that
+    share its name (a button and the label inside it are one thing to press, not two)."""
+    listed = [
+        n for i in action.metadata.get("candidates", "").split(",") if i and (n := facts.context.node(i))
+    ]
+    if listed:
+        return listed
+    node = facts.element(action)
+    same = facts.same_name(_named(action, facts))
+    if node is None:
+        return same
+    return [n for n in same if kind_of(n) is kind_of(node)] or same
 
 
 def _ambiguous(action: Action, facts: Facts) -> bool:
-    return len(facts.same_name(_named(action, facts))) > 1
+    return len(_candidates(action, facts)) > 1
 
 
 def _out_of_screen(action: Action, facts: Facts) -> bool:
@@ -164,12 +180,12 @@ ROWS: tuple[SafetyRow, ...] = (
     ),
     SafetyRow(
         "R5b", "R5", _CLICK,
-        lambda a, f: a.bounds is None and f.element(a) is None, Verdict.DROP,
+        lambda a, f: a.bounds is None and f.element(a) is None and not a.metadata.get("resolve"), Verdict.DROP,
         lambda a, f: "click_by_bounds names neither an element nor bounds",
     ),
     SafetyRow(
         "R4", "R4", _CLICK | _TYPE, _ambiguous, Verdict.CONFIRM,
-        lambda a, f: f"{len(f.same_name(_named(a, f)))} elements are named {_named(a, f)!r}",
+        lambda a, f: f"{len(_candidates(a, f))} elements are named {_named(a, f)!r}",
     ),
     SafetyRow(
         "C1", "low OCR confidence", _CLICK, _low_confidence, Verdict.CONFIRM,
@@ -245,7 +261,7 @@ def evaluate(actions: Sequence[Action], context: ScreenContext, policy: SafetyPo
             continue
         if action.type in _CLICK | _TYPE and _ambiguous(action, facts):
             name = _named(action, facts)
-            ambiguities.setdefault(name.lower(), Ambiguity(name, tuple(facts.same_name(name))))
+            ambiguities.setdefault(name.lower(), Ambiguity(name, tuple(_candidates(action, facts))))
         kept.append(result)
     blocked = "" if kept else "no action is left to run after the safety checks"
     return SafetyEvaluation(

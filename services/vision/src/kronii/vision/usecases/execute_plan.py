@@ -9,7 +9,6 @@ or the plan has no element. Every action and decision is audited with the screen
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
 import logging
@@ -17,24 +16,22 @@ from collections.abc import Awaitable, Callable
 
 from kronii.foundation.audit_trail import AuditTrail
 from kronii.foundation.clock import Clock
-from kronii.vision.core.actions import Action, ActionType
-from kronii.vision.core.context import Built, RawNode, ScreenContext
+from kronii.vision.core.actions import Action
+from kronii.vision.core.context import Built, ScreenContext
 from kronii.vision.core.fingerprint import binding_change
-from kronii.vision.core.pixels import logical_to_screen, screen_point_of, screenshot_to_screen
 from kronii.vision.core.plan_book import PlanBook, PlanRecord
 from kronii.vision.core.plans import PlanEvent
-from kronii.vision.core.revalidation import current_node, refusal
+from kronii.vision.core.revalidation import refusal
 from kronii.vision.ports import Accessibility, DesktopControl, Launcher, LeaseRefused
 from kronii.vision.usecases.build_context import ContextBuilder
 from kronii.vision.usecases.make_plan import Replanner
+from kronii.vision.usecases.perform_action import ActionFailed, PerformAction
 from kronii.vision.usecases.window_guard import bind
 from kronii.vision.usecases.window_guard import refusal as window_refusal
 
 __all__ = ["Executor"]
 
 log = logging.getLogger(__name__)
-
-_CLICK_ACTIONS = ("click", "press", "activate", "jump", "toggle")
 
 
 class _Halt(Exception):
@@ -71,6 +68,7 @@ class Executor:
         self._lease_seconds = lease_seconds
         self._observe = observe
         self._replanner = replanner
+        self._act = PerformAction(accessibility, control, launcher, self._input)
 
     async def run(self, record: PlanRecord) -> None:
         self._book.move(record, PlanEvent.START, self._clock.wall_ms())
@@ -143,53 +141,10 @@ class Executor:
             raise _Halt(PlanEvent.SCREEN_CHANGED, change)
 
     async def _perform(self, action: Action, approved: ScreenContext, fresh: Built) -> str:
-        node = current_node(action, approved, fresh.raw)
-        if action.type is ActionType.CLICK_BY_BOUNDS:
-            return await self._click(action, approved, node)
-        if action.type is ActionType.TYPE_TEXT:
-            return await self._type(action, node)
-        if action.type is ActionType.OPEN_APP:
-            self._launcher.open(action.target)
-            return "launched"
-        if action.type is ActionType.WAIT:
-            await asyncio.sleep(action.delay_ms / 1000)
-            return "waited"
-        return "confirmed"
-
-    async def _click(self, action: Action, approved: ScreenContext, node: RawNode | None) -> str:
-        if node is not None:
-            name = next(
-                (a for a in _CLICK_ACTIONS if a in node.actions), node.actions[0] if node.actions else ""
-            )
-            if name and await self._tree.do_action(node.ref, name):
-                return f"accessibility action {name!r}"
-            if node.bounds is None:
-                raise _Halt(PlanEvent.FAIL, f"{node.role} {node.name!r} has neither an action nor bounds")
-            x, y = screen_point_of(logical_to_screen(node.bounds, approved.scale))
-        else:
-            assert action.bounds is not None  # the safety layer dropped clicks with neither
-            box = screenshot_to_screen(action.bounds, approved.capture_area, approved.screenshot_size)
-            x, y = screen_point_of(box)
-        await self._input(self._control.click(x, y))
-        return f"click at ({x}, {y}) through the broker"
-
-    async def _type(self, action: Action, node: RawNode | None) -> str:
-        if node is None:
-            await self._input(self._control.type_text(action.text))
-            return "keys through the broker"
-        if (
-            node.editable
-            and not node.secured
-            and await self._tree.set_text(node.ref, node.text + action.text)
-        ):
-            return "accessibility text"
-        # Keys go wherever the focus is: into the named field, or not at all.
-        if "focused" not in node.states and not await self._tree.grab_focus(node.ref):
-            raise _Halt(
-                PlanEvent.FAIL, f"{node.role} {node.name!r} would not take the focus, so no keys were typed"
-            )
-        await self._input(self._control.type_text(action.text))
-        return "keys through the broker into the focused field"
+        try:
+            return await self._act(action, approved, fresh)
+        except ActionFailed as failed:
+            raise _Halt(PlanEvent.FAIL, str(failed)) from None
 
     async def _input(self, sent: Awaitable[None]) -> None:
         elsewhere = await window_refusal(self._builder)
