@@ -144,6 +144,7 @@ class VisionApp:
         make = MakePlan(
             book, builder, make_planner(settings), safety_policy(settings), audit, clock,
             ask=self._notice.ask if self._notice is not None else None,
+            tree_first=settings.planner == "rules",
             observe=lambda state: metrics.plans.labels(state).inc(),
             observe_rows=metrics.safety_rows,
         )  # fmt: skip
@@ -175,7 +176,7 @@ class VisionApp:
         return ContextBuilder(
             self._tree, self._frames, clock,
             screenshots=self._screenshots, ocr=ScreenOcr() if settings.use_capture else None,
-            scale=screen_scale(), max_nodes=settings.max_tree_nodes, max_depth=settings.max_tree_depth,
+            scale=screen_scale(), max_nodes=settings.max_context_nodes, max_depth=settings.max_tree_depth,
             observe=metrics.context_timings,
         )  # fmt: skip
 

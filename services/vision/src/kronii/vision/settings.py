@@ -38,9 +38,12 @@ class VisionSettings(ServiceSettings):
     input_policy: Policy = "allow"
     launch_policy: Policy = "confirm"
     min_ocr_confidence: float = Field(default=0.6, ge=0, le=1)
-    # The pruned tree for a plan (seed: at most 20 nodes, limited depth).
+    # What a model is shown of the tree (seed: at most 20 nodes); the context keeps every element of
+    # the window in front a person can see, up to max_context_nodes, no deeper than max_tree_depth
+    # below the window (GTK4 nests a button a dozen levels down).
     max_tree_nodes: int = Field(default=20, ge=2, le=200)
-    max_tree_depth: int = Field(default=12, ge=1, le=64)
+    max_context_nodes: int = Field(default=300, ge=2, le=2000)
+    max_tree_depth: int = Field(default=32, ge=1, le=64)
     # Ticks while a plan is active: between these, slower when the ticks cost more than the budget.
     tick_fastest_secs: float = Field(default=0.5, gt=0, le=10)
     tick_slowest_secs: float = Field(default=2.0, gt=0, le=60)

@@ -166,9 +166,16 @@ class AtspiReader:
         (index,) = await self._act(ref, "say where it is in its list", ACCESSIBLE, "GetIndexInParent")
         if int(index) < 0:
             return False
-        return bool(
-            (await self._act(parent, "select its child", SELECTION, "SelectChild", "i", [int(index)]))[0]
+        with contextlib.suppress(AccessibilityError):
+            if (await self._act(parent, "select its child", SELECTION, "SelectChild", "i", [int(index)]))[0]:
+                return True
+        # GTK3's tree views refuse SelectChild with more than one column; their Table selects rows.
+        (row,) = await self._act(
+            parent, "say which row holds the cell", TABLE, "GetRowAtIndex", "i", [int(index)]
         )
+        if int(row) < 0:
+            return False
+        return bool((await self._act(parent, "select the row", TABLE, "AddRowSelection", "i", [int(row)]))[0])
 
     async def _act(
         self, ref: str, what: str, interface: str, member: str, signature: str = "", body: Sequence[Any] = ()

@@ -20,17 +20,20 @@ ROLE = "vision_planner"
 
 
 class ModelPlanner:
-    def __init__(self, model: LlmBackend, *, timeout_secs: float, max_output_tokens: int = 512) -> None:
+    def __init__(
+        self, model: LlmBackend, *, timeout_secs: float, max_output_tokens: int = 512, max_nodes: int = 20
+    ) -> None:
         self._model = model
         self._timeout = timeout_secs
         self._budget = max_output_tokens
+        self._max_nodes = max_nodes
 
     async def plan(self, intent: str, context: ScreenContext) -> PlanAnswer:
         try:
             reply = await self._model.complete_json(
                 role=ROLE,
                 system=SYSTEM,
-                user=user_prompt(intent, context),
+                user=user_prompt(intent, context, self._max_nodes),
                 schema=ACTION_SCHEMA,
                 max_output_tokens=self._budget,
                 timeout_secs=self._timeout,
@@ -69,5 +72,8 @@ def make_planner(settings: VisionSettings) -> Planner:
             max_output_tokens=settings.llm_max_output_tokens,
         )
     return ModelPlanner(
-        model, timeout_secs=settings.llm_timeout_secs, max_output_tokens=settings.llm_max_output_tokens
+        model,
+        timeout_secs=settings.llm_timeout_secs,
+        max_output_tokens=settings.llm_max_output_tokens,
+        max_nodes=settings.max_tree_nodes,
     )

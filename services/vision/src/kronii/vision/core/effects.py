@@ -102,7 +102,9 @@ def observe(
     if node is None:
         return Observation(False, "the element is gone")
     if effect is Effect.TEXT:
-        held = text in node.text
+        # Once more than before: a field that already held the words must hold them again.
+        earlier = _target(before, ref)
+        held = node.text.count(text) > (earlier.text.count(text) if earlier is not None else 0)
         return Observation(held, f"the field holds {node.text[-80:]!r}")
     if effect in (Effect.CHECKED, Effect.UNCHECKED):
         checked = "checked" in node.states

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kronii.vision.core.actions import ActionType
-from kronii.vision.core.context import ScreenContext
+from kronii.vision.core.context import ScreenContext, UiNode
 
 __all__ = ["SYSTEM", "out_of_bounds", "screen_payload", "user_prompt"]
 
@@ -24,15 +24,30 @@ SYSTEM = (
 )
 
 _MAX_OCR_ZONES = 40
+# The seed's "at most 20 nodes" of the tree in a model's prompt.
+DEFAULT_PROMPT_NODES = 20
 
 
-def screen_payload(context: ScreenContext) -> dict[str, Any]:
+def _shown(tree: Sequence[UiNode], max_nodes: int) -> list[UiNode]:
+    """At most `max_nodes` of the context's elements, in reading order: the window, the focused
+    element, then what a plan can act on (what has an action or takes text), then the rest."""
+
+    def rank(node: UiNode) -> int:
+        if node.depth == 0 or node.focused:
+            return 0
+        return 1 if node.actions or node.editable or node.secured else 2
+
+    kept = {node.id for node in sorted(tree, key=rank)[:max_nodes]}
+    return [node for node in tree if node.id in kept]
+
+
+def screen_payload(context: ScreenContext, max_nodes: int = DEFAULT_PROMPT_NODES) -> dict[str, Any]:
     width, height = context.screenshot_size
     zones = sorted(context.ocr, key=lambda z: -z.confidence)[:_MAX_OCR_ZONES]
     return {
         "focused_window": context.focused_title,
         "screenshot_size": {"width": width, "height": height},
-        "ui_tree": [node.as_prompt() for node in context.tree],
+        "ui_tree": [node.as_prompt() for node in _shown(context.tree, max_nodes)],
         "ocr": [
             {"text": z.text, "confidence": round(z.confidence, 2), "bounds": z.bounds.as_dict()}
             for z in zones
@@ -41,10 +56,10 @@ def screen_payload(context: ScreenContext) -> dict[str, Any]:
     }
 
 
-def user_prompt(intent: str, context: ScreenContext) -> str:
+def user_prompt(intent: str, context: ScreenContext, max_nodes: int = DEFAULT_PROMPT_NODES) -> str:
     return (
         "Here is the screen context:\n"
-        f"{json.dumps(screen_payload(context), ensure_ascii=False)}\n\n"
+        f"{json.dumps(screen_payload(context, max_nodes), ensure_ascii=False)}\n\n"
         f'TASK: Identify the smallest set of actions to fulfil: "{intent}". Only produce actions if you are '
         'more than 90% confident. If not, output: {"actions": [{"type": "confirm", "args": {"text": "<what '
         'you are unsure of>"}}]}'

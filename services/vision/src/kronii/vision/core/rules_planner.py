@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from kronii.vision.core.actions import MAX_WAIT_MS, Action, ActionType
 from kronii.vision.core.commands import PlanAnswer
 from kronii.vision.core.context import ScreenContext, UiNode
-from kronii.vision.core.targets import Kind, Pick, find, nth_row, ordinal
+from kronii.vision.core.targets import Kind, Pick, called, find, nth_row, ordinal
 
 __all__ = ["RulesPlan", "RulesPlanner", "plan_by_rules", "resolve_now"]
 
@@ -100,7 +100,7 @@ def _unquote(text: str) -> str:
 
 def _on(node: UiNode, kind: str, **extra: str) -> Action:
     return Action(
-        ActionType.CLICK_BY_BOUNDS, target=node.name or (node.inner[0] if node.inner else node.label),
+        ActionType.CLICK_BY_BOUNDS, target=called(node),
         ui_element_id=node.id, metadata={"kind": kind, **extra},
     )  # fmt: skip
 
@@ -198,7 +198,7 @@ def _type(steps: _Steps, text: str, field: str | None) -> RulesPlan:
         return RulesPlan((), pick.note)
     node = pick.nodes[0]
     action = Action(
-        ActionType.TYPE_TEXT, text=text, target=node.label or node.name or field, ui_element_id=node.id,
+        ActionType.TYPE_TEXT, text=text, target=called(node) or field, ui_element_id=node.id,
         metadata={"kind": "type"},
     )  # fmt: skip
     return RulesPlan((_with_candidates(action, pick),))

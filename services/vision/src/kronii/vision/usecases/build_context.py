@@ -38,8 +38,8 @@ class ContextBuilder:
         screenshots: Screenshots | None = None,
         ocr: Ocr | None = None,
         scale: float = 1.0,
-        max_nodes: int = 20,
-        max_depth: int = 12,
+        max_nodes: int = 300,
+        max_depth: int = 32,
         observe: Callable[[dict[str, float]], None] = lambda timings: None,
     ) -> None:
         self._tree = accessibility
@@ -51,6 +51,10 @@ class ContextBuilder:
         self._max_nodes = max_nodes
         self._max_depth = max_depth
         self._observe = observe
+
+    @property
+    def has_screenshots(self) -> bool:
+        return self._screenshots is not None
 
     async def build(
         self, previous_actions: Sequence[str] = (), *, with_screenshot: bool = True, fresh: bool = False

@@ -48,6 +48,7 @@ class MakePlan:
         clock: Clock,
         *,
         ask: Ask | None = None,
+        tree_first: bool = False,
         observe: Callable[[str], None] = lambda outcome: None,
         observe_rows: Callable[[Sequence[str]], None] = lambda rows: None,
     ) -> None:
@@ -58,6 +59,9 @@ class MakePlan:
         self._audit = audit
         self._clock = clock
         self._ask = ask
+        # The rules plan from the tree: the screenshot (capture and OCR, most of a plan's time) is
+        # taken only when the tree alone names nothing.
+        self._tree_first = tree_first
         self._observe = observe
         self._observe_rows = observe_rows
 
@@ -68,8 +72,11 @@ class MakePlan:
             raise InvalidArgument("say what to do: the intent is empty", field="intent")
         if len(said) > MAX_INTENT:
             raise InvalidArgument(f"an intent is at most {MAX_INTENT} characters", field="intent")
-        built = await self._builder.build()
+        built = await self._builder.build(with_screenshot=not self._tree_first)
         answer = await self._planner.plan(said, built.context)
+        if self._tree_first and not answer.actions and self._builder.has_screenshots:
+            built = await self._builder.build()
+            answer = await self._planner.plan(said, built.context)
         evaluation = (
             evaluate(answer.actions, built.context, self._policy) if answer.actions else _blocked(answer.note)
         )
