@@ -63,3 +63,12 @@ def infer_scale(logical: Bounds, device: Bounds, fallback: float) -> float:
         return fallback
     scale = round(across * 4) / 4
     return scale if 0.5 <= scale <= 4 else fallback
+
+
+def surface_origin(tree_window: Bounds | None, x_area: Bounds | None) -> tuple[int, int]:
+    """Where the toolkit's (0, 0) is on the screen, in X pixels. GTK4 on X11 gives every extent
+    relative to its own window (the window itself at 0, 0), whatever the coordinate type asked: its
+    window's X rectangle is then where those extents start. Toolkits that give screen extents: (0, 0)."""
+    if tree_window is None or x_area is None or (tree_window.x, tree_window.y) != (0, 0):
+        return 0, 0
+    return x_area.x, x_area.y

@@ -57,7 +57,7 @@ LABEL_ROLES = frozenset({"label", "static", "heading", "paragraph", "caption"})
 # "Press", GTK "click"). Nothing else is ever run: not clipboard.copy, not a list's activate.
 ACTIONS_BY_KIND: dict[Kind, tuple[str, ...]] = {
     Kind.PRESS: ("click", "press", "activate", "jump", "open"),
-    Kind.TOGGLE: ("toggle", "click", "press", "activate"),
+    Kind.TOGGLE: ("toggle", "check", "uncheck", "click", "press", "activate"),
     Kind.ROW: ("select",),
     Kind.MENU: ("click", "showmenu", "press", "open", "expand"),
     Kind.FIELD: (),

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from kronii.vision.core.actions import Action, ActionType
 from kronii.vision.core.context import Built, RawNode, ScreenContext
 from kronii.vision.core.effects import Effect, Observation, effect_for, observe
-from kronii.vision.core.pixels import logical_to_screen, screen_point_of, screenshot_to_screen
+from kronii.vision.core.pixels import logical_to_screen, screen_point_of, screenshot_to_screen, surface_origin
 from kronii.vision.core.revalidation import current_node
 from kronii.vision.core.rules_planner import resolve_now
 from kronii.vision.core.targets import ACTIONS_BY_KIND, Kind, kind_of
@@ -36,6 +36,12 @@ def _verb(node: RawNode, kind: Kind) -> str:
     """The node's own action for "click" on its kind (matched without case), or ""."""
     offered = {name.lower(): name for name in node.actions}
     return next((offered[v] for v in ACTIONS_BY_KIND[kind] if v in offered), "")
+
+
+def _origin(approved: ScreenContext) -> tuple[int, int]:
+    """Where the window's extents start on the screen (GTK4 gives them relative to its window)."""
+    window = next((n.bounds for n in approved.tree if n.depth == 0), None)
+    return surface_origin(window, approved.window.area if approved.window is not None else None)
 
 
 def _describe(node: RawNode) -> str:
@@ -127,6 +133,8 @@ class PerformAction:
         if box is None or box.empty or box.x <= _OFF_SCREEN:
             raise ActionFailed(f"{_describe(node)} offers no way to press it and is not on the screen")
         x, y = screen_point_of(logical_to_screen(box, approved.scale))
+        dx, dy = _origin(approved)
+        x, y = x + dx, y + dy
         await self._send(self._control.click(x, y))
         return f"{_describe(node)}: a click at ({x}, {y}) through the broker"
 
