@@ -221,3 +221,28 @@ def test_toolkit_class_names_are_no_names_and_a_gtk4_button_is_called_by_its_lab
     action, chosen = one("click π", context)
     assert chosen.role == "button" and action.target == "π"
     assert plan_by_rules("click GtkButton", context).actions == ()
+
+
+GTK4_HEADER = (
+    # gnome-text-editor (GTK4): a menu button is an outer button with no action around an inner one.
+    node("mo", "button", "Menu", 5, (536, 6, 34, 34), states=frozenset({"visible"})),
+    node("mi", "button", "Menu", 6, (541, 11, 24, 24), states=frozenset({"visible"}), actions=("click",)),
+    node("retry", "button", "_Retry Retry", 5, (10, 60, 80, 30), states=frozenset({"visible"}), actions=("click",)),
+    node("doc", "text box", "EditorSourceView", 8, (0, 100, 700, 400), states=frozenset({"visible"}), editable=True),
+)  # fmt: skip
+
+
+def test_open_the_main_menu_is_the_one_menu_button_and_its_wrapper_is_not_a_second_one() -> None:
+    context = screen(*GTK4_HEADER)
+    action, chosen = one("open the main menu", context)
+    assert chosen.ref.endswith("/mi") and action.metadata["kind"] == "menu"
+    assert one("open the menu", context)[1].ref.endswith("/mi")
+    click, _ = one("click Menu", context)
+    assert "R4" not in evaluate((click,), context, SafetyPolicy()).rows_fired
+
+
+def test_mnemonics_doubled_names_and_application_class_names_are_read_as_a_person_would() -> None:
+    context = screen(*GTK4_HEADER)
+    assert one("click Retry", context)[1].ref.endswith("/retry")
+    assert one("type hi into the text field", context)[1].ref.endswith("/doc")
+    assert plan_by_rules("type hi into EditorSourceView", context).actions == ()

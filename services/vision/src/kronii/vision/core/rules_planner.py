@@ -35,7 +35,7 @@ SUPPORTED = (
 )
 
 _QUOTE = "\"'\u201c\u201d\u2018\u2019"
-_MENU = re.compile(r"^(?:open|show|pull down)\s+(?:the\s+)?(?P<name>.+?)\s+menu$", re.I)
+_MENU = re.compile(r"^(?:open|show|pull down)\s+(?:the\s+)?(?:(?P<name>.+?)\s+)?menu$", re.I)
 _OPEN = re.compile(r"^(?:open|launch|start|run)\s+(?:the\s+)?(?P<app>.+?)(?:\s+app)?$", re.I)
 _CLICK = re.compile(
     r"^(?:click|press|push|hit|tap|activate)\s+(?:on\s+)?(?:the\s+)?(?P<name>.+?)"
@@ -173,8 +173,16 @@ def _check(steps: _Steps, verb: str, name: str) -> RulesPlan:
     return later or RulesPlan((), pick.note)
 
 
+_THE_MENU = frozenset({"the", "main", "app", "application", "hamburger", "primary", "options", "more"})
+
+
 def _menu(steps: _Steps, name: str) -> RulesPlan:
+    if name.lower() in _THE_MENU:
+        # "open the menu", "open the main menu": the one control called a menu (GTK4's menu button)
+        name = "menu"
     pick = find(steps.context.tree, name, frozenset({Kind.MENU}))
+    if not pick.nodes and name == "menu":
+        pick = find(steps.context.tree, name, frozenset({Kind.PRESS}))
     if pick.nodes:
         steps.screen_moves = True
         return RulesPlan((_chosen(pick, "menu"),))
@@ -237,7 +245,7 @@ def _plan_step(step: str, steps: _Steps) -> RulesPlan:
     if match := _TYPE.match(said):
         return _type(steps, _unquote(match["text"]), None)
     if match := _MENU.match(said):
-        return _menu(steps, _unquote(match["name"]))
+        return _menu(steps, _unquote(match["name"] or "the"))
     if match := _OPEN.match(said):
         return RulesPlan((Action(ActionType.OPEN_APP, target=_unquote(match["app"])),))
     if match := _CHECK.match(said):

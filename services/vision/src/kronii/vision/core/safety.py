@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from kronii.vision.core.actions import Action, ActionClass, ActionType, action_class
 from kronii.vision.core.context import Bounds, ScreenContext, UiNode
 from kronii.vision.core.pixels import screenshot_to_screen
-from kronii.vision.core.targets import called, kind_of, names_of, spoken
+from kronii.vision.core.targets import called, distinct, kind_of, names_of, spoken
 
 __all__ = [
     "ROWS",
@@ -122,7 +122,7 @@ def _candidates(action: Action, facts: Facts) -> list[UiNode]:
     same = facts.same_name(_named(action, facts))
     if node is None:
         return same
-    return [n for n in same if kind_of(n) is kind_of(node)] or same
+    return distinct([n for n in same if kind_of(n) is kind_of(node)] or same)
 
 
 def _ambiguous(action: Action, facts: Facts) -> bool:

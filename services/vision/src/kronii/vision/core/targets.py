@@ -25,6 +25,7 @@ __all__ = [
     "Kind",
     "Pick",
     "called",
+    "distinct",
     "find",
     "kind_of",
     "names_of",
@@ -65,7 +66,13 @@ ACTIONS_BY_KIND: dict[Kind, tuple[str, ...]] = {
     Kind.OTHER: ("click", "press"),
 }
 
-_CLASS_NAME = re.compile(r"^(?:Gtk|Gdk|Gsk|Adw|Hdy|Q|Kf?)[A-Z][A-Za-z0-9]+$")
+# A toolkit's class name where the accessible name should be: GTK4 and libadwaita give their widget
+# class ("GtkButton", "AdwGizmo"), applications their own ("EditorSourceView", "HistoryView").
+_CLASS_NAME = re.compile(
+    r"^(?:(?:Gtk|Gdk|Gsk|Adw|Hdy|Q|Kf?)[A-Z][A-Za-z0-9]+"
+    r"|(?:[A-Z][a-z0-9]+)+(?:View|Widget|Gizmo|Bin|Box|Bar|Area|Stack|Pane|Popover|Grid|Leaflet|Flap"
+    r"|Clamp|Overlay|Revealer|Image|Label|Window|Row|Button|Entry|Page)[A-Za-z0-9]*)$"
+)
 _MNEMONIC = re.compile(r"_(?=\w)")
 _TRAILING = re.compile(r"(?:\s*(?:\.\.\.|\u2026|:))+$")
 
@@ -120,13 +127,16 @@ def _opens_menu(node: UiNode | RawNode) -> bool:
 
 def called(node: UiNode) -> str:
     """The one name a person would use for `node` (for sentences and for R4's count)."""
-    return _halves(useful_name(node.name)) or next(iter(node.inner), "") or node.label or node.placeholder
+    name = _halves(_MNEMONIC.sub("", useful_name(node.name)))
+    return name or next(iter(node.inner), "") or node.label or node.placeholder
 
 
 def names_of(node: UiNode) -> frozenset[str]:
     """Every way a person may call `node`: its name (once, for GTK4's doubled names), the text of the
     label inside it, its label (relation or the label beside it) and placeholder for a field."""
-    said = {spoken(_halves(n)) for n in (useful_name(node.name), *node.inner, node.label) if n}
+    said = {
+        spoken(_halves(_MNEMONIC.sub("", n))) for n in (useful_name(node.name), *node.inner, node.label) if n
+    }
     if kind_of(node) is Kind.FIELD and node.placeholder:
         said.add(spoken(node.placeholder))
     return frozenset(s for s in said if s)
@@ -174,9 +184,23 @@ def find(nodes: Sequence[UiNode], phrase: str, kinds: frozenset[Kind]) -> Pick:
         [n for n in candidates if len(wanted) >= 3 and any(wanted in name for name in names_of(n))],
     ):
         if matches:
-            return Pick(tuple(_enabled_first(matches)))
+            return Pick(tuple(_enabled_first(distinct(matches))))
     what = " or ".join(sorted({_KIND_WORDS.get(k, k.value) for k in kinds}))
     return Pick((), f"no {what} named {phrase!r} is in the window in front")
+
+
+def distinct(nodes: Sequence[UiNode]) -> list[UiNode]:
+    """One element per control: GTK4 wraps a menu button's inner button (which has the action) in an
+    outer one of the same name (which has none); the pair is one thing a person presses."""
+
+    def wrapper(outer: UiNode) -> bool:
+        return not outer.actions and any(
+            inner is not outer and inner.actions and outer.bounds is not None and inner.bounds is not None
+            and outer.bounds.contains(inner.bounds) and names_of(inner) & names_of(outer)
+            for inner in nodes
+        )  # fmt: skip
+
+    return [n for n in nodes if not wrapper(n)]
 
 
 def _enabled_first(matches: list[UiNode]) -> list[UiNode]:
