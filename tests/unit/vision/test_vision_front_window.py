@@ -141,3 +141,11 @@ def test_input_goes_to_the_approved_window_or_nowhere() -> None:
     )
     assert "nothing was typed" in window_guard(approved, None)
     assert window_guard(None, None) == ""
+
+
+def test_a_dialog_of_the_approved_window_may_take_input_and_another_programs_may_not() -> None:
+    approved = WindowFacts(EDITOR_X.window_id, 10, "Untitled", "FeatherPad", EDITOR_AREA)
+    save_as = xwin(0x200020, 10, "Save as", DIALOG_AREA, transient_for=EDITOR_X.window_id)
+    stranger = xwin(0x900001, 90, "Save as", DIALOG_AREA, transient_for=EDITOR_X.window_id)
+    assert window_guard(approved, desk(save_as.window_id, EDITOR_X, save_as)) == ""
+    assert "nothing was typed" in window_guard(approved, desk(stranger.window_id, EDITOR_X, stranger))

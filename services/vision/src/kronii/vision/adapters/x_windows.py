@@ -157,14 +157,15 @@ class XWindows:
             kronii[pid] = _is_kronii(pid)
         wm_class = client.get_wm_class()
         types = client.get_full_property(self._atom("_NET_WM_WINDOW_TYPE"), X.AnyPropertyType)
-        notification = types is not None and self._atom("_NET_WM_WINDOW_TYPE_NOTIFICATION") in list(
-            types.value
-        )
+        kind = self._atom("_NET_WM_WINDOW_TYPE_NOTIFICATION")
+        notification = types is not None and kind in list(types.value)
+        owner = client.get_wm_transient_for()
         return XWindow(
             window_id=int(client.id), pid=pid, title=self._title(client),
             wm_class=wm_class[1] if wm_class else "", area=self._area(client),
             executable=_executable(pid) if pid else "", notification=notification,
             override_redirect=override, kronii=kronii.get(pid, False),
+            transient_for=int(owner.id) if owner is not None and not isinstance(owner, int) else 0,
         )  # fmt: skip
 
     def _title(self, window: Any) -> str:

@@ -69,6 +69,8 @@ class XWindow:
     notification: bool = False
     override_redirect: bool = False
     kronii: bool = False
+    # WM_TRANSIENT_FOR: the window this one is a dialog of (0: none).
+    transient_for: int = 0
 
     @property
     def app(self) -> str:
@@ -242,7 +244,8 @@ def window_facts(desk: XDesk, window: XWindow) -> WindowFacts:
 
 
 def window_guard(approved: WindowFacts | None, desk: XDesk | None) -> str:
-    """Why no input may be sent now ("" when the X focus is still in the approved window)."""
+    """Why no input may be sent now: "" when the X focus is still in the approved window, or in a
+    dialog of it (WM_TRANSIENT_FOR) shown by the same process, as a plan's earlier click may open."""
     if approved is None:
         return ""  # the plan was made without X facts (no display): nothing to compare with
     if desk is None or not desk.focus:
@@ -253,6 +256,9 @@ def window_guard(approved: WindowFacts | None, desk: XDesk | None) -> str:
     if desk.focus == approved.x_id:
         return ""
     now = desk.window(desk.focus)
+    if now is not None and now.pid == approved.pid and now.transient_for == approved.x_id:
+        return ""  # a dialog of the approved window, opened by the plan's own earlier step
+
     shown = repr(now.title) if now is not None and now.title else f"window {desk.focus:#x}"
     program = f" ({now.app})" if now is not None else ""
     return (
