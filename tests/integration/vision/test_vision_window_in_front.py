@@ -119,6 +119,8 @@ def test_a_gtk_dialog_over_a_qt_editor_is_named_the_window_in_front_and_its_tree
         run = vision.kronii("vision", "context", "--json")
         assert run.code == 0, run.shown
         assert '"focused_title": "Question"' in run.shown
+        shown = vision.kronii("vision", "context")
+        assert f"window: Question (Zenity, pid {dialog}, X window " in shown.shown, shown.shown
         assert editor != dialog
 
 

@@ -181,7 +181,9 @@ def context(options: Options, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(seen, indent=2))
         return
-    click.echo(f"window: {seen.get('focused_title') or '-'}")
+    x_window = seen.get("window") or {}
+    where = f" ({x_window.get('app')}, pid {x_window.get('pid')}, X window {x_window.get('x_id', 0):#x})"
+    click.echo(f"window: {seen.get('focused_title') or '-'}" + (where if x_window else ""))
     rows = [[n.get("id", ""), n.get("role", ""), n.get("name", ""), "yes" if n.get("focused") else ""]
             for n in seen.get("tree", [])]  # fmt: skip
     print_table(["ID", "ROLE", "NAME", "FOCUSED"], rows)
