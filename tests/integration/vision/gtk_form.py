@@ -4,7 +4,8 @@
     /usr/bin/python3 gtk_form.py --secret VALUE
 
 Window "Kronii Test Form": an entry named "Name", a password entry named "Password" holding VALUE,
-buttons "OK", "OK" and "Cancel" (with --hot-zone also an area named "Hot Zone" with no action). It prints, flushed, one line per event:
+buttons "OK", "OK" and "Cancel" (with --hot-zone also an area named "Hot Zone" with no action), and a
+status label showing the last click. It prints, flushed, one line per event:
     READY                  once the window is mapped
     CLICKED <label> <n>    a button was activated; n is the button's number (1, 2, 3 ... in creation order)
     NAME <text>            the Name entry's text changed
@@ -48,6 +49,10 @@ class Form:
         password.set_text(secret)
         password.get_accessible().set_name("Password")
         self.box.pack_start(password, False, False, 0)
+        # What a person sees a click do (a real form answers on screen, not only on its stdout): the
+        # engine's look for each action's effect reads it in the tree.
+        self.status = Gtk.Label(label="Nothing clicked yet")
+        self.box.pack_end(self.status, False, False, 0)
         self.buttons: list[Gtk.Button] = []
         for label in ("OK", "OK", "Cancel"):
             self.add_button(label)
@@ -56,7 +61,7 @@ class Form:
     def add_button(self, label: str) -> None:
         button = Gtk.Button(label=label)
         number = len(self.buttons) + 1
-        button.connect("clicked", lambda b: say(f"CLICKED {b.get_label()} {number}"))
+        button.connect("clicked", lambda b: self.clicked(f"{b.get_label()} {number}"))
         self.buttons.append(button)
         # Container.add, not pack_start: only the container's "add" signal makes GTK's accessible
         # announce the new child (object:children-changed:add).
@@ -73,9 +78,12 @@ class Form:
         zone.connect("button-press-event", self._hot_zone_pressed)
         self.box.add(zone)
 
-    @staticmethod
-    def _hot_zone_pressed(*_: Any) -> bool:
-        say("CLICKED Hot Zone")
+    def clicked(self, what: str) -> None:
+        say(f"CLICKED {what}")
+        self.status.set_text(f"Clicked {what}")
+
+    def _hot_zone_pressed(self, *_: Any) -> bool:
+        self.clicked("Hot Zone")
         return True
 
     def command(self, line: str) -> bool:

@@ -78,7 +78,8 @@ def test_click_the_cancel_button_runs_through_the_broker_and_the_buttons_handler
     assert done["state"] == "done", done
     gtk_form.expect(lambda line: line.startswith("CLICKED Cancel"))
     assert not clicked(gtk_form.seen, "OK")
-    assert done["results"][0]["how"].startswith("accessibility action")
+    how = done["results"][0]["how"]
+    assert "its accessibility action 'click'" in how and how.endswith("seen: the application changed"), how
     # The lease was the broker's: vision acquired it and gave it back.
     journal = [entry for entry in vision.broker.journal() if entry.get("actor") == "agent:vision"]
     assert any(entry.get("event") == "acquire" for entry in journal), journal

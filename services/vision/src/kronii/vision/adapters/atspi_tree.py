@@ -6,6 +6,7 @@ ever report it) gets text "" and secured=True, and no Text call is ever sent to 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -123,27 +124,31 @@ class TreeWalk:
         except (DBusCallError, TimeoutError) as exc:
             raise AccessibilityError(f"The accessibility registry did not list applications: {exc}.") from exc
         own_name = self._a11y.bus.unique_name
-        for bus_name, path in self._take([ref for ref in apps if ref[0] != own_name], "applications"):
-            await self._walk_app(str(bus_name), str(path))
+        # The applications answer at once, each on its own connection: walked together, a desktop
+        # costs its largest application's walk, not the sum of them.
+        taken = self._take([ref for ref in apps if ref[0] != own_name], "applications")
+        walks = await asyncio.gather(*(self._walk_app(str(bus), str(path)) for bus, path in taken))
+        self.nodes = [node for walk in walks for node in walk]
         return self.nodes
 
-    async def _walk_app(self, bus_name: str, path: str) -> None:
-        first = len(self.nodes)
+    async def _walk_app(self, bus_name: str, path: str) -> list[RawNode]:
+        into: list[RawNode] = []
         try:
             pid = await self._a11y.pid_of(bus_name)
             root = await self._read(_Place(bus_name, path, 0, None, "", pid))
             if root is not None:
-                await self._visit(root)
+                await self._visit(root, into)
         except TimeoutError:
             # A half-read application would look like a smaller one; it is left out whole.
-            del self.nodes[first:]
             self.notes.append(f"application {bus_name} did not answer within {self._a11y.call_timeout_s} s")
+            return []
         except (TypeError, ValueError, IndexError, AttributeError):
-            del self.nodes[first:]
             self.notes.append(f"application {bus_name} answered with malformed accessibility data; skipped")
+            return []
+        return into
 
-    async def _visit(self, read: _Read) -> None:
-        self.nodes.append(read.node)
+    async def _visit(self, read: _Read, into: list[RawNode]) -> None:
+        into.append(read.node)
         if not read.children:
             return
         if read.node.depth >= self._max_depth:
@@ -159,7 +164,7 @@ class TreeWalk:
         ]
         for child in await self._read_group(places):
             if child is not None:
-                await self._visit(child)
+                await self._visit(child, into)
 
     def _take(self, refs: Sequence[tuple[str, str]], what: str) -> Sequence[tuple[str, str]]:
         """As many of `refs` as max_objects still allows, counted as read."""

@@ -194,7 +194,18 @@ def choose_front(nodes: Sequence[RawNode], desk: XDesk | None) -> FrontChoice:
         )
         return FrontChoice(None, focus, problem, (*notes, problem))
     problem = _disagreement(windows, focus, desk)
+    if not problem and not _has_children(nodes, node):
+        # On the bus, but nothing under its window: Chromium without its renderer's tree looks so.
+        problem = (
+            f"the window in front is {describe(focus)}, but its accessibility tree is empty: "
+            f"{missing_tree_hint(focus)}"
+        )
     return FrontChoice(node, focus, problem, (*notes, problem) if problem else tuple(notes))
+
+
+def _has_children(nodes: Sequence[RawNode], window: RawNode) -> bool:
+    at = nodes.index(window)
+    return at + 1 < len(nodes) and nodes[at + 1].depth > window.depth
 
 
 def _disagreement(windows: Sequence[RawNode], focus: XWindow, desk: XDesk) -> str:

@@ -59,7 +59,14 @@ _TYPE_INTO = re.compile(
 _TYPE = re.compile(r"^(?:type|enter|write)\s+(?P<text>.+)$", re.I)
 _WAIT = re.compile(r"^wait\s+(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>ms|milliseconds?|s|secs?|seconds?)?$", re.I)
 
-_ANY = (frozenset({Kind.PRESS, Kind.MENU}), frozenset({Kind.TOGGLE}), frozenset({Kind.ROW}))
+# What "click NAME" may mean, in the order a person would: something to press, a check box, a row,
+# and only then any other named element (an area that takes clicks), clicked where it is.
+_ANY = (
+    frozenset({Kind.PRESS, Kind.MENU}),
+    frozenset({Kind.TOGGLE}),
+    frozenset({Kind.ROW}),
+    frozenset({Kind.OTHER, Kind.LABEL}),
+)
 _BY_WORD: dict[str, tuple[frozenset[Kind], ...]] = {
     "button": (frozenset({Kind.PRESS, Kind.TOGGLE, Kind.MENU}),),
     "link": (frozenset({Kind.PRESS}),),

@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from kronii.foundation.clock import Clock
 from kronii.vision.core.context import Bounds, Built, Frame, OcrZone, RawNode, ScreenContext
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["ContextBuilder"]
+
+_T = TypeVar("_T")
 
 log = logging.getLogger(__name__)
 
@@ -62,11 +64,11 @@ class ContextBuilder:
         """`fresh` reads the tree again whatever the object events said (an approval, a run's step)."""
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        raw = await self._tree.snapshot(fresh=fresh)
-        timings["tree"] = (time.perf_counter() - started) * 1000
-        mark = time.perf_counter()
-        frame, (width, height), desk = await asyncio.to_thread(self._look)
-        timings["frame"] = (time.perf_counter() - mark) * 1000
+        # The tree (D-Bus) and the X server's look (another thread) are read at the same time.
+        raw, (frame, (width, height), desk) = await asyncio.gather(
+            self._timed(self._tree.snapshot(fresh=fresh), "tree", timings),
+            self._timed(asyncio.to_thread(self._look), "frame", timings),
+        )
         choice = choose_front(raw, desk)
         notes: list[str] = list(choice.notes)
         shot: Frame | None = None
@@ -97,6 +99,14 @@ class ContextBuilder:
         timings["total"] = (time.perf_counter() - started) * 1000
         self._observe(timings)
         return Built(context, frame, raw, timings)
+
+    @staticmethod
+    async def _timed(work: Awaitable[_T], part: str, timings: dict[str, float]) -> _T:
+        mark = time.perf_counter()
+        try:
+            return await work
+        finally:
+            timings[part] = (time.perf_counter() - mark) * 1000
 
     async def _scale_of(self, choice: FrontChoice) -> float:
         """The front window's scale, from its AT-SPI extents against its X geometry when both are the

@@ -102,7 +102,9 @@ class Executor:
         bind(record.context.window)  # input through the broker goes to this X window, or nowhere
         for sequence, action in enumerate(record.evaluation.actions):
             await self._safe_point(record, sequence)
-            fresh = await self._builder.build(with_screenshot=False, fresh=True)
+            # The first step may reuse the tree the plan or its approval just read, when no object
+            # event said it changed since (DesktopTree's cache); every later step follows an action.
+            fresh = await self._builder.build(with_screenshot=False, fresh=sequence > 0)
             if sequence == 0:
                 self._check_binding(record, fresh)
             problem = refusal(action, record.context, fresh.raw, confirmed=bool(record.approved_by))
