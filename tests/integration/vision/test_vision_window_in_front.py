@@ -13,6 +13,7 @@ import contextlib
 import subprocess
 import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -143,9 +144,8 @@ def _blocked_plan(vision: VisionEngine) -> dict[str, Any]:
     while not context(vision)["window_problem"]:
         assert time.monotonic() < deadline, context(vision)
         time.sleep(0.2)
-    plan = vision.plan("click the OK button", execute=True)
+    plan = vision.plan("click the OK button", execute=True)  # nothing runs: the plan is blocked
     assert plan["state"] == "blocked", plan
-    assert "accessibility tree is not on the bus" in plan["reason"], plan["reason"]
     return plan
 
 
@@ -163,6 +163,7 @@ def test_a_front_window_whose_tree_is_not_on_the_bus_blocks_the_plan_with_what_i
         assert plan["reason"].startswith(
             f"the window in front is 'Bridgeless' (Zenity, pid {dialog}), but"
         ), plan
+        assert "accessibility tree is not on the bus" in plan["reason"]
         assert "NO_AT_BRIDGE must not be set" in plan["reason"]
         assert context(vision)["window"]["pid"] == dialog
 
@@ -178,7 +179,21 @@ def test_any_program_without_a_tree_in_front_blocks_the_plan_with_a_sentence(
         assert plan["reason"].startswith(
             f"the window in front is 'Plain terminal' (XTerm, pid {terminal}), but"
         )
+        assert "accessibility tree is not on the bus" in plan["reason"]
         assert "does not speak AT-SPI" in plan["reason"]
+
+
+def test_a_chromium_window_without_its_renderers_tree_in_front_blocks_the_plan_with_the_flag_it_needs(
+    vision: VisionEngine, desktop: A11yDesktop, tmp_path: Path
+) -> None:
+    page = "data:text/html,<title>Order</title><button>Pay</button>"
+    browser = [
+        "chromium", "--no-sandbox", "--no-first-run", "--password-store=basic", f"--user-data-dir={tmp_path}", page,
+    ]  # fmt: skip
+    with program(desktop, browser) as chromium:
+        plan = _blocked_plan(vision)
+        assert f"(Chromium, pid {chromium}), but its accessibility tree is empty" in plan["reason"], plan
+        assert "--force-renderer-accessibility" in plan["reason"]
 
 
 def test_a_plan_made_for_one_window_never_types_into_another_raised_before_its_keys(

@@ -93,7 +93,9 @@ def test_the_tree_naming_another_applications_window_active_blocks_with_both_nam
 def test_among_a_processs_windows_the_one_matching_the_x_window_title_and_bounds_is_chosen() -> None:
     nodes = [
         raw("a", "frame", "Main", 1, pid=10, window="Main", box=EDITOR_AREA, states=frozenset({"active"})),
+        raw("a1", "push button", "Save", 2, pid=10, window="Main"),
         raw("b", "dialog", "Find", 1, pid=10, window="Find", box=DIALOG_AREA),
+        raw("b1", "text", "Look for", 2, pid=10, window="Find"),
     ]
     find = xwin(0x200010, 10, "Find", DIALOG_AREA)
     choice = choose_front(nodes, desk(find.window_id, EDITOR_X, find))
@@ -149,3 +151,14 @@ def test_a_dialog_of_the_approved_window_may_take_input_and_another_programs_may
     stranger = xwin(0x900001, 90, "Save as", DIALOG_AREA, transient_for=EDITOR_X.window_id)
     assert window_guard(approved, desk(save_as.window_id, EDITOR_X, save_as)) == ""
     assert "nothing was typed" in window_guard(approved, desk(stranger.window_id, EDITOR_X, stranger))
+
+
+def test_a_front_window_on_the_bus_with_nothing_under_it_blocks_with_what_it_needs() -> None:
+    browser = xwin(0x300001, 30, "Page - Chromium", EDITOR_AREA, wm_class="Chromium", toolkit="chromium")
+    nodes = [*EDITOR_BEHIND[:2], raw("c", "frame", "Page - Chromium", 1, pid=30, window="Page - Chromium")]
+    choice = choose_front(nodes, desk(browser.window_id, EDITOR_X, browser))
+    assert choice.node is not None and choice.node.pid == 30
+    assert choice.problem == (
+        "the window in front is 'Page - Chromium' (Chromium, pid 30), but its accessibility tree is empty: "
+        "Chromium and Electron programs need --force-renderer-accessibility"
+    )
