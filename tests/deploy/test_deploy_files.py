@@ -185,6 +185,7 @@ VISION_METRICS: dict[str, set[str]] = {
     "kronii_vision_safety_rows_total": {"row"},
     "kronii_vision_ticks_total": {"decision"},
     "kronii_vision_context_seconds": {"part"},
+    "kronii_vision_effects_total": {"effect", "seen"},
 }
 SERVICE_METRICS: dict[str, set[str]] = {
     **SENSOR_METRICS,
@@ -1774,6 +1775,7 @@ def test_vision_labelled_series_start_at_zero_for_every_value_the_engine_uses() 
     """A fresh engine shows 0 for every plan state, action type and outcome, safety row, tick decision
     and context part, so the dashboard's by-label panels read 0 rather than "No data"."""
     from kronii.vision.core.actions import ActionType
+    from kronii.vision.core.effects import Effect
     from kronii.vision.core.plans import PlanState
     from kronii.vision.core.safety import ROWS
     from kronii.vision.metrics import PARTS, TICKS, VisionMetrics
@@ -1793,6 +1795,9 @@ def test_vision_labelled_series_start_at_zero_for_every_value_the_engine_uses() 
         "kronii_vision_safety_rows_total": {(("row", row.id),) for row in ROWS},
         "kronii_vision_ticks_total": {(("decision", decision),) for decision in TICKS},
         "kronii_vision_context_seconds_count": {(("part", part),) for part in PARTS},
+        "kronii_vision_effects_total": {
+            (("effect", e.value), ("seen", seen)) for e in Effect for seen in ("yes", "no")
+        },
     }
     assert set(TICKS) == {"skipped", "changed"} and "total" in PARTS
     found: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}

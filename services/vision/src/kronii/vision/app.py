@@ -152,6 +152,7 @@ class VisionApp:
             book, builder, self._tree, BrokerAgent(broker_url(settings), settings.client_id, self.key_path),
             AppLauncher(settings.apps()), audit, clock, replanner=make, lease_seconds=settings.lease_secs,
             observe=lambda kind, outcome: metrics.actions.labels(kind, outcome).inc(),
+            observe_effect=metrics.effect,
         )  # fmt: skip
         self._runs = runs = RunPlan(book, executor, clock)
         approve, deny = ApprovePlan(book, builder, make, runs, audit, clock), DenyPlan(book, audit, clock)

@@ -9,6 +9,7 @@ from kronii.foundation.telemetry import CommonMetrics
 from kronii.stores import subjects
 from kronii.stores.metrics_zero import zero_common_series as start_at_zero
 from kronii.vision.core.actions import ActionType
+from kronii.vision.core.effects import Effect
 from kronii.vision.core.plans import PlanState
 from kronii.vision.core.safety import ROWS
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -49,6 +50,12 @@ class VisionMetrics:
         self.ends = Counter(
             "kronii_vision_plan_ends", "Plans ended, by final state", ["state"], registry=registry
         )
+        self.effects = Counter(
+            "kronii_vision_effects",
+            "Actions' expected effects looked for afterwards, by effect and whether it was seen",
+            ["effect", "seen"],
+            registry=registry,
+        )
         self.context = Histogram(
             "kronii_vision_context_seconds",
             "Building a screen context, by part",
@@ -64,10 +71,16 @@ class VisionMetrics:
                 self.actions.labels(kind.value, outcome)
         for row in ROWS:
             self.safety.labels(row.id)
+        for effect in Effect:
+            for seen in ("yes", "no"):
+                self.effects.labels(effect.value, seen)
         for decision in TICKS:
             self.ticks.labels(decision)
         for part in PARTS:
             self.context.labels(part)
+
+    def effect(self, effect: str, seen: bool) -> None:
+        self.effects.labels(effect, "yes" if seen else "no").inc()
 
     def safety_rows(self, rows: Sequence[str]) -> None:
         for row in rows:

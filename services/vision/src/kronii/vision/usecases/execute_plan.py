@@ -57,6 +57,7 @@ class Executor:
         replanner: Replanner | None = None,
         lease_seconds: int = 30,
         observe: Callable[[str, str], None] = lambda kind, outcome: None,
+        observe_effect: Callable[[str, bool], None] = lambda effect, seen: None,
     ) -> None:
         self._book = book
         self._builder = builder
@@ -68,7 +69,7 @@ class Executor:
         self._lease_seconds = lease_seconds
         self._observe = observe
         self._replanner = replanner
-        self._act = PerformAction(accessibility, control, launcher, self._input)
+        self._act = PerformAction(accessibility, control, launcher, self._input, observe=observe_effect)
 
     async def run(self, record: PlanRecord) -> None:
         self._book.move(record, PlanEvent.START, self._clock.wall_ms())

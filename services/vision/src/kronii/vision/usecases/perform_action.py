@@ -59,6 +59,7 @@ class PerformAction:
         effect_timeout_s: float = 2.0,
         window_timeout_s: float = 10.0,
         poll_s: float = 0.1,
+        observe: Callable[[str, bool], None] = lambda effect, seen: None,
     ) -> None:
         self._tree = accessibility
         self._control = control
@@ -67,6 +68,7 @@ class PerformAction:
         self._effect_timeout_s = effect_timeout_s
         self._window_timeout_s = window_timeout_s
         self._poll_s = poll_s
+        self._observe = observe
 
     async def __call__(self, action: Action, approved: ScreenContext, fresh: Built) -> str:
         if action.type is ActionType.WAIT:
@@ -178,5 +180,6 @@ class PerformAction:
             after = await self._tree.snapshot(fresh=True)
             seen = observe(effect, ref, before, after, text=text, pid=pid)
             if seen.seen or time.monotonic() >= deadline:
+                self._observe(effect.value, seen.seen)
                 return seen
             await asyncio.sleep(self._poll_s)
