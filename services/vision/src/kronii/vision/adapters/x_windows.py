@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,13 @@ class XWindows:
             raise XWindowsError(f"cannot reach the X display {shown!r} ({error})") from None
         self._root = self._dpy.screen().root
         self._atoms: dict[str, int] = {}
+        # The window manager's client windows (_NET_CLIENT_LIST), read once per look: a set lookup
+        # instead of a WM_STATE request for every window of every frame.
+        self._clients: set[int] = set()
+        # What /proc says of a process (its executable, whether it is kronii's, its toolkit) holds for
+        # its life: read once per pid while it has a window.
+        self._processes: dict[int, tuple[str, bool]] = {}
+        self._toolkits: dict[int, str] = {}
 
     def _atom(self, name: str) -> int:
         if name not in self._atoms:
@@ -96,32 +104,48 @@ class XWindows:
             raise XWindowsError(f"the X display went away while reading its windows ({error})") from None
 
     def _desk(self) -> XDesk:
+        listed = self._root.get_full_property(self._atom("_NET_CLIENT_LIST"), X.AnyPropertyType)
+        self._clients = {int(w) for w in listed.value} if listed is not None else set()
         stack: list[XWindow] = []
-        kronii: dict[int, bool] = {}
         for child in self._root.query_tree().children:
             with contextlib.suppress(*_GONE):
-                window = self._top_level(child, kronii)
+                window = self._top_level(child)
                 if window is not None:
                     stack.append(window)
         focus = self._focus_client()
         active = self._cardinal(self._root, "_NET_ACTIVE_WINDOW")
+        alive = {w.pid for w in stack}
+        self._processes = {pid: facts for pid, facts in self._processes.items() if pid in alive}
+        self._toolkits = {pid: kit for pid, kit in self._toolkits.items() if pid in alive}
         known = {w.window_id for w in stack}
         for index, window in enumerate(stack):
-            if window.window_id == focus:
-                stack[index] = _with_toolkit(window)
+            if window.window_id == focus and window.pid:
+                if window.pid not in self._toolkits:
+                    self._toolkits[window.pid] = toolkit_of(window.pid)
+                stack[index] = replace(window, toolkit=self._toolkits[window.pid])
         return XDesk(focus if focus in known else 0, active if active in known else 0, tuple(stack))
+
+    def _is_client(self, window: Any) -> bool:
+        if self._clients:
+            return int(window.id) in self._clients
+        return window.get_full_property(self._atom("WM_STATE"), X.AnyPropertyType) is not None
 
     def _cardinal(self, window: Any, name: str) -> int:
         prop = window.get_full_property(self._atom(name), X.AnyPropertyType)
         return int(prop.value[0]) if prop is not None and len(prop.value) else 0
 
     def _client(self, window: Any, depth: int = 0) -> Any | None:
-        """`window` itself when it holds WM_STATE, else the first descendant that does."""
-        if window.get_full_property(self._atom("WM_STATE"), X.AnyPropertyType) is not None:
+        """`window` itself when it is a client window, else the nearest descendant that is (a
+        reparenting window manager's frame holds its client one or two levels down)."""
+        if self._is_client(window):
             return window
-        if depth >= 3:
+        if depth >= 2:
             return None
-        for child in window.query_tree().children:
+        children = window.query_tree().children
+        direct = next((child for child in children if self._is_client(child)), None)
+        if direct is not None:
+            return direct
+        for child in children:
             found = self._client(child, depth + 1)
             if found is not None:
                 return found
@@ -135,7 +159,7 @@ class XWindows:
         with contextlib.suppress(*_GONE):
             window = focus
             while window is not None and window.id != self._root.id:
-                if window.get_full_property(self._atom("WM_STATE"), X.AnyPropertyType) is not None:
+                if self._is_client(window):
                     return int(window.id)
                 parent = window.query_tree().parent
                 if parent is None or isinstance(parent, int) or parent.id == self._root.id:
@@ -144,7 +168,7 @@ class XWindows:
                 window = parent
         return 0
 
-    def _top_level(self, child: Any, kronii: dict[int, bool]) -> XWindow | None:
+    def _top_level(self, child: Any) -> XWindow | None:
         attributes = child.get_attributes()
         if attributes.map_state != X.IsViewable:
             return None
@@ -153,8 +177,9 @@ class XWindows:
         if client is None:
             return None
         pid = self._cardinal(client, "_NET_WM_PID")
-        if pid and pid not in kronii:
-            kronii[pid] = _is_kronii(pid)
+        if pid and pid not in self._processes:
+            self._processes[pid] = (_executable(pid), _is_kronii(pid))
+        executable, kronii = self._processes.get(pid, ("", False))
         wm_class = client.get_wm_class()
         types = client.get_full_property(self._atom("_NET_WM_WINDOW_TYPE"), X.AnyPropertyType)
         kind = self._atom("_NET_WM_WINDOW_TYPE_NOTIFICATION")
@@ -163,8 +188,7 @@ class XWindows:
         return XWindow(
             window_id=int(client.id), pid=pid, title=self._title(client),
             wm_class=wm_class[1] if wm_class else "", area=self._area(client),
-            executable=_executable(pid) if pid else "", notification=notification,
-            override_redirect=override, kronii=kronii.get(pid, False),
+            executable=executable, notification=notification, override_redirect=override, kronii=kronii,
             transient_for=int(owner.id) if owner is not None and not isinstance(owner, int) else 0,
         )  # fmt: skip
 
@@ -186,9 +210,3 @@ class XWindows:
     def close(self) -> None:
         with contextlib.suppress(xerror.ConnectionClosedError, OSError):
             self._dpy.close()
-
-
-def _with_toolkit(window: XWindow) -> XWindow:
-    from dataclasses import replace
-
-    return replace(window, toolkit=toolkit_of(window.pid)) if window.pid else window
