@@ -31,6 +31,12 @@ have dunst || need+=(dunst)  # a real notification daemon: the critic's warnings
 /usr/bin/python3 -c "import gi; gi.require_version('Gtk', '3.0')" 2>/dev/null || need+=(gir1.2-gtk-3.0)
 [ -x /usr/libexec/at-spi-bus-launcher ] || need+=(at-spi2-core)
 have dbus-update-activation-environment || need+=(dbus)  # hands DISPLAY to the private bus's services
+# The vision conformance suite (tests/integration/vision/conformance): real applications of four toolkits.
+have galculator || need+=(galculator)  # GTK3: a calculator with a menu bar (zenity above is the GTK3 dialogs)
+have gnome-calculator || need+=(gnome-calculator)  # GTK4: buttons whose text is a label inside them
+have gnome-text-editor || need+=(gnome-text-editor)  # GTK4: an editor with popover menus
+have featherpad || need+=(featherpad)  # Qt5 (QT_ACCESSIBILITY=1): an editor with a menu bar and a search bar
+have chromium || need+=(chromium)  # Chromium's accessibility tree (--force-renderer-accessibility) on a local page
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
 if [ "$(id -u)" -ne 0 ] || ! have apt-get; then
   echo "kronii: these system packages are missing: ${need[*]}" >&2
