@@ -114,16 +114,22 @@ class XWindows:
                     stack.append(window)
         focus = self._focus_client()
         active = self._cardinal(self._root, "_NET_ACTIVE_WINDOW")
-        alive = {w.pid for w in stack}
+        self._forget_all_but({w.pid for w in stack})
+        known = {w.window_id for w in stack}
+        stack = [self._with_toolkit(w) if w.window_id == focus else w for w in stack]
+        return XDesk(focus if focus in known else 0, active if active in known else 0, tuple(stack))
+
+    def _forget_all_but(self, alive: set[int]) -> None:
         self._processes = {pid: facts for pid, facts in self._processes.items() if pid in alive}
         self._toolkits = {pid: kit for pid, kit in self._toolkits.items() if pid in alive}
-        known = {w.window_id for w in stack}
-        for index, window in enumerate(stack):
-            if window.window_id == focus and window.pid:
-                if window.pid not in self._toolkits:
-                    self._toolkits[window.pid] = toolkit_of(window.pid)
-                stack[index] = replace(window, toolkit=self._toolkits[window.pid])
-        return XDesk(focus if focus in known else 0, active if active in known else 0, tuple(stack))
+
+    def _with_toolkit(self, window: XWindow) -> XWindow:
+        """The window with its process's toolkit named (read for the window in front only)."""
+        if not window.pid:
+            return window
+        if window.pid not in self._toolkits:
+            self._toolkits[window.pid] = toolkit_of(window.pid)
+        return replace(window, toolkit=self._toolkits[window.pid])
 
     def _is_client(self, window: Any) -> bool:
         if self._clients:
