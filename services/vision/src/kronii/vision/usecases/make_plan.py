@@ -12,6 +12,7 @@ from typing import Protocol
 from kronii.foundation.audit_trail import AuditTrail
 from kronii.foundation.clock import Clock
 from kronii.foundation.errors import InvalidArgument
+from kronii.vision.core.actions import ActionType
 from kronii.vision.core.commands import PlanCommand
 from kronii.vision.core.fingerprint import plan_fingerprint
 from kronii.vision.core.plan_book import PlanBook, PlanRecord
@@ -31,6 +32,13 @@ class Replanner(Protocol):
     """What plans a stale plan's intent again (the executor and the screen watch need only this)."""
 
     async def replan(self, stale: PlanRecord, why: str) -> PlanRecord | None: ...
+
+
+def _on_the_window(evaluation: SafetyEvaluation) -> bool:
+    """Whether the plan acts on the window in front (or found nothing there): opening an app or
+    waiting does not depend on it."""
+    off_screen = (ActionType.OPEN_APP, ActionType.WAIT)
+    return not evaluation.actions or any(a.type not in off_screen for a in evaluation.actions)
 
 
 def _blocked(note: str) -> SafetyEvaluation:
@@ -80,7 +88,7 @@ class MakePlan:
         evaluation = (
             evaluate(answer.actions, built.context, self._policy) if answer.actions else _blocked(answer.note)
         )
-        if built.context.window_problem:
+        if built.context.window_problem and _on_the_window(evaluation):
             # The window in front and its accessibility tree disagree: nothing named there can be trusted.
             evaluation = SafetyEvaluation((), (), built.context.window_problem, "WINDOW", (), ())
         state = (
