@@ -246,3 +246,39 @@ def test_mnemonics_doubled_names_and_application_class_names_are_read_as_a_perso
     assert one("click Retry", context)[1].ref.endswith("/retry")
     assert one("type hi into the text field", context)[1].ref.endswith("/doc")
     assert plan_by_rules("type hi into EditorSourceView", context).actions == ()
+
+
+def test_open_the_x_menu_on_a_gtk4_menu_button_that_does_not_say_it_opens_one() -> None:
+    context = screen(
+        # gnome-calculator (GTK4): the mode switcher is a button called "Basic" inside a GtkMenuButton.
+        node("mb", "button", "GtkMenuButton", 4, (105, 6, 78, 34), states=frozenset({"visible"})),
+        node(
+            "basic",
+            "button",
+            "Basic",
+            5,
+            (114, 11, 60, 24),
+            states=frozenset({"visible"}),
+            actions=("click",),
+        ),
+    )
+    action, chosen = one("open the Basic menu", context)
+    assert chosen.ref.endswith("/basic") and action.metadata["kind"] == "menu"  # and a menu must open
+
+
+def test_a_lists_check_column_is_called_by_its_rows_text() -> None:
+    context = screen(
+        # zenity --list --checklist (GTK3): an unnamed toggle cell, then the row's text cell.
+        node("t", "table", "", 1, (376, 342, 274, 113)),
+        node("c1", "table cell", "", 2, (378, 368, 40, 21), actions=("toggle", "edit"), parent="t"),
+        node("c2", "table cell", "Apple", 2, (423, 368, 225, 21), actions=("activate",), parent="t"),
+        node("c3", "table cell", "", 2, (378, 391, 40, 21), actions=("toggle", "edit"), parent="t"),
+        node("c4", "table cell", "Banana", 2, (423, 391, 225, 21), actions=("activate",), parent="t"),
+    )
+    action, chosen = one("check Banana", context)
+    assert (
+        chosen.ref.endswith("/c3") and kind_of(chosen) is Kind.TOGGLE and action.metadata["want"] == "checked"
+    )
+    assert one("select Banana", context)[1].ref.endswith(
+        "/c4"
+    )  # the row itself is still selected by its text

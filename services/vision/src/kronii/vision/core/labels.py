@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kronii.vision.core.context import Bounds, RawNode
-from kronii.vision.core.targets import FIELD_ROLES, LABEL_ROLES, useful_name
+from kronii.vision.core.targets import FIELD_ROLES, LABEL_ROLES, ROW_ROLES, useful_name
 
-__all__ = ["field_labels", "inner_texts"]
+__all__ = ["field_labels", "inner_texts", "toggle_labels"]
 
 # How far (in logical pixels) a label may sit from its field: on the same line, or above it.
 _BESIDE_MAX = 320
@@ -82,3 +82,37 @@ def inner_texts(nodes: Sequence[RawNode]) -> dict[str, tuple[str, ...]]:
         if texts:
             inner[node.ref] = tuple(texts[:3])
     return inner
+
+
+def _is_unnamed_toggle(node: RawNode) -> bool:
+    actions = {a.lower() for a in node.actions}
+    return not useful_name(node.name) and bool(actions & {"toggle", "check", "uncheck"})
+
+
+def _same_line(label: Bounds, box: Bounds) -> float | None:
+    """How far a text sits from a check box on its line (right of it first, then left), or None."""
+    label_mid = label.y + label.height / 2
+    if not box.y - 2 <= label_mid <= box.y + box.height + 2:
+        return None
+    right_gap = label.x - (box.x + box.width)
+    if -4 <= right_gap <= _BESIDE_MAX:
+        return max(right_gap, 0)
+    left_gap = box.x - (label.x + label.width)
+    return max(left_gap, 0) + 1000 if -4 <= left_gap <= _BESIDE_MAX else None
+
+
+def toggle_labels(nodes: Sequence[RawNode]) -> dict[str, str]:
+    """Unnamed check box ref -> the text on its line a person calls it by: a list's check column is
+    called by its row's text ("check Banana"), a bare check box by the label beside it."""
+    texts = [n for n in nodes if (n.role in LABEL_ROLES or n.role in ROW_ROLES) and useful_name(n.name)]
+    named: dict[str, str] = {}
+    for toggle in (n for n in nodes if _is_unnamed_toggle(n) and n.bounds is not None):
+        assert toggle.bounds is not None
+        near = [
+            (distance, text)
+            for text in texts
+            if text.bounds is not None and (distance := _same_line(text.bounds, toggle.bounds)) is not None
+        ]
+        if near:
+            named[toggle.ref] = useful_name(min(near, key=lambda pair: pair[0])[1].name)
+    return named

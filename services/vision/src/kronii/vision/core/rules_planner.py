@@ -180,21 +180,25 @@ def _check(steps: _Steps, verb: str, name: str) -> RulesPlan:
     return later or RulesPlan((), pick.note)
 
 
-_THE_MENU = frozenset({"the", "main", "app", "application", "hamburger", "primary", "options", "more"})
+_THE_MENU = frozenset({"the", "main", "app", "application", "hamburger", "primary"})
+_MENUS = frozenset({Kind.MENU})
+_MENU_BUTTONS = frozenset({Kind.PRESS})
 
 
 def _menu(steps: _Steps, name: str) -> RulesPlan:
-    if name.lower() in _THE_MENU:
-        # "open the menu", "open the main menu": the one control called a menu (GTK4's menu button)
-        name = "menu"
-    pick = find(steps.context.tree, name, frozenset({Kind.MENU}))
-    if not pick.nodes and name == "menu":
-        pick = find(steps.context.tree, name, frozenset({Kind.PRESS}))
+    """ "open the X menu": a menu called X, else a button called X that opens one (GTK4's menu
+    buttons do not say they do: the effect check then insists a menu opened); "open the (main) menu":
+    the one control called a menu."""
+    tree = steps.context.tree
+    wanted = "menu" if name.lower() in _THE_MENU else name
+    pick = find(tree, wanted, _MENUS)
+    if not pick.nodes:
+        pick = find(tree, wanted, _MENU_BUTTONS)
     if pick.nodes:
         steps.screen_moves = True
         return RulesPlan((_chosen(pick, "menu"),))
-    later = _later(name, "menu", steps)
-    return later or RulesPlan((), pick.note.replace("no menu named", "no menu called"))
+    later = _later(wanted, "menu", steps)
+    return later or RulesPlan((), f"no menu called {name!r} is in the window in front")
 
 
 def _type(steps: _Steps, text: str, field: str | None) -> RulesPlan:

@@ -22,6 +22,7 @@ __all__ = [
     "ACTIONS_BY_KIND",
     "FIELD_ROLES",
     "LABEL_ROLES",
+    "ROW_ROLES",
     "Kind",
     "Pick",
     "called",
@@ -49,7 +50,9 @@ class Kind(enum.StrEnum):
 
 _PRESS = frozenset({"push button", "button", "toggle button", "link", "page tab", "icon", "image"})
 _TOGGLE = frozenset({"check box", "radio button", "check menu item", "radio menu item", "switch"})
-_ROW = frozenset({"list item", "table cell", "tree item", "table row", "option", "tree table cell"})
+ROW_ROLES = _ROW = frozenset(
+    {"list item", "table cell", "tree item", "table row", "option", "tree table cell"}
+)
 FIELD_ROLES = frozenset(
     {"text", "entry", "password text", "spin button", "text box", "editbar", "search box", "terminal"}
 )
@@ -108,7 +111,8 @@ def kind_of(node: UiNode | RawNode) -> Kind:
     if role in _TOGGLE:
         return Kind.TOGGLE
     if role in _ROW:
-        return Kind.ROW
+        # A list's check column (zenity --checklist, GTK's toggle renderer) is a check box in a cell.
+        return Kind.TOGGLE if any(a.lower() == "toggle" for a in node.actions) else Kind.ROW
     if role in FIELD_ROLES or node.editable or node.secured:
         return Kind.FIELD
     if role == "combo box":

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from kronii.vision.core.context import RawNode, UiNode
 from kronii.vision.core.front import WINDOW_ROLES, front_window
-from kronii.vision.core.labels import field_labels, inner_texts
+from kronii.vision.core.labels import field_labels, inner_texts, toggle_labels
 from kronii.vision.core.targets import useful_name
 
 __all__ = ["INTERACTIVE_ROLES", "WINDOW_ROLES", "front_window", "prune"]
@@ -61,7 +61,8 @@ _OFF_SCREEN = -(2**30)
 def _kept(node: RawNode, inner: dict[str, tuple[str, ...]]) -> bool:
     """Whether a plan can name `node`: by its name, the label inside it, or as a field."""
     named = bool(useful_name(node.name)) or (_interactive(node) and node.ref in inner)
-    return named or node.editable or node.secured or "focused" in node.states
+    toggles = any(a.lower() in ("toggle", "check", "uncheck") for a in node.actions)
+    return named or toggles or node.editable or node.secured or "focused" in node.states
 
 
 def prune(nodes: Sequence[RawNode], *, max_nodes: int = 20, max_depth: int = 12) -> tuple[UiNode, ...]:
@@ -88,7 +89,7 @@ def prune(nodes: Sequence[RawNode], *, max_nodes: int = 20, max_depth: int = 12)
     room = max(0, max_nodes - 1)
     kept = {id(n) for n in sorted(candidates, key=_priority)[:room]}
     chosen = [window] + [n for n in candidates if id(n) in kept]
-    labels = field_labels(candidates)
+    labels = field_labels(candidates) | toggle_labels(candidates)
     return tuple(
         _as_ui(node, f"e{index}", window.depth, labels.get(node.ref, ""), inner.get(node.ref, ()))
         for index, node in enumerate(chosen, start=1)
