@@ -81,7 +81,7 @@ def _front_title(seen: Seen) -> str:
     return windows[0].name if windows else ""
 
 
-def _engine_sees(url: str, title: str, timeout_s: float = 4.0, settle_s: float = 1.5) -> str:
+def _engine_sees(url: str, title: str, timeout_s: float = 3.0, settle_s: float = 1.5) -> str:
     """Wait until the engine names the app's window as the one in front, then until the screen holds
     still for two looks in a row (a window that has just appeared may still be painting; a blinking
     caret never holds still, so that wait ends after `settle_s`). What the engine named, if not it."""
