@@ -114,7 +114,18 @@ def _follow(vision: Vision, plan: dict[str, Any], wait_secs: float) -> dict[str,
 )
 @click.pass_obj
 def do(options: Options, intent: str, yes: bool, as_json: bool, wait: float) -> None:
-    """Plan INTENT on the screen now ("click the Cancel button", "type hello into Name") and run it."""
+    """Plan INTENT on the window in front now and run it; done only when its effect is seen.
+
+    \b
+    Without a model (the rules planner), INTENT is one or more steps joined by "then":
+      click the Cancel button        press OK        click 7
+      type hello into Name           type hello into the text field
+      select Banana                  select the second row
+      check Remember me              uncheck Bold    toggle Line Numbers
+      open the File menu then click Save As
+      open the main menu             open Firefox (an allowed app)
+      wait 2 s
+    """
     vision = Vision(options, "do")
     plan = vision.call("POST", "/v1/vision/plans", {"intent": intent, "execute": True})
     shown = plan.get("state") == "awaiting_confirmation"
