@@ -83,6 +83,8 @@ def _table_runs(
                 result = run_case(vision.url, keeper, case, lambda: vision.proc.output)
                 results.append(result)
                 print(f"    {result.verdict:14} {result.to_effect_s or 0:6.2f} s  {case.id}", flush=True)
+        # What the last plan's context held (is capture's frame in it?), with the last app still up.
+        context = httpx.get(f"{vision.url}/v1/vision/context", timeout=60).json()
     by_toolkit = summary(results)
     for row in by_toolkit.values():
         row["right_percent"] = round(100 * row[RIGHT] / row["cases"])
@@ -99,6 +101,10 @@ def _table_runs(
         "by_toolkit": by_toolkit,
         "intent_to_effect": summary_ms(times),
         "intent_to_effect_by_toolkit": times_by_toolkit,
+        "screenshot_in_context": bool(context.get("screenshot_id")),
+        "ocr_zones_in_context": len(context.get("ocr", [])),
+        "context_notes": context.get("notes", []),
+        "one_context_build_ms": context.get("timings_ms", {}),
         "not_right": [{"case": r.case.id, "verdict": r.verdict, "detail": r.detail} for r in results
                       if r.verdict != RIGHT],
     }  # fmt: skip
@@ -243,6 +249,9 @@ def _print_table(name: str, table: dict[str, Any]) -> None:
             f" intent to effect p50 {timing['p50_ms']:.0f} ms, p95 {timing['p95_ms']:.0f} ms"
         )
     whole = table["intent_to_effect"]
+    print(
+        f"    capture's frame in the context: {table['screenshot_in_context']}; {table['one_context_build_ms']}"
+    )
     print(f"    all       intent to effect p50 {whole['p50_ms']:.0f} ms, p95 {whole['p95_ms']:.0f} ms")
 
 
