@@ -184,3 +184,25 @@ def test_focus_moving_is_not_a_change_of_the_application() -> None:
     button = node("b", "push button", "OK")
     focused = replace(button, states=button.states | {"focused"})
     assert not observe(Effect.CHANGED, button.ref, [button], [focused], pid=9).seen
+
+
+async def test_keys_wait_for_the_field_to_show_the_focus_and_none_are_sent_without_it() -> None:
+    field = node("email", "entry", "Email", editable=True)
+    app = App(field)
+    app.set_text = lambda ref, text: _false()  # type: ignore[method-assign]  # Chromium: no SetTextContents
+    context = built(app).context
+    element = next(n for n in context.tree if n.name == "Email")
+    hands = Hands()
+
+    async def send(sent: object) -> None:
+        await sent  # type: ignore[misc]
+
+    fresh = built(app)
+    doing = PerformAction(app, hands, NoLauncher(), send, effect_timeout_s=0.05, poll_s=0.01)
+    with pytest.raises(ActionFailed, match="did not show the focus, so no keys were typed"):
+        await doing(Action(ActionType.TYPE_TEXT, text="hi", ui_element_id=element.id), fresh.context, fresh)
+    assert hands.sent == []
+
+
+async def _false() -> bool:
+    return False

@@ -109,6 +109,10 @@ class FakeAccessibility:
         self.log.append(f"grab_focus {ref}")
         if self.focusable:
             self.focus = ref
+            self.nodes = tuple(
+                replace(n, states=n.states | {"focused"} if n.ref == ref else n.states - {"focused"})
+                for n in self.nodes
+            )
         return self.focusable
 
     async def select(self, ref: str, parent: str) -> bool:

@@ -180,7 +180,10 @@ def start_app(desktop: A11yDesktop, spec: AppSpec) -> Iterator[RunningApp]:
 
 def chromium_argv(home: Path) -> list[str]:
     return [
-        "chromium", "--force-renderer-accessibility", "--no-sandbox", "--no-first-run", "--disable-gpu",
+        # --password-store=basic: the test desktop has no unlocked login keyring, so without it Chromium
+        # asks gnome-keyring to create one and that prompt (gcr-prompter) is the window in front.
+        "chromium", "--force-renderer-accessibility", "--password-store=basic", "--no-sandbox", "--no-first-run",
+        "--disable-gpu",
         f"--user-data-dir={home / 'chromium'}", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--enable-logging=stderr", "--v=0", "--window-size=900,700", "--window-position=0,0",
         f"--app=file://{PAGE}",

@@ -82,6 +82,9 @@ class Case:
     fresh: bool = False
     # Text that must never appear in the context or the plan.
     secret: str = ""
+    # A limit of kronii's found by this case and not yet lifted: the case is expected to fail (strictly:
+    # once it passes, the mark must go), and the reason is printed with every run.
+    known_limit: str = ""
 
     @property
     def toolkit(self) -> str:
@@ -126,6 +129,15 @@ def _no_line(fragment: str) -> Effect:
 
     return check
 
+
+# Chromium 156 offers no EditableText calls (SetTextContents, InsertText) on AT-SPI, so text goes in as
+# keys through the broker, on the broker's own XInput2 master keyboard; Chromium takes keys only from
+# the newest master keyboard on the server (seen here: of two masters made before it, keys from the
+# first never arrived, from the second they did; clicks from either did), and the broker's viewer
+# master is made after the agent's. The engine ends these `failed` with "the field holds ''": never done.
+CHROMIUM_KEYS = (
+    "Chromium ignores keys from the broker's agent master keyboard (it takes the newest master's only)"
+)
 
 TEXT = frozenset({"text"})
 TEXT_BOX = frozenset({"text box"})
@@ -193,8 +205,8 @@ CASES: tuple[Case, ...] = (
     # Chromium: a local page (labelled, placeholder-only and password inputs, a list box, a check box,
     # two buttons called Delete, a menu button); it logs every event to its console
     Case("chromium", "click the Send button", DONE, printed("CLICKED Send")),
-    Case("chromium", "type hello into Email", DONE, printed("EMAIL hello")),
-    Case("chromium", "type kiwi into Search", DONE, printed("SEARCH kiwi")),
+    Case("chromium", "type hello into Email", DONE, printed("EMAIL hello"), known_limit=CHROMIUM_KEYS),
+    Case("chromium", "type kiwi into Search", DONE, printed("SEARCH kiwi"), known_limit=CHROMIUM_KEYS),
     Case("chromium", "select the third row", DONE, printed("FRUIT Cherry")),
     Case("chromium", "select Banana", DONE, printed("FRUIT Banana")),
     Case("chromium", "check Remember me", DONE, printed("REMEMBER true")),

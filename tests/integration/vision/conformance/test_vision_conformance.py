@@ -66,7 +66,11 @@ def test_the_intent_ends_as_the_table_says_and_its_effect_is_on_the_app(
 ) -> None:
     result = run_case(engine.url, keeper, case, lambda: engine.proc.output)
     RESULTS.append(result)
+    # Never excused, known limit or not: a wrong element, or done without the effect.
     assert result.verdict not in (WRONG_ELEMENT, FALSE_DONE), f"{result.verdict}: {result.detail}"
+    if case.known_limit:
+        assert result.verdict != RIGHT, f"{case.id} now ends right: take its known_limit out of the table"
+        pytest.xfail(f"{case.known_limit}: {result.detail}")
     assert result.verdict == RIGHT, f"{case.why or 'expected done'}: {result.detail}"
 
 

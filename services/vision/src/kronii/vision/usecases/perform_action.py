@@ -153,12 +153,21 @@ class PerformAction:
         ):
             how = "accessibility text"
         else:
-            # Keys go wherever the focus is: into the named field, or not at all.
-            if "focused" not in node.states and not await self._tree.grab_focus(node.ref):
-                raise ActionFailed(f"{_describe(node)} would not take the focus, so no keys were typed")
+            await self._focus(node)
             await self._send(self._control.type_text(action.text))
             how = "keys through the broker into the focused field"
         return await self._seen(how, Effect.TEXT, node.ref, before, text=action.text, pid=node.pid)
+
+    async def _focus(self, node: RawNode) -> None:
+        """Keys go wherever the focus is: into the named field, or not at all. The field must say it
+        has the focus before the first key: Chromium moves it a moment after GrabFocus answers, and
+        keys sent in between went nowhere."""
+        if "focused" in node.states:
+            return
+        if not await self._tree.grab_focus(node.ref):
+            raise ActionFailed(f"{_describe(node)} would not take the focus, so no keys were typed")
+        if not (await self._until(Effect.FOCUSED, node.ref, (), pid=node.pid)).seen:
+            raise ActionFailed(f"{_describe(node)} did not show the focus, so no keys were typed")
 
     async def _seen(
         self, how: str, effect: Effect, ref: str, before: Sequence[RawNode], *, text: str = "", pid: int
