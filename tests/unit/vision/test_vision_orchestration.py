@@ -524,3 +524,10 @@ async def test_a_field_that_will_not_take_the_focus_fails_the_plan_and_no_keys_a
     assert record.reason == "entry 'Name' would not take the focus, so no keys were typed"
     assert not any(entry.startswith("type ") for entry in desk.log)
     assert desk.log[-1] == "release"
+
+
+async def test_a_name_found_nowhere_blocks_the_plan_naming_the_window_it_looked_in() -> None:
+    desk = rig()
+    record = await desk.planning.make("click the Frobnicate button", PERSON, execute=True)
+    assert record.state is PlanState.BLOCKED
+    assert record.reason == "nothing named 'Frobnicate' is in the window in front"  # no X facts: no window named

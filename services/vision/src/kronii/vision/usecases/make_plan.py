@@ -14,6 +14,7 @@ from kronii.foundation.clock import Clock
 from kronii.foundation.errors import InvalidArgument
 from kronii.vision.core.actions import ActionType
 from kronii.vision.core.commands import PlanCommand
+from kronii.vision.core.context import ScreenContext
 from kronii.vision.core.fingerprint import plan_fingerprint
 from kronii.vision.core.plan_book import PlanBook, PlanRecord
 from kronii.vision.core.plans import PlanState
@@ -41,8 +42,14 @@ def _on_the_window(evaluation: SafetyEvaluation) -> bool:
     return not evaluation.actions or any(a.type not in off_screen for a in evaluation.actions)
 
 
-def _blocked(note: str) -> SafetyEvaluation:
-    return SafetyEvaluation((), (), note or "the planner proposed no action", "EMPTY", (), ())
+def _blocked(note: str, context: ScreenContext) -> SafetyEvaluation:
+    """No action: the planner's sentence, with the window it looked in when it names none it found
+    (a person reading "nothing named 'Send'" wants to know which window that was)."""
+    said = note or "the planner proposed no action"
+    window = context.window
+    if "window in front" in said and window is not None:
+        said += f" ({window.title or 'untitled'!r}, {window.app})"
+    return SafetyEvaluation((), (), said, "EMPTY", (), ())
 
 
 class MakePlan:
@@ -86,7 +93,9 @@ class MakePlan:
             built = await self._builder.build()
             answer = await self._planner.plan(said, built.context)
         evaluation = (
-            evaluate(answer.actions, built.context, self._policy) if answer.actions else _blocked(answer.note)
+            evaluate(answer.actions, built.context, self._policy)
+            if answer.actions
+            else _blocked(answer.note, built.context)
         )
         if built.context.window_problem and _on_the_window(evaluation):
             # The window in front and its accessibility tree disagree: nothing named there can be trusted.
