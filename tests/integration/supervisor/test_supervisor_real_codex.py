@@ -279,9 +279,13 @@ def test_forty_triggers_at_once_into_one_real_codex_pane_are_forty_separate_mess
     prompts = [f"crowd {i:02d} {uuid.uuid4().hex[:6]}" for i in range(40)]
     with ThreadPoolExecutor(max_workers=40) as pool:
         outcomes = list(pool.map(lambda p: _trigger(brisk, runtime["agent_id"], "real5", p), prompts))
-    assert {o["result"] for o in outcomes} == {"delivered"}, [
-        o for o in outcomes if o["result"] != "delivered"
-    ][:3]
+    # Under load Codex may still show the last prompt in its box when the next trigger looks: the
+    # supervisor cannot tell that from a person's draft and defers (OPERATOR_BUSY), the safe answer; a
+    # deferred trigger is delivered once the box is clear. Anything else, or a mixed or repeated
+    # message, fails.
+    late = [o for o in outcomes if o["result"] != "delivered"]
+    assert all(o["result"] == "deferred" and o.get("error_code") == "OPERATOR_BUSY" for o in late), late[:3]
+    assert len(late) <= 4, f"{len(late)} of 40 deferred: {late[:3]}"
     _eventually(lambda: set(prompts) <= set(real_codex.texts()), 90, "every prompt in Codex's history")
     crowd = [t for t in real_codex.texts() if t.startswith("crowd ")]
     assert sorted(crowd) == sorted(prompts), "each its own message, none mixed, none twice"
