@@ -364,6 +364,11 @@ def _draft_for(agent: TuiAgent) -> str:
     )
 
 
+# In the slow suite with the 90 s one below: the unit table (test_supervisor_recorded_screens.py) reads
+# every real agent's recorded draft long after the person's keys, and the policy's unit test holds any
+# draft busy whatever its age; a person's draft in a real Codex pane stays in the default suite
+# (test_supervisor_real_codex.py).
+@pytest.mark.slow
 def test_a_persons_draft_left_past_the_quiet_window_is_never_merged_and_the_trigger_follows_their_message(
     suite: Suite,
 ) -> None:

@@ -88,6 +88,8 @@ def test_click_the_cancel_button_runs_through_the_broker_and_the_buttons_handler
     assert actions[:1] == ["vision.plan"] and "vision.action" in actions and "vision.plan.done" in actions
 
 
+# The same on real applications in the conformance suite (tests/integration/vision/conformance/).
+@pytest.mark.slow
 def test_r4_two_buttons_named_ok_force_confirmation_and_are_named_in_the_dialog(
     vision: VisionEngine, gtk_form: GtkForm
 ) -> None:
@@ -139,6 +141,8 @@ def test_an_approval_is_refused_after_the_window_changed_and_the_intent_is_plann
     assert not clicked(gtk_form.seen, "OK")
 
 
+# The same on real applications in the conformance suite (tests/integration/vision/conformance/).
+@pytest.mark.slow
 def test_a_password_fields_text_never_appears_in_a_context_or_a_plan(
     vision: VisionEngine, gtk_form: GtkForm
 ) -> None:
@@ -151,6 +155,8 @@ def test_a_password_fields_text_never_appears_in_a_context_or_a_plan(
     assert FORM_SECRET not in everything
 
 
+# The same on real applications in the conformance suite (tests/integration/vision/conformance/).
+@pytest.mark.slow
 def test_typing_into_a_named_field_uses_the_fields_editable_text(
     vision: VisionEngine, gtk_form: GtkForm
 ) -> None:
