@@ -530,4 +530,5 @@ async def test_a_name_found_nowhere_blocks_the_plan_naming_the_window_it_looked_
     desk = rig()
     record = await desk.planning.make("click the Frobnicate button", PERSON, execute=True)
     assert record.state is PlanState.BLOCKED
-    assert record.reason == "nothing named 'Frobnicate' is in the window in front"  # no X facts: no window named
+    # Without X facts no window is named.
+    assert record.reason == "nothing named 'Frobnicate' is in the window in front"
