@@ -21,7 +21,8 @@ _SEPARATORS = re.compile(r"[\s\-.()/]+")
 # Written with or without separators, the same value gets the same placeholder.
 _DIGIT_LIKE = frozenset(
     {"PAYMENT_CARD", "IBAN", "PHONE", "US_SSN", "UK_NINO", "NL_BSN", "ES_DNI", "FI_HETU", "IT_FISCAL_CODE",
-     "BR_CPF", "BR_CNPJ", "IN_AADHAAR", "FR_NIR", "DE_STEUER_ID", "PL_PESEL", "CA_SIN", "AU_TFN"}
+     "BR_CPF", "BR_CNPJ", "IN_AADHAAR", "FR_NIR", "DE_STEUER_ID", "PL_PESEL", "CA_SIN", "AU_TFN",
+     "NATIONAL_ID", "TAX_ID", "BANK_ACCOUNT", "DEVICE_ID", "VEHICLE_ID", "LICENCE_PLATE"}
 )  # fmt: skip
 _CASE_INSENSITIVE = frozenset({"EMAIL", "DENIED"})
 

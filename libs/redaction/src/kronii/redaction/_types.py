@@ -107,6 +107,15 @@ class FindingType(StrEnum):
     POSTAL_ADDRESS = "POSTAL_ADDRESS"
     IP_ADDRESS = "IP_ADDRESS"
     USERNAME = "USERNAME"
+    # From catalogues (python-stdnum's checked formats) and models.
+    NATIONAL_ID = "NATIONAL_ID"
+    TAX_ID = "TAX_ID"
+    BANK_ACCOUNT = "BANK_ACCOUNT"
+    DEVICE_ID = "DEVICE_ID"
+    VEHICLE_ID = "VEHICLE_ID"
+    PERSON_NAME = "PERSON_NAME"
+    GPS_COORDINATES = "GPS_COORDINATES"
+    LICENCE_PLATE = "LICENCE_PLATE"
     # User policy.
     DENIED = "DENIED"
 
@@ -138,6 +147,14 @@ _PERSONAL = frozenset(
         FindingType.POSTAL_ADDRESS,
         FindingType.IP_ADDRESS,
         FindingType.USERNAME,
+        FindingType.NATIONAL_ID,
+        FindingType.TAX_ID,
+        FindingType.BANK_ACCOUNT,
+        FindingType.DEVICE_ID,
+        FindingType.VEHICLE_ID,
+        FindingType.PERSON_NAME,
+        FindingType.GPS_COORDINATES,
+        FindingType.LICENCE_PLATE,
     }
 )
 _BUILT_IN = frozenset(FindingType.__members__.values())
