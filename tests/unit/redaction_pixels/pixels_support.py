@@ -331,9 +331,13 @@ def xterm_showing(
     geometry: str = "",
     maximized: bool = False,
     bitmap_font: bool = False,
+    font: Sequence[str] = (),
+    resources: Sequence[str] = (),
 ) -> Iterator[Terminal]:
     """Start an xterm (DejaVu Sans Mono, `size` pt; or, with `bitmap_font`, xterm's own default, the small
-    6x13 bitmap font) that prints `text` and stays open; yield it once drawn."""
+    6x13 bitmap font; or the given `font` options, e.g. ("-fn", "5x7")) that prints `text` (escape
+    sequences included: colours show as a terminal shows them) and stays open; yield it once drawn.
+    `resources` are more X resources (`-xrm`), e.g. "XTerm*faceSize: 8" or "Xft.dpi: 192"."""
     background, ink = THEMES[theme]
     wm_class = f"KroniiPixels{os.getpid()}x{next(_serial)}"
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
@@ -342,7 +346,7 @@ def xterm_showing(
         "xterm",
         "-class",
         wm_class,
-        *(() if bitmap_font else ("-fa", "DejaVu Sans Mono", "-fs", str(size))),
+        *(font or (() if bitmap_font else ("-fa", "DejaVu Sans Mono", "-fs", str(size)))),
         "-bg",
         "#{:02x}{:02x}{:02x}".format(*background),
         "-fg",
@@ -352,6 +356,7 @@ def xterm_showing(
         "4",
         "-xrm",
         "XTerm*cursorBlink: false",
+        *(option for resource in resources for option in ("-xrm", resource)),
     ]
     command += ["-maximized"] if maximized else []
     command += ["-geometry", geometry] if geometry else []
