@@ -10,6 +10,7 @@ HERE = Path(__file__).resolve().parent
 BENCHMARKS = [
     ["kronii_up.py", "--runs", "3"],
     ["redaction_text.py"],
+    ["redaction_recall.py"],
     ["redaction_image.py"],
     ["sensor_focus.py", "--switches", "200", "--cost-seconds", "60"],
     ["capture_latency.py", "--jobs", "12", "--sustained", "12"],
