@@ -1,15 +1,37 @@
-"""Word lists for the keyword detector: which keys name a secret, and which values are not one."""
+"""Word lists for the keyword detectors: which keys name a secret, and which values are not one; and the
+lexicons of data/lexicons/ (secret words, birth words, month names in the languages people write), loaded
+once, on first use."""
 
 from __future__ import annotations
 
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from ._base import ScanText, literal_alternation
+
 __all__ = [
     "AUTH_SCHEMES",
+    "BIRTH_WORDS_FILE",
     "HEADER_KEYS",
     "KEY_QUALIFIERS",
+    "MONTHS_FILE",
     "NEUTRAL_SUFFIX_WORDS",
+    "PASSWORD_CONCEPTS",
     "PASSWORD_WORDS",
+    "SECRET_CONCEPTS",
     "SECRET_SUFFIXES",
+    "SECRET_WORDS_FILE",
     "STATUS_WORDS",
+    "LexiconWord",
+    "birth_words",
+    "lexicon_hits",
+    "load_data",
+    "month_names",
+    "secret_words",
 ]
 
 # "psk": a Wi-Fi pre-shared key is the network's password.
@@ -153,3 +175,101 @@ STATUS_WORDS = frozenset(
         "not",
     }
 )
+
+
+SECRET_WORDS_FILE = "lexicons/secret_words.toml"  # noqa: S105  (a file name)
+BIRTH_WORDS_FILE = "lexicons/birth_words.toml"
+MONTHS_FILE = "lexicons/months.toml"
+# The concepts of secret_words.toml and what a value announced by each is.
+PASSWORD_CONCEPTS = ("password", "passphrase", "pin")
+SECRET_CONCEPTS = ("secret", "token", "api_key")
+_BOUNDARY_ORDER = {"word": 0, "suffix": 1, "none": 2}  # where languages disagree on a word, the strictest
+
+
+@dataclass(frozen=True, slots=True)
+class LexiconWord:
+    """One word of a lexicon, merged over the languages that write it (`pin`, `token`)."""
+
+    concept: str
+    boundary: str  # "word", "suffix" or "none"
+    connectors: tuple[str, ...]  # words between this word and its value, all its languages', longest first
+    fillers: frozenset[str]  # words that may stand between the parts of a date (birth words only)
+    languages: tuple[str, ...]
+
+
+@cache
+def load_data(name: str) -> dict[str, Any]:
+    """A TOML file under kronii/redaction/data/, parsed once."""
+    package = resources.files("kronii.redaction") / "data"
+    with (package / name).open("rb") as handle:
+        return tomllib.load(handle)
+
+
+def _merge(words: dict[str, LexiconWord], word: str, entry: LexiconWord) -> None:
+    known = words.get(word)
+    if known is None:
+        words[word] = entry
+        return
+    boundary = min(known.boundary, entry.boundary, key=_BOUNDARY_ORDER.__getitem__)
+    words[word] = LexiconWord(
+        known.concept,
+        boundary,
+        tuple(sorted({*known.connectors, *entry.connectors}, key=len, reverse=True)),
+        known.fillers | entry.fillers,
+        (*known.languages, *entry.languages),
+    )
+
+
+@cache
+def secret_words() -> dict[str, LexiconWord]:
+    """Every word of secret_words.toml, lower case, with its concept; a word in two concepts keeps the first."""
+    words: dict[str, LexiconWord] = {}
+    for code, language in load_data(SECRET_WORDS_FILE).items():
+        connectors = tuple(
+            sorted({word.lower() for word in language.get("connectors", ())}, key=len, reverse=True)
+        )
+        for concept in (*PASSWORD_CONCEPTS, *SECRET_CONCEPTS):
+            for word in language.get(concept, ()):
+                entry = LexiconWord(concept, language["boundary"], connectors, frozenset(), (code,))
+                _merge(words, word.lower(), entry)
+    return words
+
+
+@cache
+def birth_words() -> dict[str, LexiconWord]:
+    """Every word of birth_words.toml, lower case."""
+    words: dict[str, LexiconWord] = {}
+    for code, language in load_data(BIRTH_WORDS_FILE).items():
+        fillers = frozenset(word.lower() for word in language.get("fillers", ()))
+        for word in language["words"]:
+            _merge(words, word.lower(), LexiconWord("birth", language["boundary"], (), fillers, (code,)))
+    return words
+
+
+@cache
+def month_names() -> dict[str, int]:
+    """Every month name and abbreviation of months.toml, lower case, mapped to its number (1 to 12)."""
+    names: dict[str, int] = {}
+    for language in load_data(MONTHS_FILE).values():
+        for number, forms in enumerate(language["months"], start=1):
+            for form in forms:
+                names.setdefault(form.lower(), number)
+    return names
+
+
+@cache
+def _lexicon_pattern(ascii_only: bool) -> re.Pattern[str]:
+    words = {**secret_words(), **birth_words()}
+    return re.compile(literal_alternation(word for word in words if word.isascii() or not ascii_only))
+
+
+def _hits(lower: str) -> tuple[tuple[int, int, str], ...]:
+    return tuple(
+        (hit.start(), hit.end(), hit.group()) for hit in _lexicon_pattern(lower.isascii()).finditer(lower)
+    )
+
+
+def lexicon_hits(scan: ScanText) -> tuple[tuple[int, int, str], ...]:
+    """(start, end, word) of every secret and birth word in the lowered text, found in one pass shared by the
+    detectors that read them. An ASCII text is searched for the ASCII words only."""
+    return scan.memo(_hits, scan.lower)

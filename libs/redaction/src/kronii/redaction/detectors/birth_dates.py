@@ -14,54 +14,52 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import date
+from functools import cache
 
 from .._types import FindingType
-from ._base import Candidate, ScanText, line_local_findings
+from ._base import Candidate, ScanText, line_local_findings, literal_alternation
+from ._keywords import LexiconWord, birth_words, lexicon_hits, month_names
 from ._tables import column_cells
 
 __all__ = ["BirthDateDetector"]
 
 _WINDOW = 40
-_BIRTH_WORDS = re.compile(
-    r"(?:d\.?o\.?b|date[ _]?of[ _]?birth|birth[ _-]?(?:date|day)|dateofbirth|born(?: on)?|"
-    r"n[ée]e? le|date de naissance|geburtsdatum|geb\.|geboren(?: am)?|fecha de nacimiento|"
-    r"data de nascimento|nascid[oa] em|data di nascita|nat[oa] il|geboortedatum|data urodzenia|f\. nac\.?)(?![a-z0-9])"
-)
 # Column names: shorter stems will do, since the column holds dates anyway.
 _BIRTH_HEADER = re.compile(
     r"birth|dob(?![a-z])|nascimento|naissance|geburt|nacimiento|nascita|urodzeni|geboorte"
 )
-# Month names (lower case, accents and common abbreviations), mapped to their number.
-_MONTHS = {
-    **dict.fromkeys(("january", "jan", "janvier", "januar", "jänner", "enero", "janeiro", "gennaio"), 1),
-    **dict.fromkeys(
-        ("february", "feb", "février", "fevrier", "februar", "febrero", "fevereiro", "febbraio"), 2
-    ),
-    **dict.fromkeys(("march", "mar", "mars", "märz", "marz", "marzo", "março", "marco"), 3),
-    **dict.fromkeys(("april", "apr", "avril", "abril", "aprile"), 4),
-    **dict.fromkeys(("may", "mai", "mayo", "maio", "maggio"), 5),
-    **dict.fromkeys(("june", "jun", "juin", "juni", "junio", "junho", "giugno"), 6),
-    **dict.fromkeys(("july", "jul", "juillet", "juli", "julio", "julho", "luglio"), 7),
-    **dict.fromkeys(("august", "aug", "août", "aout", "agosto"), 8),
-    **dict.fromkeys(("september", "sep", "sept", "septembre", "septiembre", "setembro", "settembre"), 9),
-    **dict.fromkeys(("october", "oct", "octobre", "oktober", "okt", "octubre", "outubro", "ottobre"), 10),
-    **dict.fromkeys(("november", "nov", "novembre", "noviembre", "novembro"), 11),
-    **dict.fromkeys(
-        ("december", "dec", "décembre", "decembre", "dezember", "dez", "diciembre", "dezembro", "dicembre"),
-        12,
-    ),
-}
-_MONTH = "(?P<mname>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_DATE = re.compile(
-    r"(?P<iso>(?P<iy>(?:18|19|20)[0-9]{2})[-/.](?P<im>[0-9]{1,2})[-/.](?P<id>[0-9]{1,2}))"
-    r"|(?P<num>(?P<a>[0-9]{1,2})(?P<sep>[-/.])(?P<b>[0-9]{1,2})(?P=sep)(?P<ny>(?:18|19|20)?[0-9]{2}))"
-    r"|(?P<dm>(?P<dd>[0-9]{1,2})(?:st|nd|rd|th|er|º|\.)? (?:de )?"
-    + _MONTH.replace("mname", "m1")
-    + r",? (?:de )?(?P<dy>(?:18|19|20)[0-9]{2}))"
-    r"|(?P<md>"
-    + _MONTH.replace("mname", "m2")
-    + r" (?P<md_d>[0-9]{1,2})(?:st|nd|rd|th)?,? (?P<md_y>(?:18|19|20)[0-9]{2}))"
-)
+_HEADER_STEMS = ("birth", "dob", "nasc", "naissance", "geburt", "nacimiento", "urodzeni", "geboorte")
+_YEAR = r"(?:(?:18|19|20)[0-9]{2}|25[0-9]{2})"  # 25xx: a Thai date's Buddhist-era year
+
+
+@cache
+def _date_pattern() -> re.Pattern[str]:
+    """Numeric dates, dates with a month name of any language of data/lexicons/months.toml, and CJK dates."""
+    month = "(?P<mname>" + literal_alternation(month_names()) + r")\.?"
+    fillers = sorted(
+        {filler for entry in birth_words().values() for filler in entry.fillers}, key=len, reverse=True
+    )
+    filler = "(?:(?:" + "|".join(re.escape(word) for word in fillers) + ") )?" if fillers else ""
+    return re.compile(
+        r"(?P<iso>(?P<iy>(?:18|19|20)[0-9]{2})[-/.](?P<im>[0-9]{1,2})[-/.](?P<id>[0-9]{1,2}))"
+        r"|(?P<cjk>(?P<cy>"
+        + _YEAR
+        + r")\s*[年년]\s*(?P<cm>[0-9]{1,2})\s*[月월]\s*(?P<cd>[0-9]{1,2})(?![0-9])(?:\s*[日일])?)"
+        r"|(?P<num>(?P<a>[0-9]{1,2})(?P<sep>[-/.])(?P<b>[0-9]{1,2})(?P=sep)(?P<ny>(?:18|19|20)?[0-9]{2}))"
+        r"|(?P<dm>(?P<dd>[0-9]{1,2})(?:st|nd|rd|th|er|º|\.)? "
+        + filler
+        + month.replace("mname", "m1")
+        + r",? "
+        + filler
+        + r"(?P<dy>"
+        + _YEAR
+        + r"))"
+        r"|(?P<md>"
+        + month.replace("mname", "m2")
+        + r" (?P<md_d>[0-9]{1,2})(?:st|nd|rd|th)?,? (?P<md_y>"
+        + _YEAR
+        + r"))"
+    )
 
 
 def _real(year: int, month: int, day: int) -> bool:
@@ -79,25 +77,28 @@ def _full_year(text: str) -> int:
     return year
 
 
+def _era(year: str) -> int:
+    """A year as the Gregorian calendar counts it: a Buddhist-era year (Thai dates) is 543 ahead."""
+    return int(year) - 543 if year.startswith("25") else int(year)
+
+
 def _valid(match: re.Match[str]) -> bool:
+    months = month_names()
+    if match.group("cjk"):
+        return _real(_era(match.group("cy")), int(match.group("cm")), int(match.group("cd")))
     if match.group("iso"):
         return _real(int(match.group("iy")), int(match.group("im")), int(match.group("id")))
     if match.group("num"):
         year, first, second = _full_year(match.group("ny")), int(match.group("a")), int(match.group("b"))
         return _real(year, second, first) or _real(year, first, second)  # day first or month first
     if match.group("dm"):
-        return _real(int(match.group("dy")), _MONTHS[match.group("m1")], int(match.group("dd")))
-    return _real(int(match.group("md_y")), _MONTHS[match.group("m2")], int(match.group("md_d")))
+        return _real(_era(match.group("dy")), months[match.group("m1")], int(match.group("dd")))
+    return _real(_era(match.group("md_y")), months[match.group("m2")], int(match.group("md_d")))
 
 
 class BirthDateDetector:
     name = "birth_dates"
-    # A literal inside each birth word and column name ("geb" for geb., geboren, Geburtsdatum, geboortedatum;
-    # " le" for né le, whose accent the filter cannot hold).
-    anchors = (
-        "dob", "d.o.b", "d.ob", "do.b", "birth", "born", " le", "naissance", "geb", "nacimiento", "nasc",
-        "nato il", "nata il", "urodzeni", "f. nac",
-    )  # fmt: skip
+    # No `anchors`: birth words in other scripts cannot be ASCII anchors; the lexicon pass is shared.
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         found: set[int] = set()
@@ -110,21 +111,31 @@ class BirthDateDetector:
 
     def _after_words(self, scan: ScanText) -> Iterator[Candidate]:
         lower = scan.lower
-        for word in _BIRTH_WORDS.finditer(lower):
-            if word.start() > 0 and lower[word.start() - 1].isalnum():
-                continue  # inside a longer word; checked here, as a leading lookbehind slows the scan
-            line_end = lower.find("\n", word.end())
-            limit = min(word.end() + _WINDOW, len(lower) if line_end < 0 else line_end)
+        words = birth_words()
+        searched_until = 0
+        for word_start, word_end, word in lexicon_hits(scan):
+            entry = words.get(word)
+            if (
+                entry is None
+                or word_end <= searched_until
+                or not _stands_alone(lower, word_start, word_end, entry)
+            ):
+                continue
+            line_end = lower.find("\n", word_end)
+            limit = min(word_end + _WINDOW, len(lower) if line_end < 0 else line_end)
             # Dates are matched in the lowered text: month names may be capitalised.
-            match = _DATE.search(lower, word.end(), limit)
+            match = _date_pattern().search(lower, word_end, limit)
+            searched_until = word_end if match is None else match.end()
             if match is not None and not _glued(lower, match.start(), match.end()) and _valid(match):
                 yield Candidate(FindingType.DATE_OF_BIRTH, match.start(), match.end(), 0.85, self.name)
 
     def _table_cells(self, lower: str, found: set[int]) -> Iterator[Candidate]:
         """Dates in a table column whose header names birth (`date_of_birth`, `nascimento`, `dob`)."""
+        if not any(stem in lower for stem in _HEADER_STEMS):
+            return
         for header in _BIRTH_HEADER.finditer(lower):
             for start, end in column_cells(lower, header.start()):
-                match = _DATE.search(lower, start, end)
+                match = _date_pattern().search(lower, start, end)
                 if match is None or match.start() in found or _glued(lower, match.start(), match.end()):
                     continue
                 if _valid(match):
@@ -136,3 +147,14 @@ def _glued(text: str, start: int, end: int) -> bool:
     before = text[start - 1] if start > 0 else " "
     after = text[end] if end < len(text) else " "
     return before.isalnum() or after.isdigit() or (after in "-/.:" and text[end + 1 : end + 2].isdigit())
+
+
+def _stands_alone(lower: str, start: int, end: int, entry: LexiconWord) -> bool:
+    """Not inside a longer word (`born2run`, `reborn`), where the word's script separates words at all."""
+    before = lower[start - 1] if start > 0 else " "
+    after = lower[end] if end < len(lower) else " "
+    if entry.boundary == "none" and not lower[start].isascii():
+        return True
+    if before.isalnum() and (lower[start].isascii() or entry.boundary != "none"):
+        return False
+    return entry.boundary == "suffix" or not (after.isalnum() and lower[end - 1].isalnum())

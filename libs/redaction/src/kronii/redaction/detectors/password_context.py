@@ -1,25 +1,40 @@
-"""Passwords that no `key = value` syntax introduces, as people write them in chat, tickets and tables:
-"admin / R0uter!Home77", "what's the password?" answered by "it's CgM7yQ_w_6i" on the next line, a table
-whose "Password" column holds "Xq9!vLm2#Rt7", a pgpass line under its `username:password` header.
+# ruff: noqa: RUF001, RUF002, RUF003  (quotes, colons and dashes of other scripts are meant)
+"""Passwords and secrets that no `key = value` syntax of code introduces, as people write them in chat,
+tickets, forms and tables, in the languages they write.
 
-On a line that names a password (or right after one), a token is taken for a password when it looks generated
-or deliberately strong: upper and lower case letters and a digit, and either no reading as words or a symbol
-in it. Identifiers in code rarely mix all three without reading as words, which keeps code lines quiet.
+- Announced: a word of the lexicon (data/lexicons/secret_words.toml: password, passphrase, PIN, secret,
+  token, API key in some 27 languages, in their own scripts) followed by its value, directly or through an
+  operator (`:`, `：`, `=`, a dash) or a connector of its language ("mot de passe : hunter2", "Passwort ist
+  Sommer2024!", "密码是abc123", "パスワードは「xyz123」", "비밀번호는 qwe123!", "كلمة المرور هي P4ss").
+- Strong: on a line that names a password (or right after one), a token is taken for a password when it looks
+  generated or deliberately strong: upper and lower case letters and a digit, and either no reading as words or
+  a symbol in it ("admin / R0uter!Home77", "what's the password?" answered by "it's CgM7yQ_w_6i" on the next
+  line, a table whose "Password" column holds "Xq9!vLm2#Rt7"). Identifiers in code rarely mix all three
+  without reading as words, which keeps code lines quiet.
+
+Non-Latin scripts have no case and often no spaces: lexicon words are matched in the lowered text without
+`\\b`, with boundaries checked per script (see `_keywords.LexiconWord.boundary`). The detector declares no
+prefilter anchors, since those are ASCII only: on an ASCII text it reads only the lexicon's ASCII words, on
+any other text all of them, in one pass each.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 
 from .._types import FindingType
 from ._base import Candidate, ScanText, reads_as_words
+from ._keywords import PASSWORD_CONCEPTS, STATUS_WORDS, LexiconWord, lexicon_hits, secret_words
+from ._values import is_placeholder_value
 
 __all__ = ["ContextualPasswordDetector"]
 
 # Checked for whole words in Python ("_" counts as a separator: `db_password` yes, `ASPasswordCredential` no);
 # a pattern without look-behind is scanned much faster.
 _CONTEXT = re.compile(r"p(?:ass(?:words?|wd|phrase|code)|wd?)|cred(?:s|entials)|log ?in(?:to)?|sign in")
+_CONTEXT_ANCHORS = ("pass", "pw", "cred", "login", "log in", "sign in")  # what `_CONTEXT` can match
 _MAX_LINE = 400  # chat lines, table rows and config lines are short; long ones are data or minified code
 _MAX_PASSWORD = 48
 _TOKEN = re.compile(r"[^\s:/\\,;|'\"`()<>\[\]{}=]{8,48}")
@@ -29,12 +44,38 @@ _SYMBOL = re.compile(r"[^A-Za-z0-9_.]")
 # URLs, addresses, file names (`...-debug-0.log`) and timestamps are not passwords.
 _NOT_PASSWORDS = re.compile(r"https?.*|www\..*|.*@.*\..*|.*\.[A-Za-z]{1,5}|.*[0-9]{4}-[0-9]{2}-[0-9]{2}.*")
 
+# After a lexicon word: an operator, then the value. A dash counts only with a blank after it.
+_OPERATOR = re.compile(r"[ \t]*(?:=>|[:：=]|[-–—](?=[ \t]))[ \t]*")
+_SPACES = re.compile(r"[ \t]*")
+_QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "«": "»", "「": "」", "『": "』", "„": "“"}
+# A value ends at a blank, a separator, or a letter of a script written without spaces (Han, kana, Hangul,
+# Thai), which is the sentence going on: "密码是abc123，请记住", "รหัสผ่านคือabc123ครับ".
+_VALUE = re.compile(
+    "[^\\s\"'`,;()<>\\[\\]{}，。；：！？、「」『』（）【】《》“”‘’«»"
+    "\u0e00-\u0e7f\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{1,64}"
+)
+_PIN = re.compile(r"[0-9]{4,8}")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+_REFERENCE_HINTS = ("pass", "pwd", "secret", "token", "key", "auth", "cred")
+_SENTENCE_END = "!?.…"
+
 
 class ContextualPasswordDetector:
     name = "password_context"
-    anchors = ("pass", "pw", "cred", "login", "log in", "sign in")  # what `_CONTEXT` can match
+    # No `anchors`: the lexicon's words in other scripts cannot be ASCII anchors (see the module text).
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        found: set[tuple[int, int]] = set()
+        for candidate in _announced(scan):
+            found.add((candidate.start, candidate.end))
+            yield candidate
+        if scan.lower_contains_any(_CONTEXT_ANCHORS):
+            for candidate in self._strong(scan):
+                if (candidate.start, candidate.end) not in found:
+                    yield candidate
+
+    def _strong(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
         scanned_until = 0
         lower = scan.lower
@@ -58,6 +99,149 @@ class ContextualPasswordDetector:
                     yield Candidate(FindingType.PASSWORD, token.start(), token.end(), 0.6, self.name)
 
 
+def _announced(scan: ScanText) -> Iterator[Candidate]:
+    """Values announced by a lexicon word: the value after the word, its operator or its connector."""
+    text, lower = scan.text, scan.lower
+    words = secret_words()
+    for hit_start, hit_end, word in lexicon_hits(scan):
+        entry = words.get(word)
+        if entry is None or not _stands_alone(lower, hit_start, hit_end, entry):
+            continue
+        value = _value_after(text, lower, hit_end, entry)
+        if value is None:
+            continue
+        start, end, how = value
+        if _is_announced_value(text, start, end, how, entry.concept):
+            kind = FindingType.PASSWORD if entry.concept in PASSWORD_CONCEPTS else FindingType.SECRET
+            yield Candidate(kind, start, _span_end(text, start, end), 0.8, "password_context")
+
+
+def _is_mark(char: str) -> bool:
+    """A letter, digit or combining mark (Devanagari and Tamil vowel signs are marks, not letters)."""
+    return char.isalnum() or unicodedata.category(char)[0] == "M"
+
+
+def _stands_alone(lower: str, start: int, end: int, entry: LexiconWord) -> bool:
+    """Whether the word at lower[start:end] is a word of its own: not inside an identifier (`api_token`,
+    `user-password`, left to the keyword detector) nor a longer word, as the word's script allows."""
+    before = lower[start - 1] if start > 0 else " "
+    after = lower[end] if end < len(lower) else " "
+    first, last = lower[start], lower[end - 1]
+    if before in "_-.$%{/\\@" or (_is_mark(before) and (first.isascii() or entry.boundary != "none")):
+        return False
+    if entry.boundary == "suffix":
+        return True
+    if after in "_-" and end + 1 < len(lower) and _is_mark(lower[end + 1]):
+        return False  # `password-protected`, `token_url`
+    return not (_is_mark(after) and (last.isascii() or entry.boundary == "word"))
+
+
+def _value_after(text: str, lower: str, position: int, entry: LexiconWord) -> tuple[int, int, str] | None:
+    """(start, end, how) of the value after a lexicon word ending at `position`; how is "operator",
+    "connector" or "space"."""
+    if entry.boundary == "suffix":  # Turkish and Korean suffixes: `şifreniz`, `비밀번호는`
+        last_ascii = lower[position - 1].isascii()
+        while position < len(lower) and lower[position].isalpha() and lower[position].isascii() == last_ascii:
+            position += 1
+    how = ""
+    operator = _OPERATOR.match(text, position)
+    if operator is not None:
+        position, how = operator.end(), "operator"
+    else:
+        spaced = _SPACES.match(text, position)
+        if spaced is not None and spaced.end() > position:
+            position, how = spaced.end(), "space"
+        connector = _connector(lower, position, entry)
+        if connector:
+            position, how = connector, "connector"
+            operator = _OPERATOR.match(text, position) or _SPACES.match(text, position)
+            position = operator.end() if operator is not None else position
+    if position >= len(text) or (
+        not how and not (text[position].isascii() and not lower[position - 1].isascii())
+    ):
+        return None
+    return _value_at(text, position, how)
+
+
+def _connector(lower: str, position: int, entry: LexiconWord) -> int:
+    """The end of a connector word of the entry's languages at `position`, or 0."""
+    for connector in entry.connectors:
+        end = position + len(connector)
+        if lower.startswith(connector, position) and not (
+            end < len(lower) and connector[-1].isascii() and _is_mark(lower[end])
+        ):
+            return end
+    return 0
+
+
+def _value_at(text: str, position: int, how: str) -> tuple[int, int, str] | None:
+    closer = _QUOTES.get(text[position])
+    if closer is not None:
+        close = text.find(closer, position + 1, position + 1 + _MAX_PASSWORD + 16)
+        newline = text.find("\n", position + 1, close)
+        if close <= position + 1 or newline >= 0:
+            return None
+        return position + 1, close, how + "-quoted"
+    value = _VALUE.match(text, position)
+    return None if value is None else (position, value.end(), how)
+
+
+def _span_end(text: str, start: int, end: int) -> int:
+    """A sentence's full stop or comma after the value is not part of it."""
+    while end > start + 1 and text[end - 1] in ".,:;":
+        end -= 1
+    return end
+
+
+def _is_announced_value(text: str, start: int, end: int, how: str, concept: str) -> bool:
+    value = text[start:end]
+    core = value.rstrip(_SENTENCE_END) if not how.endswith("-quoted") else value
+    if concept == "pin":
+        return _PIN.fullmatch(core) is not None
+    if not core or _is_not_a_literal(text, end, core):
+        return False
+    if concept in PASSWORD_CONCEPTS:
+        return _is_password_value(core, how)
+    return (
+        len(core) >= 8 and " " not in core and (_has_digit(core) or (len(core) >= 16 and _case_changes(core)))
+    )
+
+
+def _is_not_a_literal(text: str, end: int, core: str) -> bool:
+    """A placeholder, a status word, an address or file name, or code that reads the value from elsewhere:
+    a call, a subscript, an attribute, a template, a variable named after a secret (`auth_token`)."""
+    if is_placeholder_value(core) or core.lower() in STATUS_WORDS or _NOT_PASSWORDS.fullmatch(core):
+        return True
+    if text[end : end + 1] in ("(", "[") or _DOTTED.fullmatch(core) or core[0] in "$%{<":
+        return True
+    lowered = core.lower()
+    return _IDENTIFIER.fullmatch(core) is not None and (
+        "_" in core or any(hint in lowered for hint in _REFERENCE_HINTS)
+    )
+
+
+def _is_password_value(core: str, how: str) -> bool:
+    if how.endswith("-quoted") and how != "space-quoted":
+        return 4 <= len(core) <= _MAX_PASSWORD and core.count(" ") <= 3
+    minimum = 4 if how == "operator" else 6
+    return len(core) >= minimum and _looks_random(core)
+
+
+def _has_digit(value: str) -> bool:
+    return any(char.isdigit() for char in value)
+
+
+def _case_changes(value: str) -> bool:
+    """Upper case after the first character, and lower case somewhere: not a capitalised word."""
+    tail = value[1:]
+    return tail != tail.lower() and value != value.upper()
+
+
+def _looks_random(value: str) -> bool:
+    """A digit, a symbol inside, or a case change inside: `hunter2`, `Sommer2024!`, `xK!mqzpt`, `CgMyQwAb`."""
+    return _has_digit(value) or any(not char.isalnum() for char in value) or _case_changes(value)
+
+
 def _glued(lower: str, index: int) -> bool:
     return 0 <= index < len(lower) and "a" <= lower[index] <= "z"
 
@@ -72,7 +256,6 @@ def _inside_blob(text: str, start: int, end: int) -> bool:
 
 
 def _looks_like_password(token: str) -> bool:
-
     if not (_UPPER.search(token) and _LOWER.search(token) and _DIGIT.search(token)):
         return False
     if _NOT_PASSWORDS.fullmatch(token):
