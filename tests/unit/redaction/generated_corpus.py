@@ -10,6 +10,8 @@ Groups of samples (each a short document with labelled value spans):
   number, a birth date with the month's name, an identity number, a postal address and a person's name;
 - `structured`: JSON, YAML, TOML, INI, .env, URL query strings, .netrc, .pgpass, docker config.json auths,
   `kubectl get secret -o yaml` (base64 data), `docker inspect` Env; `cli`: passwords given to common tools;
+- `misc` (generated_misc.py): VINs (valid and with a wrong check digit), GPS coordinates, MAC addresses in
+  every notation, IDN e-mail addresses, licence plates of eight countries;
 - `harmless`: look-alikes that must stay as they are (documented example keys and cards, documentation
   addresses, public keys and fingerprints, hashes and test vectors, versions, timestamps, a font data URI,
   ids with a wrong check digit): tests/data/redaction/generated/harmless.toml.
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 
 from tests.unit.redaction.generated_ids import DATA, SEED, CheckedValue, checked_values, phone_values
+from tests.unit.redaction.generated_misc import misc_samples
 from tests.unit.redaction.generated_samples import Label, Sample
 from tests.unit.redaction.generated_structured import cli_samples, structured_samples
 
@@ -173,6 +176,7 @@ def generated_corpus() -> tuple[Sample, ...]:
         *_prose_samples(),
         *structured_samples(),
         *cli_samples(),
+        *misc_samples(),
         *_harmless_samples(),
     )
 
