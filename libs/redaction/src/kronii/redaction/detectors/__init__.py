@@ -23,6 +23,7 @@ from .national_ids import NationalIdDetector
 from .passports import PassportDetector
 from .password_context import ContextualPasswordDetector
 from .payment_card import PaymentCardDetector
+from .person_names import PersonNameDetector
 from .phone import PhoneDetector
 from .policy_terms import CustomPatternDetector, DenyTermDetector
 from .postal_address import PostalAddressDetector
@@ -51,6 +52,7 @@ __all__ = [
     "NationalIdDetector",
     "PassportDetector",
     "PaymentCardDetector",
+    "PersonNameDetector",
     "PhoneDetector",
     "PostalAddressDetector",
     "PrivateKeyDetector",
@@ -76,6 +78,7 @@ def built_in_detectors(*, phone_regions: Sequence[str] = ("US", "GB")) -> tuple[
         EmailDetector(),
         PhoneDetector(phone_regions),
         PostalAddressDetector(),
+        PersonNameDetector(),
         PaymentCardDetector(),
         IbanDetector(),
         NationalIdDetector(),

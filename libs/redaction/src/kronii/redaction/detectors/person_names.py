@@ -1,0 +1,453 @@
+# ruff: noqa: RUF001, RUF002  (colons, commas and quotes of other scripts are meant)
+"""Names of people, found by what introduces them, in some 30 languages and their scripts.
+
+No named-entity model on PyPI qualified (docs/architecture.md, "Names of people and postal addresses"): the ones
+that ship their weights cover one language each and tag company and place names made of family names, and the
+multilingual ones load their weights from a hub at run time. A name is therefore reported where a cue makes it one:
+- a phrase of prose ("my name is", "je m'appelle", "меня зовут", "我叫", "제 이름은");
+- a field label or a key of structured data ("Name:", "氏名：", "Имя:", `"first_name": "Ada"`, `patient=...`);
+- a courtesy title before it ("Mr", "Herr", "Mme", "Sra.", "السيد", "श्री") or an honorific after it ("さん", "様",
+  "先生", "씨", "님");
+- a mail address after it ("Jane Doe <jane@...>", as From:, Author: and Signed-off-by: lines write it);
+- the closing formula of a letter on the line before it ("Best regards,\\nJane").
+What counts as the name then depends on the script: capitalised words in scripts with capitals, words up to a stop
+word in Arabic, Hebrew, Indic and Thai scripts, and a short run of Han, kana or Hangul (led by a common family name
+for Chinese and Korean honorifics). The cues and word lists are data: data/person_names.toml, with their sources.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from .._types import FindingType
+from ._base import Candidate, ScanText, line_local_findings, literal_alternation
+
+__all__ = ["PersonNameDetector"]
+
+_CONFIDENCE = 0.8
+# Labels too common to let one capitalised word count as a name ("Name: Backend", "To: Ops").
+_GENERIC_LABELS = frozenset(
+    [
+        "name",
+        "nom",
+        "nombre",
+        "nome",
+        "naam",
+        "namn",
+        "navn",
+        "nimi",
+        "név",
+        "nume",
+        "jméno",
+        "meno",
+        "имя",
+        "όνομα",
+        "isim",
+        "ad",
+        "nama",
+        "tên",
+        "jina",
+        "pangalan",
+        "from",
+        "to",
+        "cc",
+        "de",
+        "von",
+        "an",
+        "van",
+        "aan",
+        "da",
+        "od",
+        "do",
+        "fra",
+        "til",
+        "från",
+        "till",
+        "от",
+        "кому",
+        "para",
+        "contact",
+        "customer",
+        "client",
+        "kunde",
+        "klant",
+        "klient",
+        "author",
+        "committer",
+        "sender",
+        "recipient",
+        "guest",
+    ]
+)
+_CASED_WORD = r"(?:[^\W\d_][^\W\d_]*(?:['’\-][^\W\d_]+)*\.?)"
+_PARTICLES = frozenset(
+    [
+        "van",
+        "von",
+        "de",
+        "da",
+        "der",
+        "den",
+        "du",
+        "dos",
+        "das",
+        "di",
+        "le",
+        "la",
+        "del",
+        "della",
+        "bin",
+        "ibn",
+        "al",
+        "el",
+        "zu",
+        "ter",
+        "ten",
+        "y",
+        "e",
+    ]
+)
+_CJK = "\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HAN_RUN = re.compile(r"[\u3005\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{1,4}")
+_KATAKANA_RUN = re.compile(r"[\u30a1-\u30fa\u30fc]{2,8}(?:[・\u30fb ][\u30a1-\u30fa\u30fc]{2,8})?")
+_HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]{2,6}")
+_KO_ENDINGS = (
+    "입니다",
+    "이에요",
+    "예요",
+    "이라고",
+    "라고",
+    "이고",
+    "씨",
+    "님",
+    "은",
+    "는",
+    "이",
+    "가",
+    "을",
+    "를",
+    "의",
+    "에게",
+)
+_UNCASED_WORD = re.compile(r"[^\s\d_.,;:!?()\[\]{}<>\"'،؛。、，：；！？「」।॥]+")
+_VALUE_END = re.compile(r"[ \t]*(?:[\"'<,;|&}\r\n]|\Z)")
+_EMAIL_AFTER = re.compile(r"[ \t]*<[^<>\s@]+@[^<>\s]+>")
+
+
+def _key_forms(labels: set[str]) -> set[str]:
+    """Each label as a form writes it and as a key does: `first name`, `first_name`, `first-name`, `firstname`."""
+    forms = set(labels)
+    for label in labels:
+        if " " in label:
+            forms.update(label.replace(" ", joiner) for joiner in ("_", "-", ""))
+    return forms
+
+
+@dataclass(frozen=True)
+class _Lexicon:
+    prose: re.Pattern[str]
+    labels: re.Pattern[str]
+    titles: re.Pattern[str]
+    suffixes: re.Pattern[str]
+    closings: frozenset[str]
+    stop: frozenset[str]
+    not_names: frozenset[str]
+    zh_surnames: frozenset[str]
+    ko_surnames: frozenset[str]
+
+
+@cache
+def _lexicon() -> _Lexicon:
+    raw = tomllib.loads(
+        resources.files("kronii.redaction").joinpath("data", "person_names.toml").read_text("utf-8")
+    )
+    languages = [table for key, table in raw.items() if key not in {"surnames", "not_names"}]
+    prose = {phrase for table in languages for phrase in table.get("prose", ())}
+    labels = {label for table in languages for label in table.get("labels", ())}
+    titles = {title for table in languages for title in table.get("titles", ())}
+    suffixes = {suffix for table in languages for suffix in table.get("suffixes", ())}
+    return _Lexicon(
+        prose=re.compile(
+            f"(?<![^\\W_])(?:{literal_alternation(prose)})(?:[ \\t]*[:,]?[ \\t]+|(?=[{_CJK}\u0e00-\u0e7f\uac00-\ud7a3]))"
+        ),
+        # A label or key starts a line or follows a space, a quote, a brace or a separator; then ":" or "=".
+        labels=re.compile(
+            f"(?<![^\\s{{,;&?(>*\\-\"'])[\"']?(?:{literal_alternation(_key_forms(labels))})[\"']?[ \\t]*[:=：][ \\t]*[\"']?[ \\t]*"
+        ),
+        titles=re.compile(f"(?<![^\\W_])(?:{literal_alternation(titles)})(?:[ \\t]+|(?=[\u0e00-\u0e7f]))"),
+        suffixes=re.compile(literal_alternation(suffixes)),
+        closings=frozenset(closing for table in languages for closing in table.get("closings", ())),
+        stop=frozenset(word for table in languages for word in table.get("stop", ())),
+        not_names=frozenset(raw["not_names"]["words"]),
+        zh_surnames=frozenset(raw["surnames"]["zh"]),
+        ko_surnames=frozenset(raw["surnames"]["ko"]),
+    )
+
+
+class PersonNameDetector:
+    name = "person_names"
+
+    def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        lexicon = _lexicon()
+        yield from line_local_findings(scan, lambda view: _in_order(_line_local(view, lexicon, self.name)))
+        yield from _signatures(scan.text, lexicon, self.name)
+
+
+def _in_order(found: Iterator[Candidate]) -> list[Candidate]:
+    """Each span once, in text order (line_local_findings wants the order of the text)."""
+    return sorted({(each.start, each.end): each for each in found}.values(), key=lambda each: each.start)
+
+
+def _line_local(scan: ScanText, lexicon: _Lexicon, detector: str) -> Iterator[Candidate]:
+    text, lower = scan.text, scan.lower
+    for match in lexicon.labels.finditer(lower):
+        label = lower[match.start() : match.end()].strip(" \t>*-\"'{,:=：")
+        span = _name_at(
+            text, match.end(), lexicon, whole_value=True, min_words=2 if label in _GENERIC_LABELS else 1
+        )
+        if span is not None:
+            yield Candidate(FindingType.PERSON_NAME, span[0], span[1], _CONFIDENCE, detector)
+    for pattern, source in ((lexicon.prose, lower), (lexicon.titles, text)):
+        for match in pattern.finditer(source):
+            span = _name_at(text, match.end(), lexicon, whole_value=False, min_words=1)
+            if span is not None:
+                yield Candidate(FindingType.PERSON_NAME, span[0], span[1], _CONFIDENCE, detector)
+    yield from _before_suffixes(text, lexicon, detector)
+    yield from _before_mail(text, lexicon, detector)
+
+
+def _name_at(
+    text: str, start: int, lexicon: _Lexicon, *, whole_value: bool, min_words: int
+) -> tuple[int, int] | None:
+    """The name that starts at `start`, by the rules of its script; None when what is there is no name."""
+    if start >= len(text):
+        return None
+    first = text[start]
+    if "\uac00" <= first <= "\ud7a3":
+        return _korean_name(text, start, lexicon, need_surname=False)
+    if _HAN_RUN.match(first) or _KATAKANA_RUN.match(text, start):
+        return _cjk_name(text, start)
+    if first.isalpha() and first.lower() == first and first.upper() == first:
+        return _uncased_name(text, start, lexicon, whole_value=whole_value)
+    return _cased_name(text, start, lexicon, whole_value=whole_value, min_words=min_words)
+
+
+_CASED_WORD_AT = re.compile(f"{_CASED_WORD}")
+_GAP = re.compile(r"[ \t]+")
+
+
+def _cased_name(
+    text: str, start: int, lexicon: _Lexicon, *, whole_value: bool, min_words: int
+) -> tuple[int, int] | None:
+    """Capitalised words (or words in capitals), with particles between them: `Pieter van der Berg`."""
+    position, end, words = start, start, 0
+    while words < 5:
+        word = _CASED_WORD_AT.match(text, position)
+        if word is None:
+            break
+        kind = _word_kind(word.group(), lexicon, first=words == 0)
+        if kind is None:
+            break
+        if kind != "particle":
+            words += 1
+            end = word.end() if kind == "initial" else word.start() + len(word.group().rstrip("."))
+        gap = _GAP.match(text, word.end())
+        if gap is None:
+            break
+        position = gap.end()
+    if words < min_words:
+        return None
+    if whole_value and not (_VALUE_END.match(text, end) or _EMAIL_AFTER.match(text, end)):
+        return None  # a label's value holds more than a name: "Name: Web Server v2", "To: all staff"
+    return start, end
+
+
+def _word_kind(value: str, lexicon: _Lexicon, *, first: bool) -> str | None:
+    """What a word is in a name: `name`, `initial` (the Q. of John Q. Public), `particle` (van, de), or None."""
+    bare = value.rstrip(".")
+    lowered = bare.lower()
+    if lowered in _PARTICLES and not first:
+        return "particle"
+    if not bare[0].isupper() or lowered in lexicon.not_names:
+        return None
+    if len(bare) == 1:
+        return "initial" if value.endswith(".") and not first else None
+    return "name"
+
+
+def _uncased_name(text: str, start: int, lexicon: _Lexicon, *, whole_value: bool) -> tuple[int, int] | None:
+    """Words of a script without capitals (Arabic, Hebrew, Indic, Thai), up to a stop word or punctuation."""
+    limit = 2 if "\u0e00" <= text[start] <= "\u0e7f" else 3
+    position, end, words = start, start, 0
+    while words < (4 if whole_value else limit):
+        word = _UNCASED_WORD.match(text, position)
+        if word is None or word.group().lower() in lexicon.stop:
+            break
+        words, end = words + 1, word.end()
+        gap = _GAP.match(text, end)
+        if gap is None:
+            break
+        position = gap.end()
+    return (start, end) if words else None
+
+
+def _cjk_name(text: str, start: int) -> tuple[int, int] | None:
+    """Two to four Han characters (a space may part family and given name), or katakana with a middle dot."""
+    katakana = _KATAKANA_RUN.match(text, start)
+    if katakana is not None:
+        return start, katakana.end()
+    han = _HAN_RUN.match(text, start)
+    if han is None:
+        return None
+    end = han.end()
+    if end - start <= 2 and text.startswith((" ", "\u3000"), end):
+        given = _HAN_RUN.match(text, end + 1)
+        if given is not None:
+            end = given.end()
+    return (start, end) if end - start >= 2 else None
+
+
+def _korean_name(text: str, start: int, lexicon: _Lexicon, *, need_surname: bool) -> tuple[int, int] | None:
+    run = _HANGUL_RUN.match(text, start)
+    if run is None:
+        return None
+    name = run.group()
+    for ending in _KO_ENDINGS:
+        if name.endswith(ending) and len(name) - len(ending) >= 2:
+            name = name[: -len(ending)]
+            break
+    if not 2 <= len(name) <= 4 or (need_surname and name[0] not in lexicon.ko_surnames):
+        return None
+    return start, start + len(name)
+
+
+def _before_suffixes(text: str, lexicon: _Lexicon, detector: str) -> Iterator[Candidate]:
+    """A name right before an honorific: `山田太郎さん`, `王先生`, `김민준 씨`."""
+    for match in lexicon.suffixes.finditer(text):
+        span = _name_before(text, match.start(), match.group(), lexicon)
+        if span is not None:
+            yield Candidate(FindingType.PERSON_NAME, span[0], span[1], _CONFIDENCE, detector)
+
+
+# Words before a Japanese or Korean honorific that name a role, not a person: お客様, 皆様, 神様, 고객님, 선생님.
+_HONORIFIC_NOT_NAMES = frozenset(
+    [
+        "お客",
+        "皆",
+        "神",
+        "王",
+        "奥",
+        "姫",
+        "各位",
+        "会員",
+        "利用者",
+        "管理者",
+        "担当者",
+        "関係者",
+        "고객",
+        "선생",
+        "사장",
+        "부장",
+        "과장",
+        "팀장",
+        "회장",
+        "교수",
+        "관리자",
+        "사용자",
+        "손님",
+        "여러분",
+        "기사",
+        "작가",
+        "대표",
+        "이사",
+    ]
+)
+_ZH_HONORIFICS = frozenset(["先生", "女士", "小姐", "老师", "老師"])
+
+
+def _name_before(text: str, end: int, suffix: str, lexicon: _Lexicon) -> tuple[int, int] | None:
+    name_end = end - 1 if end and text[end - 1] in " \u3000" else end
+    if suffix in ("씨", "님"):
+        return _korean_name_before(text, name_end, lexicon)
+    start = name_end
+    while start > 0 and (_HAN_RUN.match(text[start - 1]) or _KATAKANA_RUN.match(text[start - 1] * 2)):
+        start -= 1
+    start = max(start, name_end - (8 if _KATAKANA_RUN.match(text, max(start, name_end - 2)) else 4))
+    name = text[start:name_end]
+    if suffix in _ZH_HONORIFICS:  # 王先生: a Chinese family name, alone or with the given name
+        return (start, name_end) if name and name[0] in lexicon.zh_surnames else None
+    if len(name) < 2 or name in _HONORIFIC_NOT_NAMES:
+        return None
+    return start, name_end
+
+
+def _korean_name_before(text: str, name_end: int, lexicon: _Lexicon) -> tuple[int, int] | None:
+    """`김민준 씨`: two to four syllables led by a family name, a word of their own."""
+    start = name_end
+    while start > 0 and _is_hangul(text[start - 1]) and name_end - start < 4:
+        start -= 1
+    if start > 0 and _is_hangul(text[start - 1]):
+        return None  # part of a longer word
+    span = _korean_name(text, start, lexicon, need_surname=True)
+    if span is None or span[1] != name_end or text[start:name_end] in _HONORIFIC_NOT_NAMES:
+        return None
+    return span
+
+
+def _is_hangul(char: str) -> bool:
+    return "\uac00" <= char <= "\ud7a3"
+
+
+def _before_mail(text: str, lexicon: _Lexicon, detector: str) -> Iterator[Candidate]:
+    """`Jane Doe <jane@...>`: two to four name words right before a mail address in angle brackets."""
+    at = text.find("@")
+    while at >= 0:
+        line_start = text.rfind("\n", 0, at) + 1
+        open_bracket = text.rfind("<", max(line_start, at - 64), at)
+        if open_bracket > line_start:
+            end = open_bracket
+            while end > line_start and text[end - 1] in " \t\"'":
+                end -= 1
+            span = _trailing_name(text, max(line_start, end - 80), end, lexicon)
+            if span is not None:
+                yield Candidate(FindingType.PERSON_NAME, span[0], span[1], _CONFIDENCE, detector)
+        at = text.find("@", at + 1)
+
+
+_WORD_STARTS = re.compile(r"(?<![^\s\"'(:,])\S")
+
+
+def _trailing_name(text: str, start: int, end: int, lexicon: _Lexicon) -> tuple[int, int] | None:
+    """The longest run of name words that ends exactly at `end`: `Author: Jane Doe` gives `Jane Doe`."""
+    for word in _WORD_STARTS.finditer(text, start, end):
+        span = _cased_name(text, word.start(), lexicon, whole_value=False, min_words=2)
+        if span is not None and span[1] == end:
+            return span
+    return None
+
+
+def _signatures(text: str, lexicon: _Lexicon, detector: str) -> Iterator[Candidate]:
+    """The line after a letter's closing formula, when it holds a name and nothing else."""
+    lines = text.split("\n")
+    if len(lines) < 2:
+        return
+    offset = 0
+    for number, line in enumerate(lines[:-1]):
+        next_start = offset + len(line) + 1
+        offset = next_start
+        closing = line.strip().rstrip(",.!、，。").strip().lower()
+        if closing not in lexicon.closings:
+            continue
+        name_line = lines[number + 1]
+        indent = len(name_line) - len(name_line.lstrip())
+        value = name_line.strip()
+        if not value or value.rstrip(",.!").lower() in lexicon.closings:
+            continue
+        span = _name_at(text, next_start + indent, lexicon, whole_value=True, min_words=1)
+        if span is not None and span[1] == next_start + indent + len(value):
+            yield Candidate(FindingType.PERSON_NAME, span[0], span[1], _CONFIDENCE, detector)

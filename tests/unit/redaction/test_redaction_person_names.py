@@ -1,0 +1,124 @@
+# ruff: noqa: RUF001  (letters, colons and commas of other scripts are meant)
+"""Names of people introduced by cues in many languages and scripts; capitalised look-alikes stay."""
+
+from __future__ import annotations
+
+import pytest
+from kronii.redaction import RedactionEngine
+from kronii.redaction.detectors import PersonNameDetector
+
+from tests.unit.redaction.redaction_support import detect
+
+DETECTOR = PersonNameDetector()
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        # Prose cues.
+        ("Hi, my name is Anna Kowalska and I work in Kraków.", "Anna Kowalska"),
+        ("Mein Name ist Klaus Becker.", "Klaus Becker"),
+        ("Je m'appelle Jean-Pierre Dubois.", "Jean-Pierre Dubois"),
+        ("Hola, me llamo María José García.", "María José García"),
+        ("Mi chiamo Giuseppe Rossi.", "Giuseppe Rossi"),
+        ("Olá, meu nome é João Pedro Silva.", "João Pedro Silva"),
+        ("Mijn naam is Pieter van der Berg.", "Pieter van der Berg"),
+        ("Nazywam się Krzysztof Nowak.", "Krzysztof Nowak"),
+        ("Merhaba, benim adım Ayşe Yılmaz.", "Ayşe Yılmaz"),
+        ("Меня зовут Иван Петров.", "Иван Петров"),
+        ("Мене звати Олена Шевченко.", "Олена Шевченко"),
+        ("Με λένε Γιώργος Παπαδόπουλος.", "Γιώργος Παπαδόπουλος"),
+        ("اسمي محمد عبد الله وأنا من مصر", "محمد عبد الله"),
+        ("שמי דוד כהן ואני גר בחיפה", "דוד כהן"),
+        ("मेरा नाम राहुल शर्मा है।", "राहुल शर्मा"),
+        ("আমার নাম রহিম উদ্দিন এবং আমি ঢাকায় থাকি", "রহিম উদ্দিন"),
+        ("我叫王小明，今年三十岁。", "王小明"),
+        ("私の名前は山田太郎です。", "山田太郎"),
+        ("제 이름은 김민준입니다.", "김민준"),
+        ("Tên tôi là Nguyễn Văn An.", "Nguyễn Văn An"),
+        ("Halo, nama saya Budi Santoso.", "Budi Santoso"),
+        ("ผมชื่อสมชาย ใจดี ครับ", "สมชาย ใจดี"),
+        ("Jag heter Erik Johansson.", "Erik Johansson"),
+        ("Jina langu ni Amani Mwangi.", "Amani Mwangi"),
+        # Field labels and keys of structured data.
+        ("Name: Daniel Okoro", "Daniel Okoro"),
+        ("Nombre: Carlos Ruiz", "Carlos Ruiz"),
+        ("Имя: Мария Иванова", "Мария Иванова"),
+        ("姓名：张伟", "张伟"),
+        ("氏名：山田 太郎", "山田 太郎"),
+        ("이름: 이서연", "이서연"),
+        ("الاسم: فاطمة الزهراء", "فاطمة الزهراء"),
+        ("Card holder: JOHN Q. PUBLIC", "JOHN Q. PUBLIC"),
+        ('{"id": 7, "first_name": "Ada", "plan": "pro"}', "Ada"),
+        ("customer_name=Grace Hopper&plan=pro", "Grace Hopper"),
+        ("  patient_name: Hanna Virtanen", "Hanna Virtanen"),
+        # Titles and honorifics.
+        ("Bitte an Herrn Klaus Becker weiterleiten.", "Klaus Becker"),
+        ("Mme Claire Martin a appelé.", "Claire Martin"),
+        ("Dr. Emily Clarke will see you now.", "Emily Clarke"),
+        ("La Sra. Lucía Fernández llamó.", "Lucía Fernández"),
+        ("السيد أحمد حسن من القاهرة", "أحمد حسن"),
+        ("昨日、山田太郎さんに資料を送りました。", "山田太郎"),
+        ("王先生明天来。", "王"),
+        ("어제 김민준 씨에게 파일을 보냈어요.", "김민준"),
+        # Mail headers and git trailers.
+        ("From: Jane Doe <jane@example.org>", "Jane Doe"),
+        ("Signed-off-by: Grace Hopper <grace@example.com>", "Grace Hopper"),
+        ("> On Tue, May 14, 2024 at 10:02 AM Chris Wong <chris@example.com.au> wrote:", "Chris Wong"),
+        # Signatures after a closing formula.
+        ("Thanks for the logs.\n\nBest regards,\nJane Smith", "Jane Smith"),
+        ("Die Logs hängen an.\nMit freundlichen Grüßen\nErika Mustermann", "Erika Mustermann"),
+        ("Ci-joint le fichier.\nCordialement,\nMarie Curie", "Marie Curie"),
+        ("Файл во вложении.\nС уважением,\nАнна Смирнова", "Анна Смирнова"),
+    ],
+)
+def test_name_after_a_cue_is_found(text: str, name: str) -> None:
+    assert detect(DETECTOR, text) == [("PERSON_NAME", name)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Name: kronii-sensor",
+        "Name: Web Server v2",
+        "  name: backend",
+        "- name: Release Pipeline",
+        '{"name": "web-dashboard", "replicas": 3}',
+        "To: all staff",
+        "Author: kronii-bot <bot@kronii.dev>",
+        "class UserAccountManager(BaseService):",
+        "def get_user_name(self) -> str:",
+        "The Quick Start Guide explains Docker Compose setup.",
+        "Microsoft Visual Studio Code crashed on Windows Server.",
+        "New York and San Francisco offices closed Monday.",
+        "Deployed Redis Cluster to Frankfurt and Tokyo regions.",
+        "What is your name?",
+        "Thanks,\nRegards",
+        "Best regards,\nThe Support Team",
+        "お客様へ、ご注文ありがとうございます。",
+        "皆様、こんにちは",
+        "고객님 안녕하세요",
+        "선생님 감사합니다",
+        "数学老师很好。",
+        "北京和上海的服务器已经重启。",
+        "東京と大阪のサーバーを再起動しました。",
+        "Сервер в Москве перезапущен после обновления.",
+        "Die Deutsche Bahn fährt heute nach Berlin Hauptbahnhof.",
+    ],
+)
+def test_capitalised_lookalikes_stay(text: str) -> None:
+    assert detect(DETECTOR, text) == []
+
+
+def test_engine_masks_the_name_and_keeps_the_cue() -> None:
+    text = "Ticket 4521\nCustomer: Sophie Martin\nStatus: open"
+    assert RedactionEngine().redact(text).text == "Ticket 4521\nCustomer: [PERSON_NAME_1]\nStatus: open"
+
+
+def test_repeated_lines_give_the_same_names_as_the_whole_text() -> None:
+    # Long texts are scanned once per distinct line; a name must be found on every repeat, in text order.
+    lines = ["Name: Daniel Okoro", "build ok", "From: Jane Doe <jane@example.org>", "x" * 40]
+    text = "\n".join(lines[i % len(lines)] for i in range(2000))
+    found = detect(DETECTOR, text)
+    assert found.count(("PERSON_NAME", "Daniel Okoro")) == 500
+    assert found.count(("PERSON_NAME", "Jane Doe")) == 500
