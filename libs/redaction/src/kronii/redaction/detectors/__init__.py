@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from ._base import Candidate, Detector, ScanText
 from .aws import AwsSecretKeyDetector
 from .birth_dates import BirthDateDetector
+from .catalogue_ids import CatalogueIdDetector
 from .checked_ids import CheckedIdDetector
 from .command_secrets import CommandSecretDetector
 from .email import EmailDetector
@@ -35,6 +36,7 @@ __all__ = [
     "AwsSecretKeyDetector",
     "BirthDateDetector",
     "Candidate",
+    "CatalogueIdDetector",
     "CheckedIdDetector",
     "CommandSecretDetector",
     "ContextualPasswordDetector",
@@ -83,6 +85,7 @@ def built_in_detectors(*, phone_regions: Sequence[str] = ("US", "GB")) -> tuple[
         IbanDetector(),
         NationalIdDetector(),
         CheckedIdDetector(),
+        CatalogueIdDetector(),
         PassportDetector(),
         BirthDateDetector(),
         MacAddressDetector(),
