@@ -16,6 +16,7 @@ from ._base import ScanText, literal_alternation
 __all__ = [
     "AUTH_SCHEMES",
     "BIRTH_WORDS_FILE",
+    "CONTEXT_CONCEPTS",
     "HEADER_KEYS",
     "KEY_QUALIFIERS",
     "MONTHS_FILE",
@@ -182,6 +183,8 @@ BIRTH_WORDS_FILE = "lexicons/birth_words.toml"
 MONTHS_FILE = "lexicons/months.toml"
 # The concepts of secret_words.toml and what a value announced by each is.
 PASSWORD_CONCEPTS = ("password", "passphrase", "pin")
+# Words that only say a password is near ("log in as admin / X", "creds:"): context, never a value's key.
+CONTEXT_CONCEPTS = ("sign_in",)
 SECRET_CONCEPTS = ("secret", "token", "api_key")
 _BOUNDARY_ORDER = {"word": 0, "suffix": 1, "none": 2}  # where languages disagree on a word, the strictest
 
@@ -228,7 +231,7 @@ def secret_words() -> dict[str, LexiconWord]:
         connectors = tuple(
             sorted({word.lower() for word in language.get("connectors", ())}, key=len, reverse=True)
         )
-        for concept in (*PASSWORD_CONCEPTS, *SECRET_CONCEPTS):
+        for concept in (*PASSWORD_CONCEPTS, *SECRET_CONCEPTS, *CONTEXT_CONCEPTS):
             for word in language.get(concept, ()):
                 entry = LexiconWord(concept, language["boundary"], connectors, frozenset(), (code,))
                 _merge(words, word.lower(), entry)
@@ -257,16 +260,41 @@ def month_names() -> dict[str, int]:
     return names
 
 
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
 @cache
-def _lexicon_pattern(ascii_only: bool) -> re.Pattern[str]:
-    words = {**secret_words(), **birth_words()}
-    return re.compile(literal_alternation(word for word in words if word.isascii() or not ascii_only))
+def _lexicon_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], int]:
+    """The lexicon words as three tries: the ASCII words (all an ASCII text can hold), the words that start
+    with an ASCII letter (`contraseña`, `né le`), the others (`пароль`, `密码`); and the longest word's length."""
+    words = [*secret_words(), *birth_words()]
+    ascii_words = [word for word in words if word.isascii()]
+    latin_initial = [word for word in words if word[0].isascii()]
+    others = [word for word in words if not word[0].isascii()]
+    return (
+        re.compile(literal_alternation(ascii_words)),
+        re.compile(literal_alternation(latin_initial)),
+        re.compile(literal_alternation(others)),
+        max(map(len, words)),
+    )
 
 
 def _hits(lower: str) -> tuple[tuple[int, int, str], ...]:
-    return tuple(
-        (hit.start(), hit.end(), hit.group()) for hit in _lexicon_pattern(lower.isascii()).finditer(lower)
-    )
+    ascii_words, latin_initial, others, longest = _lexicon_patterns()
+    if lower.isascii():
+        return tuple((hit.start(), hit.end(), hit.group()) for hit in ascii_words.finditer(lower))
+    hits = [(hit.start(), hit.end(), hit.group()) for hit in latin_initial.finditer(lower)]
+    # A trie of words in other scripts has no cheap first-character test in `re`: it is tried only where
+    # a run of non-ASCII characters starts a word, which is fast to find and rare in mostly-ASCII text.
+    position = 0
+    for run in _NON_ASCII_RUN.finditer(lower):
+        window_end = min(len(lower), run.end() + longest)
+        for hit in others.finditer(lower, max(run.start(), position), window_end):
+            if hit.start() >= run.end():
+                break  # starts in a later run, which will find it
+            hits.append((hit.start(), hit.end(), hit.group()))
+            position = hit.end()
+    return tuple(sorted(hits))
 
 
 def lexicon_hits(scan: ScanText) -> tuple[tuple[int, int, str], ...]:

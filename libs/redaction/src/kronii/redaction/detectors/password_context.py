@@ -26,15 +26,21 @@ from collections.abc import Iterator
 
 from .._types import FindingType
 from ._base import Candidate, ScanText, reads_as_words
-from ._keywords import PASSWORD_CONCEPTS, STATUS_WORDS, LexiconWord, lexicon_hits, secret_words
+from ._keywords import (
+    CONTEXT_CONCEPTS,
+    PASSWORD_CONCEPTS,
+    STATUS_WORDS,
+    LexiconWord,
+    lexicon_hits,
+    secret_words,
+)
 from ._values import is_placeholder_value
 
 __all__ = ["ContextualPasswordDetector"]
 
-# Checked for whole words in Python ("_" counts as a separator: `db_password` yes, `ASPasswordCredential` no);
-# a pattern without look-behind is scanned much faster.
-_CONTEXT = re.compile(r"p(?:ass(?:words?|wd|phrase|code)|wd?)|cred(?:s|entials)|log ?in(?:to)?|sign in")
-_CONTEXT_ANCHORS = ("pass", "pw", "cred", "login", "log in", "sign in")  # what `_CONTEXT` can match
+# Lexicon words that name a password nearby, in any language; whole words ("_" counts as a separator:
+# `db_password` yes, `ASPasswordCredential` no).
+_CONTEXT_CONCEPTS = frozenset(("password", "passphrase", *CONTEXT_CONCEPTS))
 _MAX_LINE = 400  # chat lines, table rows and config lines are short; long ones are data or minified code
 _MAX_PASSWORD = 48
 _TOKEN = re.compile(r"[^\s:/\\,;|'\"`()<>\[\]{}=]{8,48}")
@@ -70,25 +76,28 @@ class ContextualPasswordDetector:
         for candidate in _announced(scan):
             found.add((candidate.start, candidate.end))
             yield candidate
-        if scan.lower_contains_any(_CONTEXT_ANCHORS):
-            for candidate in self._strong(scan):
-                if (candidate.start, candidate.end) not in found:
-                    yield candidate
+        for candidate in self._strong(scan):
+            if (candidate.start, candidate.end) not in found:
+                yield candidate
 
     def _strong(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
         scanned_until = 0
         lower = scan.lower
-        for hit in _CONTEXT.finditer(lower):
-            if _glued(lower, hit.start() - 1) or _glued(lower, hit.end()):
+        words = secret_words()
+        for hit_start, hit_end, word in lexicon_hits(scan):
+            entry = words.get(word)
+            if entry is None or entry.concept not in _CONTEXT_CONCEPTS:
                 continue
-            line_start = text.rfind("\n", 0, hit.start()) + 1
+            if _glued(lower, hit_start - 1, word[0]) or _glued(lower, hit_end, word[-1]):
+                continue
+            line_start = text.rfind("\n", 0, hit_start) + 1
             # The line that names the password, and the next one (a chat answer, a table row).
-            first_end = text.find("\n", hit.end())
+            first_end = text.find("\n", hit_end)
             second_end = -1 if first_end < 0 else text.find("\n", first_end + 1)
             region_end = len(text) if second_end < 0 else second_end
             # On the naming line a password follows its name ("password: X", "log in as admin / X").
-            start = max(hit.end(), scanned_until)
+            start = max(hit_end, scanned_until)
             if start >= region_end or region_end - line_start > 2 * _MAX_LINE:
                 continue
             scanned_until = region_end
@@ -105,7 +114,11 @@ def _announced(scan: ScanText) -> Iterator[Candidate]:
     words = secret_words()
     for hit_start, hit_end, word in lexicon_hits(scan):
         entry = words.get(word)
-        if entry is None or not _stands_alone(lower, hit_start, hit_end, entry):
+        if (
+            entry is None
+            or entry.concept in CONTEXT_CONCEPTS
+            or not _stands_alone(lower, hit_start, hit_end, entry)
+        ):
             continue
         value = _value_after(text, lower, hit_end, entry)
         if value is None:
@@ -242,8 +255,9 @@ def _looks_random(value: str) -> bool:
     return _has_digit(value) or any(not char.isalnum() for char in value) or _case_changes(value)
 
 
-def _glued(lower: str, index: int) -> bool:
-    return 0 <= index < len(lower) and "a" <= lower[index] <= "z"
+def _glued(lower: str, index: int, edge: str) -> bool:
+    """Whether an ASCII word's edge letter continues into a letter: `passwords` is one, `db_password` not."""
+    return edge.isascii() and 0 <= index < len(lower) and "a" <= lower[index] <= "z"
 
 
 def _inside_blob(text: str, start: int, end: int) -> bool:
