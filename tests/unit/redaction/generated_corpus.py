@@ -7,7 +7,8 @@ Groups of samples (each a short document with labelled value spans):
 - `phone`: every phonenumbers region, international and national format, in a sentence of the region's
   language where the corpus has it (English otherwise);
 - `prose`: 22 languages in their scripts (tests/data/redaction/generated/prose.toml): a password, a phone
-  number, a birth date with the month's name, an identity number, a postal address and a person's name;
+  number, a birth date with the month's name, an identity number, a postal address and a person's name (each
+  after a label, and again in running text with no label);
 - `structured`: JSON, YAML, TOML, INI, .env, URL query strings, .netrc, .pgpass, docker config.json auths,
   `kubectl get secret -o yaml` (base64 data), `docker inspect` Env; `cli`: passwords given to common tools;
 - `misc` (generated_misc.py): VINs (valid and with a wrong check digit), GPS coordinates, MAC addresses in
@@ -127,6 +128,8 @@ def _prose_samples() -> Iterable[Sample]:
             ("born", _date(spec, rng), "DATE_OF_BIRTH"),
             ("address", rng.choice(list(spec["addresses"])), "POSTAL_ADDRESS"),  # type: ignore[call-overload]
             ("name", rng.choice(list(spec["names"])), "PERSON_NAME"),  # type: ignore[call-overload]
+            ("address_in_text", rng.choice(list(spec["addresses"])), "POSTAL_ADDRESS"),  # type: ignore[call-overload]
+            ("name_in_text", rng.choice(list(spec["names"])), "PERSON_NAME"),  # type: ignore[call-overload]
         ]
         module = spec.get("id_module")
         if isinstance(module, str) and module in ids:

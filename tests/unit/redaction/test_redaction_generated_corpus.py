@@ -31,18 +31,19 @@ from tests.unit.redaction.generated_corpus import (
 from tests.unit.redaction.generated_samples import Sample
 
 # Share of each family's values found, and of harmless and invalid samples left alone, by the engine as committed
-# when the floors were last raised (issue 32: before the catalogue detector landed). They only go up.
+# when the floors were last raised (issue 32: with the lexicons and person names, before the catalogue
+# detector). They only go up.
 RECALL_FLOORS = {
     "BANK_ACCOUNT": 0.50,
-    "DATE_OF_BIRTH": 0.16,
+    "DATE_OF_BIRTH": 0.45,
     "DEVICE_ID": 0.0,
     "EMAIL": 0.0,
     "GPS_COORDINATES": 0.0,
     "LICENCE_PLATE": 0.0,
     "MAC_ADDRESS": 0.37,
     "NATIONAL_ID": 0.19,
-    "PASSWORD": 0.60,
-    "PERSON_NAME": 0.0,
+    "PASSWORD": 0.81,
+    "PERSON_NAME": 0.54,
     "PHONE": 0.96,
     "POSTAL_ADDRESS": 0.0,
     "SECRET": 1.0,
