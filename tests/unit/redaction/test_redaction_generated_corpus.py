@@ -31,27 +31,28 @@ from tests.unit.redaction.generated_corpus import (
 from tests.unit.redaction.generated_samples import Sample
 
 # Share of each family's values found, and of harmless and invalid samples left alone, by the engine as committed
-# when the floors were last raised (issue 32: with the lexicons and person names, before the catalogue
-# detector). They only go up.
+# when the floors were last raised (issue 32: lexicons, person names and the stdnum catalogue in). They only go up.
 RECALL_FLOORS = {
-    "BANK_ACCOUNT": 0.50,
+    "BANK_ACCOUNT": 0.95,
     "DATE_OF_BIRTH": 0.45,
-    "DEVICE_ID": 0.0,
+    "DEVICE_ID": 0.75,
     "EMAIL": 0.0,
     "GPS_COORDINATES": 0.0,
     "LICENCE_PLATE": 0.0,
     "MAC_ADDRESS": 0.37,
-    "NATIONAL_ID": 0.19,
-    "PASSWORD": 0.81,
+    "NATIONAL_ID": 0.95,
+    "PASSWORD": 0.91,
     "PERSON_NAME": 0.54,
     "PHONE": 0.96,
     "POSTAL_ADDRESS": 0.0,
     "SECRET": 1.0,
-    "TAX_ID": 0.05,
+    "TAX_ID": 0.92,
     "VEHICLE_ID": 0.0,
 }
 HARMLESS_UNTOUCHED_FLOOR = 0.60
-INVALID_LEFT_ALONE_FLOOR = 0.90  # 0.97 before the catalogue detector (in progress) claimed some
+# 0.97 before the catalogue detector, which also masks some look-alikes that only formats without a check
+# character accept (de.stnr, li.peid, dk.cpr, pk.cnic).
+INVALID_LEFT_ALONE_FLOOR = 0.92
 CLI_SAMPLES = 40
 STRUCTURED_FORMATS = (
     "json", "yaml", "toml", "ini", "env", "query", "netrc", "pgpass", "docker config.json", "kubectl secret yaml",
