@@ -88,7 +88,7 @@ def test_generated_values_pass_their_own_check_and_look_alikes_fail_every_checke
             assert not any(other.is_valid(value.compact) for other in checked), value.module
     randomised = {value.module for value in values if value.valid and value.randomised}
     assert len(randomised) >= 0.9 * len({value.module for value in values})
-    assert generated_ids.modules_without_examples() == ["mu.nid"]  # its docstring has no valid example
+    assert set(generated_ids.modules_without_examples()) <= {"mu.nid"}  # its docstring has no valid example
 
 
 def test_the_corpus_is_the_same_on_every_run() -> None:
