@@ -30,88 +30,7 @@ from ._base import Candidate, ScanText, line_local_findings, literal_alternation
 __all__ = ["PersonNameDetector"]
 
 _CONFIDENCE = 0.8
-# Labels too common to let one capitalised word count as a name ("Name: Backend", "To: Ops").
-_GENERIC_LABELS = frozenset(
-    [
-        "name",
-        "nom",
-        "nombre",
-        "nome",
-        "naam",
-        "namn",
-        "navn",
-        "nimi",
-        "név",
-        "nume",
-        "jméno",
-        "meno",
-        "имя",
-        "όνομα",
-        "isim",
-        "ad",
-        "nama",
-        "tên",
-        "jina",
-        "pangalan",
-        "from",
-        "to",
-        "cc",
-        "de",
-        "von",
-        "an",
-        "van",
-        "aan",
-        "da",
-        "od",
-        "do",
-        "fra",
-        "til",
-        "från",
-        "till",
-        "от",
-        "кому",
-        "para",
-        "contact",
-        "customer",
-        "client",
-        "kunde",
-        "klant",
-        "klient",
-        "author",
-        "committer",
-        "sender",
-        "recipient",
-        "guest",
-    ]
-)
 _CASED_WORD = r"(?:[^\W\d_][^\W\d_]*(?:['’\-][^\W\d_]+)*\.?)"
-_PARTICLES = frozenset(
-    [
-        "van",
-        "von",
-        "de",
-        "da",
-        "der",
-        "den",
-        "du",
-        "dos",
-        "das",
-        "di",
-        "le",
-        "la",
-        "del",
-        "della",
-        "bin",
-        "ibn",
-        "al",
-        "el",
-        "zu",
-        "ter",
-        "ten",
-        "y",
-        "e",
-    ]
-)
 _CJK = "\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _HAN_RUN = re.compile(r"[\u3005\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{1,4}")
 _KATAKANA_RUN = re.compile(r"[\u30a1-\u30fa\u30fc]{2,8}(?:[・\u30fb ][\u30a1-\u30fa\u30fc]{2,8})?")
@@ -148,15 +67,59 @@ def _key_forms(labels: set[str]) -> set[str]:
     return forms
 
 
+# What may stand before a cue (after it comes a space or the name): a line start, a space, a quote, a bracket,
+# a separator. A pattern that opens with this class lets `re` skip to the next such character in C.
+_BEFORE_CUE = "\\s\"'(>,;{&?*\\-"
+_NAME_SCRIPTS = "\u0e00-\u0e7f\uac00-\ud7a3" + _CJK
+_SEPARATOR = re.compile("[:=\uff1a]")
+_AFTER_SEPARATOR = re.compile("[ \\t]*[\"']?[ \\t]*")
+
+
+@dataclass(frozen=True)
+class _Cues:
+    """One family of cues as two scans: after a boundary for cues that open with an ASCII character, and anywhere
+    for the others (their first characters are rare in mostly-ASCII text, so `re` skips to them in C)."""
+
+    ascii_initial: re.Pattern[str]
+    at_start: re.Pattern[str]
+    other: re.Pattern[str] | None
+
+    @classmethod
+    def of(cls, cues: set[str], tail: str) -> _Cues:
+        ascii_initial = literal_alternation(cue for cue in cues if cue[0].isascii())
+        others = [cue for cue in cues if not cue[0].isascii()]
+        return cls(
+            re.compile(f"[{_BEFORE_CUE}](?:{ascii_initial}){tail}"),
+            re.compile(f"(?:{ascii_initial}){tail}"),
+            re.compile(f"(?:{literal_alternation(others)}){tail}") if others else None,
+        )
+
+    def found(self, text: str) -> Iterator[tuple[int, int]]:
+        """(start of the cue, where the name after it would start), in no particular order."""
+        first = self.at_start.match(text)
+        if first is not None:
+            yield 0, first.end()
+        yield from ((match.start() + 1, match.end()) for match in self.ascii_initial.finditer(text))
+        if self.other is not None and not text.isascii():
+            for match in self.other.finditer(text):
+                start = match.start()
+                if start == 0 or not text[start - 1].isalnum() or text[start] >= "\u3000":
+                    yield start, match.end()
+
+
 @dataclass(frozen=True)
 class _Lexicon:
-    prose: re.Pattern[str]
-    labels: re.Pattern[str]
-    titles: re.Pattern[str]
+    cues: _Cues  # the prose phrases and the titles, in lower case: one scan of the lowered text for both
+    prose: frozenset[str]
+    titles: frozenset[str]  # as written: "Mr" is a title, "mr" is not
+    labels: re.Pattern[str]  # every label and key form, reversed: matched leftwards from a ":" or "="
+    generic_labels: frozenset[str]
     suffixes: re.Pattern[str]
     closings: frozenset[str]
+    closing_lines: re.Pattern[str]  # a line of a closing formula alone, up to the start of the next line
     stop: frozenset[str]
     not_names: frozenset[str]
+    particles: frozenset[str]
     zh_surnames: frozenset[str]
     ko_surnames: frozenset[str]
 
@@ -166,24 +129,31 @@ def _lexicon() -> _Lexicon:
     raw = tomllib.loads(
         resources.files("kronii.redaction").joinpath("data", "person_names.toml").read_text("utf-8")
     )
-    languages = [table for key, table in raw.items() if key not in {"surnames", "not_names"}]
-    prose = {phrase for table in languages for phrase in table.get("prose", ())}
-    labels = {label for table in languages for label in table.get("labels", ())}
-    titles = {title for table in languages for title in table.get("titles", ())}
-    suffixes = {suffix for table in languages for suffix in table.get("suffixes", ())}
+    languages = [table for table in raw.values() if "labels" in table]
+    words = raw["words"]
+
+    def every(field: str) -> set[str]:
+        return {cue for table in languages for cue in table.get(field, ())}
+
+    labels = _key_forms(every("labels"))
     return _Lexicon(
-        prose=re.compile(
-            f"(?<![^\\W_])(?:{literal_alternation(prose)})(?:[ \\t]*[:,]?[ \\t]+|(?=[{_CJK}\u0e00-\u0e7f\uac00-\ud7a3]))"
+        cues=_Cues.of(
+            every("prose") | {title.lower() for title in every("titles")},
+            f"(?:[ \\t]*[:,]?[ \\t]+|(?=[{_NAME_SCRIPTS}]))",
         ),
-        # A label or key starts a line or follows a space, a quote, a brace or a separator; then ":" or "=".
-        labels=re.compile(
-            f"(?<![^\\s{{,;&?(>*\\-\"'])[\"']?(?:{literal_alternation(_key_forms(labels))})[\"']?[ \\t]*[:=：][ \\t]*[\"']?[ \\t]*"
+        prose=frozenset(every("prose")),
+        titles=frozenset(every("titles")),
+        labels=re.compile(f"[ \\t]*[\"']?(?:{literal_alternation(label[::-1] for label in labels)})[\"']?"),
+        generic_labels=frozenset(words["generic_labels"]),
+        suffixes=re.compile(literal_alternation(every("suffixes"))),
+        closings=frozenset(every("closings")),
+        # "\n" first, a literal: `re` then jumps from line to line in C.
+        closing_lines=re.compile(
+            f"\\n[ \\t]*(?:{literal_alternation(every('closings'))})[ \\t]*[,.!\u3001\uff0c\u3002]?[ \\t]*\\r?\\n"
         ),
-        titles=re.compile(f"(?<![^\\W_])(?:{literal_alternation(titles)})(?:[ \\t]+|(?=[\u0e00-\u0e7f]))"),
-        suffixes=re.compile(literal_alternation(suffixes)),
-        closings=frozenset(closing for table in languages for closing in table.get("closings", ())),
-        stop=frozenset(word for table in languages for word in table.get("stop", ())),
-        not_names=frozenset(raw["not_names"]["words"]),
+        stop=frozenset(every("stop")),
+        not_names=frozenset(words["not_names"]),
+        particles=frozenset(words["particles"]),
         zh_surnames=frozenset(raw["surnames"]["zh"]),
         ko_surnames=frozenset(raw["surnames"]["ko"]),
     )
@@ -195,7 +165,7 @@ class PersonNameDetector:
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         lexicon = _lexicon()
         yield from line_local_findings(scan, lambda view: _in_order(_line_local(view, lexicon, self.name)))
-        yield from _signatures(scan.text, lexicon, self.name)
+        yield from _signatures(scan, lexicon, self.name)
 
 
 def _in_order(found: Iterator[Candidate]) -> list[Candidate]:
@@ -204,21 +174,58 @@ def _in_order(found: Iterator[Candidate]) -> list[Candidate]:
 
 
 def _line_local(scan: ScanText, lexicon: _Lexicon, detector: str) -> Iterator[Candidate]:
-    text, lower = scan.text, scan.lower
-    for match in lexicon.labels.finditer(lower):
-        label = lower[match.start() : match.end()].strip(" \t>*-\"'{,:=：")
-        span = _name_at(
-            text, match.end(), lexicon, whole_value=True, min_words=2 if label in _GENERIC_LABELS else 1
-        )
+    text = scan.text
+    # (where a name would start, whether it must fill its field, how many words it needs at least)
+    lower = scan.lower
+    starts = [
+        (start, False, 1)
+        for cue, start in lexicon.cues.found(lower)
+        if _is_cue(text, lower, cue, start, lexicon)
+    ]
+    starts += _label_values(scan, lexicon)
+    for start, whole_value, min_words in starts:
+        span = _name_at(text, start, lexicon, whole_value=whole_value, min_words=min_words)
         if span is not None:
             yield Candidate(FindingType.PERSON_NAME, span[0], span[1], _CONFIDENCE, detector)
-    for pattern, source in ((lexicon.prose, lower), (lexicon.titles, text)):
-        for match in pattern.finditer(source):
-            span = _name_at(text, match.end(), lexicon, whole_value=False, min_words=1)
-            if span is not None:
-                yield Candidate(FindingType.PERSON_NAME, span[0], span[1], _CONFIDENCE, detector)
     yield from _before_suffixes(text, lexicon, detector)
     yield from _before_mail(text, lexicon, detector)
+
+
+def _is_cue(text: str, lower: str, start: int, end: int, lexicon: _Lexicon) -> bool:
+    """A prose phrase in any case, or a title as it is written (`Mr`, `Frau`; not `mr`, `frau`)."""
+    cue = lower[start:end].rstrip(" \t:,")
+    return cue in lexicon.prose or text[start : start + len(cue)] in lexicon.titles
+
+
+def _label_values(scan: ScanText, lexicon: _Lexicon) -> list[tuple[int, bool, int]]:
+    """Where the value of each `Label: value`, `key=value` or `"key": "value"` with a person's label starts.
+
+    Found from the separators leftwards: a ":" or "=" is cheap to find, and the reversed labels are tried only
+    there, instead of trying every label at every position of the text.
+    """
+    lower, backwards = scan.lower, scan.memo(_reversed, scan.lower)
+    length, values = len(lower), []
+    for separator in _SEPARATOR.finditer(lower):
+        label = lexicon.labels.match(backwards, length - separator.start())
+        if label is None:
+            continue
+        label_start = length - label.end()
+        if label_start > 0 and not _is_before_cue(lower[label_start - 1]):
+            continue
+        name = lower[label_start : separator.start()].strip(" \t\"'")
+        value = _AFTER_SEPARATOR.match(lower, separator.end())
+        values.append(
+            (value.end() if value else separator.end(), True, 2 if name in lexicon.generic_labels else 1)
+        )
+    return values
+
+
+def _reversed(text: str) -> str:
+    return text[::-1]
+
+
+def _is_before_cue(char: str) -> bool:
+    return char.isspace() or char in "\"'(>,;{&?*-"
 
 
 def _name_at(
@@ -271,7 +278,7 @@ def _word_kind(value: str, lexicon: _Lexicon, *, first: bool) -> str | None:
     """What a word is in a name: `name`, `initial` (the Q. of John Q. Public), `particle` (van, de), or None."""
     bare = value.rstrip(".")
     lowered = bare.lower()
-    if lowered in _PARTICLES and not first:
+    if lowered in lexicon.particles and not first:
         return "particle"
     if not bare[0].isupper() or lowered in lexicon.not_names:
         return None
@@ -431,23 +438,18 @@ def _trailing_name(text: str, start: int, end: int, lexicon: _Lexicon) -> tuple[
     return None
 
 
-def _signatures(text: str, lexicon: _Lexicon, detector: str) -> Iterator[Candidate]:
+def _signatures(scan: ScanText, lexicon: _Lexicon, detector: str) -> Iterator[Candidate]:
     """The line after a letter's closing formula, when it holds a name and nothing else."""
-    lines = text.split("\n")
-    if len(lines) < 2:
-        return
-    offset = 0
-    for number, line in enumerate(lines[:-1]):
-        next_start = offset + len(line) + 1
-        offset = next_start
-        closing = line.strip().rstrip(",.!、，。").strip().lower()
-        if closing not in lexicon.closings:
-            continue
-        name_line = lines[number + 1]
-        indent = len(name_line) - len(name_line.lstrip())
-        value = name_line.strip()
+    text, lower = scan.text, scan.lower
+    found = lexicon.closing_lines.finditer(lower)
+    first = lexicon.closing_lines.match("\n" + lower[:200])
+    for match_end in ([first.end() - 1] if first else []) + [match.end() for match in found]:
+        line_end = text.find("\n", match_end)
+        value = text[match_end : len(text) if line_end < 0 else line_end]
+        indent = len(value) - len(value.lstrip())
+        value = value.strip()
         if not value or value.rstrip(",.!").lower() in lexicon.closings:
             continue
-        span = _name_at(text, next_start + indent, lexicon, whole_value=True, min_words=1)
-        if span is not None and span[1] == next_start + indent + len(value):
+        span = _name_at(text, match_end + indent, lexicon, whole_value=True, min_words=1)
+        if span is not None and span[1] == match_end + indent + len(value):
             yield Candidate(FindingType.PERSON_NAME, span[0], span[1], _CONFIDENCE, detector)
