@@ -68,7 +68,7 @@ PATHS = (
 ERRORS = (
     "{prog}: command not found",
     "fatal: not a git repository (or any of the parent directories): .git",
-    "error: failed to push some refs to 'git@example.com:acme/{prog}.git'",
+    "error: failed to push some refs to 'git@exemple.com:acme/{prog}.git'",
     "Permission denied (publickey).",
     "npm ERR! code ENOENT npm ERR! syscall open npm ERR! path {path}",
     "ModuleNotFoundError: No module named '{prog}'",

@@ -497,12 +497,12 @@ def _titles(documents: list[Document]) -> list[tuple[str, str]]:
     raw = [
         (
             "code",
-            "main.py - kronii - Visual Studio Code — alice@example.com — src/kronii/redaction/_engine.py "
+            "main.py - kronii - Visual Studio Code — alice@exemple.com — src/kronii/redaction/_engine.py "
             "— Ln 142, Col 17 — Spaces: 4 — UTF-8 — LF — Python 3.11.7 64-bit ('.venv': venv)",
         ),
         (
             "google-chrome",
-            "Inbox (3) - alice.smith@example.com - Gmail - Google Chrome — Re: deploy window for orders-api "
+            "Inbox (3) - alice.smith@exemple.com - Gmail - Google Chrome — Re: deploy window for orders-api "
             "on Thursday — 2 new messages",
         ),
         (
@@ -521,7 +521,7 @@ def _titles(documents: list[Document]) -> list[tuple[str, str]]:
         ),
         (
             "libreoffice-writer",
-            "Q3 roadmap.docx - LibreOffice Writer — last edited by carol@example.org — Page 3 of 17 — "
+            "Q3 roadmap.docx - LibreOffice Writer — last edited by carol@exemple.org — Page 3 of 17 — "
             "Word count 4,812 — English (USA)",
         ),
         (

@@ -211,10 +211,10 @@ def test_built_wheel_installs_into_a_fresh_venv_and_runs_kronii(tmp_path: Path) 
     assert set(COMMANDS) <= listed, f"missing from `kronii --help`: {sorted(set(COMMANDS) - listed)}"
 
     secret = "AKIA" + "IOSFODNN7EXAMPLE"
-    redacted = kronii("redact", stdin=f"deploy with {secret} and mail bob@example.com\n")
+    redacted = kronii("redact", stdin=f"deploy with {secret} and mail bob@exemple.com\n")
     assert redacted.returncode == 10, redacted.stderr  # 10: findings masked
     assert secret not in redacted.stdout
-    assert "bob@example.com" not in redacted.stdout
+    assert "bob@exemple.com" not in redacted.stdout
     assert redacted.stdout.startswith("deploy with ")
     assert kronii("redact", stdin="nothing to hide here\n").stdout == "nothing to hide here\n"
 

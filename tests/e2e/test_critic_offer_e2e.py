@@ -41,7 +41,7 @@ pytestmark = pytest.mark.e2e
 
 AGENT = "codex1"
 TOKEN = "ghp_" + "Zq7Rt2Lm9Xc4Vb8Nw3Ks6Hd1Jf5Gp0Ay2Ue"  # a GitHub token's shape, made up
-EMAIL = "dana.secret@example.com"
+EMAIL = "dana.secret@exemple.com"
 FAST = {
     **SETTINGS,
     "KRONII_SUPERVISOR_ORCHESTRATOR_SWEEP_SECS": "0.5",

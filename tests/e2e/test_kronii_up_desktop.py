@@ -142,7 +142,7 @@ async def test_kronii_up_senses_focus_input_idle_and_lock_on_a_real_desktop(
         assert changed.current.app_start_time > 0
 
         # A title with an e-mail address in it is redacted before it leaves the sensor.
-        set_window_title(xdisplay, second.window_id, "mail to alice@example.com - terminal")
+        set_window_title(xdisplay, second.window_id, "mail to alice@exemple.com - terminal")
         titled = await events.wait_for(
             lambda s, m: (
                 isinstance(m, pb.TitleChanged) and "terminal" in m.focus.title and "mail to" in m.focus.title
@@ -151,12 +151,12 @@ async def test_kronii_up_senses_focus_input_idle_and_lock_on_a_real_desktop(
             "TitleChanged",
         )
         assert isinstance(titled, pb.TitleChanged)
-        assert "alice@example.com" not in titled.focus.title
+        assert "alice@exemple.com" not in titled.focus.title
         # The person watching `kronii up` sees the same events in the sensor's log lines, redacted too.
         wait_until(
             lambda: any("focus app changed" in line and "KroniiTerm" in line for line in proc.lines), 5, "log"
         )
-        assert not any("alice@example.com" in line for line in proc.lines)
+        assert not any("alice@exemple.com" in line for line in proc.lines)
 
         # Without input the state falls to Passive, then Inactive. On a slow start the sensor may
         # already have fallen from its first state before the windows opened, so the two falls are

@@ -32,9 +32,9 @@ def _nothing_running(tmp_path: Path) -> dict[str, str]:
 
 
 def test_kronii_redact_masks_text_through_the_main_command() -> None:
-    result = _run("redact", stdin="write to bob@example.com with AKIAIOSFODNN7EXAMPLE\n")
+    result = _run("redact", stdin="write to bob@exemple.com with AKIAIOSFODNN7EXAMPLE\n")
     assert result.returncode == 10
-    assert "bob@example.com" not in result.stdout
+    assert "bob@exemple.com" not in result.stdout
     assert "AKIAIOSFODNN7EXAMPLE" not in result.stdout
     assert "[EMAIL_1]" in result.stdout
 
@@ -127,7 +127,7 @@ def test_status_json_gives_each_address_its_own_field_and_exit_1_when_down(tmp_p
 
 def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     text = "".join(
-        f"line {i}: the nightly build finished, the report went to u{i}@example.com\n" for i in range(20_000)
+        f"line {i}: the nightly build finished, the report went to u{i}@exemple.com\n" for i in range(20_000)
     )
     shell = subprocess.run(
         ["bash", "-c", f"set -o pipefail; '{KRONII}' redact | head -1"],

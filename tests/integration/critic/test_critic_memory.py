@@ -268,17 +268,17 @@ async def test_export_redacts_the_texts_and_leaves_out_embeddings(
     memory = TieredMemory(DailyFiles(tmp_path, tz=UTC), PgVectorStore(engine), clock=_clock(BASE_MS))
     vector = random_unit(np.random.default_rng(5), 1)[0]
     await memory.add(
-        record("mail", vector, command_line="mail ann.smith@example.org < report.txt", timestamp_ms=BASE_MS)
+        record("mail", vector, command_line="mail ann.smith@exemple.org < report.txt", timestamp_ms=BASE_MS)
     )
     await memory.add(record("older", timestamp_ms=BASE_MS - DAY_MS))
     shared = [json.loads(line) for line in memory.exports.export(BASE_MS - 1000, redact=True)]
     raw = [json.loads(line) for line in memory.exports.export(BASE_MS - 1000, redact=False)]
     assert [item["record_id"] for item in shared] == ["mail"]
     assert (
-        "ann.smith@example.org" not in shared[0]["command_line"] and "[EMAIL_1]" in shared[0]["command_line"]
+        "ann.smith@exemple.org" not in shared[0]["command_line"] and "[EMAIL_1]" in shared[0]["command_line"]
     )
     assert "embedding" not in shared[0]
-    assert raw[0]["command_line"].startswith("mail ann.smith@example.org")
+    assert raw[0]["command_line"].startswith("mail ann.smith@exemple.org")
     assert len(raw[0]["embedding"]) == 384
     await memory.close()
 

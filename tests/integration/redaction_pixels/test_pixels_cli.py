@@ -74,9 +74,9 @@ def test_a_missing_file_is_a_usage_error_with_a_sentence(tmp_path: Path) -> None
 
 def test_a_policy_file_is_loaded(tmp_path: Path) -> None:
     policy = tmp_path / "policy.toml"
-    policy.write_text('[deny]\nterms = ["Nightingale"]\n[allow]\nvalues = ["ci@example.com"]\n')
-    done = kronii_redact("--policy", str(policy), stdin="Nightingale mails ci@example.com\n")
-    assert (done.returncode, done.stdout) == (10, "[DENIED_1] mails ci@example.com\n")
+    policy.write_text('[deny]\nterms = ["Nightingale"]\n[allow]\nvalues = ["ci@exemple.com"]\n')
+    done = kronii_redact("--policy", str(policy), stdin="Nightingale mails ci@exemple.com\n")
+    assert (done.returncode, done.stdout) == (10, "[DENIED_1] mails ci@exemple.com\n")
 
 
 @pytest.mark.parametrize(

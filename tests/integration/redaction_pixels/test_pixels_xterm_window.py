@@ -48,7 +48,7 @@ def test_a_captured_terminal_is_cleaned_within_its_window(
 
 ASSIGNMENTS = (
     "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-    "contact alice@example.com about the launch",
+    "contact alice@exemple.com about the launch",
     "deploy_token: Tr0ub4dor-3-horse-staple",
 )
 

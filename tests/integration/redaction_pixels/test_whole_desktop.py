@@ -23,7 +23,7 @@ from tests.unit.redaction_pixels.pixels_support import grab, read_back, squeeze,
 # (window, lines): each secret or personal value sits between ordinary words.
 SMALL = (
     "review the staging pipeline before the release",
-    "mail jonas.weber@example.org about the invoice",
+    "mail jonas.weber@exemple.org about the invoice",
     "export AWS_ACCESS_KEY_ID=AKIAJ4XW7QZ2MB5RT6NP",
     "the cache worker restarted twice during the night",
 )
@@ -41,9 +41,9 @@ LIGHT = (
 )
 # Values and fragments that would give a value away (each as OCR would squeeze it).
 VALUES = (
-    "jonas.weber@example.org",
+    "jonas.weber@exemple.org",
     "jonas.weber",
-    "example.org",
+    "exemple.org",
     "AKIAJ4XW7QZ2MB5RT6NP",
     "AKIAJ4",
     "MB5RT6NP",
@@ -57,7 +57,7 @@ VALUES = (
     "6467",
 )
 _SECRET_WORDS = {
-    "jonas.weber@example.org",
+    "jonas.weber@exemple.org",
     "AWS_ACCESS_KEY_ID=AKIAJ4XW7QZ2MB5RT6NP",
     "lena.fischer@proton.me",
 }

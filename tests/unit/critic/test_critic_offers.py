@@ -66,7 +66,7 @@ def rig() -> OfferRig:
 
 
 COMMAND = f"curl -H 'Authorization: Bearer {TOKEN}' http://127.0.0.1:9/"
-ERROR = f"curl: (22) The requested URL returned error: 401 for alice@example.com {TOKEN}"
+ERROR = f"curl: (22) The requested URL returned error: 401 for alice@exemple.com {TOKEN}"
 
 
 async def _fail(rig: OfferRig, times: int, command: str = COMMAND, error: str = ERROR) -> list[str]:

@@ -36,7 +36,7 @@ def test_masked_text_exits_10() -> None:
 
 def test_escape_sequences_in_the_text_are_kept() -> None:
     # Redaction changes the findings and nothing else, even when stdout is not a terminal.
-    result = _redact(stdin="\x1b[31mred\x1b[0m and bob@example.com\n")
+    result = _redact(stdin="\x1b[31mred\x1b[0m and bob@exemple.com\n")
     assert result.stdout == "\x1b[31mred\x1b[0m and [EMAIL_1]\n"
 
 
@@ -48,7 +48,7 @@ def test_a_withheld_text_exits_20_with_one_sentence_and_nothing_on_stdout() -> N
 
 
 def test_json_gives_the_level_and_each_findings_fields_without_values() -> None:
-    result = _redact("--json", stdin="write to bob@example.com\n")
+    result = _redact("--json", stdin="write to bob@exemple.com\n")
     assert result.exit_code == EXIT_AMBER
     report = json.loads(result.stdout)
     assert set(report) == {"level", "reason", "masked_share", "findings"}
@@ -56,7 +56,7 @@ def test_json_gives_the_level_and_each_findings_fields_without_values() -> None:
     assert [set(finding) for finding in report["findings"]] == [
         {"type", "start", "end", "detector", "confidence", "placeholder"}
     ]
-    assert "bob@example.com" not in result.stdout
+    assert "bob@exemple.com" not in result.stdout
 
 
 @pytest.mark.parametrize(
@@ -126,14 +126,14 @@ def test_main_returns_the_exit_code_of_python_m(
     assert main(["--help"]) == EXIT_GREEN
     assert "Exit codes: 0 nothing found, 10 findings masked" in capsys.readouterr().out
     monkeypatch.setattr(sys, "argv", ["cli.py"])  # no argv: the process's own arguments
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"call bob@example.com\n")))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"call bob@exemple.com\n")))
     assert main() == EXIT_AMBER
     assert capsys.readouterr().out == "call [EMAIL_1]\n"
 
 
 DENSE_NOTE = (
-    "Call +1 415 555 0132 or maria.gonzalez@example.com, or dr.ruiz@clinic.example.org on 020 7946 0958.\n"
-    "card 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 00, GB29 NWBK 6016 1331 9268 19\n"
+    "Call +1 415 555 0132 or maria.gonzalez@exemple.com, or dr.ruiz@clinic.exemple.org on 020 7946 0958.\n"
+    "card 4111 1113 2437 0017, IBAN DE89 3704 0044 0532 0130 00, GB29 NWBK 6016 1331 9268 19\n"
     "IP 192.168.1.24, 10.20.30.40, fe80::1ff:fe23:4567:890a, mac 00:1A:2B:3C:4D:5E\n"
 )
 

@@ -13,10 +13,10 @@ DETECTOR = EmailDetector()
 @pytest.mark.parametrize(
     ("text", "address"),
     [
-        ("contact alice@example.com today", "alice@example.com"),
+        ("contact alice@exemple.com today", "alice@exemple.com"),
         ("From: Bob Smith <bob.smith+news@mail.example.co.uk>", "bob.smith+news@mail.example.co.uk"),
-        ("mailto:first_last-99@sub.example.org?subject=hi", "first_last-99@sub.example.org"),
-        ("'carol@example.net',", "carol@example.net"),
+        ("mailto:first_last-99@sub.exemple.org?subject=hi", "first_last-99@sub.exemple.org"),
+        ("'carol@exemple.net',", "carol@exemple.net"),
         ("Signed-off-by: Dev One <dev.one@example.io>", "dev.one@example.io"),
     ],
 )

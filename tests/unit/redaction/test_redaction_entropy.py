@@ -49,7 +49,7 @@ def test_hex_needs_a_secret_word_on_its_line() -> None:
     "text",
     [
         "id 123e4567-e89b-12d3-a456-426614174000",
-        "commit 9fceb02d0ae598e95dc970b74767f19372d61af8\nAuthor: A <a@example.com>",
+        "commit 9fceb02d0ae598e95dc970b74767f19372d61af8\nAuthor: A <a@exemple.com>",
         "9fceb02 (HEAD -> main) Fix build\nb3f1a9c3e4d5f6a7b8c9d0e1f2a3b4c5d6e7f8a9 merge",
         '"integrity": "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg=="',
         "github.com/pkg/errors v0.9.1 h1:FEBLx1zS214owpjy7qsBeixbURkuhQAwrK5UwLGTwt4=",

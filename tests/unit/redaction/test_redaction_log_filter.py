@@ -26,13 +26,13 @@ def logger_and_stream() -> Iterator[tuple[logging.Logger, io.StringIO]]:
 
 def test_args_are_formatted_then_redacted(logger_and_stream: tuple[logging.Logger, io.StringIO]) -> None:
     logger, stream = logger_and_stream
-    logger.info("user %s logged in from %s with token=%s", "alice@example.com", "8.8.8.8", "a1b2c3d4e5f6g7")
+    logger.info("user %s logged in from %s with token=%s", "alice@exemple.com", "8.8.8.8", "a1b2c3d4e5f6g7")
     line = stream.getvalue()
     assert line == "INFO user [EMAIL_1] logged in from [IP_ADDRESS_1] with token=[SECRET_1]\n"
 
 
 def test_record_is_rewritten_in_place() -> None:
-    record = logging.LogRecord("x", logging.INFO, __file__, 1, "mail %s", ("bob@example.com",), None)
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "mail %s", ("bob@exemple.com",), None)
     assert RedactingLogFilter().filter(record) is True
     assert (record.msg, record.args) == ("mail [EMAIL_1]", None)
     assert record.getMessage() == "mail [EMAIL_1]"
@@ -41,11 +41,11 @@ def test_record_is_rewritten_in_place() -> None:
 def test_tracebacks_are_redacted(logger_and_stream: tuple[logging.Logger, io.StringIO]) -> None:
     logger, stream = logger_and_stream
     try:
-        raise ValueError("bad password=hunter2 for carol@example.com")
+        raise ValueError("bad password=hunter2 for carol@exemple.com")
     except ValueError:
         logger.exception("request failed")
     output = stream.getvalue()
-    assert "hunter2" not in output and "carol@example.com" not in output
+    assert "hunter2" not in output and "carol@exemple.com" not in output
     assert "[PASSWORD_1]" in output and "Traceback" in output
 
 
@@ -56,7 +56,7 @@ def test_bad_format_args_do_not_leak() -> None:
 
 
 def test_filtering_twice_is_harmless() -> None:
-    record = logging.LogRecord("x", logging.INFO, __file__, 1, "mail %s", ("bob@example.com",), None)
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "mail %s", ("bob@exemple.com",), None)
     log_filter = RedactingLogFilter()
     log_filter.filter(record)
     log_filter.filter(record)

@@ -100,7 +100,7 @@ def test_checked_ids_valid(text: str, expected: tuple[str, str]) -> None:
         "Fornecedor: Acme Ltda, CNPJ 35.201.160/4209-81",
         "Aadhaar No.: 4696 5175 0751",  # Verhoeff check fails
         "Aadhaar 1234 5678 9012",  # never starts with 1
-        "card 4111 1111 1111 1111 charged",  # grouped 4-4-4 inside a longer number
+        "card 4111 1113 2437 0017 charged",  # grouped 4-4-4 inside a longer number
         "N° de sécurité sociale : 1 96 10 84 163 186 91",  # key wrong
         "NIR 1 93 01 2B 045 123 19",  # the 2A key on a 2B department
         "Steuer-ID: 38436392058",  # check digit wrong

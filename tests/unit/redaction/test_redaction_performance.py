@@ -14,7 +14,7 @@ from kronii.redaction import RedactionContext, RedactionEngine
 
 CORPUS = Path(__file__).parents[2] / "data" / "redaction" / "corpus"
 TITLE = (
-    "Inbox (3) - alice.smith@example.com - Gmail - Google Chrome — ssh deploy@203.0.113.7 — build 4821 passed"
+    "Inbox (3) - alice.smith@exemple.com - Gmail - Google Chrome — ssh deploy@203.0.113.7 — build 4821 passed"
 )
 
 
@@ -72,7 +72,7 @@ def test_kronii_redact_starts_without_heavy_imports(tmp_path: Path) -> None:
     """The whole `kronii` command, as a process: `redact` of one line imports none of the services' stacks."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "kronii.launcher.cli.main", "redact"],
-        input=b"mail alice@example.com\n",
+        input=b"mail alice@exemple.com\n",
         capture_output=True,
         check=False,
         cwd=tmp_path,

@@ -16,7 +16,7 @@ disabled_detectors = ["ip_address"]
 red_types = ["PRIVATE_KEY", "PASSWORD", "TICKET_ID"]
 
 [allow]
-values = ["ci-bot@example.com"]
+values = ["ci-bot@exemple.com"]
 patterns = ['.*@corp\\.example']
 
 [deny]
@@ -54,8 +54,8 @@ def test_settings_are_read(policy: RedactionPolicy) -> None:
 
 def test_allow_list_values_and_patterns_are_never_masked(policy: RedactionPolicy) -> None:
     engine = RedactionEngine(policy)
-    result = engine.redact("from ci-bot@example.com and lead@corp.example to carol@example.com")
-    assert result.text == "from ci-bot@example.com and lead@corp.example to [EMAIL_1]"
+    result = engine.redact("from ci-bot@exemple.com and lead@corp.example to carol@exemple.com")
+    assert result.text == "from ci-bot@exemple.com and lead@corp.example to [EMAIL_1]"
 
 
 def test_deny_terms_are_always_masked_in_any_case(policy: RedactionPolicy) -> None:

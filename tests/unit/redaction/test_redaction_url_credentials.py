@@ -15,7 +15,7 @@ DETECTOR = UrlCredentialDetector()
     [
         ("DATABASE_URL=postgres://app:Xk9#mQ2v@db.internal:5432/app", "Xk9#mQ2v"),
         ("mongodb+srv://admin:s3cr3tP4ss@cluster0.mongodb.net/test", "s3cr3tP4ss"),
-        ("git clone https://oauth2:abc123def456@gitlab.example.com/group/repo.git", "abc123def456"),
+        ("git clone https://oauth2:abc123def456@gitlab.exemple.com/group/repo.git", "abc123def456"),
         ("redis://:hunter2hunter2@cache:6379/0", "hunter2hunter2"),
         ("amqp://guest:p@ss@rabbit:5672//", "p@ss"),
     ],
@@ -32,7 +32,7 @@ def test_password_in_url(text: str, password: str) -> None:
         "postgres://user:password@localhost/db",  # the documented shape, not a password
         "postgres://user:${DB_PASSWORD}@localhost/db",
         "http://localhost:8080/@admin",
-        "see https://user@example.com:8443/",
+        "see https://user@exemple.com:8443/",
     ],
 )
 def test_urls_without_credentials(text: str) -> None:

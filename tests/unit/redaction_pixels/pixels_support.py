@@ -110,7 +110,7 @@ SEEN_READABLE: tuple[Plant, ...] = (
 )
 _FIRST = ("maria", "john", "aiko", "lars", "fatima", "pedro", "chen", "olga")
 _LAST = ("keller", "smith", "tanaka", "berg", "haddad", "silva", "wang", "ivanova")
-_DOMAINS = ("fastmail.com", "example.org", "proton.me", "acme.io")
+_DOMAINS = ("fastmail.com", "exemple.org", "proton.me", "acme.io")
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 

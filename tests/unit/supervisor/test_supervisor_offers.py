@@ -133,7 +133,7 @@ def test_a_placeholder_stands_for_one_directory_name_only() -> None:
     agents = [runtime("other", "/srv/alice/shop"), runtime("deep", "/home/alice/x/shop")]
     assert choose_agent(OFFER, agents) is None
     inside_a_name = replace(OFFER, cwd="/home/alice/[EMAIL_1]-notes")
-    assert choose_agent(inside_a_name, [runtime("notes", "/home/alice/bob@example.com-notes")]) is not None
+    assert choose_agent(inside_a_name, [runtime("notes", "/home/alice/bob@exemple.com-notes")]) is not None
     assert choose_agent(inside_a_name, [runtime("notes", "/home/alice/notes"), runtime("b", "/b")]) is None
 
 

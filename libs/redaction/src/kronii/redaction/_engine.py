@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ._context import RedactionContext
+from ._harmless import drop_harmless
 from ._lines import LinesRedaction, join_lines, map_to_lines
 from ._model import ENGINE_ERROR_TEXT, WITHHELD_TEXT, Finding, Level, RedactionResult
 from ._policy import PolicyHints, RedactionPolicy
@@ -82,6 +83,8 @@ class RedactionEngine:
             for detector in (*self._prefilter.select(scan), *self._hint_detectors(hints)):
                 stage = detector.name
                 candidates.extend(detector.detect(scan))
+            stage = "harmless"
+            candidates = drop_harmless(scan, candidates)
             stage = "engine"
             candidates.extend(self._hint_spans(hints, len(text)))
             kept = self._kept(text, candidates)
