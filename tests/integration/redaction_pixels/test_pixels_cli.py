@@ -44,8 +44,8 @@ def test_a_file_argument_is_read_instead_of_stdin(tmp_path: Path) -> None:
     assert (done.returncode, done.stdout) == (10, "card [PAYMENT_CARD_1]\n")
 
 
-def test_a_private_key_is_withheld_with_exit_20_and_nothing_on_stdout() -> None:
-    done = kronii_redact(stdin=PRIVATE_KEY)
+def test_a_private_key_is_withheld_with_strict_exit_20_and_nothing_on_stdout() -> None:
+    done = kronii_redact("--strict", stdin=PRIVATE_KEY)
     assert (done.returncode, done.stdout) == (20, "")
     assert "PRIVATE_KEY" in done.stderr and "b3Blbn" not in done.stderr
 

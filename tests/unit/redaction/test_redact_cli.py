@@ -41,7 +41,7 @@ def test_escape_sequences_in_the_text_are_kept() -> None:
 
 
 def test_a_withheld_text_exits_20_with_one_sentence_and_nothing_on_stdout() -> None:
-    result = _redact(stdin=PRIVATE_KEY)
+    result = _redact("--strict", stdin=PRIVATE_KEY)
     assert (result.exit_code, result.stdout) == (EXIT_RED, "")
     assert result.stderr.startswith("kronii redact: withheld: ") and "Error:" not in result.stderr
     assert "b3Blbn" not in result.stderr
@@ -143,7 +143,24 @@ def test_a_note_mostly_of_personal_data_is_written_with_placeholders_not_withhel
     assert result.exit_code == EXIT_AMBER, result.stderr
     assert "[EMAIL_1]" in result.stdout and "maria.gonzalez" not in result.stdout
     assert "4111" not in result.stdout and result.stdout.count("\n") == 3
-    assert "of the text was masked" in result.stderr
+    assert result.stderr.startswith("kronii redact: masked ") and "EMAIL 2" in result.stderr
+    assert "% of the text" in result.stderr
+
+
+def test_a_private_key_is_written_as_its_placeholder_by_default_and_withheld_with_strict() -> None:
+    result = _redact(stdin=f"deploy key:\n{PRIVATE_KEY}\nend\n")
+    assert result.exit_code == EXIT_AMBER, result.stderr
+    assert "[PRIVATE_KEY_1]" in result.stdout and "b3Blbn" not in result.stdout + result.stderr
+    assert result.stderr.startswith("kronii redact: masked 1 finding (PRIVATE_KEY 1)")
+    strict = _redact("--strict", stdin=f"deploy key:\n{PRIVATE_KEY}\nend\n")
+    assert (strict.exit_code, strict.stdout) == (EXIT_RED, "")
+    assert strict.stderr == "kronii redact: withheld: must not leave: PRIVATE_KEY\n"
+
+
+def test_strict_withholds_a_dense_note_the_default_writes() -> None:
+    result = _redact("--strict", stdin=DENSE_NOTE)
+    assert (result.exit_code, result.stdout) == (EXIT_RED, "")
+    assert "masked share" in result.stderr
 
 
 def test_a_policy_that_sets_a_share_limit_still_withholds_a_dense_note(tmp_path: Path) -> None:

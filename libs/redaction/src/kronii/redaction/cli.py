@@ -4,8 +4,10 @@
     kronii redact --json < notes.txt              # the findings and the level instead (never the values)
     kronii redact --image shot.png -o clean.png   # PNG or JPEG in, PNG out, every finding filled solid
 
-Exit codes: 0 green (nothing found), 10 amber (findings masked), 20 red (nothing written: a secret that must
-not leave at all, a share limit your --policy sets, or an error), 2 usage (a missing file, a bad policy, bad arguments).
+Exit codes: 0 nothing found, 10 findings masked (the text is written with placeholders, and standard error says
+how much was masked), 20 withheld (nothing written: an engine error, a red-listed --app, or, with --strict or a
+share limit your --policy sets, what the pipeline's gate would withhold: a private key, a password, a text mostly
+masked), 2 usage (a missing file, a bad policy, bad arguments).
 The main `kronii` command runs `redact_command` (a click command); `python -m kronii.redaction.cli` runs the
 same thing on its own. This library sits below kronii.launcher, so its sentences are click exceptions carrying
 their exit code rather than kronii.launcher's CommandError: both print the sentence alone and exit with it.
@@ -18,6 +20,7 @@ import json
 import os
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +43,10 @@ __all__ = ["EXIT_AMBER", "EXIT_GREEN", "EXIT_RED", "EXIT_USAGE", "main", "redact
 EXIT_GREEN, EXIT_AMBER, EXIT_RED, EXIT_USAGE = 0, 10, 20, 2
 _EXIT = {Level.GREEN: EXIT_GREEN, Level.AMBER: EXIT_AMBER, Level.RED: EXIT_RED}
 _DESCRIPTION = "Mask secrets and personal data in text (stdin or FILE) or in a screenshot (--image)."
-_EPILOG = "Exit codes: 0 nothing found, 10 findings masked, 20 withheld (nothing written), 2 usage error."
+_EPILOG = (
+    "Exit codes: 0 nothing found, 10 findings masked, 20 withheld (nothing written: an error, or with --strict"
+    " what the pipeline would withhold), 2 usage error."
+)
 
 Rectangle = tuple[int, int, int, int]
 
@@ -88,21 +94,24 @@ class _Request:
     app: str | None
     region: Rectangle | None
     masks: tuple[Rectangle, ...]
+    strict: bool = False
 
 
-# The masked-share rule guards what leaves unread (titles, model prompts): a text mostly made of findings
-# probably hides more the detectors missed. Here a person asked for placeholders and reads the result, so a
-# dense note is written masked (with a note on stderr) unless their policy file sets a share limit itself.
+# The pipeline's gate withholds what must not leave unread (titles, model prompts): a private key or a password
+# even masked, a text mostly made of findings that probably hides more the detectors missed. Here a person asked
+# for placeholders and reads the result, so the text is written masked and standard error says how much; the
+# gate applies with --strict, and the share limit also when their policy file sets one itself.
 _CLI_SHARE_LIMIT = 1.0
-_DENSE_NOTE_SHARE = 0.5
 
 
-def _engine(policy_path: str | None) -> RedactionEngine:
+def _engine(policy_path: str | None, *, strict: bool) -> RedactionEngine:
     if policy_path is None:
-        return RedactionEngine(RedactionPolicy(red_share_threshold=_CLI_SHARE_LIMIT))
+        return RedactionEngine(
+            RedactionPolicy() if strict else RedactionPolicy(red_share_threshold=_CLI_SHARE_LIMIT)
+        )
     try:
         policy = RedactionPolicy.load(policy_path)
-        if not RedactionPolicy.sets(policy_path, "red_share_threshold"):
+        if not strict and not RedactionPolicy.sets(policy_path, "red_share_threshold"):
             policy = dataclasses.replace(policy, red_share_threshold=_CLI_SHARE_LIMIT)
         return RedactionEngine(policy)
     except FileNotFoundError:
@@ -175,20 +184,36 @@ def _image_json(result: ImageRedaction, output: str | None) -> dict[str, Any]:
     }
 
 
-def _run_text(request: _Request, engine: RedactionEngine) -> int:
+def _withheld(result: RedactionResult, *, strict: bool, share_limited: bool) -> bool:
+    """Whether nothing may be written: no masked text exists (an error, a red-listed app), or the gate applies."""
+    if result.level is not Level.RED:
+        return False
+    if not result.findings or strict:
+        return True
+    return share_limited and result.reason.startswith("masked share")
+
+
+def _summary(result: RedactionResult) -> str:
+    counts = Counter(finding.type for finding in result.findings)
+    kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(counts.items()))
+    noun = "finding" if len(result.findings) == 1 else "findings"
+    return f"kronii redact: masked {len(result.findings)} {noun} ({kinds}): {result.masked_share:.0%} of the text"
+
+
+def _run_text(request: _Request, engine: RedactionEngine, *, share_limited: bool) -> int:
     text = _read_input(request.file).decode("utf-8", errors="replace")
     result = engine.redact(text, app=request.app)
     if request.as_json:
         click.echo(json.dumps(_text_json(result), indent=2))
-    elif result.level is Level.RED:
+        return _EXIT[result.level]
+    if _withheld(result, strict=request.strict, share_limited=share_limited):
         raise RedactWithheld(f"kronii redact: withheld: {result.reason}")
-    else:
-        # Not click.echo: it would strip escape sequences from the text when stdout is not a terminal.
-        sys.stdout.write(result.text)
-        sys.stdout.flush()
-        if result.masked_share > _DENSE_NOTE_SHARE and len(text) >= engine.policy.red_share_min_chars:
-            click.echo(f"kronii redact: note: {result.masked_share:.0%} of the text was masked", err=True)
-    return _EXIT[result.level]
+    # Not click.echo: it would strip escape sequences from the text when stdout is not a terminal.
+    sys.stdout.write(result.text)
+    sys.stdout.flush()
+    if result.findings:
+        click.echo(_summary(result), err=True)
+    return EXIT_AMBER if result.findings else EXIT_GREEN
 
 
 def _run_image(request: _Request, engine: RedactionEngine) -> int:
@@ -215,8 +240,11 @@ def _run_image(request: _Request, engine: RedactionEngine) -> int:
 def _run(request: _Request) -> int:
     if request.image is None and (request.output is not None or request.region is not None or request.masks):
         raise RedactStopped("kronii redact: -o, --region and --mask go with --image")
-    engine = _engine(request.policy)
-    return _run_image(request, engine) if request.image is not None else _run_text(request, engine)
+    engine = _engine(request.policy, strict=request.strict)
+    if request.image is not None:
+        return _run_image(request, engine)
+    share_limited = request.policy is not None and RedactionPolicy.sets(request.policy, "red_share_threshold")
+    return _run_text(request, engine, share_limited=share_limited)
 
 
 @click.command(
@@ -232,6 +260,11 @@ def _run(request: _Request) -> int:
 @click.option("--json", "as_json", is_flag=True, help="print the level and findings (no values) as JSON")
 @click.option("--policy", type=click.Path(), metavar="PATH", help="a TOML redaction policy")
 @click.option("--app", metavar="APP_ID", help="the app the content comes from (red-listed apps: red)")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="withhold (exit 20, nothing written) what the pipeline would: a private key, a password, a text mostly masked",
+)
 @click.option(
     "--region", callback=_rectangles, metavar="X0,Y0,X1,Y1", help="with --image: redact only this crop"
 )
