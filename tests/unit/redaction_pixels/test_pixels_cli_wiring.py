@@ -16,7 +16,11 @@ def _kronii(*args: str, stdin: str = "") -> tuple[int, str, str]:
 
 
 def test_redact_is_a_subcommand_of_kronii() -> None:
-    assert _kronii("redact", stdin="ping alice@exemple.com\n") == (EXIT_AMBER, "ping [EMAIL_1]\n", "")
+    assert _kronii("redact", stdin="ping alice@exemple.com\n") == (
+        EXIT_AMBER,
+        "ping [EMAIL_1]\n",
+        "kronii redact: masked 1 finding (EMAIL 1): 74% of the text\n",
+    )
 
 
 def test_redact_json_through_the_main_command() -> None:
