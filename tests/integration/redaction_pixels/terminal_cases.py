@@ -20,14 +20,18 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytesseract
 from kronii.redaction.pixels import Box
 from PIL import Image
 
 from tests.desktop import start_xvfb
-from tests.unit.redaction_pixels.pixels_support import grab, random_plants, random_seen_readable, xterm_showing
+from tests.unit.redaction_pixels.pixels_support import (
+    grab,
+    random_plants,
+    random_seen_readable,
+    xterm_showing,
+)
 
 __all__ = [
     "CASES",
@@ -39,6 +43,7 @@ __all__ = [
     "leaks",
     "mrz_pair",
     "ordinary_words",
+    "read_redacted",
     "read_scales",
 ]
 
@@ -127,7 +132,7 @@ def mrz_pair(rng: random.Random) -> tuple[str, str]:
 
 def _values(seed: int) -> tuple[list[str], list[str]]:
     """Value lines (each value between ordinary words) and the values themselves."""
-    aws, github, email, card, _ = random_plants(seed)
+    _, github, email, card, _ = random_plants(seed)
     iban = random_seen_readable(seed)[0]
     lines = [
         f"token {github.value} for the build",
@@ -216,23 +221,48 @@ def capture(
     return image, shown
 
 
-def read_scales(image: Image.Image, scales: Sequence[float] = (1, 2, 3)) -> str:
-    """What a plain Tesseract pass reads on the image at each scale, joined."""
+def read_scales(image: Image.Image, scales: Sequence[float] = (1, 2, 3)) -> list[str]:
+    """What a plain Tesseract pass reads on the image at each scale."""
     texts = []
     for scale in scales:
         size = (round(image.width * scale), round(image.height * scale))
         scaled = image if scale == 1 else image.resize(size, Image.Resampling.BICUBIC)
         texts.append(str(pytesseract.image_to_string(scaled)))
-    return "\n".join(texts)
+    return texts
+
+
+def background(image: Image.Image) -> tuple[int, int, int]:
+    """The most common colour of an image: a window's background."""
+    colours = image.convert("RGB").getcolors(1 << 24) or []
+    best = max(colours, key=lambda entry: entry[0])[1] if colours else (255, 255, 255)
+    assert isinstance(best, tuple)
+    red, green, blue = best
+    return int(red), int(green), int(blue)
+
+
+def read_redacted(output: Image.Image, bars: Sequence[Box], window: Box) -> list[str]:
+    """What an attacker reads on a window of a redacted screen: the window as it is (2x), and with the bars
+    painted in its background colour (1x, 2x, 3x), since a solid bar makes Tesseract's page layout drop
+    the text around it, which would hide a leak beside a bar as well as the words kept."""
+    crop = output.crop(window.as_tuple())
+    painted = crop.copy()
+    colour = background(crop)
+    for bar in bars:
+        inside = Box(bar.x0 - window.x0, bar.y0 - window.y0, bar.x1 - window.x0, bar.y1 - window.y0)
+        clipped = inside.clip(*crop.size)
+        if not clipped.empty:
+            painted.paste(colour, clipped.as_tuple())
+    return read_scales(crop, (2,)) + read_scales(painted)
 
 
 def _squeezed(text: str) -> str:
     return "".join(text.split()).casefold()
 
 
-def leaks(values: Sequence[str], text: str, piece: int = 6) -> list[str]:
-    """The `piece`-character pieces of the values (spaces squeezed out, case folded) found in the text."""
-    read = _squeezed(text)
+def leaks(values: Sequence[str], reads: Sequence[str], piece: int = 6) -> list[str]:
+    """The `piece`-character pieces of the values (spaces squeezed out, case folded) found in any read
+    (pieces of `<` fillers alone aside: an MRZ's filler is no value)."""
+    read = "\n".join(_squeezed(text) for text in reads)
     found = []
     for value in values:
         squeezed = _squeezed(value)
@@ -249,13 +279,19 @@ def ordinary_words(text: str) -> list[str]:
     return [word for word in text.split() if word.isalpha() and len(word) >= 3]
 
 
-def kept_share(before: str, after: str, allowed: Sequence[str]) -> float:
-    """Of the ordinary words among `allowed` read before (each occurrence counted), the share read after."""
-    allowed_words = set(ordinary_words(" ".join(allowed)))
-    words = Counter(word for word in ordinary_words(before) if word in allowed_words)
-    kept = Counter(ordinary_words(after))
-    return sum(min(count, kept[word]) for word, count in words.items()) / max(1, sum(words.values()))
+def readable_words(reads: Sequence[str], drawn: Sequence[str]) -> Counter[str]:
+    """The ordinary words drawn on a window that are read: for each word, the most occurrences any one
+    read found (at most as many as were drawn), so a garbled read at one scale adds nothing."""
+    shown = Counter(ordinary_words(" ".join(drawn)))
+    best: Counter[str] = Counter()
+    for text in reads:
+        found = Counter(ordinary_words(text)) & shown
+        best |= found
+    return best
 
 
-def save_capture(image: Image.Image, path: Path) -> None:
-    image.save(path)
+def kept_share(before: Sequence[str], after: Sequence[str], drawn: Sequence[str]) -> float:
+    """Of the ordinary drawn words read before redaction (each occurrence counted), the share read after."""
+    readable = readable_words(before, drawn)
+    kept = readable & readable_words(after, drawn)
+    return sum(kept.values()) / max(1, sum(readable.values()))

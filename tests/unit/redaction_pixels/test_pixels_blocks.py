@@ -56,9 +56,10 @@ def test_small_text_on_a_whole_screen_is_masked_as_when_cropped(engine: Redactio
 
 
 def test_read_as_one_page_the_small_window_leaks(engine: RedactionEngine) -> None:
-    """The check above means something: read as one page, the small window's e-mail is only partly masked."""
+    """The check above means something: read as one page, the small window's e-mail is only partly masked
+    (with the doubtful identifier-shaped words left, as they were before `token_conf`, which masks it)."""
     screen, small, _ = _desktop()
-    result = redact_image(screen, engine=engine, settings=OcrSettings(regions=False))
+    result = redact_image(screen, engine=engine, settings=OcrSettings(regions=False, token_conf=0))
     email = next(planted for planted in small.planted if planted.name == "email")
     assert coverage(email.box.shift(*SMALL_AT), result.boxes) < 0.9
 
@@ -81,7 +82,9 @@ def test_blurred_text_passes_green_without_the_block_reader(engine: RedactionEng
     """The check above means something: read as one page, the same frame was passed as clean."""
     rows = ["token value Qx7pLm2Rk9 stored in vault", *FILLER]
     blurred = render_screen("sans", 16, "light", rows=rows).image.filter(ImageFilter.GaussianBlur(2.0))
-    result = redact_image(blurred, engine=engine, settings=OcrSettings(regions=False, min_conf=0))
+    result = redact_image(
+        blurred, engine=engine, settings=OcrSettings(regions=False, min_conf=0, token_conf=0)
+    )
     assert result.level is Level.GREEN
 
 
@@ -91,7 +94,8 @@ def test_a_value_that_normalising_would_break_is_still_masked(engine: RedactionE
     dni = Plant("dni", "dni ", "12345678Z", " on file", ("12345678",))
     screen = render_screen("sans", 14, "light", plants=(dni,))
     result = redact_image(screen.image, engine=engine)
-    assert "ES_DNI" in {finding.type for finding in result.findings}, result.reason
+    # Named by the ES DNI detector or by the catalogue of national identifiers: either masks it.
+    assert {"ES_DNI", "NATIONAL_ID"} & {finding.type for finding in result.findings}, result.reason
     assert coverage(screen.planted[0].box, result.boxes) >= 0.99
 
 

@@ -18,8 +18,11 @@ __all__ = [
     "FILL",
     "boxes_for_spans",
     "fill",
+    "fit_rows",
     "fit_text",
+    "line_band",
     "masked_share",
+    "snap_in_band",
     "snap_to_ink",
     "to_original",
     "trim_to_ink",
@@ -29,6 +32,9 @@ FILL = (0, 0, 0)
 PAD_MIN_PX = 2
 PAD_SHARE = 0.15  # of the word's height
 _TALL = 1.5  # a word box this many times as tall as its ink is too tall
+_BAND_SLACK = 0.2  # of a line's height: how far past its words' usual top and bottom a box may reach
+_MOSTLY_INK = 0.6  # glyphs cover a third of their line's box at most; more is a background taken for ink
+_SURE = 80.0  # a word read with this confidence (0-100) has a box on its own line
 
 
 def to_original(box: Box, scale: float) -> Box:
@@ -59,12 +65,13 @@ def _reach(binary: Image.Image, box: Box, start: int, step: int, limit: int, max
     return edge
 
 
-def snap_to_ink(box: Box, binary: Image.Image) -> Box:
+def snap_to_ink(box: Box, binary: Image.Image, reach: int | None = None, gap: int | None = None) -> Box:
     """The box widened over ink just outside it: Tesseract's word boxes can end inside a glyph, or even
     leave the last glyph out, and a sliver of a glyph is a clue. Gaps narrower than a space (a fifth of the
     box's height: the room between two letters) are crossed; a wider gap, the space before the next word,
-    stops it, and so does the box's height."""
-    limit, max_gap = box.height, max(2, round(box.height / 5))
+    stops it, and so does the box's height (or `reach`); `gap` sets the least gap that stops it."""
+    limit = box.height if reach is None else reach
+    max_gap = max(2, round(box.height / 5)) if gap is None else gap
     x0 = _reach(binary, box, box.x0, -1, limit, max_gap)
     x1 = _reach(binary, box, box.x1 - 1, 1, limit, max_gap) + 1
     return Box(min(x0, box.x0), box.y0, max(x1, box.x1), box.y1)
@@ -109,13 +116,91 @@ def fit_text(box: Box, chars: int, char_width: float, binary: Image.Image) -> Bo
     return Box(box.x0, box.y0, box.x1 + short, box.y1)
 
 
+def line_band(boxes: Sequence[Box], confs: Sequence[float] = ()) -> tuple[int, int]:
+    """The rows a line of text occupies: the median top and bottom of its word boxes, of those read with
+    confidence if any were (`confs`). Tesseract gives garbled or doubtful words of a line (a token, a word
+    it half read) boxes that run into the lines above and below, above all in bitmap fonts whose lines
+    touch; the words it read well have the line's own."""
+    sure = [box for box, conf in zip(boxes, confs, strict=True) if conf >= _SURE] if confs else []
+    chosen = sure or list(boxes)
+    tops, bottoms = sorted(box.y0 for box in chosen), sorted(box.y1 for box in chosen)
+    middle = len(chosen) // 2
+    return tops[middle], bottoms[middle]
+
+
+def _row_has_ink(binary: Image.Image, y: int, x0: int, x1: int) -> bool:
+    return 0 <= y < binary.height and binary.crop((x0, y, x1, y + 1)).getextrema()[0] == 0
+
+
+def _free_rows(binary: Image.Image, box: Box, start: int, step: int, limit: int) -> int:
+    """How many rows from `start` on, stepping by `step`, hold no ink over the box's columns (at most
+    `limit`): how far a bar may be padded without covering the next line's glyphs."""
+    for count in range(limit):
+        if _row_has_ink(binary, start + step * count, box.x0, box.x1):
+            return count
+    return limit
+
+
+def fit_rows(box: Box, band: tuple[int, int], binary: Image.Image, pad: int) -> Box:
+    """The box's rows: within its line's band (and a little slack for ascenders and descenders), grown
+    over the glyphs' ink the box cut, then padded only into rows free of ink, so a bar over one line of
+    tightly set text (a 5x7 bitmap terminal) does not cover the lines above and below it."""
+    slack = max(1, round(_BAND_SLACK * (band[1] - band[0])))
+    low, high = max(0, band[0] - slack), min(binary.height, band[1] + slack)
+    y0, y1 = min(max(box.y0, low), high - 1), max(min(box.y1, high), low + 1)
+    y0, y1 = min(y0, y1 - 1), max(y1, y0 + 1)
+    while y0 > low and _row_has_ink(binary, y0 - 1, box.x0, box.x1):
+        y0 -= 1
+    while y1 < high and _row_has_ink(binary, y1, box.x0, box.x1):
+        y1 += 1
+    fitted = Box(box.x0, y0, box.x1, y1)
+    return Box(
+        box.x0,
+        y0 - _free_rows(binary, fitted, y0 - 1, -1, pad),
+        box.x1,
+        y1 + _free_rows(binary, fitted, y1, 1, pad),
+    )
+
+
+def _ink_share(binary: Image.Image, box: Box) -> float:
+    clipped = box.clip(*binary.size)
+    if clipped.empty:
+        return 0.0
+    return binary.crop(clipped.as_tuple()).histogram()[0] / clipped.area
+
+
+def snap_in_band(
+    box: Box, band: tuple[int, int], binary: Image.Image, reach: int | None = None, gap: int | None = None
+) -> Box:
+    """`snap_to_ink` looking only at the line's own rows: in tightly set text (a 5x7 bitmap terminal) the
+    rows a box reaches past its line hold the next line's glyphs, whose ink would carry the bar on over
+    the spaces."""
+    core = Box(box.x0, max(box.y0, band[0]), box.x1, min(box.y1, band[1]))
+    if core.empty:
+        core = box
+    if _ink_share(binary, core) > _MOSTLY_INK:
+        return box  # its background reads as ink (a light window binarised as a dark one): no glyph edges
+    snapped = snap_to_ink(core, binary, reach, gap)
+    return Box(snapped.x0, box.y0, snapped.x1, box.y1)
+
+
+def _bar(line: OcrLine, word: int, scale: float, binary: Image.Image, band: tuple[int, int]) -> Box:
+    """One word's bar: its box fitted to its glyphs' ink, then padded (rows only into blank rows)."""
+    box = trim_to_ink(to_original(line.boxes[word], scale).clip(*binary.size), binary)
+    box = fit_text(box, len(line.words[word]), line.char_width / scale, binary)
+    box = fit_rows(box, band, binary, 0)
+    box = snap_in_band(box, band, binary)  # from the glyphs' own edges: padding would eat the space
+    pad = max(PAD_MIN_PX, math.ceil(PAD_SHARE * box.height))
+    box = fit_rows(Box(box.x0 - pad, box.y0, box.x1 + pad, box.y1), band, binary, pad)
+    return box.clip(*binary.size)
+
+
 def boxes_for_spans(
     spans: Iterable[LineSpan], lines: Sequence[OcrLine], scale: float, binary: Image.Image
 ) -> dict[int, list[Box]]:
     """For each finding number, its padded bars in original coordinates, one per line it covers.
 
     `binary` is the original frame as black text on white (see `Prepared.binary`)."""
-    size = binary.size
     bars: dict[tuple[int, int], Box] = {}
     for span in spans:
         if not 0 <= span.line < len(lines):
@@ -124,11 +209,9 @@ def boxes_for_spans(
         words = line.words_within(span.start, span.end)
         if not words:
             raise ValueError("a finding covers no word box")
+        band = line_band([to_original(box, scale) for box in line.boxes], line.confs)
         for word in words:
-            box = trim_to_ink(to_original(line.boxes[word], scale).clip(*size), binary)
-            box = fit_text(box, len(line.words[word]), line.char_width / scale, binary)
-            box = snap_to_ink(box, binary)  # from the glyphs' own edges: padding would eat the space
-            box = box.pad(max(PAD_MIN_PX, math.ceil(PAD_SHARE * box.height))).clip(*size)
+            box = _bar(line, word, scale, binary, band)
             key = (span.finding, span.line)
             bars[key] = bars[key].union(box) if key in bars else box
     found: dict[int, list[Box]] = {}

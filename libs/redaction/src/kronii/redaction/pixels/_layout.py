@@ -16,12 +16,14 @@ __all__ = ["OcrLine", "assemble_lines", "masked_text"]
 
 @dataclass(frozen=True, slots=True)
 class OcrLine:
-    """One line of OCR text: its words joined by single spaces, and each word's [start, end) and box."""
+    """One line of OCR text: its words joined by single spaces, and each word's [start, end), box and
+    Tesseract's confidence."""
 
     text: str
     words: tuple[str, ...]
     spans: tuple[tuple[int, int], ...]
     boxes: tuple[Box, ...]
+    confs: tuple[float, ...] = ()
 
     def words_within(self, start: int, end: int) -> list[int]:
         """The numbers of the words that overlap characters [start, end)."""
@@ -52,7 +54,11 @@ def assemble_lines(words: Sequence[OcrWord]) -> list[OcrLine]:
         text = " ".join(word.text for word in members)
         lines.append(
             OcrLine(
-                text, tuple(word.text for word in members), tuple(spans), tuple(word.box for word in members)
+                text,
+                tuple(word.text for word in members),
+                tuple(spans),
+                tuple(word.box for word in members),
+                tuple(word.conf for word in members),
             )
         )
     return lines

@@ -199,7 +199,7 @@ def redact_image(
         stage = "fill"
         findings = [
             *_findings(result, spans, lines, binary),
-            *unreadable(words, settings.min_conf, binary),
+            *unreadable(words, settings.min_conf, binary, settings.token_conf),
             *(unread_ink(frame, words) if settings.regions else ()),
             *_regions(extra_regions, area, frame.size),
         ]

@@ -44,7 +44,9 @@ class OcrSettings:
     - `regions`: find the blocks of text first (see `_blocks`) and prepare and read each on its own, so a
       small-font or dark window on a large screen is read as well as when cropped; off: one page.
     - `min_conf`: a word Tesseract reads with less confidence (0-100) is text it could not read: it is
-      masked and the frame is amber, never green.
+      masked and the frame is amber, never green. Plain words (letters only) are left whatever their
+      confidence; `token_conf` is the higher bar for words shaped like identifiers (digits, `@`, a dot
+      inside, mixed case), which a half-read value is (see `_unreadable`).
     """
 
     psm: int = 6
@@ -66,6 +68,7 @@ class OcrSettings:
     tolerant: bool = True
     regions: bool = True
     min_conf: float = 30.0
+    token_conf: float = 80.0
 
     def __post_init__(self) -> None:
         if self.psm not in (3, 4, 6, 11, 12):

@@ -147,11 +147,12 @@ OCR_PATTERNS: tuple[CustomPattern, ...] = (
         + r"){3,7}(?![0-9A-Za-z:])",
         confidence=0.6,
     ),
-    # An IBAN whose check digits OCR read as letters (`DE55` as `DESS`, `DE10` as `DELO`): the engine
+    # An IBAN whose check digits OCR read as letters or glyphs (`DE55` as `DESS`, `DE10` as `DELO`, `DE67` in
+    # a 6x10 bitmap font as `DEG?`, a stray `)` after them): the engine
     # checks them, so it finds the groups after them as a card number at best, and the start stays readable.
     CustomPattern(
         FindingType.IBAN,
-        r"(?<![A-Za-z0-9])(?=(?:[A-Z ]{0,5}[0-9]){8})[A-Z]{2}[0-9OoDIlLSsBZ|]{1,2}(?: ?[A-Z0-9]{4}){3,7}"
+        r"(?<![A-Za-z0-9])(?=(?:[A-Z ?)\]]{0,5}[0-9]){8})[A-Z]{2}[0-9OoDIlLSsBZGb?|\])]{1,3}(?: ?[A-Z0-9]{4}){3,7}"
         r"(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])",
         confidence=0.6,
     ),
@@ -161,6 +162,15 @@ OCR_PATTERNS: tuple[CustomPattern, ...] = (
         FindingType.ES_DNI,
         r"(?i)(?<![A-Za-z])(?:DNI|NIE|NIF)(?![A-Za-z])[ :.#º°-]*"
         r"(?P<value>(?:[0-9]{8}|[XYZ][0-9]{7})(?: ?[^\s])?)(?!\S)",
+        confidence=0.7,
+    ),
+    # A line of a machine readable zone (ICAO 9303) that OCR split or whose fillers it misread (`SOF lA<<<`),
+    # so the passport detector, which wants 30, 36 or 44 exact characters with check digits, misses it:
+    # capitals, digits and `<` with a `<<` among them, 20 characters or more, and the pieces with a `<`
+    # OCR split from it.
+    CustomPattern(
+        FindingType.MRZ,
+        r"(?<![A-Za-z0-9<])(?=[A-Z0-9<]{0,40}<<)[A-Z0-9][A-Z0-9<]{19,}(?: ?[A-Za-z0-9]{0,3}<[A-Za-z0-9<]*)*",
         confidence=0.7,
     ),
     # A long word with letters and digits, in two cases or mostly capitals: a token, not a word.

@@ -5,6 +5,13 @@ too small or too blurred to read. Such a word is masked (type UNREADABLE), which
 the region filled rather than green with "nothing found". Marks that are not text are left: a single glyph
 (window buttons, icons, box-drawing) reads as one or two characters.
 
+Two kinds of word are judged apart. A plain word (letters only, lower case or capitalised: `platform`,
+`Backups`) read with low confidence is still a word, which the text engine saw; small bitmap fonts give whole
+lines of them confidences under 30 (seen: 0 of 15 ordinary words left readable on a light 5x7 xterm), so
+they are left. A word shaped like an identifier (digits, `@`, a dot or underscore inside, mixed case) is
+masked below a higher confidence (`token_conf`): a value OCR half read (an e-mail address whose `@` a 7 px
+font turns into `f` or `G`) is found by no detector, yet is plainly not an ordinary word.
+
 Ink that Tesseract returned no word for at all (blurred text reads as nothing) is masked the same way when
 it is shaped like text: a patch of ink cells at least a few cells wide and two tall that fills most of its
 rectangle, and is either a line (three times as wide as tall) or large (a paragraph). Window frames
@@ -14,12 +21,14 @@ are not.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+import re
+from collections.abc import Sequence
 
 from PIL import Image, ImageDraw
 
 from ._blocks import CELL_PX, components, ink_cells
-from ._fill import trim_to_ink
+from ._fill import fit_rows, line_band, snap_in_band, trim_to_ink
 from ._model import Box, ImageFinding
 from ._ocr import OcrWord
 
@@ -28,11 +37,15 @@ __all__ = ["UNREADABLE_DETECTOR", "UNREADABLE_TYPE", "unread_ink", "unreadable"]
 UNREADABLE_TYPE = "UNREADABLE"
 UNREADABLE_DETECTOR = "ocr_confidence"
 _MIN_CHARS = 3
-_MIN_HEIGHT_PX = 6
+_MIN_HEIGHT_PX = 4  # the x-height of 7 px text: a word of lower case letters there is 4 px tall
 _TEXT_CELLS = (4, 2)  # the least width and height, in cells, of a patch of ink shaped like text
 _TEXT_FILL = 0.5  # the least share of its rectangle's cells a patch of ink shaped like text fills
 _LINE_RATIO = 3  # a patch this many times as wide as tall is a line of text
 _PARAGRAPH_CELLS = 64  # a patch of this many cells is text whatever its shape (title buttons: 48)
+
+
+_PLAIN_WORD = re.compile(r"[A-Za-z][a-z]+[.,:;!?]?")
+_IDENTIFIER = re.compile(r"[0-9@_]|[A-Za-z0-9][.,][A-Za-z0-9]|[a-z][A-Z]")
 
 
 def _text_like(word: OcrWord) -> bool:
@@ -40,20 +53,51 @@ def _text_like(word: OcrWord) -> bool:
     return letters >= _MIN_CHARS and word.box.height >= _MIN_HEIGHT_PX
 
 
+def _doubtful(word: OcrWord, min_conf: float, token_conf: float) -> bool:
+    """Whether a word's content is unknown: a text-like word read with too little confidence for its shape
+    (a plain word never; an identifier-shaped one below `token_conf`; any other below `min_conf`)."""
+    if not _text_like(word) or _PLAIN_WORD.fullmatch(word.text):
+        return False
+    limit = max(min_conf, token_conf) if _IDENTIFIER.search(word.text) else min_conf
+    return word.conf < limit
+
+
 def unreadable(
-    words: Iterable[OcrWord], min_conf: float, binary: Image.Image | None = None
+    words: Sequence[OcrWord],
+    min_conf: float,
+    binary: Image.Image | None = None,
+    token_conf: float = 0.0,
 ) -> list[ImageFinding]:
-    """One finding per text-like word read with less than `min_conf` confidence, its box padded by a pixel
+    """One finding per text-like word whose content is unknown (see `_doubtful`), its box padded by a pixel
     (the filler covers the glyphs' antialiased edges); with `binary` (the frame as black text on white),
-    first narrowed to the rows that hold ink, as Tesseract's box can be twice the line's height."""
+    first fitted to its own line's rows, as Tesseract's box can be twice the line's height."""
+    lines: dict[tuple[int, int, int, int], list[Box]] = {}
+    confs: dict[tuple[int, int, int, int], list[float]] = {}
+    widths: dict[tuple[int, int, int, int], list[float]] = {}
+    for word in words:
+        lines.setdefault(word.line, []).append(word.box)
+        confs.setdefault(word.line, []).append(word.conf)
+        widths.setdefault(word.line, []).append(word.box.width / max(1, len(word.text)))
 
     def box(word: OcrWord) -> Box:
-        return (word.box if binary is None else trim_to_ink(word.box.clip(*binary.size), binary)).pad(1)
+        if binary is None:
+            return word.box.pad(1)
+        fitted = trim_to_ink(word.box.clip(*binary.size), binary)
+        band = line_band(lines[word.line], confs[word.line])
+        # Over the glyphs OCR left out of the word, up to the next space (and at most its own width on each
+        # side): a half-read address is one run.
+        # A character's width on the line: the median word's (one box can span several words).
+        char_width = sorted(widths[word.line])[len(widths[word.line]) // 2]
+        gap = max(2, math.ceil(0.75 * char_width))
+        reach = max(fitted.width, round(4 * char_width))  # a run of glyphs, not a line of them
+        fitted = snap_in_band(fit_rows(fitted, band, binary, 0), band, binary, reach, gap)
+        fitted = fit_rows(fitted, band, binary, 1)
+        return Box(fitted.x0 - 1, fitted.y0, fitted.x1 + 1, fitted.y1).clip(*binary.size)
 
     return [
         ImageFinding(UNREADABLE_TYPE, UNREADABLE_DETECTOR, round(1 - word.conf / 100, 2), (box(word),))
         for word in words
-        if word.conf < min_conf and _text_like(word)
+        if _doubtful(word, min_conf, token_conf)
     ]
 
 
