@@ -210,7 +210,7 @@ def test_built_wheel_installs_into_a_fresh_venv_and_runs_kronii(tmp_path: Path) 
     listed = set(re.findall(r"^ {2,6}([a-z][a-z-]*)(?:\s|$)", help_.stdout, flags=re.MULTILINE))
     assert set(COMMANDS) <= listed, f"missing from `kronii --help`: {sorted(set(COMMANDS) - listed)}"
 
-    secret = "AKIA" + "IOSFODNN7EXAMPLE"
+    secret = "AKIA" + "J4XW7QZ2MB5RT6NP"
     redacted = kronii("redact", stdin=f"deploy with {secret} and mail bob@exemple.com\n")
     assert redacted.returncode == 10, redacted.stderr  # 10: findings masked
     assert secret not in redacted.stdout

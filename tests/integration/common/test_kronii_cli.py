@@ -32,10 +32,10 @@ def _nothing_running(tmp_path: Path) -> dict[str, str]:
 
 
 def test_kronii_redact_masks_text_through_the_main_command() -> None:
-    result = _run("redact", stdin="write to bob@exemple.com with AKIAIOSFODNN7EXAMPLE\n")
+    result = _run("redact", stdin="write to bob@exemple.com with AKIAJ4XW7QZ2MB5RT6NP\n")
     assert result.returncode == 10
     assert "bob@exemple.com" not in result.stdout
-    assert "AKIAIOSFODNN7EXAMPLE" not in result.stdout
+    assert "AKIAJ4XW7QZ2MB5RT6NP" not in result.stdout
     assert "[EMAIL_1]" in result.stdout
 
 

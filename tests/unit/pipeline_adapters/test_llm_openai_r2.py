@@ -115,7 +115,7 @@ async def test_a_json_array_is_not_an_acceptable_reply() -> None:
 @pytest.mark.parametrize(
     "secret",
     [
-        "AKIAIOSFODNN7EXAMPLE",
+        "AKIAJ4XW7QZ2MB5RT6NP",
         "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
         "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
     ],

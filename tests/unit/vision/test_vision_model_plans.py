@@ -155,10 +155,10 @@ async def test_the_prompt_sent_holds_no_password_text_and_no_pixels() -> None:
 
 
 async def test_a_context_holding_a_secret_is_refused_by_the_input_guard_and_never_sent() -> None:
-    leaked = (OcrZone("deploy key AKIAIOSFODNN7EXAMPLE", 0.9, Bounds(0, 500, 600, 20)),)
+    leaked = (OcrZone("deploy key AKIAJ4XW7QZ2MB5RT6NP", 0.9, Bounds(0, 500, 600, 20)),)
     async with recorded(CLICK_SAVE) as (planner, server):
         answer = await planner.plan(INTENT, screen(ocr=leaked))
     assert server.served == []
     assert answer.actions == ()
     assert answer.note.startswith("the model gave no usable plan: refusing to send unredacted input")
-    assert "AWS_ACCESS_KEY_ID" in answer.note and "AKIAIOSFODNN7EXAMPLE" not in answer.note
+    assert "AWS_ACCESS_KEY_ID" in answer.note and "AKIAJ4XW7QZ2MB5RT6NP" not in answer.note
