@@ -40,6 +40,11 @@ QyNTUxOQAAACDjKqp5Fc65tEnRulDqKii7GmoB+QvaJFotHYdpfRiiZQAAAJgAbcdNAG3H
         "Declined: 4000 0000 0000 0002; 3D Secure: 4000 0025 0000 3155",
         "Write to alice@example.com, bob@example.org or ops@mail.example.net.",
         "git config user.email you@project.test",
+        "server: https://203.0.113.40:6443, backup 198.51.100.7, router 192.0.2.1",
+        "inet6 2001:db8:fbe9::d31/64 scope global",
+        "Call the fictional office on (415) 555-0132.",
+        "jwt eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+        "src: url(data:font/woff2;base64,d09GMgABAAAAAAZQAA4AAAAADZgAAAX5AAEAAAAAAAAAAAAAAAAAAAAAAAAAAAAAGhYbHhwgBmAAgkIRCAqJSId5ATYCJAMUCwwABCAFhGQHThtECxHFpKLkRHw7Y3Q2YXf0)",
     ],
 )
 def test_public_and_documented_values_stay(text: str) -> None:
@@ -55,6 +60,8 @@ def test_public_and_documented_values_stay(text: str) -> None:
         ("paid with 4539 1488 0343 6467 today", "4539 1488 0343 6467"),
         ("Write to alice@fastmail.com about it", "alice@fastmail.com"),
         ("write to alice@example.company.com", "alice@example.company.com"),
+        ("ssh deploy@81.2.69.40 -p 22", "81.2.69.40"),
+        ("Call me on (415) 555-2671.", "555-2671"),
     ],
 )
 def test_the_real_things_beside_them_are_still_masked(text: str, value: str) -> None:
