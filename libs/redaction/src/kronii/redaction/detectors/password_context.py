@@ -134,6 +134,15 @@ def _is_mark(char: str) -> bool:
     return char.isalnum() or unicodedata.category(char)[0] == "M"
 
 
+def _in_word(char: str) -> bool:
+    """Part of a word: also the joiners of Indic scripts (zero-width non-joiner, Cf), never a symbol."""
+    return _is_mark(char) or unicodedata.category(char) == "Cf"
+
+
+def _latin(char: str) -> bool:
+    return char < "\u0250"  # ASCII, Latin-1 and Latin Extended: one script for word boundaries
+
+
 def _stands_alone(lower: str, start: int, end: int, entry: LexiconWord) -> bool:
     """Whether the word at lower[start:end] is a word of its own: not inside an identifier (`api_token`,
     `user-password`, left to the keyword detector) nor a longer word, as the word's script allows."""
@@ -146,7 +155,9 @@ def _stands_alone(lower: str, start: int, end: int, entry: LexiconWord) -> bool:
         return True
     if after in "_-" and end + 1 < len(lower) and _is_mark(lower[end + 1]):
         return False  # `password-protected`, `token_url`
-    return not (_is_mark(after) and (last.isascii() or entry.boundary == "word"))
+    # A letter of another script after the word is a boundary too: "รหัส pinคือ 4821".
+    glued = _is_mark(after) and _latin(after) == _latin(last)
+    return not (glued and (_latin(last) or entry.boundary == "word"))
 
 
 def _value_after(text: str, lower: str, position: int, entry: LexiconWord) -> tuple[int, int, str] | None:
@@ -251,8 +262,9 @@ def _case_changes(value: str) -> bool:
 
 
 def _looks_random(value: str) -> bool:
-    """A digit, a symbol inside, or a case change inside: `hunter2`, `Sommer2024!`, `xK!mqzpt`, `CgMyQwAb`."""
-    return _has_digit(value) or any(not char.isalnum() for char in value) or _case_changes(value)
+    """A digit, a symbol inside, or a case change inside: `hunter2`, `Sommer2024!`, `xK!mqzpt`, `CgMyQwAb`.
+    Vowel signs and joiners of Indic scripts are part of words, not symbols."""
+    return _has_digit(value) or any(not _in_word(char) for char in value) or _case_changes(value)
 
 
 def _glued(lower: str, index: int, edge: str) -> bool:

@@ -1,0 +1,218 @@
+"""The lexicons and the CLI flag table as data: every entry of data/lexicons/*.toml and data/cli_password_flags.toml
+is exercised through the whole engine (prefilter included), so adding a language or a tool adds its tests.
+
+- a secret announced in prose after each password, passphrase, PIN, secret, token and API-key word of each
+  language (with an operator, and with each connector of the language) is masked, the word stays readable;
+- a date of birth after each birth word, and with each month name and abbreviation of each language, is masked;
+- harmless prose of each language (the words without a value, "reset your password", a release date) is left
+  alone (tests/data/redaction/lexicons/harmless_samples.toml);
+- each flag, positional argument and variable of the CLI table masks its value and leaves the command readable.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kronii.redaction import RedactionEngine
+from kronii.redaction.detectors._keywords import (
+    BIRTH_WORDS_FILE,
+    CONTEXT_CONCEPTS,
+    MONTHS_FILE,
+    SECRET_WORDS_FILE,
+    load_data,
+    secret_words,
+)
+from kronii.redaction.detectors.command_secrets import FLAGS_FILE
+
+ENGINE = RedactionEngine()
+SECRETS = load_data(SECRET_WORDS_FILE)
+BIRTHS = load_data(BIRTH_WORDS_FILE)
+MONTHS = load_data(MONTHS_FILE)
+FLAGS = load_data(FLAGS_FILE)
+SAMPLES = tomllib.loads(
+    (Path(__file__).parents[2] / "data/redaction/lexicons/harmless_samples.toml").read_text(encoding="utf-8")
+)
+PASSWORD = "Xq7mR2pLw9"
+API_SECRET = "a8F3kQ9zL2mX7pR4"
+PIN = "4821"
+CLI_SECRET = "Zq8vK3mW7xP2"
+LEXICON_TYPES = {"PASSWORD", "SECRET", "DATE_OF_BIRTH"}
+VALUES = {"pin": PIN, "password": PASSWORD, "passphrase": PASSWORD}
+CJK_DATES = {"zh": "1985年3月12日", "ja": "1985年3月12日", "ko": "1985년 3월 12일"}
+
+
+def _announcements() -> list[Any]:
+    cases = []
+    for code, language in SECRETS.items():
+        for concept, words in language.items():
+            if not isinstance(words, list) or concept == "connectors" or concept in CONTEXT_CONCEPTS:
+                continue
+            value = VALUES.get(concept, API_SECRET)
+            for word in words:
+                # Where words are written without spaces or take suffixes (Korean particles), the connector
+                # is glued to the word; in scripts without spaces the value may be glued too.
+                boundary = secret_words()[word.lower()].boundary
+                texts = [f"{word}: {value}", f"{word[0].upper()}{word[1:]} = {value}"]
+                for connector in language["connectors"]:
+                    texts.append(f"{word}{'' if boundary != 'word' else ' '}{connector} {value}")
+                    if boundary == "none":
+                        texts.append(f"{word}{connector}{value}")
+                cases += [pytest.param(text, value, word, id=f"{code}-{text}") for text in texts]
+    return cases
+
+
+@pytest.mark.parametrize(("text", "value", "word"), _announcements())
+def test_a_secret_announced_in_each_language_is_masked(text: str, value: str, word: str) -> None:
+    result = ENGINE.redact(text)
+    assert value not in result.text, result.text
+    assert word.lower() in result.text.lower()  # the word that announced it stays readable
+
+
+def _date_in(code: str, month: int, year: int) -> str:
+    if code in CJK_DATES:
+        return CJK_DATES[code].replace("1985", str(year)).replace("3", str(month), 1)
+    return f"12 {MONTHS[code]['months'][month - 1][0]} {year}"
+
+
+def _birth_words() -> list[Any]:
+    return [
+        pytest.param(
+            f"{word}{separator}{_date_in(code, 3, 1985)}", _date_in(code, 3, 1985), id=f"{code}-{word}"
+        )
+        for code, language in BIRTHS.items()
+        for word in language["words"]
+        for separator in (" ", ": ")
+    ]
+
+
+def _month_forms() -> list[Any]:
+    cases = []
+    for code, language in MONTHS.items():
+        word = BIRTHS[code]["words"][0]
+        for number, forms in enumerate(language["months"], start=1):
+            cases += [
+                pytest.param(f"{word} 12 {form} 1985", f"12 {form} 1985", id=f"{code}-{number}-{form}")
+                for form in forms
+            ]
+    return cases
+
+
+@pytest.mark.parametrize(("text", "date"), [*_birth_words(), *_month_forms()])
+def test_a_date_of_birth_in_each_language_is_masked(text: str, date: str) -> None:
+    result = ENGINE.redact(text)
+    assert "DATE_OF_BIRTH" in {finding.type for finding in result.findings}, text
+    assert date not in result.text
+
+
+def _harmless() -> list[Any]:
+    cases = [
+        pytest.param(sample, id=f"{code}-{sample}")
+        for code, entry in SAMPLES.items()
+        for sample in entry["harmless"]
+    ]
+    cases += [
+        pytest.param(entry["not_birth"].format(date=_date_in(code, 3, 2024)), id=f"{code}-not-birth")
+        for code, entry in SAMPLES.items()
+        if code in MONTHS
+    ]
+    for code, language in (*SECRETS.items(), *BIRTHS.items()):
+        for key, words in language.items():
+            if isinstance(words, list) and key not in ("connectors", "fillers"):
+                cases += [
+                    pytest.param(text, id=f"{code}-{text}") for word in words for text in (word, f"{word}:")
+                ]
+    return cases
+
+
+@pytest.mark.parametrize("text", _harmless())
+def test_harmless_prose_in_each_language_is_left_alone(text: str) -> None:
+    found = {finding.type for finding in ENGINE.redact(text).findings}
+    assert not found & LEXICON_TYPES, (text, found)
+
+
+def test_the_lexicons_cover_at_least_twenty_languages_each_with_its_samples() -> None:
+    for lexicon in (SECRETS, BIRTHS, MONTHS):
+        assert len(lexicon) >= 20
+        assert set(lexicon) <= set(SAMPLES), set(lexicon) - set(SAMPLES)
+    for code, language in SECRETS.items():
+        assert all(language.get(concept) for concept in ("password", "pin", "secret", "token", "api_key")), (
+            code
+        )
+
+
+@pytest.mark.parametrize("name", [SECRET_WORDS_FILE, BIRTH_WORDS_FILE, MONTHS_FILE, FLAGS_FILE])
+def test_every_data_file_names_its_source(name: str) -> None:
+    from importlib import resources
+
+    head = (resources.files("kronii.redaction") / "data" / name).read_text(encoding="utf-8")[:1200]
+    assert "Source" in head
+
+
+# The CLI flag table: one command line per command, flag and form of each entry.
+
+
+def _flag_value(entry: dict[str, Any]) -> str:
+    value = CLI_SECRET
+    if entry.get("prefix"):
+        value = entry["prefix"] + value
+    if entry.get("split"):
+        value = "bob" + entry["split"] + value
+    return value
+
+
+def _flag_lines() -> list[Any]:
+    cases = []
+    for entry in FLAGS["flag"]:
+        value, flag = _flag_value(entry), entry["flag"]
+        for command in entry["commands"]:
+            if entry.get("option_list"):
+                cases.append(f"{command} -t cifs //srv/share /mnt -o user=bob,{flag}{value},vers=3.0")
+                continue
+            forms = {
+                "attached": f"{command} {flag}{value} target",
+                "separate": f"{command} {flag} {value} target",
+                "equals": f"{command} {flag}={value} target",
+                "after": f"{command} \\\\srv\\share {flag}bob {value}",
+            }
+            cases += [forms[form] for form in entry["forms"]]
+    for entry in FLAGS["positional"]:
+        for command in entry["commands"]:
+            # Counted from the command's first plain argument, or (after_share) from the share itself.
+            arguments = [f"arg{index}" for index in range(entry["index"])]
+            if entry.get("after_share"):
+                arguments = ["Z:", "\\\\srv\\share", *arguments[1:]]
+            value = "bob" + entry["split"] + CLI_SECRET if entry.get("split") else CLI_SECRET
+            options = f"-{entry['option']} " if entry.get("option") else ""
+            cases.append(f"{command} {options}{' '.join([*arguments, value])}")
+    for entry in FLAGS["env"]:
+        cases += [f"{name}={CLI_SECRET} tool --verbose" for name in entry["names"]]
+    return [pytest.param(line, id=line) for line in cases]
+
+
+@pytest.mark.parametrize("line", _flag_lines())
+def test_each_cli_flag_of_the_table_masks_its_value_and_leaves_the_command_readable(line: str) -> None:
+    result = ENGINE.redact(line)
+    assert CLI_SECRET not in result.text, result.text
+    for word in line.replace(CLI_SECRET, " ").split():
+        if len(word) > 2 and word not in ("bob%", "bob:", "bob,", "bob/", "pass:"):
+            assert word in result.text, (word, result.text)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "mysql -u root -p mydb",  # -p alone prompts; mydb is the database
+        "curl -u alice https://api.example.org/v1",  # no password: curl prompts
+        "openssl pkcs12 -in a.p12 -passin env:P12_PASS -passout file:/run/pass.txt",  # where, not what
+        "sshpass -p $SSH_PASS ssh admin@host",  # a variable
+        "zip -P - out.zip notes.txt",
+        "git log -p --stat",
+        "mount -o remount,rw /",
+    ],
+)
+def test_cli_lines_without_a_literal_password_stay(line: str) -> None:
+    found = [finding for finding in ENGINE.redact(line).findings if finding.detector == "command_secrets"]
+    assert found == []
