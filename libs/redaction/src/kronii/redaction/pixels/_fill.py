@@ -77,12 +77,13 @@ def snap_to_ink(box: Box, binary: Image.Image, reach: int | None = None, gap: in
     return Box(min(x0, box.x0), box.y0, max(x1, box.x1), box.y1)
 
 
-def trim_to_ink(box: Box, binary: Image.Image) -> Box:
+def trim_to_ink(box: Box, binary: Image.Image, tall: float = _TALL) -> Box:
     """The box's rows narrowed to its own line of ink (the run of rows with ink around its middle), when it
     is much taller than that. Tesseract sometimes gives every word of a line a box twice the text's height
     (seen on serif lines with low-confidence words): padded, such a bar runs over the lines above and below
     (which a plain OCR pass then reads as nothing), and the gap `snap_to_ink` may cross (a fifth of the
-    height) grows past a space, so the bar takes in the word before."""
+    height) grows past a space, so the bar takes in the word before. `tall`: how many times its ink's height
+    a box must be to be narrowed (1: always)."""
     if box.empty:
         return box
     ink = ImageOps.invert(binary.crop(box.as_tuple())).resize((1, box.height), Image.Resampling.BOX)
@@ -95,7 +96,7 @@ def trim_to_ink(box: Box, binary: Image.Image) -> Box:
         top -= 1
     while bottom < len(rows) and rows[bottom]:
         bottom += 1
-    if (bottom - top) * _TALL >= box.height:
+    if (bottom - top) * tall >= box.height:
         return box  # Tesseract's usual box, a little taller than its ink: `snap_to_ink` is tuned on those
     return Box(box.x0, box.y0 + top, box.x1, box.y0 + bottom)
 
@@ -195,6 +196,19 @@ def _bar(line: OcrLine, word: int, scale: float, binary: Image.Image, band: tupl
     return box.clip(*binary.size)
 
 
+def _band(line: OcrLine, scale: float, binary: Image.Image) -> tuple[int, int]:
+    """The line's rows: from its well-read words, or, when it has fewer than two (a line of one coloured
+    token read on its own layer), from the run of ink rows around its words' middle."""
+    boxes = [to_original(box, scale).clip(*binary.size) for box in line.boxes]
+    if sum(conf >= _SURE for conf in line.confs) >= 2:
+        return line_band(boxes, line.confs)
+    whole = boxes[0]
+    for box in boxes[1:]:
+        whole = whole.union(box)
+    core = trim_to_ink(whole, binary, tall=1.0)
+    return core.y0, core.y1
+
+
 def boxes_for_spans(
     spans: Iterable[LineSpan], lines: Sequence[OcrLine], scale: float, binary: Image.Image
 ) -> dict[int, list[Box]]:
@@ -209,7 +223,7 @@ def boxes_for_spans(
         words = line.words_within(span.start, span.end)
         if not words:
             raise ValueError("a finding covers no word box")
-        band = line_band([to_original(box, scale) for box in line.boxes], line.confs)
+        band = _band(line, scale, binary)
         for word in words:
             box = _bar(line, word, scale, binary, band)
             key = (span.finding, span.line)

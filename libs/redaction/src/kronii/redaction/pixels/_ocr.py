@@ -31,12 +31,14 @@ _CUT_SEARCH = 0.25  # look for a blank row within this share of a band's height 
 @dataclass(frozen=True, slots=True)
 class OcrWord:
     """A word Tesseract read: its text, its box in the prepared image (in the frame, from read_regions),
-    which line it belongs to, and Tesseract's confidence in it (0-100)."""
+    which line it belongs to, Tesseract's confidence in it (0-100), and whether it was read on a colour
+    layer (see `_layers`) rather than on the block itself."""
 
     text: str
     box: Box
     line: tuple[int, int, int, int]  # band, block, paragraph, line
     conf: float = 100.0
+    layer: bool = False
 
 
 def _workers(settings: OcrSettings) -> int:
@@ -107,16 +109,16 @@ def _read_band(image: Image.Image, top: int, band: int, settings: OcrSettings) -
     return words
 
 
-def _to_frame(word: OcrWord, band: int, scale: float, area: Box) -> OcrWord:
+def _to_frame(word: OcrWord, band: int, prepared: Prepared, area: Box) -> OcrWord:
     """A word read on a block's prepared image, with its box rounded outward into the frame's pixels."""
-    box = word.box
+    box, scale = word.box, prepared.scale
     frame_box = Box(
         math.floor(box.x0 / scale) + area.x0,
         math.floor(box.y0 / scale) + area.y0,
         math.ceil(box.x1 / scale) + area.x0,
         math.ceil(box.y1 / scale) + area.y0,
     )
-    return OcrWord(word.text, frame_box, (band, *word.line[1:]), word.conf)
+    return OcrWord(word.text, frame_box, (band, *word.line[1:]), word.conf, prepared.layer)
 
 
 def read_regions(parts: Sequence[tuple[Prepared, Box]], settings: OcrSettings) -> list[OcrWord]:
@@ -144,7 +146,7 @@ def read_regions(parts: Sequence[tuple[Prepared, Box]], settings: OcrSettings) -
             futures = [pool.submit(_read_band, image, top, 0, settings) for image, top, _ in jobs]
             results = [future.result() for future in futures]
     return [
-        _to_frame(word, band, parts[index][0].scale, parts[index][1])
+        _to_frame(word, band, parts[index][0], parts[index][1])
         for band, ((_, _, index), words) in enumerate(zip(jobs, results, strict=True))
         for word in words
     ]

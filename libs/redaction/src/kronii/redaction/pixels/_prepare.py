@@ -20,13 +20,15 @@ _MIN_RUN_PX = 4  # ink runs lower than this are rules, underlines or noise, not 
 @dataclass(frozen=True, slots=True)
 class Prepared:
     """The image Tesseract reads (mode L), its size relative to the original, and its rows with ink;
-    `binary` is the original-size frame in black text on white, to find where glyphs really end."""
+    `binary` is the original-size frame in black text on white, to find where glyphs really end; `layer`
+    says it is a block's colour layer (see `_layers`), read besides the block itself."""
 
     image: Image.Image
     scale: float
     inverted: bool
     ink: tuple[bool, ...]
     binary: Image.Image
+    layer: bool = False
 
 
 def flatten(image: Image.Image) -> Image.Image:

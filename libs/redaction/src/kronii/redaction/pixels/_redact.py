@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from PIL import Image
+from PIL import Image, ImageChops
 
 from .._context import RedactionContext
 from .._engine import RedactionEngine
@@ -21,6 +21,7 @@ from .._policy import PolicyHints, RedactionPolicy
 from ._blocks import text_blocks
 from ._fill import FILL, boxes_for_spans, fill, masked_share
 from ._io import ImageInputError, load_image
+from ._layers import colour_layer
 from ._layout import OcrLine, assemble_lines, masked_text
 from ._model import Box, ImageFinding, ImageRedaction
 from ._ocr import OcrWord, read_regions
@@ -59,20 +60,28 @@ def _verify(image: Image.Image, boxes: Sequence[Box]) -> None:
 
 
 def _read(frame: Image.Image, settings: OcrSettings) -> tuple[Image.Image, list[OcrWord], float]:
-    """The frame's words (boxes in its pixels), read block by block, and the frame in black text on white
-    (each block binarised at its own polarity) to find where glyphs end."""
+    """The frame's words (boxes in its pixels), read block by block (and each block's coloured ink on its
+    own layer), and the frame in black text on white (each block binarised at its own polarity, with its
+    coloured ink) to find where glyphs end."""
     started = time.perf_counter()
     whole = Box(0, 0, *frame.size)
     # No block found (a blank frame, or text fainter than the block finder sees): read the page as a whole,
     # so that what Tesseract can still read there is read, and a failing Tesseract still fails closed.
     blocks = (text_blocks(frame) if settings.regions else []) or [whole]
-    parts = [
-        (prepare(frame if block == whole else frame.crop(block.as_tuple()), settings), block)
-        for block in blocks
-    ]
+    crops = [frame if block == whole else frame.crop(block.as_tuple()) for block in blocks]
+    parts = [(prepare(crop, settings), block) for crop, block in zip(crops, blocks, strict=True)]
     binary = Image.new("L", frame.size, 255)
     for prepared, block in parts:
         binary.paste(prepared.binary, (block.x0, block.y0))
+    if settings.colour_layers:
+        for crop, block in zip(crops, blocks, strict=True):
+            layer = colour_layer(crop)
+            if layer is None:
+                continue
+            prepared = replace(prepare(layer, settings), layer=True)
+            parts.append((prepared, block))
+            ink = ImageChops.darker(binary.crop(block.as_tuple()), prepared.binary)
+            binary.paste(ink, (block.x0, block.y0))
     words = read_regions(parts, settings)
     return binary, words, (time.perf_counter() - started) * 1000
 

@@ -43,6 +43,8 @@ class OcrSettings:
     - `tolerant`: make up for OCR errors (see `_tolerance`); off only to measure what it adds.
     - `regions`: find the blocks of text first (see `_blocks`) and prepare and read each on its own, so a
       small-font or dark window on a large screen is read as well as when cropped; off: one page.
+    - `colour_layers`: read a block's coloured ink once more on its own layer (see `_layers`): text drawn
+      in a colour whose grey is near the background's (`grep --color`'s red on a dark theme).
     - `min_conf`: a word Tesseract reads with less confidence (0-100) is text it could not read: it is
       masked and the frame is amber, never green. Plain words (letters only) are left whatever their
       confidence; `token_conf` is the higher bar for words shaped like identifiers (digits, `@`, a dot
@@ -67,6 +69,7 @@ class OcrSettings:
     timeout_s: float = 30.0
     tolerant: bool = True
     regions: bool = True
+    colour_layers: bool = True
     min_conf: float = 30.0
     token_conf: float = 80.0
 
