@@ -21,6 +21,7 @@ from .detectors import (
     CustomPatternDetector,
     DenyTermDetector,
     Detector,
+    EncodedValueDetector,
     ScanText,
     built_in_detectors,
 )
@@ -42,6 +43,9 @@ class RedactionEngine:
             if detectors is not None
             else built_in_detectors(phone_regions=self._policy.phone_regions)
         )
+        if detectors is None:
+            # Judges base64 values by what they decode to, with the detectors above (not with itself).
+            chosen = (*chosen, EncodedValueDetector(self._finds_anything))
         policy_detectors: list[Detector] = []
         if self._policy.deny_terms:
             policy_detectors.append(DenyTermDetector(self._policy.deny_terms))
@@ -53,6 +57,8 @@ class RedactionEngine:
             if detector.name not in self._policy.disabled_detectors
         )
         self._prefilter = Prefilter(self._detectors)
+        self._inner_detectors = tuple(d for d in self._detectors if not isinstance(d, EncodedValueDetector))
+        self._inner_prefilter = Prefilter(self._inner_detectors)
         self._red_types = self._policy.red_types | {p.type for p in self._policy.custom_patterns if p.red}
 
     @property
@@ -96,6 +102,12 @@ class RedactionEngine:
             return RedactionResult(
                 ENGINE_ERROR_TEXT, Level.RED, f"engine error in {stage}: {type(error).__name__}"
             )
+
+    def _finds_anything(self, text: str) -> bool:
+        """Whether the detectors find anything kept in `text` (a decoded value); its candidates stay here."""
+        scan = ScanText(text)
+        found = [c for d in self._inner_prefilter.select(scan) for c in d.detect(scan)]
+        return bool(self._kept(text, drop_harmless(scan, found)))
 
     def redact_lines(
         self,

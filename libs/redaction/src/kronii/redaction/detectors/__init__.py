@@ -12,7 +12,9 @@ from .birth_dates import BirthDateDetector
 from .catalogue_ids import CatalogueIdDetector
 from .checked_ids import CheckedIdDetector
 from .command_secrets import CommandSecretDetector
+from .credential_files import CredentialFileDetector
 from .email import EmailDetector
+from .encoded_values import EncodedValueDetector
 from .entropy import EntropyDetector
 from .home_paths import HomePathDetector
 from .iban import IbanDetector
@@ -40,10 +42,12 @@ __all__ = [
     "CheckedIdDetector",
     "CommandSecretDetector",
     "ContextualPasswordDetector",
+    "CredentialFileDetector",
     "CustomPatternDetector",
     "DenyTermDetector",
     "Detector",
     "EmailDetector",
+    "EncodedValueDetector",
     "EntropyDetector",
     "HomePathDetector",
     "IbanDetector",
@@ -75,6 +79,7 @@ def built_in_detectors(*, phone_regions: Sequence[str] = ("US", "GB")) -> tuple[
         UrlCredentialDetector(),
         KeywordSecretDetector(),
         CommandSecretDetector(),
+        CredentialFileDetector(),
         ContextualPasswordDetector(),
         EntropyDetector(),
         EmailDetector(),

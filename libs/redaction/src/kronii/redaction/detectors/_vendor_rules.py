@@ -165,6 +165,9 @@ PREFIX_RULES: tuple[PrefixRule, ...] = (
     PrefixRule(
         T.PASSWORD_HASH, ("$5$", "$6$"), r"(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}"
     ),
+    # MD5-crypt and Apache's variant of it (htpasswd -m), an 8-character salt at most and 22 of hash.
+    PrefixRule(T.PASSWORD_HASH, ("$1$", "$apr1$"), r"[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}"),
+    PrefixRule(T.PASSWORD_HASH, ("{SHA}", "{SSHA}"), r"[A-Za-z0-9+/]{27,}={0,2}"),
     PrefixRule(T.PASSWORD_HASH, ("$y$",), r"[./A-Za-z0-9]+\$[./A-Za-z0-9]{1,86}\$[./A-Za-z0-9]{43}"),
     PrefixRule(
         T.PASSWORD_HASH,

@@ -163,7 +163,9 @@ def _token_verdict(token: str) -> float:
     core = token.rstrip("=")
     if _HEX.fullmatch(core):
         return _NEEDS_CONTEXT
-    return 0.0 if _is_harmless_encoded_json(token) else _base64_confidence(core)
+    if _is_harmless_encoded_json(token) or _is_harmless_encoded_text(token):
+        return 0.0
+    return _base64_confidence(core)
 
 
 def _is_labelled_digest(text: str, start: int, core: str) -> bool:
@@ -188,6 +190,28 @@ def _is_harmless_encoded_json(token: str) -> bool:
     except (binascii.Error, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return False
     if not isinstance(document, dict | list):
+        return False
+    lowered = text.lower()
+    if any(word in lowered for word in _ENCODED_SECRET_WORDS):
+        return False
+    return not any(_base64_confidence(inner.group().rstrip("=")) > 0.0 for inner in _TOKEN.finditer(text))
+
+
+def _is_harmless_encoded_text(token: str) -> bool:
+    """Base64 of readable text with spaces (a YAML document, a banner, a sentence) and nothing secret in it.
+
+    Key material decodes to bytes, almost never to UTF-8 that reads as text; text with spaces is encoded data.
+    `user:password` has no space and stays a finding; a sensitive value inside readable text (an address, a
+    URL with a password) is the encoded-value detector's to judge under its key.
+    """
+    if len(token) < 16:
+        return False
+    try:
+        text = base64.b64decode(token.replace("-", "+").replace("_", "/") + "=" * (-len(token) % 4)).decode()
+    except (binascii.Error, ValueError):
+        return False
+    printable = sum(char.isprintable() or char in "\n\t" for char in text)
+    if printable * 10 < len(text) * 9 or not any(char in " \n\t" for char in text.strip()):
         return False
     lowered = text.lower()
     if any(word in lowered for word in _ENCODED_SECRET_WORDS):

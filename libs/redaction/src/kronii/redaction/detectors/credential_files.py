@@ -1,0 +1,57 @@
+"""Credential files that hold one line per host, where no key names the password.
+
+- PostgreSQL's password file (`~/.pgpass`, PGPASSFILE): `hostname:port:database:username:password`, the port
+  a number or `*` (PostgreSQL documentation, "The Password File");
+- davfs2's secrets file (`/etc/davfs2/secrets`, `~/.davfs2/secrets`): `URL-or-mount-point username password`
+  (davfs2.conf(5), "secrets");
+- pppd's CHAP and PAP secrets (`/etc/ppp/chap-secrets`): `client server secret [addresses]`, recognised by their
+  `*` or `"..."` columns (pppd(8), "Authentication").
+
+.netrc (`machine ... login ... password ...`) and git's credential store (`https://user:token@host`) carry their
+own words and are read by the keyword and URL detectors.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from .._types import FindingType
+from ._base import Candidate, ScanText, line_local_findings
+
+__all__ = ["CredentialFileDetector"]
+
+# `\:` escapes a colon inside a field, the password's too: a bare colon makes a sixth field (an IPv6 address,
+# a MAC address), not a password. The host is `*` or holds a letter or a dot (not a time of day).
+_FIELD = r"(?:[^:\s\\]|\\.)+"
+_HOST = r"(?:\*|[\w\-]*[A-Za-z.][\w.\-]*)"
+_PGPASS = re.compile(
+    rf"^{_HOST}:(?:\d{{1,5}}|\*):(?:{_FIELD}|\*):(?:{_FIELD}|\*):(?P<secret>{_FIELD})[ \t]*$", re.M
+)
+_DAVFS = re.compile(r"^(?:https?://\S+|/\S+)[ \t]+\S+[ \t]+(?P<secret>\S+)[ \t]*$", re.M)
+_PPP = re.compile(
+    r'^(?:"[^"\n]*"|\S+)[ \t]+(?:\*|"[^"\n]*")[ \t]+(?P<secret>"[^"\n]+"|\S+)(?:[ \t]+\S+)*[ \t]*$', re.M
+)
+_PPP_FILE = (
+    "chap-secrets",
+    "pap-secrets",
+    "# secrets for authentication using chap",
+    "# client\tserver\tsecret",
+)
+
+
+class CredentialFileDetector:
+    name = "credential_files"
+
+    def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        yield from line_local_findings(scan, self._lines)
+        if scan.lower_contains_any(_PPP_FILE):
+            for match in _PPP.finditer(scan.text):
+                if not match.group().lstrip().startswith("#"):
+                    yield Candidate(FindingType.PASSWORD, *match.span("secret"), 0.8, self.name)
+
+    def _lines(self, scan: ScanText) -> Iterator[Candidate]:
+        for pattern in (_PGPASS, _DAVFS):
+            for match in pattern.finditer(scan.text):
+                if not match.group().lstrip().startswith("#"):
+                    yield Candidate(FindingType.PASSWORD, *match.span("secret"), 0.8, self.name)
