@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001  (letters and colons of other scripts are meant)
 """Postal addresses with a person's name, in DE, FR, UK, US, IN, BR and JP formats; names and addresses alone stay."""
 
 from __future__ import annotations
@@ -65,3 +66,61 @@ def test_engine_masks_the_address_as_one_placeholder() -> None:
     text = "Please send the contract to\nJean Dupont\n12 rue de la Paix\n75002 Paris\nbefore Friday."
     result = RedactionEngine().redact(text)
     assert result.text == "Please send the contract to\n[POSTAL_ADDRESS_1]\nbefore Friday."
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "Giulia Bianchi\nVia Roma 12\n00184 Roma",
+        "Pieter de Vries\nKalverstraat 1\n1012 AB Amsterdam",
+        "Jan Kowalski, ul. Długa 5, 00-238 Warszawa",
+        "Anna Svensson\nStorgatan 12\n111 22 Stockholm",
+        "Lars Nielsen, Østergade 4, DK-1100 København",
+        "Maria Ferreira\nRua Augusta 100\n1100-053 Lisboa",
+        "Juan Pérez, Calle Mayor 5, 28013 Madrid",
+        "Franz Huber, Mariahilfer Straße 10, 1060 Wien",
+        "Petra Novák\nVáclavské náměstí 1\n110 00 Praha",
+        "Matti Virtanen, Mannerheimintie 5, 00100 Helsinki",
+    ],
+)
+def test_european_address_with_a_name_is_masked_from_name_to_city(address: str) -> None:
+    assert detect(DETECTOR, f"{address}\nThanks!") == [("POSTAL_ADDRESS", address)]
+
+
+@pytest.mark.parametrize(
+    ("label", "address"),
+    [
+        ("Address: ", "Kalverstraat 1, 1012 AB Amsterdam"),
+        ("Adresse : ", "12 rue de la Paix, 75002 Paris"),
+        ("Anschrift: ", "Hauptstraße 5, 10115 Berlin"),
+        ("Dirección: ", "Calle Mayor 5, 28013 Madrid"),
+        ("Indirizzo: ", "Via Roma 12, 00184 Roma"),
+        ("Адрес: ", "101000, г. Москва, ул. Тверская, д. 7, кв. 12"),
+        ("地址：", "上海市浦东新区世纪大道100号"),
+        ("收货地址：", "台北市信義區信義路五段7號"),
+        ("주소: ", "서울특별시 강남구 테헤란로 152"),
+        ("住所：", "東京都千代田区丸の内1-9-2"),
+        ('  "shipping_address": "', "Storgatan 12, 111 22 Stockholm"),
+    ],
+)
+def test_address_after_an_address_label_is_masked(label: str, address: str) -> None:
+    quote = '"' if label.endswith('"') else ""
+    assert detect(DETECTOR, f"{label}{address}{quote}") == [("POSTAL_ADDRESS", address)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "IP address: 192.168.1.10",
+        "Listen address: 0.0.0.0:8080",
+        "MAC Address: 00:1a:2b:3c:4d:5e",
+        "address: 0x7ffd5a3c",
+        "Address: see the wiki",
+        "Server Version 1.2, 4000 Requests",
+        "Our office: Via Roma 12, 00184 Roma",  # no person, no address label
+        "Kalverstraat 1\n1012 AB Amsterdam",
+        "Deployed to eu-west-1, 2024 Releases",
+    ],
+)
+def test_address_lookalikes_and_unlabelled_shops_stay(text: str) -> None:
+    assert detect(DETECTOR, text) == []

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 
 from .._types import FindingType
 from ._base import Candidate, ScanText
+from ._postal_formats import asian_addresses, european_addresses, labelled_addresses
 
 __all__ = ["PostalAddressDetector"]
 
@@ -144,7 +145,7 @@ class PostalAddressDetector:
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
-        found: set[tuple[int, int]] = set()
+        found: list[tuple[int, int]] = []
         covered_to = -1
         for code_start, code_end, formats in sorted(_anchors(text), key=lambda anchor: anchor[:2]):
             if code_start < covered_to:
@@ -152,9 +153,26 @@ class PostalAddressDetector:
             for start, end in _addresses_around(text, code_start, code_end, formats):
                 span = _with_name(text, start, end, after=formats is _JP_FORMATS)
                 if span is not None and span not in found:
-                    found.add(span)
+                    found.append(span)
                     covered_to = max(covered_to, span[1])
-                    yield Candidate(FindingType.POSTAL_ADDRESS, span[0], span[1], 0.85, self.name)
+        found.extend(_more_formats(scan, found))
+        for start, end in sorted(found):
+            yield Candidate(FindingType.POSTAL_ADDRESS, start, end, 0.85, self.name)
+
+
+def _more_formats(scan: ScanText, found: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Addresses after an address label, and European and Asian formats with a person's name."""
+    text = scan.text
+    spans = list(labelled_addresses(scan))
+    for start, end in [*european_addresses(text), *asian_addresses(text)]:
+        span = _with_name(text, start, end, after=True)
+        if span is not None:
+            spans.append(span)
+    more: list[tuple[int, int]] = []
+    for span in spans:
+        if not any(span[0] < other[1] and other[0] < span[1] for other in [*found, *more]):
+            more.append(span)
+    return more
 
 
 def _with_name(text: str, start: int, end: int, *, after: bool) -> tuple[int, int] | None:

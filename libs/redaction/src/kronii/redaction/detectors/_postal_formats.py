@@ -1,0 +1,190 @@
+# ruff: noqa: RUF001, RUF002  (colons and letters of other scripts are meant)
+"""Postal address formats of European and Asian countries, from data/postal_formats.toml, for postal_address.py.
+
+Three finders, each giving (start, end) spans of an address; postal_address.py decides which are a person's:
+- `labelled_addresses`: the value of an address label ("Address:", "Anschrift:", "Адрес:", "地址：", "주소:") that
+  reads as an address: a street word with a number, a postcode with its city, or an Asian address's divisions;
+- `european_addresses`: a street with its number (a street word of any of the languages before or after the
+  street's name) followed, on the same line after a comma or on the next line, by a postcode of any European
+  shape and its city: `Via Roma 12, 00184 Roma`, `Kalverstraat 1\\n1012 AB Amsterdam`, `ul. Długa 5, 00-238 Warszawa`;
+- `asian_addresses`: the divisions of Chinese, Taiwanese, Korean and Japanese addresses written without a postcode
+  (province or city, district, road and number: `上海市浦东新区世纪大道100号`, `서울특별시 강남구 테헤란로 152`,
+  `東京都千代田区丸の内1-9-2`).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from ._base import ScanText, literal_alternation
+from ._fields import field_labels, reversed_labels
+
+__all__ = ["asian_addresses", "european_addresses", "labelled_addresses"]
+
+_UPPER = "A-ZÀ-ÖØ-ÞĀ-ŽА-ЯЁΑ-Ω"
+# A city: capitalised words, with the small words some city names hold (`Frankfurt am Main`, `Aix-en-Provence`).
+_CITY = (
+    f"[{_UPPER}][^\\W\\d_'’.\\-]*(?:[ \\-](?:[{_UPPER}][^\\W\\d_'’.\\-]*"
+    "|am|an|der|im|sur|sous|en|le|la|les|de|del|di|du|des|upon|on|nad|pod)){0,4}"
+)
+_AFTER_SEPARATOR = re.compile("[ \\t]*[\"']?[ \\t]*")
+_NOT_POSTAL = re.compile(
+    r"://|0x[0-9a-f]|[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+|[0-9a-f]{2}(?::[0-9a-f]{2}){3}", re.I
+)
+_HAN = "\u4e00-\u9fff"
+_CN = (
+    f"(?:[{_HAN}]{{2,7}}(?:省|自治区|自治區))?[{_HAN}]{{2,7}}(?:市|县|縣)(?:[{_HAN}]{{1,7}}(?:区|區|县|縣|镇|鎮))?"
+    f"[{_HAN}0-9]{{0,20}}?(?:路|街|道|巷|弄)(?:[一二三四五六七八九十0-9]+段)?(?:[0-9]+[巷弄])*[0-9]+(?:-[0-9]+)?[号號]"
+    f"(?:[0-9{_HAN}\\-]{{0,12}}?(?:室|楼|樓|层|層))?"
+)
+_KR = (
+    r"(?:[가-힣]{1,10}(?:특별시|광역시|특별자치시|특별자치도|시|도)\s)?[가-힣]{1,10}(?:시|군|구)\s(?:[가-힣]{1,10}(?:구|읍|면)\s)?"
+    r"[가-힣0-9]{1,15}(?:로|길)\s?[0-9]{1,5}(?:-[0-9]{1,5})?(?:,?\s?[0-9]{1,5}동\s?[0-9]{1,5}호)?"
+)
+_JP = (
+    f"(?:東京都|北海道|大阪府|京都府|[{_HAN}]{{2,3}}県)[{_HAN}\u3040-\u30ff]{{1,8}}?(?:市|区|町|村|郡)"
+    f"[{_HAN}\u3040-\u30ff]{{0,12}}?[0-9０-９一二三四五六七八九十]+(?:丁目|番地|番|号|[-－])[0-9０-９\\-－番号地]*"
+)
+_ASIAN = re.compile(f"{_CN}|{_KR}|{_JP}")
+_ASIAN_MARK = re.compile("[号號로길丁番]")
+
+
+# The postcode of a street address opens its line or follows a comma: this scan opens with those two characters,
+# so `re` skips from one to the next in C. The exact shape (data/postal_formats.toml) is checked on the matches.
+_CODE_THEN_WORD = re.compile(
+    r"[\n,][ \t]*(?P<code>(?:[A-Z]{1,2}-)?[0-9](?:[0-9]{3} ?[A-Z]{2}|[0-9]{3}-[0-9]{3}|[0-9]-[0-9]{3}"
+    r"|[0-9]{2} [0-9]{2}|[0-9]{3,5}))[ \t]+" + _CITY
+)
+
+
+@dataclass(frozen=True)
+class _Formats:
+    postcode_city: re.Pattern[str]
+    street: re.Pattern[str]
+    labels: re.Pattern[str]  # for field_labels
+
+
+@cache
+def _formats() -> _Formats:
+    raw = tomllib.loads(
+        resources.files("kronii.redaction").joinpath("data", "postal_formats.toml").read_text("utf-8")
+    )
+    shapes = "|".join(raw["postcodes"].values())
+    before = literal_alternation(raw["streets"]["before"])
+    after = literal_alternation(raw["streets"]["after"])
+    return _Formats(
+        postcode_city=re.compile(f"(?:{shapes})[ \\t]+{_CITY}"),
+        # In lower case: a street word before a name, or ending a word ("hauptstraße", "kalverstraat").
+        street=re.compile(f"(?<![^\\W\\d_])(?:{before})[ \\t]|(?:{after})(?![^\\W\\d_])"),
+        labels=reversed_labels(raw["labels"]["words"]),
+    )
+
+
+def _has_street(value: str) -> bool:
+    """A street word and a house number in `value`."""
+    return any(char.isdigit() for char in value) and _formats().street.search(value.lower()) is not None
+
+
+def labelled_addresses(scan: ScanText) -> Iterator[tuple[int, int]]:
+    """The values of address labels that read as addresses; a value may go on to a postcode line below it."""
+    text, lower = scan.text, scan.lower
+    for label_start, separator_end in field_labels(scan, _formats().labels):
+        line_start = lower.rfind("\n", 0, label_start) + 1
+        if lower[line_start:label_start].strip(" \t\"'{,;-*>"):
+            continue  # the label must open its field: "IP address:" is no postal label
+        value = _AFTER_SEPARATOR.match(text, separator_end)
+        start = value.end() if value else separator_end
+        end = _value_end(text, start)
+        if end - start >= 8 and _reads_as_address(text[start:end]):
+            yield start, _with_postcode_line(text, end)
+
+
+def _value_end(text: str, start: int) -> int:
+    line_end = text.find("\n", start)
+    end = len(text) if line_end < 0 else line_end
+    while end > start and text[end - 1] in " \t\r\"',;}":
+        end -= 1
+    return end
+
+
+def _reads_as_address(value: str) -> bool:
+    if _NOT_POSTAL.search(value):
+        return False
+    if _has_street(value) or _formats().postcode_city.search(value):
+        return True
+    return _ASIAN.search(value) is not None
+
+
+def _with_postcode_line(text: str, end: int) -> int:
+    """`Address: Kalverstraat 1` followed by a line `1012 AB Amsterdam`: the address ends with that line."""
+    if not text.startswith("\n", end):
+        return end
+    match = _formats().postcode_city.match(text, end + 1)
+    if match is None or _value_end(text, end + 1) != match.end():
+        return end
+    return match.end()
+
+
+def european_addresses(text: str) -> Iterator[tuple[int, int]]:
+    """A street and number, then (after a comma or a line break) a postcode and its city."""
+    for start, end in _postcodes_with_city(text):
+        street_start = _street_before(text, start)
+        if street_start is not None:
+            yield street_start, _city_end(text, start, end)
+
+
+def _postcodes_with_city(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each postcode of a listed shape followed by a city, a country prefix included."""
+    for match in _CODE_THEN_WORD.finditer(text):
+        start = match.start("code")
+        if _is_code(text, start, match.end()):
+            yield start, match.end()
+
+
+def _is_code(text: str, start: int, end: int) -> bool:
+    """Whether a listed postcode shape and a city make up text[start:end] (codes may hold a space: `111 22`)."""
+    match = _formats().postcode_city.match(text, start, end)
+    return match is not None and match.end() == end
+
+
+def _city_end(text: str, postcode: int, end: int) -> int:
+    """The city ends the line or a comma ends it: `00184 Roma, Italia` keeps `, Italia` out."""
+    comma = text.find(",", postcode, end)
+    return end if comma < 0 else comma
+
+
+def _street_before(text: str, postcode: int) -> int | None:
+    """Where the street part before a postcode starts: the comma-separated part before it on its line, or
+    the line above when the postcode opens its line."""
+    line_start = text.rfind("\n", 0, postcode) + 1
+    before = text[line_start:postcode].rstrip(" \t")
+    if before:
+        if not before.endswith(","):
+            return None
+        part_start = before.rfind(",", 0, len(before) - 1) + 1
+        part = before[part_start:-1]
+        return line_start + part_start + (len(part) - len(part.lstrip())) if _has_street(part) else None
+    if line_start == 0:
+        return None
+    previous_start = text.rfind("\n", 0, line_start - 1) + 1
+    previous = text[previous_start : line_start - 1]
+    part_start = (
+        previous.rfind(",") + 1 if previous.count(",") and not _has_street(previous.split(",")[0]) else 0
+    )
+    part = previous[part_start:]
+    if not _has_street(part) or len(part.strip()) > 60:
+        return None
+    return previous_start + part_start + (len(part) - len(part.lstrip()))
+
+
+def asian_addresses(text: str) -> Iterator[tuple[int, int]]:
+    """Chinese, Taiwanese, Korean and Japanese addresses by their divisions, road and number."""
+    if text.isascii() or _ASIAN_MARK.search(text) is None:
+        return
+    for match in _ASIAN.finditer(text):
+        yield match.span()
