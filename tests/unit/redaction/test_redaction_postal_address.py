@@ -1,5 +1,5 @@
 # ruff: noqa: RUF001  (letters and colons of other scripts are meant)
-"""Postal addresses with a person's name, in DE, FR, UK, US, IN, BR and JP formats; names and addresses alone stay."""
+"""Postal addresses with a person's name or an address label, in European and Asian formats; addresses alone stay."""
 
 from __future__ import annotations
 

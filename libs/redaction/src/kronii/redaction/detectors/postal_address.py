@@ -1,4 +1,5 @@
-"""Postal addresses written with a person's name: DE, FR, UK, US, IN, BR and JP formats.
+"""Postal addresses written with a person's name or after an address label: DE, FR, UK, US, IN, BR and JP
+formats here, the other European and the Chinese, Taiwanese and Korean ones from data (_postal_formats.py).
 
 An address alone is often a company's or a shop's (footers, invoices from the vendor), and a name alone is
 too ambiguous to mask (issue 12); a name on the line above an address, or before it on the same line, is a
