@@ -104,6 +104,13 @@ def test_name_after_a_cue_is_found(text: str, name: str) -> None:
         "東京と大阪のサーバーを再起動しました。",
         "Сервер в Москве перезапущен после обновления.",
         "Die Deutsche Bahn fährt heute nach Berlin Hauptbahnhof.",
+        # Found in real sources: a generic key naming a thing, a qualified label, a title-shaped place name.
+        "    name = 'Pango Markup'",
+        '    "name": "General Options",',
+        "Organization Name: Twisted Matrix Labs",
+        "{'en': 'Pana, IL'}",
+        "    # approximation to z*M.  To avoid loss of precision",
+        "approved by Creative Commons as being equivalent",
     ],
 )
 def test_capitalised_lookalikes_stay(text: str) -> None:

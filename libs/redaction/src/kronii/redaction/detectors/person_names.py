@@ -61,7 +61,7 @@ _EMAIL_AFTER = re.compile(r"[ \t]*<[^<>\s@]+@[^<>\s]+>")
 
 # What may stand before a cue (after it comes a space or the name): a line start, a space, a quote, a bracket,
 # a separator. A pattern that opens with this class lets `re` skip to the next such character in C.
-_BEFORE_CUE = "\\s\"'(>,;{&?*\\-"
+_BEFORE_CUE = "\\s\"'(>,;{\\-"
 _NAME_SCRIPTS = "\u0e00-\u0e7f\uac00-\ud7a3" + _CJK
 _AFTER_SEPARATOR = re.compile("[ \\t]*[\"']?[ \\t]*")
 
@@ -191,24 +191,43 @@ def _line_local(scan: ScanText, lexicon: _Lexicon, detector: str) -> Iterator[Ca
 def _is_cue(text: str, lower: str, start: int, end: int, lexicon: _Lexicon) -> bool:
     """A prose phrase in any case, or a title as it is written (`Mr`, `Frau`; not `mr`, `frau`)."""
     cue = lower[start:end].rstrip(" \t:,")
-    return cue in lexicon.prose or text[start : start + len(cue)] in lexicon.titles
+    if cue in lexicon.prose:
+        return True
+    # A title as written, and a space after it (Thai joins its titles to the name): `Pana, IL` is a place.
+    after = text[start + len(cue) : start + len(cue) + 1]
+    return text[start : start + len(cue)] in lexicon.titles and (
+        after in " \t" or "\u0e00" <= after <= "\u0e7f"
+    )
 
 
 def _label_values(scan: ScanText, lexicon: _Lexicon) -> list[tuple[int, bool, int]]:
     """Where the value of each `Label: value`, `key=value` or `"key": "value"` with a person's label starts."""
     lower, values = scan.lower, []
     for label_start, separator_end in field_labels(scan, lexicon.labels):
-        if label_start > 0 and not _is_before_cue(lower[label_start - 1]):
+        if not _opens_field(lower, label_start):
             continue
-        name = lower[label_start : separator_end - 1].strip(" \t\"'")
+        label = lower[label_start : separator_end - 1].strip(" \t\"'")
         value = _AFTER_SEPARATOR.match(lower, separator_end)
         start = value.end() if value else separator_end
-        values.append((start, True, 2 if name in lexicon.generic_labels else 1))
+        if label not in lexicon.generic_labels:
+            values.append((start, True, 1))
+        elif not _is_quoted(lower, separator_end, start):
+            # `Name: Ada Lovelace` in a form; but in code and JSON a bare `name = "Pango Markup"` names a thing.
+            values.append((start, True, 2))
     return values
 
 
-def _is_before_cue(char: str) -> bool:
-    return char.isspace() or char in "\"'(>,;{&?*-"
+def _is_quoted(text: str, separator_end: int, value_start: int) -> bool:
+    return '"' in text[separator_end:value_start] or "'" in text[separator_end:value_start]
+
+
+def _opens_field(lower: str, label_start: int) -> bool:
+    """Whether a label opens its field: at a line start, or after a brace, a comma, a separator (spaces and
+    quotes between). `Organization Name:` and `Host name =` are no person's name field."""
+    position = label_start
+    while position > 0 and lower[position - 1] in " \t\"'":
+        position -= 1
+    return position == 0 or lower[position - 1] in "\n{[(,;&?>*-"
 
 
 def _name_at(
