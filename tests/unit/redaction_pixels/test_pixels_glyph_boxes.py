@@ -43,11 +43,13 @@ def test_a_bar_on_tightly_set_text_stays_on_its_own_line() -> None:
     assert bar.x0 >= 27 and bar.x1 <= 61  # and not over the words beside it
 
 
-def test_padding_goes_only_into_blank_rows() -> None:
-    binary = Image.new("L", (60, 40), 255)
-    binary.paste(0, (10, 10, 50, 18))  # the line
-    binary.paste(0, (10, 19, 50, 26))  # the next one, one blank row below
+def test_padding_goes_only_into_blank_rows_and_leaves_the_next_line_its_half() -> None:
+    binary = Image.new("L", (60, 50), 255)
+    binary.paste(0, (10, 10, 50, 18))  # the line, ten blank rows above it
+    binary.paste(0, (10, 20, 50, 26))  # the next one, two blank rows below
     assert fit_rows(Box(10, 10, 50, 18), (10, 18), binary, 3) == Box(10, 7, 50, 19)
+    binary.paste(0, (10, 19, 50, 20))  # now one blank row only: the bar stops at the glyphs
+    assert fit_rows(Box(10, 10, 50, 18), (10, 18), binary, 3) == Box(10, 7, 50, 18)
 
 
 def _word(text: str, conf: float, x: int = 10, line: int = 1) -> OcrWord:

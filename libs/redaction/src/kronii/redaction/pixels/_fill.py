@@ -20,6 +20,7 @@ __all__ = [
     "fill",
     "fit_rows",
     "fit_text",
+    "ink_band",
     "line_band",
     "masked_share",
     "snap_in_band",
@@ -134,11 +135,12 @@ def _row_has_ink(binary: Image.Image, y: int, x0: int, x1: int) -> bool:
 
 
 def _free_rows(binary: Image.Image, box: Box, start: int, step: int, limit: int) -> int:
-    """How many rows from `start` on, stepping by `step`, hold no ink over the box's columns (at most
-    `limit`): how far a bar may be padded without covering the next line's glyphs."""
-    for count in range(limit):
+    """How far a bar may be padded from row `start` on, stepping by `step`, without covering the next
+    line's glyphs (at most `limit` rows): into blank rows over the box's columns, and when the next line's
+    ink comes within twice the limit, into half of them only (the other half is that line's room)."""
+    for count in range(2 * limit):
         if _row_has_ink(binary, start + step * count, box.x0, box.x1):
-            return count
+            return count // 2
     return limit
 
 
@@ -146,7 +148,7 @@ def fit_rows(box: Box, band: tuple[int, int], binary: Image.Image, pad: int) -> 
     """The box's rows: within its line's band (and a little slack for ascenders and descenders), grown
     over the glyphs' ink the box cut, then padded only into rows free of ink, so a bar over one line of
     tightly set text (a 5x7 bitmap terminal) does not cover the lines above and below it."""
-    slack = max(1, round(_BAND_SLACK * (band[1] - band[0])))
+    slack = _slack(band)
     low, high = max(0, band[0] - slack), min(binary.height, band[1] + slack)
     y0, y1 = min(max(box.y0, low), high - 1), max(min(box.y1, high), low + 1)
     y0, y1 = min(y0, y1 - 1), max(y1, y0 + 1)
@@ -196,17 +198,28 @@ def _bar(line: OcrLine, word: int, scale: float, binary: Image.Image, band: tupl
     return box.clip(*binary.size)
 
 
+def _slack(band: tuple[int, int]) -> int:
+    return max(1, round(_BAND_SLACK * (band[1] - band[0])))
+
+
+def ink_band(band: tuple[int, int], x0: int, x1: int, binary: Image.Image) -> tuple[int, int]:
+    """The band narrowed to the run of ink rows around its middle over the line's width, where a blank
+    row parts it from what Tesseract's box took in past the glyphs (small text read upscaled)."""
+    if band[1] <= band[0] or x1 <= x0:
+        return band
+    core = trim_to_ink(Box(x0, band[0], x1, band[1]), binary, tall=1.0)
+    return core.y0, core.y1
+
+
 def _band(line: OcrLine, scale: float, binary: Image.Image) -> tuple[int, int]:
-    """The line's rows: from its well-read words, or, when it has fewer than two (a line of one coloured
-    token read on its own layer), from the run of ink rows around its words' middle."""
+    """The line's rows: from its well-read words (or, when it has fewer than two, a line of one coloured
+    token read on its own layer, from all of them), narrowed to the run of ink rows they hold."""
     boxes = [to_original(box, scale).clip(*binary.size) for box in line.boxes]
-    if sum(conf >= _SURE for conf in line.confs) >= 2:
-        return line_band(boxes, line.confs)
     whole = boxes[0]
     for box in boxes[1:]:
         whole = whole.union(box)
-    core = trim_to_ink(whole, binary, tall=1.0)
-    return core.y0, core.y1
+    band = line_band(boxes, line.confs) if sum(c >= _SURE for c in line.confs) >= 2 else (whole.y0, whole.y1)
+    return ink_band(band, whole.x0, whole.x1, binary)
 
 
 def boxes_for_spans(

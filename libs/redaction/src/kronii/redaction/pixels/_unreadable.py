@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from PIL import Image, ImageDraw
 
 from ._blocks import CELL_PX, components, ink_cells
-from ._fill import fit_rows, line_band, snap_in_band, trim_to_ink
+from ._fill import fit_rows, ink_band, line_band, snap_in_band, trim_to_ink
 from ._model import Box, ImageFinding
 from ._ocr import OcrWord
 
@@ -83,7 +83,10 @@ def unreadable(
         if binary is None:
             return word.box.pad(1)
         fitted = trim_to_ink(word.box.clip(*binary.size), binary)
-        band = line_band(lines[word.line], confs[word.line])
+        boxes = lines[word.line]
+        band = ink_band(
+            line_band(boxes, confs[word.line]), min(b.x0 for b in boxes), max(b.x1 for b in boxes), binary
+        )
         # Over the glyphs OCR left out of the word, up to the next space (and at most its own width on each
         # side): a half-read address is one run.
         # A character's width on the line: the median word's (one box can span several words).
