@@ -101,6 +101,9 @@ def test_european_address_with_a_name_is_masked_from_name_to_city(address: str) 
         ("주소: ", "서울특별시 강남구 테헤란로 152"),
         ("住所：", "東京都千代田区丸の内1-9-2"),
         ('  "shipping_address": "', "Storgatan 12, 111 22 Stockholm"),
+        ("पता: ", "फ्लैट 302, गणेश अपार्टमेंट, पुणे 411038"),
+        ("ঠিকানা: ", "১২/বি লেক রোড, কলকাতা ৭০০০২৯"),
+        ("ที่อยู่: ", "99/12 ถนนสุขุมวิท แขวงคลองเตย เขตคลองเตย กรุงเทพฯ 10110"),
     ],
 )
 def test_address_after_an_address_label_is_masked(label: str, address: str) -> None:
@@ -116,10 +119,17 @@ def test_address_after_an_address_label_is_masked(label: str, address: str) -> N
         "MAC Address: 00:1a:2b:3c:4d:5e",
         "address: 0x7ffd5a3c",
         "Address: see the wiki",
+        "Address: port 8080",
         "Server Version 1.2, 4000 Requests",
         "Our office: Via Roma 12, 00184 Roma",  # no person, no address label
         "Kalverstraat 1\n1012 AB Amsterdam",
         "Deployed to eu-west-1, 2024 Releases",
+        # Found in real sources: code after an address key, a docstring, institutions' addresses.
+        "    address = ctypes.cast(ctypes_ptr, ctypes.c_void_p).value or 0",
+        "    address: A string or integer, the IP address.  Either IPv4 or IPv6",
+        'address = IPv4Address("TCP", "localhost", 80)',
+        "Free Software Foundation, 59 Temple Place,\n Suite 330, Boston, MA  02111-1307",
+        "Carnegie Mellon University\n      5000 Forbes Avenue\n      Pittsburgh, PA  15213-3890",
     ],
 )
 def test_address_lookalikes_and_unlabelled_shops_stay(text: str) -> None:

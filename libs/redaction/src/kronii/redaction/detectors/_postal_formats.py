@@ -33,8 +33,10 @@ _CITY = (
     "|am|an|der|im|sur|sous|en|le|la|les|de|del|di|du|des|upon|on|nad|pod)){0,4}"
 )
 _AFTER_SEPARATOR = re.compile("[ \\t]*[\"']?[ \\t]*")
+# A URL, a hex number, an IP or a MAC address, or code (brackets, "=", a method call): not a postal address.
 _NOT_POSTAL = re.compile(
-    r"://|0x[0-9a-f]|[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+|[0-9a-f]{2}(?::[0-9a-f]{2}){3}", re.I
+    r"://|0x[0-9a-f]|[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+|[0-9a-f]{2}(?::[0-9a-f]{2}){3}|[()\[\]{}=]|\w\.\w+\(",
+    re.I,
 )
 _HAN = "\u4e00-\u9fff"
 _CN = (
@@ -77,10 +79,13 @@ def _formats() -> _Formats:
     shapes = "|".join(raw["postcodes"].values())
     before = literal_alternation(raw["streets"]["before"])
     after = literal_alternation(raw["streets"]["after"])
+    endings = literal_alternation(raw["streets"]["endings"])
     return _Formats(
         postcode_city=re.compile(f"(?:{shapes})[ \\t]+{_CITY}"),
-        # In lower case: a street word before a name, or ending a word ("hauptstraße", "kalverstraat").
-        street=re.compile(f"(?<![^\\W\\d_])(?:{before})[ \\t]|(?:{after})(?![^\\W\\d_])"),
+        # In lower case: a street word before or after a name, or the ending of a one-word street name.
+        street=re.compile(
+            f"(?<![^\\W\\d_])(?:(?:{before})[ \\t]|(?:{after})(?![^\\W\\d_]))|[^\\W\\d_](?:{endings})(?![^\\W\\d_])"
+        ),
         labels=reversed_labels(raw["labels"]["words"]),
     )
 
@@ -112,10 +117,17 @@ def _value_end(text: str, start: int) -> int:
     return end
 
 
+# After an address label, a value of several words holding a number of four to six digits (in any script's
+# digits: `पुणे 411038`, `কলকাতা ৭০০০২৯`, `กรุงเทพฯ 10110`) is read as an address whose street words are not listed.
+_POSTCODE_ANYWHERE = re.compile(r"(?<!\d)\d{4,6}(?!\d)")
+
+
 def _reads_as_address(value: str) -> bool:
     if _NOT_POSTAL.search(value):
         return False
     if _has_street(value) or _formats().postcode_city.search(value):
+        return True
+    if len(value.split()) >= 3 and _POSTCODE_ANYWHERE.search(value):
         return True
     return _ASIAN.search(value) is not None
 

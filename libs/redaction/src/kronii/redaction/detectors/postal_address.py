@@ -114,6 +114,12 @@ _COMPANY_WORDS = frozenset(
         "co",
         "company",
         "bank",
+        "foundation",
+        "university",
+        "institute",
+        "services",
+        "legal",
+        "stop",
     ]
 )
 
