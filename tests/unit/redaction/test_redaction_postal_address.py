@@ -134,3 +134,26 @@ def test_address_after_an_address_label_is_masked(label: str, address: str) -> N
 )
 def test_address_lookalikes_and_unlabelled_shops_stay(text: str) -> None:
     assert detect(DETECTOR, text) == []
+
+
+@pytest.mark.parametrize(
+    ("prose", "address"),
+    [
+        ("el mes pasado me mudé a {}", "Calle de Toledo 42, 3º B, 28005 Madrid"),
+        ("le mois dernier j'ai déménagé au {}", "8 bis avenue Jean Jaurès, 31000 Toulouse"),
+        ("il mese scorso mi sono trasferito in {}", "Via Garibaldi 23, 10122 Torino"),
+        ("w zeszłym miesiącu przeprowadziłem się na {}", "ul. Długa 12, 80-827 Gdańsk"),
+        ("vorige maand ben ik verhuisd naar de {}", "Keizersgracht 123-II, 1015 CJ Amsterdam"),
+        ("förra månaden flyttade jag till {}", "Drottninggatan 53, 111 21 Stockholm"),
+        ("τον περασμένο μήνα μετακόμισα στην {}", "Οδός Ερμού 25, 105 63 Αθήνα"),
+        ("先月{}に引っ越しました", "東京都新宿区西新宿2丁目8番1号"),
+        ("我上个月搬到了{}", "北京市朝阳区建国路88号3单元502室"),
+        ("지난달에 {}(으)로 이사했습니다", "부산광역시 해운대구 센텀중앙로 79"),
+    ],
+)
+def test_address_that_prose_calls_a_home_is_masked_without_the_prose(prose: str, address: str) -> None:
+    assert detect(DETECTOR, prose.format(address)) == [("POSTAL_ADDRESS", address)]
+
+
+def test_a_shop_that_moved_stays() -> None:
+    assert detect(DETECTOR, "Our shop moved to Via Roma 12, 00184 Roma") == []

@@ -24,7 +24,7 @@ from importlib import resources
 from ._base import ScanText, literal_alternation
 from ._fields import field_labels, reversed_labels
 
-__all__ = ["asian_addresses", "european_addresses", "labelled_addresses"]
+__all__ = ["asian_addresses", "european_addresses", "labelled_addresses", "said_to_be_home"]
 
 _UPPER = "A-ZÀ-ÖØ-ÞĀ-ŽА-ЯЁΑ-Ω"
 # A city: capitalised words, with the small words some city names hold (`Frankfurt am Main`, `Aix-en-Provence`).
@@ -39,8 +39,10 @@ _NOT_POSTAL = re.compile(
     re.I,
 )
 _HAN = "\u4e00-\u9fff"
+# A Han character of a place name: not one of the function words prose puts before an address (搬到了北京市).
+_PLACE = "(?:(?![了的在到我你他她是和从從把被给給住搬往去来來])[\u4e00-\u9fff])"
 _CN = (
-    f"(?:[{_HAN}]{{2,7}}(?:省|自治区|自治區))?[{_HAN}]{{2,7}}(?:市|县|縣)(?:[{_HAN}]{{1,7}}(?:区|區|县|縣|镇|鎮))?"
+    f"(?:{_PLACE}{{2,5}}(?:省|自治区|自治區))?{_PLACE}{{2,4}}(?:市|县|縣)(?:[{_HAN}]{{1,7}}(?:区|區|县|縣|镇|鎮))?"
     f"[{_HAN}0-9]{{0,20}}?(?:路|街|道|巷|弄)(?:[一二三四五六七八九十0-9]+段)?(?:[0-9]+[巷弄])*[0-9]+(?:-[0-9]+)?[号號]"
     f"(?:[0-9{_HAN}\\-]{{0,12}}?(?:室|楼|樓|层|層))?"
 )
@@ -69,6 +71,7 @@ class _Formats:
     postcode_city: re.Pattern[str]
     street: re.Pattern[str]
     labels: re.Pattern[str]  # for field_labels
+    prose: re.Pattern[str]
 
 
 @cache
@@ -84,9 +87,11 @@ def _formats() -> _Formats:
         postcode_city=re.compile(f"(?:{shapes})[ \\t]+{_CITY}"),
         # In lower case: a street word before or after a name, or the ending of a one-word street name.
         street=re.compile(
-            f"(?<![^\\W\\d_])(?:(?:{before})[ \\t]|(?:{after})(?![^\\W\\d_]))|[^\\W\\d_](?:{endings})(?![^\\W\\d_])"
+            f"(?<![^\\W\\d_])(?:(?P<before>{before})[ \\t]|(?P<after>{after})(?![^\\W\\d_]))"
+            f"|[^\\W\\d_](?P<ending>{endings})(?![^\\W\\d_])"
         ),
         labels=reversed_labels(raw["labels"]["words"]),
+        prose=re.compile(literal_alternation(raw["prose"]["words"])),
     )
 
 
@@ -171,16 +176,23 @@ def _city_end(text: str, postcode: int, end: int) -> int:
 
 
 def _street_before(text: str, postcode: int) -> int | None:
-    """Where the street part before a postcode starts: the comma-separated part before it on its line, or
-    the line above when the postcode opens its line."""
+    """Where the street part before a postcode starts: in the one or two comma-separated parts before it on its
+    line (`Calle de Toledo 42, 3º B, 28005 Madrid`), or on the line above when the postcode opens its line."""
     line_start = text.rfind("\n", 0, postcode) + 1
     before = text[line_start:postcode].rstrip(" \t")
     if before:
         if not before.endswith(","):
             return None
-        part_start = before.rfind(",", 0, len(before) - 1) + 1
-        part = before[part_start:-1]
-        return line_start + part_start + (len(part) - len(part.lstrip())) if _has_street(part) else None
+        part_end = len(before) - 1
+        for _ in range(2):
+            part_start = before.rfind(",", 0, part_end) + 1
+            offset = _street_start(before[part_start:part_end])
+            if offset is not None:
+                return line_start + part_start + offset
+            part_end = part_start - 1
+            if part_end < 0:
+                break
+        return None
     if line_start == 0:
         return None
     previous_start = text.rfind("\n", 0, line_start - 1) + 1
@@ -194,9 +206,48 @@ def _street_before(text: str, postcode: int) -> int | None:
     return previous_start + part_start + (len(part) - len(part.lstrip()))
 
 
+_NUMBER_BEFORE = re.compile(r"[0-9]+[^\W_]*(?:[ \t]+(?:bis|ter))?,?[ \t]+\Z")
+_WORDS_BEFORE = re.compile(r"(?:[0-9]+[^\W_]*[ \t]+)?(?:[A-ZÀ-ÞĀ-ŽА-ЯЁΑ-Ω][\w'’.\-]*[ \t]+){1,3}\Z")
+
+
+def _street_start(part: str) -> int | None:
+    """Where the street starts in `part` (a house number before it included), when `part` holds a street and a
+    number: prose before it (`I moved to 8 bis avenue Jean Jaurès`) is left out."""
+    if not any(char.isdigit() for char in part):
+        return None
+    street = _formats().street.search(part.lower())
+    if street is None:
+        return None
+    if street.group("before") is not None:
+        start = street.start("before")
+        number = _NUMBER_BEFORE.search(part, 0, start)
+        return number.start() if number else start
+    if street.group("after") is not None:
+        words = _WORDS_BEFORE.search(part, 0, street.start("after"))
+        return words.start() if words else street.start("after")
+    word_start = (
+        max(part.rfind(" ", 0, street.start("ending")), part.rfind("\t", 0, street.start("ending"))) + 1
+    )
+    number = _NUMBER_BEFORE.search(part, 0, word_start)
+    return number.start() if number else word_start
+
+
 def asian_addresses(text: str) -> Iterator[tuple[int, int]]:
     """Chinese, Taiwanese, Korean and Japanese addresses by their divisions, road and number."""
     if text.isascii() or _ASIAN_MARK.search(text) is None:
         return
     for match in _ASIAN.finditer(text):
         yield match.span()
+
+
+_PROSE_WINDOW = 48
+
+
+def said_to_be_home(text: str, start: int, end: int) -> bool:
+    """Whether prose on the address's line, a few words before or after it, says it is someone's home."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    before = text[max(line_start, start - _PROSE_WINDOW) : start].lower()
+    after = text[end : min(len(text) if line_end < 0 else line_end, end + _PROSE_WINDOW)].lower()
+    prose = _formats().prose
+    return prose.search(before) is not None or prose.search(after) is not None

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 from .._types import FindingType
 from ._base import Candidate, ScanText
-from ._postal_formats import asian_addresses, european_addresses, labelled_addresses
+from ._postal_formats import asian_addresses, european_addresses, labelled_addresses, said_to_be_home
 
 __all__ = ["PostalAddressDetector"]
 
@@ -168,11 +168,14 @@ class PostalAddressDetector:
 
 
 def _more_formats(scan: ScanText, found: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Addresses after an address label, and European and Asian formats with a person's name."""
+    """Addresses after an address label, and European and Asian formats with a person's name or with prose that
+    says the address is someone's home ("I moved to ...", "...に引っ越しました")."""
     text = scan.text
     spans = list(labelled_addresses(scan))
     for start, end in [*european_addresses(text), *asian_addresses(text)]:
         span = _with_name(text, start, end, after=True)
+        if span is None and said_to_be_home(text, start, end):
+            span = (start, end)
         if span is not None:
             spans.append(span)
     more: list[tuple[int, int]] = []
