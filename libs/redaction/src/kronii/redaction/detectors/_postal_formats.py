@@ -55,7 +55,7 @@ _JP = (
     f"[{_HAN}\u3040-\u30ff]{{0,12}}?[0-9０-９一二三四五六七八九十]+(?:丁目|番地|番|号|[-－])[0-9０-９\\-－番号地]*"
 )
 _ASIAN = re.compile(f"{_CN}|{_KR}|{_JP}")
-_ASIAN_MARK = re.compile("[号號로길丁番]")
+_ASIAN_MARK = re.compile("[省市县縣区區都道府県号號구군시도로길丁番]")
 
 
 # The postcode of a street address opens its line or follows a comma: this scan opens with those two characters,
@@ -234,10 +234,18 @@ def _street_start(part: str) -> int | None:
 
 def asian_addresses(text: str) -> Iterator[tuple[int, int]]:
     """Chinese, Taiwanese, Korean and Japanese addresses by their divisions, road and number."""
-    if text.isascii() or _ASIAN_MARK.search(text) is None:
+    if text.isascii():
         return
-    for match in _ASIAN.finditer(text):
-        yield match.span()
+    # Tried only around the division and road marks (市, 区, 都, 구, 로, 号, 番...), rare in other text: the
+    # pattern itself opens with no literal, so run over the whole text it would be tried at every character.
+    covered = 0
+    for mark in _ASIAN_MARK.finditer(text):
+        if mark.start() < covered:
+            continue
+        match = _ASIAN.search(text, max(covered, mark.start() - 24), min(len(text), mark.end() + 64))
+        if match is not None:
+            covered = match.end()
+            yield match.span()
 
 
 _PROSE_WINDOW = 48
