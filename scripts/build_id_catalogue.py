@@ -13,7 +13,8 @@ kept format it records, from the module itself rather than by hand:
   writes it;
 - names: what the format is called, from the module's name and the first line of its docstring (acronyms, the
   native name in brackets, native-script words of the description): the words a person writes before it;
-- accept_rate: how often a random token of its shapes passes `is_valid` (sampled with a fixed seed). A format
+- shapes, each with its accept rate: how often a random token of the shape passes `is_valid` (sampled with a
+  fixed seed). A format
   that almost nothing random passes is found without a word before it; a weak one (one check digit: about one
   in ten) only after its name or a word of its family.
 
@@ -122,6 +123,14 @@ EXCLUDED: dict[str, str] = {
     ),
 }
 
+# A business's registration or tax number is public (its register publishes it) and names no person. A format
+# whose description is a business's and not an individual's is left out; tax and VAT numbers a person can hold
+# (a sole trader's) stay.
+_BUSINESS_ONLY = re.compile(
+    r"compan|business|enterprise|organi[sz]ation|employer|entity|entities|corporate|association|trade"
+    r"|economic units|jurídica|registrikood|register number|establishment|commercial",
+    re.I,
+)
 _BANK = re.compile(r"bank account|kontonr|cuenta corriente|clave bancaria|bitcoin", re.I)
 _DEVICE = re.compile(r"\b(?:IMEI|MEID|IMSI)\b")
 _BUSINESS = re.compile(
@@ -159,7 +168,7 @@ _GENERIC = frozenset(
         "personal",
     ]
 )
-_SAMPLES = 4000
+_SAMPLES = 3000
 
 
 def _type_of(name: str, title: str) -> str:
@@ -213,11 +222,14 @@ def _names(short: str, module: ModuleType) -> list[str]:
         if (part and not re.search(r"\b(?:number|code|identifier)\b", part, re.I)) or not part.isascii():
             names.add(part)
     first_paragraph = doc.split("\n\n")[1] if "\n\n" in doc else ""
-    names.update(w for w in re.findall(r"[^\s(),.;:]+", first_paragraph) if _non_latin(w))
+    # The description's bracketed names in their own script ("(resident registration number, 주민등록번호)"),
+    # never its loose words: a word such as "номер" or "מספר" means "number" and names nothing.
+    for bracket in re.findall(r"\(([^)]*)\)", first_paragraph):
+        names.update(item.strip() for item in bracket.split(",") if _non_latin(item.strip()))
     last = short.rsplit(".", 1)[-1].rstrip("_")
     if len(last) >= 3 and last not in {"vat", "tin", "nif", "pin", "cc", "ci", "ni", "cf", "cn", "in"}:
         names.add(last)
-    cleaned = {n.strip(" .:") for n in names}
+    cleaned = {" ".join(n.split()).strip(" .:") for n in names}
     return sorted(n for n in cleaned if len(n) >= 2 and n.lower() not in _GENERIC)
 
 
@@ -227,17 +239,19 @@ def _random_of(shape: str, rng: random.Random) -> str:
     )
 
 
-def _accept_rate(module: ModuleType, shapes: list[str], rng: random.Random) -> float:
+def _accept_rate(module: ModuleType, shape: str, rng: random.Random) -> float:
     accepted = 0
-    for index in range(_SAMPLES):
+    for _ in range(_SAMPLES):
         try:
-            accepted += bool(module.is_valid(_random_of(shapes[index % len(shapes)], rng)))
+            accepted += bool(module.is_valid(_random_of(shape, rng)))
         except Exception:  # noqa: S112
             continue
-    return accepted / _SAMPLES
+    return round(accepted / _SAMPLES, 5)
 
 
 def _entry(module: ModuleType, short: str, rng: random.Random) -> dict[str, Any] | None:
+    """The format's record, or None when it has no example to learn its shapes from. Each shape has its own
+    accept rate: IMEI's 15 digits carry a Luhn digit, its 14 and 16 (IMEISV) none."""
     examples = _examples(module)
     if not examples:
         return None
@@ -261,10 +275,9 @@ def _entry(module: ModuleType, short: str, rng: random.Random) -> dict[str, Any]
         "module": short,
         "title": title,
         "type": _type_of(short, title),
-        "shapes": shapes,
+        "shapes": {shape: _accept_rate(module, shape, rng) for shape in shapes},
         "layouts": sorted(layouts),
         "names": _names(short, module),
-        "accept_rate": round(_accept_rate(module, shapes, rng), 5),
     }
 
 
@@ -272,10 +285,18 @@ def build() -> dict[str, Any]:
     rng = random.Random(20261206)
     formats = []
     unread = []
+    elsewhere: dict[str, list[str]] = {}
+    business: dict[str, str] = {}
     for numbers in get_number_modules():
         module = cast(ModuleType, numbers)
         short = module.__name__.removeprefix("stdnum.")
+        if EXCLUDED.get(short, "").startswith("found by the engine's"):
+            elsewhere[short] = _names(short, module)
         if short in EXCLUDED:
+            continue
+        title = (module.__doc__ or "").strip().splitlines()[0]
+        if _BUSINESS_ONLY.search(title) and not _PERSONAL_HINT.search(title):
+            business[short] = title
             continue
         entry = _entry(module, short, rng)
         if entry is None:
@@ -285,7 +306,10 @@ def build() -> dict[str, Any]:
     return {
         "source": f"python-stdnum {stdnum.__version__}, read by scripts/build_id_catalogue.py",
         "excluded": EXCLUDED,
-        "without_examples": unread,  # no valid doctest example to learn a shape from
+        "business_numbers": business,  # public registration numbers of businesses, left out
+        "without_examples": unread,  # no doctest example to learn a shape from
+        # The names of the formats other detectors find: a number after one is theirs, not a phone number.
+        "names_elsewhere": elsewhere,
         "formats": formats,
     }
 

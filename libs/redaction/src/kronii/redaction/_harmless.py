@@ -91,7 +91,7 @@ def _public_spans(scan: ScanText) -> list[tuple[int, int]]:
         return []
     spans = [
         m.span()
-        for pattern in (_PUBLIC_BLOCK, _SSH_PUBLIC_KEY, _FINGERPRINT)
+        for pattern in (_PUBLIC_BLOCK, _SSH_PUBLIC_KEY, _FINGERPRINT, _DATA_URI)
         for m in pattern.finditer(scan.text)
     ]
     return sorted(spans)
@@ -118,7 +118,8 @@ def _documented(value: str, finding_type: str) -> bool:
         return _documentation_address(value, examples)
     if finding_type == "PHONE":
         digits = _NON_DIGITS.sub("", value)
-        north_american = len(digits) == 10 or (len(digits) == 11 and digits.startswith("1"))
+        # With or without an area code ("555-0123" in a film's dialogue).
+        north_american = len(digits) in (7, 10) or (len(digits) == 11 and digits.startswith("1"))
         return north_american and digits[-7:].startswith(examples.nanp_fictional)
     if finding_type in _SECRET_TYPES:
         return value in examples.values or value.endswith(examples.endings)

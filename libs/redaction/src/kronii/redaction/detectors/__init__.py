@@ -16,12 +16,13 @@ from .credential_files import CredentialFileDetector
 from .email import EmailDetector
 from .encoded_values import EncodedValueDetector
 from .entropy import EntropyDetector
+from .gps import GpsDetector
 from .home_paths import HomePathDetector
 from .iban import IbanDetector
 from .ip_address import IpAddressDetector
 from .jwt import JwtDetector
 from .keyword_secrets import KeywordSecretDetector
-from .mac_address import MacAddressDetector
+from .mac_address import AnnouncedMacDetector, MacAddressDetector
 from .national_ids import NationalIdDetector
 from .passports import PassportDetector
 from .password_context import ContextualPasswordDetector
@@ -32,9 +33,11 @@ from .policy_terms import CustomPatternDetector, DenyTermDetector
 from .postal_address import PostalAddressDetector
 from .private_keys import PrivateKeyDetector
 from .url_credentials import UrlCredentialDetector
+from .vehicles import VehicleDetector
 from .vendor_tokens import VendorTokenDetector
 
 __all__ = [
+    "AnnouncedMacDetector",
     "AwsSecretKeyDetector",
     "BirthDateDetector",
     "Candidate",
@@ -49,6 +52,7 @@ __all__ = [
     "EmailDetector",
     "EncodedValueDetector",
     "EntropyDetector",
+    "GpsDetector",
     "HomePathDetector",
     "IbanDetector",
     "IpAddressDetector",
@@ -64,6 +68,7 @@ __all__ = [
     "PrivateKeyDetector",
     "ScanText",
     "UrlCredentialDetector",
+    "VehicleDetector",
     "VendorTokenDetector",
     "built_in_detectors",
 ]
@@ -94,6 +99,9 @@ def built_in_detectors(*, phone_regions: Sequence[str] = ("US", "GB")) -> tuple[
         PassportDetector(),
         BirthDateDetector(),
         MacAddressDetector(),
+        AnnouncedMacDetector(),
+        GpsDetector(),
+        VehicleDetector(),
         IpAddressDetector(),
         HomePathDetector(),
     )

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 from ._base import Candidate, ScanText, line_local_findings, literal_alternation
 
-__all__ = ["CatalogueIdDetector"]
+__all__ = ["CatalogueIdDetector", "names_an_id"]
 
 _STRONG = 0.001  # accept rate at or below which a valid number needs no word before it
 _LAID_OUT = 0.01  # ... and at or below which its own formatted layout is enough
@@ -86,13 +86,17 @@ def _catalogue() -> _Catalogue:
     word_formats: dict[str, set[str]] = {}
     by_module: dict[str, _Format] = {}
     for entry in raw["formats"]:
-        found = _Format(entry["module"], entry["type"], frozenset(entry["layouts"]), entry["accept_rate"])
-        by_module[found.module] = found
-        table = strong if found.accept_rate <= _LAID_OUT else weak
-        for shape in (s for s in entry["shapes"] if len(s) >= _MIN_LENGTH):
-            table.setdefault(shape, []).append(found)
+        layouts = frozenset(entry["layouts"])
+        for shape, accept_rate in entry["shapes"].items():
+            found = _Format(entry["module"], entry["type"], layouts, accept_rate)
+            by_module.setdefault(found.module, found)
+            if len(shape) >= _MIN_LENGTH:
+                (strong if accept_rate <= _LAID_OUT else weak).setdefault(shape, []).append(found)
         for name in entry["names"]:
-            word_formats.setdefault(name.lower(), set()).add(found.module)
+            word_formats.setdefault(name.lower(), set()).add(entry["module"])
+    for module, names in raw.get("names_elsewhere", {}).items():
+        for name in names:
+            word_formats.setdefault(name.lower(), set()).add(module)
     word_families: dict[str, set[str]] = {}
     for family, listed in families.items():
         for word in listed["words"]:
@@ -137,8 +141,10 @@ def _passing_strong(compact: str) -> tuple[_Format, ...]:
     return tuple(f for f in _catalogue().strong.get(_shape(compact), ()) if _checks(f.module, compact))
 
 
-def _passing_weak(compact: str) -> tuple[_Format, ...]:
-    return tuple(f for f in _catalogue().weak.get(_shape(compact), ()) if _checks(f.module, compact))
+def _formats_of(compact: str) -> tuple[_Format, ...]:
+    catalogue = _catalogue()
+    shape = _shape(compact)
+    return (*catalogue.strong.get(shape, ()), *catalogue.weak.get(shape, ()))
 
 
 def _announcing_words(line: str) -> tuple[tuple[int, str], ...]:
@@ -150,6 +156,13 @@ def _announcing_words(line: str) -> tuple[tuple[int, str], ...]:
             continue
         found.append((match.end(), word))
     return tuple(found)
+
+
+def names_an_id(lower_before: str) -> bool:
+    """Whether the (lower-case) words before a number name an identifier of the catalogue: "NHS:", "TFN",
+    "Kennitala", "ID number". Other detectors then leave the number to this one (a phone detector would read
+    `NHS: 943 476 5918` as a British phone number)."""
+    return bool(_announcing_words(lower_before))
 
 
 def _continues(line: str, index: int) -> bool:
@@ -191,10 +204,14 @@ def _pieces(token: str) -> tuple[_Piece, ...]:
                 break
             if not closes[last] or len(compact) not in catalogue.lengths:
                 continue
-            if not _catalogued_shape(catalogue, _shape(compact)):
-                continue
             start, end = groups[first][0], groups[last][1]
-            strong = _strong(compact, _layout(token[start:end]))
+            # A run of another shape is kept for a format named before it: its examples may not show every
+            # shape it takes (GSTIN's last characters are letters or digits).
+            strong = (
+                _strong(compact, _layout(token[start:end]))
+                if _catalogued_shape(catalogue, _shape(compact))
+                else None
+            )
             pieces.append(_Piece(start, end, compact, strong, strong is None))
     return tuple(pieces)
 
@@ -247,6 +264,15 @@ class CatalogueIdDetector:
                 if chosen is not None:
                     yield Candidate(chosen.type, start, end, 0.85, self.name)
 
+    def _named(self, compact: str, start: int, text: str, named: set[str]) -> _Format | None:
+        catalogue = _catalogue()
+        written = _token_prefix(text[start : start + len(compact) * 2].split("\n", 1)[0])
+        for module in sorted(m for m in named if m in catalogue.by_module):
+            # Some formats keep their separators ("J52/750/2012"): asked as written too.
+            if _checks(module, compact) or _checks(module, written):
+                return catalogue.by_module[module]
+        return None
+
     def _announced(
         self, scan: ScanText, compact: str, start: int, line_words: dict[int, tuple[tuple[int, str], ...]]
     ) -> _Format | None:
@@ -264,16 +290,15 @@ class CatalogueIdDetector:
             return None
         catalogue = _catalogue()
         named = set().union(*(catalogue.word_formats.get(w, frozenset()) for w in words))
-        # A format named before the number is asked whatever the shape: Germany's "DE136695976" is its VAT
-        # number with the country's prefix, which its examples write without.
-        written = text[start : start + len(compact) * 2].split("\n", 1)[0]
-        for module in sorted(named):
-            # Some formats keep their separators ("J52/750/2012"): asked as written too, up to the token's end.
-            if _checks(module, compact) or _checks(module, _token_prefix(written)):
-                return catalogue.by_module[module]
-        passing = (*_passing_strong(compact), *_passing_weak(compact))
+        if named:
+            # The person named the format ("CVR", "Personnummer"): it is that one or none. Another country's
+            # format of the same shape accepting the digits would make a wrong check digit pass.
+            return self._named(compact, start, text, named)
         families = set().union(*(catalogue.word_families.get(w, frozenset()) for w in words))
-        for found in passing:
-            if found.type in families and found.accept_rate < _UNCHECKED:
+        # A family word ("ID number", "numéro fiscal") names no format: the person says what the number is, and
+        # the digits must pass a check of one of the family's formats of their shape.
+        checked = [f for f in _formats_of(compact) if f.type in families and f.accept_rate < _UNCHECKED]
+        for found in checked:
+            if _checks(found.module, compact):
                 return found
         return None

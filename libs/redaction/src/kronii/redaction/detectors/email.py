@@ -19,10 +19,12 @@ __all__ = ["EmailDetector"]
 # (`user=alice@...`, `'alice@...'`) than part of an address.
 # Matched on the reversed text from the "@" leftwards: a search for the same class ending at the "@"
 # (`[...]{1,64}\Z` in a 64-character window) retried every start position in that window.
-_LOCAL_BACKWARDS = re.compile(r"[A-Za-z0-9._%+\-]{1,64}")
-_DOMAIN = re.compile(
-    r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+([A-Za-z]{2,24})(?![A-Za-z0-9\-])"
-)
+# Internationalised addresses (RFC 6531/6532: `jörg@bücherstube.de`, `李雷@邮件.中国`) hold letters and digits of
+# any script in both parts: `[^\W_]` is a letter or digit of any script, `\w` adds the underscore. An ASCII-only
+# class cut such an address in the middle and left the rest readable.
+_LOCAL_BACKWARDS = re.compile(r"[\w.%+\-]{1,64}")
+_LABEL = r"[^\W_](?:[\w\-]{0,61}[^\W_])?"
+_DOMAIN = re.compile(rf"(?:{_LABEL}\.)+([^\W\d_]{{2,24}})(?![\w\-])")
 # Look-alikes whose "top-level domain" is a file extension (`icon@2x.png`, `main@abc.js`).
 _FILE_EXTENSIONS = frozenset(
     {

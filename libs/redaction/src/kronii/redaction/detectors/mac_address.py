@@ -2,8 +2,8 @@
 and Cisco's `aabb.ccdd.eeff`.
 
 A MAC address names one network card, so it follows a device (and its owner) across networks. Left alone:
-the all-zero address (no device), broadcast `ff:ff:ff:ff:ff:ff` and multicast addresses (group bit, the
-lowest bit of the first octet, set: `01:00:5e:...`, `33:33:...`), which name groups, not devices. Locally
+the all-zero address (no device), broadcast `ff:ff:ff:ff:ff:ff` and the multicast groups real output shows
+(`01:00:5e:...`, `33:33:...`, `01:80:c2:...`), which name groups, not devices. Locally
 administered (randomised) addresses are masked: they still follow a device for as long as it keeps them.
 Cisco's dotted form is taken in lower case only, as IOS and NX-OS print it, and with at least one hex letter:
 upper-case or all-digit dotted quads are other data (Unicode collation weights `[.FB84.0020.0002]`, versions).
@@ -17,8 +17,9 @@ from collections.abc import Iterator
 
 from .._types import FindingType
 from ._base import Candidate, ScanText, line_local_findings
+from ._context_words import word_matches
 
-__all__ = ["MacAddressDetector"]
+__all__ = ["AnnouncedMacDetector", "MacAddressDetector"]
 
 # Anchored on the first separator, the first octet (or quad) checked in Python: a pattern that opens with a
 # hex class tries nearly every position of a text and was about 8 times slower. The separator is one class
@@ -67,9 +68,15 @@ def _hex_head(value: str, dotted: bool) -> bool:
     return all(char in (_LOWER_HEX if dotted else _HEX) for char in head)
 
 
+# The group addresses that appear in real output (IANA's IPv4 and IPv6 multicast, IEEE 802.1 bridge and LLDP,
+# Cisco's CDP/VTP, PTP, IEC 61850), and broadcast. Any other address, even one whose group bit a made-up value
+# sets, is taken as a device's: a document that writes one means a card.
+_GROUP_PREFIXES = ("01005e", "3333", "0180c2", "01000c", "011b19", "010ccd", "ffffffffffff")
+
+
 def _names_a_device(value: str) -> bool:
-    octets = bytes.fromhex(re.sub(r"[^0-9A-Fa-f]", "", value))
-    return not octets[0] & 1 and any(octets)  # the group bit covers broadcast and multicast
+    digits = re.sub(r"[^0-9A-Fa-f]", "", value).lower()
+    return digits.strip("0") != "" and not digits.startswith(_GROUP_PREFIXES)
 
 
 def _glued(text: str, edge: int, step: int, dotted: bool) -> bool:
@@ -85,3 +92,34 @@ def _glued(text: str, edge: int, step: int, dotted: bool) -> bool:
         return True
     beyond = index + step
     return char in ":-." and 0 <= beyond < len(text) and text[beyond] in _HEX
+
+
+_DOTTED_ANY = re.compile(r"(?<![\w.:\-])[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}(?![\w.:\-])")
+_BARE = re.compile(r"[0-9A-Fa-f]{12}(?![\w.:\-])")
+_LEAD = re.compile(r"[\s:=#\-]*")
+
+
+class AnnouncedMacDetector:
+    """MAC addresses in the spellings that need their name: bare (`AABBCCDDEEFF`, as Windows' getmac and
+    many web consoles print them) right after a word naming a MAC address, and Cisco's dotted form in any case or
+    of digits alone (`0011.2233.4455` in a `show mac address-table`) anywhere in a text that names MAC addresses.
+    The words are data (data/context_words.toml) in some 40 languages; the detector has no anchors, since a
+    word of another script names them as well.
+    """
+
+    name = "mac_address_announced"
+
+    def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        words = list(word_matches("MAC_ADDRESS", scan.lower))
+        if not words:
+            return
+        text = scan.text
+        for match in _DOTTED_ANY.finditer(text):
+            if _names_a_device(match.group()):
+                yield Candidate(FindingType.MAC_ADDRESS, *match.span(), 0.85, self.name)
+        for _start, end, _word in words:
+            lead = _LEAD.match(text, end)
+            at = lead.end() if lead else end
+            bare = _BARE.match(text, at)
+            if bare is not None and at - end <= 8 and _names_a_device(bare.group()):
+                yield Candidate(FindingType.MAC_ADDRESS, *bare.span(), 0.85, self.name)

@@ -24,6 +24,7 @@ import phonenumbers
 
 from .._types import FindingType
 from ._base import Candidate, ScanText, literal_alternation
+from .catalogue_ids import names_an_id
 
 __all__ = ["PhoneDetector"]
 
@@ -246,9 +247,10 @@ def _has_number_shape(raw: str, digits: int) -> bool:
 
 def _reads_as_phone_alone(raw: str, before: str, digits: int) -> bool:
     """Without a phone word before it, a number is read only when written with separators (a bare digit run is
-    as often a build number or a timestamp) and no word before it names another kind of number."""
+    as often a build number or a timestamp) and no word before it names another kind of number, an identifier
+    of the catalogue's among them."""
     formatted = digits != len(raw)
-    return formatted and _NOT_PHONE_WORD.search(before) is None
+    return formatted and _NOT_PHONE_WORD.search(before) is None and not names_an_id(before)
 
 
 def _key_names_phone(lower: str, glue: int) -> bool:

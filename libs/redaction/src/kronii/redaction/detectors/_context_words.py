@@ -1,0 +1,77 @@
+"""Words that announce a value of a family (data/context_words.toml), and whether one stands before a position.
+
+Latin-script words match as whole words ("vin" not in "vinyl"); words of other scripts anywhere (Chinese and
+Japanese write no spaces). One trie per family, read once; the matches of a line are found once per text.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterator
+from functools import cache
+from importlib.resources import files
+
+from ._base import ScanText, literal_alternation
+
+__all__ = ["announced_before", "family_words", "word_matches"]
+
+
+@cache
+def family_words(family: str) -> tuple[str, ...]:
+    raw = tomllib.loads(
+        files("kronii.redaction").joinpath("data", "context_words.toml").read_text(encoding="utf-8")
+    )
+    return tuple(word.lower() for word in raw[family]["words"])
+
+
+@cache
+def _pattern(family: str) -> re.Pattern[str]:
+    return re.compile(literal_alternation(family_words(family)))
+
+
+def _whole(line: str, start: int, end: int, word: str) -> bool:
+    if not word.isascii():
+        return True
+    before = line[start - 1] if start > 0 else " "
+    after = line[end] if end < len(line) else " "
+    return not (before.isascii() and before.isalnum()) and not (after.isascii() and after.isalnum())
+
+
+def word_matches(family: str, lower: str) -> Iterator[tuple[int, int, str]]:
+    """Where the family's words stand in a lower-cased text: (start, end, word), Latin ones as whole words."""
+    for match in _pattern(family).finditer(lower):
+        if _whole(lower, match.start(), match.end(), match.group()):
+            yield match.start(), match.end(), match.group()
+
+
+def _word_ends(family: str, line: str) -> tuple[int, ...]:
+    return tuple(
+        m.end() for m in _pattern(family).finditer(line) if _whole(line, m.start(), m.end(), m.group())
+    )
+
+
+def announced_before(scan: ScanText, family: str, start: int, window: int = 48) -> bool:
+    """Whether a word of `family` ends within `window` characters before `start`, on its line."""
+    text = scan.text
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    line = scan.lower[line_start : len(text) if line_end < 0 else line_end]
+    offset = start - line_start
+    ends = scan.memo(_line_word_ends(family), line)
+    return any(offset - window <= end <= offset for end in ends)
+
+
+@cache
+def _line_word_ends(family: str) -> _WordEnds:
+    return _WordEnds(family)
+
+
+class _WordEnds:
+    """A callable per family, so that ScanText.memo keys the line's matches by family and line."""
+
+    def __init__(self, family: str) -> None:
+        self._family = family
+
+    def __call__(self, line: str) -> tuple[int, ...]:
+        return _word_ends(self._family, line)

@@ -1,0 +1,75 @@
+"""GPS coordinates: where a person is, lives or was.
+
+No library finds coordinates in free text, so this detector is the engine's own. It reads:
+- degrees, minutes and seconds with hemispheres (`40°26'46"N 79°58'56"W`), and decimal degrees with a degree
+  sign or a hemisphere (`48.8584° N, 2.2945° E`): written that way, nothing else is meant;
+- geo URIs (RFC 5870: `geo:48.8584,2.2945`) and map links (`maps?q=48.85,2.29`, `/@48.85,2.29,17z`, `ll=`);
+- a pair of decimal numbers in range (latitude within 90, longitude within 180): with five decimals or more each
+  (a phone's or a map's precision, about a metre) it is masked as it stands; with three or more only after a
+  word that announces a place ("GPS", "location", "Standort", "坐标", "موقعیت": data/context_words.toml).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from .._types import FindingType
+from ._base import Candidate, ScanText, line_local_findings
+from ._context_words import announced_before
+
+__all__ = ["GpsDetector"]
+
+_DEGREES = r"\d{1,3}(?:[.,]\d+)?\s?°\s?(?:\d{1,2}(?:[.,]\d+)?\s?['\u2032\u2019]\s?(?:\d{1,2}(?:[.,]\d+)?\s?(?:\"|\u2033|\'\'|\u201d)?)?)?\s?[NSEWO]"
+_SIGNED_DEGREES = r"[-+\u2212]?\d{1,3}(?:[.,]\d+)?\s?°"
+_WITH_DEGREES = re.compile(
+    rf"(?:{_DEGREES}|{_SIGNED_DEGREES})(?:\s?[,;/]?\s?(?:{_DEGREES}|{_SIGNED_DEGREES}))?"
+)
+_HEMISPHERE_DECIMAL = re.compile(r"\d{1,3}\.\d{3,}\s?[NS],?\s+\d{1,3}\.\d{3,}\s?[EWO]\b")
+_LINKED = re.compile(
+    r"(?:geo:|[?&](?:q|ll|sll|query|center|destination|daddr|saddr|mlat|lat)=|/@)"
+    r"(?P<pair>-?\d{1,2}\.\d+,\s?-?\d{1,3}\.\d+)"
+)
+_PAIR = re.compile(r"(?<![\w.\-])(-?\d{1,2}\.(\d{3,}))\s?[,;/ ]\s?(-?\d{1,3}\.(\d{3,}))(?![\w.])")
+_PRECISE = 5
+
+
+def _in_range(latitude: str, longitude: str) -> bool:
+    lat, lon = float(latitude), float(longitude)
+    return abs(lat) <= 90 and abs(lon) <= 180 and not (abs(lat) < 1 and abs(lon) < 1)
+
+
+_NUMBER_BEFORE = re.compile(r"\d\s?[,;/]\s?$")
+_NUMBER_AFTER = re.compile(r"\s?[,;/]\s?[-+]?\d")
+
+
+def _in_a_row_of_numbers(text: str, start: int, end: int) -> bool:
+    return bool(_NUMBER_BEFORE.search(text, max(0, start - 4), start) or _NUMBER_AFTER.match(text, end))
+
+
+class GpsDetector:
+    name = "gps"
+
+    def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        return line_local_findings(scan, self._find)
+
+    def _find(self, scan: ScanText) -> Iterator[Candidate]:
+        text = scan.text
+        if "°" in text:
+            for match in _WITH_DEGREES.finditer(text):
+                if any(char.isdigit() for char in match.group()):
+                    yield Candidate(FindingType.GPS_COORDINATES, *match.span(), 0.85, self.name)
+        for pattern in (_HEMISPHERE_DECIMAL,):
+            for match in pattern.finditer(text):
+                yield Candidate(FindingType.GPS_COORDINATES, *match.span(), 0.85, self.name)
+        for match in _LINKED.finditer(text):
+            yield Candidate(FindingType.GPS_COORDINATES, *match.span("pair"), 0.85, self.name)
+        for match in _PAIR.finditer(text):
+            latitude, lat_decimals, longitude, lon_decimals = match.groups()
+            if not _in_range(latitude, longitude):
+                continue
+            precise = len(lat_decimals) >= _PRECISE and len(lon_decimals) >= _PRECISE
+            if precise and _in_a_row_of_numbers(text, match.start(), match.end()):
+                precise = False  # a CSV row or a vector of floats, not a place
+            if precise or announced_before(scan, "GPS_COORDINATES", match.start()):
+                yield Candidate(FindingType.GPS_COORDINATES, *match.span(), 0.8, self.name)
