@@ -71,6 +71,40 @@ def test_a_secret_announced_in_each_language_is_masked(text: str, value: str, wo
     assert word.lower() in result.text.lower()  # the word that announced it stays readable
 
 
+def _keys() -> list[Any]:
+    """Config keys named in each language (`DB_SENHA=...`, `kennwort_db: "..."`), ASCII words other than
+    English (the keyword detector's own) and PIN."""
+    cases = []
+    for word, entry in secret_words().items():
+        if "en" in entry.languages or entry.concept in ("pin", *CONTEXT_CONCEPTS) or not word.isascii():
+            continue
+        if "'" in word or "." in word:
+            continue
+        value = PASSWORD if entry.concept in VALUES else API_SECRET
+        key = word.replace(" ", "_").replace("-", "_")
+        for text in (
+            f"DB_{key.upper()}={value}",
+            f'{key}_db: "{value}"',
+            f"--{key.replace('_', '-')} {value}",
+        ):
+            cases.append(pytest.param(text, value, id=f"{entry.languages[0]}-{text}"))
+    return cases
+
+
+@pytest.mark.parametrize(("text", "value"), _keys())
+def test_a_secret_under_a_key_named_in_each_language_is_masked(text: str, value: str) -> None:
+    assert value not in ENGINE.redact(text).text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["senha_minima = 8", "senhaBanco = getSenha()", "KENNWORT_LAENGE=12", "wachtwoord = config.get('db')"],
+)
+def test_keys_named_in_other_languages_without_a_literal_stay(text: str) -> None:
+    found = {finding.type for finding in ENGINE.redact(text).findings}
+    assert not found & LEXICON_TYPES, (text, found)
+
+
 def _date_in(code: str, month: int, year: int) -> str:
     if code in CJK_DATES:
         return CJK_DATES[code].replace("1985", str(year)).replace("3", str(month), 1)
@@ -78,13 +112,19 @@ def _date_in(code: str, month: int, year: int) -> str:
 
 
 def _birth_words() -> list[Any]:
-    return [
+    cases = [
         pytest.param(
             f"{word}{separator}{_date_in(code, 3, 1985)}", _date_in(code, 3, 1985), id=f"{code}-{word}"
         )
         for code, language in BIRTHS.items()
         for word in language["words"]
         for separator in (" ", ": ")
+    ]
+    # Words that follow their date: "1997年7月26日生まれ", "am 11. Juli 1965 geboren".
+    return cases + [
+        pytest.param(f"{_date_in(code, 3, 1985)} {word}", _date_in(code, 3, 1985), id=f"{code}-date-{word}")
+        for code, language in BIRTHS.items()
+        for word in language.get("after_date", ())
     ]
 
 
@@ -100,7 +140,19 @@ def _month_forms() -> list[Any]:
     return cases
 
 
-@pytest.mark.parametrize(("text", "date"), [*_birth_words(), *_month_forms()])
+@pytest.mark.parametrize(
+    ("text", "date"),
+    [
+        *_birth_words(),
+        *_month_forms(),
+        pytest.param("1985. március 12-én születtem", "1985. március 12", id="hu-year-month-day"),
+        pytest.param("Születési dátum: 1985. márc. 12.", "1985. márc. 12", id="hu-abbreviated"),
+        pytest.param("我出生于1968年7月26日", "1968年7月26日", id="zh-glued"),
+        pytest.param("ich bin am 11. Juli 1965 geboren", "11. Juli 1965", id="de-verb-last"),
+        pytest.param("저는 1999년 3월 5일에 태어났습니다", "1999년 3월 5일", id="ko-verb-last"),
+        pytest.param("วันเกิด 12 มีนาคม 2528", "12 มีนาคม 2528", id="th-buddhist-era"),
+    ],
+)
 def test_a_date_of_birth_in_each_language_is_masked(text: str, date: str) -> None:
     result = ENGINE.redact(text)
     assert "DATE_OF_BIRTH" in {finding.type for finding in result.findings}, text

@@ -4,6 +4,7 @@ once, on first use."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 from dataclasses import dataclass
@@ -186,6 +187,7 @@ PASSWORD_CONCEPTS = ("password", "passphrase", "pin")
 # Words that only say a password is near ("log in as admin / X", "creds:"): context, never a value's key.
 CONTEXT_CONCEPTS = ("sign_in",)
 SECRET_CONCEPTS = ("secret", "token", "api_key")
+_JOINER = re.compile(r"[ \-]")  # between the words of a phrase, as a key's name joins them
 _BOUNDARY_ORDER = {"word": 0, "suffix": 1, "none": 2}  # where languages disagree on a word, the strictest
 
 
@@ -227,7 +229,14 @@ def _merge(words: dict[str, LexiconWord], word: str, entry: LexiconWord) -> None
 def secret_words() -> dict[str, LexiconWord]:
     """Every word of secret_words.toml, lower case, with its concept; a word in two concepts keeps the first."""
     words: dict[str, LexiconWord] = {}
-    for code, language in load_data(SECRET_WORDS_FILE).items():
+    data = load_data(SECRET_WORDS_FILE)
+    english = {
+        _JOINER.sub(joiner, word.lower())
+        for concept in (*PASSWORD_CONCEPTS, *SECRET_CONCEPTS)
+        for word in data.get("en", {}).get(concept, ())
+        for joiner in (" ", "_", "-", "")
+    }
+    for code, language in data.items():
         connectors = tuple(
             sorted({word.lower() for word in language.get("connectors", ())}, key=len, reverse=True)
         )
@@ -235,17 +244,37 @@ def secret_words() -> dict[str, LexiconWord]:
             for word in language.get(concept, ()):
                 entry = LexiconWord(concept, language["boundary"], connectors, frozenset(), (code,))
                 _merge(words, word.lower(), entry)
+                for variant in _identifier_spellings(word.lower(), code):
+                    if variant not in english:  # `api_key` is the keyword detector's
+                        _merge(words, variant, entry)
     return words
+
+
+def _identifier_spellings(word: str, language: str) -> tuple[str, ...]:
+    """How a phrase is written as a key's name: `mot_de_passe`, `kata-sandi`, `motdepasse`. English keys
+    are the keyword detector's own, which splits them into words."""
+    if not (" " in word or "-" in word) or language == "en":
+        return ()
+    return tuple(_JOINER.sub(joiner, word) for joiner in ("_", "-", ""))
 
 
 @cache
 def birth_words() -> dict[str, LexiconWord]:
-    """Every word of birth_words.toml, lower case."""
+    """Every word of birth_words.toml, lower case. Its concept says where the date stands: "after" the word
+    (`date of birth: ...`), "before" it (`1997年7月26日生まれ`, `am 11. Juli 1965 geboren`), or "both"; or
+    "column": a stem that names a table column of birth dates (`geburt` in `Geburtsdatum`), no word alone."""
     words: dict[str, LexiconWord] = {}
+    sides: dict[str, set[str]] = {}
     for code, language in load_data(BIRTH_WORDS_FILE).items():
         fillers = frozenset(word.lower() for word in language.get("fillers", ()))
-        for word in language["words"]:
-            _merge(words, word.lower(), LexiconWord("birth", language["boundary"], (), fillers, (code,)))
+        for side, key in (("after", "words"), ("before", "after_date"), ("column", "columns")):
+            for word in language.get(key, ()):
+                entry = LexiconWord(side, language["boundary"], (), fillers, (code,))
+                _merge(words, word.lower(), entry)
+                sides.setdefault(word.lower(), set()).add(side)
+    for word, found in sides.items():
+        if {"after", "before"} <= found:
+            words[word] = dataclasses.replace(words[word], concept="both")
     return words
 
 
@@ -260,38 +289,36 @@ def month_names() -> dict[str, int]:
     return names
 
 
-_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
-
-
 @cache
-def _lexicon_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], int]:
-    """The lexicon words as three tries: the ASCII words (all an ASCII text can hold), the words that start
-    with an ASCII letter (`contraseña`, `né le`), the others (`пароль`, `密码`); and the longest word's length."""
+def _lexicon_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The lexicon words as tries: the ASCII words (all an ASCII text can hold), the words that start with an
+    ASCII letter (`contraseña`, `né le`), the others (`пароль`, `密码`); and the first letters of the others."""
     words = [*secret_words(), *birth_words()]
     ascii_words = [word for word in words if word.isascii()]
     latin_initial = [word for word in words if word[0].isascii()]
     others = [word for word in words if not word[0].isascii()]
+    firsts = "".join(sorted({re.escape(word[0]) for word in others}))
     return (
         re.compile(literal_alternation(ascii_words)),
         re.compile(literal_alternation(latin_initial)),
         re.compile(literal_alternation(others)),
-        max(map(len, words)),
+        re.compile(f"[{firsts}]"),
     )
 
 
 def _hits(lower: str) -> tuple[tuple[int, int, str], ...]:
-    ascii_words, latin_initial, others, longest = _lexicon_patterns()
+    ascii_words, latin_initial, others, firsts = _lexicon_patterns()
     if lower.isascii():
         return tuple((hit.start(), hit.end(), hit.group()) for hit in ascii_words.finditer(lower))
     hits = [(hit.start(), hit.end(), hit.group()) for hit in latin_initial.finditer(lower)]
-    # A trie of words in other scripts has no cheap first-character test in `re`: it is tried only where
-    # a run of non-ASCII characters starts a word, which is fast to find and rare in mostly-ASCII text.
+    # A trie of words in other scripts has no cheap first-character test in `re`: it is tried only where one
+    # of its words' first letters stands, which a character class finds fast.
     position = 0
-    for run in _NON_ASCII_RUN.finditer(lower):
-        window_end = min(len(lower), run.end() + longest)
-        for hit in others.finditer(lower, max(run.start(), position), window_end):
-            if hit.start() >= run.end():
-                break  # starts in a later run, which will find it
+    for first in firsts.finditer(lower):
+        if first.start() < position:
+            continue
+        hit = others.match(lower, first.start())
+        if hit is not None:
             hits.append((hit.start(), hit.end(), hit.group()))
             position = hit.end()
     return tuple(sorted(hits))

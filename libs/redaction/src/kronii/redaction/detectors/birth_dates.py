@@ -24,11 +24,7 @@ from ._tables import column_cells
 __all__ = ["BirthDateDetector"]
 
 _WINDOW = 40
-# Column names: shorter stems will do, since the column holds dates anyway.
-_BIRTH_HEADER = re.compile(
-    r"birth|dob(?![a-z])|nascimento|naissance|geburt|nacimiento|nascita|urodzeni|geboorte"
-)
-_HEADER_STEMS = ("birth", "dob", "nasc", "naissance", "geburt", "nacimiento", "urodzeni", "geboorte")
+_GAP = 16  # between a date and a birth word after it: "에 ", " tarihinde ", "に"
 _YEAR = r"(?:(?:18|19|20)[0-9]{2}|25[0-9]{2})"  # 25xx: a Thai date's Buddhist-era year
 
 
@@ -54,6 +50,11 @@ def _date_pattern() -> re.Pattern[str]:
         + r"(?P<dy>"
         + _YEAR
         + r"))"
+        r"|(?P<ymd>(?P<ymd_y>"
+        + _YEAR
+        + r")\.? "
+        + month.replace("mname", "m3")
+        + r" (?P<ymd_d>[0-9]{1,2})(?![0-9]))"
         r"|(?P<md>"
         + month.replace("mname", "m2")
         + r" (?P<md_d>[0-9]{1,2})(?:st|nd|rd|th)?,? (?P<md_y>"
@@ -93,6 +94,8 @@ def _valid(match: re.Match[str]) -> bool:
         return _real(year, second, first) or _real(year, first, second)  # day first or month first
     if match.group("dm"):
         return _real(_era(match.group("dy")), months[match.group("m1")], int(match.group("dd")))
+    if match.group("ymd"):  # Hungarian, Lithuanian: "1985. március 12."
+        return _real(_era(match.group("ymd_y")), months[match.group("m3")], int(match.group("ymd_d")))
     return _real(_era(match.group("md_y")), months[match.group("m2")], int(match.group("md_d")))
 
 
@@ -107,7 +110,7 @@ class BirthDateDetector:
         for candidate in line_local_findings(scan, self._after_words):
             found.add(candidate.start)
             yield candidate
-        yield from self._table_cells(scan.lower, found)
+        yield from self._table_cells(scan, found)
 
     def _after_words(self, scan: ScanText) -> Iterator[Candidate]:
         lower = scan.lower
@@ -117,24 +120,33 @@ class BirthDateDetector:
             entry = words.get(word)
             if (
                 entry is None
-                or word_end <= searched_until
+                or entry.concept == "column"
                 or not _stands_alone(lower, word_start, word_end, entry)
             ):
                 continue
-            line_end = lower.find("\n", word_end)
-            limit = min(word_end + _WINDOW, len(lower) if line_end < 0 else line_end)
-            # Dates are matched in the lowered text: month names may be capitalised.
-            match = _date_pattern().search(lower, word_end, limit)
-            searched_until = word_end if match is None else match.end()
+            match = None
+            if entry.concept != "after":
+                match = _date_before(
+                    lower, word_start, max(searched_until, lower.rfind("\n", 0, word_start) + 1)
+                )
+            if match is None and entry.concept != "before" and word_end > searched_until:
+                line_end = lower.find("\n", word_end)
+                limit = min(word_end + _WINDOW, len(lower) if line_end < 0 else line_end)
+                # Dates are matched in the lowered text: month names may be capitalised.
+                match = _date_pattern().search(lower, word_end, limit)
+                searched_until = word_end if match is None else match.end()
             if match is not None and not _glued(lower, match.start(), match.end()) and _valid(match):
+                searched_until = max(searched_until, match.end())
                 yield Candidate(FindingType.DATE_OF_BIRTH, match.start(), match.end(), 0.85, self.name)
 
-    def _table_cells(self, lower: str, found: set[int]) -> Iterator[Candidate]:
-        """Dates in a table column whose header names birth (`date_of_birth`, `nascimento`, `dob`)."""
-        if not any(stem in lower for stem in _HEADER_STEMS):
-            return
-        for header in _BIRTH_HEADER.finditer(lower):
-            for start, end in column_cells(lower, header.start()):
+    def _table_cells(self, scan: ScanText, found: set[int]) -> Iterator[Candidate]:
+        """Dates in a table column whose header holds a birth word (`date_of_birth`, `nascimento`, `dob`)."""
+        lower = scan.lower
+        words = birth_words()
+        for header_start, header_end, word in lexicon_hits(scan):
+            if word not in words or (len(word) < 4 and lower[header_end : header_end + 1].isalpha()):
+                continue  # `dob` in a header, not in `adobe`
+            for start, end in column_cells(lower, header_start):
                 match = _date_pattern().search(lower, start, end)
                 if match is None or match.start() in found or _glued(lower, match.start(), match.end()):
                     continue
@@ -144,9 +156,21 @@ class BirthDateDetector:
 
 
 def _glued(text: str, start: int, end: int) -> bool:
+    """Part of a longer number or word. Scripts written without spaces run into their dates: in
+    "我出生于1968年7月26日" the letter before the date is not part of it."""
     before = text[start - 1] if start > 0 else " "
     after = text[end] if end < len(text) else " "
-    return before.isalnum() or after.isdigit() or (after in "-/.:" and text[end + 1 : end + 2].isdigit())
+    joined = before.isdigit() or (before.isalpha() and before < "\u0250")
+    return joined or after.isdigit() or (after in "-/.:" and text[end + 1 : end + 2].isdigit())
+
+
+def _date_before(lower: str, word_start: int, floor: int) -> re.Match[str] | None:
+    """The last date that ends at most _GAP characters before a word that follows its date (`1997年7月26日
+    生まれ`, `18 Temmuz 1967 tarihinde doğdum`), on the word's line and after what was already read."""
+    last = None
+    for match in _date_pattern().finditer(lower, max(floor, word_start - _WINDOW), word_start):
+        last = match
+    return last if last is not None and word_start - last.end() <= _GAP else None
 
 
 def _stands_alone(lower: str, start: int, end: int, entry: LexiconWord) -> bool:

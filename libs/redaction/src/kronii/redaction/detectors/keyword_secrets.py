@@ -25,7 +25,7 @@ from ._keywords import (
 )
 from ._values import is_placeholder_value
 
-__all__ = ["KeywordSecretDetector"]
+__all__ = ["KeywordSecretDetector", "identifier_bounds", "naming_words", "secret_assigned_to"]
 
 # Cheap hits on the ASCII-lowered text; each is then widened to its identifier and classified.
 _HIT = re.compile(r"pass|pwd|psk|secret|token|credential|key|auth|sessionid|identified by")
@@ -107,17 +107,40 @@ def _line_findings(
                 continue
             seen_keys.add(key_start)
             finding_type = scan.memo(_classify_key, text[key_start:key_end])
-        if finding_type is None or _is_reference_sigil(text, key_start):
+        if finding_type is None:
             continue
-        is_flag = text.startswith("-", key_start)
-        assignment = parse_assignment(text, key_start, key_end, is_flag=is_flag)
-        if assignment is None:
-            continue
-        assignment = _skip_auth_scheme(text, text[key_start:key_end], assignment)
-        if assignment is None or not _is_literal_secret(scan, assignment, finding_type, key_start):
-            continue
-        confidence = 0.85 if assignment.operator in ("=", ":", "xml", "flag") else 0.7
-        yield finding_type, assignment.start - line_start, assignment.end - line_start, confidence
+        value = secret_assigned_to(scan, key_start, key_end, finding_type)
+        if value is not None:
+            yield finding_type, value[0] - line_start, value[1] - line_start, value[2]
+
+
+def secret_assigned_to(
+    scan: ScanText, key_start: int, key_end: int, finding_type: str
+) -> tuple[int, int, float] | None:
+    """(start, end, confidence) of the literal secret assigned to the key text[key_start:key_end], if any:
+    not a reference (`${TOKEN}`, `get_pw()`), a placeholder, a type or a word of prose."""
+    text = scan.text
+    if _is_reference_sigil(text, key_start):
+        return None
+    is_flag = text.startswith("-", key_start)
+    assignment = parse_assignment(text, key_start, key_end, is_flag=is_flag)
+    if assignment is None:
+        return None
+    assignment = _skip_auth_scheme(text, text[key_start:key_end], assignment)
+    if assignment is None or not _is_literal_secret(scan, assignment, finding_type, key_start):
+        return None
+    confidence = 0.85 if assignment.operator in ("=", ":", "xml", "flag") else 0.7
+    return assignment.start, assignment.end, confidence
+
+
+def identifier_bounds(scan: ScanText, hit_start: int, hit_end: int) -> tuple[int, int]:
+    """The identifier (`DB_SENHA`, `api.passwort`, `--kennwort`) around the hit text[hit_start:hit_end]."""
+    return _identifier_bounds(scan, hit_start, hit_end)
+
+
+def naming_words(key: str) -> list[str]:
+    """The key's words in lower case, without its leading dashes and the trailing words that only qualify."""
+    return _naming_words(key.lstrip("-."))
 
 
 def _identifier_bounds(scan: ScanText, hit_start: int, hit_end: int) -> tuple[int, int]:

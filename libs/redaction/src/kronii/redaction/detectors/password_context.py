@@ -35,6 +35,7 @@ from ._keywords import (
     secret_words,
 )
 from ._values import is_placeholder_value
+from .keyword_secrets import identifier_bounds, naming_words, secret_assigned_to
 
 __all__ = ["ContextualPasswordDetector"]
 
@@ -65,6 +66,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 _REFERENCE_HINTS = ("pass", "pwd", "secret", "token", "key", "auth", "cred")
 _SENTENCE_END = "!?.…"
+_JOINERS = re.compile(r"[_\-]")
 
 
 class ContextualPasswordDetector:
@@ -114,11 +116,12 @@ def _announced(scan: ScanText) -> Iterator[Candidate]:
     words = secret_words()
     for hit_start, hit_end, word in lexicon_hits(scan):
         entry = words.get(word)
-        if (
-            entry is None
-            or entry.concept in CONTEXT_CONCEPTS
-            or not _stands_alone(lower, hit_start, hit_end, entry)
-        ):
+        if entry is None or entry.concept in CONTEXT_CONCEPTS:
+            continue
+        if not _stands_alone(lower, hit_start, hit_end, entry):
+            found = _in_identifier(scan, hit_start, hit_end, word, entry)
+            if found is not None:
+                yield found
             continue
         value = _value_after(text, lower, hit_end, entry)
         if value is None:
@@ -127,6 +130,29 @@ def _announced(scan: ScanText) -> Iterator[Candidate]:
         if _is_announced_value(text, start, end, how, entry.concept):
             kind = FindingType.PASSWORD if entry.concept in PASSWORD_CONCEPTS else FindingType.SECRET
             yield Candidate(kind, start, _span_end(text, start, end), 0.8, "password_context")
+
+
+def _in_identifier(scan: ScanText, start: int, end: int, word: str, entry: LexiconWord) -> Candidate | None:
+    """A lexicon word that ends the name of a key (`DB_SENHA=...`, `clave_api: ...`, `--kennwort x`): the
+    value assigned to that key, read as the keyword detector reads `DB_PASSWORD=...` (`senha_minima = 8`
+    is not a literal secret there either). English keys are that
+    detector's own; a PIN is not told from a pin number of a board this way."""
+    if "en" in entry.languages or entry.concept == "pin" or not word.isascii():
+        return None
+    key_start, key_end = identifier_bounds(scan, start, end)
+    if not scan.text[key_start:key_end].isascii():
+        return None  # a word of prose (`Henkilötunnus`), not a key's name
+    key_words = naming_words(scan.text[key_start:key_end])
+    phrase = _JOINERS.sub(" ", word)
+    size = len(phrase.split())
+    # The head of the key's name: last in Germanic order (`db_passwort`), first in Romance (`senha_db`).
+    if phrase not in (" ".join(key_words[-size:]), " ".join(key_words[:size])):
+        return None
+    whole = secret_words().get(" ".join(key_words))  # `clave_api` is "clave api", an API key
+    concept = entry.concept if whole is None else whole.concept
+    kind = FindingType.PASSWORD if concept in PASSWORD_CONCEPTS else FindingType.SECRET
+    value = secret_assigned_to(scan, key_start, key_end, kind)
+    return None if value is None else Candidate(kind, value[0], value[1], value[2], "password_context")
 
 
 def _is_mark(char: str) -> bool:
@@ -151,10 +177,10 @@ def _stands_alone(lower: str, start: int, end: int, entry: LexiconWord) -> bool:
     first, last = lower[start], lower[end - 1]
     if before in "_-.$%{/\\@" or (_is_mark(before) and (first.isascii() or entry.boundary != "none")):
         return False
-    if entry.boundary == "suffix":
-        return True
     if after in "_-" and end + 1 < len(lower) and _is_mark(lower[end + 1]):
         return False  # `password-protected`, `token_url`
+    if entry.boundary == "suffix":
+        return True
     # A letter of another script after the word is a boundary too: "รหัส pinคือ 4821".
     glued = _is_mark(after) and _latin(after) == _latin(last)
     return not (glued and (_latin(last) or entry.boundary == "word"))
@@ -247,6 +273,8 @@ def _is_not_a_literal(text: str, end: int, core: str) -> bool:
 def _is_password_value(core: str, how: str) -> bool:
     if how.endswith("-quoted") and how != "space-quoted":
         return 4 <= len(core) <= _MAX_PASSWORD and core.count(" ") <= 3
+    if how == "space":  # nothing but a blank between word and value: "şifrem Ankara06", not "secret/prod/db"
+        return len(core) >= 6 and _has_digit(core) and "/" not in core and _looks_random(core)
     minimum = 4 if how == "operator" else 6
     return len(core) >= minimum and _looks_random(core)
 
