@@ -1,12 +1,15 @@
-"""Dates of birth: a real calendar date just after a birth word, on the same line.
+"""Dates of birth: a real calendar date just after a birth word on the same line, or just before one of the
+words that follow their date.
 
 A date alone is an ordinary date (an invoice, a log line) and stays; so does a birth year alone ("born in
-1985"), which says too little to single anyone out. Words: DOB, date of birth, birth date, birthday, born
-(on), né(e) le, date de naissance, Geburtsdatum, geb., geboren (am), fecha de nacimiento, data de nascimento,
-nascido/a em, data di nascita, nato/a il, geboortedatum, data urodzenia, and field names such as `dob=`,
-`birth_date`, `dateOfBirth`. Formats: ISO `1985-03-12`, `12/03/1985` and `03/12/1985` (either reading must
-be a real date), `12.03.1985`, `12-03-1985`, two-digit years, and month names in English, French, German,
-Spanish, Portuguese and Italian (`12 March 1985`, `March 12, 1985`, `12 de marzo de 1985`, `14. März 1990`).
+1985"), which says too little to single anyone out. The words are data (data/lexicons/birth_words.toml: "date of
+birth", "born", first-person forms and table-column stems in 44 languages, in their scripts), and so are the
+month names (data/lexicons/months.toml, from glibc's CLDR-based locale tables). Formats: ISO `1985-03-12`,
+`12/03/1985` and `03/12/1985` (either reading must be a real date), `12.03.1985`, `12-03-1985`, two-digit
+years; a day, a month name and a year in either order, with the language's filler words (`12 March 1985`,
+`March 12, 1985`, `12 de marzo de 1985`, `14. März 1990`, `12 марта 1985`, `ngày 12 tháng 3 năm 1985`,
+`1985. március 12.`); CJK `1985年3月12日` and `1985년 3월 12일`; Thai Buddhist-era years (`12 มีนาคม 2528`).
+Dates in a table column whose header holds a birth word are masked too.
 """
 
 from __future__ import annotations
