@@ -31,6 +31,7 @@ __all__ = [
     "LexiconWord",
     "birth_words",
     "lexicon_hits",
+    "lexicon_lower",
     "load_data",
     "month_names",
     "secret_words",
@@ -327,4 +328,18 @@ def _hits(lower: str) -> tuple[tuple[int, int, str], ...]:
 def lexicon_hits(scan: ScanText) -> tuple[tuple[int, int, str], ...]:
     """(start, end, word) of every secret and birth word in the lowered text, found in one pass shared by the
     detectors that read them. An ASCII text is searched for the ASCII words only."""
-    return scan.memo(_hits, scan.lower)
+    return scan.memo(_hits, lexicon_lower(scan))
+
+
+def _lowered(text: str) -> str:
+    lowered = text.replace("\u0130", "i").lower()  # "İ" is the one letter str.lower makes two of
+    return lowered if len(lowered) == len(text) else text.lower()
+
+
+def lexicon_lower(scan: ScanText) -> str:
+    """The text in lower case, index for index, in every script. `scan.lower` falls back to lowering ASCII
+    only when a letter lowers to two ("İ" in Turkish text), which would leave "ŞİFRE" and "ПАРОЛЬ" unmatched."""
+    lower = scan.lower
+    if lower is scan.text or scan.text.isascii() or "\u0130" not in scan.text:
+        return lower
+    return scan.memo(_lowered, scan.text)

@@ -21,7 +21,7 @@ from functools import cache
 
 from .._types import FindingType
 from ._base import Candidate, ScanText, line_local_findings, literal_alternation
-from ._keywords import LexiconWord, birth_words, lexicon_hits, month_names
+from ._keywords import LexiconWord, birth_words, lexicon_hits, lexicon_lower, month_names
 from ._tables import column_cells
 
 __all__ = ["BirthDateDetector"]
@@ -116,7 +116,7 @@ class BirthDateDetector:
         yield from self._table_cells(scan, found)
 
     def _after_words(self, scan: ScanText) -> Iterator[Candidate]:
-        lower = scan.lower
+        lower = lexicon_lower(scan)
         words = birth_words()
         searched_until = 0
         for word_start, word_end, word in lexicon_hits(scan):
@@ -144,7 +144,7 @@ class BirthDateDetector:
 
     def _table_cells(self, scan: ScanText, found: set[int]) -> Iterator[Candidate]:
         """Dates in a table column whose header holds a birth word (`date_of_birth`, `nascimento`, `dob`)."""
-        lower = scan.lower
+        lower = lexicon_lower(scan)
         words = birth_words()
         for header_start, header_end, word in lexicon_hits(scan):
             if word not in words or (len(word) < 4 and lower[header_end : header_end + 1].isalpha()):

@@ -32,6 +32,7 @@ from ._keywords import (
     STATUS_WORDS,
     LexiconWord,
     lexicon_hits,
+    lexicon_lower,
     secret_words,
 )
 from ._values import is_placeholder_value
@@ -85,7 +86,7 @@ class ContextualPasswordDetector:
     def _strong(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
         scanned_until = 0
-        lower = scan.lower
+        lower = lexicon_lower(scan)
         words = secret_words()
         for hit_start, hit_end, word in lexicon_hits(scan):
             entry = words.get(word)
@@ -112,7 +113,7 @@ class ContextualPasswordDetector:
 
 def _announced(scan: ScanText) -> Iterator[Candidate]:
     """Values announced by a lexicon word: the value after the word, its operator or its connector."""
-    text, lower = scan.text, scan.lower
+    text, lower = scan.text, lexicon_lower(scan)
     words = secret_words()
     for hit_start, hit_end, word in lexicon_hits(scan):
         entry = words.get(word)
