@@ -147,8 +147,8 @@ class BirthDateDetector:
         lower = lexicon_lower(scan)
         words = birth_words()
         for header_start, header_end, word in lexicon_hits(scan):
-            if word not in words or (len(word) < 4 and lower[header_end : header_end + 1].isalpha()):
-                continue  # `dob` in a header, not in `adobe`
+            if word not in words or (len(word) < 4 and _inside_word(lower, header_start, header_end)):
+                continue  # `dob` in a header, not in `adobe`; `ur.` not in `your.`
             for start, end in column_cells(lower, header_start):
                 match = _date_pattern().search(lower, start, end)
                 if match is None or match.start() in found or _glued(lower, match.start(), match.end()):
@@ -174,6 +174,10 @@ def _date_before(lower: str, word_start: int, floor: int) -> re.Match[str] | Non
     for match in _date_pattern().finditer(lower, max(floor, word_start - _WINDOW), word_start):
         last = match
     return last if last is not None and word_start - last.end() <= _GAP else None
+
+
+def _inside_word(lower: str, start: int, end: int) -> bool:
+    return lower[start - 1 : start].isalpha() or lower[end : end + 1].isalpha()
 
 
 def _stands_alone(lower: str, start: int, end: int, entry: LexiconWord) -> bool:

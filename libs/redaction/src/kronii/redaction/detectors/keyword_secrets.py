@@ -241,8 +241,10 @@ def _is_literal_secret(scan: ScanText, assignment: Assignment, finding_type: str
         return _is_quoted_literal(stripped, finding_type)
     if assignment.operator == "==":
         return False  # `if token == other`: comparing with a variable
-    if assignment.operator == ":tight" and key_start > 0 and text[key_start - 1] in "\"'`":
-        return False  # one string with a colon in it: `"passwd:gecos"`
+    if assignment.operator == ":tight" and key_start > 0 and text[key_start - 1] in "\"'`:":
+        return (
+            False  # one string with colons in it: `"passwd:gecos"`, `arn:aws:secretsmanager:...:secret:name`
+        )
     return _is_unquoted_literal(text, assignment, stripped, finding_type, _starts_line(text, key_start))
 
 

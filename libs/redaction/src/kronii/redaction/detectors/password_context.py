@@ -68,6 +68,7 @@ _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 _REFERENCE_HINTS = ("pass", "pwd", "secret", "token", "key", "auth", "cred")
 _SENTENCE_END = "!?.…"
 _JOINERS = re.compile(r"[_\-]")
+_ANNOTATED = re.compile(r"[ \t]*(?:\[[^\]\n]*\][ \t]*)?(?:\|[^=\n]*)?=(?!=)")
 
 
 class ContextualPasswordDetector:
@@ -176,7 +177,7 @@ def _stands_alone(lower: str, start: int, end: int, entry: LexiconWord) -> bool:
     before = lower[start - 1] if start > 0 else " "
     after = lower[end] if end < len(lower) else " "
     first, last = lower[start], lower[end - 1]
-    if before in "_-.$%{/\\@" or (_is_mark(before) and (first.isascii() or entry.boundary != "none")):
+    if before in "_-.$%{/\\@:" or (_is_mark(before) and (first.isascii() or entry.boundary != "none")):
         return False
     if after in "_-" and end + 1 < len(lower) and _is_mark(lower[end + 1]):
         return False  # `password-protected`, `token_url`
@@ -265,6 +266,8 @@ def _is_not_a_literal(text: str, end: int, core: str) -> bool:
         return True
     if text[end : end + 1] in ("(", "[") or _DOTTED.fullmatch(core) or core[0] in "$%{<":
         return True
+    if _ANNOTATED.match(text, end):
+        return True  # `password: FilterOrBool = False`: a type, then the value
     lowered = core.lower()
     return _IDENTIFIER.fullmatch(core) is not None and (
         "_" in core or any(hint in lowered for hint in _REFERENCE_HINTS)
