@@ -33,7 +33,7 @@ from .policy_terms import CustomPatternDetector, DenyTermDetector
 from .postal_address import PostalAddressDetector
 from .private_keys import PrivateKeyDetector
 from .url_credentials import UrlCredentialDetector
-from .vehicles import VehicleDetector
+from .vehicles import LicencePlateDetector, VinDetector
 from .vendor_tokens import VendorTokenDetector
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "IpAddressDetector",
     "JwtDetector",
     "KeywordSecretDetector",
+    "LicencePlateDetector",
     "MacAddressDetector",
     "NationalIdDetector",
     "PassportDetector",
@@ -68,8 +69,8 @@ __all__ = [
     "PrivateKeyDetector",
     "ScanText",
     "UrlCredentialDetector",
-    "VehicleDetector",
     "VendorTokenDetector",
+    "VinDetector",
     "built_in_detectors",
 ]
 
@@ -99,9 +100,12 @@ def built_in_detectors(*, phone_regions: Sequence[str] = ("US", "GB")) -> tuple[
         PassportDetector(),
         BirthDateDetector(),
         MacAddressDetector(),
-        AnnouncedMacDetector(),
+        AnnouncedMacDetector("ascii"),
+        AnnouncedMacDetector("other"),
         GpsDetector(),
-        VehicleDetector(),
+        VinDetector(),
+        LicencePlateDetector("ascii"),
+        LicencePlateDetector("other"),
         IpAddressDetector(),
         HomePathDetector(),
     )

@@ -205,13 +205,14 @@ def _pieces(token: str) -> tuple[_Piece, ...]:
             if not closes[last] or len(compact) not in catalogue.lengths:
                 continue
             start, end = groups[first][0], groups[last][1]
-            # A run of another shape is kept for a format named before it: its examples may not show every
-            # shape it takes (GSTIN's last characters are letters or digits).
-            strong = (
-                _strong(compact, _layout(token[start:end]))
-                if _catalogued_shape(catalogue, _shape(compact))
-                else None
-            )
+            # A run of another shape with letters in it is kept for a format named before it: its examples may
+            # not show every shape it takes (GSTIN's last characters are letters or digits).
+            if _catalogued_shape(catalogue, _shape(compact)):
+                strong = _strong(compact, _layout(token[start:end]))
+            elif compact.isdigit():
+                continue
+            else:
+                strong = None
             pieces.append(_Piece(start, end, compact, strong, strong is None))
     return tuple(pieces)
 
@@ -278,14 +279,17 @@ class CatalogueIdDetector:
     ) -> _Format | None:
         """A format the number passes that a word before it on its line names, or whose family it names."""
         text = scan.text
-        line_start = text.rfind("\n", 0, start) + 1
-        on_line = line_words.get(line_start)
-        if on_line is None:
-            line_end = text.find("\n", start)
-            line = scan.lower[line_start : len(text) if line_end < 0 else line_end]
-            on_line = line_words[line_start] = _announcing_words(line)
-        offset = start - line_start
-        words = [w for end, w in on_line if offset - _CONTEXT_CHARS <= end <= offset]
+        line_start = (
+            text.rfind(
+                "\n",
+                0,
+                start,
+            )
+            + 1
+        )
+        window_start = max(line_start, start - _CONTEXT_CHARS)
+        # The window's words, memoised: a log repeats the same words before its numbers line after line.
+        words = [w for _end, w in scan.memo(_announcing_words, scan.lower[window_start:start])]
         if not words:
             return None
         catalogue = _catalogue()

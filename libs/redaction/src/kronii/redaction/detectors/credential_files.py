@@ -25,10 +25,12 @@ __all__ = ["CredentialFileDetector"]
 # a MAC address), not a password. The host is `*` or holds a letter or a dot (not a time of day).
 _FIELD = r"(?:[^:\s\\]|\\.)+"
 _HOST = r"(?:\*|[\w\-]*[A-Za-z.][\w.\-]*)"
-_PGPASS = re.compile(
-    rf"^{_HOST}:(?:\d{{1,5}}|\*):(?:{_FIELD}|\*):(?:{_FIELD}|\*):(?P<secret>{_FIELD})[ \t]*$", re.M
+# Both open on the newline before their line (the text is read with one put in front): a literal the scan
+# skips to in C, where `^` in multi-line mode is tried at every position.
+_ONE_LINE = re.compile(
+    rf"\n(?:{_HOST}:(?:\d{{1,5}}|\*):(?:{_FIELD}|\*):(?:{_FIELD}|\*):(?P<pgpass>{_FIELD})"
+    r"|(?:https?://\S+|/\S+)[ \t]+\S+[ \t]+(?P<davfs>\S+))[ \t]*(?=\n|\Z)"
 )
-_DAVFS = re.compile(r"^(?:https?://\S+|/\S+)[ \t]+\S+[ \t]+(?P<secret>\S+)[ \t]*$", re.M)
 _PPP = re.compile(
     r'^(?:"[^"\n]*"|\S+)[ \t]+(?:\*|"[^"\n]*")[ \t]+(?P<secret>"[^"\n]+"|\S+)(?:[ \t]+\S+)*[ \t]*$', re.M
 )
@@ -51,7 +53,7 @@ class CredentialFileDetector:
                     yield Candidate(FindingType.PASSWORD, *match.span("secret"), 0.8, self.name)
 
     def _lines(self, scan: ScanText) -> Iterator[Candidate]:
-        for pattern in (_PGPASS, _DAVFS):
-            for match in pattern.finditer(scan.text):
-                if not match.group().lstrip().startswith("#"):
-                    yield Candidate(FindingType.PASSWORD, *match.span("secret"), 0.8, self.name)
+        for match in _ONE_LINE.finditer("\n" + scan.text):
+            group = "pgpass" if match.group("pgpass") is not None else "davfs"
+            start, end = match.span(group)
+            yield Candidate(FindingType.PASSWORD, start - 1, end - 1, 0.8, self.name)

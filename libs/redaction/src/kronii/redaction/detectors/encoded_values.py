@@ -20,10 +20,10 @@ from ._base import Candidate, ScanText
 
 __all__ = ["EncodedValueDetector"]
 
-# A key, its separator, and a quoted or bare value of base64 characters, at least 12 of them.
-_KEYED_VALUE = re.compile(
-    r"""(?P<key>[\w.\-]+)["']?[ \t]*[:=][ \t]*["']?(?P<value>[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])"""
-)
+# A key's separator and a quoted or bare value of base64 characters, at least 16 of them (12 bytes). The
+# pattern opens on the separator, a plain class, so the scan skips to it in C; the key before it is not needed.
+_KEYED_VALUE = re.compile(r"""[:=][ \t]*["']?(?P<value>[A-Za-z0-9+/]{16,}={0,2})(?![A-Za-z0-9+/=])""")
+_ENCODED_LOOK = re.compile(r"[0-9+/=]")
 # Inside a Secret's data every value counts, however short ("YWRtaW4=").
 _DATA_VALUE = re.compile(
     r"""[\w.\-]+["']?[ \t]*:[ \t]*["']?(?P<value>[A-Za-z0-9+/]+={0,2})(?![A-Za-z0-9+/=])"""
@@ -65,7 +65,10 @@ class EncodedValueDetector:
             start, end = match.span("value")
             if any(block_start <= start < block_end for block_start, block_end in secret_blocks):
                 continue
-            decoded = scan.memo(_decoded_text, match.group("value"))
+            value = match.group("value")
+            if value.isalpha() or (_ENCODED_LOOK.search(value) is None and value.islower()):
+                continue  # a word or an identifier (`key: somethingLong`), not base64
+            decoded = scan.memo(_decoded_text, value)
             if decoded is not None and scan.memo(self._finds_anything, decoded):
                 yield Candidate(FindingType.SECRET, start, end, 0.85, self.name)
 

@@ -25,12 +25,16 @@ _SIGNED_DEGREES = r"[-+\u2212]?\d{1,3}(?:[.,]\d+)?\s?°"
 _WITH_DEGREES = re.compile(
     rf"(?:{_DEGREES}|{_SIGNED_DEGREES})(?:\s?[,;/]?\s?(?:{_DEGREES}|{_SIGNED_DEGREES}))?"
 )
-_HEMISPHERE_DECIMAL = re.compile(r"\d{1,3}\.\d{3,}\s?[NS],?\s+\d{1,3}\.\d{3,}\s?[EWO]\b")
+_LINK_ANCHORS = ("geo:", "q=", "ll=", "query=", "center=", "destination=", "daddr=", "saddr=", "lat=", "/@")
 _LINKED = re.compile(
     r"(?:geo:|[?&](?:q|ll|sll|query|center|destination|daddr|saddr|mlat|lat)=|/@)"
     r"(?P<pair>-?\d{1,2}\.\d+,\s?-?\d{1,3}\.\d+)"
 )
-_PAIR = re.compile(r"(?<![\w.\-])(-?\d{1,2}\.(\d{3,}))\s?[,;/ ]\s?(-?\d{1,3}\.(\d{3,}))(?![\w.])")
+# Two decimal numbers, or two with hemispheres (`48.8584 N, 2.2945 E`), in one scan. Opens on a digit (a plain
+# class the scan skips to in C); what stands before it is checked in Python.
+_PAIR = re.compile(
+    r"(\d{1,3}\.(\d{3,}))(?:\s?(?P<north>[NS]),?\s+|\s?[,;/ ]\s?)(-?\d{1,3}\.(\d{3,}))(?:\s?(?P<east>[EWO])\b)?(?![\w.])"
+)
 _PRECISE = 5
 
 
@@ -59,17 +63,24 @@ class GpsDetector:
             for match in _WITH_DEGREES.finditer(text):
                 if any(char.isdigit() for char in match.group()):
                     yield Candidate(FindingType.GPS_COORDINATES, *match.span(), 0.85, self.name)
-        for pattern in (_HEMISPHERE_DECIMAL,):
-            for match in pattern.finditer(text):
-                yield Candidate(FindingType.GPS_COORDINATES, *match.span(), 0.85, self.name)
-        for match in _LINKED.finditer(text):
-            yield Candidate(FindingType.GPS_COORDINATES, *match.span("pair"), 0.85, self.name)
+        if scan.lower_contains_any(_LINK_ANCHORS):
+            for match in _LINKED.finditer(text):
+                yield Candidate(FindingType.GPS_COORDINATES, *match.span("pair"), 0.85, self.name)
         for match in _PAIR.finditer(text):
-            latitude, lat_decimals, longitude, lon_decimals = match.groups()
-            if not _in_range(latitude, longitude):
+            start = match.start()
+            if start > 0 and text[start - 1] == "-":
+                start -= 1  # a southern latitude
+            if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+                continue
+            latitude, lat_decimals, _north, longitude, lon_decimals, _east = match.groups()
+            if match.group("north") and match.group("east"):
+                yield Candidate(FindingType.GPS_COORDINATES, start, match.end(), 0.85, self.name)
+                continue
+            latitude = text[start : match.start(1)] + latitude
+            if match.group("north") or match.group("east") or not _in_range(latitude, longitude):
                 continue
             precise = len(lat_decimals) >= _PRECISE and len(lon_decimals) >= _PRECISE
-            if precise and _in_a_row_of_numbers(text, match.start(), match.end()):
+            if precise and _in_a_row_of_numbers(text, start, match.end()):
                 precise = False  # a CSV row or a vector of floats, not a place
-            if precise or announced_before(scan, "GPS_COORDINATES", match.start()):
-                yield Candidate(FindingType.GPS_COORDINATES, *match.span(), 0.8, self.name)
+            if precise or announced_before(scan, "GPS_COORDINATES", start):
+                yield Candidate(FindingType.GPS_COORDINATES, start, match.end(), 0.8, self.name)

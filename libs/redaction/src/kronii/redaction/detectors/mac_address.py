@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from .._types import FindingType
 from ._base import Candidate, ScanText, line_local_findings
-from ._context_words import word_matches
+from ._context_words import ascii_words, word_matches
 
 __all__ = ["AnnouncedMacDetector", "MacAddressDetector"]
 
@@ -103,14 +103,20 @@ class AnnouncedMacDetector:
     """MAC addresses in the spellings that need their name: bare (`AABBCCDDEEFF`, as Windows' getmac and
     many web consoles print them) right after a word naming a MAC address, and Cisco's dotted form in any case or
     of digits alone (`0011.2233.4455` in a `show mac address-table`) anywhere in a text that names MAC addresses.
-    The words are data (data/context_words.toml) in some 40 languages; the detector has no anchors, since a
-    word of another script names them as well.
+    The words are data (data/context_words.toml) in some 40 languages: `script` "ascii" for those in Latin
+    letters (its anchors), "other" for the rest (it returns at once on ASCII text).
     """
 
-    name = "mac_address_announced"
+    def __init__(self, script: str) -> None:
+        self._script = script
+        self.name = "mac_address_announced" if script == "ascii" else "mac_address_announced_other_scripts"
+        if script == "ascii":
+            self.anchors = ascii_words("MAC_ADDRESS")
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
-        words = list(word_matches("MAC_ADDRESS", scan.lower))
+        if self._script != "ascii" and scan.text.isascii():
+            return
+        words = list(word_matches("MAC_ADDRESS", scan.lower, self._script))
         if not words:
             return
         text = scan.text

@@ -17,11 +17,12 @@ from collections.abc import Iterator
 
 from .._types import FindingType
 from ._base import Candidate, ScanText, line_local_findings
-from ._context_words import announced_before, word_matches
+from ._context_words import announced_before, ascii_words, word_matches
 
-__all__ = ["VehicleDetector"]
+__all__ = ["LicencePlateDetector", "VinDetector"]
 
-_VIN = re.compile(r"(?<![A-Za-z0-9])[A-HJ-NPR-Z0-9]{17}(?![A-Za-z0-9])")
+# The first character before the look-behind: the scan then skips in C to a capital or a digit.
+_VIN = re.compile(r"[A-HJ-NPR-Z0-9](?<![A-Za-z0-9].)[A-HJ-NPR-Z0-9]{16}(?![A-Za-z0-9])")
 _VALUES = {
     **{str(d): d for d in range(10)},
     **dict(zip("ABCDEFGH", range(1, 9), strict=True)),
@@ -36,7 +37,10 @@ _YEARS = frozenset("ABCDEFGHJKLMNPRSTVWXY123456789")
 # joined by single spaces, hyphens, dots or the middle dot.
 _PLATE_CHAR = r"[A-Z0-9\u0370-\u03ff\u0400-\u04ff\u0600-\u06ff\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]"
 _PLATE = re.compile(rf"{_PLATE_CHAR}+(?:[ \-.·]{_PLATE_CHAR}+)*")
-_LEAD = re.compile(r"[\s:=#.\-\u2013\u2014)(\"']*(?:no\.?|nr\.?|number|nummer|numéro|número)?[\s:=#.\-\u2013\u2014\"']*", re.I)
+_LEAD = re.compile(
+    r"[\s:=#.\-\u2013\u2014)(\"']*(?:no\.?|nr\.?|number|nummer|numéro|número)?[\s:=#.\-\u2013\u2014\"']*",
+    re.I,
+)
 _MAX_PLATE = 10  # letters and digits: India's KA 01 AB 1234 is the longest common one
 
 
@@ -56,15 +60,11 @@ def _check_digit_holds(vin: str) -> bool:
     return vin[8] == ("X" if expected == 10 else str(expected))
 
 
-class VehicleDetector:
-    name = "vehicles"
+class VinDetector:
+    name = "vins"
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
-        return line_local_findings(scan, self._find)
-
-    def _find(self, scan: ScanText) -> Iterator[Candidate]:
-        yield from self._vins(scan)
-        yield from self._plates(scan)
+        return line_local_findings(scan, self._vins)
 
     def _vins(self, scan: ScanText) -> Iterator[Candidate]:
         for match in _VIN.finditer(scan.text):
@@ -76,8 +76,24 @@ class VehicleDetector:
             if checked or announced_before(scan, "VEHICLE_ID", match.start()):
                 yield Candidate(FindingType.VEHICLE_ID, *match.span(), 0.85 if checked else 0.8, self.name)
 
+
+class LicencePlateDetector:
+    """Plates after a plate word: `script` "ascii" for the words in Latin letters (its anchors), "other" for the
+    words of other scripts (it returns at once on ASCII text)."""
+
+    def __init__(self, script: str) -> None:
+        self._script = script
+        self.name = "licence_plates" if script == "ascii" else "licence_plates_other_scripts"
+        if script == "ascii":
+            self.anchors = ascii_words("LICENCE_PLATE")
+
+    def detect(self, scan: ScanText) -> Iterator[Candidate]:
+        if self._script != "ascii" and scan.text.isascii():
+            return iter(())
+        return line_local_findings(scan, self._plates)
+
     def _plates(self, scan: ScanText) -> Iterator[Candidate]:
-        for _start, end, _word in word_matches("LICENCE_PLATE", scan.lower):
+        for _start, end, _word in word_matches("LICENCE_PLATE", scan.lower, self._script):
             yield from self._plate_after(scan, end)
 
     def _plate_after(self, scan: ScanText, position: int) -> Iterator[Candidate]:
