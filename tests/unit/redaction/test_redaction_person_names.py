@@ -129,3 +129,36 @@ def test_repeated_lines_give_the_same_names_as_the_whole_text() -> None:
     found = detect(DETECTOR, text)
     assert found.count(("PERSON_NAME", "Daniel Okoro")) == 500
     assert found.count(("PERSON_NAME", "Jane Doe")) == 500
+
+
+@pytest.mark.parametrize(
+    ("table", "names"),
+    [
+        (
+            "customer_id,name,email,country\n1001,Grace Hopper,grace@exemple.com,US\n1002,web-team,x@exemple.com,US",
+            ["Grace Hopper"],
+        ),
+        (
+            " id |     name      |  email\n----+---------------+------------------\n"
+            "  1 | Ada Lovelace  | ada@exemple.org\n  2 | Linus Berg    | linus@exemple.se\n(2 rows)",
+            ["Ada Lovelace", "Linus Berg"],
+        ),
+        ("| Nombre | Ciudad |\n| --- | --- |\n| Carlos Ruiz | Madrid |", ["Carlos Ruiz"]),
+        ("first_name\tlast_name\tplan\nAda\tLovelace\tpro", ["Ada", "Lovelace"]),
+        ("patient;ward;bed\nHanna Virtanen;B;12", ["Hanna Virtanen"]),
+    ],
+)
+def test_names_in_a_column_headed_by_a_persons_label_are_found(table: str, names: list[str]) -> None:
+    assert detect(DETECTOR, table) == [("PERSON_NAME", name) for name in names]
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        "name,version,license\nRequests,2.31.0,Apache 2.0\nFlask Login,0.6.3,MIT",  # packages, not people
+        "NAME                          READY   STATUS\nbackend-7d9f8c6b5d-x2k4p      1/1     Running",
+        "| Name | Type |\n| --- | --- |\n| Build Cache | volume |",
+    ],
+)
+def test_a_name_column_of_things_stays(table: str) -> None:
+    assert detect(DETECTOR, table) == []

@@ -26,7 +26,8 @@ from importlib import resources
 
 from .._types import FindingType
 from ._base import Candidate, ScanText, line_local_findings, literal_alternation
-from ._fields import field_labels, reversed_labels
+from ._fields import field_labels, key_forms, reversed_labels
+from ._name_columns import name_column_cells
 
 __all__ = ["PersonNameDetector"]
 
@@ -55,7 +56,7 @@ _KO_ENDINGS = (
     "에게",
 )
 _UNCASED_WORD = re.compile(r"[^\s\d_.,;:!?()\[\]{}<>\"'،؛。、，：；！？「」।॥]+")
-_VALUE_END = re.compile(r"[ \t]*(?:[\"'<,;|&}\r\n]|\Z)")
+_VALUE_END = re.compile(r"[ \t]*(?:[\"'<,;|&}\t\r\n]|\Z)")
 _EMAIL_AFTER = re.compile(r"[ \t]*<[^<>\s@]+@[^<>\s]+>")
 
 
@@ -104,6 +105,7 @@ class _Lexicon:
     prose: frozenset[str]
     titles: frozenset[str]  # as written: "Mr" is a title, "mr" is not
     labels: re.Pattern[str]  # every label and key form, for field_labels
+    label_forms: frozenset[str]
     generic_labels: frozenset[str]
     suffixes: re.Pattern[str]
     closings: frozenset[str]
@@ -143,6 +145,7 @@ def _lexicon() -> _Lexicon:
         prose=frozenset(every("prose")),
         titles=frozenset(every("titles")),
         labels=reversed_labels(labels),
+        label_forms=frozenset(key_forms(labels)),
         generic_labels=frozenset(words["generic_labels"]),
         suffixes=re.compile(literal_alternation(every("suffixes"))),
         closings=frozenset(every("closings")),
@@ -163,6 +166,7 @@ class PersonNameDetector:
         lexicon = _lexicon()
         yield from line_local_findings(scan, lambda view: _in_order(_line_local(view, lexicon, self.name)))
         yield from _signatures(scan, lexicon, self.name)
+        yield from _table_names(scan, lexicon, self.name)
 
 
 def _in_order(found: Iterator[Candidate]) -> list[Candidate]:
@@ -458,3 +462,17 @@ def _signatures(scan: ScanText, lexicon: _Lexicon, detector: str) -> Iterator[Ca
         span = _name_at(text, match_end + indent, lexicon, whole_value=True, min_words=1)
         if span is not None and span[1] == match_end + indent + len(value):
             yield Candidate(FindingType.PERSON_NAME, span[0], span[1], _CONFIDENCE, detector)
+
+
+def _table_names(scan: ScanText, lexicon: _Lexicon, detector: str) -> Iterator[Candidate]:
+    """Names in a table's column headed by a person's label (CSV, TSV, psql, Markdown)."""
+
+    def is_name(text: str, start: int, end: int, generic: bool) -> bool:
+        cell = text[start:end]
+        span = _name_at(cell, 0, lexicon, whole_value=True, min_words=2 if generic else 1)
+        return span is not None and span[1] == len(cell)
+
+    for start, end in name_column_cells(
+        scan.text, scan.lower, lexicon.label_forms, lexicon.generic_labels, is_name
+    ):
+        yield Candidate(FindingType.PERSON_NAME, start, end, _CONFIDENCE, detector)
