@@ -88,9 +88,9 @@ SEEN_READABLE: tuple[Plant, ...] = (
     Plant(
         "ipv6",
         "inet6 ",
-        "2001:db8:85a3::8a2e:370:7334",
+        "2a02:8108:85a3::8a2e:370:7334",  # not 2001:db8::/32, the documentation range, which is left
         "/64 scope global deployment",
-        ("2001:db8", "85a3", "8a2e", "7334"),
+        ("2a02:8108", "85a3", "8a2e", "7334"),
     ),
     Plant("dni", "DNI ", "12345678Z", " on the deployment contract", ("12345678", "345678Z")),
     Plant(
@@ -158,12 +158,12 @@ def _iban_de(rng: random.Random) -> str:
 
 def random_seen_readable(seed: int) -> tuple[Plant, ...]:
     """Fresh values of the kinds in SEEN_READABLE: a German IBAN with its check digits, an IPv6 address in
-    the documentation range, an ES DNI with its check letter, a Mailgun key, an Azure SAS signature (the
-    base64 of an HMAC-SHA256, URL-encoded as it appears in a URL)."""
+    a provider's range (not the documentation range, which is left), an ES DNI with its check letter, a
+    Mailgun key, an Azure SAS signature (the base64 of an HMAC-SHA256, URL-encoded as in a URL)."""
     rng = random.Random(seed)
     iban = _iban_de(rng)
     groups = [f"{rng.randrange(0x1000, 0x10000):x}" for _ in range(5)]
-    ipv6 = f"2001:db8:{groups[0]}::{groups[1]}:{groups[2]}:{groups[3]}"
+    ipv6 = f"2a02:8108:{groups[0]}::{groups[1]}:{groups[2]}:{groups[3]}"
     number = rng.randrange(10_000_000, 100_000_000)
     dni = f"{number}{_DNI_LETTERS[number % 23]}"
     mailgun = "key-" + "".join(rng.choice("0123456789abcdef") for _ in range(32))

@@ -33,8 +33,10 @@ FILL = (0, 0, 0)
 PAD_MIN_PX = 2
 PAD_SHARE = 0.15  # of the word's height
 _TALL = 1.5  # a word box this many times as tall as its ink is too tall
-_BAND_SLACK = 0.2  # of a line's height: how far past its words' usual top and bottom a box may reach
+_BAND_SLACK = 0.15  # of a line's height: how far past its words' usual top and bottom a box may reach
 _MOSTLY_INK = 0.6  # glyphs cover a third of their line's box at most; more is a background taken for ink
+_THIN_ROW = 0.15  # of a line's fullest row: an edge row with less ink is a descender's or the next line's
+_GROW_MIN_PX = 10  # lines of text this tall have blank rows between them (5x7, 6x10, 7-8 px fonts do not)
 _SURE = 80.0  # a word read with this confidence (0-100) has a box on its own line
 
 
@@ -119,15 +121,17 @@ def fit_text(box: Box, chars: int, char_width: float, binary: Image.Image) -> Bo
 
 
 def line_band(boxes: Sequence[Box], confs: Sequence[float] = ()) -> tuple[int, int]:
-    """The rows a line of text occupies: the median top and bottom of its word boxes, of those read with
-    confidence if any were (`confs`). Tesseract gives garbled or doubtful words of a line (a token, a word
-    it half read) boxes that run into the lines above and below, above all in bitmap fonts whose lines
-    touch; the words it read well have the line's own."""
+    """The rows a line of text occupies: from the highest top to the lowest bottom of its word boxes (of
+    those read with confidence if any were: `confs`), leaving out boxes much taller than the usual one.
+    Tesseract gives garbled or doubtful words of a line (a token, a word it half read) boxes that run into
+    the lines above and below, above all in bitmap fonts whose lines touch; the words it read well have the
+    line's own, ascenders and descenders included."""
     sure = [box for box, conf in zip(boxes, confs, strict=True) if conf >= _SURE] if confs else []
     chosen = sure or list(boxes)
-    tops, bottoms = sorted(box.y0 for box in chosen), sorted(box.y1 for box in chosen)
-    middle = len(chosen) // 2
-    return tops[middle], bottoms[middle]
+    heights = sorted(box.height for box in chosen)
+    usual = heights[len(heights) // 2]
+    kept = [box for box in chosen if box.height <= _TALL * usual] or chosen
+    return min(box.y0 for box in kept), max(box.y1 for box in kept)
 
 
 def _row_has_ink(binary: Image.Image, y: int, x0: int, x1: int) -> bool:
@@ -144,17 +148,18 @@ def _free_rows(binary: Image.Image, box: Box, start: int, step: int, limit: int)
     return limit
 
 
-def fit_rows(box: Box, band: tuple[int, int], binary: Image.Image, pad: int) -> Box:
+def fit_rows(box: Box, band: tuple[int, int], binary: Image.Image, pad: int, grow: bool = True) -> Box:
     """The box's rows: within its line's band (and a little slack for ascenders and descenders), grown
-    over the glyphs' ink the box cut, then padded only into rows free of ink, so a bar over one line of
-    tightly set text (a 5x7 bitmap terminal) does not cover the lines above and below it."""
+    over the glyphs' ink the box cut (with `grow`: when the band is only the box's own), then padded only
+    into rows free of ink, so a bar over one line of tightly set text (a 5x7 bitmap terminal) does not
+    cover the lines above and below it."""
     slack = _slack(band)
     low, high = max(0, band[0] - slack), min(binary.height, band[1] + slack)
     y0, y1 = min(max(box.y0, low), high - 1), max(min(box.y1, high), low + 1)
     y0, y1 = min(y0, y1 - 1), max(y1, y0 + 1)
-    while y0 > low and _row_has_ink(binary, y0 - 1, box.x0, box.x1):
+    while grow and y0 > low and _row_has_ink(binary, y0 - 1, box.x0, box.x1):
         y0 -= 1
-    while y1 < high and _row_has_ink(binary, y1, box.x0, box.x1):
+    while grow and y1 < high and _row_has_ink(binary, y1, box.x0, box.x1):
         y1 += 1
     fitted = Box(box.x0, y0, box.x1, y1)
     return Box(
@@ -187,14 +192,20 @@ def snap_in_band(
     return Box(snapped.x0, box.y0, snapped.x1, box.y1)
 
 
-def _bar(line: OcrLine, word: int, scale: float, binary: Image.Image, band: tuple[int, int]) -> Box:
+def _bar(
+    line: OcrLine, word: int, scale: float, binary: Image.Image, fitted: tuple[tuple[int, int], bool]
+) -> Box:
     """One word's bar: its box fitted to its glyphs' ink, then padded (rows only into blank rows)."""
+    band, sure = fitted
+    # Over the glyphs' ink its box cut, unless the line is a sure one of small text, whose lines touch: there
+    # the rows past its band are the next line's.
+    grow = not sure or band[1] - band[0] >= _GROW_MIN_PX
     box = trim_to_ink(to_original(line.boxes[word], scale).clip(*binary.size), binary)
     box = fit_text(box, len(line.words[word]), line.char_width / scale, binary)
-    box = fit_rows(box, band, binary, 0)
+    box = fit_rows(box, band, binary, 0, grow=grow)
     box = snap_in_band(box, band, binary)  # from the glyphs' own edges: padding would eat the space
     pad = max(PAD_MIN_PX, math.ceil(PAD_SHARE * box.height))
-    box = fit_rows(Box(box.x0 - pad, box.y0, box.x1 + pad, box.y1), band, binary, pad)
+    box = fit_rows(Box(box.x0 - pad, box.y0, box.x1 + pad, box.y1), band, binary, pad, grow=grow)
     return box.clip(*binary.size)
 
 
@@ -203,23 +214,27 @@ def _slack(band: tuple[int, int]) -> int:
 
 
 def ink_band(band: tuple[int, int], x0: int, x1: int, binary: Image.Image) -> tuple[int, int]:
-    """The band narrowed to the run of ink rows around its middle over the line's width, where a blank
-    row parts it from what Tesseract's box took in past the glyphs (small text read upscaled)."""
-    if band[1] <= band[0] or x1 <= x0:
+    """The band less an edge row that holds little ink over the line's width (under `_THIN_ROW` of its
+    fullest row): Tesseract's boxes of small text, read upscaled and rounded outward, reach a row past the
+    glyphs, into the next line's ascenders (a stray descender's last row can be lost: unreadable alone)."""
+    if band[1] - band[0] < 3 or x1 <= x0:
         return band
-    core = trim_to_ink(Box(x0, band[0], x1, band[1]), binary, tall=1.0)
-    return core.y0, core.y1
+    crop = ImageOps.invert(binary.crop((x0, band[0], x1, band[1])))
+    counts = list(crop.resize((1, band[1] - band[0]), Image.Resampling.BOX).tobytes())
+    least = _THIN_ROW * max(counts)
+    return band[0] + (counts[0] < least), band[1] - (counts[-1] < least)
 
 
-def _band(line: OcrLine, scale: float, binary: Image.Image) -> tuple[int, int]:
-    """The line's rows: from its well-read words (or, when it has fewer than two, a line of one coloured
-    token read on its own layer, from all of them), narrowed to the run of ink rows they hold."""
+def _band(line: OcrLine, scale: float, binary: Image.Image) -> tuple[tuple[int, int], bool]:
+    """The line's rows, and whether they are sure: from its well-read words (narrowed by `ink_band`), or,
+    when it has fewer than two (a line of one coloured token read on its own layer), from all its words."""
     boxes = [to_original(box, scale).clip(*binary.size) for box in line.boxes]
+    if sum(conf >= _SURE for conf in line.confs) < 2:
+        return line_band(boxes), False
     whole = boxes[0]
     for box in boxes[1:]:
         whole = whole.union(box)
-    band = line_band(boxes, line.confs) if sum(c >= _SURE for c in line.confs) >= 2 else (whole.y0, whole.y1)
-    return ink_band(band, whole.x0, whole.x1, binary)
+    return ink_band(line_band(boxes, line.confs), whole.x0, whole.x1, binary), True
 
 
 def boxes_for_spans(

@@ -21,9 +21,9 @@ are not.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 
 from PIL import Image, ImageDraw
 
@@ -41,6 +41,7 @@ _MIN_HEIGHT_PX = 4  # the x-height of 7 px text: a word of lower case letters th
 _TEXT_CELLS = (4, 2)  # the least width and height, in cells, of a patch of ink shaped like text
 _TEXT_FILL = 0.5  # the least share of its rectangle's cells a patch of ink shaped like text fills
 _LINE_RATIO = 3  # a patch this many times as wide as tall is a line of text
+_SPACE_SHARE = 0.8  # of the median gap between a line's word boxes: a blank run this wide is a space
 _PARAGRAPH_CELLS = 64  # a patch of this many cells is text whatever its shape (title buttons: 48)
 
 
@@ -62,6 +63,15 @@ def _doubtful(word: OcrWord, min_conf: float, token_conf: float) -> bool:
     return word.conf < limit
 
 
+def _space(boxes: Sequence[Box]) -> int:
+    """The least blank run, in columns, that parts two words on a line: most of the median gap between its
+    word boxes (Tesseract splits words at spaces; a monospaced space is a cell wide, a proportional one
+    half of that), so the gaps between the letters of one word are crossed and spaces are not."""
+    ordered = sorted(boxes, key=lambda box: box.x0)
+    gaps = sorted(b.x0 - a.x1 for a, b in pairwise(ordered) if b.x0 > a.x1)
+    return max(2, int(_SPACE_SHARE * gaps[len(gaps) // 2])) if gaps else 2
+
+
 def unreadable(
     words: Sequence[OcrWord],
     min_conf: float,
@@ -70,14 +80,13 @@ def unreadable(
 ) -> list[ImageFinding]:
     """One finding per text-like word whose content is unknown (see `_doubtful`), its box padded by a pixel
     (the filler covers the glyphs' antialiased edges); with `binary` (the frame as black text on white),
-    first fitted to its own line's rows, as Tesseract's box can be twice the line's height."""
+    first fitted to its own line's rows, as Tesseract's box can be twice the line's height, and widened
+    over the glyphs OCR left out of it up to the next space (a half-read address is one run)."""
     lines: dict[tuple[int, int, int, int], list[Box]] = {}
     confs: dict[tuple[int, int, int, int], list[float]] = {}
-    widths: dict[tuple[int, int, int, int], list[float]] = {}
     for word in words:
         lines.setdefault(word.line, []).append(word.box)
         confs.setdefault(word.line, []).append(word.conf)
-        widths.setdefault(word.line, []).append(word.box.width / max(1, len(word.text)))
 
     def box(word: OcrWord) -> Box:
         if binary is None:
@@ -87,13 +96,8 @@ def unreadable(
         band = ink_band(
             line_band(boxes, confs[word.line]), min(b.x0 for b in boxes), max(b.x1 for b in boxes), binary
         )
-        # Over the glyphs OCR left out of the word, up to the next space (and at most its own width on each
-        # side): a half-read address is one run.
-        # A character's width on the line: the median word's (one box can span several words).
-        char_width = sorted(widths[word.line])[len(widths[word.line]) // 2]
-        gap = max(2, math.ceil(0.75 * char_width))
-        reach = max(fitted.width, round(4 * char_width))  # a run of glyphs, not a line of them
-        fitted = snap_in_band(fit_rows(fitted, band, binary, 0), band, binary, reach, gap)
+        reach = max(fitted.width, 3 * (band[1] - band[0]))  # a run of glyphs, not a line of them
+        fitted = snap_in_band(fit_rows(fitted, band, binary, 0), band, binary, reach, _space(boxes))
         fitted = fit_rows(fitted, band, binary, 1)
         return Box(fitted.x0 - 1, fitted.y0, fitted.x1 + 1, fitted.y1).clip(*binary.size)
 
