@@ -24,13 +24,14 @@ __all__ = ["CredentialFileDetector"]
 # `\:` escapes a colon inside a field, the password's too: a bare colon makes a sixth field (an IPv6 address,
 # a MAC address), not a password. The host is `*` or holds a letter or a dot (not a time of day).
 _FIELD = r"(?:[^:\s\\]|\\.)+"
-_HOST = r"(?:\*|[\w\-]*[A-Za-z.][\w.\-]*)"
+_HOST = r"(?:\*|[\w.\-]+)"  # one quantifier: a nested one backtracked quadratically on long lines
 # Both open on the newline before their line (the text is read with one put in front): a literal the scan
 # skips to in C, where `^` in multi-line mode is tried at every position.
 _ONE_LINE = re.compile(
-    rf"\n(?:{_HOST}:(?:\d{{1,5}}|\*):(?:{_FIELD}|\*):(?:{_FIELD}|\*):(?P<pgpass>{_FIELD})"
+    rf"\n(?:(?P<host>{_HOST}):(?:\d{{1,5}}|\*):(?:{_FIELD}|\*):(?:{_FIELD}|\*):(?P<pgpass>{_FIELD})"
     r"|(?:https?://\S+|/\S+)[ \t]+\S+[ \t]+(?P<davfs>\S+))[ \t]*(?=\n|\Z)"
 )
+_HOST_LIKE = re.compile(r"\*|.*[A-Za-z.]")
 _PPP = re.compile(
     r'^(?:"[^"\n]*"|\S+)[ \t]+(?:\*|"[^"\n]*")[ \t]+(?P<secret>"[^"\n]+"|\S+)(?:[ \t]+\S+)*[ \t]*$', re.M
 )
@@ -54,6 +55,8 @@ class CredentialFileDetector:
 
     def _lines(self, scan: ScanText) -> Iterator[Candidate]:
         for match in _ONE_LINE.finditer("\n" + scan.text):
+            if match.group("pgpass") is not None and not _HOST_LIKE.match(match.group("host")):
+                continue  # "10:30:00:00:12" is a time of day, not a host's line
             group = "pgpass" if match.group("pgpass") is not None else "davfs"
             start, end = match.span(group)
             yield Candidate(FindingType.PASSWORD, start - 1, end - 1, 0.8, self.name)
