@@ -77,13 +77,12 @@ def _data(name: str) -> str:
     return files("kronii.redaction").joinpath("data", name).read_text(encoding="utf-8")
 
 
-@cache
-def _catalogue() -> _Catalogue:
-    raw: dict[str, Any] = json.loads(_data("id_catalogue.json"))
-    families: dict[str, Any] = tomllib.loads(_data("id_words.toml"))
+def _shape_tables(
+    raw: dict[str, Any],
+) -> tuple[dict[str, list[_Format]], dict[str, list[_Format]], dict[str, _Format]]:
+    """The formats by shape, strong and weak, and one record per module (for its type)."""
     strong: dict[str, list[_Format]] = {}
     weak: dict[str, list[_Format]] = {}
-    word_formats: dict[str, set[str]] = {}
     by_module: dict[str, _Format] = {}
     for entry in raw["formats"]:
         layouts = frozenset(entry["layouts"])
@@ -92,15 +91,30 @@ def _catalogue() -> _Catalogue:
             by_module.setdefault(found.module, found)
             if len(shape) >= _MIN_LENGTH:
                 (strong if accept_rate <= _LAID_OUT else weak).setdefault(shape, []).append(found)
-        for name in entry["names"]:
-            word_formats.setdefault(name.lower(), set()).add(entry["module"])
-    for module, names in raw.get("names_elsewhere", {}).items():
+    return strong, weak, by_module
+
+
+def _word_tables(
+    raw: dict[str, Any], families: dict[str, Any]
+) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Each format's names (its own, and those of formats other detectors find) and each family's words."""
+    word_formats: dict[str, set[str]] = {}
+    named = [(entry["module"], entry["names"]) for entry in raw["formats"]]
+    for module, names in [*named, *raw.get("names_elsewhere", {}).items()]:
         for name in names:
             word_formats.setdefault(name.lower(), set()).add(module)
     word_families: dict[str, set[str]] = {}
     for family, listed in families.items():
         for word in listed["words"]:
             word_families.setdefault(word.lower(), set()).add(family)
+    return word_formats, word_families
+
+
+@cache
+def _catalogue() -> _Catalogue:
+    raw: dict[str, Any] = json.loads(_data("id_catalogue.json"))
+    strong, weak, by_module = _shape_tables(raw)
+    word_formats, word_families = _word_tables(raw, tomllib.loads(_data("id_words.toml")))
     return _Catalogue(
         {shape: tuple(formats) for shape, formats in strong.items()},
         {shape: tuple(formats) for shape, formats in weak.items()},
@@ -252,7 +266,6 @@ class CatalogueIdDetector:
         return line_local_findings(scan, self._find)
 
     def _find(self, scan: ScanText) -> Iterator[Candidate]:
-        line_words: dict[int, tuple[tuple[int, str], ...]] = {}
         for match in _TOKEN.finditer(scan.text):
             token = match.group()
             if len(token) < _MIN_LENGTH or sum(map(len, _DIGIT_RUNS.findall(token))) < 4:
@@ -261,7 +274,7 @@ class CatalogueIdDetector:
                 start, end = match.start() + piece.start, match.start() + piece.end
                 chosen = piece.strong
                 if chosen is None and piece.weak:
-                    chosen = self._announced(scan, piece.compact, start, line_words)
+                    chosen = self._announced(scan, piece.compact, start)
                 if chosen is not None:
                     yield Candidate(chosen.type, start, end, 0.85, self.name)
 
@@ -274,19 +287,10 @@ class CatalogueIdDetector:
                 return catalogue.by_module[module]
         return None
 
-    def _announced(
-        self, scan: ScanText, compact: str, start: int, line_words: dict[int, tuple[tuple[int, str], ...]]
-    ) -> _Format | None:
+    def _announced(self, scan: ScanText, compact: str, start: int) -> _Format | None:
         """A format the number passes that a word before it on its line names, or whose family it names."""
         text = scan.text
-        line_start = (
-            text.rfind(
-                "\n",
-                0,
-                start,
-            )
-            + 1
-        )
+        line_start = text.rfind("\n", 0, start) + 1
         window_start = max(line_start, start - _CONTEXT_CHARS)
         # The window's words, memoised: a log repeats the same words before its numbers line after line.
         words = [w for _end, w in scan.memo(_announcing_words, scan.lower[window_start:start])]

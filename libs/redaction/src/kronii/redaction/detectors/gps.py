@@ -67,20 +67,28 @@ class GpsDetector:
             for match in _LINKED.finditer(text):
                 yield Candidate(FindingType.GPS_COORDINATES, *match.span("pair"), 0.85, self.name)
         for match in _PAIR.finditer(text):
-            start = match.start()
-            if start > 0 and text[start - 1] == "-":
-                start -= 1  # a southern latitude
-            if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
-                continue
-            latitude, lat_decimals, _north, longitude, lon_decimals, _east = match.groups()
-            if match.group("north") and match.group("east"):
-                yield Candidate(FindingType.GPS_COORDINATES, start, match.end(), 0.85, self.name)
-                continue
-            latitude = text[start : match.start(1)] + latitude
-            if match.group("north") or match.group("east") or not _in_range(latitude, longitude):
-                continue
-            precise = len(lat_decimals) >= _PRECISE and len(lon_decimals) >= _PRECISE
-            if precise and _in_a_row_of_numbers(text, start, match.end()):
-                precise = False  # a CSV row or a vector of floats, not a place
-            if precise or announced_before(scan, "GPS_COORDINATES", start):
-                yield Candidate(FindingType.GPS_COORDINATES, start, match.end(), 0.8, self.name)
+            found = self._pair(scan, match)
+            if found is not None:
+                yield found
+
+    def _pair(self, scan: ScanText, match: re.Match[str]) -> Candidate | None:
+        """Two decimals: with both hemispheres a place as written; else in range, and precise (not inside a
+        row of numbers) or after a place word."""
+        text = scan.text
+        start = match.start()
+        if start > 0 and text[start - 1] == "-":
+            start -= 1  # a southern latitude
+        if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+            return None
+        latitude, lat_decimals, north, longitude, lon_decimals, east = match.groups()
+        if north and east:
+            return Candidate(FindingType.GPS_COORDINATES, start, match.end(), 0.85, self.name)
+        latitude = text[start : match.start(1)] + latitude
+        if north or east or not _in_range(latitude, longitude):
+            return None
+        precise = len(lat_decimals) >= _PRECISE and len(lon_decimals) >= _PRECISE
+        if precise and not _in_a_row_of_numbers(text, start, match.end()):
+            return Candidate(FindingType.GPS_COORDINATES, start, match.end(), 0.8, self.name)
+        if announced_before(scan, "GPS_COORDINATES", start):
+            return Candidate(FindingType.GPS_COORDINATES, start, match.end(), 0.8, self.name)
+        return None
