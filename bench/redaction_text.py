@@ -30,8 +30,11 @@
 
 Wall and CPU seconds are both reported: on a shared machine the CPU figures are the steadier ones.
 
+- against a revision (--against REV): the engine of git revision REV and this checkout's, each in a child
+  process on the same chunks, best of three passes: MB per CPU second and the CPU ratio (bench/_redaction_against.py).
+
 Usage: python bench/redaction_text.py [--size-mb 10] [--title-iterations 20000] [--detect-secrets-mb N]
-       [--dense-mb 2] [--cli-runs 5] [--dense-only]
+       [--dense-mb 2] [--cli-runs 5] [--dense-only] [--against REV]
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import machine, percentile, save, summary_ms
+from _redaction_against import throughput_against
 from kronii.redaction import (
     Category,
     Finding,
@@ -767,6 +771,12 @@ def main() -> int:
     )
     parser.add_argument("--cli-runs", type=int, default=3, help="runs of each kronii measurement (default 3)")
     parser.add_argument("--dense-only", action="store_true", help="only the secret-dense measurements")
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        help="also run the engine of git revision REV on the same chunks (child processes, best of 3) and "
+        "give the CPU ratio",
+    )
     args = parser.parse_args()
     size = int(args.size_mb * MB)
     load_before = _load()
@@ -805,6 +815,16 @@ def main() -> int:
         f"(CPU {k_timing.cpu:.2f} s = {k_timing.mbps(total, cpu=True)} MB/s); engine errors {errors}",
         flush=True,
     )
+
+    against = None
+    if args.against:
+        against = throughput_against(args.against, [chunk.text for chunk in chunks])
+        print(
+            f"against {args.against}: now {against['now_mb_per_cpu_s']} MB per CPU s "
+            f"({against['now_detectors']} detectors), then {against['then_mb_per_cpu_s']} "
+            f"({against['then_detectors']}): CPU x {against['cpu_ratio_now_over_then']}",
+            flush=True,
+        )
 
     title_times, title_cpu, title_levels = run_titles(engine, _titles(documents), args.title_iterations)
     title = {
@@ -923,6 +943,7 @@ def main() -> int:
             ),
         },
         "window_title": title,
+        "against_revision": against,
         "secret_dense": dense,
         "recall": {
             "secret_types": sorted(k_scores.labels),
