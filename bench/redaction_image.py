@@ -24,7 +24,13 @@
   fragments is readable after, by a plain Tesseract pass on the window cropped and upscaled), and the share
   of the ordinary words readable before that stay readable after (over-masking).
 
+- terminals: xterms in the fonts and colours issue 32 saw defeat redaction (bitmap 5x7/6x10, DejaVu Mono
+  6-8 px, light and dark, grep --color, 2x HiDPI with an MRZ), by today's pipeline and the previous one in the
+  same run: values readable after, ordinary words kept, per case class, and the time per frame
+  (see bench/redaction_image_terminals.py).
+
 Usage: python bench/redaction_image.py [--runs 5] [--skip-tuning] [--skip-frame] [--skip-desktop] [--skip-sizes]
+       [--skip-terminals] [--baseline-rev REV]
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from _common import machine, save
 from kronii.redaction import RedactionEngine
 from kronii.redaction.pixels import ImageRedaction, OcrSettings, redact_image
 from PIL import Image
+from redaction_image_terminals import BASELINE_REV, terminals
 
 from tests.desktop import start_xvfb
 from tests.unit.redaction_pixels.pixels_support import (
@@ -473,6 +480,8 @@ def main() -> None:
     parser.add_argument("--skip-frame", action="store_true")
     parser.add_argument("--skip-desktop", action="store_true")
     parser.add_argument("--skip-sizes", action="store_true")
+    parser.add_argument("--skip-terminals", action="store_true")
+    parser.add_argument("--baseline-rev", default=BASELINE_REV, help="the previous pipeline's commit")
     args = parser.parse_args()
     engine = RedactionEngine()
     figures: dict[str, Any] = {
@@ -480,6 +489,8 @@ def main() -> None:
         "default_settings": repr(DEFAULT),
         "plants": [p.name for p in (*PLANTS, *SEEN_READABLE)],
     }
+    if not args.skip_terminals:
+        figures["terminals"] = terminals(engine, args.runs, args.baseline_rev)
     if not args.skip_sizes:
         figures["sizes"] = sizes(engine)
     image = None if args.skip_frame else capture_frame()
