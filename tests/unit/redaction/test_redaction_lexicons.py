@@ -298,3 +298,29 @@ def test_words_in_capitals_are_found_in_a_text_holding_a_dotted_capital_i(text: 
 def test_lines_of_real_sources_that_looked_like_announcements_stay(text: str) -> None:
     found = {finding.type for finding in ENGINE.redact(text).findings}
     assert not found & LEXICON_TYPES, (text, found)
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        ('PGPASSWORD="Pg secret9" psql -h db', "Pg secret9"),  # a quoted value of a variable
+        (
+            "aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8vK3mW",
+            "bPxRfiCYzq8vK3mW",
+        ),
+    ],
+)
+def test_cli_values_quoted_or_long_are_masked(line: str, secret: str) -> None:
+    assert secret not in ENGINE.redact(line).text
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "\"PGPASSWORD='x' psql -U user -d db -c 'select 1;'\"]",  # one quoted string: not an assignment
+        "$ aws configure set aws_secret_access_key default_secret_key",  # a name, not a key
+    ],
+)
+def test_cli_lines_that_only_look_like_secrets_stay(line: str) -> None:
+    found = [finding for finding in ENGINE.redact(line).findings if finding.detector == "command_secrets"]
+    assert found == []

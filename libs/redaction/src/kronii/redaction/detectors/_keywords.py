@@ -30,6 +30,7 @@ __all__ = [
     "STATUS_WORDS",
     "LexiconWord",
     "birth_words",
+    "english_connectors",
     "lexicon_hits",
     "lexicon_lower",
     "load_data",
@@ -257,6 +258,14 @@ def _identifier_spellings(word: str, language: str) -> tuple[str, ...]:
     if not (" " in word or "-" in word) or language == "en":
         return ()
     return tuple(_JOINER.sub(joiner, word) for joiner in ("_", "-", ""))
+
+
+@cache
+def english_connectors() -> frozenset[str]:
+    """The English connectors ("is", "was"): a value after one of them is the keyword detector's to read."""
+    return frozenset(
+        word.lower() for word in load_data(SECRET_WORDS_FILE).get("en", {}).get("connectors", ())
+    )
 
 
 @cache

@@ -165,21 +165,15 @@ def _line_secrets(text: str, start: int, end: int, rules: CommandRules) -> Itera
         if not word.separator:
             command.append(word)
             continue
-        yield from _command_secrets(command, rules)
+        yield from _command_secrets(text, command, rules)
         command = []
 
 
-def _command_secrets(words: Sequence[_Word], rules: CommandRules) -> Iterator[tuple[int, int, str]]:
+def _command_secrets(
+    text: str, words: Sequence[_Word], rules: CommandRules
+) -> Iterator[tuple[int, int, str]]:
     """The secrets of one simple command: its environment assignments, flags and positional arguments."""
-    for word in words:
-        assignment = _ENV_ASSIGNMENT.match(word.text)
-        if assignment is None:
-            break
-        if word.text[: assignment.end() - 1] in rules.env_names:
-            for start, end in _checked(
-                word.start + assignment.end(), word.end, word.text[assignment.end() :]
-            ):
-                yield start, end, FindingType.PASSWORD
+    yield from _environment(words, rules)
     names = [_base_name(word.text) for word in words]
     for at, name in enumerate(names):
         for command, rule in rules.by_name.get(name, ()):
@@ -192,7 +186,30 @@ def _command_secrets(words: Sequence[_Word], rules: CommandRules) -> Iterator[tu
                 else _positional_value(words[arguments:], rule)
             )
             for start, end in found:
-                yield start, end, rule.type
+                if rule.type != FindingType.SECRET or _looks_like_key(text[start:end]):
+                    yield start, end, rule.type
+
+
+def _environment(words: Sequence[_Word], rules: CommandRules) -> Iterator[tuple[int, int, str]]:
+    """`PGPASSWORD=x psql`, `SSHPASS="x y" sshpass -e`: the assignments before the command word."""
+    for index, word in enumerate(words):
+        assignment = _ENV_ASSIGNMENT.match(word.text)
+        if assignment is None or any(char.isspace() for char in word.text):
+            return  # the command word, or a whole quoted string that only starts like an assignment
+        if word.text[: assignment.end() - 1] not in rules.env_names:
+            continue
+        start, end, value = word.start + assignment.end(), word.end, word.text[assignment.end() :]
+        following = words[index + 1] if index + 1 < len(words) else None
+        if not value and following is not None and following.start == word.end + 1:
+            start, end, value = following.start, following.end, following.text  # VAR="quoted value"
+        for found in _checked(start, end, value):
+            yield (*found, FindingType.PASSWORD)
+
+
+def _looks_like_key(value: str) -> bool:
+    """Access keys and tokens carry digits, or are long and of mixed case: not `default_secret_key`."""
+    has_digit = any(char.isdigit() for char in value)
+    return has_digit or (len(value) >= 16 and value != value.lower() and value != value.upper())
 
 
 def _base_name(word: str) -> str:

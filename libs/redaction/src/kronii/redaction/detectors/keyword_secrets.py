@@ -25,7 +25,7 @@ from ._keywords import (
 )
 from ._values import is_placeholder_value
 
-__all__ = ["KeywordSecretDetector", "identifier_bounds", "naming_words", "secret_assigned_to"]
+__all__ = ["KeywordSecretDetector", "classify_key", "identifier_bounds", "naming_words", "secret_assigned_to"]
 
 # Cheap hits on the ASCII-lowered text; each is then widened to its identifier and classified.
 _HIT = re.compile(r"pass|pwd|psk|secret|token|credential|key|auth|sessionid|identified by")
@@ -136,6 +136,11 @@ def secret_assigned_to(
 def identifier_bounds(scan: ScanText, hit_start: int, hit_end: int) -> tuple[int, int]:
     """The identifier (`DB_SENHA`, `api.passwort`, `--kennwort`) around the hit text[hit_start:hit_end]."""
     return _identifier_bounds(scan, hit_start, hit_end)
+
+
+def classify_key(key: str) -> str | None:
+    """PASSWORD or SECRET when the key names one (`db_password`, `API_KEY`, `accessToken`), else None."""
+    return _classify_key(key)
 
 
 def naming_words(key: str) -> list[str]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
+from functools import cache
 
 from .._types import FindingType
 from ._base import Candidate, ScanText, reads_as_words
@@ -31,12 +32,13 @@ from ._keywords import (
     PASSWORD_CONCEPTS,
     STATUS_WORDS,
     LexiconWord,
+    english_connectors,
     lexicon_hits,
     lexicon_lower,
     secret_words,
 )
 from ._values import is_placeholder_value
-from .keyword_secrets import identifier_bounds, naming_words, secret_assigned_to
+from .keyword_secrets import classify_key, identifier_bounds, naming_words, secret_assigned_to
 
 __all__ = ["ContextualPasswordDetector"]
 
@@ -68,6 +70,8 @@ _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 _REFERENCE_HINTS = ("pass", "pwd", "secret", "token", "key", "auth", "cred")
 _SENTENCE_END = "!?.…"
 _JOINERS = re.compile(r"[_\-]")
+# The connectors `parse_assignment` reads after a key (detectors/_assignment.py).
+_KEYWORD_CONNECTOR = re.compile(r"(?:is|was|are)(?: (?:still|now|currently|just))?")
 _ANNOTATED = re.compile(r"[ \t]*(?:\[[^\]\n]*\][ \t]*)?(?:\|[^=\n]*)?=(?!=)")
 
 
@@ -129,6 +133,8 @@ def _announced(scan: ScanText) -> Iterator[Candidate]:
         if value is None:
             continue
         start, end, how = value
+        if not _foreign(how) and scan.memo(_owned_by_keyword_detector, word):
+            continue  # `password: x`, `token is x`: the keyword detector's, with its rules for code
         if _is_announced_value(text, start, end, how, entry.concept):
             kind = FindingType.PASSWORD if entry.concept in PASSWORD_CONCEPTS else FindingType.SECRET
             yield Candidate(kind, start, _span_end(text, start, end), 0.8, "password_context")
@@ -155,6 +161,25 @@ def _in_identifier(scan: ScanText, start: int, end: int, word: str, entry: Lexic
     kind = FindingType.PASSWORD if concept in PASSWORD_CONCEPTS else FindingType.SECRET
     value = secret_assigned_to(scan, key_start, key_end, kind)
     return None if value is None else Candidate(kind, value[0], value[1], value[2], "password_context")
+
+
+def _foreign(how: str) -> bool:
+    """Whether the value was announced in a way the keyword detector does not read: a connector of another
+    language than English ("la password è ...", "di password na ..."), or a full-width colon."""
+    return how.startswith("operator-wide") or how in ("connector", "connector-quoted")
+
+
+def _owned_by_keyword_detector(word: str) -> bool:
+    """A word the keyword detector takes for a whole key (`password`, `passwd`, `token`, `apikey`): there,
+    with a colon, `=`, "is" or a blank, it reads the value with its own rules for code and prose. A phrase
+    (`api key`, `secret key`, `code secret`) it does not see whole."""
+    return " " not in word and classify_key(word) is not None
+
+
+@cache
+def _keyword_connectors() -> frozenset[str]:
+    """The English connectors the keyword detector reads itself (`is`, `was`; not `will be`)."""
+    return frozenset(word for word in english_connectors() if _KEYWORD_CONNECTOR.fullmatch(word))
 
 
 def _is_mark(char: str) -> bool:
@@ -189,30 +214,38 @@ def _stands_alone(lower: str, start: int, end: int, entry: LexiconWord) -> bool:
 
 
 def _value_after(text: str, lower: str, position: int, entry: LexiconWord) -> tuple[int, int, str] | None:
-    """(start, end, how) of the value after a lexicon word ending at `position`; how is "operator",
-    "connector" or "space"."""
+    """(start, end, how) of the value after a lexicon word ending at `position`; how is "operator" (or
+    "operator-wide" for a full-width colon), "connector" (or "connector-en" for an English one) or "space",
+    with "-quoted" after it for a quoted value."""
     if entry.boundary == "suffix":  # Turkish and Korean suffixes: `şifreniz`, `비밀번호는`
         last_ascii = lower[position - 1].isascii()
         while position < len(lower) and lower[position].isalpha() and lower[position].isascii() == last_ascii:
             position += 1
-    how = ""
-    operator = _OPERATOR.match(text, position)
-    if operator is not None:
-        position, how = operator.end(), "operator"
-    else:
-        spaced = _SPACES.match(text, position)
-        if spaced is not None and spaced.end() > position:
-            position, how = spaced.end(), "space"
-        connector = _connector(lower, position, entry)
-        if connector:
-            position, how = connector, "connector"
-            operator = _OPERATOR.match(text, position) or _SPACES.match(text, position)
-            position = operator.end() if operator is not None else position
+    position, how = _link(text, lower, position, entry)
     if position >= len(text) or (
         not how and not (text[position].isascii() and not lower[position - 1].isascii())
     ):
         return None
     return _value_at(text, position, how)
+
+
+def _link(text: str, lower: str, position: int, entry: LexiconWord) -> tuple[int, str]:
+    """Past what links the word to its value: an operator, blanks, a connector; and how it links them."""
+    operator = _OPERATOR.match(text, position)
+    if operator is not None:
+        # A full-width colon is no operator of the keyword detector's: say so, as for a foreign connector.
+        return operator.end(), "operator-wide" if "：" in operator.group() else "operator"
+    how = ""
+    spaced = _SPACES.match(text, position)
+    if spaced is not None and spaced.end() > position:
+        position, how = spaced.end(), "space"
+    connector = _connector(lower, position, entry)
+    if connector:
+        english = lower[position:connector] in _keyword_connectors()
+        position, how = connector, "connector-en" if english else "connector"
+        after = _OPERATOR.match(text, position) or _SPACES.match(text, position)
+        position = after.end() if after is not None else position
+    return position, how
 
 
 def _connector(lower: str, position: int, entry: LexiconWord) -> int:
@@ -279,7 +312,7 @@ def _is_password_value(core: str, how: str) -> bool:
         return 4 <= len(core) <= _MAX_PASSWORD and core.count(" ") <= 3
     if how == "space":  # nothing but a blank between word and value: "şifrem Ankara06", not "secret/prod/db"
         return len(core) >= 6 and _has_digit(core) and "/" not in core and _looks_random(core)
-    minimum = 4 if how == "operator" else 6
+    minimum = 4 if how.startswith("operator") else 6
     return len(core) >= minimum and _looks_random(core)
 
 
