@@ -117,13 +117,17 @@ def _indexed(
     for rule in rules:
         for command in rule.commands:
             by_name.setdefault(command[0].lower(), []).append((command, rule))
-    # A command is followed by a blank before its arguments, a variable by "="; a command with a subcommand
-    # is looked for by both words (`oc login`, not every "oc" of a text).
-    words = {" ".join(command[:2]).lower() + " " for rule in rules for command in rule.commands}
+    # A command is followed by a blank before its arguments (`mysql `, `docker login `, `sqlcmd.exe `), a
+    # variable by "=". These literals are both the prefilter's anchors and what `lines` looks for, so the
+    # filter never skips a text the detector could find something in.
+    commands = {command for rule in rules for command in rule.commands}
+    literals = {" ".join(command).lower() + " " for command in commands}
+    literals |= {command[0].lower() + ".exe " + " ".join(command[1:]) for command in commands}
+    literals = {literal if literal.endswith(" ") else literal + " " for literal in literals}
     variables = {name.lower() + "=" for name in env_names}
-    anchors = tuple(sorted(words | variables))
+    anchors = tuple(sorted(literals | variables))
     # A command word starts the text or follows a blank, a separator, a quote or a directory's "/".
-    trie = literal_alternation({*(name + " " for name in by_name), *variables})
+    trie = literal_alternation(anchors)
     lines = re.compile("[\\s|;&(`'\"/$\\\\](?:" + trie + ")")
     head = re.compile(trie)
     rules_by_name = {name: tuple(found) for name, found in by_name.items()}
@@ -219,16 +223,10 @@ def _base_name(word: str) -> str:
 
 
 def _arguments(names: Sequence[str], at: int, command: tuple[str, ...]) -> int | None:
-    """Where the arguments of the command named at `at` start: after its subcommand words (options allowed
-    between them: `docker --config x login`), or None when they do not follow."""
-    position = at + 1
-    for word in command[1:]:
-        while position < len(names) and names[position].startswith("-"):
-            position += 1
-        if position >= len(names) or names[position] != word:
-            return None
-        position += 1
-    return position
+    """Where the arguments of the command named at `at` start: after its subcommand words, which follow it
+    (`docker login`; `docker --config d login` is not read, as the prefilter's anchor is `docker login `)."""
+    end = at + len(command)
+    return end if tuple(names[at:end]) == command else None
 
 
 def _flag_values(arguments: Sequence[_Word], rule: FlagRule) -> Iterator[tuple[int, int]]:
