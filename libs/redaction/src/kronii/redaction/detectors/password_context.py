@@ -141,10 +141,9 @@ def _announced(scan: ScanText) -> Iterator[Candidate]:
 
 
 def _in_identifier(scan: ScanText, start: int, end: int, word: str, entry: LexiconWord) -> Candidate | None:
-    """A lexicon word that ends the name of a key (`DB_SENHA=...`, `clave_api: ...`, `--kennwort x`): the
-    value assigned to that key, read as the keyword detector reads `DB_PASSWORD=...` (`senha_minima = 8`
-    is not a literal secret there either). English keys are that
-    detector's own; a PIN is not told from a pin number of a board this way."""
+    """A lexicon word at the head of a key's name (`DB_SENHA=...`, `clave_api: ...`, `--kennwort x`): the
+    value assigned to that key, read as the keyword detector reads `DB_PASSWORD=...` (so `senha_minima = 8`
+    is no secret). English keys are that detector's own; a PIN is not told from a board's pin number here."""
     if "en" in entry.languages or entry.concept == "pin" or not word.isascii():
         return None
     key_start, key_end = identifier_bounds(scan, start, end)
