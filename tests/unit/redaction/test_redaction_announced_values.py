@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001  (primes, Cyrillic letters and other scripts are the point of these tests)
 """Values with no checksum of their own, found by their written form or by the word before them in many
 languages (issue 32): GPS coordinates, VINs, licence plates, MAC addresses in every spelling, IDN e-mail."""
 
@@ -83,7 +84,9 @@ def test_licence_plates_after_their_name_are_masked(text: str, value: str) -> No
     assert _masked(text, value)
 
 
-@pytest.mark.parametrize("line", ["the plaques were 12 cm wide", "Kennzeichen fehlt", "licence plate: unknown"])
+@pytest.mark.parametrize(
+    "line", ["the plaques were 12 cm wide", "Kennzeichen fehlt", "licence plate: unknown"]
+)
 def test_plate_words_without_a_plate_change_nothing(line: str) -> None:
     assert ENGINE.redact(line).text == line
 
@@ -104,7 +107,11 @@ def test_mac_addresses_in_every_spelling_are_masked(text: str, value: str) -> No
 
 @pytest.mark.parametrize(
     "line",
-    ["commit a1b2c3d4e5f6 done", "version 2024.0101.0001", "mdns group 01:00:5e:00:00:fb and 33:33:00:00:00:01"],
+    [
+        "commit a1b2c3d4e5f6 done",
+        "version 2024.0101.0001",
+        "mdns group 01:00:5e:00:00:fb and 33:33:00:00:00:01",
+    ],
 )
 def test_hex_that_is_no_device_address_stays(line: str) -> None:
     assert ENGINE.redact(line).text == line
