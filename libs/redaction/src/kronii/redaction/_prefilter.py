@@ -51,10 +51,14 @@ class Prefilter:
             for anchor in anchors:
                 owners.setdefault(anchor, set()).add(index)
         self._always = frozenset(always)
-        self._needs = {
-            word: frozenset(i for other in owners if _covers(word, other) for i in owners[other])
-            for word in owners
-        }
+        self._owners = owners
+        # Every prefix of every anchor -> the anchors that start with it: what a found word's suffix may begin.
+        self._by_prefix: dict[str, set[str]] = {}
+        for anchor in owners:
+            for cut in range(1, len(anchor) + 1):
+                self._by_prefix.setdefault(anchor[:cut], set()).add(anchor)
+        # Filled as words are found: a few thousand anchors make the full table a second of start-up.
+        self._needs: dict[str, frozenset[int]] = {}
         self._overlap = max((len(word) for word in owners), default=1) - 1
         self._pattern = re.compile(literal_alternation(owners)) if owners else None
 
@@ -67,19 +71,25 @@ class Prefilter:
         for start in range(0, len(lower), _WINDOW):
             # Windows overlap by the longest anchor less one: every occurrence lies whole in one of them.
             for word in set(self._pattern.findall(lower, start, start + _WINDOW + self._overlap)):
-                needed |= self._needs[word]
+                needs = self._needs.get(word)
+                if needs is None:
+                    needs = self._needs[word] = self._needs_of(word)
+                needed |= needs
             if len(needed) == len(self._detectors):
                 return self._detectors
         return tuple(d for i, d in enumerate(self._detectors) if i in needed)
 
+    def _needs_of(self, found: str) -> frozenset[int]:
+        """The detectors a found anchor stands for: its own, and those of every anchor it may hide from a scan
+        that does not overlap matches.
 
-def _covers(found: str, anchor: str) -> bool:
-    """Whether finding `found` may hide an occurrence of `anchor` from a scan that does not overlap matches.
-
-    The trie takes the longest anchor at each position and resumes after it. An anchor inside the match is a
-    substring of it; one that starts inside the match and runs past its end begins with a suffix of it
-    ("secretoken": "token" starts in "secret"). Either way the found anchor stands for it too.
-    """
-    if anchor in found:
-        return True
-    return any(anchor.startswith(found[cut:]) for cut in range(1, len(found)))
+        The trie takes the longest anchor at each position and resumes after it. An anchor inside the match is a
+        substring of it; one that starts inside the match and runs past its end begins with a suffix of it
+        ("secretoken": "token" starts in "secret"). Either way the found anchor stands for it too.
+        """
+        covered = {
+            found[a:b] for a in range(len(found)) for b in range(a + 1, len(found) + 1)
+        } & self._owners.keys()
+        for cut in range(1, len(found)):
+            covered |= self._by_prefix.get(found[cut:], set())
+        return frozenset(index for anchor in covered for index in self._owners[anchor])

@@ -49,9 +49,18 @@ def _whole(line: str, start: int, end: int, word: str) -> bool:
     return not (before.isascii() and before.isalnum()) and not (after.isascii() and after.isalnum())
 
 
+@cache
+def _other_firsts(family: str) -> re.Pattern[str]:
+    firsts = {re.escape(word[0]) for word in family_words(family) if not word.isascii()}
+    return re.compile(f"[{''.join(sorted(firsts))}]")
+
+
 def word_matches(family: str, lower: str, script: str = "all") -> Iterator[tuple[int, int, str]]:
     """Where the family's words stand in a lower-cased text: (start, end, word), Latin ones as whole words.
-    `script` "ascii" or "other" takes that half of the words only."""
+    `script` "ascii" or "other" takes that half of the words only; the other scripts' trie runs only on a
+    text holding one of its words' first letters (a title's em dash is not one)."""
+    if script == "other" and _other_firsts(family).search(lower) is None:
+        return
     for match in _pattern(family, script).finditer(lower):
         if _whole(lower, match.start(), match.end(), match.group()):
             yield match.start(), match.end(), match.group()

@@ -299,17 +299,26 @@ def month_names() -> dict[str, int]:
     return names
 
 
+def _lexicon_words() -> list[str]:
+    return [*secret_words(), *birth_words()]
+
+
 @cache
-def _lexicon_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """The lexicon words as tries: the ASCII words (all an ASCII text can hold), the words that start with an
-    ASCII letter (`contraseña`, `né le`), the others (`пароль`, `密码`); and the first letters of the others."""
-    words = [*secret_words(), *birth_words()]
-    ascii_words = [word for word in words if word.isascii()]
+def _ascii_pattern() -> re.Pattern[str]:
+    """The ASCII lexicon words as a trie: all an ASCII text can hold. Compiled apart from the others, so that a
+    process that only ever reads ASCII (most `kronii redact` runs) never compiles the tries of other scripts."""
+    return re.compile(literal_alternation(word for word in _lexicon_words() if word.isascii()))
+
+
+@cache
+def _other_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The words that start with an ASCII letter (`contraseña`, `né le`), the others (`пароль`, `密码`) and the
+    first letters of the others."""
+    words = _lexicon_words()
     latin_initial = [word for word in words if word[0].isascii()]
     others = [word for word in words if not word[0].isascii()]
     firsts = "".join(sorted({re.escape(word[0]) for word in others}))
     return (
-        re.compile(literal_alternation(ascii_words)),
         re.compile(literal_alternation(latin_initial)),
         re.compile(literal_alternation(others)),
         re.compile(f"[{firsts}]"),
@@ -317,9 +326,9 @@ def _lexicon_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[st
 
 
 def _hits(lower: str) -> tuple[tuple[int, int, str], ...]:
-    ascii_words, latin_initial, others, firsts = _lexicon_patterns()
     if lower.isascii():
-        return tuple((hit.start(), hit.end(), hit.group()) for hit in ascii_words.finditer(lower))
+        return tuple((hit.start(), hit.end(), hit.group()) for hit in _ascii_pattern().finditer(lower))
+    latin_initial, others, firsts = _other_patterns()
     hits = [(hit.start(), hit.end(), hit.group()) for hit in latin_initial.finditer(lower)]
     # A trie of words in other scripts has no cheap first-character test in `re`: it is tried only where one
     # of its words' first letters stands, which a character class finds fast.
