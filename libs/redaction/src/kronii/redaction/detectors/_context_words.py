@@ -18,7 +18,7 @@ from importlib.resources import files
 
 from ._base import ScanText, literal_alternation
 
-__all__ = ["announced_before", "ascii_words", "family_words", "word_matches"]
+__all__ = ["announced_before", "ascii_words", "family_words", "whole_word", "word_matches"]
 
 
 @cache
@@ -41,7 +41,9 @@ def _pattern(family: str, script: str = "all") -> re.Pattern[str]:
     return re.compile(literal_alternation(words))
 
 
-def _whole(line: str, start: int, end: int, word: str) -> bool:
+def whole_word(line: str, start: int, end: int, word: str) -> bool:
+    """Whether `word`, found at line[start:end], stands whole: a Latin word not inside a longer ASCII word; a
+    word of another script always (those scripts write words without spaces)."""
     if not word.isascii():
         return True
     before = line[start - 1] if start > 0 else " "
@@ -62,13 +64,13 @@ def word_matches(family: str, lower: str, script: str = "all") -> Iterator[tuple
     if script == "other" and _other_firsts(family).search(lower) is None:
         return
     for match in _pattern(family, script).finditer(lower):
-        if _whole(lower, match.start(), match.end(), match.group()):
+        if whole_word(lower, match.start(), match.end(), match.group()):
             yield match.start(), match.end(), match.group()
 
 
 def _word_ends(family: str, line: str) -> tuple[int, ...]:
     return tuple(
-        m.end() for m in _pattern(family).finditer(line) if _whole(line, m.start(), m.end(), m.group())
+        m.end() for m in _pattern(family).finditer(line) if whole_word(line, m.start(), m.end(), m.group())
     )
 
 

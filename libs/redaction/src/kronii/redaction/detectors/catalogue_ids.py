@@ -29,6 +29,7 @@ from importlib.resources import files
 from typing import Any, NamedTuple
 
 from ._base import Candidate, ScanText, line_local_findings, literal_alternation
+from ._context_words import whole_word
 
 __all__ = ["CatalogueIdDetector", "names_an_id"]
 
@@ -163,13 +164,11 @@ def _formats_of(compact: str) -> tuple[_Format, ...]:
 
 def _announcing_words(line: str) -> tuple[tuple[int, str], ...]:
     """Where each catalogue word ends on a (lower-case) line, with the word; Latin ones only as whole words."""
-    found = []
-    for match in _catalogue().words.finditer(line):
-        word = match.group()
-        if word.isascii() and (_continues(line, match.start() - 1) or _continues(line, match.end())):
-            continue
-        found.append((match.end(), word))
-    return tuple(found)
+    return tuple(
+        (match.end(), match.group())
+        for match in _catalogue().words.finditer(line)
+        if whole_word(line, match.start(), match.end(), match.group())
+    )
 
 
 def names_an_id(lower_before: str) -> bool:
@@ -177,10 +176,6 @@ def names_an_id(lower_before: str) -> bool:
     "Kennitala", "ID number". Other detectors then leave the number to this one (a phone detector would read
     `NHS: 943 476 5918` as a British phone number)."""
     return bool(_announcing_words(lower_before))
-
-
-def _continues(line: str, index: int) -> bool:
-    return 0 <= index < len(line) and (line[index].isascii() and line[index].isalnum())
 
 
 def _checks(module: str, compact: str) -> bool:
