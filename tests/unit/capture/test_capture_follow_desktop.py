@@ -92,3 +92,42 @@ async def test_the_sensors_focus_and_lock_events_reach_the_view_through_the_oper
 
     await events.on_lock("kronii.activity.lock_changed", apb.LockChanged(locked=True))
     assert r.view.locked
+
+
+async def test_a_focus_event_for_the_window_a_snapshot_already_showed_is_not_a_second_switch() -> None:
+    r = rig()
+    await FollowDesktop(
+        r.view, Stored(stored(pid=4242, window_id=77, updated_ms=fakes.START_MS))
+    ).refresh_snapshot()
+    seq = r.view.focus_seq
+    await DesktopEvents(desk_of(r)).on_focus(
+        "kronii.activity.focus_changed", _focus_event(77, fakes.START_MS)
+    )
+
+    assert r.view.focus_seq == seq  # a FocusNext queued now must wait for a real switch
+
+
+async def test_a_snapshot_written_before_the_last_focus_event_does_not_undo_that_switch() -> None:
+    r = rig()
+    store = Stored(stored(pid=4242, window_id=77, updated_ms=fakes.START_MS))
+    follow = FollowDesktop(r.view, store)
+    await follow.refresh_snapshot()
+    seq = r.view.focus_seq
+    events = DesktopEvents(desk_of(r))
+    await events.on_focus("kronii.activity.focus_changed", _focus_event(78, fakes.START_MS + 50))
+    assert r.view.current is not None and (r.view.current.window_id, r.view.focus_seq) == (78, seq + 1)
+
+    await follow.refresh_snapshot()  # the store still holds the older snapshot
+    assert r.view.current is not None and (r.view.current.window_id, r.view.focus_seq) == (78, seq + 1)
+
+    store.raw = stored(pid=4242, window_id=79, updated_ms=fakes.START_MS + 100)
+    await follow.refresh_snapshot()  # a newer one is followed
+    assert r.view.current is not None and (r.view.current.window_id, r.view.focus_seq) == (79, seq + 2)
+
+
+def _focus_event(window_id: int, at_ms: int) -> apb.FocusChanged:
+    event = apb.FocusChanged(
+        current=apb.Focus(app_name="editor", wm_class="Editor", window_id=window_id, title="notes", pid=4242)
+    )
+    event.at.FromMilliseconds(at_ms)
+    return event

@@ -25,7 +25,8 @@ class DesktopEvents:
         ]
 
     async def on_focus(self, subject: str, message: apb.FocusChanged) -> None:
-        self._operations.focus_changed(window_facts(message.current))
+        at_ms = message.at.ToMilliseconds() if message.HasField("at") else None
+        self._operations.focus_changed(window_facts(message.current), at_ms or None)
 
     async def on_lock(self, subject: str, message: apb.LockChanged) -> None:
         self._operations.lock_changed(message.locked)

@@ -137,14 +137,11 @@ def sensor_snapshot(raw: bytes) -> SensorSnapshot:
     its idle time, when it says when it was updated."""
     snapshot = apb.Snapshot()
     snapshot.ParseFromString(raw)
-    input_at_ms = None
-    if snapshot.idle_ms or snapshot.HasField("updated_at"):
-        updated_ms = snapshot.updated_at.ToMilliseconds() if snapshot.HasField("updated_at") else 0
-        if updated_ms:
-            input_at_ms = updated_ms - int(snapshot.idle_ms)
+    updated_ms = snapshot.updated_at.ToMilliseconds() if snapshot.HasField("updated_at") else 0
     return SensorSnapshot(
         focus=window_facts(snapshot.focus),
         locked=snapshot.locked,
         display_available=snapshot.display_available,
-        input_at_ms=input_at_ms,
+        input_at_ms=updated_ms - int(snapshot.idle_ms) if updated_ms else None,
+        updated_at_ms=updated_ms or None,
     )

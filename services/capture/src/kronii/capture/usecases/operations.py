@@ -67,8 +67,8 @@ class CaptureOperations:
 
     # ---- the sensor's events ---------------------------------------------------------------------
 
-    def focus_changed(self, facts: WindowFacts | None) -> None:
-        self._desktop.focus_changed(facts)
+    def focus_changed(self, facts: WindowFacts | None, at_ms: int | None = None) -> None:
+        self._desktop.focus_changed(facts, at_ms)
 
     def lock_changed(self, locked: bool) -> None:
         self._desktop.lock_changed(locked)
