@@ -132,8 +132,9 @@ class _Parts:
         )  # fmt: skip
         runtimes.on_started = self.reconciler.learn
         operate = OperateTriggers(
-            triggers=self.triggers, state=self.state, trigger_log=self.trigger_rows, audit=ctx.record
-        )
+            triggers=self.triggers, state=self.state, trigger_log=self.trigger_rows, audit=ctx.record,
+            history=self.trigger_rows,
+        )  # fmt: skip
         self.operations = SupervisorOperations(
             access=self.access, runtimes=runtimes, triggers=self.triggers, operate=operate, acks=acks,
             desktop=desktop, threads=self.threads, offers=self._offer_desk(ctx, settings),

@@ -21,7 +21,7 @@ from kronii.supervisor.core.offers import FailureOffer
 from kronii.supervisor.core.pane_reports import Baseline, Look, PaneProbe, StartCheck, Written
 from kronii.supervisor.core.payload import Payload
 from kronii.supervisor.core.threads import GuardLimits, NewMessage, Posted, ThreadMessage, ThreadView
-from kronii.supervisor.core.trigger import Collision, TriggerOutcome
+from kronii.supervisor.core.trigger import Collision, TriggerOutcome, TriggerQuery
 
 __all__ = [
     "AuditTrail",
@@ -175,6 +175,14 @@ class TriggerLog(Protocol):
 
     def attempt(self, trigger_id: str, step: str, outcome: str, **detail: Any) -> None: ...
     async def find(self, trigger_id: str) -> TriggerOutcome | None: ...
+
+
+class TriggerHistory(Protocol):
+    """The recent triggers' rows, the most recently changed first (adapters/trigger_rows.py)."""
+
+    async def recent(
+        self, query: TriggerQuery, workspaces: frozenset[str] | None
+    ) -> list[TriggerOutcome]: ...
 
 
 class DurableRecords(Protocol):

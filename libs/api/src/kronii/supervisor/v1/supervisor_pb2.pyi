@@ -265,6 +265,8 @@ class TriggerOutcome(_message.Message):
     THREAD_ID_FIELD_NUMBER: _builtins.int
     ACKED_BY_FIELD_NUMBER: _builtins.int
     DETAIL_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    UPDATED_AT_FIELD_NUMBER: _builtins.int
     trigger_id: _builtins.str
     result: _builtins.str
     """"delivered" | "already_active" | "deferred" | "timeout" | "failed" | "typed_not_submitted".
@@ -294,6 +296,14 @@ class TriggerOutcome(_message.Message):
     def deferred_until(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
     def fallback_chain(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def created_at(self) -> _timestamp_pb2.Timestamp:
+        """When the trigger was first asked for and when its record last changed (set by ListTriggers and
+        a trigger read back from PostgreSQL; unset in a live answer).
+        """
+
+    @_builtins.property
+    def updated_at(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
         self,
         *,
@@ -314,10 +324,12 @@ class TriggerOutcome(_message.Message):
         thread_id: _builtins.str = ...,
         acked_by: _builtins.str = ...,
         detail: _builtins.str = ...,
+        created_at: _timestamp_pb2.Timestamp | None = ...,
+        updated_at: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["deferred_until", b"deferred_until", "delivered_at", b"delivered_at"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "deferred_until", b"deferred_until", "delivered_at", b"delivered_at", "updated_at", b"updated_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["acked_by", b"acked_by", "agent_id", b"agent_id", "attempts", b"attempts", "deferred_until", b"deferred_until", "delivered_at", b"delivered_at", "delivery_backend", b"delivery_backend", "detail", b"detail", "duplicate", b"duplicate", "error_code", b"error_code", "fallback_chain", b"fallback_chain", "fallback_used", b"fallback_used", "result", b"result", "runtime_id", b"runtime_id", "thread_id", b"thread_id", "trigger_id", b"trigger_id", "typed_not_submitted", b"typed_not_submitted", "workspace_id", b"workspace_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["acked_by", b"acked_by", "agent_id", b"agent_id", "attempts", b"attempts", "created_at", b"created_at", "deferred_until", b"deferred_until", "delivered_at", b"delivered_at", "delivery_backend", b"delivery_backend", "detail", b"detail", "duplicate", b"duplicate", "error_code", b"error_code", "fallback_chain", b"fallback_chain", "fallback_used", b"fallback_used", "result", b"result", "runtime_id", b"runtime_id", "thread_id", b"thread_id", "trigger_id", b"trigger_id", "typed_not_submitted", b"typed_not_submitted", "updated_at", b"updated_at", "workspace_id", b"workspace_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -440,6 +452,61 @@ class GetRuntimeRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetRuntimeRequest: _TypeAlias = GetRuntimeRequest  # noqa: Y015
+
+@_typing.final
+class ListTriggersRequest(_message.Message):
+    """The recent triggers, the most recently changed first (PostgreSQL's rows): every filter is optional."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WORKSPACE_ID_FIELD_NUMBER: _builtins.int
+    AGENT_ID_FIELD_NUMBER: _builtins.int
+    RUNTIME_ID_FIELD_NUMBER: _builtins.int
+    RESULT_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    workspace_id: _builtins.str
+    agent_id: _builtins.str
+    runtime_id: _builtins.str
+    result: _builtins.str
+    """One result ("deferred": the queue of triggers waiting to be delivered), or empty for all."""
+    limit: _builtins.int
+    """1 to 500; 0: 50."""
+    def __init__(
+        self,
+        *,
+        workspace_id: _builtins.str = ...,
+        agent_id: _builtins.str = ...,
+        runtime_id: _builtins.str = ...,
+        result: _builtins.str = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_id", b"agent_id", "limit", b"limit", "result", b"result", "runtime_id", b"runtime_id", "workspace_id", b"workspace_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListTriggersRequest: _TypeAlias = ListTriggersRequest  # noqa: Y015
+
+@_typing.final
+class ListTriggersResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TRIGGERS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def triggers(self) -> _containers.RepeatedCompositeFieldContainer[Global___TriggerOutcome]: ...
+    def __init__(
+        self,
+        *,
+        triggers: _abc.Iterable[Global___TriggerOutcome] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["triggers", b"triggers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListTriggersResponse: _TypeAlias = ListTriggersResponse  # noqa: Y015
 
 @_typing.final
 class GetTriggerRequest(_message.Message):

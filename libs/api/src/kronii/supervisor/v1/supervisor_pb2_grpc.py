@@ -69,6 +69,11 @@ class SupervisorServiceStub:
                 request_serializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.GetTriggerRequest.SerializeToString,
                 response_deserializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.TriggerOutcome.FromString,
                 _registered_method=True)
+        self.ListTriggers = channel.unary_unary(
+                '/kronii.supervisor.v1.SupervisorService/ListTriggers',
+                request_serializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ListTriggersRequest.SerializeToString,
+                response_deserializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ListTriggersResponse.FromString,
+                _registered_method=True)
         self.AckTrigger = channel.unary_unary(
                 '/kronii.supervisor.v1.SupervisorService/AckTrigger',
                 request_serializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.AckTriggerRequest.SerializeToString,
@@ -161,6 +166,12 @@ class SupervisorServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetTrigger(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTriggers(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -263,6 +274,11 @@ def add_SupervisorServiceServicer_to_server(servicer, server):
                     servicer.GetTrigger,
                     request_deserializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.GetTriggerRequest.FromString,
                     response_serializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.TriggerOutcome.SerializeToString,
+            ),
+            'ListTriggers': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTriggers,
+                    request_deserializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ListTriggersRequest.FromString,
+                    response_serializer=kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ListTriggersResponse.SerializeToString,
             ),
             'AckTrigger': grpc.unary_unary_rpc_method_handler(
                     servicer.AckTrigger,
@@ -504,6 +520,33 @@ class SupervisorService:
             '/kronii.supervisor.v1.SupervisorService/GetTrigger',
             kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.GetTriggerRequest.SerializeToString,
             kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.TriggerOutcome.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTriggers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kronii.supervisor.v1.SupervisorService/ListTriggers',
+            kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ListTriggersRequest.SerializeToString,
+            kronii_dot_supervisor_dot_v1_dot_supervisor__pb2.ListTriggersResponse.FromString,
             options,
             channel_credentials,
             insecure,

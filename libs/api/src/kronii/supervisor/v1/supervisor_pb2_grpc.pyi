@@ -40,6 +40,7 @@ class SupervisorServiceStub:
     ListRuntimes: _grpc.UnaryUnaryMultiCallable[_supervisor_pb2.ListRuntimesRequest, _supervisor_pb2.ListRuntimesResponse]
     GetRuntime: _grpc.UnaryUnaryMultiCallable[_supervisor_pb2.GetRuntimeRequest, _supervisor_pb2.Runtime]
     GetTrigger: _grpc.UnaryUnaryMultiCallable[_supervisor_pb2.GetTriggerRequest, _supervisor_pb2.TriggerOutcome]
+    ListTriggers: _grpc.UnaryUnaryMultiCallable[_supervisor_pb2.ListTriggersRequest, _supervisor_pb2.ListTriggersResponse]
     AckTrigger: _grpc.UnaryUnaryMultiCallable[_supervisor_pb2.AckTriggerRequest, _supervisor_pb2.AckTriggerResponse]
     SpawnRuntime: _grpc.UnaryUnaryMultiCallable[_supervisor_pb2.SpawnRuntimeRequest, _supervisor_pb2.SpawnRuntimeResponse]
     SetRuntimePaused: _grpc.UnaryUnaryMultiCallable[_supervisor_pb2.SetRuntimePausedRequest, _supervisor_pb2.Runtime]
@@ -61,6 +62,7 @@ class SupervisorServiceAsyncStub(SupervisorServiceStub):
     ListRuntimes: _aio.UnaryUnaryMultiCallable[_supervisor_pb2.ListRuntimesRequest, _supervisor_pb2.ListRuntimesResponse]  # type: ignore[assignment]
     GetRuntime: _aio.UnaryUnaryMultiCallable[_supervisor_pb2.GetRuntimeRequest, _supervisor_pb2.Runtime]  # type: ignore[assignment]
     GetTrigger: _aio.UnaryUnaryMultiCallable[_supervisor_pb2.GetTriggerRequest, _supervisor_pb2.TriggerOutcome]  # type: ignore[assignment]
+    ListTriggers: _aio.UnaryUnaryMultiCallable[_supervisor_pb2.ListTriggersRequest, _supervisor_pb2.ListTriggersResponse]  # type: ignore[assignment]
     AckTrigger: _aio.UnaryUnaryMultiCallable[_supervisor_pb2.AckTriggerRequest, _supervisor_pb2.AckTriggerResponse]  # type: ignore[assignment]
     SpawnRuntime: _aio.UnaryUnaryMultiCallable[_supervisor_pb2.SpawnRuntimeRequest, _supervisor_pb2.SpawnRuntimeResponse]  # type: ignore[assignment]
     SetRuntimePaused: _aio.UnaryUnaryMultiCallable[_supervisor_pb2.SetRuntimePausedRequest, _supervisor_pb2.Runtime]  # type: ignore[assignment]
@@ -121,6 +123,13 @@ class SupervisorServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _supervisor_pb2.GetTriggerRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_supervisor_pb2.TriggerOutcome, _abc.Awaitable[_supervisor_pb2.TriggerOutcome]]: ...
+
+    @_abc_1.abstractmethod
+    def ListTriggers(
+        self,
+        request: _supervisor_pb2.ListTriggersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_supervisor_pb2.ListTriggersResponse, _abc.Awaitable[_supervisor_pb2.ListTriggersResponse]]: ...
 
     @_abc_1.abstractmethod
     def AckTrigger(

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kronii.supervisor.adapters.tables import trigger_attempts, triggers
-from kronii.supervisor.core.trigger import TriggerOutcome
-from sqlalchemy import insert, select
+from kronii.supervisor.core.trigger import TriggerOutcome, TriggerQuery
+from sqlalchemy import RowMapping, insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -41,23 +41,24 @@ class TriggerRows:
         """The stored outcome of a trigger whose Redis record has expired (None when unknown)."""
         async with self._engine.connect() as conn:
             row = (await conn.execute(select(triggers).where(triggers.c.trigger_id == trigger_id))).first()
-        if row is None:
-            return None
-        columns = row._mapping
-        return TriggerOutcome(
-            trigger_id=columns["trigger_id"],
-            result=columns["result"],
-            delivery_backend=columns["delivery_backend"],
-            error_code=columns["error_code"],
-            runtime_id=columns["runtime_id"],
-            fallback_chain=tuple(columns["fallback_chain"] or ()),
-            agent_id=columns["agent_id"],
-            workspace_id=columns["workspace_id"],
-            thread_id=columns["thread_id"],
-            delivered_at=columns["delivered_at"].timestamp() if columns["delivered_at"] else None,
-            deferred_until=columns["deferred_until"].timestamp() if columns["deferred_until"] else None,
-            detail=columns["detail"],
-        )
+        return None if row is None else _outcome(row._mapping)
+
+    async def recent(self, query: TriggerQuery, workspaces: frozenset[str] | None) -> list[TriggerOutcome]:
+        """The rows the query names, the most recently changed first; `workspaces` None: any."""
+        statement = select(triggers).order_by(triggers.c.updated_at.desc()).limit(query.limit)
+        for column, value in (
+            (triggers.c.workspace_id, query.workspace_id),
+            (triggers.c.agent_id, query.agent_id),
+            (triggers.c.runtime_id, query.runtime_id),
+            (triggers.c.result, query.result),
+        ):
+            if value:
+                statement = statement.where(column == value)
+        if workspaces is not None:
+            statement = statement.where(triggers.c.workspace_id.in_(sorted(workspaces)))
+        async with self._engine.connect() as conn:
+            rows = (await conn.execute(statement)).all()
+        return [_outcome(row._mapping) for row in rows]
 
     def _queue_write(self, kind: str, fields: dict[str, Any]) -> None:
         try:
@@ -93,3 +94,26 @@ class TriggerRows:
                     await conn.execute(stmt.on_conflict_do_update(index_elements=["trigger_id"], set_=update))
         except Exception as error:
             log.warning("persisting %d supervisor rows failed: %s", len(batch), error)
+
+
+def _stamp(value: datetime | None) -> float | None:
+    return value.timestamp() if value else None
+
+
+def _outcome(columns: RowMapping) -> TriggerOutcome:
+    return TriggerOutcome(
+        trigger_id=columns["trigger_id"],
+        result=columns["result"],
+        delivery_backend=columns["delivery_backend"],
+        error_code=columns["error_code"],
+        runtime_id=columns["runtime_id"],
+        fallback_chain=tuple(columns["fallback_chain"] or ()),
+        agent_id=columns["agent_id"],
+        workspace_id=columns["workspace_id"],
+        thread_id=columns["thread_id"],
+        delivered_at=_stamp(columns["delivered_at"]),
+        deferred_until=_stamp(columns["deferred_until"]),
+        detail=columns["detail"],
+        created_at=_stamp(columns["created_at"]),
+        updated_at=_stamp(columns["updated_at"]),
+    )

@@ -26,7 +26,13 @@ from kronii.supervisor.core.threads import (
     ThreadView,
     unread_for,
 )
-from kronii.supervisor.core.trigger import Collision, TriggerCommand, TriggerOutcome
+from kronii.supervisor.core.trigger import (
+    LIST_DEFAULT,
+    Collision,
+    TriggerCommand,
+    TriggerOutcome,
+    TriggerQuery,
+)
 from kronii.supervisor.usecases.offers import Handed
 from kronii.supervisor.usecases.threads import ReadQuery, ThreadRead
 from kronii.supervisor.v1 import supervisor_pb2 as pb
@@ -111,7 +117,25 @@ def outcome_message(outcome: TriggerOutcome) -> pb.TriggerOutcome:
         message.delivered_at.CopyFrom(stamp(outcome.delivered_at))
     if outcome.deferred_until:
         message.deferred_until.CopyFrom(stamp(outcome.deferred_until))
+    if outcome.created_at:
+        message.created_at.CopyFrom(stamp(outcome.created_at))
+    if outcome.updated_at:
+        message.updated_at.CopyFrom(stamp(outcome.updated_at))
     return message
+
+
+def trigger_query(req: pb.ListTriggersRequest) -> TriggerQuery:
+    return TriggerQuery(
+        workspace_id=req.workspace_id,
+        agent_id=req.agent_id,
+        runtime_id=req.runtime_id,
+        result=req.result,
+        limit=req.limit or LIST_DEFAULT,
+    )
+
+
+def triggers_message(outcomes: list[TriggerOutcome]) -> pb.ListTriggersResponse:
+    return pb.ListTriggersResponse(triggers=[outcome_message(outcome) for outcome in outcomes])
 
 
 def collision_message(collision: Collision) -> pb.CollisionEvent:

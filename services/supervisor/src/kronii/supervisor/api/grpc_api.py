@@ -83,6 +83,12 @@ class SupervisorServicer(pb_grpc.SupervisorServiceServicer):
             context, lambda c: _answer(self._app.get_trigger(request.trigger_id, c), convert.outcome_message)
         )
 
+    async def ListTriggers(self, request: pb.ListTriggersRequest, context: Ctx) -> pb.ListTriggersResponse:
+        query = convert.trigger_query(request)
+        return await self._call(
+            context, lambda c: _answer(self._app.list_triggers(query, c), convert.triggers_message)
+        )
+
     async def AckTrigger(self, request: pb.AckTriggerRequest, context: Ctx) -> pb.AckTriggerResponse:
         command = convert.ack(request)
         return await self._call(context, lambda c: _answer(self._app.ack(command, c), convert.ack_message))

@@ -20,6 +20,7 @@ from kronii.supervisor.api import convert
 from kronii.supervisor.core.identity import NONCE_MAX_CHARS, NONCE_MIN_CHARS, check_nonce
 from kronii.supervisor.core.runtime_calls import RuntimeQuery
 from kronii.supervisor.core.tokens import Claims
+from kronii.supervisor.core.trigger import LIST_DEFAULT, LIST_LIMIT, TriggerQuery
 from kronii.supervisor.usecases.operations import SupervisorOperations
 from kronii.supervisor.v1 import supervisor_pb2 as pb
 from pydantic import BaseModel
@@ -107,6 +108,21 @@ def _trigger_routes(router: APIRouter, app: Operations, call: Call) -> None:
         request_id = request.headers.get("x-request-id") or uuid.uuid4().hex[:16]
         command = convert.trigger_command(req, request_id)
         return await call(request, lambda c: _answer(app().trigger(command, c), convert.outcome_message))
+
+    @router.get("/triggers")
+    async def list_triggers(
+        request: Request,
+        workspace_id: str = Query("", max_length=128),
+        agent_id: str = Query("", max_length=128),
+        runtime_id: str = Query("", max_length=128),
+        result: str = Query("", max_length=32, description="one result; deferred: the queue"),
+        limit: int = Query(LIST_DEFAULT, ge=1, le=LIST_LIMIT),
+    ) -> JSONResponse:
+        """The recent triggers, the most recently changed first, with their true outcomes."""
+        query = TriggerQuery(
+            workspace_id=workspace_id, agent_id=agent_id, runtime_id=runtime_id, result=result, limit=limit
+        )
+        return await call(request, lambda c: _answer(app().list_triggers(query, c), convert.triggers_message))
 
     @router.get("/triggers/{trigger_id}")
     async def get_trigger(trigger_id: PathId, request: Request) -> JSONResponse:

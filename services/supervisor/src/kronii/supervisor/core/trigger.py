@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["PENDING", "Collision", "TriggerCommand", "TriggerOutcome"]
+__all__ = ["LIST_LIMIT", "PENDING", "Collision", "TriggerCommand", "TriggerOutcome", "TriggerQuery"]
 
 # The outcome a trigger_id holds while its first request is still working on it.
 PENDING = "pending"
@@ -56,6 +56,26 @@ class TriggerOutcome:
     deferred_until: float | None = None
     # The answer to a trigger_id seen before (never stored: each answer says it).
     duplicate: bool = False
+    # When the trigger's row was made and last changed: only for a trigger read back from PostgreSQL.
+    created_at: float | None = None
+    updated_at: float | None = None
+
+
+# The most triggers one listing answers, and how many when the caller names no limit.
+LIST_LIMIT = 500
+LIST_DEFAULT = 50
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerQuery:
+    """The recent triggers (ListTriggers), the most recently changed first; empty filters match all.
+    `result` "deferred" is the queue of triggers waiting to be delivered."""
+
+    workspace_id: str = ""
+    agent_id: str = ""
+    runtime_id: str = ""
+    result: str = ""
+    limit: int = LIST_DEFAULT
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
-"""What an operator does with a trigger after it was asked for: read its outcome, force a deferred
-one past the checks that deferred it (with an override reason), and unblock a thread the loop
-guard blocked."""
+"""What an operator does with a trigger after it was asked for: read its outcome, list the recent
+ones (the deferred queue among them), force a deferred one past the checks that deferred it (with an
+override reason), and unblock a thread the loop guard blocked."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from kronii.supervisor.core.job import OVERRIDE_PREFIXES
 from kronii.supervisor.core.model import Result
 from kronii.supervisor.core.policy import ThreadState
 from kronii.supervisor.core.tokens import Claims
-from kronii.supervisor.core.trigger import PENDING, TriggerOutcome
-from kronii.supervisor.ports import AuditTrail, TriggerLog, TriggerState
+from kronii.supervisor.core.trigger import LIST_LIMIT, PENDING, TriggerOutcome, TriggerQuery
+from kronii.supervisor.ports import AuditTrail, TriggerHistory, TriggerLog, TriggerState
 from kronii.supervisor.usecases.access import need
 from kronii.supervisor.usecases.trigger_agent import TriggerAgent
 
@@ -21,12 +21,32 @@ __all__ = ["OperateTriggers"]
 
 class OperateTriggers:
     def __init__(
-        self, *, triggers: TriggerAgent, state: TriggerState, trigger_log: TriggerLog, audit: AuditTrail
+        self,
+        *,
+        triggers: TriggerAgent,
+        state: TriggerState,
+        trigger_log: TriggerLog,
+        audit: AuditTrail,
+        history: TriggerHistory | None = None,
     ) -> None:
         self._triggers = triggers
         self._state = state
         self._trigger_log = trigger_log
         self._audit = audit
+        self._history = history
+
+    async def list_triggers(self, query: TriggerQuery, claims: Claims) -> list[TriggerOutcome]:
+        """The recent triggers the caller may read, the most recently changed first."""
+        need(claims, "read", query.workspace_id or None)
+        if not 1 <= query.limit <= LIST_LIMIT:
+            raise InvalidArgument(f"limit must be 1 to {LIST_LIMIT}, not {query.limit}")
+        known = {result.value for result in Result}
+        if query.result and query.result not in known:
+            raise InvalidArgument(f"result must be one of {', '.join(sorted(known))}, not {query.result!r}")
+        if self._history is None:
+            return []
+        workspaces = None if "*" in claims.workspaces else claims.workspaces
+        return await self._history.recent(query, workspaces)
 
     async def get_trigger(self, trigger_id: str, claims: Claims) -> TriggerOutcome:
         stored = await self._state.get_outcome(trigger_id)

@@ -20,7 +20,7 @@ from kronii.supervisor.core.runtime_calls import (
 )
 from kronii.supervisor.core.threads import NewMessage, Posted, ThreadView
 from kronii.supervisor.core.tokens import Claims
-from kronii.supervisor.core.trigger import TriggerCommand, TriggerOutcome
+from kronii.supervisor.core.trigger import TriggerCommand, TriggerOutcome, TriggerQuery
 from kronii.supervisor.usecases.access import Access
 from kronii.supervisor.usecases.acknowledge import AckBoard
 from kronii.supervisor.usecases.desktop_watch import DesktopWatch
@@ -70,6 +70,9 @@ class SupervisorOperations:
 
     async def get_trigger(self, trigger_id: str, claims: Claims) -> TriggerOutcome:
         return await self._operate.get_trigger(trigger_id, claims)
+
+    async def list_triggers(self, query: TriggerQuery, claims: Claims) -> list[TriggerOutcome]:
+        return await self._operate.list_triggers(query, claims)
 
     async def force(self, trigger_id: str, reason: str, claims: Claims) -> TriggerOutcome:
         return await self._operate.force(trigger_id, reason, claims)
