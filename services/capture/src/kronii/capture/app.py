@@ -25,10 +25,12 @@ from kronii.capture.adapters.status_bus import StatusPublisher
 from kronii.capture.adapters.text_density import ocr_text_density
 from kronii.capture.adapters.tokens import TokenBook
 from kronii.capture.adapters.vault import ObjectVault
+from kronii.capture.adapters.vault_shelf import VaultShelf
 from kronii.capture.api.bus import DesktopEvents
 from kronii.capture.api.convert import sensor_snapshot
 from kronii.capture.api.grpc_api import CaptureServicer
 from kronii.capture.api.http_api import capture_router
+from kronii.capture.api.http_person import shelf_router
 from kronii.capture.core.bypass import MatchParams
 from kronii.capture.core.retention import keep_raw
 from kronii.capture.metrics import CaptureMetrics, zero_common_series
@@ -37,6 +39,7 @@ from kronii.capture.settings import CaptureSettings
 from kronii.capture.usecases.follow_desktop import DesktopView, FollowDesktop
 from kronii.capture.usecases.guard_access import Guard, breaker_for
 from kronii.capture.usecases.operations import CaptureOperations
+from kronii.capture.usecases.person_shelf import PersonShelf, Retention
 from kronii.capture.usecases.request_capture import RequestCapture, rate_limits
 from kronii.capture.usecases.run_capture import RunCapture
 from kronii.capture.usecases.schedule_jobs import JobScheduler
@@ -76,6 +79,7 @@ class CaptureApp:
         self.front_door: LocalFrontDoor | None = None
         self._clock: Clock = clock or SystemClock()
         self._operations: CaptureOperations | None = None
+        self._shelf: PersonShelf | None = None
         self._board: JobBoard | None = None
         self._subscriptions: list[Subscription] = []
         self._grabber: FrameGrabber | None = None
@@ -112,6 +116,11 @@ class CaptureApp:
         self._subscriptions = await DesktopEvents(operations).subscribe(ctx.bus)
         await board.settle_leftovers()
         self._operations = operations
+        self._shelf = PersonShelf(
+            VaultShelf(vault, settings.store_dir, ctx.sessions),
+            Retention(settings.raw_days, settings.redacted_days),
+            ctx.record,
+        )
         if settings.grpc_port:
             await self._open_front_door(ctx, settings, metrics)
         scheduler = JobScheduler(
@@ -147,7 +156,7 @@ class CaptureApp:
         self._subscriptions.clear()
 
     def routers(self) -> Iterable[APIRouter]:
-        return [capture_router(self.operations)]
+        return [capture_router(self.operations), shelf_router(self.shelf)]
 
     def add_to_grpc(self, server: grpc.aio.Server) -> Iterable[str]:
         pb_grpc.add_ScreenCaptureServicer_to_server(CaptureServicer(self.operations()), server)
@@ -180,6 +189,12 @@ class CaptureApp:
         if self._operations is None:
             raise Unavailable("the capture service is starting")
         return self._operations
+
+    def shelf(self) -> PersonShelf:
+        """The person's view of the stored screenshots; Unavailable until the service has started."""
+        if self._shelf is None:
+            raise Unavailable("the capture service is starting")
+        return self._shelf
 
     # ---- wiring ------------------------------------------------------------------------------
 

@@ -55,6 +55,7 @@ PUBLISHES = (subjects.CAPTURE_STATUS,)
 RECEIVES = (subjects.FOCUS_CHANGED, subjects.LOCK_CHANGED)
 AUDIT_ACTIONS = (
     "capture.job",
+    "capture.delete",
     "capture.purge",
     "capture.presence",
     "capture.connect",

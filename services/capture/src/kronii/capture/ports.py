@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Protocol
 from kronii.capture.core.desktop import SensorSnapshot
 from kronii.capture.core.frames import Frame, Geometry
 from kronii.capture.core.scoring import Scored
-from kronii.capture.core.screenshots import ObjectKind, ObjectMeta, PurgeReport
+from kronii.capture.core.screenshots import (
+    ForgetReport,
+    ObjectKind,
+    ObjectMeta,
+    PurgeReport,
+    ShelfItem,
+    ShelfUsage,
+)
 from kronii.capture.core.status import JobRecord, StoredJob
 from kronii.edge.peers import PeerIdentity
 
@@ -34,6 +41,7 @@ __all__ = [
     "ObjectMissing",
     "ObjectStore",
     "PresenceCheck",
+    "ScreenshotShelf",
     "SensorSnapshots",
     "SnapshotUnavailable",
     "StatusFeed",
@@ -153,3 +161,16 @@ class PresenceCheck(Protocol):
     """A person's proof of presence for a local reader (kronii.edge.presence.PresenceGate, adapters.callers.presence_gate)."""
 
     async def window(self, peer: PeerIdentity, metadata: Mapping[str, str]) -> Presence: ...
+
+
+class ScreenshotShelf(Protocol):
+    """The person's view of the vault (adapters.vault_shelf.VaultShelf): a range's redacted
+    screenshots, a redacted thumbnail, usage, and a delete of files and rows. An unknown id is
+    ObjectMissing."""
+
+    async def between(self, since: datetime, until: datetime, limit: int) -> list[ShelfItem]: ...
+    async def thumbnail(self, screenshot_id: str, max_side: int) -> bytes: ...
+    async def usage(self) -> ShelfUsage: ...
+    async def forget_one(self, screenshot_id: str) -> ForgetReport: ...
+    async def forget_between(self, since: datetime, until: datetime) -> ForgetReport: ...
+    async def forget_all(self) -> ForgetReport: ...
