@@ -22,18 +22,24 @@ from kronii.sensor.adapters.activity_bus import BusActivityPublisher
 from kronii.sensor.adapters.events import ActivityEventStore
 from kronii.sensor.adapters.lock import LockWatcher
 from kronii.sensor.adapters.snapshots import RedisSnapshotStore
+from kronii.sensor.adapters.spans import SpanTable
 from kronii.sensor.adapters.titles import TitleRedactor
 from kronii.sensor.adapters.x11 import X11Display
 from kronii.sensor.api.grpc_api import SensorServicer
-from kronii.sensor.api.http_api import snapshot_router
+from kronii.sensor.api.http_api import activity_router, snapshot_router
 from kronii.sensor.core.machine import SensorCore
 from kronii.sensor.core.params import SensorParams
+from kronii.sensor.core.spans import SpanTracker
 from kronii.sensor.metrics import SensorMetrics, zero_common_series
 from kronii.sensor.ports import LockSignals
 from kronii.sensor.settings import SensorSettings
+from kronii.sensor.usecases.forget_activity import ForgetActivity
+from kronii.sensor.usecases.import_activity import ImportActivity
 from kronii.sensor.usecases.keep_snapshot import KeepSnapshot
-from kronii.sensor.usecases.operations import SensorOperations
+from kronii.sensor.usecases.keep_spans import KeepSpans
+from kronii.sensor.usecases.operations import ActivityHistory, SensorOperations
 from kronii.sensor.usecases.publish_activity import PublishActivity
+from kronii.sensor.usecases.read_history import ReadHistory
 from kronii.sensor.usecases.record_activity import RecordActivity
 from kronii.sensor.usecases.take_activity import TakeActivity
 from kronii.sensor.usecases.watch_activity import ActivityFeed
@@ -51,6 +57,7 @@ class SensorApp:
         self._feed = ActivityFeed()
         self._display: DisplayWatch | None = None
         self._record: RecordActivity | None = None
+        self._spans: KeepSpans | None = None
         self._operations: SensorOperations | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -92,27 +99,55 @@ class SensorApp:
         publish = PublishActivity(
             core, self._titles, BusActivityPublisher(ctx.bus), self._feed, record, metrics, self._clock
         )
-        take = TakeActivity(core, publish, snapshot, display, self._clock)
-        self._operations = SensorOperations(snapshot, self._feed)
+        history = self._history(ctx, settings)
+        take = TakeActivity(core, publish, snapshot, display, self._clock, self._spans)
+        self._operations = SensorOperations(snapshot, self._feed, history)
 
         self._tasks.append(asyncio.create_task(take.run(), name="sensor-consume"))
         self._tasks.append(
             asyncio.create_task(take.tick_forever(settings.tick_interval_secs), name="sensor-tick")
         )
         self._tasks.append(asyncio.create_task(record.run(), name="sensor-writer"))
+        if self._spans is not None:
+            self._tasks.append(asyncio.create_task(self._spans.run(), name="sensor-spans"))
+        if history is not None:
+            self._tasks.append(asyncio.create_task(history.forget.prune_forever(), name="sensor-retention"))
         display.start(take.focus_from_thread(asyncio.get_running_loop()))
         await self._locks.start(take.on_lock)
 
+    def _history(self, ctx: ServiceContext, settings: SensorSettings) -> ActivityHistory | None:
+        """The span keeper always (it feeds the history when there is one); the history's use
+        cases only with PostgreSQL."""
+        table = SpanTable(ctx.engine) if ctx.engine is not None else None
+        spans = self._spans = KeepSpans(
+            SpanTracker(settings.activity_pulse_secs),
+            table,
+            self._titles,
+            self._clock,
+            settings.activity_flush_secs,
+        )
+        if table is None:
+            return None
+        return ActivityHistory(
+            read=ReadHistory(table, spans, self._clock),
+            forget=ForgetActivity(table, spans, ctx.record, self._clock, settings.activity_retention_days),
+            bring_in=ImportActivity(table, self._titles, ctx.record),
+        )
+
     async def stop(self) -> None:
-        writer = next((task for task in self._tasks if task.get_name() == "sensor-writer"), None)
+        writers = ("sensor-writer", "sensor-spans")
         for task in self._tasks:
-            if task is not writer:
+            if task.get_name() not in writers:
                 task.cancel()
+        if self._spans is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._spans.stop(), 1.0)
         # What was already decided still reaches the database, within a short budget.
         if self._record is not None:
             await self._record.flush(wait_secs=1.0)
-        if writer is not None:
-            writer.cancel()
+        for task in self._tasks:
+            if task.get_name() in writers:
+                task.cancel()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
@@ -123,7 +158,7 @@ class SensorApp:
             await self._display.close()
 
     def routers(self) -> Iterable[APIRouter]:
-        return [snapshot_router(self.operations)]
+        return [snapshot_router(self.operations), activity_router(self.operations, self._clock.wall)]
 
     def add_to_grpc(self, server: grpc.aio.Server) -> Iterable[str]:
         pb_grpc.add_SensorServiceServicer_to_server(SensorServicer(self.operations), server)

@@ -14,8 +14,9 @@ __all__ = ["AUDIT_ACTIONS", "EVENT_KINDS", "SensorMetrics", "possible_transition
 # The kinds the sensor publishes: the suffix of kronii.activity.<kind>, and the metrics' `kind` label.
 EVENT_KINDS = ("state_changed", "focus_changed", "title_changed", "activity_pulse", "lock_changed")
 
-# The audit actions the sensor appends (lock and unlock of the session).
-AUDIT_ACTIONS = ("session.lock", "session.unlock")
+# The audit actions the sensor appends (lock and unlock of the session; a person's delete and
+# import of activity history).
+AUDIT_ACTIONS = ("session.lock", "session.unlock", "sensor.activity.delete", "sensor.activity.import")
 
 
 def possible_transitions() -> list[tuple[ActivityState, ActivityState]]:

@@ -8,8 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from kronii.sensor.core.activity_query import Cursor, DeleteSelector, ImportedSpan, SpanRecord, TimeRange
 from kronii.sensor.core.model import Focus
 from kronii.sensor.core.snapshot import ActivityEvent, Envelope, SensorSnapshot
+from kronii.sensor.core.spans import Span, SummaryRow
 
 __all__ = [
     "ActivityPublisher",
@@ -20,6 +22,7 @@ __all__ = [
     "LockSignals",
     "PublishFailed",
     "SnapshotStore",
+    "SpanStore",
     "StoreFailed",
     "TitleCleaner",
 ]
@@ -108,4 +111,37 @@ class EventStore(Protocol):
 
     async def write(self, envelopes: Sequence[Envelope]) -> None:
         """Raises StoreFailed."""
+        ...
+
+
+class SpanStore(Protocol):
+    """The activity history: spans, and beside them the raw envelopes that retention and a person's
+    delete remove too. Every method raises StoreFailed."""
+
+    async def insert(self, span: Span) -> int:
+        """Write a span; its row id."""
+        ...
+
+    async def update_end(self, span_id: int, ended_at: float) -> None: ...
+
+    async def page(
+        self, window: TimeRange, *, app: str | None, kind: str | None, limit: int, after: Cursor | None
+    ) -> list[SpanRecord]:
+        """Spans overlapping the range, by start then id, after the cursor, at most `limit`."""
+        ...
+
+    async def totals(self, window: TimeRange, by: str, *, leave_out: Sequence[int]) -> list[SummaryRow]:
+        """Seconds per key inside the range (each span clipped), not counting the rows in `leave_out`."""
+        ...
+
+    async def delete(self, selector: DeleteSelector) -> tuple[int, int]:
+        """(spans deleted or cut, envelopes deleted)."""
+        ...
+
+    async def prune(self, before: float) -> tuple[int, int]:
+        """Retention: (spans, envelopes) older than `before` deleted."""
+        ...
+
+    async def add_imported(self, spans: Sequence[ImportedSpan]) -> int:
+        """The spans not imported before (by key) added; how many."""
         ...

@@ -24,11 +24,22 @@ class SensorSettings(ServiceSettings):
     )
     # Keep activity events in a JetStream stream this long so late consumers can replay them.
     stream_max_age_secs: float = Field(default=86400.0, gt=0)
+    # The activity history: spans older than this many days are deleted (and the raw events with them).
+    activity_retention_days: float = Field(default=30.0, gt=0)
+    # The open span's end is written at most this often (and when it closes).
+    activity_flush_secs: float = Field(default=30.0, gt=0)
+    # Identical data seen again within this many seconds extends a span; a longer silence (the
+    # sensor stopped, the machine asleep) ends it at the last time seen.
+    activity_pulse_secs: float = Field(default=10.0, gt=0)
 
     @model_validator(mode="after")
     def _thresholds_ordered(self) -> SensorSettings:
         if self.idle_threshold_secs <= self.active_grace_secs:
             raise ValueError(
                 "KRONII_SENSOR_IDLE_THRESHOLD_SECS must be greater than KRONII_SENSOR_ACTIVE_GRACE_SECS"
+            )
+        if self.activity_pulse_secs <= self.tick_interval_secs:
+            raise ValueError(
+                "KRONII_SENSOR_ACTIVITY_PULSE_SECS must be greater than KRONII_SENSOR_TICK_INTERVAL_SECS"
             )
         return self

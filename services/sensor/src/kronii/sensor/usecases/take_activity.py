@@ -13,6 +13,7 @@ from kronii.foundation.clock import Clock
 from kronii.sensor.core.machine import SensorCore
 from kronii.sensor.core.model import Focus, FocusObserved, LockEnd, LockStart, SensorInput, Tick
 from kronii.sensor.usecases.keep_snapshot import KeepSnapshot
+from kronii.sensor.usecases.keep_spans import KeepSpans
 from kronii.sensor.usecases.publish_activity import PublishActivity
 from kronii.sensor.usecases.watch_display import DisplayWatch
 
@@ -31,12 +32,14 @@ class TakeActivity:
         snapshot: KeepSnapshot,
         display: DisplayWatch,
         clock: Clock,
+        spans: KeepSpans | None = None,
     ) -> None:
         self._core = core
         self._publish = publish
         self._snapshot = snapshot
         self._display = display
         self._clock = clock
+        self._spans = spans
         self._inputs: asyncio.Queue[tuple[SensorInput, float]] = asyncio.Queue(maxsize=_QUEUE)
 
     def offer(self, event: SensorInput, received: float) -> None:
@@ -77,6 +80,9 @@ class TakeActivity:
                     await self._publish(effect, received)
                 if effects or isinstance(event, Tick):
                     await self._snapshot.store(self._clock.wall())
+                if self._spans is not None:
+                    core = self._core
+                    self._spans.observe(event.at, core.state, core.focus, core.locked)
                 self._display.count_errors()
             except Exception:
                 log.exception("handling %s failed", type(event).__name__)
