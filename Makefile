@@ -41,7 +41,7 @@ lint: pydeps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) scripts/check_shape.py
-	$(VENV)/bin/mypy libs/foundation/src libs/stores/src libs/edge/src libs/runtime/src libs/launcher/src libs/agents/src libs/desktop/src libs/llm/src libs/redaction/src libs/crypto/src services/sensor/src services/supervisor/src services/capture/src services/pipeline/src services/scheduler/src services/broker/src services/critic/src services/vision/src tests bench
+	$(VENV)/bin/mypy libs/foundation/src libs/stores/src libs/edge/src libs/runtime/src libs/launcher/src libs/agents/src libs/desktop/src libs/llm/src libs/redaction/src libs/crypto/src services/sensor/src services/supervisor/src services/capture/src services/pipeline/src services/scheduler/src services/broker/src services/critic/src services/vision/src services/console/src tests bench
 
 proto: pydeps
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH bash scripts/gen_proto.sh

@@ -44,6 +44,8 @@ ROOMS = frozenset(
         "settings",
         "metrics",
         "__main__",
+        # The console's pages are discovered: what every page is given at start is one shared contract.
+        "deps",
     }
 )
 # What a core may name beyond its own core: library modules that do no I/O.
@@ -51,7 +53,7 @@ PURE_LIBS = (
     "kronii.foundation.errors", "kronii.foundation.clock", "kronii.foundation.audit_trail", "kronii.desktop.prompt_windows",
     "kronii.edge.peers", "kronii.desktop.hold", "kronii.redaction",
 )  # fmt: skip
-SERVICES = ("sensor", "capture", "pipeline", "scheduler", "supervisor", "broker", "critic", "vision")
+SERVICES = ("sensor", "capture", "pipeline", "scheduler", "supervisor", "broker", "critic", "vision", "console")
 # A core decides; it does not reach the world. These are the modules that would let it.
 IO_MODULES = frozenset(
     {

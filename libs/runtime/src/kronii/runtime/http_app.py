@@ -12,7 +12,7 @@ from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 from kronii.edge.access import OPEN_HTTP_PATHS, AccessMiddleware, AccessPolicy
 from kronii.edge.api_edge import RefusalMiddleware, install_error_handler
-from kronii.edge.limits import install_limits
+from kronii.edge.limits import DEFAULT_BODY_LIMIT, install_limits
 from kronii.edge.openapi import install_openapi
 from kronii.runtime.context import ServiceContext
 from kronii.runtime.readiness import GateMiddleware, ReadinessGate
@@ -30,18 +30,14 @@ def build_http_app(
     access: AccessPolicy,
     dependency_status: Callable[[], Awaitable[dict[str, DependencyStatus]]],
     routers: Iterable[APIRouter],
+    edge: Iterable[tuple[Any, dict[str, Any]]] = (),
+    max_body: int = DEFAULT_BODY_LIMIT,
 ) -> FastAPI:
+    """`edge`: a service's own middleware after the access check, before the limits (the console's)."""
     name = ctx.spec.name
     app = FastAPI(title=f"kronii {name}", version="0.1.0", docs_url="/docs", redoc_url=None)
     metrics = ctx.metrics
-    app.add_middleware(RefusalMiddleware)  # innermost: sees what a route lets escape
-    app.add_middleware(GateMiddleware, gate=gate)
-    install_limits(app)  # inside the access check: a refused caller's body is never read
-    install_openapi(app, open_paths=OPEN_HTTP_PATHS, token_free=access.rules.token_free_http)
-    # Added first, so it sits inside the request counter: refusals are counted too.
-    app.add_middleware(AccessMiddleware, policy=access)
-    install_unavailable_handlers(app)
-    install_error_handler(app)
+    _install_edge(app, gate, access, edge, max_body)
 
     @app.middleware("http")
     async def count_requests(request: Request, call_next: Any) -> Response:
@@ -81,3 +77,22 @@ def build_http_app(
     for router in routers:
         app.include_router(router)
     return app
+
+
+def _install_edge(
+    app: FastAPI,
+    gate: ReadinessGate,
+    access: AccessPolicy,
+    edge: Iterable[tuple[Any, dict[str, Any]]],
+    max_body: int,
+) -> None:
+    app.add_middleware(RefusalMiddleware)  # innermost: sees what a route lets escape
+    app.add_middleware(GateMiddleware, gate=gate)
+    install_limits(app, max_body=max_body)  # inside the access check: a refused caller's body is never read
+    install_openapi(app, open_paths=OPEN_HTTP_PATHS, token_free=access.rules.token_free_http)
+    for middleware, options in edge:
+        app.add_middleware(middleware, **options)
+    # Added first, so it sits inside the request counter: refusals are counted too.
+    app.add_middleware(AccessMiddleware, policy=access)
+    install_unavailable_handlers(app)
+    install_error_handler(app)

@@ -25,6 +25,7 @@ import grpc
 import uvicorn
 from fastapi import APIRouter, FastAPI
 from kronii.edge.access import AccessPolicy, AccessRules
+from kronii.edge.limits import DEFAULT_BODY_LIMIT
 from kronii.foundation.freed_memory import keep_returning_freed_memory, return_freed_memory
 from kronii.foundation.logs import configure_logging
 from kronii.foundation.settings import ServiceSettings, SettingsError
@@ -118,6 +119,9 @@ class _Runtime:
             access=self.access,
             dependency_status=self.dependency_status,
             routers=self.app.routers(),
+            # A service may add its own edge (the console: sessions, CSRF, Host and Origin) and limit.
+            edge=getattr(self.app, "http_edge", ()),
+            max_body=getattr(self.app, "http_max_body", DEFAULT_BODY_LIMIT),
         )
 
     async def start_grpc(self) -> None:

@@ -1,0 +1,239 @@
+"""Today's picture, as pure data: the spans of a day (or a range) drawn as two rows of bars (states and
+focus), an hours axis, and the time per app or title as chart rows. No I/O; the range, the timezone
+and the spans are passed in.
+
+The picture stays the same size however busy the day was: the range is cut into `COLUMNS` columns,
+each column takes the key that covered most of it (the app, or the state), and runs of columns with
+the same key become one bar. Spans below a column's width merge into their neighbours that way, so
+3,000 focus changes or 30 days draw at most COLUMNS bars a row. The sums shown beside the picture
+are not read from it: they come from the sensor's summary, to the second."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, tzinfo
+
+__all__ = [
+    "COLUMNS",
+    "STATE_FILLS",
+    "Bar",
+    "ChartRow",
+    "Span",
+    "SummaryRow",
+    "Tick",
+    "Timeline",
+    "app_fill",
+    "chart_rows",
+    "draw_timeline",
+    "human_duration",
+]
+
+# The picture's width in SVG units (its viewBox); one column per unit.
+COLUMNS = 1000
+# A column less covered than this share of its width is drawn empty (no data: sensor off, asleep).
+_MIN_COVER = 0.5
+STATE_FILLS = {
+    "active": "#2e9d5b",
+    "passive": "#4a7fd0",
+    "inactive": "#9a9a9a",
+    "locked": "#5a4a6e",
+}
+_TICK_STEPS_HOURS = (1, 2, 3, 6, 12, 24, 48, 7 * 24)
+_MAX_TICKS = 13
+
+
+@dataclass(frozen=True)
+class Span:
+    kind: str  # "focus" | "state"
+    start: float  # Unix seconds
+    end: float
+    app: str | None = None
+    title: str | None = None
+    state: str | None = None
+
+    @property
+    def key(self) -> str:
+        if self.kind == "state":
+            return self.state or "unknown"
+        return self.app or "unknown"
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    key: str
+    app: str | None
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: int
+    width: int
+    key: str
+    fill: str
+    tooltip: str
+
+
+@dataclass(frozen=True)
+class Tick:
+    x: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Timeline:
+    since: float
+    until: float
+    state_bars: list[Bar]
+    focus_bars: list[Bar]
+    ticks: list[Tick]
+    legend: list[tuple[str, str]]  # (app, fill) in order of first appearance
+
+
+@dataclass(frozen=True)
+class ChartRow:
+    key: str
+    app: str | None
+    seconds: float
+    share: float  # of the largest row, 0..1, for the bar's length
+    duration: str
+    fill: str
+
+
+def app_fill(app: str) -> str:
+    """A stable colour per app: the same app has the same colour every day and in every chart."""
+    digest = hashlib.blake2s(app.encode(), digest_size=2).digest()
+    hue = int.from_bytes(digest, "big") % 360
+    return f"hsl({hue} 55% 52%)"
+
+
+def _fill(kind: str, key: str) -> str:
+    return STATE_FILLS.get(key, "#777777") if kind == "state" else app_fill(key)
+
+
+def human_duration(seconds: float) -> str:
+    """`2 h 05 min`, `12 min`, `40 s`."""
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    if minutes:
+        return f"{minutes} min"
+    return f"{secs} s"
+
+
+def _column_cover(spans: Iterable[Span], since: float, until: float) -> list[dict[str, float]]:
+    """Seconds of each key in each column."""
+    width = (until - since) / COLUMNS
+    columns: list[dict[str, float]] = [{} for _ in range(COLUMNS)]
+    for span in spans:
+        start, end = max(span.start, since), min(span.end, until)
+        if end <= start:
+            continue
+        first = int((start - since) / width)
+        last = min(int((end - since) / width), COLUMNS - 1)
+        for column in range(first, last + 1):
+            left = since + column * width
+            overlap = min(end, left + width) - max(start, left)
+            if overlap > 0:
+                cover = columns[column]
+                cover[span.key] = cover.get(span.key, 0.0) + overlap
+    return columns
+
+
+def _dominant(columns: list[dict[str, float]], column_secs: float) -> list[str | None]:
+    keys: list[str | None] = []
+    for cover in columns:
+        if not cover or sum(cover.values()) < _MIN_COVER * column_secs:
+            keys.append(None)
+        else:
+            keys.append(max(cover.items(), key=lambda item: (item[1], item[0]))[0])
+    return keys
+
+
+def _bars(kind: str, spans: Sequence[Span], since: float, until: float, tz: tzinfo) -> list[Bar]:
+    column_secs = (until - since) / COLUMNS
+    keys = _dominant(_column_cover(spans, since, until), column_secs)
+    bars: list[Bar] = []
+    start = 0
+    for column in range(1, COLUMNS + 1):
+        if column < COLUMNS and keys[column] == keys[start]:
+            continue
+        key = keys[start]
+        if key is not None:
+            begin, end = since + start * column_secs, since + column * column_secs
+            tooltip = f"{key}: {_clock(begin, tz)} to {_clock(end, tz)} ({human_duration(end - begin)})"
+            bars.append(Bar(start, column - start, key, _fill(kind, key), tooltip))
+        start = column
+    return bars
+
+
+def _clock(at: float, tz: tzinfo) -> str:
+    return datetime.fromtimestamp(at, tz).strftime("%H:%M")
+
+
+def _ticks(since: float, until: float, tz: tzinfo) -> list[Tick]:
+    """Marks on whole hours (or midnights) of the person's timezone, at most _MAX_TICKS of them."""
+    hours = (until - since) / 3600
+    step = next((h for h in _TICK_STEPS_HOURS if hours / h <= _MAX_TICKS - 1), _TICK_STEPS_HOURS[-1])
+    at = datetime.fromtimestamp(since, tz).replace(minute=0, second=0, microsecond=0)
+    if step >= 24:
+        at = at.replace(hour=0)
+    ticks: list[Tick] = []
+    index = 0
+    while (stamp := at.timestamp()) <= until:
+        wanted = at.hour % step == 0 if step < 24 else index % (step // 24) == 0
+        if stamp >= since and wanted:
+            x = (stamp - since) / (until - since) * COLUMNS
+            ticks.append(Tick(round(x, 1), at.strftime("%H:%M" if step < 24 else "%d %b")))
+        if step < 24:
+            # Real hours, so a DST change neither repeats nor skips a mark.
+            at = (at.astimezone(UTC) + timedelta(hours=1)).astimezone(tz)
+        else:
+            # The next local midnight (aware arithmetic keeps the wall time).
+            at = at + timedelta(days=1)
+            index += 1
+    return ticks
+
+
+def draw_timeline(spans: Sequence[Span], since: float, until: float, tz: tzinfo) -> Timeline:
+    """The two rows of bars and the axis for `spans` between `since` and `until`."""
+    if until <= since:
+        raise ValueError("the range must end after it starts")
+    states = [span for span in spans if span.kind == "state"]
+    focus = [span for span in spans if span.kind == "focus"]
+    focus_bars = _bars("focus", focus, since, until, tz)
+    legend: dict[str, str] = {}
+    for bar in focus_bars:
+        legend.setdefault(bar.key, bar.fill)
+    return Timeline(
+        since=since,
+        until=until,
+        state_bars=_bars("state", states, since, until, tz),
+        focus_bars=focus_bars,
+        ticks=_ticks(since, until, tz),
+        legend=list(legend.items()),
+    )
+
+
+def chart_rows(rows: Sequence[SummaryRow], *, kind: str = "focus", limit: int = 15) -> list[ChartRow]:
+    """The largest `limit` rows as bars scaled to the largest; the rest summed as one `other` row."""
+    ordered = sorted(rows, key=lambda row: (-row.seconds, row.key))
+    shown, rest = ordered[:limit], ordered[limit:]
+    if rest:
+        shown.append(SummaryRow("other", None, sum(row.seconds for row in rest)))
+    largest = max((row.seconds for row in shown), default=0.0) or 1.0
+    return [
+        ChartRow(
+            key=row.key,
+            app=row.app,
+            seconds=row.seconds,
+            share=row.seconds / largest,
+            duration=human_duration(row.seconds),
+            fill=_fill(kind, row.app or row.key) if row.key != "other" else "#888888",
+        )
+        for row in shown
+    ]
