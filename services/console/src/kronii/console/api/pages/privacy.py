@@ -1,0 +1,106 @@
+"""The Privacy page: what is kept where, for how long, how much; delete a day (its activity AND its
+captured frames, one button), an app's activity, or everything, each confirmed on a page of its own
+first; and the audit log's last rows with the whole chain verified.
+
+    GET  /privacy                 the page
+    POST /privacy/delete          scope=day|app|all (+ day | app); confirm=yes deletes
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+from kronii.console.adapters.audit_log import AuditLogReader, TableSizes
+from kronii.console.adapters.capture_api import CaptureApi
+from kronii.console.adapters.retention_settings import activity_retention_days
+from kronii.console.adapters.sensor_history_api import SensorHistoryApi
+from kronii.console.api.pages import Page, page_state
+from kronii.console.api.pages.form_helpers import form_fields, person_zone, status_of
+from kronii.console.api.rendering import render
+from kronii.console.api.security import person
+from kronii.console.deps import ConsoleDeps
+from kronii.console.usecases.forget_data import ForgetData
+from kronii.console.usecases.show_privacy import KNOWN_TABLES, ShowPrivacy
+from kronii.foundation.errors import KroniiError
+
+__all__ = ["PAGE"]
+
+SLUG = "privacy"
+SCOPES = {
+    "day": "this day's activity and captured frames",
+    "app": "this app's activity",
+    "all": "all activity and every captured frame",
+}
+
+
+@dataclass(frozen=True)
+class PrivacyState:
+    show: ShowPrivacy
+    forget: ForgetData
+    zone: tzinfo
+
+
+async def build(deps: ConsoleDeps) -> PrivacyState:
+    zone = person_zone(deps.settings.timezone)
+    capture = CaptureApi(deps.services)
+    sizes = TableSizes(deps.engine, KNOWN_TABLES) if deps.engine is not None else None
+    audit = AuditLogReader(deps.engine) if deps.engine is not None else None
+    show = ShowPrivacy(capture, sizes, audit, activity_retention_days())
+    return PrivacyState(show, ForgetData(SensorHistoryApi(deps.services), capture, deps.record, zone), zone)
+
+
+def _state(request: Request) -> PrivacyState:
+    state: PrivacyState = page_state(request, SLUG)
+    return state
+
+
+router = APIRouter()
+
+
+async def _page(request: Request, said: str = "", problem: str = "", status: int = 200) -> HTMLResponse:
+    state = _state(request)
+    view = await state.show.view()
+
+    def when(at: float) -> str:
+        return datetime.fromtimestamp(at, state.zone).strftime("%Y-%m-%d %H:%M:%S")
+
+    today = datetime.now(state.zone).date().isoformat()
+    context = {"view": view, "said": said, "problem": problem, "when": when, "today": today}
+    return render(request, "privacy.html", context, status_code=status)
+
+
+@router.get("/privacy", response_class=HTMLResponse)
+async def privacy_page(request: Request) -> HTMLResponse:
+    return await _page(request)
+
+
+@router.post("/privacy/delete", response_class=HTMLResponse)
+async def delete(request: Request) -> HTMLResponse:
+    fields = await form_fields(request)
+    scope, day, app = fields.get("scope", ""), fields.get("day", "")[:10], fields.get("app", "")[:256]
+    if scope not in SCOPES:
+        return await _page(
+            request, problem="Choose what to delete: a day, an app's activity or everything.", status=400
+        )
+    ask = {"scope": scope, "day": day, "app": app, "what": SCOPES[scope]}
+    if fields.get("confirm") != "yes":
+        return render(request, "privacy_confirm.html", ask)
+    forget, who = _state(request).forget, person(request)
+    try:
+        if scope == "day":
+            done = await forget.day(who, day)
+        elif scope == "app":
+            done = await forget.app(who, app)
+        else:
+            done = await forget.everything(who)
+    except KroniiError as error:
+        return await _page(request, problem=error.message, status=status_of(error))
+    # Some of it done is said as done (the sentence names what was not); nothing done is a 503.
+    nothing_done = done.spans is None and done.frames is None
+    return await _page(request, said=done.sentence(), status=503 if nothing_done else 200)
+
+
+PAGE = Page(slug=SLUG, title="Privacy", order=70, router=router, build=build)
