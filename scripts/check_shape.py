@@ -44,8 +44,11 @@ ROOMS = frozenset(
         "settings",
         "metrics",
         "__main__",
-        # The console's pages are discovered: what every page is given at start is one shared contract.
+        # The console's pages are discovered: what every page is given at start is one shared contract
+        # (deps), and each page's part of the composition root (its build: adapters -> use cases) is
+        # compose/<page>.py, so a page's api module never imports an adapter.
         "deps",
+        "compose",
     }
 )
 # What a core may name beyond its own core: library modules that do no I/O.

@@ -207,7 +207,9 @@ def _form_token(scope: _Scope, body: bytes) -> str | None:
 def check_csrf(scope: _Scope, session: Session, body: bytes) -> None:
     given = _header(scope, CSRF_HEADER.encode()) or _form_token(scope, body)
     if not same_token(session.csrf_token, given):
-        reason = "the CSRF token is missing" if not given else "the CSRF token is not this session's"
+        reason = (
+            "the CSRF token is missing" if not given else "the CSRF token does not belong to this session"
+        )
         raise Refusal(403, "csrf", "Refused", f"{reason}: reload the page and try again")
 
 

@@ -125,10 +125,22 @@ def human_duration(seconds: float) -> str:
     return f"{secs} s"
 
 
-def _column_cover(spans: Iterable[Span], since: float, until: float) -> list[dict[str, float]]:
-    """Seconds of each key in each column."""
+class _Cover:
+    """One key's time in one column: seconds, and where its spans begin and end inside the column."""
+
+    __slots__ = ("first", "key", "last", "seconds")
+
+    def __init__(self, key: str, first: float, last: float) -> None:
+        self.key = key
+        self.seconds = 0.0
+        self.first = first
+        self.last = last
+
+
+def _column_cover(spans: Iterable[Span], since: float, until: float) -> list[dict[str, _Cover]]:
+    """Each key's time in each column."""
     width = (until - since) / COLUMNS
-    columns: list[dict[str, float]] = [{} for _ in range(COLUMNS)]
+    columns: list[dict[str, _Cover]] = [{} for _ in range(COLUMNS)]
     for span in spans:
         start, end = max(span.start, since), min(span.end, until)
         if end <= start:
@@ -137,36 +149,52 @@ def _column_cover(spans: Iterable[Span], since: float, until: float) -> list[dic
         last = min(int((end - since) / width), COLUMNS - 1)
         for column in range(first, last + 1):
             left = since + column * width
-            overlap = min(end, left + width) - max(start, left)
-            if overlap > 0:
-                cover = columns[column]
-                cover[span.key] = cover.get(span.key, 0.0) + overlap
+            begin, finish = max(start, left), min(end, left + width)
+            if finish > begin:
+                cover = columns[column].get(span.key)
+                if cover is None:
+                    cover = columns[column][span.key] = _Cover(span.key, begin, finish)
+                cover.seconds += finish - begin
+                cover.first, cover.last = min(cover.first, begin), max(cover.last, finish)
     return columns
 
 
-def _dominant(columns: list[dict[str, float]], column_secs: float) -> list[str | None]:
-    keys: list[str | None] = []
+def _dominant(columns: list[dict[str, _Cover]], column_secs: float) -> list[_Cover | None]:
+    """The cover of the key that had most of each column (None: too little of anything)."""
+    keys: list[_Cover | None] = []
     for cover in columns:
-        if not cover or sum(cover.values()) < _MIN_COVER * column_secs:
+        total = sum(item.seconds for item in cover.values())
+        if not cover or total < _MIN_COVER * column_secs:
             keys.append(None)
-        else:
-            keys.append(max(cover.items(), key=lambda item: (item[1], item[0]))[0])
+            continue
+        keys.append(max(cover.values(), key=lambda item: (item.seconds, item.key)))
     return keys
 
 
+def _run_tooltip(key: str, run: list[_Cover], edges: list[_Cover | None], tz: tzinfo) -> str:
+    """What a bar says: its key from where its first span begins to where its last one ends (the
+    columns on either side may hold their edges), and the seconds the key really had."""
+    covers = run + [cover for cover in edges if cover is not None]
+    begin = min(cover.first for cover in covers)
+    end = max(cover.last for cover in covers)
+    seconds = sum(cover.seconds for cover in covers)
+    return f"{key}: {_clock(begin, tz)} to {_clock(end, tz)} ({human_duration(seconds)})"
+
+
 def _bars(kind: str, spans: Sequence[Span], since: float, until: float, tz: tzinfo) -> list[Bar]:
-    column_secs = (until - since) / COLUMNS
-    keys = _dominant(_column_cover(spans, since, until), column_secs)
+    columns = _column_cover(spans, since, until)
+    covers = _dominant(columns, (until - since) / COLUMNS)
+    names = [cover.key if cover is not None else None for cover in covers]
     bars: list[Bar] = []
     start = 0
     for column in range(1, COLUMNS + 1):
-        if column < COLUMNS and keys[column] == keys[start]:
+        if column < COLUMNS and names[column] == names[start]:
             continue
-        key = keys[start]
+        key = names[start]
         if key is not None:
-            begin, end = since + start * column_secs, since + column * column_secs
-            tooltip = f"{key}: {_clock(begin, tz)} to {_clock(end, tz)} ({human_duration(end - begin)})"
-            bars.append(Bar(start, column - start, key, _fill(kind, key), tooltip))
+            run = [cover for cover in covers[start:column] if cover is not None]
+            edges = [columns[at].get(key) for at in (start - 1, column) if 0 <= at < COLUMNS]
+            bars.append(Bar(start, column - start, key, _fill(kind, key), _run_tooltip(key, run, edges, tz)))
         start = column
     return bars
 
@@ -184,7 +212,7 @@ def _ticks(since: float, until: float, tz: tzinfo) -> list[Tick]:
         at = at.replace(hour=0)
     ticks: list[Tick] = []
     index = 0
-    while (stamp := at.timestamp()) <= until:
+    while (stamp := at.timestamp()) < until:
         wanted = at.hour % step == 0 if step < 24 else index % (step // 24) == 0
         if stamp >= since and wanted:
             x = (stamp - since) / (until - since) * COLUMNS

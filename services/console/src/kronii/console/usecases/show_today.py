@@ -1,0 +1,130 @@
+"""Today: the picture of a day (or of the days up to it) and the time per app, per title and per state.
+
+The picture is drawn from the spans of one day (a busy day is one or two pages of the sensor's), the
+sums from the sensor's summaries (clipped to the range by the sensor, to the second). A range of
+several days draws the state row only: tens of thousands of focus spans would cost the page its speed
+and draw no more than the per-app totals beside it say."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, tzinfo
+
+from kronii.console.core.timeline import ChartRow, Span, Timeline, chart_rows, draw_timeline, human_duration
+from kronii.console.ports import ActivityHistory, ActivitySummary
+from kronii.foundation.clock import Clock
+from kronii.foundation.errors import InvalidArgument
+
+__all__ = ["MAX_DAYS", "ShowToday", "TodayView"]
+
+MAX_DAYS = 31
+# A day's spans are read at most this many pages deep (5,000 each): the picture of a pathological day
+# stops there rather than making the page slow.
+_MAX_PAGES = 4
+
+
+@dataclass(frozen=True)
+class TodayView:
+    day: date
+    days: int
+    since: float
+    until: float
+    is_today: bool
+    previous_day: date
+    next_day: date | None
+    timeline: Timeline
+    apps: list[ChartRow]
+    titles: list[ChartRow]
+    states: list[ChartRow]
+    focused: str
+    active: str
+    focus_row_drawn: bool
+    truncated: bool
+
+
+def parse_day(value: str | None, today: date) -> date:
+    if not value:
+        return today
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise InvalidArgument(f"day must be a date as YYYY-MM-DD, not {value[:40]!r}", field="day") from None
+
+
+def day_range(day: date, days: int, tz: tzinfo) -> tuple[float, float]:
+    """From the first day's local midnight to the midnight after `day`."""
+    first = day - timedelta(days=days - 1)
+    since = datetime.combine(first, time(0), tz).timestamp()
+    until = datetime.combine(day + timedelta(days=1), time(0), tz).timestamp()
+    return since, until
+
+
+class ShowToday:
+    def __init__(self, history: ActivityHistory, clock: Clock, tz: tzinfo) -> None:
+        self._history = history
+        self._clock = clock
+        self.tz = tz
+
+    def today(self) -> date:
+        return datetime.fromtimestamp(self._clock.wall(), self.tz).date()
+
+    async def view(self, day_text: str | None, days: int = 1) -> TodayView:
+        if not 1 <= days <= MAX_DAYS:
+            raise InvalidArgument(f"days must be between 1 and {MAX_DAYS}", field="days")
+        today = self.today()
+        day = parse_day(day_text, today)
+        if day > today:
+            raise InvalidArgument("that day has not happened yet: pick today or an earlier day", field="day")
+        since, until = day_range(day, days, self.tz)
+        kind = "" if days == 1 else "state"
+        (spans, truncated), by_app, by_title, by_state = await asyncio.gather(
+            self._spans(since, until, kind),
+            self._history.summary(since, until, by="app"),
+            self._history.summary(since, until, by="title"),
+            self._history.summary(since, until, by="state"),
+        )
+        return self._assemble(day, days, since, until, spans, truncated, by_app, by_title, by_state, today)
+
+    async def _spans(self, since: float, until: float, kind: str) -> tuple[list[Span], bool]:
+        spans: list[Span] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            page = await self._history.spans(since, until, kind=kind, cursor=cursor)
+            spans.extend(page.spans)
+            cursor = page.next_cursor
+            if cursor is None:
+                return spans, False
+        return spans, True
+
+    def _assemble(
+        self,
+        day: date,
+        days: int,
+        since: float,
+        until: float,
+        spans: list[Span],
+        truncated: bool,
+        by_app: ActivitySummary,
+        by_title: ActivitySummary,
+        by_state: ActivitySummary,
+        today: date,
+    ) -> TodayView:
+        active = sum(row.seconds for row in by_state.rows if row.key == "active")
+        return TodayView(
+            day=day,
+            days=days,
+            since=since,
+            until=until,
+            is_today=day == today,
+            previous_day=day - timedelta(days=days),
+            next_day=min(day + timedelta(days=days), today) if day < today else None,
+            timeline=draw_timeline(spans, since, until, self.tz),
+            apps=chart_rows(by_app.rows),
+            titles=chart_rows(by_title.rows),
+            states=chart_rows(by_state.rows, kind="state", limit=4),
+            focused=human_duration(by_app.total_seconds),
+            active=human_duration(active),
+            focus_row_drawn=days == 1,
+            truncated=truncated,
+        )
