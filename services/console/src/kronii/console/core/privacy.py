@@ -93,8 +93,9 @@ class DayDeleted:
         if self.spans is not None:
             parts.append(f"{self.spans} activity spans and {self.events or 0} raw events")
         if self.frames is not None:
+            noun = "frame" if self.frames.deleted == 1 else "frames"
             parts.append(
-                f"{self.frames.deleted} frames ({self.frames.files_removed} files removed from disk)"
+                f"{self.frames.deleted} {noun} ({self.frames.files_removed} files removed from disk)"
             )
         said = (
             f"{self.day}: deleted " + " and ".join(parts) + "." if parts else f"{self.day}: nothing deleted."
