@@ -12,16 +12,17 @@
 #
 # Usage: scripts/make_aw_export.sh [OUT_DIR]      (default: tests/data/activity)
 # Environment:
-#   AW_VENV      a venv that has aw-server, aw-watcher-window and aw-watcher-afk installed; when
+#   AW_VENV      a venv that has aw-server (with flask<2.3 and peewee<3.18, see below),
+#                aw-watcher-window and aw-watcher-afk installed; when
 #                unset one is made under $TMPDIR (needs the watchers' sources: AW_WATCHER_SRC)
 #   AW_WATCHER_SRC  a folder holding clones of aw-watcher-window and aw-watcher-afk
-#   AW_ROUNDS    how many focus-switch rounds to record (default 6, about 25 s each)
+#   AW_ROUNDS    how many focus-switch rounds to record (default 8, about 20 s each)
 # Needs: Xvfb, openbox, xterm, xmessage, xdotool, curl, python3.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${1:-$here/tests/data/activity}"
-rounds="${AW_ROUNDS:-6}"
+rounds="${AW_ROUNDS:-8}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/kronii-aw.XXXXXX")"
 pids=()
 
@@ -36,7 +37,10 @@ venv="${AW_VENV:-}"
 if [[ -z "$venv" ]]; then
     venv="$work/venv"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q aw-server aw-client
+    # aw-server 0.12.0 (its last release on PyPI) needs the Flask and peewee of its day: Flask 2.3
+    # dropped app.json_encoder (every query answers 500), peewee 4 hands back datetimes where its
+    # datastore parses text (every bucket answers 500).
+    "$venv/bin/pip" install -q aw-server aw-client "flask<2.3" "peewee<3.18"
     src="${AW_WATCHER_SRC:?set AW_WATCHER_SRC to a folder with aw-watcher-window and aw-watcher-afk clones}"
     "$venv/bin/pip" install -q "$src/aw-watcher-window" "$src/aw-watcher-afk"
 fi

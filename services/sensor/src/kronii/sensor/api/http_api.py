@@ -109,7 +109,17 @@ def _unavailable(error: StoreFailed) -> Unavailable:
 
 def activity_router(operations: Callable[[], SensorOperations], now: Callable[[], float]) -> APIRouter:
     router = APIRouter(prefix="/v1/activity", tags=["activity"])
+    _spans_route(router, operations, now)
+    _summary_route(router, operations, now)
+    _delete_route(router, operations, now)
+    _import_route(router, operations)
+    return router
 
+
+_Operations = Callable[[], SensorOperations]
+
+
+def _spans_route(router: APIRouter, operations: _Operations, now: Callable[[], float]) -> None:
     @router.get("/spans")
     async def spans(
         since: str | None = None,
@@ -136,6 +146,8 @@ def activity_router(operations: Callable[[], SensorOperations], now: Callable[[]
             "next_cursor": encode_cursor(page.next_cursor) if page.next_cursor else None,
         }
 
+
+def _summary_route(router: APIRouter, operations: _Operations, now: Callable[[], float]) -> None:
     @router.get("/summary")
     async def summary(since: str | None = None, until: str | None = None, by: str = "app") -> dict[str, Any]:
         """Seconds per app, per title (with its app) or per state inside [since, until), each span
@@ -157,6 +169,8 @@ def activity_router(operations: Callable[[], SensorOperations], now: Callable[[]
             ],
         }
 
+
+def _delete_route(router: APIRouter, operations: _Operations, now: Callable[[], float]) -> None:
     @router.delete("")
     async def delete_activity(
         since: str | None = None,
@@ -172,9 +186,6 @@ def activity_router(operations: Callable[[], SensorOperations], now: Callable[[]
         except StoreFailed as error:
             raise _unavailable(error) from None
         return {"deleted_spans": deleted.spans, "deleted_events": deleted.events}
-
-    _import_route(router, operations)
-    return router
 
 
 def _selector(
