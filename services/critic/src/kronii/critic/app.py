@@ -38,6 +38,7 @@ from kronii.critic.usecases.doctor import Doctor
 from kronii.critic.usecases.export_records import ExportRecords
 from kronii.critic.usecases.find_similar import FindSimilar
 from kronii.critic.usecases.follow_spool import FollowSpool
+from kronii.critic.usecases.list_clusters import ListClusters
 from kronii.critic.usecases.mute_hints import MuteHints
 from kronii.critic.usecases.nightly_upkeep import NightlyUpkeep
 from kronii.critic.usecases.operations import CriticOperations
@@ -79,6 +80,7 @@ def _facade(
         export=ExportRecords(memory.exports),
         doctor=doctor,
         mute=MuteHints(policy, clock),
+        clusters=ListClusters(memory.upkeep),
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
+from kronii.critic.core.clusters import ClusterGroup
 from kronii.critic.core.doctor import ModelState, PlaceState
 from kronii.critic.core.embedding_jobs import EmbeddingResult, QueueStats
 from kronii.critic.core.memory import MemoryCounts, RetentionDone
@@ -16,6 +17,7 @@ from kronii.critic.core.recommend import Notification
 from kronii.critic.core.retrieval import Hit, QueryContext, RecordFilter, Vector
 
 __all__ = [
+    "ClusterShelf",
     "CommandCatalog",
     "Embedder",
     "EmbeddingJobs",
@@ -140,6 +142,12 @@ class MemoryHealth(Protocol):
     async def totals(self) -> tuple[int, int]:
         """(records in the kept day files, rows in PostgreSQL; -1 while it does not answer)."""
         ...
+
+
+class ClusterShelf(Protocol):
+    """The nightly clusters kept in the day files (adapters.memory_upkeep.MemoryUpkeeper)."""
+
+    def recent_clusters(self) -> list[ClusterGroup]: ...
 
 
 class MemoryUpkeep(Protocol):

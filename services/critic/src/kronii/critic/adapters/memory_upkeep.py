@@ -11,7 +11,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from kronii.critic.adapters.daily_files import DailyFiles
-from kronii.critic.core.clusters import greedy_clusters
+from kronii.critic.core.clusters import ClusterGroup, greedy_clusters, groups_of
 from kronii.critic.core.memory import MemoryOptions, RetentionDone
 from kronii.critic.core.retention import day_stamp, plan_retention
 from kronii.critic.ports import LongTier
@@ -75,6 +75,16 @@ class MemoryUpkeeper:
             content = self._files.read_clusters(today - timedelta(days=offset))
             if content is not None:
                 self._remember_clusters(content)
+
+    def recent_clusters(self) -> list[ClusterGroup]:
+        """The kept clusters of the retention window's days, newest day first."""
+        today = self._files.day_of(self._clock())
+        found: list[ClusterGroup] = []
+        for offset in range(self._options.retention_days + 1):
+            content = self._files.read_clusters(today - timedelta(days=offset))
+            if content is not None:
+                found.extend(groups_of(content))
+        return found
 
     def _remember_clusters(self, content: dict[str, Any]) -> None:
         for group in content.get("groups", []):

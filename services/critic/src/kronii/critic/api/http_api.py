@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import asdict
 from typing import Any, TypeVar
 
 from fastapi import APIRouter, Request
@@ -197,6 +198,12 @@ def _state_routes(router: APIRouter, operations: Callable[[], CriticOperations])
     async def doctor() -> dict[str, Any]:
         """Hooks seen per shell, the spool and hint directory, the model, the counts, the queue."""
         return as_json(doctor_message(await operations().doctor()))
+
+    @router.get("/clusters")
+    async def clusters() -> dict[str, Any]:
+        """The nightly clusters of near-duplicate failures kept in the retention window, newest day
+        first: each with its day, its first command and error (redacted) and its records' ids."""
+        return {"clusters": [asdict(group) for group in operations().clusters()]}
 
     @router.post("/mute", openapi_extra=proto_body(pb.MuteRequest, required=True))
     async def mute(request: Request) -> dict[str, Any]:

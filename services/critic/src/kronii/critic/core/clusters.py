@@ -5,13 +5,15 @@ O(records x groups): a day's failures are hundreds, not millions."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from kronii.critic.core.model import EMBEDDING_DIM
 from kronii.critic.core.retrieval import unit_vector
 
-__all__ = ["DEFAULT_CLUSTER_THRESHOLD", "greedy_clusters"]
+__all__ = ["DEFAULT_CLUSTER_THRESHOLD", "ClusterGroup", "greedy_clusters", "groups_of"]
 
 DEFAULT_CLUSTER_THRESHOLD = 0.92
 
@@ -34,3 +36,31 @@ def greedy_clusters(
         leaders[len(groups)] = vector
         groups.append([record_id])
     return [group for group in groups if len(group) > 1]
+
+
+@dataclass(frozen=True)
+class ClusterGroup:
+    """One kept cluster (clusters-YYYYMMDD.json): its day, its leader's command and error (redacted
+    like every record), and the ids of its records."""
+
+    cluster_id: str
+    day: str
+    command_line: str
+    error_message: str
+    record_ids: tuple[str, ...]
+
+
+def groups_of(content: Mapping[str, Any]) -> list[ClusterGroup]:
+    """The groups of one day's clusters file, as written by the nightly job."""
+    day = str(content.get("day", ""))
+    return [
+        ClusterGroup(
+            cluster_id=str(group.get("cluster_id", "")),
+            day=day,
+            command_line=str(group.get("command_line", "")),
+            error_message=str(group.get("error_message", "")),
+            record_ids=tuple(str(rid) for rid in group.get("record_ids", [])),
+        )
+        for group in content.get("groups", [])
+        if isinstance(group, Mapping)
+    ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+from kronii.critic.core.clusters import ClusterGroup
 from kronii.critic.core.commands import ExportQuery, Reported, SearchQuery, Similar, SimilarQuery
 from kronii.critic.core.doctor import DoctorReport
 from kronii.critic.core.model import InvocationEvent, InvocationRecord
@@ -13,6 +14,7 @@ from kronii.critic.core.retrieval import Hit
 from kronii.critic.usecases.doctor import Doctor
 from kronii.critic.usecases.export_records import ExportRecords
 from kronii.critic.usecases.find_similar import FindSimilar
+from kronii.critic.usecases.list_clusters import ListClusters
 from kronii.critic.usecases.mute_hints import MuteHints
 from kronii.critic.usecases.record_command import RecordCommand
 from kronii.critic.usecases.search_records import SearchRecords
@@ -30,6 +32,7 @@ class CriticOperations:
         export: ExportRecords,
         doctor: Doctor,
         mute: MuteHints,
+        clusters: ListClusters | None = None,
     ) -> None:
         self._record = record
         self._search = search
@@ -37,6 +40,7 @@ class CriticOperations:
         self._export = export
         self._doctor = doctor
         self._mute = mute
+        self._clusters = clusters
 
     async def report(self, event: InvocationEvent) -> Reported:
         """Redact, keep and evaluate one command from `kronii run` or a supervisor pane."""
@@ -61,3 +65,7 @@ class CriticOperations:
         """Mute hints for ``seconds`` (0 unmutes); the time they are muted until, in ms since the
         epoch (0 when not muted)."""
         return self._mute(seconds)
+
+    def clusters(self) -> list[ClusterGroup]:
+        """The kept clusters of similar failures, newest day first ([] where none are kept)."""
+        return self._clusters() if self._clusters is not None else []
