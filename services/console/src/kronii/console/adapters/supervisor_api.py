@@ -14,6 +14,7 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -131,11 +132,16 @@ def trigger_of(data: dict[str, Any]) -> Trigger:
 class SupervisorApi:
     """One pooled client; the identity is proven once per client (again after a failed proof)."""
 
-    def __init__(self, base_url: str, secret: bytes | None, *, timeout_secs: float) -> None:
+    def __init__(
+        self, base_url: str, secret: bytes | Callable[[], bytes | None] | None, *, timeout_secs: float
+    ) -> None:
         # The supervisor's token is also what the mesh's access check takes from a caller it cannot
         # place (docs/api.md), so no mesh token rides along.
         self._url = base_url.rstrip("/")
-        self._secret = secret
+        # The secret may not exist yet when the console starts beside a supervisor that has never run
+        # here (it writes its key file at its first start): then it is looked for at each call.
+        self._secret: bytes | None = secret if isinstance(secret, bytes) else None
+        self._find_secret = secret if callable(secret) else None
         self._proven = False
         headers = {"accept": "application/json"}
         self._client = httpx.AsyncClient(base_url=self._url, headers=headers, timeout=timeout_secs)
@@ -195,6 +201,8 @@ class SupervisorApi:
         return body
 
     async def _bearer(self) -> str:
+        if self._secret is None and self._find_secret is not None:
+            self._secret = self._find_secret()
         if self._secret is None:
             raise ServiceNotAnswering(
                 SERVICE, "it has not run on this host yet (no token secret): start it with `kronii up`"

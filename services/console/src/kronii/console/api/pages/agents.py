@@ -44,7 +44,7 @@ class AgentsPage:
 async def build(deps: ConsoleDeps) -> AgentsPage:
     supervisor = SupervisorApi(
         service_url("supervisor", deps.settings.service_urls),
-        supervisor_secret(deps.settings.data_dir),
+        lambda: supervisor_secret(deps.settings.data_dir),
         timeout_secs=deps.settings.service_timeout_secs,
     )
     return AgentsPage(
@@ -88,7 +88,9 @@ async def _view(page: AgentsPage) -> tuple[AgentsView | None, str]:
         return None, str(error)
 
 
-async def _page(request: Request, said: dict[str, Any] | None = None, status: int = 200) -> HTMLResponse:
+async def _page(
+    request: Request, said: dict[str, Any] | None = None, status: int = 200, chosen: str = ""
+) -> HTMLResponse:
     view, problem = await _view(_state(request))
     context = {
         "view": view,
@@ -96,19 +98,20 @@ async def _page(request: Request, said: dict[str, Any] | None = None, status: in
         "said": said,
         "time": local_time,
         "max_prompt": MAX_PROMPT_CHARS,
+        "chosen": chosen,
     }
     return render(request, "agents.html", context, status_code=status)
 
 
-async def _act(request: Request, action: str, run: Any) -> HTMLResponse:
-    """Run one steer; the page again with its outcome (or the refusal's sentence and status)."""
+async def _act(request: Request, action: str, run: Any, chosen: str = "") -> HTMLResponse:
+    """Run one steer; the page again with its outcome (or the refusal's sentence and status), the
+    agent the person chose still chosen."""
     try:
         done = await run
     except KroniiError as error:
-        return await _page(
-            request, {"ok": False, "action": action, "sentence": str(error)}, error_status(error)
-        )
-    return await _page(request, {"ok": True, "action": action, "answer": done})
+        said = {"ok": False, "action": action, "sentence": str(error)}
+        return await _page(request, said, error_status(error), chosen)
+    return await _page(request, {"ok": True, "action": action, "answer": done}, chosen=chosen)
 
 
 router = APIRouter()
@@ -146,7 +149,7 @@ async def agents_trigger(request: Request) -> HTMLResponse:
     form = await form_fields(request)
     agent, _, workspace = form.get("agent", "").partition("@")
     run = _state(request).steer.trigger(person(request), workspace, agent, form.get("prompt", ""))
-    return await _act(request, "trigger", run)
+    return await _act(request, "trigger", run, form.get("agent", ""))
 
 
 @router.post("/agents/pause", response_class=HTMLResponse)
