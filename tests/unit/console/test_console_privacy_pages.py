@@ -50,7 +50,7 @@ async def test_delete_a_day_is_confirmed_then_deletes_spans_and_frames_of_the_pe
     assert asked.status_code == 200 and "Yes, delete this day" in asked.text and nothing_yet == []
     assert done.status_code == 200
     assert (
-        "2026-12-05: deleted 40 activity spans and 90 raw events and 2 frames (2 files removed from disk)."
+        "2026-12-05: deleted 40 activity spans, 90 raw events and 2 frames (2 files removed from disk)."
         in done.text
     )
     paris_day = {"since": "2026-12-04T23:00:00Z", "until": "2026-12-05T23:00:00Z"}
@@ -87,4 +87,19 @@ async def test_an_apps_activity_without_a_name_is_refused_and_nothing_is_deleted
         )
 
     assert done.status_code == 400 and "name the app" in done.text
+    assert [call for call in services.calls if call[1] == "DELETE"] == []
+
+
+async def test_a_refusal_to_the_pages_own_htmx_request_is_swapped_in_with_its_sentence() -> None:
+    services = _services()
+    pages = await build_pages(services)
+    async with pages.session() as client:
+        token = csrf_of((await client.get("/privacy")).text)
+        done = await client.post(
+            "/privacy/delete",
+            data={"scope": "app", "app": "", "confirm": "yes"},
+            headers={"hx-request": "true", "x-csrf-token": token},
+        )
+
+    assert done.status_code == 200 and 'role="alert">name the app' in done.text
     assert [call for call in services.calls if call[1] == "DELETE"] == []

@@ -43,7 +43,7 @@ async def test_deleting_a_day_deletes_its_spans_and_its_frames_for_the_same_loca
     assert capture.asked == [("forget_between", expected)]
     assert [frame.screenshot_id[0] for frame in capture.stored] == ["b"]
     assert done.sentence() == (
-        "2026-12-06: deleted 12 activity spans and 30 raw events and 1 frame (1 files removed from disk)."
+        "2026-12-06: deleted 12 activity spans, 30 raw events and 1 frame (1 files removed from disk)."
     )
     assert audit.rows == [
         {"actor": PERSON, "action": "console.privacy.delete_day", "subject": "2026-12-06", "outcome": "ok",
@@ -111,7 +111,8 @@ async def test_the_view_says_what_is_kept_where_for_how_long_and_how_much() -> N
 
     kept = {item.what.split(" (")[0]: item for item in view.kept}
     assert (
-        kept["Activity spans"].how_long == "30 days" and kept["Activity spans"].size == "1,200 rows, 240.0 KB"
+        kept["Activity spans"].how_long == "30 days"
+        and kept["Activity spans"].size == "1,200 rows, 240.0 KB on disk"
     )
     assert kept["Captured frames"].how_long == "redacted 7 days, raw 1 day"
     assert kept["Captured frames"].rows == 1

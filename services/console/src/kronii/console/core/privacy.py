@@ -48,7 +48,7 @@ class Kept:
         if self.bytes is None:
             return "unknown"
         rows = "" if self.rows is None else f"{self.rows:,} rows, "
-        return rows + human_bytes(self.bytes)
+        return f"{rows}{human_bytes(self.bytes)} on disk"
 
 
 @dataclass(frozen=True)
@@ -91,15 +91,14 @@ class DayDeleted:
     def sentence(self) -> str:
         parts: list[str] = []
         if self.spans is not None:
-            parts.append(f"{self.spans} activity spans and {self.events or 0} raw events")
+            parts += [f"{self.spans} activity spans", f"{self.events or 0} raw events"]
         if self.frames is not None:
             noun = "frame" if self.frames.deleted == 1 else "frames"
             parts.append(
                 f"{self.frames.deleted} {noun} ({self.frames.files_removed} files removed from disk)"
             )
-        said = (
-            f"{self.day}: deleted " + " and ".join(parts) + "." if parts else f"{self.day}: nothing deleted."
-        )
+        listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else "".join(parts)
+        said = f"{self.day}: deleted {listed}." if parts else f"{self.day}: nothing deleted."
         if self.problems:
             said += " Not done: " + "; ".join(self.problems) + "."
         return said

@@ -19,7 +19,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 from kronii.console.adapters.capture_api import CaptureApi
 from kronii.console.api.pages import Page, page_state
-from kronii.console.api.pages.form_helpers import form_fields, person_zone, status_of
+from kronii.console.api.pages.form_helpers import answer_status, form_fields, person_zone, status_of
 from kronii.console.api.rendering import render
 from kronii.console.api.security import person
 from kronii.console.core.captures import frame_time, human_bytes
@@ -123,9 +123,8 @@ async def delete(request: Request) -> HTMLResponse:
 
 
 def _said(request: Request, ask: dict[str, str], done: str, problem: str, status: int) -> HTMLResponse:
-    return render(
-        request, "captures_done.html", {**ask, "done": done, "problem": problem}, status_code=status
-    )
+    context = {**ask, "done": done, "problem": problem}
+    return render(request, "captures_done.html", context, status_code=answer_status(request, status))
 
 
 PAGE = Page(slug=SLUG, title="Captures", order=30, router=router, build=build)

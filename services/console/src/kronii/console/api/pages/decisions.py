@@ -18,7 +18,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from kronii.console.adapters.pipeline_api import PipelineApi
 from kronii.console.api.pages import Page, page_state
-from kronii.console.api.pages.form_helpers import form_fields, person_zone, status_of
+from kronii.console.api.pages.form_helpers import answer_status, form_fields, person_zone, status_of
 from kronii.console.api.rendering import render
 from kronii.console.api.security import person
 from kronii.console.core.decisions import SNOOZE_CHOICES
@@ -77,7 +77,7 @@ async def _page(
         "when": _when(state.zone),
         "snoozes": [(secs, SNOOZE_WORDS[secs]) for secs in SNOOZE_CHOICES],
     }
-    return render(request, "decisions.html", context, status_code=status)
+    return render(request, "decisions.html", context, status_code=answer_status(request, status))
 
 
 @router.get("/decisions", response_class=HTMLResponse)

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from fastapi import Request
 from kronii.foundation.errors import KroniiError
 
-__all__ = ["form_fields", "person_zone", "status_of"]
+__all__ = ["answer_status", "form_fields", "person_zone", "status_of"]
 
 _MAX_FIELDS = 20
 
@@ -41,3 +41,11 @@ def person_zone(name: str) -> tzinfo:
 
 def status_of(error: KroniiError) -> int:
     return error.http_status if error.http_status < 500 else 503
+
+
+def answer_status(request: Request, status: int) -> int:
+    """The status of an action's answer. htmx swaps in only a 2xx answer, so a refusal sent to the
+    page's own htmx request (a boosted form: it carries the page's real Origin, which a plain form
+    under Referrer-Policy no-referrer does not) comes as 200, its sentence on the page (role=alert);
+    any other client gets the true 4xx/503."""
+    return 200 if status >= 400 and request.headers.get("hx-request") == "true" else status

@@ -18,7 +18,7 @@ from kronii.console.adapters.capture_api import CaptureApi
 from kronii.console.adapters.retention_settings import activity_retention_days
 from kronii.console.adapters.sensor_history_api import SensorHistoryApi
 from kronii.console.api.pages import Page, page_state
-from kronii.console.api.pages.form_helpers import form_fields, person_zone, status_of
+from kronii.console.api.pages.form_helpers import answer_status, form_fields, person_zone, status_of
 from kronii.console.api.rendering import render
 from kronii.console.api.security import person
 from kronii.console.deps import ConsoleDeps
@@ -69,7 +69,7 @@ async def _page(request: Request, said: str = "", problem: str = "", status: int
 
     today = datetime.now(state.zone).date().isoformat()
     context = {"view": view, "said": said, "problem": problem, "when": when, "today": today}
-    return render(request, "privacy.html", context, status_code=status)
+    return render(request, "privacy.html", context, status_code=answer_status(request, status))
 
 
 @router.get("/privacy", response_class=HTMLResponse)
