@@ -85,6 +85,11 @@ def test_a_day_that_changes_to_summer_time_keeps_its_marks_on_the_hour() -> None
     assert "02:00" not in labels  # 02:00 does not exist that night
 
 
+def test_a_short_picture_is_marked_every_few_minutes() -> None:
+    timeline = draw_timeline([], DAY + 9 * HOUR, DAY + 9 * HOUR + 1200, PARIS)
+    assert [tick.label for tick in timeline.ticks] == ["09:00", "09:05", "09:10", "09:15"]
+
+
 def test_a_month_is_marked_by_days() -> None:
     timeline = draw_timeline([], DAY - 29 * 24 * HOUR, DAY + 24 * HOUR, PARIS)
     assert all(len(tick.label.split()) == 2 for tick in timeline.ticks)

@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from kronii.console.adapters.sensor_history import SensorHistory
+from kronii.console.core.timeline import COLUMNS
 from kronii.console.usecases.show_today import ShowToday
 from kronii.foundation.clock import ManualClock
 from kronii.foundation.errors import InvalidArgument
@@ -124,8 +125,26 @@ async def test_a_day_of_more_than_one_page_of_spans_is_read_to_its_end() -> None
     view = await ShowToday(SensorHistory(sensor), clock, UTC).view(None)
     assert view.day == date(2026, 12, 6) and not view.truncated
     assert sum(1 for path, _ in sensor.calls if path.endswith("spans")) == 2
-    covered = sum(bar.width for bar in view.timeline.focus_bars) * 86.4
+    column_secs = (view.timeline.until - view.timeline.since) / COLUMNS
+    covered = sum(bar.width for bar in view.timeline.focus_bars) * column_secs
     assert covered == pytest.approx(7000 * 5, rel=0.01)
+
+
+async def test_a_days_picture_covers_the_time_the_person_was_there() -> None:
+    clock = ManualClock(NOW.timestamp())
+    sensor = FakeSensor(
+        [focus("xterm", MIDNIGHT_UTC + 9.5 * 3600, 5), focus("vim", MIDNIGHT_UTC + 11.2 * 3600, 5)]
+    )
+    view = await ShowToday(SensorHistory(sensor), clock, UTC).view(None)
+    # 09:30 to 11:12: quarter hours (whole hours from three hours on, five minutes under 45 minutes).
+    assert (view.timeline.since, view.timeline.until) == (
+        MIDNIGHT_UTC + 9.5 * 3600,
+        MIDNIGHT_UTC + 11.25 * 3600,
+    )
+    # Five seconds in a three-hour picture is still a bar of its own.
+    assert [bar.key for bar in view.timeline.focus_bars] == ["xterm", "vim"]
+    empty = await ShowToday(SensorHistory(FakeSensor()), clock, UTC).view(None)
+    assert (empty.timeline.since, empty.timeline.until) == (empty.since, empty.until)
 
 
 async def test_a_date_that_is_not_iso_is_refused_by_the_use_case() -> None:

@@ -6,9 +6,9 @@ which answers another local uid 403 before this runs):
 - Origin, when sent, must be the console's own; Sec-Fetch-Site, when sent, must be same-origin or none
   (another page, even on another localhost port, is refused: 403).
 - Every page, fragment and action needs the session cookie the one-time link set (else 401 saying to
-  run `kronii console`); the open ones are /healthz, /readyz, /metrics, /static/..., /login and the
-  CLI's POST /console/link (which a browser cannot send: it needs a header a cross-site request may not
-  carry, and refuses any request that has an Origin or Sec-Fetch-* header).
+  run `kronii console`); the open ones are /healthz, /readyz, /metrics, /openapi.json, /static/...,
+  /login and the CLI's POST /console/link (which a browser cannot send: it needs a header a
+  cross-site request may not carry, and refuses any request that has an Origin or Sec-Fetch-* header).
 - Every POST, PUT, PATCH and DELETE carries the session's CSRF token (X-CSRF-Token header, or a
   `csrf_token` form field), compared in constant time, else 403; its body is at most `max_body` bytes,
   refused (413) as soon as it is known to be larger, before the rest is read.
@@ -158,7 +158,8 @@ def _cookie(scope: _Scope) -> str | None:
 
 
 def _is_open(path: str) -> bool:
-    return path in OPEN_HTTP_PATHS or path.startswith("/static/") or path in ("/login", "/favicon.ico")
+    # /openapi.json describes the routes, never the person's data (the suite reads every service's).
+    return path in OPEN_HTTP_PATHS or path.startswith("/static/") or path in ("/login", "/openapi.json")
 
 
 def _declared_length(scope: _Scope) -> int | None:
@@ -235,7 +236,8 @@ def _with_headers(send: _Send, path: str) -> _Send:
                 (k, v) for k, v in message.get("headers", []) if k.lower() not in dict(SECURITY_HEADERS)
             ]
             headers.extend(SECURITY_HEADERS)
-            headers.append((b"cache-control", b"max-age=3600" if static else b"no-store"))
+            if not any(key.lower() == b"cache-control" for key, _ in headers):
+                headers.append((b"cache-control", b"max-age=3600" if static else b"no-store"))
             message = {**message, "headers": headers}
         await send(message)
 

@@ -32,15 +32,16 @@ __all__ = [
 
 # The picture's width in SVG units (its viewBox); one column per unit.
 COLUMNS = 1000
-# A column less covered than this share of its width is drawn empty (no data: sensor off, asleep).
-_MIN_COVER = 0.5
+# A column less covered than this share of its width is drawn empty (no data: sensor off, asleep):
+# a quarter, so a few seconds of focus in a short picture still show.
+_MIN_COVER = 0.25
 STATE_FILLS = {
     "active": "#2e9d5b",
     "passive": "#4a7fd0",
     "inactive": "#9a9a9a",
     "locked": "#5a4a6e",
 }
-_TICK_STEPS_HOURS = (1, 2, 3, 6, 12, 24, 48, 7 * 24)
+_TICK_STEPS_MINUTES = (5, 10, 15, 30, 60, 120, 180, 360, 720, 1440, 2880, 7 * 1440)
 _MAX_TICKS = 13
 
 
@@ -203,26 +204,33 @@ def _clock(at: float, tz: tzinfo) -> str:
     return datetime.fromtimestamp(at, tz).strftime("%H:%M")
 
 
+def _tick(at: datetime, since: float, until: float, label: str) -> Tick:
+    return Tick(round((at.timestamp() - since) / (until - since) * COLUMNS, 1), label)
+
+
 def _ticks(since: float, until: float, tz: tzinfo) -> list[Tick]:
-    """Marks on whole hours (or midnights) of the person's timezone, at most _MAX_TICKS of them."""
-    hours = (until - since) / 3600
-    step = next((h for h in _TICK_STEPS_HOURS if hours / h <= _MAX_TICKS - 1), _TICK_STEPS_HOURS[-1])
+    """Marks on whole minutes, hours or midnights of the person's timezone, at most _MAX_TICKS."""
+    minutes = (until - since) / 60
+    step = next((m for m in _TICK_STEPS_MINUTES if minutes / m <= _MAX_TICKS - 1), _TICK_STEPS_MINUTES[-1])
     at = datetime.fromtimestamp(since, tz).replace(minute=0, second=0, microsecond=0)
-    if step >= 24:
+    if step >= 1440:
         at = at.replace(hour=0)
     ticks: list[Tick] = []
     index = 0
     while (stamp := at.timestamp()) < until:
-        wanted = at.hour % step == 0 if step < 24 else index % (step // 24) == 0
-        if stamp >= since and wanted:
-            x = (stamp - since) / (until - since) * COLUMNS
-            ticks.append(Tick(round(x, 1), at.strftime("%H:%M" if step < 24 else "%d %b")))
-        if step < 24:
-            # Real hours, so a DST change neither repeats nor skips a mark.
-            at = (at.astimezone(UTC) + timedelta(hours=1)).astimezone(tz)
+        if step < 60:
+            wanted = at.minute % step == 0
+        elif step < 1440:
+            wanted = at.minute == 0 and at.hour % (step // 60) == 0
         else:
-            # The next local midnight (aware arithmetic keeps the wall time).
-            at = at + timedelta(days=1)
+            wanted = index % (step // 1440) == 0
+        if stamp >= since and wanted:
+            ticks.append(_tick(at, since, until, at.strftime("%H:%M" if step < 1440 else "%d %b")))
+        if step < 1440:
+            # Real time, so a DST change neither repeats nor skips a mark.
+            at = (at.astimezone(UTC) + timedelta(minutes=min(step, 60))).astimezone(tz)
+        else:
+            at = at + timedelta(days=1)  # the next local midnight (aware arithmetic keeps the wall time)
             index += 1
     return ticks
 

@@ -16,7 +16,7 @@ from kronii.console.ports import ActivityHistory, ActivitySummary
 from kronii.foundation.clock import Clock
 from kronii.foundation.errors import InvalidArgument
 
-__all__ = ["MAX_DAYS", "ShowToday", "TodayView"]
+__all__ = ["MAX_DAYS", "ShowToday", "TodayView", "fitted_hours"]
 
 MAX_DAYS = 31
 # A day's spans are read at most this many pages deep (5,000 each): the picture of a pathological day
@@ -58,6 +58,34 @@ def day_range(day: date, days: int, tz: tzinfo) -> tuple[float, float]:
     since = datetime.combine(first, time(0), tz).timestamp()
     until = datetime.combine(day + timedelta(days=1), time(0), tz).timestamp()
     return since, until
+
+
+def _local_floor(at: float, grain: int, tz: tzinfo) -> float:
+    local = datetime.fromtimestamp(at, tz)
+    midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    into_day = local.hour * 3600 + local.minute * 60 + local.second
+    return (
+        midnight.replace(hour=0).timestamp() + (into_day // grain) * grain
+        if grain < 86400
+        else midnight.timestamp()
+    )
+
+
+def fitted_hours(spans: list[Span], since: float, until: float, tz: tzinfo) -> tuple[float, float]:
+    """The part of the range that holds its spans, in whole local hours (quarter hours, or five
+    minutes, when the person was there for a short while): a day's picture is drawn over the time the
+    person was there, not over 24 hours mostly empty. No span: the whole range."""
+    inside = [span for span in spans if span.end > since and span.start < until]
+    if not inside:
+        return since, until
+    first = max(min(span.start for span in inside), since)
+    last = min(max(span.end for span in inside), until)
+    held = last - first
+    grain = 3600 if held >= 3 * 3600 else 900 if held >= 45 * 60 else 300
+    begin = max(_local_floor(first, grain, tz), since)
+    end = _local_floor(last, grain, tz)
+    end = end + grain if end < last else end
+    return begin, min(max(end, begin + 2 * grain), until)
 
 
 class ShowToday:
@@ -119,7 +147,7 @@ class ShowToday:
             is_today=day == today,
             previous_day=day - timedelta(days=days),
             next_day=min(day + timedelta(days=days), today) if day < today else None,
-            timeline=draw_timeline(spans, since, until, self.tz),
+            timeline=draw_timeline(spans, *fitted_hours(spans, since, until, self.tz), self.tz),
             apps=chart_rows(by_app.rows),
             titles=chart_rows(by_title.rows),
             states=chart_rows(by_state.rows, kind="state", limit=4),
