@@ -18,7 +18,7 @@ from kronii.console.adapters.sessions import MemorySessions
 from kronii.console.api.pages import discovered_pages
 from kronii.console.api.security import ConsoleEdge, EdgeState, NavEntry
 from kronii.console.app import ConsoleApp
-from kronii.console.deps import ConsoleDeps
+from kronii.console.deps import ConsoleDeps, ServiceClients
 from kronii.console.ports import ServiceNotAnswering
 from kronii.console.settings import ConsoleSettings
 from kronii.console.usecases.live_updates import LiveHub
@@ -67,7 +67,7 @@ class FakeServices:
 @dataclass
 class Pages:
     app: FastAPI
-    services: FakeServices
+    services: Any
     audit: list[dict[str, Any]]
     clock: ManualClock
 
@@ -88,7 +88,7 @@ def csrf_of(page: str) -> str:
 
 
 async def build_pages(
-    services: FakeServices, *, now: float = 1_796_569_200.0, timezone: str = "UTC"
+    services: ServiceClients, *, now: float = 1_796_569_200.0, timezone: str = "UTC"
 ) -> Pages:
     """now: 2026-12-06 15:00 UTC."""
     clock = ManualClock(now)
