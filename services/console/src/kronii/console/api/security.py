@@ -177,7 +177,7 @@ def _declared_length(scope: _Scope) -> int | None:
 async def read_small_body(scope: _Scope, receive: _Receive, limit: int) -> tuple[bytes, bool]:
     """The whole body, refused (413) as soon as it is known to be over `limit`; (body, disconnected)."""
     too_large = Refusal(
-        413, "too_large", "Too large", f"the request body is larger than the console's limit of {limit} bytes"
+        413, "too_large", "Too large", f"the request body is larger than the console allows ({limit} bytes)"
     )
     declared = _declared_length(scope)
     if declared is not None and declared > limit:
