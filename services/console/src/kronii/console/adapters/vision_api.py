@@ -109,7 +109,11 @@ def _answer(response: httpx.Response, plan_id: str) -> PlanView:
     detail = body.get("detail") if isinstance(body, dict) else None
     sentence = f"the vision engine refused: {detail or f'HTTP {response.status_code}'}"
     if response.status_code == 403:
-        raise PermissionDenied(f"{sentence} (from a terminal: kronii vision approve {plan_id})")
+        raise PermissionDenied(
+            "the vision engine takes a yes only from a person it can see is there (polkit, or a terminal), "
+            f"which this page cannot show it: run kronii vision approve {plan_id} in a terminal, or answer "
+            f"its desktop notification (the engine said: {detail or 'HTTP 403'})"
+        )
     if response.status_code == 404:
         raise NotFound(sentence)
     if response.status_code == 409:
