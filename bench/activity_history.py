@@ -149,8 +149,7 @@ async def run_kronii(database: str, seed: int) -> dict[str, Any]:
     metrics = SensorMetrics(SimpleNamespace(registry=CollectorRegistry()))  # type: ignore[arg-type]
     publish = PublishActivity(core, titles, _Dropped(), ActivityFeed(), record, metrics, clock)
     writer = asyncio.create_task(record.run())
-    postgres = _postgres_processes()
-    pg_before = _cpu(postgres)
+    pg_before = _cpu(_postgres_processes())
     cpu_before, wall_before = time.process_time(), time.perf_counter()
     was_locked, switches = False, 0
     for seen in script(seed):
@@ -166,7 +165,7 @@ async def run_kronii(database: str, seed: int) -> dict[str, Any]:
     await spans.stop()
     await record.flush(wait_secs=30)
     cpu, wall = time.process_time() - cpu_before, time.perf_counter() - wall_before
-    pg_cpu = _cpu(postgres) - pg_before
+    pg_cpu = _cpu_since(pg_before)
     writer.cancel()
     async with engine.connect() as conn:
         span_rows = (
@@ -198,15 +197,21 @@ def _postgres_processes() -> list[psutil.Process]:
     return [proc for proc in psutil.process_iter(["name"]) if proc.info["name"] in ("postgres", "postmaster")]
 
 
-def _cpu(processes: list[psutil.Process]) -> float:
-    total = 0.0
+def _cpu(processes: list[psutil.Process]) -> dict[int, float]:
+    """CPU seconds of each process by pid (a backend started since counts from 0)."""
+    seconds: dict[int, float] = {}
     for proc in processes:
         try:
             times = proc.cpu_times()
-            total += times.user + times.system
+            seconds[proc.pid] = times.user + times.system
         except psutil.Error:
             pass
-    return total
+    return seconds
+
+
+def _cpu_since(before: dict[int, float]) -> float:
+    now = _cpu(_postgres_processes())
+    return sum(seconds - before.get(pid, 0.0) for pid, seconds in now.items())
 
 
 # ---- ActivityWatch --------------------------------------------------------------------------------

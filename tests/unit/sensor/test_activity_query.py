@@ -36,6 +36,13 @@ def test_range_refuses_text_that_is_not_iso_with_a_sentence() -> None:
         parse_range("yesterday", None, NOW)
 
 
+def test_range_refuses_times_out_of_range_with_a_sentence() -> None:
+    with pytest.raises(ValueError, match="out of range"):
+        parse_range("0001-01-01T00:00:00+01:00", None, NOW)
+    with pytest.raises(ValueError, match="not one this service gave out"):
+        decode_cursor(encode_cursor(Cursor(1e15, 1)))
+
+
 def test_range_refuses_until_not_after_since() -> None:
     with pytest.raises(ValueError, match="must be after since"):
         parse_range("2026-12-06T10:00:00Z", "2026-12-06T10:00:00Z", NOW)

@@ -29,6 +29,10 @@ MAX_RANGE_DAYS = 400
 DEFAULT_LIMIT = 500
 MAX_LIMIT = 5000
 _DAY = 86400.0
+# Times the history takes: none before the epoch, and a margin below datetime's year 9999 for offsets.
+_EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+_LATEST = datetime(9998, 12, 31, tzinfo=UTC)
+_MAX_ROW_ID = 2**63 - 1
 
 
 def parse_instant(text: str, name: str) -> float:
@@ -39,6 +43,8 @@ def parse_instant(text: str, name: str) -> float:
         raise ValueError(f"{name} {text!r} is not an ISO-8601 date and time (2026-12-06T09:00:00Z)") from None
     if at.tzinfo is None:
         at = at.replace(tzinfo=UTC)
+    if not _EARLIEST <= at <= _LATEST:
+        raise ValueError(f"{name} {text!r} is out of range (1970 to 9998)")
     return at.timestamp()
 
 
@@ -83,8 +89,10 @@ def encode_cursor(cursor: Cursor) -> str:
 def decode_cursor(text: str) -> Cursor:
     try:
         raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
-        micros, span_id = raw.split(":")
-        return Cursor(int(micros) / 1_000_000, int(span_id))
+        micros, span_id = (int(part) for part in raw.split(":"))
+        if not 0 <= micros <= _LATEST.timestamp() * 1_000_000 or not 0 <= span_id <= _MAX_ROW_ID:
+            raise ValueError("out of range")
+        return Cursor(micros / 1_000_000, span_id)
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise ValueError("the cursor is not one this service gave out (use next_cursor as it came)") from None
 
@@ -128,6 +136,8 @@ class ImportedSpan:
     state: str = ""
 
     def __post_init__(self) -> None:
+        if any("\x00" in text for text in (self.key, self.app, self.title, self.wm_class, self.state)):
+            raise ValueError(f"span {self.key[:40]!r} holds a NUL character, which cannot be kept")
         if self.kind not in ("focus", "state"):
             raise ValueError(f"kind must be focus or state, not {self.kind!r}")
         if not self.key or len(self.key) > 200:

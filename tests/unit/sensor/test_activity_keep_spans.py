@@ -1,0 +1,223 @@
+"""KeepSpans and ReadHistory in process, with a fake span store and a ManualClock: what is written
+when (closed spans at once, the open span's end at most every flush interval, a zero-length span
+never), a store that fails and comes back, and the history that answers the open span with its end
+at now."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import replace
+
+import pytest
+from kronii.foundation.clock import ManualClock
+from kronii.sensor.core.activity_query import Cursor, DeleteSelector, ImportedSpan, SpanRecord, TimeRange
+from kronii.sensor.core.model import ActivityState, Focus
+from kronii.sensor.core.spans import Span, SpanTracker, SummaryRow
+from kronii.sensor.ports import StoreFailed
+from kronii.sensor.usecases.keep_spans import KeepSpans
+from kronii.sensor.usecases.read_history import ReadHistory
+
+START = 1_796_000_000.0
+XTERM = Focus(app_name="XTerm", wm_class="xterm.XTerm", window_id=11, title="mail to a@b.example")
+EDITOR = Focus(app_name="gedit", wm_class="gedit.Gedit", window_id=12, title="notes")
+
+
+class FakeSpans:
+    def __init__(self) -> None:
+        self.rows: dict[int, Span] = {}
+        self.inserts = 0
+        self.updates = 0
+        self.failing = False
+
+    async def insert(self, span: Span) -> int:
+        if self.failing:
+            raise StoreFailed("PostgreSQL is away")
+        self.inserts += 1
+        self.rows[len(self.rows) + 1] = span
+        return len(self.rows)
+
+    async def update_end(self, span_id: int, ended_at: float) -> None:
+        if self.failing:
+            raise StoreFailed("PostgreSQL is away")
+        self.updates += 1
+        self.rows[span_id] = replace(self.rows[span_id], ended_at=ended_at)
+
+    async def page(
+        self, window: TimeRange, *, app: str | None, kind: str | None, limit: int, after: Cursor | None
+    ) -> list[SpanRecord]:
+        records = [
+            SpanRecord(
+                row_id,
+                span.kind.value,
+                span.started_at,
+                span.ended_at,
+                span.data.app,
+                span.data.title,
+                state=span.data.state,
+            )
+            for row_id, span in sorted(self.rows.items(), key=lambda item: (item[1].started_at, item[0]))
+            if span.started_at < window.until
+            and span.ended_at > window.since
+            and (kind is None or span.kind.value == kind)
+        ]
+        if after is not None:
+            records = [
+                record
+                for record in records
+                if (record.started_at, record.span_id) > (after.started_at, after.span_id)
+            ]
+        return records[:limit]
+
+    async def totals(self, window: TimeRange, by: str, *, leave_out: Sequence[int]) -> list[SummaryRow]:
+        return []
+
+    async def delete(self, selector: DeleteSelector) -> tuple[int, int]:
+        return (0, 0)
+
+    async def prune(self, before: float) -> tuple[int, int]:
+        return (0, 0)
+
+    async def add_imported(self, spans: Sequence[ImportedSpan]) -> int:
+        return 0
+
+
+class Titles:
+    def clean(self, focus: Focus) -> Focus:
+        return replace(focus, title=focus.title.replace("a@b.example", "[EMAIL_1]"))
+
+
+def _keeper(store: FakeSpans, clock: ManualClock) -> KeepSpans:
+    return KeepSpans(SpanTracker(10.0), store, Titles(), clock, flush_secs=30.0)
+
+
+def _run(coroutine: object) -> None:
+    asyncio.run(coroutine)  # type: ignore[arg-type]
+
+
+def test_a_closed_span_is_written_at_once_with_its_title_redacted() -> None:
+    async def scenario() -> None:
+        store, clock = FakeSpans(), ManualClock(START)
+        keeper = _keeper(store, clock)
+        writer = asyncio.create_task(keeper.run())
+        keeper.observe(START, ActivityState.ACTIVE, XTERM, locked=False)
+        keeper.observe(START + 4, ActivityState.ACTIVE, EDITOR, locked=False)
+        await asyncio.sleep(0.05)
+        focus = [span for span in store.rows.values() if span.kind.value == "focus"]
+        assert [(span.data.title, span.started_at, span.ended_at) for span in focus] == [
+            ("mail to [EMAIL_1]", START, START + 4)
+        ]
+        writer.cancel()
+
+    _run(scenario())
+
+
+def test_the_open_span_is_written_only_at_a_flush_and_then_updated_not_inserted_again() -> None:
+    async def scenario() -> None:
+        store, clock = FakeSpans(), ManualClock(START)
+        keeper = _keeper(store, clock)
+        for second in range(0, 61):
+            keeper.observe(START + second, ActivityState.ACTIVE, XTERM, locked=False)
+        assert store.rows == {}  # nothing closed, no flush yet: no write on the event path
+        await keeper.flush()
+        assert store.inserts == 2 and store.updates == 0  # the state span and the focus span
+        keeper.observe(START + 62, ActivityState.ACTIVE, XTERM, locked=False)
+        await keeper.flush()
+        assert store.inserts == 2 and store.updates == 2
+        await keeper.flush()  # nothing moved since: nothing written
+        assert store.updates == 2
+        assert {span.ended_at for span in store.rows.values()} == {START + 62}
+
+    _run(scenario())
+
+
+def test_a_span_of_no_length_is_never_written() -> None:
+    async def scenario() -> None:
+        store, clock = FakeSpans(), ManualClock(START)
+        keeper = _keeper(store, clock)
+        keeper.observe(START, ActivityState.ACTIVE, XTERM, locked=False)
+        keeper.observe(START, ActivityState.ACTIVE, EDITOR, locked=False)
+        await keeper.flush()
+        assert [span.data.app for span in store.rows.values() if span.kind.value == "focus"] == []
+
+    _run(scenario())
+
+
+def test_closed_spans_wait_while_the_store_fails_and_are_written_when_it_is_back() -> None:
+    async def scenario() -> None:
+        store, clock = FakeSpans(), ManualClock(START)
+        keeper = _keeper(store, clock)
+        store.failing = True
+        keeper.observe(START, ActivityState.ACTIVE, XTERM, locked=False)
+        keeper.observe(START + 5, ActivityState.ACTIVE, EDITOR, locked=False)
+        await keeper.flush()
+        assert store.rows == {}
+        store.failing = False
+        await keeper.flush()
+        focus = next(span for span in store.rows.values() if span.kind.value == "focus")
+        assert (focus.data.app, focus.ended_at) == ("XTerm", START + 5)
+
+    _run(scenario())
+
+
+def test_locking_closes_the_focus_span_and_stop_closes_the_rest_at_last_seen() -> None:
+    async def scenario() -> None:
+        store, clock = FakeSpans(), ManualClock(START)
+        keeper = _keeper(store, clock)
+        keeper.observe(START, ActivityState.ACTIVE, XTERM, locked=False)
+        keeper.observe(START + 3, ActivityState.LOCKED, XTERM, locked=True)
+        keeper.observe(START + 8, ActivityState.LOCKED, XTERM, locked=True)
+        await keeper.stop()
+        spans = sorted(
+            (span.kind.value, span.data.state, span.started_at, span.ended_at) for span in store.rows.values()
+        )
+        assert spans == [
+            ("focus", "", START, START + 3),
+            ("state", "active", START, START + 3),
+            ("state", "locked", START + 3, START + 8),
+        ]
+
+    _run(scenario())
+
+
+def test_history_answers_the_open_span_with_its_end_at_now_in_place_of_its_stale_row() -> None:
+    async def scenario() -> None:
+        store, clock = FakeSpans(), ManualClock(START)
+        keeper = _keeper(store, clock)
+        keeper.observe(START, ActivityState.ACTIVE, XTERM, locked=False)
+        keeper.observe(START + 5, ActivityState.ACTIVE, XTERM, locked=False)
+        await keeper.flush()  # the row ends at +5
+        clock.advance(20)
+        page = await ReadHistory(store, keeper, clock).page(
+            TimeRange(START - 60, START + 60), app=None, kind="focus", limit=10, after=None
+        )
+        assert [(record.span_id, record.ended_at, record.open) for record in page.spans] == [
+            (2, START + 20, True)
+        ]
+
+    _run(scenario())
+
+
+@pytest.mark.parametrize("limit", [1, 2])
+def test_history_pages_put_an_unwritten_open_span_after_the_stored_ones(limit: int) -> None:
+    async def scenario() -> None:
+        store, clock = FakeSpans(), ManualClock(START)
+        keeper = _keeper(store, clock)
+        writer = asyncio.create_task(keeper.run())  # writes what closes; the open span waits for a flush
+        keeper.observe(START, ActivityState.ACTIVE, XTERM, locked=False)
+        keeper.observe(START + 5, ActivityState.ACTIVE, EDITOR, locked=False)  # XTerm closed and written
+        keeper.observe(START + 6, ActivityState.ACTIVE, EDITOR, locked=False)
+        await asyncio.sleep(0.05)
+        writer.cancel()
+        assert [span.data.app for span in store.rows.values() if span.kind.value == "focus"] == ["XTerm"]
+        history, seen, after = ReadHistory(store, keeper, clock), [], None
+        window = TimeRange(START - 60, START + 60)
+        while True:
+            page = await history.page(window, app=None, kind="focus", limit=limit, after=after)
+            seen += [(record.app, record.open) for record in page.spans]
+            if page.next_cursor is None:
+                break
+            after = page.next_cursor
+        assert seen == [("XTerm", False), ("gedit", True)]
+
+    _run(scenario())
