@@ -123,3 +123,50 @@ def test_paused_from_the_page_a_trigger_waits_in_the_queue_and_force_now_deliver
     assert forced and forced[-1][2] == "delivered", forced
     page.locator(f"#runtime-{runtime_id}").get_by_role("button", name=f"Resume {agent}").click()
     expect(page.locator(".said.ok")).to_contain_text("is running")
+
+
+def test_a_bad_trigger_or_one_without_the_csrf_token_is_refused_with_a_sentence_and_nothing_runs(
+    console_mesh: ConsoleMesh, console_page: Page
+) -> None:
+    agent, runtime_id = _spawn_python_agent(console_mesh)
+    page = console_page
+    page.goto(f"{console_mesh.console_url}/agents")
+    token = page.locator('input[name="csrf_token"]').first.get_attribute("value") or ""
+    url = f"{console_mesh.console_url}/agents/trigger"
+    empty = page.request.post(
+        url, form={"agent": f"{agent}@{WORKSPACE}", "prompt": "  ", "csrf_token": token}
+    )
+    assert empty.status == 400 and "type a prompt for the agent" in empty.text(), empty.text()[:500]
+    bad_agent = page.request.post(url, form={"agent": "../x@ws", "prompt": "print(1)", "csrf_token": token})
+    assert bad_agent.status == 400 and "agent must be" in bad_agent.text()
+    no_token = page.request.post(url, form={"agent": f"{agent}@{WORKSPACE}", "prompt": "print('sneaked')"})
+    assert no_token.status == 403, no_token.status
+    unknown = page.request.post(
+        f"{console_mesh.console_url}/agents/force",
+        form={"trigger_id": "no-such-trigger", "csrf_token": token},
+    )
+    assert unknown.status == 404 and "no trigger" in unknown.text()
+    logs = console_mesh.kronii("agents", "logs", runtime_id).stdout
+    assert "sneaked" not in logs and "print(1)" not in logs, logs
+
+
+def test_the_agents_page_reads_at_200_percent_zoom_in_the_dark(
+    console_mesh: ConsoleMesh, console_page: Page, tmp_path: Path
+) -> None:
+    _spawn_python_agent(console_mesh)
+    page = console_page
+    page.emulate_media(color_scheme="dark")
+    page.set_viewport_size({"width": 640, "height": 900})  # a 1280 px window at 200 %
+    page.goto(f"{console_mesh.console_url}/agents")
+    expect(page.locator(".agent-card").first).to_be_visible()
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 1, f"the page scrolls sideways by {overflow} px at 200 %"
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(20, 22, 25)", background
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    screenshot(page, tmp_path, "agents-dark-200")
+    page.goto(f"{console_mesh.console_url}/control")
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 1, f"Control scrolls sideways by {overflow} px at 200 %"
+    screenshot(page, tmp_path, "control-dark-200")
