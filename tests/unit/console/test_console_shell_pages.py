@@ -36,7 +36,7 @@ async def test_records_show_their_hint_and_cluster_and_meaning_goes_to_the_criti
     html = page.text
     assert page.status_code == 200
     assert "git push origin main" in html and "Permission denied (publickey)" in html
-    assert "failed: the critic offered what fixed it before" in html and "20261205-1" in html
+    assert "failed (what fixed it before, if known)" in html and "20261205-1" in html
     assert ("critic", "GET", "/v1/critic/search", {"text": "push rejected", "take": 50}) in services.calls
 
 

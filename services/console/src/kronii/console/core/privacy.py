@@ -47,7 +47,7 @@ class Kept:
     def size(self) -> str:
         if self.bytes is None:
             return "unknown"
-        rows = "" if self.rows is None else f"{self.rows:,} rows, "
+        rows = "" if self.rows is None else f"{self.rows:,} {'row' if self.rows == 1 else 'rows'}, "
         return f"{rows}{human_bytes(self.bytes)} on disk"
 
 

@@ -26,11 +26,11 @@ MODES = ("meaning", "text")
 # The hint the critic gave at the prompt, by the trigger it keeps with the record.
 HINT_WORDS = {
     "ok": "",
-    "error": "failed: the critic offered what fixed it before, if it knew",
-    "command_not_found": "command not found: the critic suggested a close name or its package",
+    "error": "failed (what fixed it before, if known)",
+    "command_not_found": "command not found (a close name or its package)",
     "secret": "a secret was typed on the command line (kept masked)",
-    "dangerous": "a dangerous command: the critic warned before it ran again",
-    "repeated_failure": "the same failure again: the critic pointed to the earlier ones",
+    "dangerous": "dangerous (a warning before it ran)",
+    "repeated_failure": "the same failure again (the earlier ones)",
 }
 
 
