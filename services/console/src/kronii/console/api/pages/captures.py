@@ -12,19 +12,16 @@ a day or all of them, each confirmed on a page of its own first.
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
-from kronii.console.adapters.capture_api import CaptureApi
 from kronii.console.api.pages import Page, page_state
-from kronii.console.api.pages.form_helpers import answer_status, form_fields, person_zone, status_of
+from kronii.console.api.pages.form_helpers import answer_status, form_fields, status_of
 from kronii.console.api.rendering import render
 from kronii.console.api.security import person
+from kronii.console.compose.captures import CapturesState, build
 from kronii.console.core.captures import frame_time, human_bytes
-from kronii.console.deps import ConsoleDeps
-from kronii.console.usecases.forget_captures import ForgetCaptures
 from kronii.console.usecases.show_captures import ShowCaptures
 from kronii.foundation.errors import KroniiError
 
@@ -32,20 +29,6 @@ __all__ = ["PAGE"]
 
 SLUG = "captures"
 SCOPES = {"one": "this frame", "day": "every frame of that day", "all": "every stored frame"}
-
-
-@dataclass(frozen=True)
-class CapturesState:
-    show: ShowCaptures
-    forget: ForgetCaptures
-
-
-async def build(deps: ConsoleDeps) -> CapturesState:
-    capture = CaptureApi(deps.services)
-    zone = person_zone(deps.settings.timezone)
-    return CapturesState(
-        ShowCaptures(capture, deps.record, deps.clock, zone), ForgetCaptures(capture, deps.record, zone)
-    )
 
 
 def _state(request: Request) -> CapturesState:

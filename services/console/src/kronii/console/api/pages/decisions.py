@@ -10,41 +10,23 @@ that notified, and the snoozes and mutes in force with Undo.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
-from kronii.console.adapters.pipeline_api import PipelineApi
 from kronii.console.api.pages import Page, page_state
-from kronii.console.api.pages.form_helpers import answer_status, form_fields, person_zone, status_of
+from kronii.console.api.pages.form_helpers import answer_status, form_fields, status_of
 from kronii.console.api.rendering import render
 from kronii.console.api.security import person
+from kronii.console.compose.decisions import DecisionsState, build
 from kronii.console.core.decisions import SNOOZE_CHOICES
-from kronii.console.deps import ConsoleDeps
-from kronii.console.usecases.show_decisions import ShowDecisions
-from kronii.console.usecases.steer_decisions import SteerDecisions
 from kronii.foundation.errors import InvalidArgument, KroniiError
 
 __all__ = ["PAGE"]
 
 SLUG = "decisions"
 SNOOZE_WORDS = {3600: "1 hour", 4 * 3600: "4 hours", 86400: "1 day"}
-
-
-@dataclass(frozen=True)
-class DecisionsState:
-    show: ShowDecisions
-    steer: SteerDecisions
-    zone: Any
-
-
-async def build(deps: ConsoleDeps) -> DecisionsState:
-    pipeline = PipelineApi(deps.services)
-    return DecisionsState(
-        ShowDecisions(pipeline), SteerDecisions(pipeline, deps.record), person_zone(deps.settings.timezone)
-    )
 
 
 def _state(request: Request) -> DecisionsState:

@@ -1,18 +1,16 @@
 """What the Captures, Decisions, Shell and Privacy pages share at the wire: a small urlencoded form
-read from the body (the security edge has already capped its size and checked its CSRF token), the
-person's timezone, and the status a refused action answers with (a 4xx for the person's mistake,
-503 when another service did not answer; never a 500). Not a page: it has no PAGE."""
+read from the body (the security edge has already capped its size and checked its CSRF token), and
+the status a refused action answers with (a 4xx for the person's mistake, 503 when another service
+did not answer; never a 500). Not a page: it has no PAGE."""
 
 from __future__ import annotations
 
-from datetime import datetime, tzinfo
 from urllib.parse import parse_qs
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from fastapi import Request
 from kronii.foundation.errors import KroniiError
 
-__all__ = ["answer_status", "form_fields", "person_zone", "status_of"]
+__all__ = ["answer_status", "form_fields", "status_of"]
 
 _MAX_FIELDS = 20
 
@@ -25,18 +23,6 @@ async def form_fields(request: Request) -> dict[str, str]:
     except ValueError:
         return {}
     return {key: values[0] for key, values in parsed.items() if values}
-
-
-def person_zone(name: str) -> tzinfo:
-    """The person's timezone: the console's setting (an IANA name), else the system's local zone."""
-    if name:
-        try:
-            return ZoneInfo(name)
-        except (ZoneInfoNotFoundError, ValueError):
-            pass
-    local = datetime.now().astimezone().tzinfo
-    assert local is not None
-    return local
 
 
 def status_of(error: KroniiError) -> int:

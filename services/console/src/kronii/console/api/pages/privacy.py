@@ -8,22 +8,15 @@ first; and the audit log's last rows with the whole chain verified.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import datetime
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
-from kronii.console.adapters.audit_log import AuditLogReader, TableSizes
-from kronii.console.adapters.capture_api import CaptureApi
-from kronii.console.adapters.retention_settings import activity_retention_days
-from kronii.console.adapters.sensor_history_api import SensorHistoryApi
 from kronii.console.api.pages import Page, page_state
-from kronii.console.api.pages.form_helpers import answer_status, form_fields, person_zone, status_of
+from kronii.console.api.pages.form_helpers import answer_status, form_fields, status_of
 from kronii.console.api.rendering import render
 from kronii.console.api.security import person
-from kronii.console.deps import ConsoleDeps
-from kronii.console.usecases.forget_data import ForgetData
-from kronii.console.usecases.show_privacy import KNOWN_TABLES, ShowPrivacy
+from kronii.console.compose.privacy import PrivacyState, build
 from kronii.foundation.errors import KroniiError
 
 __all__ = ["PAGE"]
@@ -34,22 +27,6 @@ SCOPES = {
     "app": "this app's activity",
     "all": "all activity and every captured frame",
 }
-
-
-@dataclass(frozen=True)
-class PrivacyState:
-    show: ShowPrivacy
-    forget: ForgetData
-    zone: tzinfo
-
-
-async def build(deps: ConsoleDeps) -> PrivacyState:
-    zone = person_zone(deps.settings.timezone)
-    capture = CaptureApi(deps.services)
-    sizes = TableSizes(deps.engine, KNOWN_TABLES) if deps.engine is not None else None
-    audit = AuditLogReader(deps.engine) if deps.engine is not None else None
-    show = ShowPrivacy(capture, sizes, audit, activity_retention_days())
-    return PrivacyState(show, ForgetData(SensorHistoryApi(deps.services), capture, deps.record, zone), zone)
 
 
 def _state(request: Request) -> PrivacyState:

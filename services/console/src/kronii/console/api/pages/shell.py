@@ -9,17 +9,15 @@ clusters of near-duplicate failures. Read-only: nothing here changes state.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
-from kronii.console.adapters.critic_api import CriticApi
 from kronii.console.api.pages import Page, page_state
-from kronii.console.api.pages.form_helpers import person_zone, status_of
+from kronii.console.api.pages.form_helpers import status_of
 from kronii.console.api.rendering import render
+from kronii.console.compose.shell import ShellState, build
 from kronii.console.core.shell import MAX_QUERY_CHARS
-from kronii.console.deps import ConsoleDeps
-from kronii.console.usecases.search_shell import SearchShell, ShellView
+from kronii.console.usecases.search_shell import ShellView
 from kronii.foundation.errors import KroniiError
 
 __all__ = ["PAGE"]
@@ -27,15 +25,16 @@ __all__ = ["PAGE"]
 SLUG = "shell"
 
 
-async def build(deps: ConsoleDeps) -> tuple[SearchShell, Any]:
-    return SearchShell(CriticApi(deps.services)), person_zone(deps.settings.timezone)
+def _state(request: Request) -> ShellState:
+    state: ShellState = page_state(request, SLUG)
+    return state
 
 
 router = APIRouter()
 
 
 def _render(request: Request, view: ShellView, problem: str = "", status: int = 200) -> HTMLResponse:
-    _search, zone = page_state(request, SLUG)
+    zone = _state(request).zone
 
     def when(at: float) -> str:
         return datetime.fromtimestamp(at, zone).strftime("%Y-%m-%d %H:%M:%S") if at else ""
@@ -46,7 +45,7 @@ def _render(request: Request, view: ShellView, problem: str = "", status: int = 
 
 @router.get("/shell", response_class=HTMLResponse)
 async def shell_page(request: Request, q: str = "", mode: str = "meaning", failed: str = "") -> HTMLResponse:
-    search: SearchShell = page_state(request, SLUG)[0]
+    search = _state(request).search
     try:
         view = await search.search(q[: MAX_QUERY_CHARS + 1], mode[:16], failed == "1")
     except KroniiError as error:
@@ -56,7 +55,7 @@ async def shell_page(request: Request, q: str = "", mode: str = "meaning", faile
 
 @router.get("/shell/similar/{record_id}", response_class=HTMLResponse)
 async def similar(request: Request, record_id: str) -> HTMLResponse:
-    search: SearchShell = page_state(request, SLUG)[0]
+    search = _state(request).search
     return _render(request, await search.similar(record_id[:128]))
 
 
