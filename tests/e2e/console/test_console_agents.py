@@ -170,3 +170,31 @@ def test_the_agents_page_reads_at_200_percent_zoom_in_the_dark(
     overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 1, f"Control scrolls sideways by {overflow} px at 200 %"
     screenshot(page, tmp_path, "control-dark-200")
+
+
+def test_a_trigger_from_elsewhere_shows_on_the_open_page_without_a_reload(
+    console_mesh: ConsoleMesh, console_page: Page, tmp_path: Path
+) -> None:
+    agent, runtime_id = _spawn_python_agent(console_mesh)
+    page = console_page
+    page.goto(f"{console_mesh.console_url}/agents")
+    expect(page.locator(f"#runtime-{runtime_id}")).to_be_visible()
+    page.evaluate("window.__kronii_not_reloaded = true")
+    trigger_id = f"cli-{uuid.uuid4().hex[:8]}"
+    done = console_mesh.kronii(
+        "agents",
+        "trigger",
+        "--workspace",
+        WORKSPACE,
+        "--agent",
+        agent,
+        "--trigger-id",
+        trigger_id,
+        "print(5)",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    expect(page.locator(f'#runtime-{runtime_id} [data-trigger="{trigger_id}"] .result')).to_have_text(
+        "delivered", timeout=12_000
+    )
+    assert page.evaluate("window.__kronii_not_reloaded === true"), "the page was reloaded"
+    screenshot(page, tmp_path, "agents-live")
