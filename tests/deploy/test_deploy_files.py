@@ -69,6 +69,8 @@ MESH = {
         MeshService("broker", 8106, 7106, host_agent=True),
         MeshService("critic", 8107, 7107, host_agent=True, display=False),
         MeshService("vision", 8108, 7108, host_agent=True),
+        # The person's web page: on the host, answering only the person's uid; HTTP only.
+        MeshService("console", 8109, 0, host_agent=True, display=False),
     )
 }
 # The host agents need the person's display: the chart deploys only the server-side tiers.
@@ -178,6 +180,12 @@ CRITIC_METRICS: dict[str, set[str]] = {
     "kronii_critic_spool_malformed_total": set(),
     "kronii_critic_model_available": set(),
 }
+CONSOLE_METRICS: dict[str, set[str]] = {
+    "kronii_console_refusals_total": {"reason"},
+    "kronii_console_logins_total": {"outcome"},
+    "kronii_console_live_clients": set(),
+    "kronii_console_live_dropped_total": set(),
+}
 VISION_METRICS: dict[str, set[str]] = {
     "kronii_vision_plans_total": {"state"},
     "kronii_vision_plan_ends_total": {"state"},
@@ -196,6 +204,7 @@ SERVICE_METRICS: dict[str, set[str]] = {
     **BROKER_METRICS,
     **CRITIC_METRICS,
     **VISION_METRICS,
+    **CONSOLE_METRICS,
 }
 HISTOGRAMS = {
     "kronii_http_request_duration_seconds",
@@ -1765,6 +1774,22 @@ def test_vision_metric_names_match_what_the_vision_engine_exports() -> None:
     assert {m for m in VISION_METRICS if m in HISTOGRAMS} == {"kronii_vision_context_seconds"}
 
 
+def test_console_metric_names_match_what_the_console_exports() -> None:
+    from kronii.console.metrics import ConsoleMetrics
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    ConsoleMetrics(registry)
+    assert _declared_labels(registry) == CONSOLE_METRICS
+    assert set(_exported(registry)) == set(CONSOLE_METRICS)
+
+
+def test_console_metrics_are_listed_in_the_operations_doc() -> None:
+    doc = OPERATIONS_DOC.read_text(encoding="utf-8")
+    undocumented = [name for name in CONSOLE_METRICS if not documented(name, doc)]
+    assert not undocumented, f"docs/operations.md does not list {undocumented}"
+
+
 def test_vision_metrics_are_listed_in_the_operations_doc() -> None:
     doc = OPERATIONS_DOC.read_text(encoding="utf-8")
     undocumented = [name for name in VISION_METRICS if not documented(name, doc)]
@@ -1902,6 +1927,7 @@ def test_compose_postgres_has_the_vector_extension_the_critic_migration_creates(
 
 
 SERVICE_DASHBOARDS = {
+    "console": CONSOLE_METRICS,
     "broker": BROKER_METRICS,
     "critic": CRITIC_METRICS,
     "vision": VISION_METRICS,

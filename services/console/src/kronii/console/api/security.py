@@ -114,8 +114,11 @@ def _header(scope: _Scope, name: bytes) -> str | None:
 
 
 def _own_hosts(scope: _Scope) -> frozenset[str]:
-    server = scope.get("server") or ("127.0.0.1", 0)
-    return frozenset(f"{name}:{server[1]}" for name in _LOOPBACK_NAMES)
+    """The loopback names and the address the console listens on, at its port: never a DNS name
+    (a rebound one would point a foreign page at the console)."""
+    host, port = scope.get("server") or ("127.0.0.1", 0)
+    names = {*_LOOPBACK_NAMES, f"[{host}]" if ":" in str(host) else str(host)}
+    return frozenset(f"{name}:{port}" for name in names)
 
 
 def check_host_and_origin(scope: _Scope) -> None:
