@@ -12,7 +12,8 @@ its flush every 30 s of the hour. ActivityWatch's side: what aw-watcher-window (
 same hour, posted to aw-server with their timestamps.
 
 Figures: CPU seconds of the sensor's side (this process while it runs the hour) and of the
-PostgreSQL server processes; rows added per hour (spans, events). aw-server's CPU seconds (its
+PostgreSQL server processes; rows added per hour (spans, events); the same hour without the span
+keeper first, so the history's own share shows (history_cpu_s). aw-server's CPU seconds (its
 process, sqlite inside) and the events in its sqlite file.
 
 Usage: python bench/activity_history.py [--aw-venv VENV] [--seed 7]
@@ -135,7 +136,7 @@ def _inputs(seen: Seen, was_locked: bool) -> list[SensorInput]:
     return inputs
 
 
-async def run_kronii(database: str, seed: int) -> dict[str, Any]:
+async def run_kronii(database: str, seed: int, *, history: bool = True) -> dict[str, Any]:
     engine = make_engine(database)
     clock = ManualClock(START)
     core = SensorCore(SensorParams(), START)
@@ -157,10 +158,11 @@ async def run_kronii(database: str, seed: int) -> dict[str, Any]:
         for event in _inputs(seen, was_locked):
             for effect in core.handle(event):
                 await publish(effect, 0.0)
-            spans.observe(event.at, core.state, core.focus, core.locked)
+            if history:
+                spans.observe(event.at, core.state, core.focus, core.locked)
         switches += seen.switched
         was_locked = seen.locked
-        if int(seen.at - START) % 30 == 29:
+        if history and int(seen.at - START) % 30 == 29:
             await spans.flush()
     await spans.stop()
     await record.flush(wait_secs=30)
@@ -302,10 +304,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     options = parser.parse_args()
     with start_test_infra() as infra:
+        without = create_database(infra.database, "kronii_bench_no_history")
+        migrate_up(without)
+        baseline = asyncio.run(run_kronii(without, options.seed, history=False))
         database = create_database(infra.database, "kronii_bench_history")
         migrate_up(database)
         kronii = asyncio.run(run_kronii(database, options.seed))
-    figures: dict[str, Any] = {"hour": f"compressed, seed {options.seed}", "kronii": kronii}
+    kronii["history_cpu_s"] = round(kronii["sensor_cpu_s"] - baseline["sensor_cpu_s"], 3)
+    figures: dict[str, Any] = {
+        "hour": f"compressed, seed {options.seed}",
+        "kronii": kronii,
+        "kronii_without_spans": baseline,
+    }
     if options.aw_venv:
         figures["activitywatch"] = run_aw(options.aw_venv, options.seed)
     else:
