@@ -129,3 +129,14 @@ async def test_a_frame_that_cannot_be_opened_says_why_and_shows_no_image() -> No
     assert page.status_code in (403, 503)
     assert "The frame was not opened" in page.text and "<img" not in page.text.split("<main", 1)[1]
     assert bad.status_code in (400, 404)
+
+
+async def test_the_page_refetches_its_frames_when_a_capture_job_changes() -> None:
+    pages = await build_pages(_services())
+    async with pages.session() as client:
+        page = await client.get("/captures", params={"day": "2026-12-06"})
+        fragment = await client.get("/captures/fragment", params={"day": "2026-12-06"})
+
+    assert 'data-live="captures"' in page.text and 'hx-trigger="kronii:captures"' in page.text
+    assert fragment.status_code == 200 and fragment.text.lstrip().startswith('<div id="frames"')
+    assert f'src="/captures/thumbs/{FRAME}.png"' in fragment.text and "<html" not in fragment.text

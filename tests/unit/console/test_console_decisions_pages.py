@@ -104,3 +104,14 @@ async def test_a_pipeline_that_does_not_answer_is_a_sentence() -> None:
         page = await client.get("/decisions")
 
     assert page.status_code == 200 and "pipeline is not answering" in page.text
+
+
+async def test_the_page_refetches_its_runs_when_the_pipeline_notifies() -> None:
+    pages = await build_pages(_services())
+    async with pages.session() as client:
+        page = await client.get("/decisions")
+        fragment = await client.get("/decisions/fragment")
+
+    assert 'data-live="decisions"' in page.text and 'hx-trigger="kronii:decisions"' in page.text
+    assert fragment.status_code == 200 and fragment.text.lstrip().startswith('<div id="runs"')
+    assert "focus changed to xterm" in fragment.text and "<html" not in fragment.text

@@ -4,6 +4,7 @@ as for `kronii capture get`: without it the page shows capture's refusal), and d
 a day or all of them, each confirmed on a page of its own first.
 
     GET  /captures?day=YYYY-MM-DD        the day's timeline
+    GET  /captures/fragment?day=         the day's frames (live: refetched on a capture job's news)
     GET  /captures/thumbs/{id}.png       a redacted thumbnail (made by the capture service)
     GET  /captures/frames/{id}           the full redacted frame, or the refusal
     POST /captures/delete                scope=one|day|all (+ screenshot_id | day); confirm=yes deletes
@@ -60,6 +61,17 @@ def _context(shown: Any, show: ShowCaptures, problem: str) -> dict[str, Any]:
         "human_bytes": human_bytes,
         "frame_time": frame_time,
     }
+
+
+@router.get("/captures/fragment", response_class=HTMLResponse)
+async def frames_fragment(request: Request, day: str = "") -> HTMLResponse:
+    """The day's frames again, for the page's live refresh when a capture job changes."""
+    show = _state(request).show
+    try:
+        shown = await show.day(day[:32])
+    except KroniiError as error:
+        return HTMLResponse(error.message, status_code=status_of(error))
+    return render(request, "captures_frames.html", _context(shown, show, ""))
 
 
 @router.get("/captures/thumbs/{screenshot_id}.png")

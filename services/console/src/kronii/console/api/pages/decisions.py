@@ -3,6 +3,7 @@ model with fallbacks and cost, and why it notified or stayed silent), with Snooz
 that notified, and the snoozes and mutes in force with Undo.
 
     GET  /decisions?before=<epoch s>     the runs, newest first (25 a page)
+    GET  /decisions/fragment             the latest runs (live: refetched on the pipeline's notices)
     POST /decisions/snooze               notification_id, seconds (3600 | 14400 | 86400)
     POST /decisions/mute                 notification_id
     POST /decisions/unmute               source_key
@@ -45,7 +46,12 @@ def _when(zone: Any) -> Any:
 
 
 async def _page(
-    request: Request, said: str = "", problem: str = "", status: int = 200, before: str = ""
+    request: Request,
+    said: str = "",
+    problem: str = "",
+    status: int = 200,
+    before: str = "",
+    template: str = "decisions.html",
 ) -> HTMLResponse:
     state = _state(request)
     try:
@@ -59,12 +65,18 @@ async def _page(
         "when": _when(state.zone),
         "snoozes": [(secs, SNOOZE_WORDS[secs]) for secs in SNOOZE_CHOICES],
     }
-    return render(request, "decisions.html", context, status_code=answer_status(request, status))
+    return render(request, template, context, status_code=answer_status(request, status))
 
 
 @router.get("/decisions", response_class=HTMLResponse)
 async def decisions_page(request: Request, before: str = "") -> HTMLResponse:
     return await _page(request, before=before[:32])
+
+
+@router.get("/decisions/fragment", response_class=HTMLResponse)
+async def runs_fragment(request: Request) -> HTMLResponse:
+    """The latest runs again, for the page's live refresh when the pipeline notifies."""
+    return await _page(request, template="decisions_runs.html")
 
 
 @router.post("/decisions/{action}", response_class=HTMLResponse)
