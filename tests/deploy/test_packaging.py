@@ -140,6 +140,11 @@ def test_built_wheel_installs_into_a_fresh_venv_and_runs_kronii(tmp_path: Path) 
     # Generated code (libs/api) and a data file (alembic's template) are in, caches and tests are not.
     assert "kronii/capture/v1/capture_pb2.py" in names
     assert "kronii/stores/migrations/script.py.mako" in names
+    # The console's page needs its templates and static files: htmx and its licence ship in the wheel,
+    # nothing is fetched at run time.
+    for shipped in ("api/templates/base.html", "api/templates/today.html", "api/static/htmx.min.js",
+                    "api/static/htmx.LICENSE.txt", "api/static/console.css", "api/static/console.js"):  # fmt: skip
+        assert f"kronii/console/{shipped}" in names, shipped
     assert not [name for name in names if "__pycache__" in name or name.startswith("tests/")]
 
     venv = tmp_path / "venv"
