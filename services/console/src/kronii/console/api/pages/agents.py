@@ -7,24 +7,19 @@ An agent's pane is read-only and redacted by the supervisor before it leaves it.
 
 from __future__ import annotations
 
-import secrets
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
-from kronii.console.adapters.service_clients import service_url
-from kronii.console.adapters.supervisor_api import SupervisorApi, supervisor_secret
 from kronii.console.api.pages import Page, page_state
 from kronii.console.api.rendering import render
 from kronii.console.api.security import person
+from kronii.console.compose.agents import AgentsState, build
 from kronii.console.core.agents import MAX_PROMPT_CHARS, AgentsView
-from kronii.console.deps import ConsoleDeps
 from kronii.console.ports import ServiceNotAnswering
-from kronii.console.usecases.show_agents import PANE_LINES, ShowAgents
-from kronii.console.usecases.steer_agent import SteerAgent
+from kronii.console.usecases.show_agents import PANE_LINES
 from kronii.edge.limits import PathId
 from kronii.foundation.errors import KroniiError
 
@@ -33,23 +28,6 @@ __all__ = ["PAGE", "error_status", "form_fields", "local_time"]
 SLUG = "agents"
 # A form field longer than this is cut before it is looked at (the body limit is the console's).
 _FIELD_CHARS = MAX_PROMPT_CHARS + 100
-
-
-@dataclass(frozen=True)
-class AgentsPage:
-    show: ShowAgents
-    steer: SteerAgent
-
-
-async def build(deps: ConsoleDeps) -> AgentsPage:
-    supervisor = SupervisorApi(
-        service_url("supervisor", deps.settings.service_urls),
-        lambda: supervisor_secret(deps.settings.data_dir),
-        timeout_secs=deps.settings.service_timeout_secs,
-    )
-    return AgentsPage(
-        ShowAgents(supervisor), SteerAgent(supervisor, deps.record, lambda: secrets.token_hex(6))
-    )
 
 
 def error_status(error: KroniiError) -> int:
@@ -76,12 +54,12 @@ def local_time(stamp: float | None) -> str:
     )
 
 
-def _state(request: Request) -> AgentsPage:
-    state: AgentsPage = page_state(request, SLUG)
+def _state(request: Request) -> AgentsState:
+    state: AgentsState = page_state(request, SLUG)
     return state
 
 
-async def _view(page: AgentsPage) -> tuple[AgentsView | None, str]:
+async def _view(page: AgentsState) -> tuple[AgentsView | None, str]:
     try:
         return await page.show.view(), ""
     except KroniiError as error:

@@ -8,42 +8,24 @@ live events (the broker repeats its state every 5 s) and every few seconds besid
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
-from kronii.console.adapters.broker_api import BrokerApi
-from kronii.console.adapters.vision_api import SOCKET_NAME, VisionApi
 from kronii.console.api.pages import Page, page_state
 from kronii.console.api.pages.agents import error_status, form_fields, local_time
 from kronii.console.api.rendering import render
 from kronii.console.api.security import person
+from kronii.console.compose.control import ControlState, build
 from kronii.console.core.control import Box, PlanView
-from kronii.console.deps import ConsoleDeps
-from kronii.console.usecases.show_control import ControlView, ShowControl
-from kronii.console.usecases.steer_control import SteerControl
+from kronii.console.usecases.show_control import ControlView
 from kronii.foundation.errors import KroniiError
-from kronii.runtime.rendezvous import local_socket_path
 
 __all__ = ["PAGE", "screen_frame"]
 
 SLUG = "control"
 # The smallest screen drawn: a plan's boxes are in the redacted frame's pixels, its size unknown here.
 _MIN_SCREEN = (1280, 720)
-
-
-@dataclass(frozen=True)
-class ControlPage:
-    show: ShowControl
-    steer: SteerControl
-
-
-async def build(deps: ConsoleDeps) -> ControlPage:
-    broker = BrokerApi(deps.services)
-    vision = VisionApi(deps.services, local_socket_path(SOCKET_NAME, Path(deps.settings.data_dir)))
-    return ControlPage(ShowControl(broker, vision, deps.clock), SteerControl(broker, vision, deps.record))
 
 
 def screen_frame(boxes: tuple[Box, ...]) -> tuple[int, int]:
@@ -53,8 +35,8 @@ def screen_frame(boxes: tuple[Box, ...]) -> tuple[int, int]:
     return width, height
 
 
-def _state(request: Request) -> ControlPage:
-    state: ControlPage = page_state(request, SLUG)
+def _state(request: Request) -> ControlState:
+    state: ControlState = page_state(request, SLUG)
     return state
 
 
