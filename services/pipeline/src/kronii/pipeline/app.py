@@ -44,6 +44,7 @@ from kronii.pipeline.core.round import RunnerConfig
 from kronii.pipeline.metrics import PipelineMetrics, zero_common_series
 from kronii.pipeline.ports import CapturePort, RunnerPorts
 from kronii.pipeline.settings import PipelineSettings
+from kronii.pipeline.usecases.forget_runs import ForgetRuns
 from kronii.pipeline.usecases.in_process import NoCapture
 from kronii.pipeline.usecases.operations import PipelineOperations, PipelineStores
 from kronii.pipeline.usecases.run_loop import RunLoop
@@ -166,8 +167,9 @@ class PipelineApp:
             stream=self._broadcaster,
         )
         self._operations = PipelineOperations(
-            clock=self._clock, stores=stores, runner=runner, notices=notices, metrics=metrics, wake=loop.wake
-        )
+            clock=self._clock, stores=stores, runner=runner, notices=notices, metrics=metrics, wake=loop.wake,
+            forget=ForgetRuns(self._run_store, ctx.record),
+        )  # fmt: skip
         await self._subscribe(ctx, settings)
         self._loop = asyncio.create_task(loop.run(settings.loop_interval_ms / 1000), name="pipeline-loop")
 

@@ -45,6 +45,7 @@ RECEIVES = (
 )
 AUDIT_ACTIONS = (
     "pipeline.defer",
+    "pipeline.delete",
     "pipeline.notice",
     "pipeline.offer_accept",
     "pipeline.redaction",

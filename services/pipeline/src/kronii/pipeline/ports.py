@@ -42,6 +42,7 @@ __all__ = [
     "PluginPort",
     "PluginRegistryStore",
     "RoleBackend",
+    "RunEraser",
     "RunReader",
     "RunSink",
     "RunnerPorts",
@@ -144,6 +145,13 @@ class RunReader(Protocol):
         self, *, limit: int = 50, before: float | None = None, decision: str = ""
     ) -> Sequence[RunRecord]:
         """Newest first; `before` (epoch seconds, exclusive) pages back through older runs."""
+        ...
+
+
+class RunEraser(Protocol):
+    async def forget(self, since: float | None, until: float | None) -> tuple[int, int]:
+        """The runs made in [since, until) and the notifications sent then (all with no range)
+        deleted: (runs, notifications)."""
         ...
 
 

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from kronii.llm.protocol import CallRecord
-from kronii.pipeline.adapters.tables import as_datetime, as_epoch, runs
+from kronii.pipeline.adapters.tables import as_datetime, as_epoch, notifications, runs
 from kronii.pipeline.core.runs import MAX_RUNS_PAGE, RunRecord, StateVisit
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -99,3 +99,16 @@ class RunStore:
         async with self._engine.connect() as conn:
             rows = (await conn.execute(statement)).all()
         return [record_from_row(row) for row in rows]
+
+    async def forget(self, since: float | None, until: float | None) -> tuple[int, int]:
+        """Delete the runs made in [since, until) and the notifications sent then (every one of both
+        with no range): (runs deleted, notifications deleted), in one transaction."""
+        run_rows, note_rows = delete(runs), delete(notifications)
+        if since is not None and until is not None:
+            start, end = as_datetime(since), as_datetime(until)
+            run_rows = run_rows.where(runs.c.created_at >= start, runs.c.created_at < end)
+            note_rows = note_rows.where(notifications.c.created_at >= start, notifications.c.created_at < end)
+        async with self._engine.begin() as conn:
+            forgotten_runs = (await conn.execute(run_rows)).rowcount
+            forgotten_notes = (await conn.execute(note_rows)).rowcount
+        return int(forgotten_runs or 0), int(forgotten_notes or 0)

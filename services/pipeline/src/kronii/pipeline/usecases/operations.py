@@ -14,7 +14,7 @@ from typing import Any
 
 from kronii.desktop.hold import DesktopHold
 from kronii.foundation.clock import Clock
-from kronii.foundation.errors import Conflict, NotFound
+from kronii.foundation.errors import Conflict, NotFound, Unavailable
 from kronii.pipeline.core.commands import TriggerCommand, TriggerOutcome
 from kronii.pipeline.core.controls import SourceControl
 from kronii.pipeline.core.notices import Button, Notice, NoticeVerdict
@@ -30,6 +30,7 @@ from kronii.pipeline.ports import (
     StreamSubscription,
     UnknownPlugin,
 )
+from kronii.pipeline.usecases.forget_runs import ForgetRuns, RunsForgotten
 from kronii.pipeline.usecases.runner import Runner
 from kronii.pipeline.usecases.show_notice import NoticeDesk
 
@@ -60,6 +61,7 @@ class PipelineOperations:
         notices: NoticeDesk,
         metrics: PipelineMetrics,
         wake: Callable[[], None] = lambda: None,
+        forget: ForgetRuns | None = None,
     ) -> None:
         self._clock = clock
         self._stores = stores
@@ -67,6 +69,7 @@ class PipelineOperations:
         self._notices = notices
         self._metrics = metrics
         self._wake = wake
+        self._forget = forget
 
     # ---- triggers, notices, the desktop, registrations -----------------------------------------
 
@@ -111,6 +114,14 @@ class PipelineOperations:
 
     async def runs(self, *, limit: int, before: float | None, decision: str) -> Sequence[RunRecord]:
         return await self._stores.runs.list(limit=limit, before=before, decision=decision)
+
+    async def forget_runs(self, actor: str, since: float | None, until: float | None) -> RunsForgotten:
+        """The runs (and their notifications) of [since, until), or every one with no range."""
+        if self._forget is None:
+            raise Unavailable("deleting runs is not set up on this pipeline")
+        if since is None or until is None:
+            return await self._forget.everything(actor)
+        return await self._forget.between(actor, since, until)
 
     # ---- plugins ------------------------------------------------------------------------------
 
