@@ -9,6 +9,11 @@ import sys
 import uuid
 from typing import Any
 
+import grpc
+import pytest
+from kronii.supervisor.v1 import supervisor_pb2 as pb
+from kronii.supervisor.v1 import supervisor_pb2_grpc as pb_grpc
+
 from tests.integration.supervisor.conftest import Supervisor, eventually, token, wait_ready_pane
 
 
@@ -38,7 +43,9 @@ def test_the_recent_triggers_list_their_true_outcomes_and_the_deferred_queue(sup
         lambda: supervisor.get_trigger(waiting["trigger_id"])["result"] == "delivered", 20, "the delivery"
     )
     recent = eventually(
-        lambda: (found := _listed(supervisor, agent_id=agent)) and found[0]["result"] == "delivered" and found,
+        lambda: (
+            (found := _listed(supervisor, agent_id=agent)) and found[0]["result"] == "delivered" and found
+        ),
         10,
         "the delivered row",
     )
@@ -64,3 +71,23 @@ def test_a_bad_result_or_limit_is_refused_with_a_reason(supervisor: Supervisor) 
     assert bad_result.status_code == 400 and "result must be one of" in bad_result.json()["detail"]
     assert 400 <= bad_limit.status_code < 500, bad_limit.text
     assert no_read.status_code == 403 and "'read'" in no_read.json()["detail"]
+
+
+def test_grpc_lists_the_same_triggers_as_http(supervisor: Supervisor) -> None:
+    agent = f"grpc-{uuid.uuid4().hex[:6]}"
+    supervisor.spawn(agent, kind="python", command=[sys.executable, "-i", "-q"])
+    done = supervisor.trigger(agent, "2 + 2")
+    over_http = _listed(supervisor, agent_id=agent)
+    with grpc.insecure_channel(f"127.0.0.1:{supervisor.grpc_port}") as channel:
+        stub = pb_grpc.SupervisorServiceStub(channel)
+        metadata = (("authorization", f"Bearer {token()}"),)
+        listed = stub.ListTriggers(pb.ListTriggersRequest(agent_id=agent), metadata=metadata, timeout=10)
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.ListTriggers(pb.ListTriggersRequest(result="sent"), metadata=metadata, timeout=10)
+        assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert (
+        [t.trigger_id for t in listed.triggers]
+        == [t["trigger_id"] for t in over_http]
+        == [done["trigger_id"]]
+    )
+    assert listed.triggers[0].result == over_http[0]["result"] and listed.triggers[0].HasField("updated_at")
