@@ -100,6 +100,24 @@ class FakeSensor:
         return 100, 250
 
 
+class FakeDecisions:
+    def __init__(self, *, answering: bool = True) -> None:
+        self.answering = answering
+        self.asked: list[tuple[str, object]] = []
+
+    async def forget_between(self, since: float, until: float) -> tuple[int, int]:
+        if not self.answering:
+            raise ServiceNotAnswering("pipeline", "it did not answer in time")
+        self.asked.append(("between", (since, until)))
+        return 3, 1
+
+    async def forget_all(self) -> tuple[int, int]:
+        if not self.answering:
+            raise ServiceNotAnswering("pipeline", "it did not answer in time")
+        self.asked.append(("all", None))
+        return 8, 2
+
+
 class FakePipeline:
     def __init__(
         self, runs: Sequence[Decision] = (), controls: Sequence[Control] = (), *, answering: bool = True

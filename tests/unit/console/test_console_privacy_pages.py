@@ -18,6 +18,9 @@ def _services() -> FakeServices:
     services.on(
         "sensor", "DELETE", "/v1/activity", lambda params, body: {"deleted_spans": 40, "deleted_events": 90}
     )
+    services.on(
+        "pipeline", "DELETE", "/v1/runs", lambda params, body: {"deleted_runs": 5, "deleted_notifications": 1}
+    )
     return services
 
 
@@ -29,7 +32,7 @@ async def test_the_page_says_what_is_kept_and_for_how_long() -> None:
     html = page.text
     assert page.status_code == 200
     assert "redacted 7 days, raw 1 day" in html and "3 redacted, 1 raw" in html
-    assert "30 days" in html and "until deleted (not pruned)" in html
+    assert "30 days" in html and "until you delete them (not pruned)" in html
     assert "no PostgreSQL connection" in html
 
 
@@ -50,16 +53,19 @@ async def test_delete_a_day_is_confirmed_then_deletes_spans_and_frames_of_the_pe
     assert asked.status_code == 200 and "Yes, delete this day" in asked.text and nothing_yet == []
     assert done.status_code == 200
     assert (
-        "2026-12-05: deleted 40 activity spans, 90 raw events and 2 frames (2 files removed from disk)."
+        "2026-12-05: deleted 40 activity spans, 90 raw events, 2 frames (2 files removed from disk) and 5 decisions of the pipeline."
         in done.text
     )
     paris_day = {"since": "2026-12-04T23:00:00Z", "until": "2026-12-05T23:00:00Z"}
+    epoch_day = {"since": 1_796_425_200.0, "until": 1_796_511_600.0}
     assert [call for call in services.calls if call[1] == "DELETE"] == [
         ("sensor", "DELETE", "/v1/activity", paris_day),
         ("capture", "DELETE", "/v1/capture/shelf", paris_day),
+        ("pipeline", "DELETE", "/v1/runs", epoch_day),
     ]
     row = next(row for row in pages.audit if row["action"] == "console.privacy.delete_day")
-    assert row["deleted_spans"] == 40 and row["deleted_frames"] == 2 and row["outcome"] == "ok"
+    assert row["deleted_spans"] == 40 and row["deleted_frames"] == 2 and row["deleted_decisions"] == 5
+    assert row["outcome"] == "ok"
 
 
 async def test_when_the_sensor_is_down_the_frames_are_still_deleted_and_the_page_says_so() -> None:

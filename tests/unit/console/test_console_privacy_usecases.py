@@ -15,7 +15,13 @@ from kronii.console.usecases.forget_data import ForgetData
 from kronii.console.usecases.show_privacy import ShowPrivacy
 from kronii.foundation.errors import InvalidArgument
 
-from tests.unit.console.console_records_fakes import FakeAuditChain, FakeCapture, FakeSensor, FakeSizes
+from tests.unit.console.console_records_fakes import (
+    FakeAuditChain,
+    FakeCapture,
+    FakeDecisions,
+    FakeSensor,
+    FakeSizes,
+)
 from tests.unit.console.test_console_agents_usecases import FakeAudit
 
 TOKYO = ZoneInfo("Asia/Tokyo")
@@ -26,8 +32,8 @@ def _frame(ident: str, local: datetime) -> Frame:
     return Frame(ident * 24, local.timestamp(), "xterm", 800, 500, "green", 0.0, 1000)
 
 
-async def test_deleting_a_day_deletes_its_spans_and_its_frames_for_the_same_local_day() -> None:
-    sensor = FakeSensor()
+async def test_deleting_a_day_deletes_its_spans_frames_and_decisions_for_the_same_local_day() -> None:
+    sensor, decisions = FakeSensor(), FakeDecisions()
     capture = FakeCapture(
         [
             _frame("a", datetime(2026, 12, 6, 1, tzinfo=TOKYO)),
@@ -36,42 +42,50 @@ async def test_deleting_a_day_deletes_its_spans_and_its_frames_for_the_same_loca
     )
     audit = FakeAudit()
 
-    done = await ForgetData(sensor, capture, audit, TOKYO).day(PERSON, "2026-12-06")
+    done = await ForgetData(sensor, capture, decisions, audit, TOKYO).day(PERSON, "2026-12-06")
 
     expected = day_range(date(2026, 12, 6), TOKYO)
-    assert sensor.asked == [("between", expected)]
+    assert sensor.asked == [("between", expected)] and decisions.asked == [("between", expected)]
     assert capture.asked == [("forget_between", expected)]
     assert [frame.screenshot_id[0] for frame in capture.stored] == ["b"]
     assert done.sentence() == (
-        "2026-12-06: deleted 12 activity spans, 30 raw events and 1 frame (1 files removed from disk)."
+        "2026-12-06: deleted 12 activity spans, 30 raw events, 1 frame (1 files removed from disk) "
+        "and 3 decisions of the pipeline."
     )
     assert audit.rows == [
         {"actor": PERSON, "action": "console.privacy.delete_day", "subject": "2026-12-06", "outcome": "ok",
-         "deleted_spans": 12, "deleted_events": 30, "deleted_frames": 1, "files_removed": 1, "problems": []}
+         "deleted_spans": 12, "deleted_events": 30, "deleted_frames": 1, "files_removed": 1,
+         "deleted_decisions": 3, "problems": []}
     ]  # fmt: skip
 
 
 async def test_when_capture_is_down_the_spans_are_still_deleted_and_the_sentence_says_what_was_not() -> None:
     sensor, audit = FakeSensor(), FakeAudit()
 
-    done = await ForgetData(sensor, FakeCapture(answering=False), audit, TOKYO).day(PERSON, "2026-12-06")
+    done = await ForgetData(sensor, FakeCapture(answering=False), FakeDecisions(), audit, TOKYO).day(
+        PERSON, "2026-12-06"
+    )
 
     assert sensor.asked and done.spans == 12 and done.frames is None
     assert done.sentence() == (
-        "2026-12-06: deleted 12 activity spans and 30 raw events. "
+        "2026-12-06: deleted 12 activity spans, 30 raw events and 3 decisions of the pipeline. "
         "Not done: capture is not answering: it cannot be reached (is `kronii up` running it?)."
     )
     assert audit.rows[0]["outcome"] == "partial"
 
 
-async def test_when_both_are_down_nothing_is_said_deleted_and_the_audit_says_unavailable() -> None:
+async def test_when_every_service_is_down_nothing_is_said_deleted_and_the_audit_says_unavailable() -> None:
     audit = FakeAudit()
 
     done = await ForgetData(
-        FakeSensor(answering=False), FakeCapture(answering=False), audit, TOKYO
+        FakeSensor(answering=False),
+        FakeCapture(answering=False),
+        FakeDecisions(answering=False),
+        audit,
+        TOKYO,
     ).everything(PERSON)
 
-    assert done.spans is None and done.frames is None and len(done.problems) == 2
+    assert done.spans is None and done.frames is None and done.decisions is None and len(done.problems) == 3
     assert done.sentence().startswith("Everything: nothing deleted. Not done: sensor is not answering")
     assert audit.rows[0]["outcome"] == "unavailable"
 
@@ -79,7 +93,7 @@ async def test_when_both_are_down_nothing_is_said_deleted_and_the_audit_says_una
 async def test_an_apps_activity_is_asked_of_the_sensor_only() -> None:
     sensor, capture = FakeSensor(), FakeCapture()
 
-    done = await ForgetData(sensor, capture, FakeAudit(), TOKYO).app(PERSON, "  firefox ")
+    done = await ForgetData(sensor, capture, FakeDecisions(), FakeAudit(), TOKYO).app(PERSON, "  firefox ")
 
     assert sensor.asked == [("app", "firefox")] and capture.asked == []
     assert done.sentence() == "Activity of firefox: deleted 4 activity spans and 9 raw events."
@@ -90,7 +104,7 @@ async def test_an_apps_activity_is_asked_of_the_sensor_only() -> None:
 )
 async def test_a_delete_without_a_proper_target_asks_nobody(scope: str, value: str) -> None:
     sensor, capture = FakeSensor(), FakeCapture()
-    forget = ForgetData(sensor, capture, FakeAudit(), TOKYO)
+    forget = ForgetData(sensor, capture, FakeDecisions(), FakeAudit(), TOKYO)
 
     with pytest.raises(InvalidArgument):
         await (forget.day(PERSON, value) if scope == "day" else forget.app(PERSON, value))
@@ -138,3 +152,23 @@ async def test_without_postgresql_the_page_still_shows_captures_and_says_why_siz
         "The console has no PostgreSQL connection: sizes and the audit log cannot be shown.",
     )
     assert view.chain is None and any(item.how_long.startswith("redacted 7 days") for item in view.kept)
+
+
+async def test_everything_asks_the_sensor_capture_and_the_pipeline_to_delete_all() -> None:
+    sensor, capture, decisions = (
+        FakeSensor(),
+        FakeCapture([_frame("a", datetime(2026, 12, 6, 1, tzinfo=TOKYO))]),
+        FakeDecisions(),
+    )
+
+    done = await ForgetData(sensor, capture, decisions, FakeAudit(), TOKYO).everything(PERSON)
+
+    assert (
+        sensor.asked == [("all", None)]
+        and capture.asked == [("forget_all", None)]
+        and decisions.asked == [("all", None)]
+    )
+    assert done.sentence() == (
+        "Everything: deleted 100 activity spans, 250 raw events, 1 frame (1 files removed from disk) "
+        "and 8 decisions of the pipeline."
+    )

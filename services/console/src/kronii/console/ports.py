@@ -154,6 +154,15 @@ class PipelineDecisions(Protocol):
     async def clear(self, source_key: str) -> None: ...
 
 
+class DecisionEraser(Protocol):
+    """The pipeline's delete of its runs and the notifications sent then (adapters/pipeline_api.py):
+    (runs deleted, notifications deleted)."""
+
+    async def forget_between(self, since: float, until: float) -> tuple[int, int]: ...
+
+    async def forget_all(self) -> tuple[int, int]: ...
+
+
 class CriticRecords(Protocol):
     """The critic's kept shell records (adapters/critic_api.py): its own search (by meaning when its
     model is there, else keywords), the failures similar to one, and the nightly clusters."""

@@ -1,7 +1,7 @@
 """The pipeline's runs and the snoozes and mutes on its notifications' sources, for the Decisions
 page (PipelineDecisions), over the console's service clients: GET /v1/runs (newest first, paged by
 `before`), GET /v1/controls, POST /v1/notifications/{id}/snooze and /disable (the pipeline's mute),
-DELETE /v1/controls/{source_key}. What the pipeline keeps of a run is already redacted (its trigger's
+DELETE /v1/controls/{source_key}, and a person's delete of runs (DELETE /v1/runs). What the pipeline keeps of a run is already redacted (its trigger's
 summary, its notes); nothing else is read."""
 
 from __future__ import annotations
@@ -60,6 +60,10 @@ def control_of(data: Mapping[str, Any]) -> Control:
     )
 
 
+def _forgotten(body: Mapping[str, Any]) -> tuple[int, int]:
+    return int(body.get("deleted_runs", 0)), int(body.get("deleted_notifications", 0))
+
+
 class PipelineApi:
     def __init__(self, services: ServiceClients) -> None:
         self._services = services
@@ -90,6 +94,14 @@ class PipelineApi:
             raise (
                 NotFound("nothing is in force on that source any more") if error.status == 404 else error
             ) from None
+
+    async def forget_between(self, since: float, until: float) -> tuple[int, int]:
+        return _forgotten(
+            await self._services.delete_json(SERVICE, "/v1/runs", {"since": since, "until": until})
+        )
+
+    async def forget_all(self) -> tuple[int, int]:
+        return _forgotten(await self._services.delete_json(SERVICE, "/v1/runs", {"all": "true"}))
 
     async def _acted(self, path: str, body: Any) -> Any:
         try:

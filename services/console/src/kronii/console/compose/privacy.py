@@ -1,5 +1,5 @@
 """The Privacy page's use cases, made once at start: the tables' sizes and the audit chain on the
-console's PostgreSQL engine (none without one), capture's shelf, the sensor's delete, the activity
+console's PostgreSQL engine (none without one), capture's shelf, the sensor's and the pipeline's deletes, the activity
 retention setting, the person's timezone."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from datetime import tzinfo
 
 from kronii.console.adapters.audit_log import AuditLogReader, TableSizes
 from kronii.console.adapters.capture_api import CaptureApi
+from kronii.console.adapters.pipeline_api import PipelineApi
 from kronii.console.adapters.retention_settings import activity_retention_days
 from kronii.console.adapters.sensor_history_api import SensorHistoryApi
 from kronii.console.adapters.timezone import person_timezone
@@ -32,4 +33,7 @@ async def build(deps: ConsoleDeps) -> PrivacyState:
     sizes = TableSizes(deps.engine, KNOWN_TABLES) if deps.engine is not None else None
     audit = AuditLogReader(deps.engine) if deps.engine is not None else None
     show = ShowPrivacy(capture, sizes, audit, activity_retention_days())
-    return PrivacyState(show, ForgetData(SensorHistoryApi(deps.services), capture, deps.record, zone), zone)
+    forget = ForgetData(
+        SensorHistoryApi(deps.services), capture, PipelineApi(deps.services), deps.record, zone
+    )
+    return PrivacyState(show, forget, zone)

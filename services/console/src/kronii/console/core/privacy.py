@@ -80,13 +80,15 @@ class ChainCheck:
 
 @dataclass(frozen=True)
 class DayDeleted:
-    """What "delete this day" did: the sensor's spans and events, and capture's frames."""
+    """What a delete did: the sensor's spans and events, capture's frames and the pipeline's decisions
+    (None: not asked, or its service did not answer, said in `problems`)."""
 
     day: str
     spans: int | None
     events: int | None
     frames: Forgotten | None
     problems: tuple[str, ...] = ()
+    decisions: int | None = None
 
     def sentence(self) -> str:
         parts: list[str] = []
@@ -96,6 +98,10 @@ class DayDeleted:
             noun = "frame" if self.frames.deleted == 1 else "frames"
             parts.append(
                 f"{self.frames.deleted} {noun} ({self.frames.files_removed} files removed from disk)"
+            )
+        if self.decisions is not None:
+            parts.append(
+                f"{self.decisions} {'decision' if self.decisions == 1 else 'decisions'} of the pipeline"
             )
         listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else "".join(parts)
         said = f"{self.day}: deleted {listed}." if parts else f"{self.day}: nothing deleted."

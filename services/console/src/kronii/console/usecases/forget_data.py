@@ -1,7 +1,7 @@
 """The Privacy page's deletes. "Delete a day" removes that day (in the person's timezone) from the
 activity history (the sensor's spans and raw events) AND its captured frames (capture's files and
-rows): one button, both asked even when one fails, the result said for each. "Delete an app's
-activity" and "delete everything" likewise. Each leaves the console's audit row
+rows) AND the pipeline's decisions made then: one button, each asked even when another fails, the
+result said for each. "Delete an app's activity" and "delete everything" likewise. Each leaves the console's audit row
 `console.privacy.<action>` with the counts (never a title), besides the services' own rows."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from kronii.console.core.captures import Forgotten, day_range, required_day
 from kronii.console.core.privacy import DayDeleted, check_app
-from kronii.console.ports import ActivityEraser, CaptureFrames
+from kronii.console.ports import ActivityEraser, CaptureFrames, DecisionEraser
 from kronii.foundation.audit_trail import AuditTrail
 from kronii.foundation.errors import KroniiError
 
@@ -31,10 +31,16 @@ async def _tried(work: Awaitable[T], problems: list[str]) -> T | None:
 
 class ForgetData:
     def __init__(
-        self, activity: ActivityEraser, capture: CaptureFrames, audit: AuditTrail, tz: tzinfo
+        self,
+        activity: ActivityEraser,
+        capture: CaptureFrames,
+        decisions: DecisionEraser,
+        audit: AuditTrail,
+        tz: tzinfo,
     ) -> None:
         self._activity = activity
         self._capture = capture
+        self._decisions = decisions
         self._audit = audit
         self._tz = tz
 
@@ -44,7 +50,8 @@ class ForgetData:
         problems: list[str] = []
         counts = await _tried(self._activity.delete_between(since, until), problems)
         frames = await _tried(self._capture.forget_between(since, until), problems)
-        done = self._result(day.isoformat(), counts, frames, problems)
+        runs = await _tried(self._decisions.forget_between(since, until), problems)
+        done = self._result(day.isoformat(), counts, frames, problems, runs)
         await self._audited(person, "delete_day", day.isoformat(), done)
         return done
 
@@ -60,19 +67,25 @@ class ForgetData:
         problems: list[str] = []
         counts = await _tried(self._activity.delete_all(), problems)
         frames = await _tried(self._capture.forget_all(), problems)
-        done = self._result("Everything", counts, frames, problems)
+        runs = await _tried(self._decisions.forget_all(), problems)
+        done = self._result("Everything", counts, frames, problems, runs)
         await self._audited(person, "delete_all", "", done)
         return done
 
     @staticmethod
     def _result(
-        label: str, counts: tuple[int, int] | None, frames: Forgotten | None, problems: list[str]
+        label: str,
+        counts: tuple[int, int] | None,
+        frames: Forgotten | None,
+        problems: list[str],
+        runs: tuple[int, int] | None = None,
     ) -> DayDeleted:
         spans, events = counts if counts is not None else (None, None)
-        return DayDeleted(label, spans, events, frames, tuple(problems))
+        decisions = runs[0] if runs is not None else None
+        return DayDeleted(label, spans, events, frames, tuple(problems), decisions)
 
     async def _audited(self, person: str, action: str, subject: str, done: DayDeleted) -> None:
-        everything_failed = done.spans is None and done.frames is None
+        everything_failed = done.spans is None and done.frames is None and done.decisions is None
         await self._audit(
             actor=person,
             action=f"console.privacy.{action}",
@@ -82,5 +95,6 @@ class ForgetData:
             deleted_events=done.events,
             deleted_frames=done.frames.deleted if done.frames else None,
             files_removed=done.frames.files_removed if done.frames else None,
+            deleted_decisions=done.decisions,
             problems=list(done.problems),
         )

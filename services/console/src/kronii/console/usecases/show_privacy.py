@@ -101,7 +101,7 @@ class ShowPrivacy:
             Kept(
                 "Decisions of the pipeline",
                 "PostgreSQL: pipeline_runs",
-                "until deleted (not pruned)",
+                "until you delete them (not pruned)",
                 *table("pipeline_runs"),
             ),
             Kept(

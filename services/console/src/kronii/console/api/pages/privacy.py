@@ -23,9 +23,9 @@ __all__ = ["PAGE"]
 
 SLUG = "privacy"
 SCOPES = {
-    "day": "this day's activity and captured frames",
+    "day": "this day's activity, captured frames and decisions",
     "app": "this app's activity",
-    "all": "all activity and every captured frame",
+    "all": "all activity, every captured frame and every decision",
 }
 
 
@@ -76,7 +76,7 @@ async def delete(request: Request) -> HTMLResponse:
     except KroniiError as error:
         return await _page(request, problem=error.message, status=status_of(error))
     # Some of it done is said as done (the sentence names what was not); nothing done is a 503.
-    nothing_done = done.spans is None and done.frames is None
+    nothing_done = done.spans is None and done.frames is None and done.decisions is None
     return await _page(request, said=done.sentence(), status=503 if nothing_done else 200)
 
 
