@@ -380,3 +380,45 @@ def test_delete_everything_leaves_no_span_and_no_event(desk: Desk) -> None:
     assert desk.sql("SELECT count(*) FROM activity_spans WHERE started_at < now() - interval '1 second'") == [
         (0,)
     ]
+
+
+def test_a_restarted_sensor_opens_a_new_span_and_the_old_one_ends_where_it_stopped(
+    infra: InfraUrls, fresh_database: str, tmp_path: Path
+) -> None:
+    migrate_up(fresh_database)
+    with start_xvfb() as display, open_window(display, "gamma", "KroniiGamma") as gamma:
+        focus_window(display, gamma.window_id)
+        env = dict(os.environ)
+        env.update(infra.env())
+        env.update(
+            KRONII_DATABASE_URL=fresh_database,
+            KRONII_DATA_DIR=str(tmp_path / "data"),
+            DISPLAY=display,
+            DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
+            DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent/kronii-test-bus",
+            KRONII_SENSOR_TICK_INTERVAL_SECS="0.2",
+            KRONII_SENSOR_ACTIVITY_PULSE_SECS="2",
+            # No flush within the runs: the spans reach PostgreSQL only when the sensor stops.
+            KRONII_SENSOR_ACTIVITY_FLUSH_SECS="60",
+        )
+        with start_service("sensor", env, stop="kill") as first:
+            time.sleep(2.0)
+            stopping = datetime.now(UTC)
+            code, _ = first.proc.terminate()
+            stopped = datetime.now(UTC)
+            assert code == 0, first.proc.output[-2000:]
+        time.sleep(1.0)  # down for a second: within the pulse, yet not the person's time in gamma
+        with start_service("sensor", env, stop="kill") as second:
+            time.sleep(1.5)
+            code, _ = second.proc.terminate()
+            assert code == 0, second.proc.output[-2000:]
+    with psycopg.connect(libpq_url(fresh_database), autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT started_at, ended_at FROM activity_spans WHERE app = 'KroniiGamma' ORDER BY started_at"
+        ).fetchall()
+    assert len(rows) == 2, rows
+    (start_1, end_1), (start_2, end_2) = rows
+    # The first run's span ends at its last heartbeat (a Tick every 0.2 s), written as it stopped.
+    assert stopping - timedelta(seconds=0.5) < end_1 <= stopped
+    assert start_2 - end_1 > timedelta(seconds=0.9)  # the downtime is in no span
+    assert end_1 - start_1 > timedelta(seconds=1.5) and end_2 - start_2 > timedelta(seconds=1.0)
