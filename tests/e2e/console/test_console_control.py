@@ -121,7 +121,7 @@ def test_stop_on_the_control_page_revokes_the_live_lease_and_the_agents_next_key
         page.reload()
         expect(page.locator("#holder")).to_contain_text(f"{agent.client_id} (an agent)")
         expect(page.locator("#holder")).to_contain_text("left on its lease")
-        left = float(page.locator("#lease-left").get_attribute("value") or "0")
+        left = float(page.locator("#lease-left").get_attribute("data-seconds") or "0")
         assert 0 < left <= 90, left
         screenshot(page, tmp_path, "control-leased")
 

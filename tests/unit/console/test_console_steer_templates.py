@@ -68,8 +68,12 @@ def test_the_control_fragment_shows_the_lease_the_buttons_and_an_r4_plan_with_it
     view = ControlView(
         desktop, "vision (an agent), 42 s left on its lease", 42.0, (plan,), (), ("vision is slow",)
     )
-    html = _render("control_live.html", view=view, frame=screen_frame, lease_secs=300.0)
-    assert "vision (an agent), 42 s left on its lease" in html and 'value="42.0"' in html
+    html = _render("control_live.html", view=view, frame=screen_frame)
+    assert (
+        "vision (an agent), 42 s left on its lease" in html
+        and 'data-seconds="42.0"' in html
+        and "in 42 s" in html
+    )
     assert all(f'value="{intent}"' in html for intent in ("wait", "interrupt", "stop"))
     assert html.count('class="candidate"') == 2 and "OK (e4)" in html and "OK (e5)" in html
     assert 'value="p_1"' in html and "Approve" in html and "Deny" in html

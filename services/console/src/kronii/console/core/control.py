@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "INTENTS",
+    "INTENT_SAID",
     "Ambiguity",
     "Box",
     "DesktopState",
@@ -18,6 +19,12 @@ __all__ = [
 
 # The page's buttons and the broker's words for them (`kronii control wait|interrupt|stop`).
 INTENTS = {"wait": "WAIT", "interrupt": "SAFE_INTERRUPT", "stop": "STOP_NOW"}
+# What each intent did, in the words `kronii control` says it.
+INTENT_SAID = {
+    "WAIT": "the agent may go on while its lease lasts",
+    "SAFE_INTERRUPT": "the agent pauses at its next safe point, then control is yours",
+    "STOP_NOW": "the agent is stopped, its lease revoked and its queued input dropped; control is yours",
+}
 
 
 @dataclass(frozen=True)

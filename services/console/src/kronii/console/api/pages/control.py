@@ -17,7 +17,7 @@ from kronii.console.api.pages.agents import error_status, form_fields, local_tim
 from kronii.console.api.rendering import render
 from kronii.console.api.security import person
 from kronii.console.compose.control import ControlState, build
-from kronii.console.core.control import Box, PlanView
+from kronii.console.core.control import INTENT_SAID, Box, PlanView
 from kronii.console.usecases.show_control import ControlView
 from kronii.foundation.errors import KroniiError
 
@@ -41,12 +41,7 @@ def _state(request: Request) -> ControlState:
 
 
 def _context(view: ControlView) -> dict[str, Any]:
-    return {"view": view, "time": local_time, "frame": screen_frame, "lease_secs": _lease_scale(view)}
-
-
-def _lease_scale(view: ControlView) -> float:
-    # The meter's full scale: the broker's longest lease (KRONII_BROKER_MAX_LEASE_SECS default 300).
-    return max(300.0, view.seconds_left or 0.0)
+    return {"view": view, "time": local_time, "frame": screen_frame, "intent_said": INTENT_SAID}
 
 
 async def _page(request: Request, said: dict[str, Any] | None = None, status: int = 200) -> HTMLResponse:
