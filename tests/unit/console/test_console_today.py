@@ -10,8 +10,8 @@ from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
-from kronii.console.adapters.sensor_history import SensorHistory
-from kronii.console.core.timeline import COLUMNS
+from kronii.console.adapters.sensor_history import SensorHistory, iso_utc
+from kronii.console.core.timeline import COLUMNS, SummaryRow, chart_rows
 from kronii.console.usecases.show_today import ShowToday
 from kronii.foundation.clock import ManualClock
 from kronii.foundation.errors import InvalidArgument
@@ -151,3 +151,23 @@ async def test_a_date_that_is_not_iso_is_refused_by_the_use_case() -> None:
     show = ShowToday(SensorHistory(FakeSensor()), ManualClock(NOW.timestamp()), UTC)
     with pytest.raises(InvalidArgument, match="YYYY-MM-DD"):
         await show.view("06/12/2026")
+
+
+async def test_a_days_sums_are_added_up_from_its_spans_as_the_sensor_would() -> None:
+    clock = ManualClock(NOW.timestamp())
+    spans = [focus(f"app{i % 5}", MIDNIGHT_UTC - 30 + i * 7, 6, f"t{i % 9}") for i in range(3000)]
+    spans += [state("active", MIDNIGHT_UTC - 600, 4 * 3600), state("passive", MIDNIGHT_UTC + 4 * 3600, 600)]
+    sensor = FakeSensor(spans)
+    view = await ShowToday(SensorHistory(sensor), clock, UTC).view(None)
+    assert [path for path, _ in sensor.calls] == ["/v1/activity/spans"]  # one call for a whole day
+    since, until = iso_utc(view.since), iso_utc(view.until)
+    for by, rows in (("app", view.apps), ("title", view.titles), ("state", view.states)):
+        summary = sensor._summary(view.since, view.until, by)["rows"]
+        expected = chart_rows(
+            [SummaryRow(row["key"], row["app"], row["seconds"]) for row in summary],
+            kind="state" if by == "state" else "focus",
+            limit=4 if by == "state" else 15,
+        )
+        assert [(row.key, round(row.seconds, 3)) for row in rows] == [
+            (row.key, round(row.seconds, 3)) for row in expected
+        ], (by, since, until)

@@ -21,7 +21,7 @@ def iso_utc(at: float) -> str:
 
 
 def _seconds(value: Any) -> float:
-    return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+    return datetime.fromisoformat(value).timestamp()  # RFC 3339 with its Z, as the sensor writes it
 
 
 def _span(item: dict[str, Any]) -> Span:

@@ -28,6 +28,7 @@ __all__ = [
     "chart_rows",
     "draw_timeline",
     "human_duration",
+    "summarize",
 ]
 
 # The picture's width in SVG units (its viewBox); one column per unit.
@@ -138,25 +139,38 @@ class _Cover:
         self.last = last
 
 
+def _add(column: dict[str, _Cover], key: str, begin: float, finish: float) -> None:
+    cover = column.get(key)
+    if cover is None:
+        cover = column[key] = _Cover(key, begin, finish)
+    cover.seconds += finish - begin
+    if begin < cover.first:
+        cover.first = begin
+    if finish > cover.last:
+        cover.last = finish
+
+
 def _column_cover(spans: Iterable[Span], since: float, until: float) -> list[dict[str, _Cover]]:
-    """Each key's time in each column."""
+    """Each key's time in each column. Most spans of a busy day fall in one column: that case is one
+    addition, not a loop (a busy day is thousands of them)."""
     width = (until - since) / COLUMNS
     columns: list[dict[str, _Cover]] = [{} for _ in range(COLUMNS)]
     for span in spans:
-        start, end = max(span.start, since), min(span.end, until)
+        start = span.start if span.start > since else since
+        end = span.end if span.end < until else until
         if end <= start:
             continue
+        key = span.key
         first = int((start - since) / width)
         last = min(int((end - since) / width), COLUMNS - 1)
+        if first == last:
+            _add(columns[first], key, start, end)
+            continue
         for column in range(first, last + 1):
             left = since + column * width
             begin, finish = max(start, left), min(end, left + width)
             if finish > begin:
-                cover = columns[column].get(span.key)
-                if cover is None:
-                    cover = columns[column][span.key] = _Cover(span.key, begin, finish)
-                cover.seconds += finish - begin
-                cover.first, cover.last = min(cover.first, begin), max(cover.last, finish)
+                _add(columns[column], key, begin, finish)
     return columns
 
 
@@ -253,6 +267,28 @@ def draw_timeline(spans: Sequence[Span], since: float, until: float, tz: tzinfo)
         ticks=_ticks(since, until, tz),
         legend=list(legend.items()),
     )
+
+
+def summarize(spans: Iterable[Span], since: float, until: float, by: str) -> list[SummaryRow]:
+    """Seconds per app, per title (with its app) or per state inside [since, until), each span clipped
+    to the range, most first: the sensor's summary, for spans already read."""
+    kind = "state" if by == "state" else "focus"
+    sums: dict[tuple[str, str | None], float] = {}
+    for span in spans:
+        if span.kind != kind:
+            continue
+        seconds = min(span.end, until) - max(span.start, since)
+        if seconds <= 0:
+            continue
+        if by == "state":
+            group: tuple[str, str | None] = (span.state or "", None)
+        elif by == "title":
+            group = (span.title or "", span.app)
+        else:
+            group = (span.app or "", span.app)
+        sums[group] = sums.get(group, 0.0) + seconds
+    rows = [SummaryRow(key, app, seconds) for (key, app), seconds in sums.items()]
+    return sorted(rows, key=lambda row: (-row.seconds, row.key))
 
 
 def chart_rows(rows: Sequence[SummaryRow], *, kind: str = "focus", limit: int = 15) -> list[ChartRow]:

@@ -11,7 +11,15 @@ import asyncio
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 
-from kronii.console.core.timeline import ChartRow, Span, Timeline, chart_rows, draw_timeline, human_duration
+from kronii.console.core.timeline import (
+    ChartRow,
+    Span,
+    Timeline,
+    chart_rows,
+    draw_timeline,
+    human_duration,
+    summarize,
+)
 from kronii.console.ports import ActivityHistory, ActivitySummary
 from kronii.foundation.clock import Clock
 from kronii.foundation.errors import InvalidArgument
@@ -88,6 +96,11 @@ def fitted_hours(spans: list[Span], since: float, until: float, tz: tzinfo) -> t
     return begin, min(max(end, begin + 2 * grain), until)
 
 
+def _summary(spans: list[Span], since: float, until: float, by: str) -> ActivitySummary:
+    rows = summarize(spans, since, until, by)
+    return ActivitySummary(by, sum(row.seconds for row in rows), rows)
+
+
 class ShowToday:
     def __init__(self, history: ActivityHistory, clock: Clock, tz: tzinfo) -> None:
         self._history = history
@@ -105,14 +118,27 @@ class ShowToday:
         if day > today:
             raise InvalidArgument("that day has not happened yet: pick today or an earlier day", field="day")
         since, until = day_range(day, days, self.tz)
-        kind = "" if days == 1 else "state"
-        (spans, truncated), by_app, by_title, by_state = await asyncio.gather(
-            self._spans(since, until, kind),
+        if days == 1:
+            # One day's spans are read whole for the picture: its sums are added up from them (the
+            # same clipping as the sensor's summary), one call to the sensor instead of four.
+            spans, truncated = await self._spans(since, until, "")
+            if truncated:  # a day too busy to read whole: its sums from the sensor
+                by_app, by_title = await asyncio.gather(
+                    self._history.summary(since, until, by="app"),
+                    self._history.summary(since, until, by="title"),
+                )
+            else:
+                by_app = _summary(spans, since, until, "app")
+                by_title = _summary(spans, since, until, "title")
+            return self._assemble(day, days, since, until, spans, truncated, by_app, by_title, today)
+        # A range: the state spans for the picture, the sums from the sensor's summaries, which add
+        # up tens of thousands of spans where they are kept.
+        (spans, truncated), by_app, by_title = await asyncio.gather(
+            self._spans(since, until, "state"),
             self._history.summary(since, until, by="app"),
             self._history.summary(since, until, by="title"),
-            self._history.summary(since, until, by="state"),
         )
-        return self._assemble(day, days, since, until, spans, truncated, by_app, by_title, by_state, today)
+        return self._assemble(day, days, since, until, spans, truncated, by_app, by_title, today)
 
     async def _spans(self, since: float, until: float, kind: str) -> tuple[list[Span], bool]:
         spans: list[Span] = []
@@ -135,9 +161,9 @@ class ShowToday:
         truncated: bool,
         by_app: ActivitySummary,
         by_title: ActivitySummary,
-        by_state: ActivitySummary,
         today: date,
     ) -> TodayView:
+        by_state = _summary(spans, since, until, "state")
         active = sum(row.seconds for row in by_state.rows if row.key == "active")
         return TodayView(
             day=day,

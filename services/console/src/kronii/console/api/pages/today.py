@@ -14,9 +14,10 @@ from fastapi.responses import HTMLResponse
 from kronii.console.api.pages import Page, page_state
 from kronii.console.api.rendering import render
 from kronii.console.compose.today import build
-from kronii.console.core.timeline import COLUMNS, STATE_FILLS
+from kronii.console.core.timeline import COLUMNS, STATE_FILLS, Bar
 from kronii.console.usecases.show_today import MAX_DAYS, ShowToday, TodayView
 from kronii.foundation.errors import KroniiError
+from markupsafe import Markup
 
 __all__ = ["PAGE"]
 
@@ -25,6 +26,18 @@ RANGES = ((1, "One day"), (7, "7 days"), (30, "30 days"))
 # The picture's rows, in SVG units (the viewBox is LABEL + COLUMNS wide).
 LABEL = 90
 ROW_HEIGHT = 30
+
+
+def bar_rects(bars: list[Bar], y: int) -> Markup:
+    """The rects of one row of the picture, each with its tooltip: built here rather than in a template
+    loop, a busy day has a thousand of them."""
+    height = ROW_HEIGHT - 6
+    return Markup("").join(
+        Markup('<rect x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{}</title></rect>').format(
+            LABEL + bar.x, y, bar.width, height, bar.fill, bar.tooltip
+        )
+        for bar in bars
+    )
 
 
 def _days(value: str | None) -> int:
@@ -56,6 +69,7 @@ def _context(view: TodayView | None, problem: str, show: ShowToday) -> dict[str,
         "row_height": ROW_HEIGHT,
         "state_fills": STATE_FILLS,
         "title_text": _title(view, show.today()),
+        "bar_rects": bar_rects,
     }
 
 
