@@ -3,6 +3,7 @@ outcomes, the deferred queue, and an agent's pane as the supervisor gives it (re
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 
 from kronii.console.core.agents import AgentCard, AgentsView, Runtime, Trigger
@@ -28,10 +29,13 @@ class ShowAgents:
         self._per_agent = per_agent
 
     async def view(self) -> AgentsView:
-        runtimes = _newest_first(await self._supervisor.runtimes())
-        recent = await self._supervisor.triggers(limit=RECENT_TRIGGERS)
-        deferred = await self._supervisor.triggers(result="deferred", limit=RECENT_TRIGGERS)
-        return _arrange(runtimes, recent, deferred, self._per_agent)
+        # Asked together: the page is re-fetched every few seconds while it is open.
+        runtimes, recent, deferred = await asyncio.gather(
+            self._supervisor.runtimes(),
+            self._supervisor.triggers(limit=RECENT_TRIGGERS),
+            self._supervisor.triggers(result="deferred", limit=RECENT_TRIGGERS),
+        )
+        return _arrange(_newest_first(runtimes), recent, deferred, self._per_agent)
 
     async def pane(self, runtime_id: str, lines: int = PANE_LINES) -> list[str]:
         """The pane's last lines, through the supervisor's redaction engine (its logs route)."""
