@@ -102,3 +102,24 @@ def test_the_page_is_usable_at_200_percent_zoom_and_from_the_keyboard(
     console_page.keyboard.press("Enter")
     assert console_page.evaluate("document.activeElement.id") == "main"
     screenshot(console_page, tmp_path, "today-200-percent")
+
+
+def _background(page: Page) -> list[int]:
+    color = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    return [int(part) for part in re.findall(r"\d+", color)[:3]]
+
+
+def test_dark_and_light_follow_the_system_and_the_toggle(
+    console_mesh: ConsoleMesh, console_page: Page, tmp_path: Path
+) -> None:
+    console_page.emulate_media(color_scheme="dark")
+    assert sum(_background(console_page)) < 150, "a dark system gets the dark page"
+    screenshot(console_page, tmp_path, "today-dark")
+    toggle = console_page.get_by_role("button", name=re.compile("^Theme"))
+    toggle.click()
+    expect(toggle).to_have_text("Theme: light")
+    assert sum(_background(console_page)) > 600, "the toggle overrides the system"
+    console_page.reload()
+    expect(console_page.get_by_role("button", name=re.compile("^Theme"))).to_have_text("Theme: light")
+    console_page.get_by_role("button", name=re.compile("^Theme")).click()
+    assert sum(_background(console_page)) < 150
