@@ -23,7 +23,7 @@ import pytest
 from kronii.foundation.urls import libpq_url
 from kronii.stores.db import migrate_up
 
-from tests.desktop import WindowHandle, focus_window, open_window, send_input, start_xvfb
+from tests.desktop import WindowHandle, focus_window, open_window, send_input, set_window_title, start_xvfb
 from tests.infra import InfraUrls, create_database
 from tests.mesh import start_service, wait_until
 
@@ -164,6 +164,27 @@ def test_focus_switches_between_two_windows_are_written_as_spans(desk: Desk) -> 
     end = datetime.fromisoformat(focus[-1]["end"].replace("Z", "+00:00"))
     assert abs((datetime.now(UTC) - end).total_seconds()) < 2.0
     assert any(span["kind"] == "state" and span["state"] == "active" for span in page["spans"])
+
+
+def test_a_title_rewritten_many_times_a_second_is_sampled_not_a_span_per_rewrite(desk: Desk) -> None:
+    focus_window(desk.display, desk.alpha.window_id)
+    time.sleep(0.5)
+    started = datetime.now(UTC)
+    window = str(desk.alpha.window_id)
+    rewrites: list[str] = []
+    for count in range(60):  # one xdotool run: a title every 20 ms, as a build's progress would
+        rewrites += ["set_window", "--name", f"building {count}/60", window, "sleep", "0.02"]
+    subprocess.run(
+        ["xdotool", *rewrites], env={**os.environ, "DISPLAY": desk.display}, check=True, timeout=30
+    )
+    took = (datetime.now(UTC) - started).total_seconds()
+    set_window_title(desk.display, desk.alpha.window_id, "alpha notes")
+    time.sleep(1.0)
+    spans = _spans(desk, since=_iso(started), kind="focus")["spans"]
+    building = [span for span in spans if span["title"].startswith("building")]
+    # The Tick (0.2 s here, 1 s by default) samples the title, as ActivityWatch polls it.
+    assert len(building) <= took / 0.2 + 2 < 60, (took, building)
+    assert spans[-1]["title"] == "alpha notes"
 
 
 def test_summary_by_app_counts_the_windows_time(desk: Desk) -> None:

@@ -221,3 +221,51 @@ def test_history_pages_put_an_unwritten_open_span_after_the_stored_ones(limit: i
         assert seen == [("XTerm", False), ("gedit", True)]
 
     _run(scenario())
+
+
+class _Published:
+    async def __call__(self, effect: object, received: float) -> None:
+        return None
+
+
+class _Snapshot:
+    async def store(self, now: float) -> None:
+        return None
+
+
+class _Display:
+    def count_errors(self) -> None:
+        return None
+
+
+def test_take_activity_samples_a_chatty_title_at_the_tick_but_a_focus_change_at_once() -> None:
+    from kronii.sensor.core.machine import SensorCore
+    from kronii.sensor.core.model import FocusObserved, Tick
+    from kronii.sensor.core.params import SensorParams
+    from kronii.sensor.usecases.take_activity import TakeActivity
+
+    async def scenario() -> None:
+        store, clock = FakeSpans(), ManualClock(START)
+        keeper = _keeper(store, clock)
+        core = SensorCore(SensorParams(), START)
+        take = TakeActivity(core, _Published(), _Snapshot(), _Display(), clock, keeper)  # type: ignore[arg-type]
+        inputs = [FocusObserved(START, XTERM), Tick(START + 0.01, 0)]
+        for tenth in range(1, 30):  # a build rewrites its title ten times a second for 3 s
+            inputs.append(FocusObserved(START + tenth / 10, replace(XTERM, title=f"building {tenth}")))
+            if tenth % 10 == 0:
+                inputs.append(Tick(START + tenth / 10 + 0.001, 0))
+        inputs.append(FocusObserved(START + 3.05, EDITOR))  # a real switch: a span boundary at its time
+        inputs.append(Tick(START + 3.5, 0))
+        for event in inputs:
+            take.offer(event, 0.0)
+        runner = asyncio.create_task(take.run())
+        await asyncio.sleep(0.1)
+        runner.cancel()
+        await keeper.stop()
+        focus = sorted(
+            (span.started_at, span.data.title) for span in store.rows.values() if span.kind.value == "focus"
+        )
+        assert len(focus) <= 5, focus  # the first title, and one sample per Tick: not 30
+        assert focus[-1] == (START + 3.05, "notes")  # only the gedit span, opened at the switch, is after 3 s
+
+    _run(scenario())

@@ -1,6 +1,7 @@
 """Take what the sensor sees (focus from the display's thread, lock signals, a Tick with the idle
 time) into the state machine, one input at a time, and carry out what it decides; the snapshot is
-kept after each change and each Tick. Inputs are stamped on arrival: their time on the wall clock
+kept after each change and each Tick, and the activity history sees each Tick and each change of
+state, focus or lock (a title alone is sampled by the Tick). Inputs are stamped on arrival: their time on the wall clock
 (the core's), their arrival on the monotonic clock (the focus latency)."""
 
 from __future__ import annotations
@@ -11,7 +12,18 @@ from collections.abc import Callable
 
 from kronii.foundation.clock import Clock
 from kronii.sensor.core.machine import SensorCore
-from kronii.sensor.core.model import Focus, FocusObserved, LockEnd, LockStart, SensorInput, Tick
+from kronii.sensor.core.model import (
+    Effect,
+    Focus,
+    FocusChanged,
+    FocusObserved,
+    LockEnd,
+    LockRecorded,
+    LockStart,
+    SensorInput,
+    StateChanged,
+    Tick,
+)
 from kronii.sensor.usecases.keep_snapshot import KeepSnapshot
 from kronii.sensor.usecases.keep_spans import KeepSpans
 from kronii.sensor.usecases.publish_activity import PublishActivity
@@ -80,9 +92,15 @@ class TakeActivity:
                     await self._publish(effect, received)
                 if effects or isinstance(event, Tick):
                     await self._snapshot.store(self._clock.wall())
-                if self._spans is not None:
+                if self._spans is not None and (isinstance(event, Tick) or _bounds_a_span(effects)):
                     core = self._core
                     self._spans.observe(event.at, core.state, core.focus, core.locked)
                 self._display.count_errors()
             except Exception:
                 log.exception("handling %s failed", type(event).__name__)
+
+
+def _bounds_a_span(effects: list[Effect]) -> bool:
+    """A state change, a focus change or a lock starts a span at its own time; anything else (a
+    title rewritten many times a second) is sampled by the next Tick, as ActivityWatch polls it."""
+    return any(isinstance(effect, StateChanged | FocusChanged | LockRecorded) for effect in effects)
