@@ -249,7 +249,7 @@ def test_take_activity_samples_a_chatty_title_at_the_tick_but_a_focus_change_at_
         keeper = _keeper(store, clock)
         core = SensorCore(SensorParams(), START)
         take = TakeActivity(core, _Published(), _Snapshot(), _Display(), clock, keeper)  # type: ignore[arg-type]
-        inputs = [FocusObserved(START, XTERM), Tick(START + 0.01, 0)]
+        inputs: list[FocusObserved | Tick] = [FocusObserved(START, XTERM), Tick(START + 0.01, 0)]
         for tenth in range(1, 30):  # a build rewrites its title ten times a second for 3 s
             inputs.append(FocusObserved(START + tenth / 10, replace(XTERM, title=f"building {tenth}")))
             if tenth % 10 == 0:
