@@ -8,6 +8,7 @@ with a copy of grpcio: nothing of kronii's environment is reachable by it.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 import pwd
@@ -218,6 +219,8 @@ API_MODULES = {"sensor": "kronii.activity.v1.activity_pb2"}
 
 
 def _grpc_methods(service: str) -> list[tuple[str, bool]]:
+    if not importlib.util.find_spec(f"kronii.{service}.v1") and service not in API_MODULES:
+        return []  # a service without a proto (the console speaks HTTP only)
     module = importlib.import_module(API_MODULES.get(service, f"kronii.{service}.v1.{service}_pb2"))
     found = []
     for descriptor in module.DESCRIPTOR.services_by_name.values():

@@ -33,7 +33,7 @@ def _topics(raw: str, known: frozenset[str]) -> list[str]:
 
 
 def events_router(hub: Callable[[], LiveHub]) -> APIRouter:
-    router = APIRouter(include_in_schema=False)
+    router = APIRouter(tags=["console"])
 
     @router.get("/events")
     async def events(request: Request, topics: str = "") -> EventSourceResponse:

@@ -16,7 +16,7 @@ __all__ = ["sign_in_router"]
 
 
 def sign_in_router(sign_in: Callable[[], SignIn]) -> APIRouter:
-    router = APIRouter(include_in_schema=False)
+    router = APIRouter(tags=["console"])
 
     @router.post("/console/link")
     async def console_link(request: Request) -> JSONResponse:

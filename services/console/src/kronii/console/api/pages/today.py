@@ -81,7 +81,7 @@ def _title(view: TodayView | None, today: date) -> str:
     return f"{view.days} days to {view.day.strftime('%d %B %Y')}"
 
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(tags=["console"])
 
 
 @router.get("/today")
