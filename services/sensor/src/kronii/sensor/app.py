@@ -131,7 +131,9 @@ class SensorApp:
         return ActivityHistory(
             read=ReadHistory(table, spans, self._clock),
             forget=ForgetActivity(table, spans, ctx.record, self._clock, settings.activity_retention_days),
-            bring_in=ImportActivity(table, self._titles, ctx.record),
+            bring_in=ImportActivity(
+                table, self._titles, ctx.record, self._clock, settings.activity_retention_days
+            ),
         )
 
     async def stop(self) -> None:

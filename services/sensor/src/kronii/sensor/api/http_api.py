@@ -225,7 +225,8 @@ def _import_route(router: APIRouter, operations: Callable[[], SensorOperations])
     async def import_activity(request: Request) -> dict[str, int]:
         """Spans from another tool: {"source": "...", "spans": [{"key", "kind", "start", "end",
         "app", "title", "wm_class", "state"}]}; titles are redacted here, and a key already
-        imported is skipped, so sending the same spans again adds nothing."""
+        imported is skipped, so sending the same spans again adds nothing. `beyond_retention` counts
+        the new spans older than the retention window: the next retention run deletes them."""
         body = await read_json_object(request, what="import", empty_ok=False)
         items = body.get("spans")
         if not isinstance(items, list):
@@ -235,7 +236,11 @@ def _import_route(router: APIRouter, operations: Callable[[], SensorOperations])
         spans = _checked(lambda: [_imported(item, index) for index, item in enumerate(items)])
         source = str(body.get("source") or "import")[:200]
         try:
-            added = await operations().import_activity(spans, source, _PERSON)
+            imported = await operations().import_activity(spans, source, _PERSON)
         except StoreFailed as error:
             raise _unavailable(error) from None
-        return {"received": len(spans), "added": added}
+        return {
+            "received": len(spans),
+            "added": imported.added,
+            "beyond_retention": imported.beyond_retention,
+        }

@@ -296,21 +296,30 @@ def import_aw(options: Options, file: str, as_json: bool) -> None:
         spans = [span.as_json() for span in read_aw_export(export_body, summary)]
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as error:
         raise CommandError(f"kronii: activity import-aw: {file}: {error}", exits.USAGE) from None
-    sensor, added = Sensor(options, "import-aw"), 0
+    sensor, added, old = Sensor(options, "import-aw"), 0, 0
     for first in range(0, len(spans), _IMPORT_BATCH):
         batch = spans[first : first + _IMPORT_BATCH]
         body = sensor.call("POST", "/v1/activity/import", body={"source": "activitywatch", "spans": batch})
         added += int(body.get("added", 0))
+        old += int(body.get("beyond_retention", 0))
         if len(spans) > _IMPORT_BATCH:
             click.echo(f"imported {first + len(batch)}/{len(spans)} spans", err=True)
     counts = {
         "spans": len(spans),
         "added": added,
         "already_there": len(spans) - added,
+        "beyond_retention": old,
         "buckets": summary.buckets_read,
         "buckets_skipped": summary.buckets_skipped,
         "events_skipped": summary.events_skipped,
     }
+    if old:
+        click.echo(
+            f"kronii: {old} of the spans added are older than the sensor keeps history "
+            "(KRONII_SENSOR_ACTIVITY_RETENTION_DAYS): its next retention run deletes them; "
+            "raise that setting and import again to keep them",
+            err=True,
+        )
     if as_json:
         click.echo(json.dumps(counts))
         return

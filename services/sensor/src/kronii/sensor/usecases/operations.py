@@ -12,7 +12,7 @@ from kronii.sensor.core.activity_query import Cursor, DeleteSelector, ImportedSp
 from kronii.sensor.core.snapshot import ActivityEvent, SensorSnapshot
 from kronii.sensor.core.spans import SummaryRow
 from kronii.sensor.usecases.forget_activity import Deleted, ForgetActivity
-from kronii.sensor.usecases.import_activity import ImportActivity
+from kronii.sensor.usecases.import_activity import ImportActivity, Imported
 from kronii.sensor.usecases.keep_snapshot import KeepSnapshot
 from kronii.sensor.usecases.read_history import HistoryPage, ReadHistory
 from kronii.sensor.usecases.watch_activity import ActivityFeed
@@ -64,5 +64,5 @@ class SensorOperations:
     async def delete_activity(self, selector: DeleteSelector, actor: str) -> Deleted:
         return await self._kept().forget.delete(selector, actor)
 
-    async def import_activity(self, spans: Sequence[ImportedSpan], source: str, actor: str) -> int:
+    async def import_activity(self, spans: Sequence[ImportedSpan], source: str, actor: str) -> Imported:
         return await self._kept().bring_in.add(spans, source, actor)
