@@ -11,7 +11,8 @@ into activity_spans (the table the sensor's own API reads).
 Figures: the server time of GET /today?day=<the last day> and GET /today?day=...&days=30 (p50/p95 over
 the runs, measured at the client on loopback with a warm connection: the console's work plus its calls
 to the sensor), and the first contentful paint in headless Chromium (Debian's, through Playwright) of
-each page, read from `performance.getEntriesByName('first-contentful-paint')`.
+each page, read from `performance.getEntriesByName('first-contentful-paint')`, beside the first paint of
+the console's small 401 page (no data): the floor of a fresh browser context on the machine.
 Targets (issue 33): server p95 < 150 ms, first paint < 500 ms.
 
 Usage: python bench/console_today.py [--runs 40] [--paints 10] [--seed 3]
@@ -154,7 +155,8 @@ def first_paints(url: str, cookie: str, paths: dict[str, str], count: int) -> di
             paints = []
             for _ in range(count):
                 context = browser.new_context(viewport={"width": 1280, "height": 860})
-                context.add_cookies([{"name": "kronii_console", "value": cookie, "url": url}])
+                if cookie:
+                    context.add_cookies([{"name": "kronii_console", "value": cookie, "url": url}])
                 page = context.new_page()
                 page.goto(url + path, wait_until="load")
                 paint = page.evaluate(
@@ -190,6 +192,8 @@ def main() -> None:
             with httpx.Client(base_url=console.url, cookies={"kronii_console": cookie}, timeout=30) as client:
                 server = {name: server_times(client, path, options.runs) for name, path in paths.items()}
             paint = first_paints(console.url, cookie, paths, options.paints)
+            # The floor on this machine: the console's small 401 page (no data, the same css and head).
+            paint["floor_401_page"] = first_paints(console.url, "", {"p": "/today"}, options.paints)["p"]
     _common.save(
         "console_today",
         {
