@@ -140,3 +140,16 @@ async def test_the_page_refetches_its_frames_when_a_capture_job_changes() -> Non
     assert 'data-live="captures"' in page.text and 'hx-trigger="kronii:captures"' in page.text
     assert fragment.status_code == 200 and fragment.text.lstrip().startswith('<div id="frames"')
     assert f'src="/captures/thumbs/{FRAME}.png"' in fragment.text and "<html" not in fragment.text
+
+
+async def test_a_frames_delete_link_opens_its_confirmation_and_deletes_nothing() -> None:
+    pages = await build_pages(_services())
+    async with pages.session() as client:
+        day = await client.get("/captures", params={"day": "2026-12-06"})
+        confirm = await client.get(
+            "/captures/delete", params={"scope": "one", "screenshot_id": FRAME, "day": "2026-12-06"}
+        )
+
+    assert f"/captures/delete?scope=one&amp;screenshot_id={FRAME}" in day.text
+    assert confirm.status_code == 200 and "Yes, delete this frame" in confirm.text
+    assert [call for call in pages.services.calls if call[1] == "DELETE"] == []

@@ -5,7 +5,8 @@ right thing and are audited with the person as actor, and bad ids or days never 
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from dataclasses import replace
+from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -155,3 +156,24 @@ async def test_deleting_everything_empties_the_store() -> None:
 
     assert done.deleted == 1 and capture.stored == []
     assert capture.asked == [("forget_all", None)]
+
+
+async def test_a_busy_day_is_shown_240_frames_a_page_in_time_order() -> None:
+    frames = [
+        _frame(f"{i:03d}"[-1], datetime(2026, 12, 6, 8, tzinfo=PARIS) + timedelta(seconds=30 * i))
+        for i in range(500)
+    ]
+    frames = [replace(frame, screenshot_id=f"{i:024d}") for i, frame in enumerate(frames)]
+    show = ShowCaptures(
+        FakeCapture(frames),
+        FakeAudit(),
+        ManualClock(datetime(2026, 12, 6, 20, tzinfo=PARIS).timestamp()),
+        PARIS,
+    )
+
+    first, last, beyond = await show.day("", 1), await show.day("", 3), await show.day("", 9)
+
+    shown = [frame.screenshot_id for hour in first.hours for frame in hour.frames]
+    assert first.count == 500 and first.pages == 3 and len(shown) == 240 and shown[0] == f"{0:024d}"
+    assert sum(len(hour.frames) for hour in last.hours) == 20 and last.page == 3
+    assert beyond.page == 3

@@ -14,7 +14,10 @@ from kronii.foundation.audit_trail import AuditTrail
 from kronii.foundation.clock import Clock
 from kronii.foundation.errors import KroniiError, PermissionDenied
 
-__all__ = ["CapturesDay", "FrameOpened", "ShowCaptures"]
+__all__ = ["PAGE_FRAMES", "CapturesDay", "FrameOpened", "ShowCaptures"]
+
+# Frames shown on one page of a day: a busy day's thousands stay readable and quick to send.
+PAGE_FRAMES = 240
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,8 @@ class CapturesDay:
     hours: tuple[HourOfFrames, ...]
     count: int
     problem: str
+    page: int = 1
+    pages: int = 1
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,8 @@ class ShowCaptures:
     def today(self) -> date:
         return datetime.fromtimestamp(self._clock.wall(), self.tz).date()
 
-    async def day(self, text: str | None) -> CapturesDay:
+    async def day(self, text: str | None, page: int = 1) -> CapturesDay:
+        """The day's frames (today when `text` is empty), PAGE_FRAMES at a time, oldest first."""
         today = self.today()
         day = parse_day(text, today)
         since, until = day_range(day, self.tz)
@@ -55,13 +61,18 @@ class ShowCaptures:
             frames = await self._capture.frames(since, until)
         except KroniiError as error:
             problem = str(error)
+        pages = max(1, -(-len(frames) // PAGE_FRAMES))
+        page = min(max(page, 1), pages)
+        shown = frames[(page - 1) * PAGE_FRAMES : page * PAGE_FRAMES]
         return CapturesDay(
             day=day,
             previous=date.fromordinal(day.toordinal() - 1),
             following=None if day >= today else date.fromordinal(day.toordinal() + 1),
-            hours=tuple(frames_by_hour(frames, self.tz)),
+            hours=tuple(frames_by_hour(shown, self.tz)),
             count=len(frames),
             problem=problem,
+            page=page,
+            pages=pages,
         )
 
     async def thumbnail(self, screenshot_id: str) -> bytes:

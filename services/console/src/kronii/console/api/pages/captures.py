@@ -3,10 +3,11 @@ redaction level), a date picker, a full frame behind the person's proof of prese
 as for `kronii capture get`: without it the page shows capture's refusal), and deletes of one frame,
 a day or all of them, each confirmed on a page of its own first.
 
-    GET  /captures?day=YYYY-MM-DD        the day's timeline
+    GET  /captures?day=YYYY-MM-DD&page=N the day's timeline (240 frames a page)
     GET  /captures/fragment?day=         the day's frames (live: refetched on a capture job's news)
     GET  /captures/thumbs/{id}.png       a redacted thumbnail (made by the capture service)
     GET  /captures/frames/{id}           the full redacted frame, or the refusal
+    GET  /captures/delete?scope=&...     the confirmation page of a delete
     POST /captures/delete                scope=one|day|all (+ screenshot_id | day); confirm=yes deletes
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse
 from kronii.console.api.pages import Page, page_state
 from kronii.console.api.pages.form_helpers import answer_status, form_fields, status_of
@@ -41,10 +42,12 @@ router = APIRouter()
 
 
 @router.get("/captures", response_class=HTMLResponse)
-async def captures_page(request: Request, day: str = "") -> HTMLResponse:
+async def captures_page(
+    request: Request, day: str = "", page: int = Query(1, ge=1, le=10_000)
+) -> HTMLResponse:
     show = _state(request).show
     try:
-        shown = await show.day(day[:32])
+        shown = await show.day(day[:32], page)
     except KroniiError as error:
         shown = await show.day("")
         return render(
@@ -64,11 +67,13 @@ def _context(shown: Any, show: ShowCaptures, problem: str) -> dict[str, Any]:
 
 
 @router.get("/captures/fragment", response_class=HTMLResponse)
-async def frames_fragment(request: Request, day: str = "") -> HTMLResponse:
+async def frames_fragment(
+    request: Request, day: str = "", page: int = Query(1, ge=1, le=10_000)
+) -> HTMLResponse:
     """The day's frames again, for the page's live refresh when a capture job changes."""
     show = _state(request).show
     try:
-        shown = await show.day(day[:32])
+        shown = await show.day(day[:32], page)
     except KroniiError as error:
         return HTMLResponse(error.message, status_code=status_of(error))
     return render(request, "captures_frames.html", _context(shown, show, ""))
@@ -93,6 +98,22 @@ async def full_frame(request: Request, screenshot_id: str, day: str = "") -> HTM
     image = None if opened.png is None else "data:image/png;base64," + base64.b64encode(opened.png).decode()
     context = {"image": image, "refusal": opened.refusal, "screenshot_id": screenshot_id, "day": day[:10]}
     return render(request, "captures_frame.html", context, status_code=200 if image else 403)
+
+
+@router.get("/captures/delete", response_class=HTMLResponse)
+async def confirm_delete(
+    request: Request, scope: str = "", screenshot_id: str = "", day: str = ""
+) -> HTMLResponse:
+    """The confirmation page a frame's Delete link opens (nothing is deleted by a GET)."""
+    ask = {
+        "scope": scope,
+        "screenshot_id": screenshot_id[:64],
+        "day": day[:10],
+        "what": SCOPES.get(scope, ""),
+    }
+    if scope not in SCOPES:
+        return _said(request, ask, "", "Choose what to delete: one frame, a day or everything.", 400)
+    return render(request, "captures_confirm.html", ask)
 
 
 @router.post("/captures/delete", response_class=HTMLResponse)
