@@ -1,21 +1,16 @@
 """polkit as the proof of presence: the real polkitd (Debian's polkitd) on a system bus of the test's
-own (dbus-daemon with a private address), with kronii's shipped action file and a rule file of the
-test's, both bind-mounted over polkit's directories in a private mount namespace (the machine's own
-polkit configuration is not touched). The capture service runs as a process pointed at that bus;
-the capture CLI's `list` runs without a terminal, so only polkit can let it read. It runs as
-`nobody` (polkit authorizes uid 0 for everything, so a root subject would prove nothing), through a
-socket the test opens to that user."""
+own, with kronii's shipped action file and a rule file of the test's (tests/private_polkit.py). The
+capture service runs as a process pointed at that bus; the capture CLI's `list` runs without a
+terminal, so only polkit can let it read. It runs as `nobody` (polkit authorizes uid 0 for
+everything, so a root subject would prove nothing), through a socket the test opens to that user."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import pwd
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,141 +19,45 @@ from typing import Any
 import psycopg
 import pytest
 from kronii.capture.adapters.callers import ACTION_READ_SCREENSHOTS
-from kronii.edge.polkit import PolkitClient
 from kronii.foundation.urls import libpq_url
 
-from tests.desktop import stop_process
 from tests.infra import InfraUrls
 from tests.integration.capture.capture_support import CaptureProc, capture_env, start_capture
+from tests.private_polkit import POLICY_DIR, POLKIT_SKIPS, polkit_rule, polkit_workdir, private_system_bus
+from tests.private_polkit import Polkitd as SharedPolkitd
 
-POLKITD = "/usr/lib/polkit-1/polkitd"
-POLICY = Path(__file__).resolve().parents[3] / "deploy" / "polkit" / f"{ACTION_READ_SCREENSHOTS}.policy"
-# polkit's own directories, hidden from the test's polkitd behind the test's files.
-ACTIONS_DIR = "/usr/share/polkit-1/actions"
-RULES_DIRS = ("/etc/polkit-1/rules.d", "/usr/share/polkit-1/rules.d")
+POLICY = POLICY_DIR / f"{ACTION_READ_SCREENSHOTS}.policy"
 
-pytestmark = [
-    pytest.mark.skipif(os.getuid() != 0, reason="a private mount namespace for polkitd needs root"),
-    pytest.mark.skipif(
-        not (os.path.exists(POLKITD) and shutil.which("dbus-daemon") and shutil.which("unshare")),
-        reason="polkitd, dbus-daemon or unshare is not installed (scripts/install_system_deps.sh)",
-    ),
-]
-
-_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path={socket}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-  </policy>
-</busconfig>
-"""
+pytestmark = POLKIT_SKIPS
 
 NOBODY = pwd.getpwnam("nobody").pw_uid
 AS_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
 
-_RULE = """polkit.addRule(function(action, subject) {{
-    if (action.id == "{action}" && subject.user == "{user}") {{
-        return polkit.Result.{result};
-    }}
-}});
-"""
-
 
 @pytest.fixture(scope="module")
 def workdir() -> Iterator[Path]:
-    # polkitd runs as its own user: it must reach the bus socket and read the rules.
-    base = Path(tempfile.mkdtemp(prefix="kronii-polkit-"))
-    base.chmod(0o755)
-    try:
+    with polkit_workdir() as base:
         yield base
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
 def system_bus(workdir: Path) -> Iterator[str]:
-    socket = workdir / "system_bus_socket"
-    config = workdir / "bus.conf"
-    config.write_text(_BUS_CONFIG.format(socket=socket))
-    daemon = subprocess.Popen(
-        ["dbus-daemon", f"--config-file={config}", "--nofork", "--nopidfile"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 10
-        while not socket.exists():
-            assert daemon.poll() is None and time.monotonic() < deadline, "dbus-daemon did not start"
-            time.sleep(0.05)
-        yield f"unix:path={socket}"
-    finally:
-        stop_process(daemon)
-
-
-def _start_polkitd(workdir: Path, bus: str, rule: str | None) -> subprocess.Popen[bytes]:
-    actions, rules, empty = workdir / "actions", workdir / "rules", workdir / "empty"
-    for directory in (actions, rules, empty):
-        shutil.rmtree(directory, ignore_errors=True)
-        directory.mkdir(mode=0o755)
-    shutil.copy(POLICY, actions / POLICY.name)
-    if rule is not None:
-        (rules / "10-kronii-test.rules").write_text(rule)
-    mounts = " && ".join(
-        f"mount --bind '{source}' '{target}'"
-        for source, target in ((actions, ACTIONS_DIR), (rules, RULES_DIRS[0]), (empty, RULES_DIRS[1]))
-    )
-    return subprocess.Popen(
-        ["unshare", "--mount", "sh", "-c", f"{mounts} && exec {POLKITD} --no-debug"],
-        env={**os.environ, "DBUS_SYSTEM_BUS_ADDRESS": bus},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-
-
-async def _owned(bus: str, timeout: float = 15) -> None:
-    client = PolkitClient(bus_address=bus)
-    deadline = time.monotonic() + timeout
-    while not await client.available():
-        assert time.monotonic() < deadline, "polkitd did not take its name on the bus"
-        await asyncio.sleep(0.1)
+    with private_system_bus(workdir) as address:
+        yield address
 
 
 class Polkitd:
     def __init__(self, workdir: Path, bus: str) -> None:
-        self._workdir, self._bus = workdir, bus
-        self._process: subprocess.Popen[bytes] | None = None
+        self._daemon = SharedPolkitd(workdir, bus, [POLICY])
 
     async def start(self, result: str | None) -> None:
         """polkitd with a rule that answers ``result`` (YES, NO) for nobody, or no rule at all (the
         action's own default, auth_self)."""
-        self.stop()
-        rule = None
-        if result is not None:
-            rule = _RULE.format(action=ACTION_READ_SCREENSHOTS, user="nobody", result=result)
-        self._process = _start_polkitd(self._workdir, self._bus, rule)
-        try:
-            await _owned(self._bus)
-        except AssertionError:
-            self.stop()
-            pytest.skip("polkitd cannot run here (a private mount namespace or its user is missing)")
+        rule = None if result is None else polkit_rule(ACTION_READ_SCREENSHOTS, "nobody", result)
+        await asyncio.to_thread(self._daemon.start, rule)
 
     def stop(self) -> None:
-        if self._process is not None:
-            stop_process(self._process)
-            self._process = None
+        self._daemon.stop()
 
 
 @pytest.fixture(scope="module")
