@@ -1,6 +1,7 @@
 """The Privacy page's stores on real PostgreSQL: the audit log's tail (newest first) and the chain
-verified by the same walk as `kronii audit verify`, a row altered afterwards found by its id; rows
-and bytes of the tables that keep the person's data, and only tables of the console's own list."""
+verified as `kronii audit verify` does (from the first row, then going on from the last row checked;
+the whole chain again on asking: a row altered afterwards found by its id); rows and bytes of the
+tables that keep the person's data, and only tables of the console's own list."""
 
 from __future__ import annotations
 
@@ -49,12 +50,20 @@ async def test_the_tail_is_newest_first_and_an_altered_row_breaks_the_chain_at_i
             "SET session_replication_role = replica"
         )  # past the append-only trigger, as a tamperer would
         connection.execute("UPDATE audit_log SET subject = 'rewritten' WHERE id = %s", altered)
-    broken = await reader.verify()
+    await log.append(actor="person:uid:1000", action="console.privacy.delete_app", subject="xterm")
+    went_on = await reader.verify()
+    broken = await reader.verify(whole=True)
+    again = await reader.verify()
 
     assert [entry.subject for entry in tail] == ["2026-12-05", "2026-12-04", "2026-12-03"]
-    assert intact.ok and intact.rows_checked == 5
+    assert intact.ok and intact.whole and intact.rows_checked == 5
+    # A look goes on from where the last stopped: the new row is checked, the old ones are not again.
+    assert went_on.ok and not went_on.whole and went_on.rows_checked == 6
+    assert "checked on an earlier look" in went_on.sentence()
     assert not broken.ok and broken.first_broken_id == altered[0]
     assert "altered" in broken.sentence()
+    # After a break the next look starts over from the first row, so it keeps saying so.
+    assert not again.ok and again.first_broken_id == altered[0]
 
 
 async def test_sizes_are_the_known_tables_rows_and_bytes_and_nothing_else(

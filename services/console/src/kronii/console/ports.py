@@ -175,11 +175,12 @@ class CriticRecords(Protocol):
 
 
 class AuditChain(Protocol):
-    """The audit log (adapters/audit_log.py): its last rows and the walk that verifies the chain."""
+    """The audit log (adapters/audit_log.py): its last rows and the walk that verifies the chain, from
+    where the last walk stopped, or from the first row when `whole`."""
 
     async def tail(self, limit: int) -> list[AuditEntry]: ...
 
-    async def verify(self) -> ChainCheck: ...
+    async def verify(self, whole: bool = False) -> ChainCheck: ...
 
 
 class StoreSizes(Protocol):

@@ -67,6 +67,8 @@ class ChainCheck:
     rows_checked: int
     first_broken_id: int | None
     reason: str
+    # True when this look walked from the first row; False when it went on from the last look's end.
+    whole: bool = True
 
     @property
     def ok(self) -> bool:
@@ -74,7 +76,10 @@ class ChainCheck:
 
     def sentence(self) -> str:
         if self.ok:
-            return f"The chain holds: {self.rows_checked:,} rows checked, each linked to the one before."
+            since = "" if self.whole else " (the rows before were checked on an earlier look)"
+            return (
+                f"The chain holds: {self.rows_checked:,} rows checked, each linked to the one before{since}."
+            )
         return f"The chain is broken at row {self.first_broken_id}: {self.reason}."
 
 

@@ -46,7 +46,7 @@ class ShowPrivacy:
         self._audit = audit
         self._activity_days = activity_days
 
-    async def view(self) -> PrivacyView:
+    async def view(self, whole_chain: bool = False) -> PrivacyView:
         problems: list[str] = []
         tables: dict[str, TableSize] = {}
         usage: FrameUsage | None = None
@@ -60,7 +60,7 @@ class ShowPrivacy:
             try:
                 tables = {size.table: size for size in await self._sizes.sizes(KNOWN_TABLES)}
                 tail = await self._audit.tail(AUDIT_TAIL)
-                chain = await self._audit.verify()
+                chain = await self._audit.verify(whole_chain)
             except KroniiError as error:
                 problems.append(str(error))
         try:

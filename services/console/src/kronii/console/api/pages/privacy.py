@@ -2,7 +2,7 @@
 captured frames, one button), an app's activity, or everything, each confirmed on a page of its own
 first; and the audit log's last rows with the whole chain verified.
 
-    GET  /privacy                 the page
+    GET  /privacy?verify=whole    the page (whole: the audit chain checked from its first row again)
     POST /privacy/delete          scope=day|app|all (+ day | app); confirm=yes deletes
 """
 
@@ -37,9 +37,11 @@ def _state(request: Request) -> PrivacyState:
 router = APIRouter()
 
 
-async def _page(request: Request, said: str = "", problem: str = "", status: int = 200) -> HTMLResponse:
+async def _page(
+    request: Request, said: str = "", problem: str = "", status: int = 200, whole_chain: bool = False
+) -> HTMLResponse:
     state = _state(request)
-    view = await state.show.view()
+    view = await state.show.view(whole_chain)
 
     def when(at: float) -> str:
         return datetime.fromtimestamp(at, state.zone).strftime("%Y-%m-%d %H:%M:%S")
@@ -50,8 +52,9 @@ async def _page(request: Request, said: str = "", problem: str = "", status: int
 
 
 @router.get("/privacy", response_class=HTMLResponse)
-async def privacy_page(request: Request) -> HTMLResponse:
-    return await _page(request)
+async def privacy_page(request: Request, verify: str = "") -> HTMLResponse:
+    """verify=whole walks the audit chain from its first row again."""
+    return await _page(request, whole_chain=verify == "whole")
 
 
 @router.post("/privacy/delete", response_class=HTMLResponse)
