@@ -56,7 +56,7 @@ PURE_LIBS = (
     "kronii.foundation.errors", "kronii.foundation.clock", "kronii.foundation.audit_trail", "kronii.desktop.prompt_windows",
     "kronii.edge.peers", "kronii.desktop.hold", "kronii.redaction",
 )  # fmt: skip
-SERVICES = ("sensor", "capture", "pipeline", "scheduler", "supervisor", "broker", "critic", "vision", "console")
+SERVICES = ("sensor", "capture", "pipeline", "scheduler", "supervisor", "broker", "critic", "vision", "console")  # fmt: skip
 # A core decides; it does not reach the world. These are the modules that would let it.
 IO_MODULES = frozenset(
     {
