@@ -185,6 +185,27 @@ def test_watcher_reports_current_focus_then_each_switch_and_title_change_of_the_
         assert not x11.watching
 
 
+def test_watcher_reports_no_focus_when_the_focused_window_is_destroyed_and_nothing_takes_it(
+    x_display: str,
+) -> None:
+    # openbox leaves _NET_ACTIVE_WINDOW naming the destroyed window: no property changes, so only
+    # the window's destruction tells the watcher (else its span would run on after it closed).
+    with opened(x_display) as x11:
+        inbox = FocusInbox()
+        with open_window(x_display, "closing", "KroniiClosing") as closing:
+            focus_window(x_display, closing.window_id)
+            x11.start(inbox)
+            try:
+                assert_focus_is(inbox.wait_for(lambda f: f.window_id == closing.window_id), closing)
+            except BaseException:
+                x11.stop()
+                raise
+        try:
+            assert inbox.wait_for(lambda f: f.window_id != closing.window_id) == Focus()
+        finally:
+            x11.stop()
+
+
 def test_watcher_does_not_repeat_an_unchanged_focus(x_display: str) -> None:
     with open_window(x_display, "same", "KroniiSame") as window, opened(x_display) as x11:
         focus_window(x_display, window.window_id)

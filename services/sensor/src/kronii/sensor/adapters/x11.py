@@ -401,6 +401,10 @@ class _Watcher:
                 return
 
     def _is_relevant(self, event: Any) -> bool:
+        # A window manager may leave _NET_ACTIVE_WINDOW naming a window that was destroyed (openbox
+        # does when nothing else takes the focus): its destruction is then the only news.
+        if event.type == X.DestroyNotify:
+            return int(event.window.id) == self._watched
         if event.type != X.PropertyNotify:
             return False
         window_id = int(event.window.id)
@@ -436,6 +440,7 @@ class _Watcher:
         if active:
             new = self._dpy.create_resource_object("window", active)
             new.change_attributes(
-                event_mask=X.PropertyChangeMask, onerror=xerror.CatchError(xerror.BadWindow)
+                event_mask=X.PropertyChangeMask | X.StructureNotifyMask,
+                onerror=xerror.CatchError(xerror.BadWindow),
             )
         self._watched = active
