@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.agents.harness import private_socket
 from tests.desktop import start_session_bus, start_xvfb
@@ -98,21 +98,15 @@ def console_mesh(
 
 
 @pytest.fixture(scope="session")
-def console_playwright(request: pytest.FixtureRequest) -> Iterator[Playwright]:
-    with contextlib.ExitStack() as stack:
-        playwright = stack.enter_context(sync_playwright())
-        stop_after_last_use(request, stack)
-        yield playwright
-
-
-@pytest.fixture(scope="session")
-def console_browser(request: pytest.FixtureRequest, console_playwright: Playwright) -> Iterator[Browser]:
+def console_browser(request: pytest.FixtureRequest) -> Iterator[Browser]:
+    """One stack for Playwright and its browser, so the browser closes before Playwright stops."""
     chromium = shutil.which("chromium")
     assert chromium, "Debian's chromium is not installed (apt-get install chromium)"
-    browser = console_playwright.chromium.launch(
-        executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-dev-shm-usage"]
-    )
     with contextlib.ExitStack() as stack:
+        playwright = stack.enter_context(sync_playwright())
+        browser = playwright.chromium.launch(
+            executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-dev-shm-usage"]
+        )
         stack.callback(browser.close)
         stop_after_last_use(request, stack)
         yield browser
