@@ -1,9 +1,11 @@
 """The vision engine's plans for the Control page (VisionPlans): listed, shown, denied over the
 console's service clients; approved through the engine's local socket, the one door a person's
-approval may come through (the kernel names the calling process; the engine then wants a proof of
-presence: polkit's org.kronii.approve-plan, which asks the person, where polkitd runs). Without such a
-proof the engine refuses, and the page shows its sentence and the command that approves from a
-terminal. What the engine answers is already redacted (titles, OCR text); nothing else is read."""
+approval may come through (the kernel names the calling process, the console's own; the engine then
+wants a proof of presence of it: where polkitd runs, polkit's org.kronii.approve-plan, whose
+authentication agent asks the person on their own screen while the page waits, the same proof
+`kronii vision approve` gets there). Without such a proof the engine refuses, and the page shows its
+sentence, the polkit dialog and the command that approves from a terminal. What the engine answers is
+already redacted (titles, OCR text); nothing else is read."""
 
 from __future__ import annotations
 
@@ -17,12 +19,13 @@ from kronii.console.core.control import Ambiguity, Box, PlanAction, PlanView
 from kronii.console.ports import ServiceNotAnswering
 from kronii.foundation.errors import FailedPrecondition, NotFound, PermissionDenied
 
-__all__ = ["VisionApi", "plan_view"]
+__all__ = ["APPROVE_TIMEOUT_SECS", "VisionApi", "approval_refusal", "plan_view"]
 
 SERVICE = "vision"
 SOCKET_NAME = "vision.sock"
-# An approval answers once the plan was checked against the screen it was made on.
-APPROVE_TIMEOUT_SECS = 30.0
+# An approval answers once the person answered polkit's dialog (the engine waits up to 60 s for them)
+# and the plan was checked against the screen it was made on.
+APPROVE_TIMEOUT_SECS = 90.0
 
 
 def _box(data: Any) -> Box | None:
@@ -99,6 +102,16 @@ class VisionApi:
         return _answer(response, plan_id)
 
 
+def approval_refusal(plan_id: str, engine_said: str) -> str:
+    """Why a yes from the page did not count, and the two ways that do."""
+    return (
+        "the vision engine takes a yes only from a person it can see is there: where polkit runs, "
+        "Approve makes your desktop ask for your password in polkit's dialog (answer it, then Approve "
+        f"again if it timed out); elsewhere run kronii vision approve {plan_id} in a terminal, or answer "
+        f"its desktop notification (the engine said: {engine_said})"
+    )
+
+
 def _answer(response: httpx.Response, plan_id: str) -> PlanView:
     try:
         body = response.json()
@@ -109,11 +122,7 @@ def _answer(response: httpx.Response, plan_id: str) -> PlanView:
     detail = body.get("detail") if isinstance(body, dict) else None
     sentence = f"the vision engine refused: {detail or f'HTTP {response.status_code}'}"
     if response.status_code == 403:
-        raise PermissionDenied(
-            "the vision engine takes a yes only from a person it can see is there (polkit, or a terminal), "
-            f"which this page cannot show it: run kronii vision approve {plan_id} in a terminal, or answer "
-            f"its desktop notification (the engine said: {detail or 'HTTP 403'})"
-        )
+        raise PermissionDenied(approval_refusal(plan_id, str(detail or "HTTP 403")))
     if response.status_code == 404:
         raise NotFound(sentence)
     if response.status_code == 409:
