@@ -12,8 +12,9 @@ at the desktop is), and the vision engine's key registered (`kronii vision setup
   wants a proof of presence the console cannot give (no polkit here, no terminal): refused, with the
   engine's sentence and the command that approves from a terminal, and nothing ran; Deny ends it.
 
-This module starts a mesh of its own (the shared one's broker sees nobody attached, so no grant can be
-made there). Screenshots go to the test's tmp dir, to look at."""
+This module starts a mesh of its own (console_control_support.py; the shared one's broker sees nobody
+attached, so no grant can be made there); test_console_control_approve.py approves through polkit.
+Screenshots go to the test's tmp dir, to look at."""
 
 from __future__ import annotations
 
@@ -31,13 +32,15 @@ import pytest
 from kronii.agents.broker_client import BrokerClient
 from playwright.sync_api import Browser, Page, expect
 
-from tests.agents.harness import private_socket
 from tests.desktop import open_window
-from tests.e2e.console.conftest import KRONII, UP_TIMEOUT_S, ConsoleMesh, screenshot
-from tests.integration.vision.conftest import FORM_SECRET
-from tests.integration.vision.vision_desktop import GtkForm, start_a11y_desktop, start_gtk_form
+from tests.e2e.console.conftest import KRONII, ConsoleMesh, screenshot
+from tests.e2e.console.console_control_support import (
+    gtk_form_seen_by_vision,
+    plan_on_a_still_screen,
+    start_steer_mesh,
+)
+from tests.integration.vision.vision_desktop import GtkForm
 from tests.integration.vision.vision_service_support import clicked
-from tests.mesh import Proc, standalone_env, wait_until
 from tests.terminal import run_on_terminal
 
 pytestmark = pytest.mark.e2e
@@ -45,36 +48,8 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def steer_mesh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleMesh]:
-    data_dir = tmp_path_factory.mktemp("console-control") / "data"
     with contextlib.ExitStack() as stack:
-        desktop = stack.enter_context(start_a11y_desktop(screen="1280x800x24"))
-        socket = stack.enter_context(private_socket())
-        env = standalone_env(data_dir)
-        env.update(
-            DISPLAY=desktop.display,
-            DBUS_SESSION_BUS_ADDRESS=desktop.bus_address,
-            XDG_RUNTIME_DIR=desktop.runtime_dir,
-            KRONII_SUPERVISOR_TMUX_SOCKET=socket,
-            KRONII_TEST_FAST_PG="1",
-            KRONII_LOG_FORMAT="text",
-            KRONII_BROKER_INTERACTIVE="true",
-            KRONII_BROKER_REMOTE_VIEW="false",
-            KRONII_BROKER_NOTIFY="false",
-            KRONII_VISION_USE_CAPTURE="false",
-            KRONII_VISION_NOTIFY="false",
-        )
-        proc = Proc([KRONII, "up"], env)
-        stack.callback(lambda: proc.terminate(timeout=30) if proc.process.poll() is None else None)
-        try:
-            proc.wait_for_line(lambda line: line.strip() == "kronii is up", UP_TIMEOUT_S)
-        except BaseException:
-            print(proc.output[-6000:])
-            raise
-        mesh = ConsoleMesh(proc, env, data_dir, desktop.display, socket)
-        setup = mesh.kronii("vision", "setup", "--yes", timeout=120)
-        assert setup.returncode == 0, setup.stdout + setup.stderr
-        stack.callback(lambda: None)
-        yield mesh
+        yield start_steer_mesh(stack, tmp_path_factory.mktemp("console-control") / "data")
 
 
 @pytest.fixture
@@ -143,39 +118,14 @@ def test_stop_on_the_control_page_revokes_the_live_lease_and_the_agents_next_key
 
 @pytest.fixture
 def form(steer_mesh: ConsoleMesh) -> Iterator[GtkForm]:
-    from tests.integration.vision.vision_desktop import A11yDesktop
-
-    desktop = A11yDesktop(
-        steer_mesh.display, steer_mesh.env["DBUS_SESSION_BUS_ADDRESS"], steer_mesh.env["XDG_RUNTIME_DIR"]
-    )
-    with start_gtk_form(desktop, FORM_SECRET) as opened:
-        vision = steer_mesh.url("vision")
-        wait_until(
-            lambda: "Cancel" in httpx.get(f"{vision}/v1/vision/context", timeout=30).text,
-            timeout=20,
-            what="the vision engine seeing the form",
-        )
+    with gtk_form_seen_by_vision(steer_mesh) as opened:
         yield opened
-
-
-def _plan(mesh: ConsoleMesh, intent: str) -> dict[str, Any]:
-    vision = mesh.url("vision")
-    last = None
-    for _ in range(15):  # two looks alike: the form has finished painting
-        now = httpx.get(f"{vision}/v1/vision/context", timeout=30).json().get("screenshot_hash")
-        if now is not None and now == last:
-            break
-        last = now
-        time.sleep(0.2)
-    made = httpx.post(f"{vision}/v1/vision/plans", json={"intent": intent, "execute": True}, timeout=60)
-    assert made.status_code == 200, made.text
-    return dict(made.json())
 
 
 def test_a_plan_flagged_by_r4_waits_on_the_page_and_an_approval_without_presence_is_refused(
     steer_mesh: ConsoleMesh, control_page: Page, form: GtkForm, tmp_path: Path
 ) -> None:
-    plan = _plan(steer_mesh, "click the OK button")
+    plan = plan_on_a_still_screen(steer_mesh, "click the OK button")
     assert plan["state"] == "awaiting_confirmation" and "R4" in plan["safety_rows"], json.dumps(plan)[:2000]
     page = control_page
     page.reload()
