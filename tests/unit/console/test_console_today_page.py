@@ -5,6 +5,7 @@ range draws the state row, and a sensor that does not answer is a sentence on th
 
 from __future__ import annotations
 
+import asyncio
 import re
 from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
@@ -89,10 +90,55 @@ async def test_a_sensor_that_does_not_answer_is_a_sentence_on_the_page() -> None
     async with console.session() as client:
         answer = await client.get("/today")
         body = await client.get("/today/body")
-    assert answer.status_code == 503
-    assert "sensor is not answering" in answer.text
-    assert "<nav" in answer.text  # the page itself still works
+    # The page's frame was sent before the sensor was asked: the page is a 200 that says what failed;
+    # the fragment htmx re-fetches is a 503 with the same sentence.
+    assert answer.status_code == 200
+    assert 'role="alert">sensor is not answering' in answer.text
+    assert "<nav" in answer.text and answer.text.rstrip().endswith("</html>")
     assert body.status_code == 503 and "sensor is not answering" in body.text
+
+
+async def test_the_pages_frame_is_sent_before_the_sensor_answers() -> None:
+    console = build_console(start=NOW)
+    answered = asyncio.Event()
+    chunks: list[str] = []
+
+    async def slow_get_json(service: str, path: str, params: object = None) -> object:
+        await answered.wait()
+        return await FakeSensor.get_json(console.sensor, service, path, params)  # type: ignore[arg-type]
+
+    async with console.session() as client:
+        cookie = f"kronii_console={client.cookies['kronii_console']}"
+    console.sensor.get_json = slow_get_json  # type: ignore[method-assign]
+
+    requested = False
+    stay = asyncio.Event()
+
+    async def receive() -> dict[str, object]:
+        nonlocal requested
+        if not requested:
+            requested = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await stay.wait()  # the browser stays connected
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, object]) -> None:
+        if message["type"] == "http.response.body":
+            chunks.append(bytes(message.get("body", b"")).decode())  # type: ignore[call-overload]
+            if len(chunks) == 1:  # the frame went out while the sensor had not answered
+                assert "Pick a day" in chunks[0] and "Timeline" not in chunks[0]
+                answered.set()
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+        "path": "/today", "raw_path": b"/today", "query_string": b"", "root_path": "",
+        "headers": [(b"host", b"127.0.0.1:8109"), (b"cookie", cookie.encode())],
+        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8109),
+    }  # fmt: skip
+    # Were the frame held back until the sensor answered, this would wait forever: 10 s is plenty.
+    await asyncio.wait_for(console.app(scope, receive, send), 10)  # type: ignore[arg-type]
+    page = "".join(chunks)
+    assert answered.is_set() and "Timeline" in page and page.rstrip().endswith("</html>")
 
 
 async def test_the_live_fragment_listens_to_activity_only_on_today() -> None:

@@ -24,12 +24,25 @@ from kronii.console.ports import ActivityHistory, ActivitySummary
 from kronii.foundation.clock import Clock
 from kronii.foundation.errors import InvalidArgument
 
-__all__ = ["MAX_DAYS", "ShowToday", "TodayView", "fitted_hours"]
+__all__ = ["MAX_DAYS", "ShowToday", "TodayFrame", "TodayView", "fitted_hours"]
 
 MAX_DAYS = 31
 # A day's spans are read at most this many pages deep (5,000 each): the picture of a pathological day
 # stops there rather than making the page slow.
 _MAX_PAGES = 4
+
+
+@dataclass(frozen=True)
+class TodayFrame:
+    """What a Today page is about, known before any data is read: its days and its neighbours."""
+
+    day: date
+    days: int
+    since: float
+    until: float
+    is_today: bool
+    previous_day: date
+    next_day: date | None
 
 
 @dataclass(frozen=True)
@@ -110,7 +123,8 @@ class ShowToday:
     def today(self) -> date:
         return datetime.fromtimestamp(self._clock.wall(), self.tz).date()
 
-    async def view(self, day_text: str | None, days: int = 1) -> TodayView:
+    def frame(self, day_text: str | None, days: int = 1) -> TodayFrame:
+        """The day (or days) asked for; InvalidArgument with a sentence for a bad or future day."""
         if not 1 <= days <= MAX_DAYS:
             raise InvalidArgument(f"days must be between 1 and {MAX_DAYS}", field="days")
         today = self.today()
@@ -118,6 +132,21 @@ class ShowToday:
         if day > today:
             raise InvalidArgument("that day has not happened yet: pick today or an earlier day", field="day")
         since, until = day_range(day, days, self.tz)
+        return TodayFrame(
+            day=day,
+            days=days,
+            since=since,
+            until=until,
+            is_today=day == today,
+            previous_day=day - timedelta(days=days),
+            next_day=min(day + timedelta(days=days), today) if day < today else None,
+        )
+
+    async def view(self, day_text: str | None, days: int = 1) -> TodayView:
+        return await self.view_of(self.frame(day_text, days))
+
+    async def view_of(self, frame: TodayFrame) -> TodayView:
+        day, days, since, until, today = frame.day, frame.days, frame.since, frame.until, self.today()
         if days == 1:
             # One day's spans are read whole for the picture: its sums are added up from them (the
             # same clipping as the sensor's summary), one call to the sensor instead of four.

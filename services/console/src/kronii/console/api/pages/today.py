@@ -2,20 +2,21 @@
 bar), the time per app, per title and per state as charts, a date picker with the days before and
 after, a range of up to 31 days, and a live refresh of today's picture on each focus change.
 
-GET /today?day=YYYY-MM-DD&days=N is the page; GET /today/body the part htmx re-fetches."""
+GET /today?day=YYYY-MM-DD&days=N is the page (its frame sent at once, the day's picture and charts
+when the sensor has answered); GET /today/body the part htmx re-fetches."""
 
 from __future__ import annotations
 
-from datetime import date
+from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, StreamingResponse
 from kronii.console.api.pages import Page, page_state
-from kronii.console.api.rendering import render
+from kronii.console.api.rendering import render, render_text
 from kronii.console.compose.today import build
 from kronii.console.core.timeline import COLUMNS, STATE_FILLS, Bar
-from kronii.console.usecases.show_today import MAX_DAYS, ShowToday, TodayView
+from kronii.console.usecases.show_today import MAX_DAYS, ShowToday, TodayFrame, TodayView
 from kronii.foundation.errors import KroniiError
 from markupsafe import Markup
 
@@ -47,18 +48,22 @@ def _days(value: str | None) -> int:
         return 0  # refused by the use case with a sentence
 
 
-async def _view(request: Request) -> tuple[TodayView | None, str, int, ShowToday]:
-    show: ShowToday = page_state(request, SLUG)
+def _asked(request: Request) -> tuple[str | None, int]:
+    return request.query_params.get("day"), _days(request.query_params.get("days"))
+
+
+async def _view_of(show: ShowToday, frame: TodayFrame) -> tuple[TodayView | None, str, int]:
     try:
-        view = await show.view(request.query_params.get("day"), _days(request.query_params.get("days")))
+        return await show.view_of(frame), "", 200
     except KroniiError as error:
-        status = error.http_status if error.http_status < 500 else 503
-        return None, error.message, status, show
-    return view, "", 200, show
+        return None, error.message, error.http_status if error.http_status < 500 else 503
 
 
-def _context(view: TodayView | None, problem: str, show: ShowToday) -> dict[str, Any]:
+def _context(
+    frame: TodayFrame | None, view: TodayView | None, problem: str, show: ShowToday
+) -> dict[str, Any]:
     return {
+        "frame": frame,
         "view": view,
         "problem": problem,
         "today": show.today(),
@@ -68,32 +73,61 @@ def _context(view: TodayView | None, problem: str, show: ShowToday) -> dict[str,
         "label_width": LABEL,
         "row_height": ROW_HEIGHT,
         "state_fills": STATE_FILLS,
-        "title_text": _title(view, show.today()),
+        "title_text": _title(frame),
         "bar_rects": bar_rects,
     }
 
 
-def _title(view: TodayView | None, today: date) -> str:
-    if view is None or (view.is_today and view.days == 1):
+def _title(frame: TodayFrame | None) -> str:
+    if frame is None or (frame.is_today and frame.days == 1):
         return "Today"
-    if view.days == 1:
-        return view.day.strftime("%A %d %B %Y")
-    return f"{view.days} days to {view.day.strftime('%d %B %Y')}"
+    if frame.days == 1:
+        return frame.day.strftime("%A %d %B %Y")
+    return f"{frame.days} days to {frame.day.strftime('%d %B %Y')}"
 
 
 router = APIRouter(tags=["console"])
+# Where the day's picture and charts go in the page, sent once they are ready.
+_BODY = "<!--kronii:today-body-->"
 
 
-@router.get("/today")
-async def today_page(request: Request) -> HTMLResponse:
-    view, problem, status, show = await _view(request)
-    return render(request, "today.html", _context(view, problem, show), status_code=status)
+@router.get("/today", response_model=None)
+async def today_page(request: Request) -> HTMLResponse | StreamingResponse:
+    """The page's frame (nav, date picker) is sent at once, the picture and charts when the sensor
+    has answered: the person sees the page while the day is read. A bad day is a 400 page."""
+    show: ShowToday = page_state(request, SLUG)
+    try:
+        frame = show.frame(*_asked(request))
+    except KroniiError as error:
+        context = _context(None, None, error.message, show)
+        # An autoescaped template's own output: safe to place as it is.
+        body = Markup(render_text(request, "today_body.html", context))  # noqa: S704
+        return render(request, "today.html", {**context, "body": body}, status_code=error.http_status)
+    top, bottom = render_text(
+        request,
+        "today.html",
+        {**_context(frame, None, "", show), "body": Markup(_BODY)},  # noqa: S704 - a constant
+    ).split(_BODY)
+
+    async def page() -> AsyncIterator[str]:
+        yield top
+        view, problem, _status = await _view_of(show, frame)
+        yield render_text(request, "today_body.html", _context(frame, view, problem, show))
+        yield bottom
+
+    return StreamingResponse(page(), media_type="text/html; charset=utf-8")
 
 
 @router.get("/today/body")
 async def today_body(request: Request) -> HTMLResponse:
-    view, problem, status, show = await _view(request)
-    return render(request, "today_body.html", _context(view, problem, show), status_code=status)
+    show: ShowToday = page_state(request, SLUG)
+    try:
+        frame = show.frame(*_asked(request))
+    except KroniiError as error:
+        context = _context(None, None, error.message, show)
+        return render(request, "today_body.html", context, status_code=error.http_status)
+    view, problem, status = await _view_of(show, frame)
+    return render(request, "today_body.html", _context(frame, view, problem, show), status_code=status)
 
 
 PAGE = Page(slug=SLUG, title="Today", order=10, router=router, build=build)
