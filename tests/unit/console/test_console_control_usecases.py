@@ -5,14 +5,23 @@ audited with the person as actor."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
-from kronii.console.core.control import Ambiguity, Box, DesktopState, PlanAction, PlanView, holder_sentence
+from kronii.console.core.control import (
+    Ambiguity,
+    Box,
+    DesktopState,
+    PlanAction,
+    PlanView,
+    grant_agents,
+    holder_sentence,
+)
 from kronii.console.ports import ServiceNotAnswering
 from kronii.console.usecases.show_control import ShowControl
 from kronii.console.usecases.steer_control import SteerControl
-from kronii.foundation.errors import InvalidArgument, PermissionDenied
+from kronii.foundation.errors import FailedPrecondition, InvalidArgument, PermissionDenied
 
 from tests.unit.console.test_console_agents_usecases import FakeAudit
 
@@ -26,6 +35,7 @@ class FakeBroker:
     def __init__(self, state: DesktopState | None) -> None:
         self.held = state
         self.intents: list[str] = []
+        self.grants: list[tuple[str, str, int]] = []
 
     async def state(self) -> DesktopState:
         if self.held is None:
@@ -38,6 +48,21 @@ class FakeBroker:
         if intent == "WAIT":
             raise ServiceNotAnswering("broker", "only the desktop user may WAIT", status=403)
         self.held = DesktopState("s1", "USER", user_intent=intent, agent_status="STOPPED", epoch=4)
+        return self.held
+
+    async def grant(self, agent: str, seconds: int) -> DesktopState:
+        self.grants.append(("grant", agent, seconds))
+        if agent == "no-presence":
+            raise PermissionDenied(
+                "the broker said: polkit does not allow this user to give an agent the desktop"
+            )
+        self.held = DesktopState("s1", "AGENT", holder=agent, lease_expiry=NOW + seconds, epoch=5)
+        return self.held
+
+    async def renew(self, agent: str, seconds: int) -> DesktopState:
+        self.grants.append(("renew", agent, seconds))
+        assert self.held is not None
+        self.held = replace(self.held, lease_expiry=NOW + seconds)
         return self.held
 
 
@@ -175,3 +200,81 @@ async def test_an_approval_the_engine_refuses_is_audited_and_a_bad_plan_id_never
     with pytest.raises(InvalidArgument):
         await steer.approve(PERSON, "../../v1/run")
     assert [r["outcome"] for r in audit.rows] == ["refused"] and vision.decided == []
+
+
+async def test_grant_lets_the_agent_use_the_desktop_for_the_chosen_minutes_and_is_audited() -> None:
+    broker, audit = FakeBroker(DesktopState("s1", "USER")), FakeAudit()
+    state = await SteerControl(broker, FakeVision([]), audit).grant(PERSON, "vision", "2")
+    assert broker.grants == [("grant", "vision", 120)]
+    assert (state.control_mode, state.holder, state.seconds_left(NOW)) == ("AGENT", "vision", 120)
+    assert audit.rows == [{"actor": PERSON, "action": "console.control.grant", "subject": "vision",
+                           "outcome": "AGENT vision", "seconds": 120}]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("agent", "minutes", "said"),
+    [
+        ("vision", "0", "1 to 10 whole minutes, not '0'"),
+        ("vision", "11", "1 to 10 whole minutes, not '11'"),
+        ("vision", "2.5", "1 to 10 whole minutes, not '2.5'"),
+        ("vision", "", "1 to 10 whole minutes, not ''"),
+        ("../sessions/x", "2", "is not an agent's client id"),
+        ("", "2", "is not an agent's client id"),
+    ],
+)
+async def test_a_grant_of_a_bad_agent_or_length_is_refused_before_the_broker_is_asked(
+    agent: str, minutes: str, said: str
+) -> None:
+    broker, audit = FakeBroker(DesktopState("s1", "USER")), FakeAudit()
+    with pytest.raises(InvalidArgument, match=re.escape(said)):
+        await SteerControl(broker, FakeVision([]), audit).grant(PERSON, agent, minutes)
+    assert broker.grants == [] and audit.rows == []
+
+
+async def test_a_grant_the_broker_refuses_is_audited_as_refused_with_its_sentence() -> None:
+    broker, audit = FakeBroker(DesktopState("s1", "USER")), FakeAudit()
+    with pytest.raises(PermissionDenied, match="polkit does not allow"):
+        await SteerControl(broker, FakeVision([]), audit).grant(PERSON, "no-presence", "1")
+    (row,) = audit.rows
+    assert (row["action"], row["subject"], row["outcome"]) == (
+        "console.control.grant",
+        "no-presence",
+        "refused",
+    )
+    assert "polkit does not allow" in row["error"] and broker.held == DesktopState("s1", "USER")
+
+
+async def test_renew_gives_the_agent_that_holds_the_desktop_more_time() -> None:
+    broker, audit = FakeBroker(LEASED), FakeAudit()
+    state = await SteerControl(broker, FakeVision([]), audit).renew(PERSON, "vision", "5")
+    assert broker.grants == [("renew", "vision", 300)] and state.seconds_left(NOW) == 300
+    assert audit.rows == [{"actor": PERSON, "action": "console.control.renew", "subject": "vision",
+                           "outcome": "AGENT vision", "seconds": 300, "epoch": 3}]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("held", "said"),
+    [(DesktopState("s1", "USER"), "no agent holds it"), (replace(LEASED, holder="coder"), "coder holds it")],
+)
+async def test_renew_of_an_agent_that_does_not_hold_the_desktop_is_refused_and_audited(
+    held: DesktopState, said: str
+) -> None:
+    broker, audit = FakeBroker(held), FakeAudit()
+    with pytest.raises(FailedPrecondition, match=f"vision does not hold the desktop now \\({said}\\)"):
+        await SteerControl(broker, FakeVision([]), audit).renew(PERSON, "vision", "2")
+    assert broker.grants == [] and [r["outcome"] for r in audit.rows] == ["refused"]
+
+
+@pytest.mark.parametrize(
+    ("held", "offered"),
+    [
+        (None, ("vision",)),
+        (DesktopState("s1", "USER"), ("vision",)),
+        (LEASED, ("vision",)),
+        (replace(LEASED, holder="coder"), ("vision", "coder")),
+    ],
+)
+def test_the_page_offers_the_desktop_to_the_vision_engine_and_to_the_agent_that_holds_it(
+    held: DesktopState | None, offered: tuple[str, ...]
+) -> None:
+    assert grant_agents(held) == offered

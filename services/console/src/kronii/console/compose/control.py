@@ -1,5 +1,6 @@
 """The Control page's use cases, made once at start: the input broker over the console's service
-clients, the vision engine over them and (for an approval) through its local socket."""
+clients (a grant through its local socket), the vision engine over them and (for an approval) through
+its local socket."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from kronii.console.adapters.vision_api import SOCKET_NAME, VisionApi
 from kronii.console.deps import ConsoleDeps
 from kronii.console.usecases.show_control import ShowControl
 from kronii.console.usecases.steer_control import SteerControl
-from kronii.runtime.rendezvous import local_socket_path
+from kronii.runtime.rendezvous import broker_socket_path, local_socket_path
 
 __all__ = ["ControlState", "build"]
 
@@ -23,6 +24,7 @@ class ControlState:
 
 
 async def build(deps: ConsoleDeps) -> ControlState:
-    broker = BrokerApi(deps.services)
-    vision = VisionApi(deps.services, local_socket_path(SOCKET_NAME, Path(deps.settings.data_dir)))
+    data_dir = Path(deps.settings.data_dir)
+    broker = BrokerApi(deps.services, broker_socket_path(data_dir))
+    vision = VisionApi(deps.services, local_socket_path(SOCKET_NAME, data_dir))
     return ControlState(ShowControl(broker, vision, deps.clock), SteerControl(broker, vision, deps.record))

@@ -7,18 +7,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "GRANT_DEFAULT_MINUTES",
+    "GRANT_MINUTES",
     "INTENTS",
     "INTENT_SAID",
+    "VISION_AGENT",
     "Ambiguity",
     "Box",
     "DesktopState",
     "PlanAction",
     "PlanView",
+    "grant_agents",
     "holder_sentence",
 ]
 
 # The page's buttons and the broker's words for them (`kronii control wait|interrupt|stop`).
 INTENTS = {"wait": "WAIT", "interrupt": "SAFE_INTERRUPT", "stop": "STOP_NOW"}
+# How long the page lets an agent use the desktop: whole minutes, 2 unless the person picks another.
+GRANT_MINUTES = tuple(range(1, 11))
+GRANT_DEFAULT_MINUTES = 2
+# The vision engine's client id at the broker (`kronii control grant vision`): a plan's engine.
+VISION_AGENT = "vision"
 # What each intent did, in the words `kronii control` says it.
 INTENT_SAID = {
     "WAIT": "the agent may go on while its lease lasts",
@@ -62,6 +71,13 @@ def holder_sentence(state: DesktopState, now: float) -> str:
     if state.user_holds_until is not None and state.user_holds_until > now:
         return f"you; the mesh leaves the desktop alone for {round(state.user_holds_until - now)} s more"
     return "you (the desktop user)"
+
+
+def grant_agents(state: DesktopState | None) -> tuple[str, ...]:
+    """The agents the page offers the desktop to: the vision engine (whose plans wait here) first, and
+    the agent that holds the desktop now when it is another."""
+    holder = state.holder if state and state.agent_holds else ""
+    return (VISION_AGENT,) if holder in ("", VISION_AGENT) else (VISION_AGENT, holder)
 
 
 @dataclass(frozen=True)

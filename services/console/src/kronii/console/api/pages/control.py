@@ -4,7 +4,12 @@ agent's next key is refused), and the vision plans waiting for the person's yes 
 the plan saw it (the boxes of its targets and of every element a flagged name matched, in the redacted
 frame's pixels; the engine's redacted window title) and flagged rows, with Approve / Deny. Each is a
 plain form POST with the session's CSRF token; the state is a fragment re-fetched on the `control`
-live events (the broker repeats its state every 5 s) and every few seconds besides."""
+live events (the broker repeats its state every 5 s) and every few seconds besides.
+
+An approved plan acts only while the person has granted the desktop to the vision engine, so Grant
+("Let vision use the desktop for 2 minutes") sits with each waiting plan and in the desktop box while
+the desktop is the person's, and Renew gives the agent that holds it more time: both go to the
+broker's local socket as `kronii control grant|renew` do, proven by polkit for the console's process."""
 
 from __future__ import annotations
 
@@ -17,7 +22,14 @@ from kronii.console.api.pages.agents import error_status, form_fields, local_tim
 from kronii.console.api.rendering import render
 from kronii.console.api.security import person
 from kronii.console.compose.control import ControlState, build
-from kronii.console.core.control import INTENT_SAID, Box, PlanView
+from kronii.console.core.control import (
+    GRANT_DEFAULT_MINUTES,
+    GRANT_MINUTES,
+    INTENT_SAID,
+    Box,
+    PlanView,
+    grant_agents,
+)
 from kronii.console.usecases.show_control import ControlView
 from kronii.foundation.errors import KroniiError
 
@@ -41,7 +53,10 @@ def _state(request: Request) -> ControlState:
 
 
 def _context(view: ControlView) -> dict[str, Any]:
-    return {"view": view, "time": local_time, "frame": screen_frame, "intent_said": INTENT_SAID}
+    return {
+        "view": view, "time": local_time, "frame": screen_frame, "intent_said": INTENT_SAID,
+        "agents": grant_agents(view.desktop), "minutes": GRANT_MINUTES, "default_minutes": GRANT_DEFAULT_MINUTES,
+    }  # fmt: skip
 
 
 async def _page(request: Request, said: dict[str, Any] | None = None, status: int = 200) -> HTMLResponse:
@@ -80,6 +95,24 @@ async def control_intent(request: Request) -> HTMLResponse:
     form = await form_fields(request)
     name = form.get("intent", "")
     return await _act(request, name or "intent", _state(request).steer.intent(person(request), name))
+
+
+@router.post("/control/grant", response_class=HTMLResponse)
+async def control_grant(request: Request) -> HTMLResponse:
+    form = await form_fields(request)
+    steer = _state(request).steer
+    return await _act(
+        request, "grant", steer.grant(person(request), form.get("agent", ""), form.get("minutes", ""))
+    )
+
+
+@router.post("/control/renew", response_class=HTMLResponse)
+async def control_renew(request: Request) -> HTMLResponse:
+    form = await form_fields(request)
+    steer = _state(request).steer
+    return await _act(
+        request, "renew", steer.renew(person(request), form.get("agent", ""), form.get("minutes", ""))
+    )
 
 
 @router.post("/control/approve", response_class=HTMLResponse)
