@@ -5,7 +5,10 @@ file of the test's, in a private mount namespace) through DBUS_SYSTEM_BUS_ADDRES
 PolkitClient reads it:
 
 - a vision plan flagged by R4 (two buttons named OK on a real GTK form) waits on the page with both
-  boxes; Approve on the page reaches the engine's local socket, whose peer is the console's own
+  boxes and a Grant; Grant on the page ("Let vision use the desktop for 2 minutes") reaches the
+  broker's local socket, whose PresenceGate asks polkit about the console's process (the rule says
+  YES for the grant action too), and the desktop is the engine's for 120 s, audited
+  console.control.grant and the broker's broker.presence (polkit, the console's pid); Approve on the page reaches the engine's local socket, whose peer is the console's own
   process; the engine's PresenceGate asks polkit about that process (polkit's rule says YES for the
   console's user); the plan runs (the form prints the click), the page shows it done, and the audit
   has console.control.approve and the engine's vision.presence row with method "polkit" for the
@@ -40,7 +43,7 @@ from kronii.edge.polkit import PolkitClient
 from kronii.edge.presence import PresenceGate, PresenceRefused
 from kronii.edge.procinfo import executable_of, start_ticks
 from kronii.vision.adapters.person_gate import APPROVE_PURPOSE
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.desktop import DesktopError
 from tests.e2e.console.conftest import ConsoleMesh, screenshot
@@ -63,8 +66,8 @@ from tests.private_polkit import (
 pytestmark = [pytest.mark.e2e, *POLKIT_SKIPS]
 
 APPROVE_ACTION = APPROVE_PURPOSE.polkit_action
-# The person hands the engine the desktop first (a person watches it: docs/vision.md), here through
-# polkit too, as the desktop's `kronii control grant vision` would be.
+# The person hands the engine the desktop first (a person watches it: docs/vision.md), from the page,
+# proven by polkit as `kronii control grant vision` would be for a process with no terminal.
 GRANT_ACTION = GRANT_PURPOSE.polkit_action
 CONSOLE_USER = pwd.getpwuid(os.getuid()).pw_name
 AS_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
@@ -137,8 +140,6 @@ def test_approve_on_the_control_page_is_proven_by_polkit_for_the_consoles_proces
     _, polkitd = polkit_bus
     polkitd.start(_yes_for_the_console_user())
     with gtk_form_seen_by_vision(polkit_mesh) as form:
-        granted = polkit_mesh.kronii("control", "grant", "vision", "--seconds", "120")
-        assert granted.returncode == 0, granted.stdout + granted.stderr
         plan = plan_on_a_still_screen(polkit_mesh, "click the OK button")
         plan_id = plan["plan_id"]
         assert plan["state"] == "awaiting_confirmation" and "R4" in plan["safety_rows"], plan
@@ -147,7 +148,16 @@ def test_approve_on_the_control_page_is_proven_by_polkit_for_the_consoles_proces
         shown = page.locator(f"#plan-{plan_id}")
         expect(shown.locator(".flag").first).to_have_text("R4")
         expect(shown.locator("svg.screen rect.candidate")).to_have_count(2)
+        expect(shown.locator(".grant-needed")).to_contain_text("acts only while the vision engine may use")
         screenshot(page, tmp_path, "approve-waiting")
+
+        _grant_on_the_page(page, shown, tmp_path)
+        # A focus event from the sensor while the person granted makes the engine plan again (a new id,
+        # shown on the page in the old one's place): approve the one that waits now.
+        plan_id = _waiting_one(polkit_mesh, plan_id)
+        page.reload()
+        shown = page.locator(f"#plan-{plan_id}")
+        expect(shown.locator(".granted")).to_contain_text("The vision engine holds the desktop")
 
         shown.get_by_role("button", name=f"Approve plan {plan_id}").click()
         expect(page.locator(".said.ok")).to_contain_text(f"Plan {plan_id}:", timeout=60_000)
@@ -168,6 +178,7 @@ def test_approve_on_the_control_page_is_proven_by_polkit_for_the_consoles_proces
         screenshot(page, tmp_path, "approve-done")
 
     assert _plan_state(polkit_mesh, plan_id)["approved_by"] == f"person:uid:{os.getuid()}"
+    _the_grant_was_the_pages_proven_by_polkit_for_the_consoles_process(polkit_mesh)
     approvals = [row for row in _audit_rows(polkit_mesh, "console.control.approve") if row[1] == plan_id]
     assert len(approvals) == 1 and approvals[0][2] != "refused", approvals
     proofs = [row for row in _audit_rows(polkit_mesh, "vision.presence") if row[2] == "ok"]
@@ -176,6 +187,47 @@ def test_approve_on_the_control_page_is_proven_by_polkit_for_the_consoles_proces
     assert (detail["method"], detail["polkit_action"]) == ("polkit", APPROVE_ACTION), detail
     assert detail["pid"] == _console_pid(polkit_mesh), detail
     assert detail["uid"] == os.getuid() and detail["capabilities"] == ["APPROVE"], detail
+
+
+def _grant_on_the_page(page: Page, plan: Locator, tmp_path: Path) -> None:
+    """The person lets the vision engine use the desktop for 2 minutes from the waiting plan's Grant."""
+    grant = plan.locator("form.grant-form")
+    expect(grant.get_by_label("The agent that may use the desktop")).to_have_value("vision")
+    grant.get_by_label("For how many minutes").select_option("2")
+    grant.get_by_role("button", name="Grant the desktop").click()
+    expect(page.locator(".said.ok")).to_contain_text("vision may use the desktop until", timeout=60_000)
+    expect(page.locator("#holder")).to_contain_text("vision (an agent)")
+    left = float(page.locator("#lease-left").get_attribute("data-seconds") or 0)
+    assert 100 < left <= 120, left
+    expect(page.locator("form[id='renew-vision'] button")).to_contain_text("Renew")
+    screenshot(page, tmp_path, "grant-done")
+
+
+def _waiting_one(mesh: ConsoleMesh, plan_id: str) -> str:
+    """The plan waiting now: ``plan_id`` or the one the engine made again in its place."""
+    waiting = [plan_id]
+
+    def found() -> bool:
+        plan = _plan_state(mesh, waiting[-1])
+        if plan["state"] != "awaiting_confirmation" and plan.get("replanned_as"):
+            waiting.append(plan["replanned_as"])
+            plan = _plan_state(mesh, waiting[-1])
+        return bool(plan["state"] == "awaiting_confirmation")
+
+    wait_until(found, timeout=30, what=f"a plan waiting in {plan_id}'s place")
+    return waiting[-1]
+
+
+def _the_grant_was_the_pages_proven_by_polkit_for_the_consoles_process(mesh: ConsoleMesh) -> None:
+    grants = _audit_rows(mesh, "console.control.grant")
+    assert [(row[1], row[2], row[3]["seconds"]) for row in grants] == [("vision", "AGENT vision", 120)], (
+        grants
+    )
+    assert grants[0][0] == f"person:uid:{os.getuid()}", grants
+    proofs = [row[3] for row in _audit_rows(mesh, "broker.presence") if row[2] == "ok"]
+    assert proofs, _audit_rows(mesh, "broker.presence")
+    assert (proofs[-1]["method"], proofs[-1]["polkit_action"]) == ("polkit", GRANT_ACTION), proofs[-1]
+    assert proofs[-1]["pid"] == _console_pid(mesh), proofs[-1]
 
 
 @contextlib.contextmanager
