@@ -123,3 +123,17 @@ def test_dark_and_light_follow_the_system_and_the_toggle(
     expect(console_page.get_by_role("button", name=re.compile("^Theme"))).to_have_text("Theme: light")
     console_page.get_by_role("button", name=re.compile("^Theme")).click()
     assert sum(_background(console_page)) < 150
+
+
+def test_sign_out_is_a_plain_form_post_the_edge_accepts_and_the_cookie_is_gone(
+    console_mesh: ConsoleMesh, console_page: Page
+) -> None:
+    # A plain form's POST carries the page's real Origin only under a referrer policy that keeps it
+    # for the same origin (no-referrer made Chromium send `Origin: null`, which the edge refuses).
+    with console_page.expect_response(lambda r: r.url.endswith("/logout")) as posted:
+        console_page.get_by_role("button", name="Sign out").click()
+    assert posted.value.status == 303, posted.value.status
+    expect(console_page.locator("body")).to_contain_text("kronii console")
+    assert [c for c in console_page.context.cookies() if c["name"].startswith("kronii")] == []
+    answer = console_page.goto(f"{console_mesh.console_url}/today")
+    assert answer is not None and answer.status == 401

@@ -88,6 +88,12 @@ def _vision(registry: CollectorRegistry) -> Any:
     return VisionMetrics(registry)
 
 
+def _console(registry: CollectorRegistry) -> Any:
+    from kronii.console.metrics import ConsoleMetrics
+
+    return ConsoleMetrics(registry)
+
+
 SERVICES: dict[str, Callable[[CollectorRegistry], Any]] = {
     "sensor": _sensor,
     "capture": _capture,
@@ -97,6 +103,7 @@ SERVICES: dict[str, Callable[[CollectorRegistry], Any]] = {
     "broker": _broker,
     "critic": _critic,
     "vision": _vision,
+    "console": _console,
 }
 
 # Labelled counters whose label values are open-ended (routes, subjects, audit actions, operations

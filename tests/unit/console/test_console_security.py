@@ -208,7 +208,7 @@ async def test_every_answer_carries_the_security_headers(
         csp = answer.headers["content-security-policy"]
         assert "default-src 'self'" in csp and "script-src 'self'" in csp and "'unsafe-inline'" not in csp
         assert answer.headers["x-frame-options"] == "DENY"
-        assert answer.headers["referrer-policy"] == "no-referrer"
+        assert answer.headers["referrer-policy"] == "same-origin"
         assert answer.headers["x-content-type-options"] == "nosniff"
     async with console.client() as anonymous:
         refused = await anonymous.get("/today")

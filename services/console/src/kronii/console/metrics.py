@@ -22,7 +22,18 @@ LIVE_TOPICS: dict[str, tuple[Topic[Any], ...]] = {
     "decisions": (subjects.PIPELINE_NOTICE,),
 }
 RECEIVES = tuple(topic for topics in LIVE_TOPICS.values() for topic in topics)
-AUDIT_ACTIONS = ("console.link", "console.login", "console.logout", "console.refused")
+AUDIT_ACTIONS = (
+    "console.link",
+    "console.login",
+    "console.logout",
+    "console.refused",
+    *(f"console.agents.{action}" for action in ("trigger", "pause", "resume", "force")),
+    *(f"console.control.{action}" for action in ("wait", "interrupt", "stop", "approve", "deny", "grant")),
+    "console.captures.open",
+    "console.captures.delete",
+    *(f"console.decisions.{action}" for action in ("snooze", "mute", "unmute")),
+    *(f"console.privacy.{action}" for action in ("delete_day", "delete_app", "delete_all")),
+)
 REFUSALS = (
     "misdirected", "foreign_origin", "foreign_site", "not_cli", "no_session", "csrf", "too_large",
     "bad_length", "starting",

@@ -32,6 +32,6 @@ def status_of(error: KroniiError) -> int:
 def answer_status(request: Request, status: int) -> int:
     """The status of an action's answer. htmx swaps in only a 2xx answer, so a refusal sent to the
     page's own htmx request (a boosted form: it carries the page's real Origin, which a plain form
-    under Referrer-Policy no-referrer does not) comes as 200, its sentence on the page (role=alert);
+    under Referrer-Policy no-referrer did not) comes as 200, its sentence on the page (role=alert);
     any other client gets the true 4xx/503."""
     return 200 if status >= 400 and request.headers.get("hx-request") == "true" else status
