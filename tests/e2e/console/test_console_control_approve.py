@@ -27,6 +27,7 @@ import contextlib
 import os
 import pwd
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -152,8 +153,8 @@ def test_approve_on_the_control_page_is_proven_by_polkit_for_the_consoles_proces
         screenshot(page, tmp_path, "approve-waiting")
 
         _grant_on_the_page(page, shown, tmp_path)
-        # A focus event from the sensor while the person granted makes the engine plan again (a new id,
-        # shown on the page in the old one's place): approve the one that waits now.
+        # Focus events from the sensor after the grant make the engine plan again (a new id, shown on the
+        # page in the old one's place): approve the one that waits now, once it is still.
         plan_id = _waiting_one(polkit_mesh, plan_id)
         page.reload()
         shown = page.locator(f"#plan-{plan_id}")
@@ -203,18 +204,22 @@ def _grant_on_the_page(page: Page, plan: Locator, tmp_path: Path) -> None:
     screenshot(page, tmp_path, "grant-done")
 
 
-def _waiting_one(mesh: ConsoleMesh, plan_id: str) -> str:
-    """The plan waiting now: ``plan_id`` or the one the engine made again in its place."""
+def _waiting_one(mesh: ConsoleMesh, plan_id: str, still_s: float = 5.0) -> str:
+    """The plan waiting now, once it has waited ``still_s`` unchanged: ``plan_id`` or the one the engine
+    made again in its place (each focus event while the grant's lease notice comes up stales the plan
+    that waits, and the engine plans again)."""
     waiting = [plan_id]
+    since = [time.monotonic()]
 
-    def found() -> bool:
+    def still() -> bool:
         plan = _plan_state(mesh, waiting[-1])
-        if plan["state"] != "awaiting_confirmation" and plan.get("replanned_as"):
+        while plan["state"] != "awaiting_confirmation" and plan.get("replanned_as"):
             waiting.append(plan["replanned_as"])
+            since.append(time.monotonic())
             plan = _plan_state(mesh, waiting[-1])
-        return bool(plan["state"] == "awaiting_confirmation")
+        return plan["state"] == "awaiting_confirmation" and time.monotonic() - since[-1] >= still_s
 
-    wait_until(found, timeout=30, what=f"a plan waiting in {plan_id}'s place")
+    wait_until(still, timeout=60, what=f"a plan waiting still in {plan_id}'s place", interval=0.5)
     return waiting[-1]
 
 
