@@ -23,12 +23,14 @@ Screenshots go to the test's tmp dir, to look at."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import pwd
 import subprocess
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -266,11 +268,26 @@ def _redis(mesh: ConsoleMesh) -> aioredis.Redis:
         (None, "polkit does not allow this user to approve a plan"),
     ],
 )
-async def test_the_engines_approval_gate_answers_as_polkits_rule_says_and_the_page_says_how_to_approve(
+def test_the_engines_approval_gate_answers_as_polkits_rule_says_and_the_page_says_how_to_approve(
     polkit_mesh: ConsoleMesh, polkit_bus: tuple[str, Polkitd], rule: str | None, refusal: str | None
 ) -> None:
     bus, polkitd = polkit_bus
     polkitd.start(None if rule is None else polkit_rule(APPROVE_ACTION, "nobody", rule))
+    # Its own loop on its own thread: Playwright's sync API, started by the browser tests of this
+    # session, leaves this thread's event loop running, where pytest-asyncio could not run one.
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        rows = thread.submit(asyncio.run, _ask_the_gate(polkit_mesh, bus, polkitd, refusal)).result()
+    (row,) = rows
+    assert (row["action"], row["method"], row["outcome"]) == (
+        "vision.presence",
+        "polkit",
+        "ok" if refusal is None else "refused",
+    )
+
+
+async def _ask_the_gate(
+    polkit_mesh: ConsoleMesh, bus: str, polkitd: Polkitd, refusal: str | None
+) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
 
     async def record(**row: Any) -> None:
@@ -292,9 +309,4 @@ async def test_the_engines_approval_gate_answers_as_polkits_rule_says_and_the_pa
     finally:
         polkitd.start(_yes_for_the_console_user())
         await redis.aclose()
-    (row,) = rows
-    assert (row["action"], row["method"], row["outcome"]) == (
-        "vision.presence",
-        "polkit",
-        "ok" if refusal is None else "refused",
-    )
+    return rows

@@ -61,7 +61,9 @@ def _run(urls: dict[str, str], socket: Path, body: Callable[[BrokerApi, VisionAp
     async def run() -> T:
         clients = HttpServiceClients(urls, api_token=None, timeout_secs=30)
         try:
-            return await body(BrokerApi(clients), VisionApi(clients, socket))
+            # Grant and renew go through the broker's socket (tested in test_console_control_grant_page
+            # and the approval's e2e); these tests use its HTTP surface only.
+            return await body(BrokerApi(clients, socket.with_name("broker.sock")), VisionApi(clients, socket))
         finally:
             await clients.close()
 

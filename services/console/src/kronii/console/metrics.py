@@ -28,7 +28,10 @@ AUDIT_ACTIONS = (
     "console.logout",
     "console.refused",
     *(f"console.agents.{action}" for action in ("trigger", "pause", "resume", "force")),
-    *(f"console.control.{action}" for action in ("wait", "interrupt", "stop", "approve", "deny", "grant")),
+    *(
+        f"console.control.{action}"
+        for action in ("wait", "interrupt", "stop", "approve", "deny", "grant", "renew")
+    ),
     "console.captures.open",
     "console.captures.delete",
     *(f"console.decisions.{action}" for action in ("snooze", "mute", "unmute")),
