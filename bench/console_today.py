@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import _common
 import httpx
@@ -170,6 +171,14 @@ def first_paints(url: str, cookie: str, paths: dict[str, str], count: int) -> di
     return out
 
 
+def sensor_times(sensor_url: str, last_day: date, runs: int) -> dict[str, Any]:
+    """The sensor's part of the day's page: its spans (one page of up to 5,000, as the console asks)."""
+    since = datetime.combine(last_day, datetime.min.time(), UTC)
+    params = {"since": since.isoformat(), "until": (since + timedelta(days=1)).isoformat(), "limit": "5000"}
+    with httpx.Client(base_url=sensor_url, timeout=30) as client:
+        return {"day_spans": server_times(client, "/v1/activity/spans?" + urlencode(params), runs)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -191,6 +200,7 @@ def main() -> None:
             }
             with httpx.Client(base_url=console.url, cookies={"kronii_console": cookie}, timeout=30) as client:
                 server = {name: server_times(client, path, options.runs) for name, path in paths.items()}
+            server["of_which_sensor"] = sensor_times(_sensor.url, last_day, options.runs)
             paint = first_paints(console.url, cookie, paths, options.paints)
             # The floor on this machine: the console's small 401 page (no data, the same css and head).
             paint["floor_401_page"] = first_paints(console.url, "", {"p": "/today"}, options.paints)["p"]
