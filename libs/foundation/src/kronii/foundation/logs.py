@@ -108,5 +108,6 @@ def configure_logging(
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
-    for noisy in ("uvicorn.access", "nats", "asyncio"):
+    # httpx says every request it makes at INFO: the console polls its services every few seconds.
+    for noisy in ("uvicorn.access", "nats", "asyncio", "httpx", "httpcore"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))
