@@ -36,6 +36,8 @@ have galculator || need+=(galculator)  # GTK3: a calculator with a menu bar (zen
 have gnome-calculator || need+=(gnome-calculator)  # GTK4: buttons whose text is a label inside them
 have gnome-text-editor || need+=(gnome-text-editor)  # GTK4: an editor with popover menus
 have featherpad || need+=(featherpad)  # Qt5 (QT_ACCESSIBILITY=1): an editor with a menu bar and a search bar
+have mousepad || need+=(mousepad)  # GTK3: an editor under a Qt window (the window in front)
+have speedcrunch || need+=(speedcrunch)  # Qt5: a calculator over it
 have chromium || need+=(chromium)  # Chromium's accessibility tree (--force-renderer-accessibility) on a local page
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
 if [ "$(id -u)" -ne 0 ] || ! have apt-get; then

@@ -481,7 +481,7 @@ def test_the_verbs_and_the_focused_window_complete_in_the_shell() -> None:
         "focused"
     ]
     # Only the commands starting with what was typed load: another package's command cannot get in the way.
-    assert completions(cli, "kronii", [], "con") == ["config", "control"]
+    assert completions(cli, "kronii", [], "con") == ["config", "console", "control"]
     assert completions(cli, "kronii", [], "bro") == ["broker"]
     assert completions(broker_cli.broker_command, "kronii broker", ["clients"], "") == [
         "add", "keygen", "list", "revoke",
