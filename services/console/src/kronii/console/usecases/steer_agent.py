@@ -18,8 +18,9 @@ from kronii.console.core.agents import (
     TriggerAsk,
 )
 from kronii.console.ports import SupervisorAgents
+from kronii.console.usecases.audited_call import audited_call
 from kronii.foundation.audit_trail import AuditTrail
-from kronii.foundation.errors import InvalidArgument, KroniiError
+from kronii.foundation.errors import InvalidArgument
 
 __all__ = ["SteerAgent"]
 
@@ -100,20 +101,6 @@ class SteerAgent:
         self, person: str, action: str, subject: str, call: Awaitable[T], outcome: Callable[[T], str],
         **detail: object,
     ) -> T:  # fmt: skip
-        """The supervisor's answer, with the console's audit row of it (a refusal too, then raised)."""
-        try:
-            answer = await call
-        except KroniiError as error:
-            await self._audit(
-                actor=person, action=f"console.agents.{action}", subject=subject,
-                outcome="refused", error=str(error), **detail,
-            )  # fmt: skip
-            raise
-        await self._audit(
-            actor=person,
-            action=f"console.agents.{action}",
-            subject=subject,
-            outcome=outcome(answer),
-            **detail,
+        return await audited_call(
+            self._audit, person, f"console.agents.{action}", subject, call, outcome, **detail
         )
-        return answer

@@ -13,6 +13,7 @@ from typing import Protocol, TypeVar
 
 from kronii.console.core.control import GRANT_MINUTES, INTENTS, DesktopState, PlanView
 from kronii.console.ports import InputBroker, VisionPlans
+from kronii.console.usecases.audited_call import audited_call
 from kronii.foundation.audit_trail import AuditTrail
 from kronii.foundation.errors import FailedPrecondition, InvalidArgument, KroniiError
 
@@ -115,22 +116,9 @@ class SteerControl:
         self, person: str, action: str, subject: str, call: Awaitable[T], outcome: Callable[[T], str],
         **detail: object,
     ) -> T:  # fmt: skip
-        try:
-            answer = await call
-        except KroniiError as error:
-            await self._audit(
-                actor=person, action=f"console.control.{action}", subject=subject,
-                outcome="refused", error=str(error), **detail,
-            )  # fmt: skip
-            raise
-        await self._audit(
-            actor=person,
-            action=f"console.control.{action}",
-            subject=subject,
-            outcome=outcome(answer),
-            **detail,
+        return await audited_call(
+            self._audit, person, f"console.control.{action}", subject, call, outcome, **detail
         )
-        return answer
 
 
 async def _refused(error: KroniiError) -> DesktopState:
