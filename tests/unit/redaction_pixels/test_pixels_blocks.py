@@ -7,9 +7,9 @@ from kronii.redaction.pixels import Box, OcrSettings, redact_image
 from kronii.redaction.pixels._blocks import text_blocks
 from kronii.redaction.pixels._ocr import OcrWord
 from kronii.redaction.pixels._unreadable import UNREADABLE_TYPE, unreadable
-from PIL import Image, ImageFilter
+from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-from tests.unit.redaction_pixels.pixels_support import FILLER, Plant, Screen, coverage, render_screen
+from tests.unit.redaction_pixels.pixels_support import FILLER, FONTS, Plant, Screen, coverage, render_screen
 
 SMALL_AT, LARGE_AT = (40, 40), (620, 380)
 
@@ -38,6 +38,32 @@ def test_each_window_on_a_screen_is_its_own_block() -> None:
             assert len(inside) == 1, (window.label, planted.name)
             holding.add((at, inside[0]))
     assert len(holding) == 2  # one block for each window, and not the same one
+
+
+def _lines_at(screen: Image.Image, top: int, lines: list[str]) -> None:
+    draw, face = ImageDraw.Draw(screen), ImageFont.truetype(FONTS["mono"], 12)
+    for number, line in enumerate(lines):
+        draw.text((16, top + 16 * number), line, font=face, fill=(0, 0, 0))
+
+
+def test_text_whose_margins_a_speck_between_them_touches_stays_two_blocks() -> None:
+    """Seen: the grip at the foot of a window's frame, a cell under the box of its text (but not near its
+    short last line) and a cell over the box of the window below, joined the two windows (and a screen of
+    them) into one block whose lines Tesseract interleaved."""
+    screen = Image.new("RGB", (640, 240), (255, 255, 255))
+    _lines_at(screen, 16, ["the cache worker restarted twice during the night", "ok"])
+    speck = ImageDraw.Draw(screen)
+    for x in range(320, 336, 3):  # a grip: short dark strokes, one cell under the first text's box
+        speck.line((x, 57, x, 62), fill=(0, 0, 0))
+    speck.line((320, 59, 336, 59), fill=(0, 0, 0))
+    _lines_at(screen, 72, ["done", "merge request approved by the platform team"])
+    blocks = text_blocks(screen)
+    first_line, last_line = Box(16, 16, 300, 30), Box(16, 88, 280, 102)
+    holding = [
+        [n for n, block in enumerate(blocks) if _inside(line, block)] for line in (first_line, last_line)
+    ]
+    assert len(holding[0]) == 1 and len(holding[1]) == 1, blocks
+    assert holding[0] != holding[1], blocks
 
 
 def test_a_blank_screen_has_no_block() -> None:

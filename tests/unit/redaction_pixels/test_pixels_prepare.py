@@ -66,6 +66,15 @@ def test_vertical_borders_do_not_hide_the_gaps_between_lines() -> None:
     assert with_border == text_height(ink_rows(_binary(_lines_image(14))))
 
 
+def test_a_strip_without_the_frames_border_does_not_make_every_row_of_the_window_ink() -> None:
+    framed = _lines_image(14, border=True)
+    draw = ImageDraw.Draw(framed)
+    draw.rectangle(
+        (0, framed.height - 20, framed.width, framed.height), fill=255
+    )  # under the frame: no border
+    assert text_height(ink_rows(_binary(framed))) == text_height(ink_rows(_binary(_lines_image(14))))
+
+
 def test_blank_image_has_no_text_height() -> None:
     assert text_height(ink_rows(Image.new("L", (100, 50), 255))) is None
 
