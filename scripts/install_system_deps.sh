@@ -38,6 +38,15 @@ have gnome-text-editor || need+=(gnome-text-editor)  # GTK4: an editor with popo
 have featherpad || need+=(featherpad)  # Qt5 (QT_ACCESSIBILITY=1): an editor with a menu bar and a search bar
 have mousepad || need+=(mousepad)  # GTK3: an editor under a Qt window (the window in front)
 have speedcrunch || need+=(speedcrunch)  # Qt5: a calculator over it
+# Wayland sessions (tests/wayland.py): a headless sway (wlroots' protocols), its clients, and weston (a
+# compositor that offers none of them, for the sentences that say so).
+have sway || need+=(sway)
+have foot || need+=(foot)
+have grim || need+=(grim)  # frames through wlr-screencopy
+have wtype || need+=(wtype)  # the virtual keyboard, as agents' tools use it
+have weston || need+=(weston)
+have wayland-info || need+=(wayland-utils)
+[ -e /usr/lib/x86_64-linux-gnu/qt5/plugins/platforms/libqwayland-generic.so ] || need+=(qtwayland5)
 have chromium || need+=(chromium)  # Chromium's accessibility tree (--force-renderer-accessibility) on a local page
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
 if [ "$(id -u)" -ne 0 ] || ! have apt-get; then

@@ -17,6 +17,9 @@ from tests.mesh import note_last_users, share_httpx_ssl_contexts, stop_what_item
 # A person's own ~/.config/kronii/config.toml must not change what the suite tests; tests of the
 # config file point KRONII_CONFIG (or XDG_CONFIG_HOME) at their own.
 os.environ.setdefault("KRONII_CONFIG", str(Path(tempfile.gettempdir()) / "kronii-tests" / "no-config.toml"))
+# The tests choose their desktop sessions (Xvfb, a headless sway): run from a person's Wayland desktop,
+# the host agents of an X11 test must not follow that person's compositor instead.
+os.environ.pop("WAYLAND_DISPLAY", None)
 share_httpx_ssl_contexts()
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import Iterable
 
 import grpc
 from fastapi import APIRouter
 from kronii.activity.v1 import activity_pb2 as pb
 from kronii.activity.v1 import activity_pb2_grpc as pb_grpc
+from kronii.desktop.session import probe as probe_session
 from kronii.foundation.clock import Clock, SystemClock
 from kronii.runtime.service import DependencyStatus, ServiceContext
 from kronii.sensor.adapters.activity_bus import BusActivityPublisher
@@ -24,6 +26,7 @@ from kronii.sensor.adapters.lock import LockWatcher
 from kronii.sensor.adapters.snapshots import RedisSnapshotStore
 from kronii.sensor.adapters.spans import SpanTable
 from kronii.sensor.adapters.titles import TitleRedactor
+from kronii.sensor.adapters.wayland import WaylandDisplay
 from kronii.sensor.adapters.x11 import X11Display
 from kronii.sensor.api.grpc_api import SensorServicer
 from kronii.sensor.api.http_api import activity_router, snapshot_router
@@ -83,8 +86,7 @@ class SensorApp:
         )
 
         now = self._clock.wall()
-        display = self._display = DisplayWatch(X11Display, metrics)
-        display.open(settings.display)
+        display = self._display = _open_display(settings, metrics)
         idle = display.read_idle()
         params = SensorParams(
             active_grace_secs=settings.active_grace_secs,
@@ -171,6 +173,8 @@ class SensorApp:
         if source is None:
             problem = self._display.problem if self._display is not None else ""
             display = DependencyStatus(False, problem, required=False)
+        elif source.problem:
+            display = DependencyStatus(False, f"{source.display_name}: {source.problem}", required=False)
         else:
             display = DependencyStatus(True, source.display_name, required=False)
         locks = self._locks.sources
@@ -180,3 +184,19 @@ class SensorApp:
                 bool(locks), ", ".join(locks) if locks else "no session or system bus", required=False
             ),
         }
+
+
+def _open_display(settings: SensorSettings, metrics: SensorMetrics) -> DisplayWatch:
+    """The session's display: a Wayland compositor when WAYLAND_DISPLAY answers (DISPLAY is then
+    XWayland's, whose focus is not the person's), else the X display, else none and why."""
+    env = dict(os.environ)
+    if settings.display:
+        env["DISPLAY"] = settings.display
+    facts = probe_session(env)
+    if facts.kind == "wayland":
+        watch = DisplayWatch(lambda _name: WaylandDisplay(facts), metrics)
+        watch.open(str(facts.wayland_socket))
+    else:
+        watch = DisplayWatch(X11Display, metrics)
+        watch.open(facts.x_display if facts.kind == "x11" else None, facts.problem)
+    return watch

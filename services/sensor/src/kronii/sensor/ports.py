@@ -29,7 +29,7 @@ __all__ = [
 
 
 class DisplayUnavailable(Exception):
-    """There is no usable X display: DISPLAY unset, unreachable, refused, or the connection was lost."""
+    """There is no usable display: none set, unreachable, refused, or the connection was lost."""
 
 
 class IdleUnavailable(Exception):
@@ -45,9 +45,11 @@ class StoreFailed(Exception):
 
 
 class DisplaySource(Protocol):
-    """One X display: the focused window as it changes, and the user's idle time."""
+    """One display (X11, or a Wayland compositor): the focused window as it changes, and the user's idle
+    time. `problem` says in a sentence what this display cannot tell ("" when it tells all)."""
 
     display_name: str
+    problem: str
 
     @property
     def has_idle(self) -> bool:

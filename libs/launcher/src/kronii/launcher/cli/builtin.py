@@ -1,4 +1,4 @@
-"""The commands `kronii` itself carries: up, status, migrate, audit, config, service, completion.
+"""The commands `kronii` itself carries: up, status, doctor, migrate, audit, config, service, completion.
 Defining them is light (click only); each imports what it needs when it runs."""
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from typing import Any
 import click
 from kronii.launcher.cli import exits
 from kronii.launcher.cli.config_cmd import config
+from kronii.launcher.cli.doctor import doctor
 from kronii.launcher.cli.groups import SuggestingGroup
 from kronii.launcher.cli.service_cmd import service
 
-__all__ = ["BUILT_IN", "audit", "completion", "config", "migrate", "service", "status", "up"]
+__all__ = ["BUILT_IN", "audit", "completion", "config", "doctor", "migrate", "service", "status", "up"]
 
 
 @click.command("up", help="run the whole mesh on this machine (Ctrl-C stops it)")
@@ -202,5 +203,6 @@ def completion(ctx: click.Context, shell: str) -> None:
 
 
 BUILT_IN: dict[str, click.Command] = {
-    command.name or "": command for command in (up, status, migrate, audit, config, service, completion)
+    command.name or "": command
+    for command in (up, status, doctor, migrate, audit, config, service, completion)
 }

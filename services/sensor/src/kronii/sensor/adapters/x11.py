@@ -184,6 +184,7 @@ class X11Display:
     def __init__(self, display: str | None = None, *, proc_root: Path = Path("/proc")) -> None:
         self._dpy = _connect(display)
         self.display_name: str = self._dpy.get_display_name()
+        self.problem = ""
         self._processes = ProcessReader(proc_root)
         self._errors = 0
         self._errors_lock = threading.Lock()

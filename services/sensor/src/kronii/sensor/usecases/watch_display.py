@@ -1,5 +1,7 @@
-"""The X display the sensor follows, or none: opened at start, asked for idle time on each Tick,
-given up when it goes away (the sensor then runs on Tick alone, and /readyz says why)."""
+"""The display the sensor follows (X11, or a Wayland compositor), or none: opened at start, asked for
+idle time on each Tick, given up when it goes away (the sensor then runs on Tick alone, and /readyz says
+why). A display that cannot tell everything (a compositor without a window list) is kept for what it can
+tell, and /readyz says what it cannot."""
 
 from __future__ import annotations
 
@@ -25,10 +27,10 @@ class DisplayWatch:
         self.problem = ""
         self._errors_seen = 0
 
-    def open(self, name: str | None) -> None:
-        """Open the display `name`; without one, say why and go on with Tick alone."""
+    def open(self, name: str | None, why_none: str = "DISPLAY is not set") -> None:
+        """Open the display `name`; without one, say why (`why_none`) and go on with Tick alone."""
         if not name:
-            self.problem = "no display: DISPLAY is not set; the sensor runs on Tick alone"
+            self.problem = f"no display: {why_none}; the sensor runs on Tick alone"
             log.warning("%s", self.problem)
             return
         try:
@@ -37,10 +39,13 @@ class DisplayWatch:
             self.problem = f"no display: {error}; the sensor runs on Tick alone"
             log.warning("%s", self.problem)
             return
-        if not display.has_idle:
+        if display.problem:
+            log.warning("%s: %s", display.display_name, display.problem)
+        elif not display.has_idle:
             log.warning(
                 "the X display has no MIT-SCREEN-SAVER extension: idle time comes from focus events only"
             )
+        self.problem = display.problem
         self.source = display
 
     def start(self, on_focus: Callable[[Focus], None]) -> None:

@@ -1,0 +1,236 @@
+"""Which desktop session the host agents run in, and what each of them can do there, in one sentence each.
+
+The session is found from what the environment and the sockets say, not from a list of desktops:
+`WAYLAND_DISPLAY` (a name in `XDG_RUNTIME_DIR` or a path) that answers is a Wayland session, whatever
+`DISPLAY` says (on Wayland, `DISPLAY` is XWayland's: its windows are a few of the person's, and its focus
+is not theirs); else a `DISPLAY` is an X11 session. On Wayland, what the agents can do follows from the
+protocols the compositor offers (its globals): the family is named from them too (`zwlr_*`: wlroots;
+`org_kde_plasma_*`: KDE Plasma; `gtk_shell1` without wlroots' protocols: GNOME's mutter; `weston_*`:
+weston), and `XDG_CURRENT_DESKTOP` only adds a name.
+
+`assess` is pure (facts in, capabilities out); `probe` reads the environment and the sockets.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .wayland_wire import WaylandConnection, WaylandError, socket_path
+
+__all__ = [
+    "AGENTS",
+    "Capability",
+    "SessionFacts",
+    "assess",
+    "capability",
+    "probe",
+]
+
+AGENTS = ("sensor", "capture", "broker", "vision")
+
+_TOPLEVELS = "zwlr_foreign_toplevel_manager_v1"
+_IDLE = ("ext_idle_notifier_v1", "org_kde_kwin_idle")
+_SCREENCOPY = "zwlr_screencopy_manager_v1"
+_VIRTUAL_KEYBOARD = "zwp_virtual_keyboard_manager_v1"
+
+
+@dataclass(frozen=True)
+class SessionFacts:
+    """What was found: the kind ("x11", "wayland" or "none"), the compositor's family and name, the
+    Wayland socket and its globals, the X display (XWayland's, on Wayland), the tools on PATH, and why a
+    socket did not answer."""
+
+    kind: str
+    family: str = ""  # wlroots, gnome, kde, weston, other
+    name: str = ""  # sway, Hyprland, GNOME, ... (for sentences)
+    wayland_socket: Path | None = None
+    x_display: str = ""
+    offered: frozenset[str] = frozenset()
+    tools: frozenset[str] = frozenset()
+    problem: str = ""
+
+
+@dataclass(frozen=True)
+class Capability:
+    """One thing one host agent does: whether it can here, and the sentence that says how or why not."""
+
+    agent: str
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class _Need:
+    agent: str
+    name: str
+    x11: str
+    check: Callable[[SessionFacts], str | None]  # None: works; else why not
+    how: Callable[[SessionFacts], str] = field(default=lambda facts: "")
+
+
+def _family(offered: frozenset[str]) -> str:
+    if any(name.startswith("zwlr_") for name in offered):
+        return "wlroots"
+    if any(name.startswith("org_kde_plasma_") for name in offered):
+        return "kde"
+    if "gtk_shell1" in offered:
+        return "gnome"
+    if any(name.startswith("weston_") for name in offered):
+        return "weston"
+    return "other"
+
+
+_FAMILY_NAMES = {
+    "wlroots": "a wlroots compositor",
+    "kde": "KDE Plasma (KWin)",
+    "gnome": "GNOME (mutter)",
+    "weston": "weston",
+    "other": "an unknown compositor",
+}
+
+
+def _display_name(family: str, env: Mapping[str, str]) -> str:
+    """A name for sentences: the wlroots compositor its own variable names (a SWAYSOCK left in the
+    environment of another compositor's session does not make it sway), else the family's."""
+    if family == "wlroots":
+        if env.get("SWAYSOCK") and Path(env["SWAYSOCK"]).exists():
+            return "sway"
+        if env.get("HYPRLAND_INSTANCE_SIGNATURE"):
+            return "Hyprland"
+        desktop = env.get("XDG_CURRENT_DESKTOP", "").split(":")[0]
+        if desktop and desktop.lower() not in ("gnome", "kde"):
+            return desktop
+    return _FAMILY_NAMES[family]
+
+
+def _focus(facts: SessionFacts) -> str | None:
+    if _TOPLEVELS in facts.offered:
+        return None
+    if facts.family == "gnome":
+        return (
+            "GNOME does not let other programs read the focused window, and kronii's GNOME Shell extension "
+            "that would publish it is not built yet: the sensor follows idle and lock only"
+        )
+    if facts.family == "kde":
+        return (
+            "KWin does not list its windows to other programs, and kronii's KWin script that would is not "
+            "built yet: the sensor follows idle and lock only"
+        )
+    return (
+        f"{facts.name} offers no window list ({_TOPLEVELS}): the sensor cannot tell which window is focused"
+    )
+
+
+def _idle(facts: SessionFacts) -> str | None:
+    if any(name in facts.offered for name in _IDLE):
+        return None
+    return (
+        f"{facts.name} offers no idle notification ({' or '.join(_IDLE)}): idle comes from focus changes only"
+    )
+
+
+def _frames(facts: SessionFacts) -> str | None:
+    if _SCREENCOPY in facts.offered:
+        return None if "grim" in facts.tools else "install grim: it takes the frames through wlr-screencopy"
+    if facts.family == "gnome":
+        return "GNOME gives frames only through its ScreenCast portal, which kronii does not speak yet"
+    return f"{facts.name} offers no screen copy ({_SCREENCOPY}): capture cannot take frames"
+
+
+def _input(facts: SessionFacts) -> str | None:
+    if _VIRTUAL_KEYBOARD not in facts.offered:
+        return f"{facts.name} offers no virtual keyboard ({_VIRTUAL_KEYBOARD}): agents cannot type here"
+    return (
+        "the broker gives agents the desktop through X11 only; its Wayland virtual-keyboard path is not "
+        "built yet, so no agent is given the desktop here"
+    )
+
+
+def _act(facts: SessionFacts) -> str | None:
+    problem = _input(facts)
+    return None if problem is None else "vision reads windows through AT-SPI but cannot act: " + problem
+
+
+_NEEDS = (
+    _Need("sensor", "focus", "the focused window from EWMH (_NET_ACTIVE_WINDOW)", _focus,
+          lambda f: f"the focused window from {_TOPLEVELS}"),
+    _Need("sensor", "idle", "idle time from MIT-SCREEN-SAVER", _idle,
+          lambda f: "idle from " + next(name for name in _IDLE if name in f.offered)),
+    _Need("capture", "frames", "frames through XGetImage", _frames,
+          lambda f: "frames through wlr-screencopy (grim)"),
+    _Need("broker", "input", "agent input through XTEST on a master device of its own", _input),
+    _Need("vision", "act", "plans act through the broker; windows read through AT-SPI", _act),
+)  # fmt: skip
+
+
+def capability(facts: SessionFacts, agent: str, name: str) -> Capability:
+    return next(item for item in assess(facts) if item.agent == agent and item.name == name)
+
+
+def assess(facts: SessionFacts) -> list[Capability]:
+    """Each host agent's capabilities in this session, with a sentence each."""
+    out = []
+    for need in _NEEDS:
+        if facts.kind == "x11":
+            out.append(Capability(need.agent, need.name, True, f"X11 {facts.x_display}: {need.x11}"))
+        elif facts.kind == "none":
+            out.append(Capability(need.agent, need.name, False, facts.problem))
+        else:
+            problem = need.check(facts)
+            detail = problem if problem is not None else need.how(facts)
+            out.append(
+                Capability(need.agent, need.name, problem is None, f"Wayland ({facts.name}): {detail}")
+            )
+    return out
+
+
+def _globals(path: Path) -> frozenset[str]:
+    connection = WaylandConnection(path, timeout_s=2.0)
+    try:
+        return frozenset(item.interface for item in connection.globals.values())
+    finally:
+        connection.close()
+
+
+def _x_answers(display: str) -> bool:
+    """Whether an X server listens for `display` (":N" on its local socket; a host:N is taken on trust)."""
+    if not display.startswith(":"):
+        return bool(display)
+    number = display[1:].split(".")[0]
+    return (_X_SOCKETS / f"X{number}").exists()
+
+
+_TOOLS = ("grim", "wtype")
+# Where every local X server listens: a place X fixes, not a temporary file of ours.
+_X_SOCKETS = Path("/tmp/.X11-unix")  # noqa: S108
+
+
+def probe(env: Mapping[str, str] | None = None) -> SessionFacts:
+    """The session these variables name (default: this process's environment)."""
+    env = os.environ if env is None else env
+    tools = frozenset(tool for tool in _TOOLS if shutil.which(tool, path=env.get("PATH")))
+    x_display = env.get("DISPLAY", "")
+    wayland = socket_path(env.get("WAYLAND_DISPLAY"), env.get("XDG_RUNTIME_DIR"))
+    problem = ""
+    if wayland is not None:
+        try:
+            offered = _globals(wayland)
+        except WaylandError as error:
+            problem = f"WAYLAND_DISPLAY names {wayland}, which does not answer ({error})"
+        else:
+            family = _family(offered)
+            return SessionFacts(
+                "wayland", family, _display_name(family, env), wayland, x_display, offered, tools
+            )
+    if x_display and _x_answers(x_display):
+        return SessionFacts("x11", "x11", "X11", None, x_display, tools=tools, problem=problem)
+    if not problem:
+        problem = "no desktop session: neither WAYLAND_DISPLAY nor DISPLAY is set"
+        if x_display:
+            problem = f"no desktop session: DISPLAY={x_display} has no X server listening"
+    return SessionFacts("none", tools=tools, x_display=x_display, problem=problem)

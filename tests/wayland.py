@@ -1,0 +1,171 @@
+"""A real Wayland session for the tests: sway from Debian, headless (no GPU, no input devices, the pixman
+renderer), with real Wayland clients in it (foot; GTK3 and GTK4 with GDK_BACKEND=wayland; Qt with
+QT_QPA_PLATFORM=wayland).
+
+sway refuses to run as root, and CI runs as root: there it runs as `nobody` in a runtime directory of its
+own, and the tests (root) reach its socket by path. Run as another user, it runs as that user.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.desktop import stop_process
+
+__all__ = ["CLIENTS", "Sway", "WaylandClient", "have_sway", "start_sway"]
+
+_NOBODY = 65534
+_START_TIMEOUT_S = 15.0
+
+
+@dataclass(frozen=True)
+class WaylandClient:
+    """A program to open as a Wayland window: its command line, the app id it reports, its environment."""
+
+    kind: str
+    argv: tuple[str, ...]
+    app_id: str
+    env: tuple[tuple[str, str], ...] = ()
+
+
+CLIENTS = (
+    WaylandClient("foot", ("foot", "--app-id", "kronii-foot", "--title", "foot terminal"), "kronii-foot"),
+    WaylandClient("gtk3", ("galculator",), "galculator", (("GDK_BACKEND", "wayland"),)),
+    WaylandClient("gtk4", ("gnome-calculator",), "org.gnome.Calculator", (("GDK_BACKEND", "wayland"),)),
+    WaylandClient("qt5", ("featherpad",), "featherpad", (("QT_QPA_PLATFORM", "wayland"),)),
+)
+
+
+def have_sway() -> bool:
+    return all(shutil.which(tool) for tool in ("sway", "swaymsg", "foot"))
+
+
+@dataclass
+class Sway:
+    """A running headless sway: its socket, its IPC socket, and the environment for its clients."""
+
+    runtime_dir: Path
+    socket: Path
+    ipc: Path
+    clients: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def env(self, extra: Sequence[tuple[str, str]] = ()) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SWAYSOCK")}
+        env.update(WAYLAND_DISPLAY=str(self.socket), XDG_RUNTIME_DIR=str(self.runtime_dir))
+        env["SWAYSOCK"] = str(self.ipc)
+        env.update(extra)
+        return env
+
+    def msg(self, *command: str) -> Any:
+        done = subprocess.run(
+            ["swaymsg", "-s", str(self.ipc), "-r", *command], capture_output=True, text=True, timeout=10
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"swaymsg {' '.join(command)}: {done.stdout} {done.stderr}")
+        return json.loads(done.stdout) if done.stdout.strip() else None
+
+    def windows(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+
+        def walk(node: dict[str, Any]) -> None:
+            if node.get("app_id") is not None and node.get("pid"):
+                found.append(node)
+            for child in node.get("nodes", []) + node.get("floating_nodes", []):
+                walk(child)
+
+        walk(self.msg("-t", "get_tree"))
+        return found
+
+    def open(self, client: WaylandClient, timeout_s: float = 20.0) -> dict[str, Any]:
+        """Start a client and wait for its window; the window as sway describes it."""
+        dbus = ("dbus-run-session", "--") if shutil.which("dbus-run-session") else ()
+        process = subprocess.Popen(
+            [*dbus, *client.argv],
+            env=self.env(client.env),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self.clients.append(process)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for window in self.windows():
+                if window["app_id"] == client.app_id:
+                    return window
+            if process.poll() is not None:
+                raise RuntimeError(f"{client.kind} ({client.argv[0]}) exited {process.returncode}")
+            time.sleep(0.1)
+        raise TimeoutError(f"no {client.app_id} window within {timeout_s} s")
+
+    def focus(self, app_id: str) -> None:
+        self.msg(f'[app_id="^{app_id}$"] focus')
+
+
+def _as_nobody(argv: list[str]) -> list[str]:
+    if os.geteuid() != 0:
+        return argv
+    return ["setpriv", f"--reuid={_NOBODY}", f"--regid={_NOBODY}", "--clear-groups", *argv]
+
+
+@contextmanager
+def start_sway(size: str = "1280x800") -> Iterator[Sway]:
+    """A headless sway with one output of `size`, no borders, no bar; stopped with its clients."""
+    runtime = Path(tempfile.mkdtemp(prefix="kronii-sway-"))
+    runtime.chmod(0o700)
+    if os.geteuid() == 0:
+        os.chown(runtime, _NOBODY, _NOBODY)
+    config = runtime / "config"
+    config.write_text(f"output HEADLESS-1 resolution {size}\ndefault_border none\nfocus_follows_mouse no\n")
+    config.chmod(0o644)
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(runtime),
+        "XDG_RUNTIME_DIR": str(runtime),
+        "WLR_BACKENDS": "headless",
+        "WLR_LIBINPUT_NO_DEVICES": "1",
+        "WLR_RENDERER": "pixman",
+        "WLR_XWAYLAND": "",
+    }
+    log = (runtime / "sway.log").open("wb")
+    sway = subprocess.Popen(
+        _as_nobody(["sway", "--config", str(config)]),
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    session: Sway | None = None
+    try:
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            sockets = [p for p in runtime.glob("wayland-*") if not p.name.endswith(".lock")]
+            ipcs = list(runtime.glob("sway-ipc.*.sock"))
+            if sockets and ipcs:
+                session = Sway(runtime, sockets[0], ipcs[0])
+                break
+            if sway.poll() is not None:
+                raise RuntimeError(
+                    f"sway exited {sway.returncode}: {(runtime / 'sway.log').read_text()[-2000:]}"
+                )
+            time.sleep(0.05)
+        if session is None:
+            raise TimeoutError("sway did not open its sockets")
+        session.msg("-t", "get_version")
+        yield session
+    finally:
+        if session is not None:
+            for client in session.clients:
+                stop_process(client)
+        stop_process(sway)
+        log.close()
+        shutil.rmtree(runtime, ignore_errors=True)
