@@ -136,7 +136,7 @@ def _idle(facts: SessionFacts) -> str | None:
 
 def _frames(facts: SessionFacts) -> str | None:
     if _SCREENCOPY in facts.offered:
-        return None if "grim" in facts.tools else "install grim: it takes the frames through wlr-screencopy"
+        return None  # taken in process (kronii.desktop.wayland_screencopy): no tool to install
     if facts.family == "gnome":
         return "GNOME gives frames only through its ScreenCast portal, which kronii does not speak yet"
     return f"{facts.name} offers no screen copy ({_SCREENCOPY}): capture cannot take frames"
@@ -162,7 +162,9 @@ _NEEDS = (
     _Need("sensor", "idle", "idle time from MIT-SCREEN-SAVER", _idle,
           lambda f: "idle from " + next(name for name in _IDLE if name in f.offered)),
     _Need("capture", "frames", "frames through XGetImage", _frames,
-          lambda f: "frames through wlr-screencopy (grim)"),
+          lambda f: f"frames in process through {_SCREENCOPY}, " + (
+              "the focused window's rectangle from sway's IPC" if f.name == "sway"
+              else f"the whole output: {f.name} tells no other program where the focused window is")),
     _Need("broker", "input", "agent input through XTEST on a master device of its own", _input),
     _Need("vision", "act", "plans act through the broker; windows read through AT-SPI", _act),
 )  # fmt: skip

@@ -72,6 +72,19 @@ INTERFACES = _interfaces(
     Interface("org_kde_kwin_idle_timeout", events=("", ""), requests=("", "")),
     Interface("ext_idle_notifier_v1", events=(), requests=("", "nuo")),
     Interface("ext_idle_notification_v1", events=("", ""), requests=("",)),
+    # Frames (kronii.desktop.wayland_screencopy): shared memory, outputs and wlr-screencopy.
+    Interface("wl_shm", events=("u",), requests=("nhi", "")),
+    Interface("wl_shm_pool", events=(), requests=("niiiiu", "", "i")),
+    Interface("wl_buffer", events=("",), requests=("",)),
+    Interface("wl_output", events=("iiiiissi", "uiii", "", "i", "s", "s"), requests=("",)),
+    Interface("zxdg_output_manager_v1", events=(), requests=("", "no")),
+    Interface("zxdg_output_v1", events=("ii", "ii", "", "s", "s"), requests=("",)),
+    Interface("zwlr_screencopy_manager_v1", events=(), requests=("nio", "nioiiii", "")),
+    Interface(
+        "zwlr_screencopy_frame_v1",
+        events=("uuuu", "u", "uuu", "", "uuuu", "uuu", ""),
+        requests=("o", "", "o"),
+    ),
 )
 
 # What a new object created by an event is: (interface of the sender, event opcode) -> interface.

@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Iterable
+from pathlib import Path
 
 import grpc
 from fastapi import APIRouter
@@ -26,6 +28,7 @@ from kronii.capture.adapters.text_density import ocr_text_density
 from kronii.capture.adapters.tokens import TokenBook
 from kronii.capture.adapters.vault import ObjectVault
 from kronii.capture.adapters.vault_shelf import VaultShelf
+from kronii.capture.adapters.wayland_frames import WaylandFrames
 from kronii.capture.api.bus import DesktopEvents
 from kronii.capture.api.convert import sensor_snapshot
 from kronii.capture.api.grpc_api import CaptureServicer
@@ -34,7 +37,7 @@ from kronii.capture.api.http_person import shelf_router
 from kronii.capture.core.bypass import MatchParams
 from kronii.capture.core.retention import keep_raw
 from kronii.capture.metrics import CaptureMetrics, zero_common_series
-from kronii.capture.ports import CaptureUnavailable
+from kronii.capture.ports import CaptureUnavailable, FrameSource
 from kronii.capture.settings import CaptureSettings
 from kronii.capture.usecases.follow_desktop import DesktopView, FollowDesktop
 from kronii.capture.usecases.guard_access import Guard, breaker_for
@@ -47,6 +50,7 @@ from kronii.capture.usecases.serve_screenshots import ScreenshotDesk
 from kronii.capture.usecases.track_jobs import JobBoard
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
+from kronii.desktop.session import SessionFacts, capability, probe
 from kronii.edge.access import AccessRules
 from kronii.edge.local_door import FrontDoorError, LocalFrontDoor, PeerPolicy
 from kronii.edge.polkit import PolkitClient
@@ -82,7 +86,7 @@ class CaptureApp:
         self._shelf: PersonShelf | None = None
         self._board: JobBoard | None = None
         self._subscriptions: list[Subscription] = []
-        self._grabber: FrameGrabber | None = None
+        self._grabber: FrameSource | None = None
         self._display_problem = ""
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -252,19 +256,44 @@ class CaptureApp:
             display_problem=self._display_problem,
         )
 
-    async def _open_display(self, name: str | None) -> FrameGrabber | None:
+    async def _open_display(self, name: str | None) -> FrameSource | None:
+        """The session's screen: a wlroots compositor through wlr-screencopy when WAYLAND_DISPLAY answers
+        (DISPLAY is then XWayland's, whose root shows none of the person's Wayland windows), else the
+        X display, else none and why."""
+        env = dict(os.environ)
+        if name:
+            env["DISPLAY"] = name
+        facts = await asyncio.to_thread(probe, env)
+        if facts.kind == "wayland":
+            return await self._open_wayland(facts, env)
         if not name:
-            self._display_problem = "no display: DISPLAY is not set; capture requests are refused"
-            log.warning("%s", self._display_problem)
+            self._no_display("no display: DISPLAY is not set")
             return None
-        grabber = FrameGrabber(name)
+        return await self._checked(FrameGrabber(name))
+
+    async def _open_wayland(self, facts: SessionFacts, env: dict[str, str]) -> FrameSource | None:
+        frames = capability(facts, "capture", "frames")
+        if not frames.ok or facts.wayland_socket is None:
+            self._no_display(frames.detail)
+            return None
+        swaysock = env.get("SWAYSOCK", "")
+        ipc = Path(swaysock) if facts.name == "sway" and swaysock else None
+        source = await self._checked(WaylandFrames(facts.wayland_socket, facts.name, ipc=ipc))
+        if source is not None:
+            log.info("%s", frames.detail)
+        return source
+
+    async def _checked(self, source: FrameSource) -> FrameSource | None:
         try:
-            await asyncio.to_thread(grabber.check)
+            await asyncio.to_thread(source.check)
         except CaptureUnavailable as error:
-            self._display_problem = f"no display: {error}; capture requests are refused"
-            log.warning("%s", self._display_problem)
+            self._no_display(f"no display: {error}")
             return None
-        return grabber
+        return source
+
+    def _no_display(self, why: str) -> None:
+        self._display_problem = f"{why}; capture requests are refused"
+        log.warning("%s", self._display_problem)
 
     async def _open_front_door(
         self, ctx: ServiceContext, settings: CaptureSettings, metrics: CaptureMetrics
