@@ -39,7 +39,7 @@ class WaylandClient:
 
 
 CLIENTS = (
-    WaylandClient("foot", ("foot", "--app-id", "kronii-foot", "--title", "foot terminal"), "kronii-foot"),
+    WaylandClient("foot", ("foot", "--title", "foot terminal"), "foot"),
     WaylandClient("gtk3", ("galculator",), "galculator", (("GDK_BACKEND", "wayland"),)),
     WaylandClient("gtk4", ("gnome-calculator",), "org.gnome.Calculator", (("GDK_BACKEND", "wayland"),)),
     WaylandClient("qt5", ("featherpad",), "featherpad", (("QT_QPA_PLATFORM", "wayland"),)),

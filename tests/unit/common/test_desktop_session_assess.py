@@ -1,0 +1,110 @@
+"""What each host agent can do in a session, from the facts found (kronii.desktop.session.assess), and the
+Wayland wire format the facts are read with (kronii.desktop.wayland_wire)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kronii.desktop.session import SessionFacts, assess, capability
+from kronii.desktop.wayland_wire import _decode, _encode, socket_path
+
+SWAY_GLOBALS = frozenset(
+    {
+        "wl_seat",
+        "zwlr_foreign_toplevel_manager_v1",
+        "org_kde_kwin_idle",
+        "zwlr_screencopy_manager_v1",
+        "zwp_virtual_keyboard_manager_v1",
+        "zwlr_layer_shell_v1",
+    }
+)
+MUTTER_GLOBALS = frozenset({"wl_seat", "gtk_shell1", "xdg_wm_base", "zwp_virtual_keyboard_manager_v1"})
+KWIN_GLOBALS = frozenset({"wl_seat", "org_kde_plasma_shell", "org_kde_kwin_idle", "xdg_wm_base"})
+WESTON_GLOBALS = frozenset({"wl_seat", "weston_desktop_shell", "xdg_wm_base"})
+
+
+def _wayland(name: str, family: str, offered: frozenset[str]) -> SessionFacts:
+    return SessionFacts("wayland", family, name, Path("/run/user/1000/wayland-0"), "", offered)
+
+
+def test_on_x11_every_capability_works_and_names_the_x_mechanism() -> None:
+    facts = SessionFacts("x11", "x11", "X11", None, ":0")
+    rows = assess(facts)
+    assert all(row.ok for row in rows)
+    assert "EWMH" in capability(facts, "sensor", "focus").detail
+    assert "XTEST" in capability(facts, "broker", "input").detail
+
+
+def test_on_a_wlroots_compositor_the_sensor_and_capture_work_from_its_protocols() -> None:
+    facts = _wayland("sway", "wlroots", SWAY_GLOBALS)
+    assert capability(facts, "sensor", "focus").ok
+    assert "org_kde_kwin_idle" in capability(facts, "sensor", "idle").detail
+    assert capability(facts, "capture", "frames").ok
+
+
+def test_the_broker_says_its_wayland_path_is_not_built_rather_than_claiming_it_works() -> None:
+    facts = _wayland("sway", "wlroots", SWAY_GLOBALS)
+    broker = capability(facts, "broker", "input")
+    assert not broker.ok and "not built yet" in broker.detail
+    assert not capability(facts, "vision", "act").ok
+
+
+def test_gnome_says_it_does_not_let_programs_read_the_focused_window() -> None:
+    facts = _wayland("GNOME (mutter)", "gnome", MUTTER_GLOBALS)
+    focus = capability(facts, "sensor", "focus")
+    assert not focus.ok and focus.detail.startswith(
+        "Wayland (GNOME (mutter)): GNOME does not let other programs"
+    )
+    assert "ScreenCast portal" in capability(facts, "capture", "frames").detail
+
+
+def test_kde_says_kwin_does_not_list_its_windows_and_idle_still_works() -> None:
+    facts = _wayland("KDE Plasma (KWin)", "kde", KWIN_GLOBALS)
+    assert "KWin does not list its windows" in capability(facts, "sensor", "focus").detail
+    assert capability(facts, "sensor", "idle").ok
+
+
+def test_a_compositor_without_any_supported_protocol_says_what_each_agent_misses() -> None:
+    facts = _wayland("weston", "weston", WESTON_GLOBALS)
+    rows = {(row.agent, row.name): row for row in assess(facts)}
+    assert not any(row.ok for row in rows.values())
+    assert "weston offers no window list (zwlr_foreign_toplevel_manager_v1)" in rows["sensor", "focus"].detail
+    assert "no idle notification" in rows["sensor", "idle"].detail
+    assert "no screen copy" in rows["capture", "frames"].detail
+    assert "no virtual keyboard" in rows["broker", "input"].detail
+
+
+def test_no_session_gives_its_reason_for_every_capability() -> None:
+    facts = SessionFacts("none", problem="no desktop session: neither WAYLAND_DISPLAY nor DISPLAY is set")
+    assert {row.detail for row in assess(facts)} == {facts.problem}
+
+
+@pytest.mark.parametrize(
+    ("display", "runtime", "expected"),
+    [
+        ("wayland-1", "/run/user/1000", "/run/user/1000/wayland-1"),
+        ("/tmp/w/wayland-0", None, "/tmp/w/wayland-0"),
+    ],
+)
+def test_wayland_display_is_a_name_in_the_runtime_dir_or_a_path(
+    display: str, runtime: str | None, expected: str
+) -> None:
+    assert socket_path(display, runtime) == Path(expected)
+
+
+def test_without_a_runtime_dir_a_socket_name_finds_nothing() -> None:
+    assert socket_path("wayland-0", None) is None
+    assert socket_path(None, "/run/user/1000") is None
+
+
+def test_wire_arguments_are_padded_to_words_and_read_back() -> None:
+    body, fds = _encode("usia", [7, "app.id", -3, b"\x02\x00\x00\x00"])
+    assert len(body) % 4 == 0 and fds == []
+    assert body[4:8] == (7).to_bytes(4, "little")  # the string's length counts its NUL
+    assert _decode("usia", body, []) == [7, "app.id", -3, b"\x02\x00\x00\x00"]
+
+
+def test_a_signature_with_the_wrong_number_of_arguments_is_refused() -> None:
+    with pytest.raises(ValueError, match="takes 2 arguments"):
+        _encode("uu", [1])
