@@ -22,7 +22,16 @@ from typing import Any
 
 from tests.desktop import stop_process
 
-__all__ = ["CLIENTS", "Sway", "WaylandClient", "have_sway", "start_sway"]
+__all__ = [
+    "CLIENTS",
+    "Sway",
+    "WaylandClient",
+    "Weston",
+    "have_sway",
+    "have_weston",
+    "start_sway",
+    "start_weston",
+]
 
 _NOBODY = 65534
 _START_TIMEOUT_S = 15.0
@@ -169,3 +178,101 @@ def start_sway(size: str = "1280x800") -> Iterator[Sway]:
         stop_process(sway)
         log.close()
         shutil.rmtree(runtime, ignore_errors=True)
+
+
+# ---- weston (a Wayland session that offers no wlroots protocol) -------------------------------------
+
+
+@dataclass
+class Weston:
+    """A running headless weston: its runtime directory and socket, and the environment for its clients."""
+
+    runtime_dir: Path
+    socket: Path
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SWAYSOCK")}
+        env.update(WAYLAND_DISPLAY=str(self.socket), XDG_RUNTIME_DIR=str(self.runtime_dir))
+        return env
+
+
+def have_weston() -> bool:
+    return shutil.which("weston") is not None
+
+
+@contextmanager
+def start_weston() -> Iterator[Weston]:
+    """A headless weston (it runs as root) on a socket of its own in a private runtime directory; stopped
+    at the end."""
+    runtime = Path(tempfile.mkdtemp(prefix="kronii-weston-"))
+    runtime.chmod(0o700)
+    name = "kronii-weston"
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(runtime),
+        "XDG_RUNTIME_DIR": str(runtime),
+    }
+    log = (runtime / "weston.log").open("wb")
+    weston = subprocess.Popen(
+        ["weston", "--backend=headless-backend.so", f"--socket={name}", "--idle-time=0"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        socket = runtime / name
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while not socket.exists():
+            if weston.poll() is not None:
+                raise RuntimeError(
+                    f"weston exited {weston.returncode}: {(runtime / 'weston.log').read_text()[-2000:]}"
+                )
+            if time.monotonic() > deadline:
+                raise TimeoutError("weston did not open its socket")
+            time.sleep(0.05)
+        yield Weston(runtime, socket)
+    finally:
+        stop_process(weston)
+        log.close()
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+# ---- windows with known contents, and the real screenshot tool ---------------------------------------
+
+
+def foot_showing(text_file: Path, app_id: str) -> WaylandClient:
+    """foot printing a text file (DejaVu Sans Mono 12, black on white, no cursor), then waiting."""
+    show = f"cat '{text_file}'; printf '\\033[?25l'; sleep 600"
+    argv = (
+        "foot", "--app-id", app_id, "--title", app_id, "--font", "DejaVu Sans Mono:size=12",
+        "-o", "colors.background=ffffff", "-o", "colors.foreground=000000", "sh", "-c", show,
+    )  # fmt: skip
+    return WaylandClient("foot", argv, app_id)
+
+
+def grim_region(session: Sway, rect: dict[str, int]) -> bytes:
+    """`grim -g "x,y wxh" -` of a rectangle of the layout: the PNG the real tool writes."""
+    region = f"{rect['x']},{rect['y']} {rect['width']}x{rect['height']}"
+    return subprocess.run(
+        ["grim", "-g", region, "-"], env=session.env(), capture_output=True, check=True, timeout=10
+    ).stdout
+
+
+def wait_until_still(session: Sway, rect: dict[str, int], timeout_s: float = 10.0) -> None:
+    """Until the rectangle shows more than one colour and two copies 0.3 s apart are equal: the window
+    has drawn its contents and stopped."""
+    import numpy as np
+    from kronii.desktop.wayland_screencopy import ScreenCopy
+
+    deadline = time.monotonic() + timeout_s
+    previous = b""
+    with ScreenCopy(session.socket) as screen:
+        while time.monotonic() < deadline:
+            pixels = screen.region(rect["x"], rect["y"], rect["width"], rect["height"])
+            current = pixels.tobytes()
+            if current == previous and len(np.unique(pixels.reshape(-1, 3), axis=0)) > 1:
+                return
+            previous = current
+            time.sleep(0.3)
+    raise TimeoutError(f"the window at {rect} did not settle within {timeout_s} s")

@@ -1,0 +1,109 @@
+"""Capture's frames on a real headless sway with real Wayland clients (foot showing known text, a GTK3
+window): kronii's in-process wlr-screencopy against grim, the real tool, and the Wayland FrameSource's
+geometry against sway's own description of the focused window."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from kronii.capture.adapters.wayland_frames import WaylandFrames
+from kronii.capture.ports import WindowGone
+from kronii.desktop.wayland_screencopy import ScreenCopy
+from PIL import Image
+
+from tests.integration.capture.capture_support import PLANTED_TEXT
+from tests.wayland import CLIENTS, Sway, foot_showing, grim_region, have_sway, start_sway, wait_until_still
+
+pytestmark = pytest.mark.skipif(
+    not have_sway(), reason="sway, foot and grim are installed by scripts/install_system_deps.sh"
+)
+
+GTK3 = CLIENTS[1]
+
+
+@pytest.fixture(scope="module")
+def sway() -> Iterator[Sway]:
+    with start_sway() as session:
+        yield session
+
+
+@pytest.fixture(scope="module")
+def text_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("wayland-text") / "planted.txt"
+    path.write_text(PLANTED_TEXT)
+    return path
+
+
+def grim_pixels(sway: Sway, rect: dict[str, int]) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(grim_region(sway, rect))).convert("RGB"))
+
+
+def test_on_an_empty_workspace_sway_says_no_window_is_focused(sway: Sway) -> None:
+    source = WaylandFrames(sway.socket, "sway", ipc=sway.ipc)
+    sway.msg("workspace", "kronii-empty")
+    try:
+        with pytest.raises(WindowGone, match="no window is focused"):
+            source.geometry(0)
+    finally:
+        sway.msg("workspace", "1")
+
+
+def test_screencopy_of_two_foot_windows_equals_grim_of_the_same_regions_pixel_for_pixel(
+    sway: Sway, text_file: Path
+) -> None:
+    left = sway.open(foot_showing(text_file, "kronii-copy-left"))
+    right = sway.open(foot_showing(text_file, "kronii-copy-right"))
+    rects = [
+        window["rect"]
+        for window in sway.windows()
+        if window["app_id"] in ("kronii-copy-left", "kronii-copy-right")
+    ]
+    assert len(rects) == 2 and left["app_id"] != right["app_id"]
+    assert any(rect["x"] > 0 for rect in rects)  # one region does not start at the output's origin
+    with ScreenCopy(sway.socket) as screen:
+        for rect in rects:
+            wait_until_still(sway, rect)
+            ours = screen.region(rect["x"], rect["y"], rect["width"], rect["height"])
+            theirs = grim_pixels(sway, rect)
+            assert ours.shape == theirs.shape == (rect["height"], rect["width"], 3)
+            assert len(np.unique(ours.reshape(-1, 3), axis=0)) > 1  # text on white, not a blank
+            assert np.array_equal(ours, theirs)  # exact: both read the same buffer of the same format
+    sway.msg('[app_id="^kronii-copy-"] kill')
+
+
+def test_geometry_is_sways_rect_of_the_focused_window_and_a_burst_has_count_frames_of_it(
+    sway: Sway, text_file: Path
+) -> None:
+    sway.open(foot_showing(text_file, "kronii-geometry-foot"))
+    sway.open(GTK3)
+    source = WaylandFrames(sway.socket, "sway", ipc=sway.ipc)
+    source.check()
+    seen = []
+    for app_id in ("kronii-geometry-foot", GTK3.app_id, "kronii-geometry-foot"):
+        sway.focus(app_id)
+        rect = next(window["rect"] for window in sway.windows() if window["app_id"] == app_id)
+        geometry = source.geometry(12345)  # the sensor's handle: meaningless here, and not looked up
+        assert geometry == (rect["x"], rect["y"], rect["width"], rect["height"]), app_id
+        seen.append(geometry)
+    assert seen[0] != seen[1] and seen[0] == seen[2]
+    frames = source.burst(seen[1], 3, 50)
+    assert len(frames) == 3
+    assert all(
+        frame.rgb.shape == (seen[1][3], seen[1][2], 3) and frame.rgb.dtype == np.uint8 for frame in frames
+    )
+    assert frames[0].at_ms <= frames[1].at_ms <= frames[2].at_ms
+    assert frames[2].at_ms - frames[0].at_ms >= 90  # 50 ms apart, from one grab's start to the next
+
+
+def test_without_an_ipc_the_geometry_is_the_whole_output(
+    sway: Sway, caplog: pytest.LogCaptureFixture
+) -> None:
+    source = WaylandFrames(sway.socket, "a wlroots compositor", ipc=None)
+    assert source.geometry(1) == (0, 0, 1280, 800)
+    assert source.geometry(2) == (0, 0, 1280, 800)
+    said = [record for record in caplog.records if "whole output" in record.getMessage()]
+    assert len(said) == 1  # said once, not at every capture
