@@ -28,6 +28,7 @@ __all__ = [
     "assess",
     "capability",
     "probe",
+    "wayland_refusal",
 ]
 
 AGENTS = ("sensor", "capture", "broker", "vision")
@@ -236,3 +237,20 @@ def probe(env: Mapping[str, str] | None = None) -> SessionFacts:
         if x_display:
             problem = f"no desktop session: DISPLAY={x_display} has no X server listening"
     return SessionFacts("none", tools=tools, x_display=x_display, problem=problem)
+
+
+def wayland_refusal(
+    agent: str, display: str | None = None, env: Mapping[str, str] | None = None
+) -> str | None:
+    """In a Wayland session, why `agent` cannot do its work there (its capabilities' sentences); None in
+    an X11 session or when it can. An X11-only agent asks this before it opens DISPLAY (`display`, its own
+    setting, overrides the environment's): on Wayland that is XWayland's, which shows and takes input for a
+    few of the person's windows and sees none of their input."""
+    variables = dict(os.environ if env is None else env)
+    if display:
+        variables["DISPLAY"] = display
+    facts = probe(variables)
+    if facts.kind != "wayland":
+        return None
+    missing = [item.detail for item in assess(facts) if item.agent == agent and not item.ok]
+    return "; ".join(missing) or None

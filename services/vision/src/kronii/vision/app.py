@@ -15,6 +15,7 @@ from pathlib import Path
 
 import grpc
 from fastapi import APIRouter
+from kronii.desktop.session import wayland_refusal
 from kronii.edge.local_door import LocalFrontDoor, PeerPolicy, PeerRegistry
 from kronii.edge.polkit import PolkitClient
 from kronii.edge.presence import PresenceGate
@@ -100,11 +101,14 @@ class VisionApp:
         ensure_key(self.key_path)
         self._tree = DesktopTree(AtspiReader())
         display = settings.display or os.environ.get("DISPLAY")
-        if not display:
+        refusal = wayland_refusal("vision", display)
+        if refusal is not None:
+            log.warning("vision: %s; plans are refused", refusal)
+        elif not display:
             log.warning(
                 "vision: no X display (set DISPLAY or KRONII_VISION_DISPLAY); plans are refused until it has one"
             )
-        self._frames = DesktopFrames(display)
+        self._frames = DesktopFrames(display, refusal)
         builder = self._builder(settings, clock, metrics)
         book = PlanBook(
             ttl_ms=settings.plan_ttl_secs * 1000, on_end=lambda state: metrics.ends.labels(state).inc()

@@ -26,6 +26,7 @@ from kronii.broker.adapters.x_watch import RawInputWatcher, physical_input_devic
 from kronii.broker.core.facts import UnbrokeredInput, UserInputSeen
 from kronii.broker.ports import DesktopWitness, Injector
 from kronii.broker.settings import BrokerSettings
+from kronii.desktop.session import wayland_refusal
 from kronii.foundation.clock import Clock, SystemClock
 from kronii.foundation.errors import Unavailable
 
@@ -94,6 +95,11 @@ class Desktop:
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         display = self._settings.display
+        refusal = await asyncio.to_thread(wayland_refusal, "broker", display)
+        if refusal is not None:
+            self.display_problem = refusal
+            log.warning("broker: %s; agents' input is refused", refusal)
+            return
         if not display:
             self.display_problem = "no X display (set DISPLAY or KRONII_BROKER_DISPLAY)"
             log.warning("broker: %s; agents' input is refused until it has one", self.display_problem)

@@ -138,14 +138,18 @@ class DesktopFrames:
     thread-safe, and a context build, the screen watch and an approval may all look at once (without
     the lock, a few concurrent requests left a reply half read and the engine hung)."""
 
-    def __init__(self, display: str | None) -> None:
+    def __init__(self, display: str | None, refusal: str | None = None) -> None:
         self._display = display
         self._frames: ScreenThumbnails | None = None
         self._windows: XWindows | None = None
         self._lock = threading.Lock()
-        self.problem = ""
+        # A Wayland session: DISPLAY is XWayland's, whose frames and windows are not the person's desktop.
+        self._refusal = refusal
+        self.problem = refusal or ""
 
     def _ready(self) -> ScreenThumbnails:
+        if self._refusal is not None:
+            raise Unavailable(self._refusal)
         if self._frames is None:
             try:
                 self._frames = ScreenThumbnails(self._display)

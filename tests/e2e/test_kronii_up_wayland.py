@@ -1,0 +1,131 @@
+"""`kronii up`, `kronii status` and `kronii doctor` in real sessions: a headless sway (wlroots' protocols), a
+headless weston (none of them) and Xvfb (X11). Each says which host agent works there and, where one
+cannot, why in a sentence; an X display beside a Wayland session (XWayland's place) is not taken for it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.desktop import start_xvfb
+from tests.mesh import Proc, standalone_env
+from tests.wayland import CLIENTS, Sway, have_sway, have_weston, start_sway, start_weston
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        not (have_sway() and have_weston()), reason="installed by scripts/install_system_deps.sh"
+    ),
+]
+
+KRONII = str(Path(sys.executable).parent / "kronii")
+
+
+def _doctor(env: dict[str, str]) -> tuple[int, dict[str, object], str]:
+    table = subprocess.run([KRONII, "doctor"], env=env, capture_output=True, text=True, timeout=30)
+    done = subprocess.run([KRONII, "doctor", "--json"], env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == table.returncode
+    return done.returncode, json.loads(done.stdout), table.stdout
+
+
+def _works(body: dict[str, object]) -> dict[str, bool]:
+    rows = body["capabilities"]
+    assert isinstance(rows, list)
+    return {f"{row['agent']} {row['capability']}": row["works"] for row in rows}
+
+
+def _details(body: dict[str, object]) -> dict[str, str]:
+    rows = body["capabilities"]
+    assert isinstance(rows, list)
+    return {f"{row['agent']} {row['capability']}": row["detail"] for row in rows}
+
+
+@pytest.fixture(scope="module")
+def sway() -> Iterator[Sway]:
+    with start_sway() as session:
+        session.open(CLIENTS[0])
+        yield session
+
+
+@pytest.fixture(scope="module")
+def x_display() -> Iterator[str]:
+    with start_xvfb() as display:
+        yield display
+
+
+def test_kronii_status_on_sway_says_which_host_agents_work_and_why_the_others_do_not(
+    sway: Sway, x_display: str, tmp_path: Path
+) -> None:
+    env = {
+        **standalone_env(tmp_path / "data"),
+        **sway.env(),
+        "DISPLAY": x_display,
+        "KRONII_TEST_FAST_PG": "1",
+    }
+    up = Proc([KRONII, "up"], env)
+    try:
+        up.wait_for_line(lambda line: line.strip() == "kronii is up", 120)
+        status = subprocess.run([KRONII, "status"], env=env, capture_output=True, text=True, timeout=30)
+    finally:
+        code, _ = up.terminate(30)
+    rows = {line.split()[0]: line for line in status.stdout.splitlines()[1:] if line.strip()}
+    assert "display:" not in rows["sensor"], rows["sensor"]  # focus and idle from sway's protocols
+    assert "display:" not in rows["capture"], rows["capture"]
+    assert "display: Wayland (sway): the broker gives agents the desktop through X11 only" in rows["broker"]
+    assert "vision reads windows through AT-SPI but cannot act" in rows["vision"]
+    assert x_display not in rows["broker"] + rows["vision"] + rows["sensor"]
+    assert code == 0, up.output[-3000:]
+
+
+def test_kronii_doctor_on_sway_names_the_protocols_and_the_missing_broker(sway: Sway, x_display: str) -> None:
+    code, body, table = _doctor({**sway.env(), "DISPLAY": x_display})
+    assert code == 1
+    session = body["session"]
+    assert isinstance(session, dict)
+    assert session["kind"] == "wayland" and session["compositor"] == "sway"
+    works = _works(body)
+    assert works["sensor focus"] and works["sensor idle"] and works["capture frames"]
+    assert not works["broker input"] and not works["vision act"]
+    assert "zwlr_foreign_toplevel_manager_v1" in _details(body)["sensor focus"]
+    assert f"DISPLAY={x_display} is XWayland's" in table.splitlines()[0]
+
+
+def test_kronii_doctor_on_a_compositor_without_those_protocols_says_what_each_agent_misses() -> None:
+    with start_weston() as weston:
+        code, body, _ = _doctor(weston.env())
+    assert code == 1
+    assert not any(_works(body).values())
+    details = _details(body)
+    assert details["sensor focus"] == (
+        "Wayland (weston): weston offers no window list (zwlr_foreign_toplevel_manager_v1): "
+        "the sensor cannot tell which window is focused"
+    )
+    assert "no screen copy" in details["capture frames"]
+    assert "no virtual keyboard" in details["broker input"]
+
+
+def test_kronii_doctor_on_x11_says_every_agent_works_through_x(x_display: str) -> None:
+    env = {k: v for k, v in standalone_env(Path("/nonexistent")).items() if k != "WAYLAND_DISPLAY"}
+    code, body, table = _doctor({**env, "DISPLAY": x_display})
+    assert code == 0, table
+    assert all(_works(body).values())
+    assert "MIT-SCREEN-SAVER" in _details(body)["sensor idle"]
+    assert table.startswith(f"session: X11, DISPLAY={x_display}")
+
+
+def test_kronii_doctor_without_any_session_says_so() -> None:
+    env = {
+        k: v
+        for k, v in standalone_env(Path("/nonexistent")).items()
+        if k not in ("WAYLAND_DISPLAY", "DISPLAY")
+    }
+    code, body, _ = _doctor(env)
+    assert code == 1
+    session = body["session"]
+    assert isinstance(session, dict)
+    assert session["problem"] == "no desktop session: neither WAYLAND_DISPLAY nor DISPLAY is set"
