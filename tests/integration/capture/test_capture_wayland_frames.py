@@ -11,12 +11,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 from kronii.capture.adapters.wayland_frames import WaylandFrames
-from kronii.capture.ports import WindowGone
+from kronii.capture.ports import CaptureUnavailable, WindowGone
 from kronii.desktop.wayland_screencopy import ScreenCopy
 from PIL import Image
 
 from tests.integration.capture.capture_support import PLANTED_TEXT
-from tests.wayland import CLIENTS, Sway, foot_showing, grim_region, have_sway, start_sway, wait_until_still
+from tests.wayland import (
+    CLIENTS,
+    Sway,
+    foot_showing,
+    grim_region,
+    have_sway,
+    have_weston,
+    start_sway,
+    start_weston,
+    wait_until_still,
+)
 
 pytestmark = pytest.mark.skipif(
     not have_sway(), reason="sway, foot and grim are installed by scripts/install_system_deps.sh"
@@ -107,3 +117,26 @@ def test_without_an_ipc_the_geometry_is_the_whole_output(
     assert source.geometry(2) == (0, 0, 1280, 800)
     said = [record for record in caplog.records if "whole output" in record.getMessage()]
     assert len(said) == 1  # said once, not at every capture
+
+
+def test_a_floating_window_moved_by_sway_is_captured_where_sway_put_it(sway: Sway, text_file: Path) -> None:
+    sway.open(foot_showing(text_file, "kronii-floating-foot"))
+    sway.msg('[app_id="^kronii-floating-foot$"] floating enable, resize set 420 260, move position 150 90')
+    sway.focus("kronii-floating-foot")
+    rect = next(window["rect"] for window in sway.windows() if window["app_id"] == "kronii-floating-foot")
+    assert (rect["x"], rect["y"]) == (150, 90)
+    source = WaylandFrames(sway.socket, "sway", ipc=sway.ipc)
+    geometry = source.geometry(0)
+    assert geometry == (150, 90, rect["width"], rect["height"])
+    wait_until_still(sway, rect)
+    (frame,) = source.burst(geometry, 1, 0)
+    assert np.array_equal(frame.rgb, grim_pixels(sway, rect))
+    sway.msg('[app_id="^kronii-floating-foot$"] kill')
+
+
+@pytest.mark.skipif(not have_weston(), reason="weston is installed by scripts/install_system_deps.sh")
+def test_on_a_compositor_without_screen_copy_check_says_so_in_a_sentence() -> None:
+    with start_weston() as weston:
+        source = WaylandFrames(weston.socket, "weston")
+        with pytest.raises(CaptureUnavailable, match="offers no screen copy"):
+            source.check()
