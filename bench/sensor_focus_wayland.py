@@ -16,7 +16,8 @@ import asyncio
 import os
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
 import psutil
 from _common import machine, save, summary_ms
@@ -32,7 +33,7 @@ from tests.infra import InfraUrls, start_test_infra
 from tests.mesh import Proc, python_module, wait_http_ready
 from tests.wayland import WaylandClient, start_sway
 
-Switch = Callable[[int], Awaitable[None]]  # focus window n (0 or 1)
+Switch = Callable[[int], Coroutine[Any, Any, None]]  # focus window n (0 or 1)
 
 
 async def _run(*argv: str, env: dict[str, str]) -> None:
