@@ -91,8 +91,9 @@ class JobRepository(Protocol):
 
 
 class FrameSource(Protocol):
-    """The display (adapters.frames.FrameGrabber). Blocking: called in a thread. Raises
-    CaptureUnavailable or WindowGone."""
+    """The display (adapters.frames.FrameGrabber on X11, adapters.wayland_frames.WaylandFrames on a
+    wlroots compositor, which takes the focused window whatever `window_id` says). Blocking: called in
+    a thread. Raises CaptureUnavailable or WindowGone."""
 
     @property
     def display(self) -> str: ...

@@ -25,7 +25,8 @@ class CaptureSettings(ServiceSettings):
 
     http_port: int = Field(default=8102, ge=0, le=65535)
     grpc_port: int = Field(default=7102, ge=0, le=65535)
-    # The X display to capture; $DISPLAY when unset (as the sensor).
+    # The X display to capture; $DISPLAY when unset (as the sensor). A Wayland session that answers on
+    # WAYLAND_DISPLAY wins over it: DISPLAY is then XWayland's (app.py `_open_display`).
     display: str | None = Field(
         default=None, validation_alias=AliasChoices("KRONII_CAPTURE_DISPLAY", "DISPLAY")
     )
