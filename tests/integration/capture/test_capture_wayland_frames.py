@@ -109,6 +109,12 @@ def test_geometry_is_sways_rect_of_the_focused_window_and_a_burst_has_count_fram
     assert frames[2].at_ms - frames[0].at_ms >= 90  # 50 ms apart, from one grab's start to the next
 
 
+def test_a_region_on_no_output_is_window_gone(sway: Sway) -> None:
+    source = WaylandFrames(sway.socket, "sway", ipc=sway.ipc)
+    with pytest.raises(WindowGone, match="lies on no output"):
+        source.burst((2000, 1500, 300, 200), 1, 0)
+
+
 def test_without_an_ipc_the_geometry_is_the_whole_output(
     sway: Sway, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -140,3 +146,11 @@ def test_on_a_compositor_without_screen_copy_check_says_so_in_a_sentence() -> No
         source = WaylandFrames(weston.socket, "weston")
         with pytest.raises(CaptureUnavailable, match="offers no screen copy"):
             source.check()
+
+
+def test_a_sway_ipc_socket_that_does_not_answer_is_capture_unavailable_with_a_sentence(
+    sway: Sway, tmp_path: Path
+) -> None:
+    source = WaylandFrames(sway.socket, "sway", ipc=tmp_path / "sway-ipc.gone.sock")
+    with pytest.raises(CaptureUnavailable, match="sway's IPC socket does not answer"):
+        source.geometry(0)

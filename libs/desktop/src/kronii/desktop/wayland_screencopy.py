@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from .wayland_wire import WaylandConnection, WaylandError
 
-__all__ = ["SCREENCOPY_PROTOCOL", "BufferSpec", "Output", "ScreenCopy", "rgb_from_shm"]
+__all__ = ["SCREENCOPY_PROTOCOL", "BufferSpec", "Output", "RegionOffScreen", "ScreenCopy", "rgb_from_shm"]
 
 SCREENCOPY_PROTOCOL = "zwlr_screencopy_manager_v1"
 
@@ -45,6 +45,10 @@ _CHANNELS = {
 }
 _Y_INVERT = 1  # zwlr_screencopy_frame_v1.flags
 _MODE_CURRENT = 1  # wl_output.mode flags
+
+
+class RegionOffScreen(WaylandError):
+    """The region asked for lies on no output."""
 
 
 @dataclass(frozen=True)
@@ -211,7 +215,7 @@ class ScreenCopy:
             found = next((item for item in self.outputs if item.holds(*point)), None)
             if found is not None:
                 return found
-        raise WaylandError(f"the region {width}x{height} at {x},{y} lies on no output")
+        raise RegionOffScreen(f"the region {width}x{height} at {x},{y} lies on no output")
 
     def region(self, x: int, y: int, width: int, height: int, *, cursor: bool = False) -> NDArray[np.uint8]:
         """The RGB pixels of a rectangle of the layout, clipped to the output that holds it."""
@@ -220,7 +224,7 @@ class ScreenCopy:
         right = min(x + width, output.x + output.width)
         bottom = min(y + height, output.y + output.height)
         if right - left < 1 or bottom - top < 1:
-            raise WaylandError(f"the region {width}x{height} at {x},{y} lies on no output")
+            raise RegionOffScreen(f"the region {width}x{height} at {x},{y} lies on no output")
         events = _FrameEvents()
         frame = self._wire.new_object("zwlr_screencopy_frame_v1", self._on_frame(events))
         try:

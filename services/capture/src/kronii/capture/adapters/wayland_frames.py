@@ -19,8 +19,8 @@ from pathlib import Path
 
 from kronii.capture.adapters.sway_ipc import focused_rect, get_tree
 from kronii.capture.core.frames import Frame, Geometry
-from kronii.capture.ports import CaptureUnavailable
-from kronii.desktop.wayland_screencopy import ScreenCopy
+from kronii.capture.ports import CaptureUnavailable, WindowGone
+from kronii.desktop.wayland_screencopy import RegionOffScreen, ScreenCopy
 from kronii.desktop.wayland_wire import WaylandError
 
 __all__ = ["WaylandFrames"]
@@ -89,6 +89,8 @@ class WaylandFrames:
                         self._sleep(max(0.0, due - time.monotonic()))
                     rgb = screen.region(x, y, width, height)
                     frames.append(Frame(rgb, int(time.time() * 1000)))
+            except RegionOffScreen as error:
+                raise WindowGone(f"the window lies off screen: {error}") from None
             except WaylandError as error:
                 raise CaptureUnavailable(
                     f"copying the screen of {self._compositor} failed: {error}"
