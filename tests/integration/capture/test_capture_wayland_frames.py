@@ -154,3 +154,19 @@ def test_a_sway_ipc_socket_that_does_not_answer_is_capture_unavailable_with_a_se
     source = WaylandFrames(sway.socket, "sway", ipc=tmp_path / "sway-ipc.gone.sock")
     with pytest.raises(CaptureUnavailable, match="sway's IPC socket does not answer"):
         source.geometry(0)
+
+
+def test_on_an_output_with_scale_2_the_frames_are_its_pixels_as_grim_takes_them(text_file: Path) -> None:
+    with start_sway() as scaled:
+        scaled.msg("output", "HEADLESS-1", "scale", "2")
+        scaled.open(foot_showing(text_file, "kronii-scaled-left"))
+        scaled.open(foot_showing(text_file, "kronii-scaled-right"))
+        scaled.focus("kronii-scaled-right")
+        rect = next(w["rect"] for w in scaled.windows() if w["app_id"] == "kronii-scaled-right")
+        wait_until_still(scaled, rect)
+        source = WaylandFrames(scaled.socket, "sway", ipc=scaled.ipc)
+        geometry = source.geometry(0)
+        assert geometry == (rect["x"], rect["y"], rect["width"], rect["height"])  # logical: 320x400 at 320,0
+        (frame,) = source.burst(geometry, 1, 0)
+        assert frame.rgb.shape == (rect["height"] * 2, rect["width"] * 2, 3)
+        assert np.array_equal(frame.rgb, grim_pixels(scaled, rect))
