@@ -8,7 +8,8 @@ protocols a compositor offers to any client, not from one compositor's own IPC.
   not a flicker through "nothing focused".
 - Idle: `ext_idle_notifier_v1` where offered, else KDE's `org_kde_kwin_idle` (sway 1.7). Both say
   "idle" after a timeout without input and "resumed" at the next input; with a short timeout the idle
-  time is known to within it.
+  time is known to within it. Idle is per seat: the person's seats are every seat but the input broker's
+  own (`AGENT_SEAT`), whose agent input must not count as the person's.
 
 One connection, owned by one thread (`start`); the readers (`focused`, `idle_ms`) take a lock.
 """
@@ -25,8 +26,9 @@ from pathlib import Path
 
 from .wayland_wire import WaylandConnection, WaylandError
 
-__all__ = ["IDLE_PROTOCOLS", "TOPLEVEL_PROTOCOL", "Toplevel", "ToplevelWatch"]
+__all__ = ["AGENT_SEAT", "IDLE_PROTOCOLS", "TOPLEVEL_PROTOCOL", "Toplevel", "ToplevelWatch", "seat_names"]
 
+AGENT_SEAT = "kronii-agent"  # the input broker's own seat: its virtual keyboard and pointer are there
 TOPLEVEL_PROTOCOL = "zwlr_foreign_toplevel_manager_v1"
 IDLE_PROTOCOLS = ("ext_idle_notifier_v1", "org_kde_kwin_idle")
 _ACTIVATED = 2  # zwlr_foreign_toplevel_handle_v1.state
@@ -50,16 +52,26 @@ class ToplevelWatch:
     does not answer; `has_focus` / `has_idle` say what the compositor offers."""
 
     def __init__(
-        self, path: Path, *, idle_timeout_ms: int = 1000, clock: Callable[[], float] = time.monotonic
+        self,
+        path: Path,
+        *,
+        idle_timeout_ms: int = 1000,
+        clock: Callable[[], float] = time.monotonic,
+        on_input: Callable[[str, float], None] | None = None,
     ):
+        """`on_input(seat, at)` runs on the watcher's thread at a person's first input after
+        `idle_timeout_ms` without any (the idle protocols' "resumed"), `at` on `clock`."""
         self.path = path
+        self._on_input = on_input
         self._clock = clock
         self._idle_timeout_ms = idle_timeout_ms
         self._wire = WaylandConnection(path)
         self._lock = threading.Lock()
         self._pending: dict[int, Toplevel] = {}
         self._toplevels: dict[int, Toplevel] = {}
-        self._idle_since: float | None = None  # monotonic time of the last input, when idle
+        # Per person's seat, the time of its last input while it is idle (a seat with recent input is absent).
+        self._idle_seats: dict[int, float] = {}
+        self._seat_names: dict[int, str] = {}
         self._focused: Toplevel | None = None
         self._on_focus: Callable[[Toplevel | None], None] | None = None
         self._stop_read, self._stop_write = os.pipe()
@@ -77,20 +89,23 @@ class ToplevelWatch:
         return sorted({item.interface for item in self._wire.globals.values()})
 
     def _bind_idle(self) -> str:
-        seat = self._wire.bind("wl_seat", 1)
-        if seat is None:
+        """Idle notifications on each of the person's seats; which protocol, or "" when none."""
+        self._seat_names = {seat: name for seat, name in seat_names(self._wire).items() if name != AGENT_SEAT}
+        seats = list(self._seat_names)
+        if not seats:
             return ""
         notifier = self._wire.bind("ext_idle_notifier_v1", 1)
-        if notifier is not None:
-            notice = self._wire.new_object("ext_idle_notification_v1", self._on_idle)
-            self._wire.request(notifier, 1, notice, self._idle_timeout_ms, seat)
-            return "ext_idle_notifier_v1"
-        kde = self._wire.bind("org_kde_kwin_idle", 1)
-        if kde is not None:
-            notice = self._wire.new_object("org_kde_kwin_idle_timeout", self._on_idle)
-            self._wire.request(kde, 0, notice, seat, self._idle_timeout_ms)
-            return "org_kde_kwin_idle"
-        return ""
+        kde = None if notifier is not None else self._wire.bind("org_kde_kwin_idle", 1)
+        for seat in seats:
+            if notifier is not None:
+                notice = self._wire.new_object("ext_idle_notification_v1", self._idle_handler(seat))
+                self._wire.request(notifier, 1, notice, self._idle_timeout_ms, seat)
+            elif kde is not None:
+                notice = self._wire.new_object("org_kde_kwin_idle_timeout", self._idle_handler(seat))
+                self._wire.request(kde, 0, notice, seat, self._idle_timeout_ms)
+        return (
+            "ext_idle_notifier_v1" if notifier is not None else "org_kde_kwin_idle" if kde is not None else ""
+        )
 
     # ---- events (the watcher's thread, or the constructor) ---------------------------------------
 
@@ -122,16 +137,29 @@ class ToplevelWatch:
             self._wire.request(handle, 7)  # destroy
             self._wire.forget(handle)
 
-    def _on_idle(self, _object_id: int, opcode: int, _args: list[object]) -> None:
-        with self._lock:
-            if opcode == 0:  # idle: the last input was a timeout ago
-                self._idle_since = self._clock() - self._idle_timeout_ms / 1000
-            else:  # resumed
-                self._idle_since = None
+    def _idle_handler(self, seat: int) -> Callable[[int, int, list[object]], None]:
+        def handle(_object_id: int, opcode: int, _args: list[object]) -> None:
+            now = self._clock()
+            with self._lock:
+                if opcode == 0:  # idle: the seat's last input was a timeout ago
+                    self._idle_seats[seat] = now - self._idle_timeout_ms / 1000
+                else:  # resumed
+                    self._idle_seats.pop(seat, None)
+            if opcode != 0 and self._on_input is not None:
+                self._on_input(self._seat_names.get(seat, ""), now)
+
+        return handle
 
     def _settle(self) -> None:
         """After a read: which toplevel is activated now; tell the callback when that changed."""
-        active = next((item for item in self._toplevels.values() if item.activated), None)
+        activated = [item for item in self._toplevels.values() if item.activated]
+        # Two seats (the person's and the broker's) may each have a window activated: the one the person
+        # was in stays the focus while it is still activated; a newly activated one is taken otherwise.
+        current = self._focused
+        kept = next(
+            (item for item in activated if current is not None and item.handle == current.handle), None
+        )
+        active = kept or (activated[-1] if activated else None)
         with self._lock:
             changed = active != self._focused
             self._focused = active
@@ -150,10 +178,13 @@ class ToplevelWatch:
             return list(self._toplevels.values())
 
     def idle_ms(self) -> int:
-        """Milliseconds since the last input, to within the idle timeout (0 while input is recent)."""
+        """Milliseconds since the person's last input on any of their seats, to within the idle timeout
+        (0 while input is recent, or before the first idle notice)."""
         with self._lock:
-            since = self._idle_since
-        return 0 if since is None else max(0, round((self._clock() - since) * 1000))
+            if len(self._idle_seats) < len(self._seat_names) or not self._idle_seats:
+                return 0
+            since = max(self._idle_seats.values())
+        return max(0, round((self._clock() - since) * 1000))
 
     def start(self, on_focus: Callable[[Toplevel | None], None]) -> None:
         """Read events on a thread of its own; `on_focus` runs there at each change of the focused
@@ -196,3 +227,19 @@ class ToplevelWatch:
         for fd in (self._stop_read, self._stop_write):
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+def seat_names(wire: WaylandConnection) -> dict[int, str]:
+    """Bind every seat the compositor offers and learn its name: {object id: name}."""
+    names: dict[int, str] = {}
+
+    def on_seat(object_id: int, opcode: int, args: list[object]) -> None:
+        if opcode == 1:
+            names[object_id] = str(args[0])
+
+    for offered in [item for item in wire.globals.values() if item.interface == "wl_seat"]:
+        seat = wire.new_object("wl_seat", on_seat)
+        wire.request(2, 0, offered.name, "wl_seat", min(2, offered.version), seat)
+        names.setdefault(seat, "")
+    wire.roundtrip()
+    return names
