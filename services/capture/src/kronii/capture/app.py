@@ -12,7 +12,6 @@ import contextlib
 import logging
 import os
 from collections.abc import Iterable
-from pathlib import Path
 
 import grpc
 from fastapi import APIRouter
@@ -51,6 +50,7 @@ from kronii.capture.usecases.track_jobs import JobBoard
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
 from kronii.desktop.session import SessionFacts, capability, probe
+from kronii.desktop.sway_ipc import sway_socket
 from kronii.edge.access import AccessRules
 from kronii.edge.local_door import FrontDoorError, LocalFrontDoor, PeerPolicy
 from kronii.edge.polkit import PolkitClient
@@ -276,8 +276,7 @@ class CaptureApp:
         if not frames.ok or facts.wayland_socket is None:
             self._no_display(frames.detail)
             return None
-        swaysock = env.get("SWAYSOCK", "")
-        ipc = Path(swaysock) if facts.name == "sway" and swaysock else None
+        ipc = sway_socket(env) if facts.name == "sway" else None
         source = await self._checked(WaylandFrames(facts.wayland_socket, facts.name, ipc=ipc))
         if source is not None:
             log.info("%s", frames.detail)
