@@ -85,6 +85,15 @@ INTERFACES = _interfaces(
         events=("uuuu", "u", "uuu", "", "uuuu", "uuu", ""),
         requests=("o", "", "o"),
     ),
+    # Typing and clicking on a seat of kronii's own (kronii.desktop.wayland_input).
+    Interface("zwp_virtual_keyboard_manager_v1", events=(), requests=("on",)),
+    Interface("zwp_virtual_keyboard_v1", events=(), requests=("uhu", "uuu", "uuuu", "")),
+    Interface("zwlr_virtual_pointer_manager_v1", events=(), requests=("on", "oon", "")),
+    Interface(
+        "zwlr_virtual_pointer_v1",
+        events=(),
+        requests=("uff", "uuuuu", "uuu", "uuf", "", "u", "uu", "uufi", ""),
+    ),
 )
 
 # What a new object created by an event is: (interface of the sender, event opcode) -> interface.
