@@ -14,7 +14,6 @@ weston), and `XDG_CURRENT_DESKTOP` only adds a name.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,12 +36,16 @@ _TOPLEVELS = "zwlr_foreign_toplevel_manager_v1"
 _IDLE = ("ext_idle_notifier_v1", "org_kde_kwin_idle")
 _SCREENCOPY = "zwlr_screencopy_manager_v1"
 _VIRTUAL_KEYBOARD = "zwp_virtual_keyboard_manager_v1"
+_VIRTUAL_POINTER = "zwlr_virtual_pointer_manager_v1"
+_AGENT_SEAT = (
+    "kronii-agent"  # kronii.desktop.wayland_toplevels.AGENT_SEAT (that module imports this one's wire)
+)
 
 
 @dataclass(frozen=True)
 class SessionFacts:
     """What was found: the kind ("x11", "wayland" or "none"), the compositor's family and name, the
-    Wayland socket and its globals, the X display (XWayland's, on Wayland), the tools on PATH, and why a
+    Wayland socket and its globals, the X display (XWayland's, on Wayland), and why a
     socket did not answer."""
 
     kind: str
@@ -51,7 +54,6 @@ class SessionFacts:
     wayland_socket: Path | None = None
     x_display: str = ""
     offered: frozenset[str] = frozenset()
-    tools: frozenset[str] = frozenset()
     problem: str = ""
 
 
@@ -144,17 +146,22 @@ def _frames(facts: SessionFacts) -> str | None:
 
 
 def _input(facts: SessionFacts) -> str | None:
-    if _VIRTUAL_KEYBOARD not in facts.offered:
-        return f"{facts.name} offers no virtual keyboard ({_VIRTUAL_KEYBOARD}): agents cannot type here"
-    return (
-        "the broker gives agents the desktop through X11 only; its Wayland virtual-keyboard path is not "
-        "built yet, so no agent is given the desktop here"
-    )
+    missing = [name for name in (_VIRTUAL_KEYBOARD, _VIRTUAL_POINTER) if name not in facts.offered]
+    if missing:
+        return f"{facts.name} offers no virtual keyboard or pointer ({', '.join(missing)}): agents cannot type here"
+    if facts.name != "sway":
+        return (
+            f"the broker needs a seat of its own ({_AGENT_SEAT}) to tell your input from an agent's; sway makes "
+            f"one on request, {facts.name} only from its own configuration (declare a seat named {_AGENT_SEAT})"
+        )
+    return None
 
 
 def _act(facts: SessionFacts) -> str | None:
-    problem = _input(facts)
-    return None if problem is None else "vision reads windows through AT-SPI but cannot act: " + problem
+    return (
+        "vision reads windows through AT-SPI, but its Wayland path (a window's place from the compositor, its "
+        "frames) is not built yet: plans are refused here"
+    )
 
 
 _NEEDS = (
@@ -166,7 +173,9 @@ _NEEDS = (
           lambda f: f"frames in process through {_SCREENCOPY}, " + (
               "the focused window's rectangle from sway's IPC" if f.name == "sway"
               else f"the whole output: {f.name} tells no other program where the focused window is")),
-    _Need("broker", "input", "agent input through XTEST on a master device of its own", _input),
+    _Need("broker", "input", "agent input through XTEST on a master device of its own", _input,
+          lambda f: f"agent input on a seat of its own ({_AGENT_SEAT}: virtual keyboard and pointer); "
+          "your input seen on your seats' idle notifications"),
     _Need("vision", "act", "plans act through the broker; windows read through AT-SPI", _act),
 )  # fmt: skip
 
@@ -208,7 +217,6 @@ def _x_answers(display: str) -> bool:
     return (_X_SOCKETS / f"X{number}").exists()
 
 
-_TOOLS = ("grim", "wtype")
 # Where every local X server listens: a place X fixes, not a temporary file of ours.
 _X_SOCKETS = Path("/tmp/.X11-unix")  # noqa: S108
 
@@ -216,7 +224,6 @@ _X_SOCKETS = Path("/tmp/.X11-unix")  # noqa: S108
 def probe(env: Mapping[str, str] | None = None) -> SessionFacts:
     """The session these variables name (default: this process's environment)."""
     env = os.environ if env is None else env
-    tools = frozenset(tool for tool in _TOOLS if shutil.which(tool, path=env.get("PATH")))
     x_display = env.get("DISPLAY", "")
     wayland = socket_path(env.get("WAYLAND_DISPLAY"), env.get("XDG_RUNTIME_DIR"))
     problem = ""
@@ -227,16 +234,14 @@ def probe(env: Mapping[str, str] | None = None) -> SessionFacts:
             problem = f"WAYLAND_DISPLAY names {wayland}, which does not answer ({error})"
         else:
             family = _family(offered)
-            return SessionFacts(
-                "wayland", family, _display_name(family, env), wayland, x_display, offered, tools
-            )
+            return SessionFacts("wayland", family, _display_name(family, env), wayland, x_display, offered)
     if x_display and _x_answers(x_display):
-        return SessionFacts("x11", "x11", "X11", None, x_display, tools=tools, problem=problem)
+        return SessionFacts("x11", "x11", "X11", None, x_display, problem=problem)
     if not problem:
         problem = "no desktop session: neither WAYLAND_DISPLAY nor DISPLAY is set"
         if x_display:
             problem = f"no desktop session: DISPLAY={x_display} has no X server listening"
-    return SessionFacts("none", tools=tools, x_display=x_display, problem=problem)
+    return SessionFacts("none", x_display=x_display, problem=problem)
 
 
 def wayland_refusal(

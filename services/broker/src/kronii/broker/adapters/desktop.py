@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import os
 import shutil
 import time
 from pathlib import Path
@@ -18,15 +19,21 @@ from pathlib import Path
 from kronii.broker.adapters.remote_view import RemoteView
 from kronii.broker.adapters.viewer_hands import ViewerHands
 from kronii.broker.adapters.vnc import VncSettings
+from kronii.broker.adapters.wl_hands import PERSON_IDLE_MS, WaylandHands, make_agent_seat
 from kronii.broker.adapters.x_clients import SenderFinder
 from kronii.broker.adapters.x_focus import focused_window
+from kronii.broker.adapters.x_injection import InjectorUnavailable
 from kronii.broker.adapters.x_master import XMasterInjector
 from kronii.broker.adapters.x_plain_xtest import PlainXTestInjector
-from kronii.broker.adapters.x_watch import RawInputWatcher, physical_input_devices
+from kronii.broker.adapters.x_watch import DEBOUNCE_S, RawInputWatcher, physical_input_devices
 from kronii.broker.core.facts import UnbrokeredInput, UserInputSeen
 from kronii.broker.ports import DesktopWitness, Injector
 from kronii.broker.settings import BrokerSettings
-from kronii.desktop.session import wayland_refusal
+from kronii.desktop.session import SessionFacts, capability
+from kronii.desktop.session import probe as probe_session
+from kronii.desktop.sway_ipc import sway_socket
+from kronii.desktop.wayland_toplevels import ToplevelWatch
+from kronii.desktop.wayland_wire import WaylandError
 from kronii.foundation.clock import Clock, SystemClock
 from kronii.foundation.errors import Unavailable
 
@@ -35,6 +42,14 @@ __all__ = ["Desktop", "NoDisplay"]
 log = logging.getLogger(__name__)
 
 _DEVICE_POLL_S = 5.0
+
+
+def session_facts(display: str | None) -> SessionFacts:
+    """The session, with the broker's own DISPLAY setting over the environment's."""
+    env = dict(os.environ)
+    if display:
+        env["DISPLAY"] = display
+    return probe_session(env)
 
 
 class NoDisplay:
@@ -54,7 +69,7 @@ class Desktop:
         self._settings = settings
         self._attachment = attachment
         self._clock = clock or SystemClock()
-        self.injector: XMasterInjector | PlainXTestInjector | None = None
+        self.injector: XMasterInjector | PlainXTestInjector | WaylandHands | None = None
         self._watcher: RawInputWatcher | None = None
         self._finder: SenderFinder | None = None
         self.remote: RemoteView | None = None
@@ -63,9 +78,18 @@ class Desktop:
         self.display_problem = ""
         self._remote_off = ""
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._wayland: WaylandHands | None = None
+        self._person: ToplevelWatch | None = None
+        self._last_person_report = 0.0
 
     def focused_window(self) -> int:
         """The window the person has in front of them (0 without a display or a focused window)."""
+        if self._wayland is not None:
+            try:
+                return self._wayland.focused_window()
+            except WaylandError as error:
+                log.warning("broker: the focused window could not be read: %s", error)
+                return 0
         if not self._settings.display or self.injector is None:
             return 0
         try:
@@ -95,10 +119,9 @@ class Desktop:
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         display = self._settings.display
-        refusal = await asyncio.to_thread(wayland_refusal, "broker", display)
-        if refusal is not None:
-            self.display_problem = refusal
-            log.warning("broker: %s; agents' input is refused", refusal)
+        facts = await asyncio.to_thread(session_facts, display)
+        if facts.kind == "wayland":
+            await self._start_wayland(facts)
             return
         if not display:
             self.display_problem = "no X display (set DISPLAY or KRONII_BROKER_DISPLAY)"
@@ -114,6 +137,43 @@ class Desktop:
         self._devices_task = asyncio.create_task(self._poll_devices(display), name="broker-devices")
         if self._settings.remote_view:
             await self._start_remote_view(display)
+
+    async def _start_wayland(self, facts: SessionFacts) -> None:
+        """On a compositor that can host the broker's own seat: the agent's devices there and the watch of
+        the person's seats; elsewhere the session's sentence, and agents' input is refused."""
+        refusal = capability(facts, "broker", "input")
+        if not refusal.ok or facts.wayland_socket is None:
+            self.display_problem = refusal.detail
+            log.warning("broker: %s; agents' input is refused", refusal.detail)
+            return
+        problem = await asyncio.to_thread(make_agent_seat, sway_socket(os.environ))
+        hands = WaylandHands(facts.wayland_socket)
+        try:
+            if problem:
+                raise InjectorUnavailable(problem)
+            await asyncio.to_thread(hands.start)
+            self._person = await asyncio.to_thread(self._watch_person_seats, facts.wayland_socket)
+        except (InjectorUnavailable, WaylandError) as error:
+            self.display_problem = f"Wayland ({facts.name}): {error}"
+            log.warning("broker: %s; agents' input is refused", self.display_problem)
+            await asyncio.to_thread(hands.stop)
+            return
+        self.injector = hands
+        self._wayland = hands
+
+    def _watch_person_seats(self, socket: Path) -> ToplevelWatch:
+        watch = ToplevelWatch(socket, idle_timeout_ms=PERSON_IDLE_MS, on_input=self._from_person_seat)
+        watch.start(lambda _focused: None)
+        return watch
+
+    def _from_person_seat(self, seat: str, at: float) -> None:
+        """The person's input on one of their seats (the watcher's thread): as the X watcher does, the
+        fence first, then the loop; repeated input within the debounce is one report."""
+        closed = self._attachment.close_fence("user_input")
+        if not closed and at - self._last_person_report < DEBOUNCE_S:
+            return
+        self._last_person_report = at
+        self._from_watcher_input(UserInputSeen("input", 0, f"seat {seat}", at))
 
     def _start_x(self, display: str) -> None:
         injector: XMasterInjector | PlainXTestInjector
@@ -225,6 +285,10 @@ class Desktop:
         await asyncio.to_thread(self._stop_x)
 
     def _stop_x(self) -> None:
+        if self._person is not None:
+            self._person.close()
+            self._person = None
+        self._wayland = None
         if self._watcher is not None:
             with contextlib.suppress(Exception):
                 self._watcher.stop()

@@ -16,7 +16,8 @@ class UserInputSeen:
     monotonic time the watcher read it (the desktop adapter puts it on the service clock's scale
     before a use case sees it), for the revocation latency."""
 
-    kind: Literal["key", "button", "motion"]
+    # "input" where the desktop says only that there was some (a Wayland seat's idle notification)
+    kind: Literal["key", "button", "motion", "input"]
     source_id: int
     source_name: str
     at: float

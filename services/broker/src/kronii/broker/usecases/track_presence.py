@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 # lease back when the choice arrives: Wait and Interrupt give the same agent the rest of its lease
 # again (Interrupt with a pause asked for at its next safe point); Stop stops.
 _REGRANT = {"wait": (), "interrupt": (Event.SAFE_INTERRUPT,)}
-_DID = {"key": "typed on", "button": "clicked on", "motion": "moved the pointer on"}
+_DID = {"key": "typed on", "button": "clicked on", "motion": "moved the pointer on", "input": "used"}
 
 
 class Attachment:
