@@ -4,12 +4,13 @@
 The broker puts the agent's input on a seat other than the person's (sway: `seat kronii-agent fallback
 false`), so the compositor's per-seat idle notifications tell the person's input from the agent's.
 
-Text is typed the way wtype does it: the keyboard uploads a keymap of its own in which every distinct
-keysym the text needs has a keycode of its own (one level, no Shift), so any Unicode character types
-without depending on the person's layout. A keymap holds keycodes 9..255; the first four are the
-modifier keys (so clients resolve Alt and Super to Mod1 and Mod4), the rest carry the text's keysyms.
-When a character's keysym is not in the current keymap, a new one is uploaded with it and the ones the
-text needs next. Keysyms are written as numbers; the compositor hands clients its own serialisation.
+Text is typed the way wtype does it: the keyboard uploads a keymap of its own, so any Unicode
+character types without depending on the person's layout. Each keymap is a US keyboard at the usual
+keycodes (letters with their capitals on the Shift level, so "shift+a" gives "A"; Return, arrows, F
+keys, the modifier keys) plus, on the free keycodes in 9..255, every other keysym the text needs (one
+level each). When a character's keysym is not in the current keymap, a new one is uploaded with it and
+the ones the text needs next. Keysyms are written as numbers; the compositor hands clients its own
+serialisation.
 
 Modifiers go through the protocol's `modifiers` request (wlroots does not derive them from a virtual
 keyboard's key events): Shift 1, Control 4, Mod1 (Alt) 8, Mod4 (Super) 64, held around the chord's keys.
@@ -51,12 +52,9 @@ Check = Callable[[], bool]
 
 _SHIFT, _CONTROL, _MOD1, _MOD4 = 1, 4, 8, 64
 # The modifier keys every keymap carries, at keycodes 9.. in this order: (keysym, real modifier, mask).
-_MODIFIER_KEYS: tuple[tuple[int, str, int], ...] = (
-    (0xFFE1, "Shift", _SHIFT),
-    (0xFFE3, "Control", _CONTROL),
-    (0xFFE9, "Mod1", _MOD1),
-    (0xFFEB, "Mod4", _MOD4),
-)
+# The modifier keys every keymap carries at their usual keycodes, so clients resolve Alt and Super to
+# Mod1 and Mod4: (keysym, real modifier, xkb keycode).
+_MODIFIER_KEYS = ((0xFFE1, "Shift", 50), (0xFFE3, "Control", 37), (0xFFE9, "Mod1", 64), (0xFFEB, "Mod4", 133))
 _MODIFIER_MASKS = {
     0xFFE1: _SHIFT, 0xFFE2: _SHIFT, 0xFFE3: _CONTROL, 0xFFE4: _CONTROL, 0xFFE7: _MOD1, 0xFFE8: _MOD1,
     0xFFE9: _MOD1, 0xFFEA: _MOD1, 0xFFEB: _MOD4, 0xFFEC: _MOD4,
@@ -123,37 +121,76 @@ def parse_chord(keys: str) -> tuple[int, list[int]]:
 
 # ---- the keymap ------------------------------------------------------------------------------------
 
-_FIRST_KEYCODE = 9  # xkb keycodes; the evdev code sent is keycode - 8
-_LAST_KEYCODE = 255
-_FIRST_TEXT_KEYCODE = _FIRST_KEYCODE + len(_MODIFIER_KEYS)
-KEYMAP_CAPACITY = _LAST_KEYCODE - _FIRST_TEXT_KEYCODE + 1
+# Every keymap starts with a US keyboard at the usual (evdev) keycodes. GTK3 matches its key bindings
+# (Return in an entry, ctrl+a) by keycode through the keymap of the display's FIRST seat, the person's,
+# not the agent's: keys at the keycodes every layout puts them at still match there. Keysyms the base
+# lacks (é, €, 漢) take the free keycodes; clients type those through the keysym the event carries.
+_NAMED_KEYS = {
+    9: 0xFF1B, 22: 0xFF08, 23: 0xFF09, 36: 0xFF0D, 65: 0x20, 95: 0xFFC8, 96: 0xFFC9, 107: 0xFF61,
+    110: 0xFF50, 111: 0xFF52, 112: 0xFF55, 113: 0xFF51, 114: 0xFF53, 115: 0xFF57, 116: 0xFF54,
+    117: 0xFF56, 118: 0xFF63, 119: 0xFFFF, 127: 0xFF13, 135: 0xFF67,
+}  # fmt: skip  # Escape, BackSpace, Tab, Return, space, F11, F12, Print, Home, Up, Prior, Left, Right,
+# End, Down, Next, Insert, Delete, Pause, Menu
+_US_ROWS: tuple[tuple[int, str], ...] = ((10, "1!2@3#4$5%6^7&8*9(0)-_=+"), (24, "qQwWeErRtTyYuUiIoOpP[{]}"))
+_US_ROWS += ((38, "aAsSdDfFgGhHjJkKlL;:'\"`~"), (51, "\\|zZxXcCvVbBnNmM,<.>/?"))
+
+
+def _base_layout() -> dict[int, tuple[int, ...]]:
+    """xkb keycode -> the keysyms on its levels (the second one with Shift)."""
+    base: dict[int, tuple[int, ...]] = {code: (keysym,) for code, keysym in _NAMED_KEYS.items()}
+    base.update({67 + index: (0xFFBE + index,) for index in range(10)})  # F1..F10
+    base.update({code: (keysym,) for keysym, _real, code in _MODIFIER_KEYS})
+    for first, pairs in _US_ROWS:
+        base.update(
+            {
+                first + index: (ord(pairs[2 * index]), ord(pairs[2 * index + 1]))
+                for index in range(len(pairs) // 2)
+            }
+        )
+    return base
+
+
+_BASE_LAYOUT = _base_layout()
+_FREE_KEYCODES = [code for code in range(9, 256) if code not in _BASE_LAYOUT]  # the evdev code is code - 8
+KEYMAP_CAPACITY = len(_FREE_KEYCODES)  # distinct keysyms beyond the base one keymap holds
 
 
 @dataclass
 class _Keymap:
-    """Which keycode gives which keysym in the keymap the keyboard uploaded last."""
+    """The keymap the keyboard uploaded last: the base layout plus keysyms on free keycodes."""
 
-    keycodes: dict[int, int] = field(default_factory=dict)  # keysym -> xkb keycode
+    levels: dict[int, tuple[int, ...]] = field(
+        default_factory=lambda: dict(_BASE_LAYOUT)
+    )  # keycode -> keysyms
+    keycodes: dict[int, int] = field(default_factory=dict)  # keysym -> the keycode giving it without Shift
+
+    def __post_init__(self) -> None:
+        self.keycodes = {keysyms[0]: code for code, keysyms in self.levels.items()}
 
     @staticmethod
     def for_keysyms(upcoming: Sequence[int]) -> _Keymap:
-        """A keymap of the first KEYMAP_CAPACITY distinct keysyms of `upcoming`, plus the modifier keys."""
-        keycodes = {keysym: _FIRST_KEYCODE + index for index, (keysym, _, _) in enumerate(_MODIFIER_KEYS)}
-        next_code = _FIRST_TEXT_KEYCODE
+        """The base layout plus the first KEYMAP_CAPACITY distinct keysyms of `upcoming` it lacks."""
+        keymap = _Keymap()
+        free = iter(_FREE_KEYCODES)
         for keysym in upcoming:
-            if keysym in keycodes:
+            if keysym in keymap.keycodes:
                 continue
-            if next_code > _LAST_KEYCODE:
+            code = next(free, None)
+            if code is None:
                 break
-            keycodes[keysym] = next_code
-            next_code += 1
-        return _Keymap(keycodes)
+            keymap.levels[code] = (keysym,)
+            keymap.keycodes[keysym] = code
+        return keymap
 
     def text(self) -> str:
-        codes = "".join(f"<K{code:03d}> = {code}; " for code in self.keycodes.values())
-        symbols = "".join(f"key <K{code:03d}> {{ [ 0x{sym:x} ] }}; " for sym, code in self.keycodes.items())
-        modifiers = "".join(f"modifier_map {real} {{ <K{_FIRST_KEYCODE + index:03d}> }}; "
-                            for index, (_, real, _) in enumerate(_MODIFIER_KEYS))  # fmt: skip
+        codes = "".join(f"<K{code:03d}> = {code}; " for code in self.levels)
+        symbols = "".join(
+            f"key <K{code:03d}> {{ [ {', '.join(f'0x{sym:x}' for sym in syms)} ] }}; "
+            for code, syms in self.levels.items()
+        )
+        modifiers = "".join(
+            f"modifier_map {real} {{ <K{code:03d}> }}; " for _sym, real, code in _MODIFIER_KEYS
+        )
         return (
             f'xkb_keymap {{ xkb_keycodes "kronii" {{ minimum = 8; maximum = 255; {codes}}};\n'
             'xkb_types "kronii" { include "complete" }; xkb_compat "kronii" { include "complete" };\n'

@@ -1,0 +1,286 @@
+"""kronii.desktop.wayland_input on a real headless sway, on the agent's own seat ("kronii-agent"), with
+real clients: foot running `cat > FILE` (what it receives lands in FILE, exactly), zenity's GTK3 entry
+(it prints the entry on Return), and sway's own view of the seats and of idleness (org_kde_kwin_idle)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kronii.desktop.wayland_input import (
+    KEYMAP_CAPACITY,
+    VirtualKeyboard,
+    VirtualPointer,
+    layout_size,
+    seat_named,
+)
+from kronii.desktop.wayland_wire import WaylandConnection
+
+from tests.desktop import stop_process, wait_until
+from tests.wayland import Sway, WaylandClient, have_sway, start_sway
+
+pytestmark = pytest.mark.skipif(
+    not have_sway(), reason="sway and foot are installed by scripts/install_system_deps.sh"
+)
+
+AGENT_SEAT = "kronii-agent"
+
+
+def allow() -> bool:
+    return True
+
+
+def allow_first(count: int) -> Callable[[], bool]:
+    """A check that says yes `count` times, then no."""
+    calls = [0]
+
+    def check() -> bool:
+        calls[0] += 1
+        return calls[0] <= count
+
+    return check
+
+
+def seat_focus(sway: Sway, name: str) -> int | None:
+    seat = next(seat for seat in sway.msg("-t", "get_seats") if seat["name"] == name)
+    return int(seat["focus"]) if seat.get("focus") else None
+
+
+@dataclass
+class Agent:
+    """The agent's seat on a sway: its connection, keyboard and pointer, and the layout's size."""
+
+    sway: Sway
+    wire: WaylandConnection
+    keyboard: VirtualKeyboard
+    pointer: VirtualPointer
+    layout: tuple[int, int]
+
+    def click_into(self, window: dict[str, Any]) -> None:
+        rect = window["rect"]
+        centre = (rect["x"] + rect["width"] // 2, rect["y"] + rect["height"] // 2)
+        assert self.pointer.click(*centre, 1, *self.layout, allow)
+        wait_until(
+            lambda: seat_focus(self.sway, AGENT_SEAT) == window["id"],
+            5.0,
+            what="the agent seat's keyboard focus on the clicked window",
+        )
+
+
+@contextmanager
+def agent_on(sway: Sway) -> Iterator[Agent]:
+    sway.msg(f"seat {AGENT_SEAT} fallback false")
+    wire = WaylandConnection(sway.socket)
+    try:
+        seat = seat_named(wire, AGENT_SEAT)
+        assert seat is not None, "sway announced no kronii-agent seat"
+        agent = Agent(sway, wire, VirtualKeyboard(wire, seat), VirtualPointer(wire, seat), layout_size(wire))
+        yield agent
+    finally:
+        wire.close()
+
+
+def cat_into(path: Path) -> WaylandClient:
+    return WaylandClient(
+        "foot", ("foot", "--app-id", "kronii-cat", "sh", "-c", f"cat > '{path}'"), "kronii-cat"
+    )
+
+
+@dataclass
+class CatWindow:
+    """foot running `cat > FILE`: what the agent types ends up in FILE, one line per Return."""
+
+    path: Path
+
+    def typed(self, agent: Agent, text: str, check: Callable[[], bool] = allow) -> str:
+        """Type `text` and a final newline; what arrived in FILE for it."""
+        before = self.path.stat().st_size
+        assert agent.keyboard.type_text(text, check)
+        return self.arrived(agent, before)
+
+    def arrived(self, agent: Agent, before: int) -> str:
+        assert agent.keyboard.chord("Return", allow)
+        wait_until(lambda: self.path.stat().st_size > before, 10.0, what="the typed line in the file")
+        time.sleep(0.2)  # the whole line is written at once; a moment for a stray late byte to show
+        data = self.path.read_bytes()[before:]
+        assert data.endswith(b"\n"), data
+        return data[:-1].decode()
+
+
+@pytest.fixture(scope="module")
+def typing() -> Iterator[tuple[Agent, CatWindow]]:
+    with start_sway() as sway, agent_on(sway) as agent:
+        runtime = Path(sway.runtime_dir)
+        path = runtime / "typed.txt"
+        path.touch()
+        window = sway.open(cat_into(path))
+        agent.click_into(window)
+        yield agent, CatWindow(path)
+
+
+# ---- typing into foot ------------------------------------------------------------------------------
+
+
+def test_ascii_with_punctuation_and_spaces_arrives_exactly(typing: tuple[Agent, CatWindow]) -> None:
+    agent, cat = typing
+    text = "Hello, World! 1+1=2; (a|b) & [c] {d} <e> ~`'\"#$%^*_-/\\? @end\tTAB"
+    assert cat.typed(agent, text) == text
+
+
+def test_unicode_accents_cjk_and_emoji_arrive_exactly(typing: tuple[Agent, CatWindow]) -> None:
+    agent, cat = typing
+    text = "café Straße 20€ 漢字 🙂 ñ Ω"
+    assert cat.typed(agent, text) == text
+
+
+def test_a_thousand_character_text_arrives_exactly(typing: tuple[Agent, CatWindow]) -> None:
+    agent, cat = typing
+    text = ("The quick brown fox jumps over the lazy dog 0123456789. " * 20)[:1000]
+    started = time.monotonic()
+    assert cat.typed(agent, text) == text
+    print(f"1000 characters typed and read back in {time.monotonic() - started:.2f} s")
+
+
+def test_more_distinct_characters_than_one_keymap_holds_arrive_exactly(
+    typing: tuple[Agent, CatWindow],
+) -> None:
+    agent, cat = typing
+    letters = "".join(chr(point) for point in range(0x4E00, 0x4E00 + 300))  # 300 distinct CJK characters
+    text = letters + " abc " + letters[:20]  # back to characters the first keymap had
+    assert len(set(text)) > KEYMAP_CAPACITY
+    assert cat.typed(agent, text) == text
+
+
+def test_a_check_saying_no_stops_after_exactly_the_allowed_keys(typing: tuple[Agent, CatWindow]) -> None:
+    agent, cat = typing
+    before = cat.path.stat().st_size
+    assert (
+        agent.keyboard.type_text("abcdefgh", allow_first(7)) is False
+    )  # a, b, c pressed; d pressed, refused
+    assert cat.arrived(agent, before) == "abcd"
+    assert cat.typed(agent, "next") == "next"  # nothing held: not shifted, not control characters
+
+
+def test_a_chord_stopped_while_held_leaves_no_modifier_held(typing: tuple[Agent, CatWindow]) -> None:
+    agent, cat = typing
+    before = cat.path.stat().st_size
+    assert agent.keyboard.chord("shift+a", allow_first(2)) is False  # Shift set, "a" pressed, release refused
+    assert agent.keyboard.type_text("after", allow)
+    assert cat.arrived(agent, before) == "Aafter"  # the pressed "A" arrived; Shift did not stay held
+
+
+def test_shift_and_control_chords_reach_the_terminal_modified(typing: tuple[Agent, CatWindow]) -> None:
+    agent, cat = typing
+    before = cat.path.stat().st_size
+    assert agent.keyboard.chord("shift+a", allow)
+    assert agent.keyboard.chord("ctrl+b", allow)
+    assert agent.keyboard.type_text("x", allow)
+    # foot turns Shift+a into "A" and ctrl+b into the control character ^B (0x02), which the tty passes on.
+    assert cat.arrived(agent, before) == "A\x02x"
+
+
+def test_an_unknown_key_name_is_a_value_error_and_types_nothing(typing: tuple[Agent, CatWindow]) -> None:
+    agent, cat = typing
+    with pytest.raises(ValueError, match='unknown key "nosuchkey"'):
+        agent.keyboard.chord("ctrl+nosuchkey", allow)
+    with pytest.raises(ValueError, match="key chord"):
+        agent.keyboard.chord("ctrl++", allow)
+    with pytest.raises(ValueError, match="control character"):
+        agent.keyboard.type_text("a\x07b", allow)
+    assert cat.typed(agent, "clean") == "clean"
+
+
+def test_the_click_gives_the_agent_seat_focus_and_not_the_persons(typing: tuple[Agent, CatWindow]) -> None:
+    agent, _cat = typing
+    window = next(window for window in agent.sway.windows() if window["app_id"] == "kronii-cat")
+    assert seat_focus(agent.sway, AGENT_SEAT) == window["id"]
+    assert agent.layout == (1280, 800)
+
+
+# ---- a GTK window ----------------------------------------------------------------------------------
+
+
+def test_typing_and_a_control_chord_reach_a_gtk_entry() -> None:
+    assert shutil.which("zenity"), "zenity is installed by scripts/install_system_deps.sh"
+    with start_sway() as sway, agent_on(sway) as agent:
+        printed = Path(sway.runtime_dir) / "zenity.out"  # a file: the a11y daemons keep a pipe open
+        dbus = ("dbus-run-session", "--") if shutil.which("dbus-run-session") else ()
+        with printed.open("wb") as out:
+            zenity = subprocess.Popen(
+                [*dbus, "zenity", "--entry", "--text", "Type here"],
+                env=sway.env([("GDK_BACKEND", "wayland")]),
+                stdout=out,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        try:
+            wait_until(
+                lambda: any(w["app_id"] == "zenity" for w in sway.windows()), 20.0, what="zenity's window"
+            )
+            agent.click_into(next(w for w in sway.windows() if w["app_id"] == "zenity"))
+            assert agent.keyboard.type_text("hello wörld", allow)
+            assert agent.keyboard.chord("ctrl+a", allow)  # select all: the next text replaces it
+            assert agent.keyboard.type_text("bye €", allow)
+            assert agent.keyboard.chord("Return", allow)  # zenity prints the entry and exits
+            zenity.wait(timeout=10)
+        finally:
+            stop_process(zenity)
+        assert printed.read_text().splitlines()[-1] == "bye €"
+
+
+# ---- idleness per seat -----------------------------------------------------------------------------
+
+
+@dataclass
+class IdleWatch:
+    """An org_kde_kwin_idle timeout on one seat: the events sway sent for it, in order."""
+
+    events: list[str]
+
+
+def watch_idle(wire: WaylandConnection, seat_name: str, timeout_ms: int) -> IdleWatch:
+    idle = wire.bind("org_kde_kwin_idle", 1)
+    assert idle is not None, "sway 1.7 offers org_kde_kwin_idle"
+    seat = seat_named(wire, seat_name)
+    assert seat is not None
+    watch = IdleWatch([])
+    timeout = wire.new_object(
+        "org_kde_kwin_idle_timeout",
+        lambda _oid, op, _args: watch.events.append("idle" if op == 0 else "resumed"),
+    )
+    wire.request(idle, 0, timeout, seat, timeout_ms)
+    return watch
+
+
+def pump(wire: WaylandConnection, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        if wire.read(left):
+            wire.dispatch()
+
+
+def test_agent_typing_resets_only_the_agent_seats_idle() -> None:
+    with start_sway() as sway, agent_on(sway) as agent:
+        path = Path(sway.runtime_dir) / "idle.txt"
+        path.touch()
+        agent.click_into(sway.open(cat_into(path)))
+        watcher = WaylandConnection(sway.socket)
+        try:
+            person = watch_idle(watcher, "seat0", 300)
+            agents = watch_idle(watcher, AGENT_SEAT, 300)
+            pump(watcher, 1.0)
+            assert person.events == ["idle"] and agents.events == ["idle"]
+            for _ in range(6):  # 1.5 s of agent typing, longer than the timeout
+                assert agent.keyboard.type_text("typing ", allow)
+                pump(watcher, 0.25)
+            assert agents.events[:2] == ["idle", "resumed"]  # the agent's seat saw the keys
+            assert person.events == ["idle"]  # the person's seat stayed idle throughout
+        finally:
+            watcher.close()
