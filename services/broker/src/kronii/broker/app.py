@@ -206,7 +206,7 @@ class BrokerApp:
         status = {
             "display": DependencyStatus(
                 desktop.injector is not None,
-                desktop.display_problem or "injecting through its own device",
+                desktop.display_problem or desktop.input_path,
                 required=False,
             ),
             "local_socket": DependencyStatus(

@@ -19,7 +19,12 @@ from pathlib import Path
 from kronii.broker.adapters.remote_view import RemoteView
 from kronii.broker.adapters.viewer_hands import ViewerHands
 from kronii.broker.adapters.vnc import VncSettings
-from kronii.broker.adapters.wl_hands import PERSON_IDLE_MS, WaylandHands, make_agent_seat
+from kronii.broker.adapters.wl_hands import (
+    PERSON_IDLE_MS,
+    WaylandHands,
+    make_agent_seat,
+    person_seats_with_input,
+)
 from kronii.broker.adapters.x_clients import SenderFinder
 from kronii.broker.adapters.x_focus import focused_window
 from kronii.broker.adapters.x_injection import InjectorUnavailable
@@ -98,6 +103,13 @@ class Desktop:
             log.warning("broker: the focused window could not be read: %s", error)
             return 0
 
+    @property
+    def input_path(self) -> str:
+        """How agents' input reaches the desktop, for readiness."""
+        if self._wayland is not None:
+            return f"Wayland: injecting through {self._wayland.description}"
+        return "injecting through its own device"
+
     def injector_or_refusal(self) -> Injector:
         """The injector, or one that refuses every action saying why there is none."""
         return self.injector or NoDisplay(self.display_problem)
@@ -160,6 +172,19 @@ class Desktop:
             return
         self.injector = hands
         self._wayland = hands
+        self._devices_task = asyncio.create_task(
+            self._poll_person_seats(facts.wayland_socket), name="broker-seats"
+        )
+
+    async def _poll_person_seats(self, socket: Path) -> None:
+        """A person is attached while one of their seats has a keyboard or a pointer."""
+        while True:
+            try:
+                count = await asyncio.to_thread(person_seats_with_input, socket)
+                self._attachment.devices(count)
+            except Exception as error:
+                log.debug("broker: the person's seats could not be read: %s", error)
+            await asyncio.sleep(_DEVICE_POLL_S)
 
     def _watch_person_seats(self, socket: Path) -> ToplevelWatch:
         watch = ToplevelWatch(socket, idle_timeout_ms=PERSON_IDLE_MS, on_input=self._from_person_seat)

@@ -30,7 +30,7 @@ from kronii.desktop.wayland_input import VirtualKeyboard, VirtualPointer, layout
 from kronii.desktop.wayland_toplevels import AGENT_SEAT, TOPLEVEL_PROTOCOL, seat_names
 from kronii.desktop.wayland_wire import WaylandConnection, WaylandError
 
-__all__ = ["PERSON_IDLE_MS", "WaylandHands", "make_agent_seat"]
+__all__ = ["PERSON_IDLE_MS", "WaylandHands", "make_agent_seat", "person_seats_with_input"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +50,29 @@ def make_agent_seat(sway_socket: Path | None) -> str:
     except SwayIpcError as error:
         return f"sway did not make the broker's seat {AGENT_SEAT}: {error}"
     return ""
+
+
+def person_seats_with_input(socket: Path) -> int:
+    """How many of the person's seats have a keyboard or a pointer (wl_seat's capabilities): a person is
+    attached to this desktop when one has. Raises WaylandError."""
+    wire = WaylandConnection(socket, timeout_s=2.0)
+    try:
+        names: dict[int, str] = {}
+        inputs: dict[int, int] = {}
+
+        def on_seat(seat: int, opcode: int, args: list[object]) -> None:
+            if opcode == 0:
+                inputs[seat] = int(args[0])  # type: ignore[call-overload]
+            elif opcode == 1:
+                names[seat] = str(args[0])
+
+        for offered in [item for item in wire.globals.values() if item.interface == "wl_seat"]:
+            seat = wire.new_object("wl_seat", on_seat)
+            wire.request(2, 0, offered.name, "wl_seat", min(2, offered.version), seat)
+        wire.roundtrip()
+        return sum(1 for seat, caps in inputs.items() if names.get(seat) != AGENT_SEAT and caps & 0b11)
+    finally:
+        wire.close()
 
 
 class WaylandHands:
