@@ -4,6 +4,7 @@ real clients: foot running `cat > FILE` (what it receives lands in FILE, exactly
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import time
@@ -197,11 +198,48 @@ def test_an_unknown_key_name_is_a_value_error_and_types_nothing(typing: tuple[Ag
     assert cat.typed(agent, "clean") == "clean"
 
 
-def test_the_click_gives_the_agent_seat_focus_and_not_the_persons(typing: tuple[Agent, CatWindow]) -> None:
+def test_the_layout_size_is_the_outputs_size(typing: tuple[Agent, CatWindow]) -> None:
     agent, _cat = typing
-    window = next(window for window in agent.sway.windows() if window["app_id"] == "kronii-cat")
-    assert seat_focus(agent.sway, AGENT_SEAT) == window["id"]
-    assert agent.layout == (1280, 800)
+    assert agent.layout == (1280, 800)  # start_sway's one output
+
+
+# ---- the pointer: focus and wheel ------------------------------------------------------------------
+
+
+def wheel_reporter(path: Path) -> WaylandClient:
+    """foot with xterm mouse reporting on (SGR encoding): wheel notches arrive in FILE as ESC[<64;x;yM
+    (up), 65 (down), 66 (left), 67 (right), on the line the next Return ends. The scrollback multiplier
+    is 1 so that each notch is one report (foot's default sends three per vertical notch)."""
+    script = f"printf '\\033[?1000h\\033[?1006h'; cat > '{path}'"
+    return WaylandClient(
+        "foot",
+        ("foot", "--app-id", "kronii-wheel", "-o", "scrollback.multiplier=1", "sh", "-c", script),
+        "kronii-wheel",
+    )
+
+
+def window_of(sway: Sway, app_id: str) -> dict[str, Any]:
+    return next(window for window in sway.windows() if window["app_id"] == app_id)
+
+
+def test_clicks_move_the_agent_seats_focus_and_wheel_notches_arrive(typing: tuple[Agent, CatWindow]) -> None:
+    agent, cat = typing
+    path = Path(agent.sway.runtime_dir) / "wheel.txt"
+    path.touch()
+    agent.sway.open(wheel_reporter(path))
+    try:
+        agent.click_into(window_of(agent.sway, "kronii-cat"))  # back to the first window: focus follows
+        agent.click_into(window_of(agent.sway, "kronii-wheel"))
+        assert agent.pointer.scroll(2, 3, allow)  # 3 notches down, then 2 right
+        assert agent.pointer.scroll(0, -1, allow)
+        assert agent.pointer.scroll(0, 5, allow_first(2)) is False  # stopped after 2 notches
+        assert agent.keyboard.chord("Return", allow)
+        wait_until(lambda: path.read_bytes().endswith(b"\n"), 10.0, what="the reported wheel line")
+        buttons = [int(code) for code in re.findall(r"\x1b\[<(6[4-7]);\d+;\d+M", path.read_text())]
+        assert buttons == [65, 65, 65, 67, 67, 64, 65, 65]
+    finally:
+        agent.click_into(window_of(agent.sway, "kronii-cat"))  # the other tests type into it
+        assert cat.typed(agent, "still here") == "still here"
 
 
 # ---- a GTK window ----------------------------------------------------------------------------------
