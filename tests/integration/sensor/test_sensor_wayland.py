@@ -126,6 +126,8 @@ def test_sway_focus_switches_are_focus_changed_events_and_the_snapshot_names_the
             snapshot = httpx.get(f"{sensor_url}/v1/snapshot", timeout=5).json()
             assert snapshot["focus"]["app_name"] == client.app_id
             assert snapshot["display_available"] is True
+            window = next(item for item in sway.windows() if item["app_id"] == client.app_id)
+            assert snapshot["focus"]["pid"] == window["pid"]  # from sway's IPC: the window list has no pid
     finally:
         events.close()
     assert events.seen[-1].previous.app_name == GTK4.app_id

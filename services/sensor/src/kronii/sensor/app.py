@@ -18,6 +18,7 @@ from fastapi import APIRouter
 from kronii.activity.v1 import activity_pb2 as pb
 from kronii.activity.v1 import activity_pb2_grpc as pb_grpc
 from kronii.desktop.session import probe as probe_session
+from kronii.desktop.sway_ipc import sway_socket
 from kronii.foundation.clock import Clock, SystemClock
 from kronii.runtime.service import DependencyStatus, ServiceContext
 from kronii.sensor.adapters.activity_bus import BusActivityPublisher
@@ -194,7 +195,8 @@ def _open_display(settings: SensorSettings, metrics: SensorMetrics) -> DisplayWa
         env["DISPLAY"] = settings.display
     facts = probe_session(env)
     if facts.kind == "wayland":
-        watch = DisplayWatch(lambda _name: WaylandDisplay(facts), metrics)
+        sway = sway_socket(env)
+        watch = DisplayWatch(lambda _name: WaylandDisplay(facts, sway=sway), metrics)
         watch.open(str(facts.wayland_socket))
     else:
         watch = DisplayWatch(X11Display, metrics)
