@@ -11,7 +11,15 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["ADAPTER_APPROACHES", "COLUMNS", "ENFORCEMENT_ON_X11", "TOOLS", "ToolRow", "render_markdown"]
+__all__ = [
+    "ADAPTER_APPROACHES",
+    "COLUMNS",
+    "ENFORCEMENT_ON_WAYLAND",
+    "ENFORCEMENT_ON_X11",
+    "TOOLS",
+    "ToolRow",
+    "render_markdown",
+]
 
 COLUMNS = ("Tool", "Input Path", "Risk", "Compatibility", "Adapter Plan", "STOP_NOW", "SAFE_INTERRUPT")
 BUILT_IN = "built in"
@@ -86,7 +94,7 @@ TOOLS: tuple[ToolRow, ...] = (
     ),
     ToolRow(
         "ydotool",
-        "/dev/uinput through the ydotoold daemon: a virtual kernel input device, below X",
+        "/dev/uinput through the ydotoold daemon: a virtual kernel input device, below X and any compositor",
         "Critical: invisible to X-level checks, and its events look like a person's device",
         "Not compatible",
         "Deny: agents get no access to /dev/uinput or the ydotoold socket; port callers to BrokerClient",
@@ -96,13 +104,26 @@ TOOLS: tuple[ToolRow, ...] = (
     ),
     ToolRow(
         "wtype",
-        "Wayland virtual-keyboard protocol (does nothing on an X11 desktop)",
-        "Medium: inert under X11, direct injection under a Wayland compositor",
-        "Not compatible",
-        "CLI wrapper when a Wayland session is supported: `wtype text` → type, `-k key`/`-M mod` → key chords",
+        "Wayland virtual-keyboard protocol (zwp_virtual_keyboard_v1) on a seat it picks (the last one the "
+        "compositor lists); does nothing on an X11 desktop",
+        "Medium: inert under X11; under Wayland direct injection, on the person's seat where it picks theirs",
+        "Not compatible: the broker cannot refuse it (Wayland lets any client make a virtual keyboard); on "
+        "the person's seat its keys look like the person's and take an agent's lease back",
+        "CLI wrapper: a `wtype` shadow translating text, `-k key` and `-M mod` to broker type/key actions",
         _NO_STOP,
         _NO_PAUSE,
         executables=("wtype",),
+    ),
+    ToolRow(
+        "dotool",
+        "/dev/uinput (a virtual kernel input device), below the compositor, X11 and Wayland alike",
+        "Critical: below every display server; its events look like a person's device",
+        "Not compatible",
+        "Deny: agents get no access to /dev/uinput; port callers (`type`, `key`, `mouseto`, `click`) to "
+        "BrokerClient",
+        _NO_STOP + " (and the broker would take its events for the person's)",
+        _NO_PAUSE,
+        executables=("dotool", "dotoold"),
     ),
     ToolRow(
         "xvkbd",
@@ -314,6 +335,29 @@ def _presence(row: ToolRow, installed: Collection[str], notes: Mapping[str, str]
     return f"{status} ({note})" if note else status
 
 
+ENFORCEMENT_ON_WAYLAND = """\
+## What can and cannot be enforced on Wayland (wlroots compositors; sway is where it is proven)
+
+- **No client sees another's input.** The broker cannot watch devices as it does on X11. It uses what
+  the compositor offers every client: seats and their idle notifications. The agent's virtual keyboard
+  and pointer sit on the broker's own seat `kronii-agent` (sway makes it on request; elsewhere the
+  compositor's configuration must declare it), and the idle notifications of the person's seats (20 ms)
+  fire only for the person's input: the first key or movement after a pause takes the lease back.
+- **At most one agent key after the person's.** There is no grab to order the two: the broker waits for
+  the compositor after each event and reads its news of the person before the next, so only the event in
+  flight at that instant can land after the person's (tested: none or one, over rounds).
+- **Any client can make a virtual keyboard.** wtype, or any program speaking the protocol, types
+  without the broker, and the broker cannot refuse it. On the person's seat its keys are taken for the
+  person's (the lease is taken back, the safe direction); on the broker's seat they would be taken for
+  the agent's: deny agents the Wayland socket, or run them where they cannot reach it.
+- **Below the compositor.** ydotool and dotool write /dev/uinput: their devices join the person's seat
+  and look like the person's keyboard. Deny agents /dev/uinput.
+- **STOP_NOW** goes through `kronii control stop`, the broker's stop socket or its HTTP API; Wayland
+  gives clients no global hotkey, so a compositor binding (sway: `bindsym $mod+Escape exec kronii control
+  stop`) is the key.
+"""
+
+
 def render_markdown(
     rows: Sequence[ToolRow],
     installed: Collection[str],
@@ -342,5 +386,5 @@ def render_markdown(
         lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
     lines += ["", "## Findings", ""]
     lines += [f"- {finding}" for finding in findings] or ["- None."]
-    lines += ["", ENFORCEMENT_ON_X11, ADAPTER_APPROACHES]
+    lines += ["", ENFORCEMENT_ON_X11, ENFORCEMENT_ON_WAYLAND, ADAPTER_APPROACHES]
     return "\n".join(lines).rstrip() + "\n"
