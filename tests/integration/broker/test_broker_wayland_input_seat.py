@@ -19,6 +19,7 @@ from kronii.desktop.wayland_input import (
     KEYMAP_CAPACITY,
     VirtualKeyboard,
     VirtualPointer,
+    layout_box,
     layout_size,
     seat_named,
 )
@@ -198,9 +199,27 @@ def test_an_unknown_key_name_is_a_value_error_and_types_nothing(typing: tuple[Ag
     assert cat.typed(agent, "clean") == "clean"
 
 
-def test_the_layout_size_is_the_outputs_size(typing: tuple[Agent, CatWindow]) -> None:
-    agent, _cat = typing
-    assert agent.layout == (1280, 800)  # start_sway's one output
+def test_the_layout_box_spans_every_output_and_clicks_land_from_its_corner(tmp_path: Path) -> None:
+    with start_sway() as sway, agent_on(sway) as agent:
+        assert layout_box(agent.wire) == (0, 0, 1280, 800)  # start_sway's one output
+        sway.msg("create_output")  # a second headless output, left of the first: the box starts at 1280
+        sway.msg("output HEADLESS-2 resolution 1024x900 position 1280 0")
+        sway.msg("output HEADLESS-1 position 2304 0")
+        agent.wire.roundtrip()  # the registry's new wl_output
+        left, top, width, height = layout_box(agent.wire)
+        assert (left, top, width, height) == (1280, 0, 1024 + 1280, 900)
+        assert layout_size(agent.wire) == (width, height)
+        sway.msg("focus output HEADLESS-1")
+        path = Path(sway.runtime_dir) / "corner.txt"
+        path.touch()
+        sway.open(cat_into(path))  # on HEADLESS-1, at x >= 2304
+        sway.open(WaylandClient("foot", ("foot", "--app-id", "kronii-other"), "kronii-other"))  # takes focus
+        window = window_of(sway, "kronii-cat")
+        rect = window["rect"]
+        assert rect["x"] >= 2304 and seat_focus(sway, AGENT_SEAT) != window["id"]
+        centre = (rect["x"] - left + rect["width"] // 2, rect["y"] - top + rect["height"] // 2)
+        assert agent.pointer.click(*centre, 1, width, height, allow)
+        wait_until(lambda: seat_focus(sway, AGENT_SEAT) == window["id"], 5.0, what="the agent's focus")
 
 
 # ---- the pointer: focus and wheel ------------------------------------------------------------------

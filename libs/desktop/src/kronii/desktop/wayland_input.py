@@ -38,6 +38,7 @@ __all__ = [
     "VirtualKeyboard",
     "VirtualPointer",
     "keysym_for_character",
+    "layout_box",
     "layout_size",
     "parse_chord",
     "seat_named",
@@ -51,7 +52,6 @@ Check = Callable[[], bool]
 # ---- keysyms ---------------------------------------------------------------------------------------
 
 _SHIFT, _CONTROL, _MOD1, _MOD4 = 1, 4, 8, 64
-# The modifier keys every keymap carries, at keycodes 9.. in this order: (keysym, real modifier, mask).
 # The modifier keys every keymap carries at their usual keycodes, so clients resolve Alt and Super to
 # Mod1 and Mod4: (keysym, real modifier, xkb keycode).
 _MODIFIER_KEYS = ((0xFFE1, "Shift", 50), (0xFFE3, "Control", 37), (0xFFE9, "Mod1", 64), (0xFFEB, "Mod4", 133))
@@ -233,78 +233,65 @@ def seat_named(connection: WaylandConnection, name: str) -> int | None:
 
 @dataclass
 class _OutputBox:
+    """What wl_output (position, current mode, scale) and zxdg_output_v1 (logical box) said of an output."""
+
     x: int = 0
     y: int = 0
     mode: tuple[int, int] = (0, 0)
     scale: int = 1
-    logical: list[int] = field(default_factory=lambda: [0, 0, 0, 0])  # zxdg_output_v1: x, y, w, h
-    has_logical: bool = False
+    logical: list[int] = field(default_factory=list)  # zxdg_output_v1: x, y, then width, height
 
-    def corner(self) -> tuple[int, int]:
-        if self.has_logical:
+    def rect(self) -> tuple[int, int, int, int]:
+        if len(self.logical) == 4:
             x, y, width, height = self.logical
-            return x + width, y + height
-        return self.x + self.mode[0] // self.scale, self.y + self.mode[1] // self.scale
+            return x, y, x + width, y + height
+        return self.x, self.y, self.x + self.mode[0] // self.scale, self.y + self.mode[1] // self.scale
 
-
-def _on_output(box: _OutputBox) -> Callable[[int, int, list[object]], None]:
-    def handler(_object_id: int, opcode: int, args: list[object]) -> None:
+    def on_output(self, _object_id: int, opcode: int, args: list[object]) -> None:
+        values = [value for value in args if isinstance(value, int)]
         if opcode == 0:  # geometry
-            box.x, box.y = int(args[0]), int(args[1])  # type: ignore[call-overload]
-        elif opcode == 1 and int(args[0]) & 1:  # type: ignore[call-overload]  # the current mode
-            box.mode = (int(args[1]), int(args[2]))  # type: ignore[call-overload]
+            self.x, self.y = values[0], values[1]
+        elif opcode == 1 and values[0] & 1:  # the current mode
+            self.mode = (values[1], values[2])
         elif opcode == 3:
-            box.scale = max(1, int(args[0]))  # type: ignore[call-overload]
+            self.scale = max(1, values[0])
 
-    return handler
-
-
-def _on_logical(box: _OutputBox) -> Callable[[int, int, list[object]], None]:
-    def handler(_object_id: int, opcode: int, args: list[object]) -> None:
-        if opcode in (0, 1):  # logical_position, logical_size
-            box.logical[opcode * 2 : opcode * 2 + 2] = [int(args[0]), int(args[1])]  # type: ignore[call-overload]
-            box.has_logical = True
-
-    return handler
+    def on_logical(self, _object_id: int, opcode: int, args: list[object]) -> None:
+        if opcode in (0, 1):  # logical_position, then logical_size
+            self.logical += [value for value in args if isinstance(value, int)]
 
 
 def layout_size(connection: WaylandConnection) -> tuple[int, int]:
-    """Width and height of the whole output layout in logical pixels (zxdg_output_v1 where offered, else
-    wl_output's position and current mode over its scale): the extent for absolute pointer motion."""
+    """Width and height of the output layout's bounding box: the extent for absolute pointer motion."""
+    return layout_box(connection)[2:]
+
+
+def layout_box(connection: WaylandConnection) -> tuple[int, int, int, int]:
+    """The bounding box (x, y, width, height) of every output, in logical pixels (zxdg_output_v1 where
+    offered, else wl_output's position and current mode over its scale). Absolute pointer motion is
+    relative to its top left corner, which is not always 0,0 (sway may place the first output right
+    of another)."""
     xdg = connection.bind("zxdg_output_manager_v1", 3)
-    objects: list[tuple[int, int | None]] = []
     boxes: list[_OutputBox] = []
+    releases: list[int] = []  # objects whose opcode 0 releases them, once read
     for offered in [item for item in connection.globals.values() if item.interface == "wl_output"]:
-        box = _OutputBox()
-        output = connection.new_object("wl_output", _on_output(box))
+        boxes.append(box := _OutputBox())
+        output = connection.new_object("wl_output", box.on_output)
         connection.request(2, 0, offered.name, "wl_output", min(offered.version, 3), output)
-        logical = None
         if xdg is not None:
-            logical = connection.new_object("zxdg_output_v1", _on_logical(box))
+            releases.append(logical := connection.new_object("zxdg_output_v1", box.on_logical))
             connection.request(xdg, 1, logical, output)
-        objects.append((output, logical))
-        boxes.append(box)
+        if offered.version >= 3:
+            releases.append(output)
     connection.roundtrip()
-    _release_outputs(connection, objects, xdg)
-    corners = [box.corner() for box in boxes]
-    if not corners or max(x for x, _ in corners) <= 0:
+    for object_id in [*releases, *([xdg] if xdg is not None else [])]:
+        connection.request(object_id, 0)
+        connection.forget(object_id)
+    rects = [box.rect() for box in boxes]
+    if not rects:
         raise WaylandError("the compositor reports no output, so there is no layout to point into")
-    return max(x for x, _ in corners), max(y for _, y in corners)
-
-
-def _release_outputs(
-    connection: WaylandConnection, objects: list[tuple[int, int | None]], xdg: int | None
-) -> None:
-    for output, logical in objects:
-        if logical is not None:
-            connection.request(logical, 0)
-            connection.forget(logical)
-        if connection.version_of("wl_output") >= 3:
-            connection.request(output, 0)
-            connection.forget(output)
-    if xdg is not None:
-        connection.request(xdg, 0)
-        connection.forget(xdg)
+    left, top = min(rect[0] for rect in rects), min(rect[1] for rect in rects)
+    return left, top, max(rect[2] for rect in rects) - left, max(rect[3] for rect in rects) - top
 
 
 # ---- the keyboard ----------------------------------------------------------------------------------
@@ -444,7 +431,8 @@ _VERTICAL, _HORIZONTAL = 0, 1
 
 class VirtualPointer:
     """A virtual pointer on `seat` (a wl_seat object id on `connection`, see seat_named). Positions are
-    in the output layout, against its extent (layout_size)."""
+    from the layout's bounding box's top left corner (layout_box; 0,0 unless an output sits left of
+    or above 0,0), against the box's size (layout_size) as the extent."""
 
     def __init__(self, connection: WaylandConnection, seat: int) -> None:
         manager = connection.bind(POINTER_PROTOCOL, 2)
