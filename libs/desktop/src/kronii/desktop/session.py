@@ -158,9 +158,16 @@ def _input(facts: SessionFacts) -> str | None:
 
 
 def _act(facts: SessionFacts) -> str | None:
+    if facts.name == "sway" and _SCREENCOPY in facts.offered:
+        return None  # windows' places from sway's IPC, frames through wlr-screencopy, input through the broker
+    if _SCREENCOPY not in facts.offered:
+        return (
+            f"vision needs the screen's frames and {facts.name} offers no screen copy ({_SCREENCOPY}): "
+            "plans are refused here"
+        )
     return (
-        "vision reads windows through AT-SPI, but its Wayland path (a window's place from the compositor, its "
-        "frames) is not built yet: plans are refused here"
+        f"vision places AT-SPI's window-relative bounds on the screen through sway's IPC, and {facts.name} "
+        "tells no other program where its windows are: plans are refused here"
     )
 
 
@@ -176,7 +183,9 @@ _NEEDS = (
     _Need("broker", "input", "agent input through XTEST on a master device of its own", _input,
           lambda f: f"agent input on a seat of its own ({_AGENT_SEAT}: virtual keyboard and pointer); "
           "your input seen on your seats' idle notifications"),
-    _Need("vision", "act", "plans act through the broker; windows read through AT-SPI", _act),
+    _Need("vision", "act", "plans act through the broker; windows read through AT-SPI", _act,
+          lambda f: "windows read through AT-SPI, placed on the screen through sway's IPC; frames through "
+          f"{_SCREENCOPY}; plans act through the broker"),
 )  # fmt: skip
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import grpc
 from fastapi import APIRouter
-from kronii.desktop.session import wayland_refusal
+from kronii.desktop.session import probe, wayland_refusal
+from kronii.desktop.sway_ipc import sway_socket
 from kronii.edge.local_door import LocalFrontDoor, PeerPolicy, PeerRegistry
 from kronii.edge.polkit import PolkitClient
 from kronii.edge.presence import PresenceGate
@@ -35,6 +36,7 @@ from kronii.vision.adapters.launcher import AppLauncher
 from kronii.vision.adapters.model_planner import make_planner
 from kronii.vision.adapters.ocr import ScreenOcr
 from kronii.vision.adapters.person_gate import APPROVE_PURPOSE, PersonGate
+from kronii.vision.adapters.wl_desktop import LayoutTree, SwayDesktop
 from kronii.vision.api.bus import confirmation_handler, focus_handler
 from kronii.vision.api.grpc_api import VisionServicer
 from kronii.vision.api.http_api import vision_router
@@ -43,7 +45,7 @@ from kronii.vision.core.gate import Cadence
 from kronii.vision.core.plan_book import PlanBook
 from kronii.vision.core.safety import ClassPolicy, SafetyPolicy
 from kronii.vision.metrics import VisionMetrics, zero_common_series
-from kronii.vision.ports import PersonCheck
+from kronii.vision.ports import Accessibility, PersonCheck
 from kronii.vision.settings import VisionSettings
 from kronii.vision.usecases.answer_confirmation import AnswerConfirmation
 from kronii.vision.usecases.approve_plan import ApprovePlan
@@ -81,7 +83,10 @@ class VisionApp:
     def __init__(self) -> None:
         self._operations: VisionOperations | None = None
         self._tree: DesktopTree | None = None
-        self._frames: DesktopFrames | None = None
+        self._frames: DesktopFrames | SwayDesktop | None = None
+        # The tree the use cases read: the desktop's own, or on sway placed on its layout.
+        self._placed: Accessibility | None = None
+        self._scale = 1.0
         self._notice: ConfirmationNotice | None = None
         self._runs: RunPlan | None = None
         self._door: LocalFrontDoor | None = None
@@ -100,15 +105,7 @@ class VisionApp:
         self.key_path = settings.key_file()
         ensure_key(self.key_path)
         self._tree = DesktopTree(AtspiReader())
-        display = settings.display or os.environ.get("DISPLAY")
-        refusal = wayland_refusal("vision", display)
-        if refusal is not None:
-            log.warning("vision: %s; plans are refused", refusal)
-        elif not display:
-            log.warning(
-                "vision: no X display (set DISPLAY or KRONII_VISION_DISPLAY); plans are refused until it has one"
-            )
-        self._frames = DesktopFrames(display, refusal)
+        self._open_desktop(settings)
         builder = self._builder(settings, clock, metrics)
         book = PlanBook(
             ttl_ms=settings.plan_ttl_secs * 1000, on_end=lambda state: metrics.ends.labels(state).inc()
@@ -134,6 +131,30 @@ class VisionApp:
         self._operations = operations
         await self._open_front_door(ctx, settings, peers)
 
+    def _open_desktop(self, settings: VisionSettings) -> None:
+        """The screen the engine looks at: sway's (windows from its IPC, frames through wlr-screencopy,
+        the tree placed on its layout) when the session is sway; else the X display's; on any other
+        Wayland compositor, a refusal sentence every plan gets."""
+        assert self._tree is not None
+        display = settings.display or os.environ.get("DISPLAY")
+        refusal = wayland_refusal("vision", display)
+        facts = probe() if refusal is None and os.environ.get("WAYLAND_DISPLAY") else None
+        ipc = sway_socket(os.environ)
+        if facts is not None and facts.kind == "wayland" and facts.wayland_socket is not None and ipc:
+            log.info("vision: on sway: windows from its IPC, frames through wlr-screencopy")
+            self._frames = SwayDesktop(facts.wayland_socket, ipc)
+            self._placed = LayoutTree(self._tree, self._frames)
+            return
+        if refusal is not None:
+            log.warning("vision: %s; plans are refused", refusal)
+        elif not display:
+            log.warning(
+                "vision: no X display (set DISPLAY or KRONII_VISION_DISPLAY); plans are refused until it has one"
+            )
+        self._frames = DesktopFrames(display, refusal)
+        self._placed = self._tree
+        self._scale = screen_scale()
+
     def _use_cases(
         self,
         settings: VisionSettings,
@@ -144,7 +165,7 @@ class VisionApp:
         builder: ContextBuilder,
         people: PersonCheck,
     ) -> tuple[VisionOperations, ScreenWatch]:
-        assert self._tree is not None and self.key_path is not None
+        assert self._placed is not None and self.key_path is not None
         make = MakePlan(
             book, builder, make_planner(settings), safety_policy(settings), audit, clock,
             ask=self._notice.ask if self._notice is not None else None,
@@ -153,7 +174,7 @@ class VisionApp:
             observe_rows=metrics.safety_rows,
         )  # fmt: skip
         executor = Executor(
-            book, builder, self._tree, BrokerAgent(broker_url(settings), settings.client_id, self.key_path),
+            book, builder, self._placed, BrokerAgent(broker_url(settings), settings.client_id, self.key_path),
             AppLauncher(settings.apps()), audit, clock, replanner=make, lease_seconds=settings.lease_secs,
             observe=lambda kind, outcome: metrics.actions.labels(kind, outcome).inc(),
             observe_effect=metrics.effect,
@@ -172,16 +193,16 @@ class VisionApp:
         return operations, watch
 
     def _builder(self, settings: VisionSettings, clock: Clock, metrics: VisionMetrics) -> ContextBuilder:
-        assert self._tree is not None and self._frames is not None and self.key_path is not None
+        assert self._placed is not None and self._frames is not None and self.key_path is not None
         if settings.use_capture:
             self._screenshots = CaptureScreenshots(
                 capture_socket(settings), self.key_path, client_id=settings.client_id,
                 display=settings.display, timeout_secs=settings.capture_timeout_secs,
             )  # fmt: skip
         return ContextBuilder(
-            self._tree, self._frames, clock,
+            self._placed, self._frames, clock,
             screenshots=self._screenshots, ocr=ScreenOcr() if settings.use_capture else None,
-            scale=screen_scale(), max_nodes=settings.max_context_nodes, max_depth=settings.max_tree_depth,
+            scale=self._scale, max_nodes=settings.max_context_nodes, max_depth=settings.max_tree_depth,
             observe=metrics.context_timings,
         )  # fmt: skip
 
