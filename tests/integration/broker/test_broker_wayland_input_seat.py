@@ -188,6 +188,18 @@ def test_shift_and_control_chords_reach_the_terminal_modified(typing: tuple[Agen
     assert cat.arrived(agent, before) == "A\x02x"
 
 
+def test_alt_and_super_chords_reach_sways_own_bindings(typing: tuple[Agent, CatWindow]) -> None:
+    agent, cat = typing
+    runtime = Path(agent.sway.runtime_dir)
+    agent.sway.msg(f"bindsym Mod4+l exec touch {runtime / 'super-l'}")
+    agent.sway.msg(f"bindsym Mod1+Shift+F4 exec touch {runtime / 'alt-shift-f4'}")
+    assert agent.keyboard.chord("super+l", allow)
+    assert agent.keyboard.chord("alt+shift+F4", allow)
+    wait_until(lambda: (runtime / "super-l").exists(), 5.0, what="sway's Mod4+l binding")
+    wait_until(lambda: (runtime / "alt-shift-f4").exists(), 5.0, what="sway's Mod1+Shift+F4 binding")
+    assert cat.typed(agent, "l") == "l"  # sway took the chords; the window got neither, nothing held
+
+
 def test_an_unknown_key_name_is_a_value_error_and_types_nothing(typing: tuple[Agent, CatWindow]) -> None:
     agent, cat = typing
     with pytest.raises(ValueError, match='unknown key "nosuchkey"'):
