@@ -8,6 +8,7 @@ writes it to a file)."""
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -133,3 +134,17 @@ def test_the_persons_key_takes_the_desktop_back_and_no_agent_key_lands_after_it(
     assert len(desk.text()) - len(before) < len(long_text)  # the agent was cut off, not done
     state = desk.broker.state()
     assert state["holder"] in ("", None, "user"), state
+
+
+def test_wtype_typing_on_the_brokers_seat_around_it_takes_an_agents_lease_back(desk: Desk) -> None:
+    """wtype makes its own virtual keyboard on the last seat the compositor lists: the broker's. The
+    broker did not send that input, so it is a program going around it, as xdotool is on X11."""
+    _, name = _lease(desk)
+    assert desk.broker.state()["holder"] == name
+    subprocess.run(["wtype", "x"], env=desk.sway.env(), check=True, timeout=10)
+    wait_until(lambda: desk.broker.state()["holder"] != name, 10, "the lease taken back")
+    wait_until(
+        lambda: any("around the broker" in line for line in desk.broker.proc.lines),
+        10,
+        "the broker's sentence",
+    )

@@ -58,11 +58,15 @@ class ToplevelWatch:
         idle_timeout_ms: int = 1000,
         clock: Callable[[], float] = time.monotonic,
         on_input: Callable[[str, float], None] | None = None,
+        watch_agent_seat: bool = False,
     ):
         """`on_input(seat, at)` runs on the watcher's thread at a person's first input after
-        `idle_timeout_ms` without any (the idle protocols' "resumed"), `at` on `clock`."""
+        `idle_timeout_ms` without any (the idle protocols' "resumed"), `at` on `clock`; with
+        `watch_agent_seat`, at the first input on the broker's own seat too (its name is AGENT_SEAT)."""
         self.path = path
         self._on_input = on_input
+        self._watch_agent_seat = watch_agent_seat
+        self._agent_seats: dict[int, str] = {}
         self._clock = clock
         self._idle_timeout_ms = idle_timeout_ms
         self._wire = WaylandConnection(path)
@@ -90,9 +94,12 @@ class ToplevelWatch:
 
     def _bind_idle(self) -> str:
         """Idle notifications on each of the person's seats; which protocol, or "" when none."""
-        self._seat_names = {seat: name for seat, name in seat_names(self._wire).items() if name != AGENT_SEAT}
-        seats = list(self._seat_names)
-        if not seats:
+        named = seat_names(self._wire)
+        self._seat_names = {seat: name for seat, name in named.items() if name != AGENT_SEAT}
+        if self._watch_agent_seat:
+            self._agent_seats = {seat: name for seat, name in named.items() if name == AGENT_SEAT}
+        seats = [*self._seat_names, *self._agent_seats]
+        if not self._seat_names:
             return ""
         notifier = self._wire.bind("ext_idle_notifier_v1", 1)
         kde = None if notifier is not None else self._wire.bind("org_kde_kwin_idle", 1)
@@ -140,6 +147,10 @@ class ToplevelWatch:
     def _idle_handler(self, seat: int) -> Callable[[int, int, list[object]], None]:
         def handle(_object_id: int, opcode: int, _args: list[object]) -> None:
             now = self._clock()
+            if seat in self._agent_seats:  # not the person's: only reported, never their idle time
+                if opcode != 0 and self._on_input is not None:
+                    self._on_input(AGENT_SEAT, now)
+                return
             with self._lock:
                 if opcode == 0:  # idle: the seat's last input was a timeout ago
                     self._idle_seats[seat] = now - self._idle_timeout_ms / 1000

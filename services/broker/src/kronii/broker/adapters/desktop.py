@@ -37,7 +37,7 @@ from kronii.broker.settings import BrokerSettings
 from kronii.desktop.session import SessionFacts, capability
 from kronii.desktop.session import probe as probe_session
 from kronii.desktop.sway_ipc import sway_socket
-from kronii.desktop.wayland_toplevels import ToplevelWatch
+from kronii.desktop.wayland_toplevels import AGENT_SEAT, ToplevelWatch
 from kronii.desktop.wayland_wire import WaylandError
 from kronii.foundation.clock import Clock, SystemClock
 from kronii.foundation.errors import Unavailable
@@ -187,18 +187,33 @@ class Desktop:
             await asyncio.sleep(_DEVICE_POLL_S)
 
     def _watch_person_seats(self, socket: Path) -> ToplevelWatch:
-        watch = ToplevelWatch(socket, idle_timeout_ms=PERSON_IDLE_MS, on_input=self._from_person_seat)
+        watch = ToplevelWatch(
+            socket, idle_timeout_ms=PERSON_IDLE_MS, on_input=self._from_person_seat, watch_agent_seat=True
+        )
         watch.start(lambda _focused: None)
         return watch
 
     def _from_person_seat(self, seat: str, at: float) -> None:
         """The person's input on one of their seats (the watcher's thread): as the X watcher does, the
         fence first, then the loop; repeated input within the debounce is one report."""
+        if seat == AGENT_SEAT:
+            self._from_agent_seat(at)
+            return
         closed = self._attachment.close_fence("user_input")
         if not closed and at - self._last_person_report < DEBOUNCE_S:
             return
         self._last_person_report = at
         self._from_watcher_input(UserInputSeen("input", 0, f"seat {seat}", at))
+
+    def _from_agent_seat(self, at: float) -> None:
+        """Input on the broker's own seat that the broker did not send: a program that makes its own
+        virtual keyboard there (wtype picks the last seat listed) goes around the broker."""
+        hands = self._wayland
+        if hands is None or hands.is_own(at):
+            return
+        self._attachment.close_fence("unbrokered_input")
+        seen = UserInputSeen("input", 0, f"seat {AGENT_SEAT}", at)
+        self._from_finder(UnbrokeredInput(seen))
 
     def _start_x(self, display: str) -> None:
         injector: XMasterInjector | PlainXTestInjector

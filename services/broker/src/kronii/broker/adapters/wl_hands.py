@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 # Shorter than the pause between a fast typist's keys, so even steady typing is seen.
 PERSON_IDLE_MS = 20
 _ACTIVATED = 2
+_OWN_GRACE_S = 0.25  # input on the broker's seat this soon after its injection is still its own
 _ACTIVATE = 4  # zwlr_foreign_toplevel_handle_v1.activate(seat)
 
 
@@ -91,6 +92,8 @@ class WaylandHands:
         self._agent_window = 0
         self._person_input = False
         self._epoch = -1
+        self._busy_since: float | None = None  # an injection under way, since (monotonic)
+        self._busy_until = 0.0  # when the last one ended
         self.description = ""
 
     # ---- start and stop ----------------------------------------------------------------------
@@ -186,15 +189,24 @@ class WaylandHands:
             mine = [handle for handle in active if handle != self._agent_window]
             return (mine or active or [0])[0]
 
+    def is_own(self, at: float) -> bool:
+        """Whether input on the broker's seat at `at` (monotonic) is the broker's own: during an
+        injection, or within a grace after it (the compositor's news comes a little later)."""
+        busy_since = self._busy_since
+        return (busy_since is not None and at >= busy_since) or at <= self._busy_until + _OWN_GRACE_S
+
     def inject(self, action: InputAction, window: int, guard: InjectionGuard) -> bool:
         with self._lock:
             wire, keyboard, pointer = self._wire, self._keyboard, self._pointer
             if wire is None or keyboard is None or pointer is None:
                 raise InjectorUnavailable("the injector is not started")
+            self._busy_since = self._clock()
             try:
                 return self._inject(wire, keyboard, pointer, action, window, guard)
             except WaylandError as error:
                 raise InjectorUnavailable(f"the compositor closed the broker's connection: {error}") from None
+            finally:
+                self._busy_until, self._busy_since = self._clock(), None
 
     def _inject(
         self,
