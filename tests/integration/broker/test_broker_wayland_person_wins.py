@@ -148,3 +148,31 @@ def test_wtype_typing_on_the_brokers_seat_around_it_takes_an_agents_lease_back(d
         10,
         "the broker's sentence",
     )
+
+
+def test_an_agents_click_gives_its_seat_the_clicked_window_and_the_persons_seat_stays(desk: Desk) -> None:
+    agent, _ = _lease(desk)
+    other = desk.sway.open(WaylandClient("foot", ("foot", "--app-id", "clicked"), "clicked"))
+    desk.sway.focus("catter")
+    rect = other["rect"]
+    agent.click(rect["x"] + rect["width"] // 2, rect["y"] + rect["height"] // 2)
+    seats = {seat["name"]: seat["focus"] for seat in desk.sway.msg("-t", "get_seats")}
+    assert seats["kronii-agent"] == other["id"]
+    assert seats["seat0"] != other["id"]  # the person's own focus did not move
+
+
+def test_a_typed_carriage_return_is_a_return_and_another_control_character_is_refused_with_a_sentence(
+    desk: Desk,
+) -> None:
+    agent, _ = _lease(desk)
+    desk.sway.focus("catter")
+    desk.broker.grant(agent.client_id, seconds=60)  # the lease's window is the one the person is in again
+    before = desk.text()
+    agent.type_text("carriage\r\n")
+    wait_until(lambda: desk.text() != before, 10, "the line")
+    assert desk.text()[len(before) :].endswith("carriage\n")  # (after what wtype left on the line, if it ran)
+    assert "\r" not in desk.text()
+    with pytest.raises(BrokerError) as refused:
+        agent.type_text("bell\x07")
+    assert refused.value.status == 400
+    assert "control" in str(refused.value)

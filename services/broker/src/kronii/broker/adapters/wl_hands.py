@@ -26,9 +26,10 @@ from kronii.broker.adapters.x_injection import InjectorUnavailable
 from kronii.broker.ports import InjectionGuard
 from kronii.desktop.input_actions import InputAction
 from kronii.desktop.sway_ipc import SwayIpcError, run_command
-from kronii.desktop.wayland_input import VirtualKeyboard, VirtualPointer, layout_size
+from kronii.desktop.wayland_input import VirtualKeyboard, VirtualPointer, layout_box
 from kronii.desktop.wayland_toplevels import AGENT_SEAT, TOPLEVEL_PROTOCOL, seat_names
 from kronii.desktop.wayland_wire import WaylandConnection, WaylandError
+from kronii.foundation.errors import InvalidArgument
 
 __all__ = ["PERSON_IDLE_MS", "WaylandHands", "make_agent_seat", "person_seats_with_input"]
 
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 # Shorter than the pause between a fast typist's keys, so even steady typing is seen.
 PERSON_IDLE_MS = 20
 _ACTIVATED = 2
+_FIELDS = {"type": "text", "key": "keys", "click": "x", "move": "x", "scroll": "dy"}
 _OWN_GRACE_S = 0.25  # input on the broker's seat this soon after its injection is still its own
 _ACTIVATE = 4  # zwlr_foreign_toplevel_handle_v1.activate(seat)
 
@@ -87,9 +89,10 @@ class WaylandHands:
         self._keyboard: VirtualKeyboard | None = None
         self._pointer: VirtualPointer | None = None
         self._agent_seat = 0
-        self._size = (0, 0)
+        self._box = (0, 0, 0, 0)  # the output layout: its corner and size
         self._activated: dict[int, bool] = {}
-        self._agent_window = 0
+        self._agent_window = 0  # the window the agent's seat activated, as far as this connection saw
+        self._acting = False  # events read now follow the agent's own input (else they came before it)
         self._person_input = False
         self._epoch = -1
         self._busy_since: float | None = None  # an injection under way, since (monotonic)
@@ -119,7 +122,7 @@ class WaylandHands:
                 )
             self._keyboard = VirtualKeyboard(wire, agent)
             self._pointer = VirtualPointer(wire, agent)
-            self._size = layout_size(wire)
+            self._box = layout_box(wire)
             wire.roundtrip()
         except (WaylandError, ValueError) as error:
             self.stop()
@@ -170,7 +173,12 @@ class WaylandHands:
         if opcode == 4:  # state
             raw = bytes(args[0])  # type: ignore[call-overload]
             states = {int.from_bytes(raw[i : i + 4], "little") for i in range(0, len(raw) - 3, 4)}
-            self._activated[handle] = _ACTIVATED in states
+            now_active = _ACTIVATED in states
+            if now_active and not self._activated.get(handle) and self._acting:
+                self._agent_window = handle  # activated by the agent's own click or activate
+            elif not now_active and handle == self._agent_window:
+                self._agent_window = 0
+            self._activated[handle] = now_active
         elif opcode == 6:  # closed
             self._activated.pop(handle, None)
             if self._agent_window == handle:
@@ -203,6 +211,8 @@ class WaylandHands:
             self._busy_since = self._clock()
             try:
                 return self._inject(wire, keyboard, pointer, action, window, guard)
+            except ValueError as error:  # a key name, a character or a point the seat cannot send
+                raise InvalidArgument(str(error), field=_FIELDS[action.kind]) from None
             except WaylandError as error:
                 raise InjectorUnavailable(f"the compositor closed the broker's connection: {error}") from None
             finally:
@@ -217,7 +227,23 @@ class WaylandHands:
         window: int,
         guard: InjectionGuard,
     ) -> bool:
-        wire.roundtrip()
+        wire.roundtrip()  # what happened before this action: the person's focus changes among it
+        self._acting = True
+        try:
+            return self._act(wire, keyboard, pointer, action, window, guard)
+        finally:
+            wire.roundtrip()  # the windows the action activated are the agent's
+            self._acting = False
+
+    def _act(
+        self,
+        wire: WaylandConnection,
+        keyboard: VirtualKeyboard,
+        pointer: VirtualPointer,
+        action: InputAction,
+        window: int,
+        guard: InjectionGuard,
+    ) -> bool:
         if guard.epoch != self._epoch:  # a new lease: what the person did before it is the watcher's
             self._epoch, self._person_input = guard.epoch, False
         if self._person_input:
@@ -233,7 +259,7 @@ class WaylandHands:
         ):
             wire.request(window, _ACTIVATE, self._agent_seat)
             wire.roundtrip()
-            self._agent_window = window
+            self._agent_window = window  # also when it was active already: the person's is the same window
 
         def check() -> bool:
             wire.roundtrip()  # the compositor took the last event; its news of the person is read
@@ -242,15 +268,17 @@ class WaylandHands:
                 return False
             return guard.still_valid()
 
-        width, height = self._size
-        if action.kind == "type":
-            return keyboard.type_text(action.text, check)
+        left, top, width, height = self._box
+        if (
+            action.kind == "type"
+        ):  # a typed CR is a Return, as in a terminal; other control characters refused
+            return keyboard.type_text(action.text.replace("\r\n", "\n").replace("\r", "\n"), check)
         if action.kind == "key":
             return keyboard.chord(action.keys, check)
         if action.kind == "click":
-            return bool(pointer.click(action.x, action.y, action.button, width, height, check))
+            return pointer.click(action.x - left, action.y - top, action.button, width, height, check)
         if action.kind == "move":
-            pointer.move(action.x, action.y, width, height)
+            pointer.move(action.x - left, action.y - top, width, height)
             wire.roundtrip()
             return True
-        return bool(pointer.scroll(action.dx, action.dy, check))
+        return pointer.scroll(action.dx, action.dy, check)
