@@ -8,6 +8,7 @@ vision_desktop.start_a11y_desktop."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -16,21 +17,37 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from kronii.desktop.wayland_input import VirtualKeyboard, seat_named
+from kronii.desktop.wayland_wire import WaylandConnection
 from kronii.vision.adapters.atspi import AtspiReader
+from kronii.vision.adapters.capture_frames import ensure_key, load_private_key
 from kronii.vision.core.context import RawNode
 
 from tests.desktop import start_session_bus
+from tests.infra import InfraUrls
+from tests.integration.broker.broker_support import register_agent, start_broker
 from tests.integration.vision.vision_desktop import (
     ACTIVATION_ENV,
     _adopting_orphans,
     _bus_pid,
     _stop_activated,
 )
+from tests.integration.vision.vision_service_support import VisionEngine
+from tests.mesh import service_ports, start_service, wait_until
 from tests.wayland import Sway, start_sway
 
-__all__ = ["GTK3_CALCULATOR", "GTK4_CALCULATOR", "WaylandA11y", "start_wayland_a11y", "wait_for_app"]
+__all__ = [
+    "GTK3_CALCULATOR",
+    "GTK4_CALCULATOR",
+    "WaylandA11y",
+    "have_tools",
+    "start_wayland_a11y",
+    "start_wayland_vision",
+    "wait_for_app",
+]
 
 # (argv, the app id sway reports, extra environment): GTK4 speaks AT-SPI itself when GTK_A11Y=atspi.
 GTK3_CALCULATOR = (("galculator",), "galculator", (("GDK_BACKEND", "wayland"),))
@@ -105,12 +122,50 @@ def start_wayland_a11y(size: str = "1280x800") -> Iterator[WaylandA11y]:
         shutil.rmtree(runtime_dir, ignore_errors=True)
 
 
+def sway_settings(sway: Sway) -> dict[str, str]:
+    """What makes a kronii service work on this sway and not on any X display."""
+    return {"WAYLAND_DISPLAY": str(sway.socket), "SWAYSOCK": str(sway.ipc), "DISPLAY": ""}
+
+
+@contextlib.contextmanager
+def start_wayland_vision(
+    infra: InfraUrls, database: str, desktop: WaylandA11y, folder: Path
+) -> Iterator[VisionEngine]:
+    """A real input broker on sway (agents on its seat kronii-agent; a person's keyboard on seat0 so
+    the session is a person's), and a real vision engine process on this desktop's buses and sway,
+    registered with the broker by its own key (vision_service_support.start_vision, for Wayland)."""
+    key_path = folder / "vision" / "vision.key"
+    ensure_key(key_path)
+    asyncio.run(register_agent(infra.redis, database, "vision", load_private_key(key_path)))
+    settings = {**sway_settings(desktop.sway), "KRONII_BROKER_DISPLAY": ""}
+    with start_broker(infra, database, "", folder / "broker", settings=settings) as broker:
+        person = WaylandConnection(desktop.sway.socket)
+        try:
+            seat = seat_named(person, "seat0")
+            assert seat is not None
+            VirtualKeyboard(person, seat)
+            person.roundtrip()
+            wait_until(lambda: broker.state().get("interactive") is True, 15, "the person attached")
+            env = service_ports("vision", {**desktop.env(), **infra.env(), **sway_settings(desktop.sway)})
+            env.update(
+                KRONII_DATABASE_URL=database,
+                KRONII_DATA_DIR=str(folder / "data"),
+                KRONII_VISION_KEY_PATH=str(key_path),
+                KRONII_VISION_BROKER_URL=broker.url,
+                KRONII_VISION_USE_CAPTURE="false",
+                KRONII_VISION_URL=f"http://127.0.0.1:{env['KRONII_VISION_HTTP_PORT']}",
+                KRONII_LOG_FORMAT="json",
+            )
+            with start_service("vision", env) as vision:
+                yield VisionEngine(vision.proc, vision.url, vision.grpc_port, folder, vision.env, broker)
+        finally:
+            person.close()
+
+
 async def wait_for_app(
     reader: AtspiReader, pid: int, wanted: str, timeout_s: float = 20.0
 ) -> tuple[RawNode, ...]:
     """The tree once the application of `pid` shows an object named `wanted` with bounds."""
-    import asyncio
-
     deadline = time.monotonic() + timeout_s
     nodes: tuple[RawNode, ...] = ()
     while time.monotonic() < deadline:
