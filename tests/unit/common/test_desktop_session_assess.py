@@ -43,11 +43,17 @@ def test_on_a_wlroots_compositor_the_sensor_and_capture_work_from_its_protocols(
     assert capability(facts, "capture", "frames").ok
 
 
-def test_the_broker_says_its_wayland_path_is_not_built_rather_than_claiming_it_works() -> None:
-    facts = _wayland("sway", "wlroots", SWAY_GLOBALS)
-    broker = capability(facts, "broker", "input")
-    assert not broker.ok and "not built yet" in broker.detail
-    assert not capability(facts, "vision", "act").ok
+def test_the_broker_works_on_sway_which_makes_its_seat_and_says_what_another_compositor_needs() -> None:
+    sway = capability(
+        _wayland("sway", "wlroots", SWAY_GLOBALS | {"zwlr_virtual_pointer_manager_v1"}), "broker", "input"
+    )
+    assert sway.ok and "kronii-agent" in sway.detail
+    other = capability(
+        _wayland("Hyprland", "wlroots", SWAY_GLOBALS | {"zwlr_virtual_pointer_manager_v1"}), "broker", "input"
+    )
+    assert not other.ok and "declare a seat named kronii-agent" in other.detail
+    no_pointer = capability(_wayland("sway", "wlroots", SWAY_GLOBALS), "broker", "input")
+    assert not no_pointer.ok and "zwlr_virtual_pointer_manager_v1" in no_pointer.detail
 
 
 def test_gnome_says_it_does_not_let_programs_read_the_focused_window() -> None:
