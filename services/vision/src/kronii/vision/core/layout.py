@@ -27,14 +27,11 @@ def window_for(node: RawNode, desk: XDesk) -> XWindow | None:
     if len(own) <= 1:
         return own[0] if own else None
     titled = [window for window in own if node.name and window.title == node.name]
-    if len(titled) == 1 or (titled and node.bounds is None):
-        return titled[0]
     candidates = titled or own
-    if node.bounds is not None:
+    if len(candidates) > 1 and node.bounds is not None:
         size = (node.bounds.width, node.bounds.height)
-        sized = [w for w in candidates if (w.area.width, w.area.height) == size]
-        if sized:
-            return sized[0]
+        sized = [window for window in candidates if (window.area.width, window.area.height) == size]
+        candidates = sized or candidates
     return candidates[0]
 
 
