@@ -21,6 +21,7 @@ from tests.infra import InfraUrls
 from tests.integration.vision.vision_service_support import VisionEngine
 from tests.integration.vision.wayland_a11y import (
     GTK3_CALCULATOR,
+    GTK4_CALCULATOR,
     WaylandA11y,
     have_tools,
     start_wayland_a11y,
@@ -75,18 +76,19 @@ def desk(wayland: WaylandA11y, engine: VisionEngine) -> tuple[WaylandA11y, dict[
 def _display(desk: tuple[WaylandA11y, dict[str, Any]]) -> str:
     """What galculator's display shows, read over AT-SPI by the test's own reader."""
     started, window = desk
+    shown = asyncio.run(_texts(started, window["pid"], "text"))
+    return shown[0] if shown else ""
 
-    async def read() -> str:
-        reader = AtspiReader(started.bus_address)
-        await reader.connect()
-        try:
-            nodes = await reader.snapshot()
-        finally:
-            await reader.close()
-        shown = [n.text for n in nodes if n.pid == window["pid"] and n.role == "text" and n.text.strip()]
-        return shown[0].strip() if shown else ""
 
-    return asyncio.run(read())
+async def _texts(started: WaylandA11y, pid: int, role: str) -> list[str]:
+    """The non-empty texts of `pid`'s objects of `role`, read by the test's own AT-SPI reader."""
+    reader = AtspiReader(started.bus_address)
+    await reader.connect()
+    try:
+        nodes = await reader.snapshot()
+    finally:
+        await reader.close()
+    return [n.text.strip() for n in nodes if n.pid == pid and n.role == role and n.text.strip()]
 
 
 def _context_node(engine: VisionEngine, name: str) -> dict[str, Any]:
@@ -143,3 +145,29 @@ def test_the_engines_placed_bounds_clicked_through_the_broker_press_that_button(
         time.sleep(0.2)
     assert _display(desk) == "8"
     agent.release()
+
+
+def test_a_plan_on_a_gtk4_calculator_beside_it_runs_in_the_window_sway_has_focused(
+    engine: VisionEngine, desk: tuple[WaylandA11y, dict[str, Any]]
+) -> None:
+    started = desk[0]
+    window = started.open(GTK4_CALCULATOR)
+    started.sway.focus("org.gnome.Calculator")
+
+    async def ready() -> None:
+        reader = AtspiReader(started.bus_address)
+        await reader.connect()
+        try:
+            await wait_for_app(reader, window["pid"], "mod")
+        finally:
+            await reader.close()
+
+    asyncio.run(ready())
+    engine.broker.grant("vision", seconds=120)
+    plan = engine.wait_for(
+        engine.plan("click 2 then click \u00d7 then click 3 then click =")["plan_id"], timeout_s=60
+    )
+
+    assert plan["state"] == "done", plan
+    wait_until(lambda: "6" in asyncio.run(_texts(started, window["pid"], "text box")), 10, "6 shown")
+    assert _display(desk) != "6"  # galculator, behind, was not the plan's window
