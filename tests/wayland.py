@@ -8,9 +8,11 @@ own, and the tests (root) reach its socket by path. Run as another user, it runs
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -120,6 +122,21 @@ class Sway:
         self.msg(f'[app_id="^{app_id}$"] focus')
 
 
+def stop_group(process: subprocess.Popen[bytes], timeout_s: float = 2.0) -> None:
+    """Stop a client started in a session of its own, with all it started there: its private session bus
+    and what that bus activated (GTK's accessibility bus), which would outlive the client otherwise."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=timeout_s)
+
+
 def _as_nobody(argv: list[str]) -> list[str]:
     if os.geteuid() != 0:
         return argv
@@ -174,7 +191,7 @@ def start_sway(size: str = "1280x800") -> Iterator[Sway]:
     finally:
         if session is not None:
             for client in session.clients:
-                stop_process(client)
+                stop_group(client)
         stop_process(sway)
         log.close()
         shutil.rmtree(runtime, ignore_errors=True)
