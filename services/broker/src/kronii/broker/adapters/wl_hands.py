@@ -40,7 +40,8 @@ log = logging.getLogger(__name__)
 PERSON_IDLE_MS = 20
 _ACTIVATED = 2
 _FIELDS = {"type": "text", "key": "keys", "click": "x", "move": "x", "scroll": "dy"}
-_OWN_GRACE_S = 0.25  # input on the broker's seat this soon after its injection is still its own
+_OWN_GRACE_S = 0.25
+_FOCUS_WAIT_S = 0.2  # how long focused_window waits for an action being typed before it answers from memory  # input on the broker's seat this soon after its injection is still its own
 _ACTIVATE = 4  # zwlr_foreign_toplevel_handle_v1.activate(seat)
 
 
@@ -92,6 +93,7 @@ class WaylandHands:
         self._box = (0, 0, 0, 0)  # the output layout: its corner and size
         self._activated: dict[int, bool] = {}
         self._agent_window = 0  # the window the agent's seat activated, as far as this connection saw
+        self._person_window = 0  # the last answer of focused_window
         self._acting = False  # events read now follow the agent's own input (else they came before it)
         self._person_input = False
         self._epoch = -1
@@ -187,15 +189,22 @@ class WaylandHands:
     # ---- the caller's side -------------------------------------------------------------------
 
     def focused_window(self) -> int:
-        """The person's window: the activated one that is not only the agent's (0 when none)."""
-        with self._lock:
+        """The person's window: the activated one that is not only the agent's (0 when none). Called on
+        the event loop: while an action is being typed (the connection is busy) the last answer is given
+        rather than waiting for it."""
+        if not self._lock.acquire(timeout=_FOCUS_WAIT_S):
+            return self._person_window
+        try:
             wire = self._wire
             if wire is None:
                 return 0
             wire.roundtrip()
             active = [handle for handle, on in self._activated.items() if on]
             mine = [handle for handle in active if handle != self._agent_window]
-            return (mine or active or [0])[0]
+            self._person_window = (mine or active or [0])[0]
+            return self._person_window
+        finally:
+            self._lock.release()
 
     def is_own(self, at: float) -> bool:
         """Whether input on the broker's seat at `at` (monotonic) is the broker's own: during an
