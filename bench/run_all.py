@@ -15,6 +15,7 @@ BENCHMARKS = [
     ["sensor_focus.py", "--switches", "200", "--cost-seconds", "60"],
     ["sensor_focus_wayland.py", "--switches", "200", "--idle-seconds", "30"],
     ["capture_latency.py", "--jobs", "12", "--sustained", "12"],
+    ["capture_wayland.py", "--runs", "30"],
     ["supervisor_triggers.py", "--sequential", "200", "--sustained", "1000", "--panes", "20"],
     ["orchestrator_wakes.py", "--posts", "40", "--threads", "50", "--typed", "3"],
     ["pipeline_decision.py", "--decisions", "50", "--storm", "10000"],
