@@ -13,20 +13,29 @@ weston), and `XDG_CURRENT_DESKTOP` only adds a name.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from dbus_fast import DBusFastError, Message, MessageType
+from dbus_fast.aio import MessageBus
 
 from .wayland_wire import WaylandConnection, WaylandError, socket_path
 
 __all__ = [
     "AGENTS",
+    "GNOME_EXTENSION_BUS",
+    "GNOME_EXTENSION_MISSING",
     "Capability",
     "SessionFacts",
     "assess",
+    "bus_name_owned",
     "capability",
     "probe",
+    "session_bus_address",
     "wayland_refusal",
 ]
 
@@ -37,6 +46,12 @@ _IDLE = ("ext_idle_notifier_v1", "org_kde_kwin_idle")
 _SCREENCOPY = "zwlr_screencopy_manager_v1"
 _VIRTUAL_KEYBOARD = "zwp_virtual_keyboard_manager_v1"
 _VIRTUAL_POINTER = "zwlr_virtual_pointer_manager_v1"
+GNOME_EXTENSION_BUS = "org.kronii.Shell1"  # kronii.desktop.gnome_extension's extension owns it
+GNOME_EXTENSION_MISSING = (
+    "GNOME does not let other programs read the focused window: install the kronii GNOME Shell extension "
+    "with `kronii gnome-extension install` (then log out and in)"
+)
+_MUTTER_IDLE = "org.gnome.Mutter.IdleMonitor"
 _AGENT_SEAT = (
     "kronii-agent"  # kronii.desktop.wayland_toplevels.AGENT_SEAT (that module imports this one's wire)
 )
@@ -55,6 +70,7 @@ class SessionFacts:
     x_display: str = ""
     offered: frozenset[str] = frozenset()
     problem: str = ""
+    gnome_extension: bool = False  # GNOME: kronii's Shell extension owns its bus name (GNOME_EXTENSION_BUS)
 
 
 @dataclass(frozen=True)
@@ -115,10 +131,7 @@ def _focus(facts: SessionFacts) -> str | None:
     if _TOPLEVELS in facts.offered:
         return None
     if facts.family == "gnome":
-        return (
-            "GNOME does not let other programs read the focused window, and kronii's GNOME Shell extension "
-            "that would publish it is not built yet: the sensor follows idle and lock only"
-        )
+        return None if facts.gnome_extension else GNOME_EXTENSION_MISSING
     if facts.family == "kde":
         return (
             "KWin does not list its windows to other programs, and kronii's KWin script that would is not "
@@ -130,8 +143,8 @@ def _focus(facts: SessionFacts) -> str | None:
 
 
 def _idle(facts: SessionFacts) -> str | None:
-    if any(name in facts.offered for name in _IDLE):
-        return None
+    if any(name in facts.offered for name in _IDLE) or facts.family == "gnome":
+        return None  # GNOME: mutter's IdleMonitor on the session bus, there in every GNOME session
     return (
         f"{facts.name} offers no idle notification ({' or '.join(_IDLE)}): idle comes from focus changes only"
     )
@@ -173,9 +186,10 @@ def _act(facts: SessionFacts) -> str | None:
 
 _NEEDS = (
     _Need("sensor", "focus", "the focused window from EWMH (_NET_ACTIVE_WINDOW)", _focus,
-          lambda f: f"the focused window from {_TOPLEVELS}"),
+          lambda f: f"the focused window from {_TOPLEVELS}" if _TOPLEVELS in f.offered
+          else f"the focused window from kronii's GNOME Shell extension ({GNOME_EXTENSION_BUS})"),
     _Need("sensor", "idle", "idle time from MIT-SCREEN-SAVER", _idle,
-          lambda f: "idle from " + next(name for name in _IDLE if name in f.offered)),
+          lambda f: "idle from " + next((name for name in _IDLE if name in f.offered), _MUTTER_IDLE)),
     _Need("capture", "frames", "frames through XGetImage", _frames,
           lambda f: f"frames in process through {_SCREENCOPY}, " + (
               "the focused window's rectangle from sway's IPC" if f.name == "sway"
@@ -243,7 +257,11 @@ def probe(env: Mapping[str, str] | None = None) -> SessionFacts:
             problem = f"WAYLAND_DISPLAY names {wayland}, which does not answer ({error})"
         else:
             family = _family(offered)
-            return SessionFacts("wayland", family, _display_name(family, env), wayland, x_display, offered)
+            extension = family == "gnome" and bus_name_owned(GNOME_EXTENSION_BUS, session_bus_address(env))
+            name = _display_name(family, env)
+            return SessionFacts(
+                "wayland", family, name, wayland, x_display, offered, gnome_extension=extension
+            )
     if x_display and _x_answers(x_display):
         return SessionFacts("x11", "x11", "X11", None, x_display, problem=problem)
     if not problem:
@@ -251,6 +269,47 @@ def probe(env: Mapping[str, str] | None = None) -> SessionFacts:
         if x_display:
             problem = f"no desktop session: DISPLAY={x_display} has no X server listening"
     return SessionFacts("none", x_display=x_display, problem=problem)
+
+
+def session_bus_address(env: Mapping[str, str]) -> str | None:
+    """The session bus these variables name: DBUS_SESSION_BUS_ADDRESS, else systemd's $XDG_RUNTIME_DIR/bus."""
+    if env.get("DBUS_SESSION_BUS_ADDRESS"):
+        return env["DBUS_SESSION_BUS_ADDRESS"]
+    runtime = env.get("XDG_RUNTIME_DIR")
+    if runtime and (Path(runtime) / "bus").exists():
+        return f"unix:path={runtime}/bus"
+    return None
+
+
+def bus_name_owned(name: str, address: str | None, timeout_s: float = 2.0) -> bool:
+    """Whether `name` has an owner on the bus at `address` (one NameHasOwner call); False when the bus
+    does not answer. Blocks: its own event loop on a thread of its own, so a caller inside a running
+    loop may call it too."""
+    if not address:
+        return False
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        try:
+            return pool.submit(asyncio.run, _name_has_owner(name, address, timeout_s)).result()
+        except (OSError, EOFError, TimeoutError, DBusFastError, ValueError):
+            return False
+
+
+async def _name_has_owner(name: str, address: str, timeout_s: float) -> bool:
+    bus = MessageBus(bus_address=address)
+    try:
+        await asyncio.wait_for(bus.connect(), timeout_s)
+        call = Message(
+            destination="org.freedesktop.DBus",
+            path="/org/freedesktop/DBus",
+            interface="org.freedesktop.DBus",
+            member="NameHasOwner",
+            signature="s",
+            body=[name],
+        )
+        reply = await asyncio.wait_for(bus.call(call), timeout_s)
+        return reply.message_type == MessageType.METHOD_RETURN and bool(reply.body[0])
+    finally:
+        bus.disconnect()
 
 
 def wayland_refusal(

@@ -23,6 +23,7 @@ from kronii.foundation.clock import Clock, SystemClock
 from kronii.runtime.service import DependencyStatus, ServiceContext
 from kronii.sensor.adapters.activity_bus import BusActivityPublisher
 from kronii.sensor.adapters.events import ActivityEventStore
+from kronii.sensor.adapters.gnome import GnomeDisplay
 from kronii.sensor.adapters.lock import LockWatcher
 from kronii.sensor.adapters.snapshots import RedisSnapshotStore
 from kronii.sensor.adapters.spans import SpanTable
@@ -194,7 +195,10 @@ def _open_display(settings: SensorSettings, metrics: SensorMetrics) -> DisplayWa
     if settings.display:
         env["DISPLAY"] = settings.display
     facts = probe_session(env)
-    if facts.kind == "wayland":
+    if facts.family == "gnome":  # mutter tells the focus only through kronii's Shell extension, on the bus
+        watch = DisplayWatch(lambda _name: GnomeDisplay(facts), metrics)
+        watch.open(str(facts.wayland_socket))
+    elif facts.kind == "wayland":
         sway = sway_socket(env)
         watch = DisplayWatch(lambda _name: WaylandDisplay(facts, sway=sway), metrics)
         watch.open(str(facts.wayland_socket))

@@ -1,0 +1,211 @@
+"""GNOME adapter: the focused window from kronii's GNOME Shell extension, idle time from mutter, both on
+the session bus. mutter lets no other program read the focus over Wayland, so the extension
+(kronii.desktop.gnome_extension, installed by `kronii gnome-extension install`) publishes it as
+org.kronii.Shell1: GetFocus() and the signal FocusChanged, each (app_id, wm_class, title, pid, window_id).
+Idle is mutter's own: org.gnome.Mutter.IdleMonitor.GetIdletime on /org/gnome/Mutter/IdleMonitor/Core.
+
+dbus-fast runs on an asyncio loop of this adapter's own thread; the sensor's calls (idle_ms) wait for
+their answer there. Without the extension, idle still works and `problem` says how to install it.
+
+`Focus` fields as this adapter fills them: `app_name` the shell's app id (the desktop file's name,
+else the Wayland app id), `wm_class` the window's (on Wayland its app id), `title` raw (the caller
+redacts it), `pid` and `window_id` mutter's, `app_start_time_ms` and `prompt` from /proc and the ids.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import replace
+from typing import Any
+
+from dbus_fast import DBusFastError, Message, MessageType
+from dbus_fast.aio import MessageBus
+from kronii.desktop.session import GNOME_EXTENSION_BUS, SessionFacts, assess, session_bus_address
+from kronii.sensor.adapters.processes import ProcessReader
+from kronii.sensor.core.model import Focus
+from kronii.sensor.core.prompts import WindowFacts, prompt_kind
+from kronii.sensor.ports import DisplayUnavailable, IdleUnavailable
+
+__all__ = ["SHELL_INTERFACE", "SHELL_PATH", "GnomeDisplay", "focus_from_fields"]
+
+log = logging.getLogger(__name__)
+
+SHELL_PATH = "/org/kronii/Shell1"
+SHELL_INTERFACE = "org.kronii.Shell1"
+_FIELDS = "sssut"
+_IDLE_SERVICE = "org.gnome.Mutter.IdleMonitor"
+_IDLE_PATH = "/org/gnome/Mutter/IdleMonitor/Core"
+_DBUS = "org.freedesktop.DBus"
+_TIMEOUT_S = 3.0
+_BUS_ERRORS = (OSError, EOFError, TimeoutError, DBusFastError, ValueError)
+
+
+def focus_from_fields(fields: Sequence[Any], processes: ProcessReader | None = None) -> Focus:
+    """The Focus of the extension's (app_id, wm_class, title, pid, window_id); empty when no window is."""
+    app_id, wm_class, title, pid, window_id = (str(fields[0]), str(fields[1]), str(fields[2]), *fields[3:5])
+    if not window_id:
+        return Focus()
+    program = processes.program(pid) if processes is not None and pid else ""
+    return Focus(
+        app_name=app_id,
+        wm_class=wm_class,
+        window_id=int(window_id),
+        title=title,
+        pid=int(pid),
+        app_start_time_ms=processes.start_time_ms(pid) if processes is not None and pid else 0,
+        prompt=prompt_kind(WindowFacts(app_id, wm_class, program, ())),
+    )
+
+
+def _call(
+    destination: str, path: str, interface: str, member: str, signature: str = "", body: Any = ()
+) -> Message:
+    return Message(
+        destination=destination,
+        path=path,
+        interface=interface,
+        member=member,
+        signature=signature,
+        body=list(body),
+    )
+
+
+class GnomeDisplay:
+    """A DisplaySource on GNOME's session bus. Raises DisplayUnavailable when the bus does not answer."""
+
+    def __init__(
+        self, facts: SessionFacts, processes: ProcessReader | None = None, address: str | None = None
+    ) -> None:
+        self._processes = processes or ProcessReader()
+        self._address = address or session_bus_address(os.environ)
+        if not self._address:
+            raise DisplayUnavailable("GNOME: no session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="sensor-gnome", daemon=True)
+        self._thread.start()
+        self._bus: MessageBus | None = None
+        self._callback: Callable[[Focus], None] | None = None
+        self._errors = 0
+        try:
+            self._bus = self._wait(self._connect())
+            extension = self._wait(self._name_owned(GNOME_EXTENSION_BUS))
+            self._has_idle = self._wait(self._idle_time()) is not None
+        except _BUS_ERRORS as error:
+            self.close()
+            raise DisplayUnavailable(
+                f"GNOME: the session bus {self._address} does not answer ({error})"
+            ) from error
+        self.display_name = f"Wayland ({facts.name}) session bus {self._address}"
+        facts = replace(facts, gnome_extension=extension)
+        self.problem = "; ".join(
+            item.detail for item in assess(facts) if item.agent == "sensor" and not item.ok
+        )
+
+    # ---- the DisplaySource port ----
+
+    @property
+    def has_idle(self) -> bool:
+        return self._has_idle
+
+    @property
+    def errors(self) -> int:
+        return self._errors
+
+    def idle_ms(self) -> int:
+        if self._bus is None or not self._bus.connected:
+            raise DisplayUnavailable("GNOME: the session bus went away")
+        try:
+            idle: int | None = self._wait(self._idle_time())
+        except _BUS_ERRORS as error:
+            raise DisplayUnavailable(f"GNOME: the session bus does not answer ({error})") from error
+        if idle is None:
+            raise IdleUnavailable("mutter's IdleMonitor does not answer on the session bus")
+        return idle
+
+    def start(self, callback: Callable[[Focus], None]) -> None:
+        self._callback = callback
+        self._wait(self._watch())
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        if self._bus is not None:
+            self._loop.call_soon_threadsafe(self._bus.disconnect)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=_TIMEOUT_S)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    # ---- on the adapter's loop ----
+
+    def _wait(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=_TIMEOUT_S * 2)
+
+    async def _connect(self) -> MessageBus:
+        bus = MessageBus(bus_address=self._address)
+        await asyncio.wait_for(bus.connect(), _TIMEOUT_S)
+        bus.add_message_handler(self._on_message)
+        return bus
+
+    async def _ask(self, message: Message) -> Message:
+        assert self._bus is not None
+        reply = await asyncio.wait_for(self._bus.call(message), _TIMEOUT_S)
+        if reply is None:
+            raise DBusFastError(f"no reply to {message.member}")
+        return reply
+
+    async def _name_owned(self, name: str) -> bool:
+        reply = await self._ask(_call(_DBUS, "/org/freedesktop/DBus", _DBUS, "NameHasOwner", "s", [name]))
+        return reply.message_type == MessageType.METHOD_RETURN and bool(reply.body[0])
+
+    async def _idle_time(self) -> int | None:
+        reply = await self._ask(_call(_IDLE_SERVICE, _IDLE_PATH, _IDLE_SERVICE, "GetIdletime"))
+        if reply.message_type != MessageType.METHOD_RETURN or reply.signature != "t":
+            return None
+        return int(reply.body[0])
+
+    async def _watch(self) -> None:
+        """Subscribed first (the extension's signal, and its name coming and going), then asked: a change
+        between the two is seen either way."""
+        rules = [
+            f"type='signal',sender='{GNOME_EXTENSION_BUS}',interface='{SHELL_INTERFACE}',member='FocusChanged'",
+            f"type='signal',sender='{_DBUS}',member='NameOwnerChanged',arg0='{GNOME_EXTENSION_BUS}'",
+        ]
+        for rule in rules:
+            await self._ask(_call(_DBUS, "/org/freedesktop/DBus", _DBUS, "AddMatch", "s", [rule]))
+        await self._ask_focus()
+
+    async def _ask_focus(self) -> None:
+        try:
+            reply = await self._ask(_call(GNOME_EXTENSION_BUS, SHELL_PATH, SHELL_INTERFACE, "GetFocus"))
+        except _BUS_ERRORS as error:
+            self._errors += 1
+            log.debug("the extension's GetFocus failed: %s", error)
+            return
+        if reply.message_type == MessageType.METHOD_RETURN and reply.signature == _FIELDS:
+            self._report(reply.body)
+
+    def _on_message(self, message: Message) -> None:
+        if message.message_type != MessageType.SIGNAL or message.destination:
+            return  # a signal sent to us alone bypassed the match rules' sender check
+        if message.interface == SHELL_INTERFACE and message.member == "FocusChanged":
+            if message.signature == _FIELDS and message.path == SHELL_PATH:
+                self._report(message.body)
+        elif (
+            message.member == "NameOwnerChanged"
+            and message.body[:1] == [GNOME_EXTENSION_BUS]
+            and message.body[2]
+        ):
+            self._loop.create_task(self._ask_focus())  # the extension came (back): its focus now
+
+    def _report(self, fields: Sequence[Any]) -> None:
+        if self._callback is None:
+            return
+        try:
+            self._callback(focus_from_fields(fields, self._processes))
+        except Exception:
+            log.exception("focus callback failed")
