@@ -112,6 +112,10 @@ def start_wayland_a11y(size: str = "1280x800") -> Iterator[WaylandA11y]:
             bus_pid = _bus_pid(bus_address)
             sid = os.getsid(bus_pid)
             try:
+                # The accessibility bus up and switched on before any application asks for it: under
+                # load, an application's first call racing the launcher's start left a reader's
+                # connection reset.
+                asyncio.run(_accessibility_on(bus_address))
                 yield desktop
             finally:
                 for client in sway.clients:
@@ -120,6 +124,12 @@ def start_wayland_a11y(size: str = "1280x800") -> Iterator[WaylandA11y]:
                 _stop_activated(sid, bus_pid)
     finally:
         shutil.rmtree(runtime_dir, ignore_errors=True)
+
+
+async def _accessibility_on(bus_address: str) -> None:
+    reader = AtspiReader(bus_address)
+    await reader.connect()
+    await reader.close()
 
 
 def sway_settings(sway: Sway) -> dict[str, str]:
