@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,7 +116,8 @@ def start_wayland_a11y(size: str = "1280x800") -> Iterator[WaylandA11y]:
                 # The accessibility bus up and switched on before any application asks for it: under
                 # load, an application's first call racing the launcher's start left a reader's
                 # connection reset.
-                asyncio.run(_accessibility_on(bus_address))
+                with ThreadPoolExecutor(1) as aside:  # callers may be inside an event loop
+                    aside.submit(asyncio.run, _accessibility_on(bus_address)).result(30)
                 yield desktop
             finally:
                 for client in sway.clients:
