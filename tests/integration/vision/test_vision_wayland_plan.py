@@ -96,9 +96,19 @@ def _context_node(engine: VisionEngine, name: str) -> dict[str, Any]:
     return next(node for node in tree if node["name"] == name and "bounds" in node)
 
 
-def test_readyz_says_the_display_is_sways_and_ready(engine: VisionEngine) -> None:
+def test_the_engines_context_on_sway_is_the_focused_windows_tree_on_the_layout(
+    engine: VisionEngine, desk: tuple[WaylandA11y, dict[str, Any]]
+) -> None:
     display = httpx.get(f"{engine.url}/readyz", timeout=10).json()["dependencies"]["display"]
     assert display["ready"] is True, display
+    context = httpx.get(f"{engine.url}/v1/vision/context", timeout=30).json()
+    rect = next(w["rect"] for w in desk[0].sway.windows() if w["app_id"] == "galculator")
+    window = context["window"]
+    assert window is not None and window["pid"] == desk[1]["pid"] and window["app"] == "galculator", context
+    assert (window["area"]["x"], window["area"]["y"]) == PLACE and not context["window_problem"]
+    assert context["focused_title"] == "galculator" and context["scale"] == 1.0
+    assert context["screen_bounds"] == {"x": 0, "y": 0, "width": 1280, "height": 800}
+    assert rect["x"] <= context["tree"][0]["bounds"]["x"] < rect["x"] + rect["width"]
 
 
 def test_a_granted_plan_presses_the_calculators_buttons_through_the_brokers_lease(
