@@ -1,0 +1,188 @@
+"""`kronii gnome-extension install|status|uninstall`: kronii's GNOME Shell extension, which publishes the
+focused window on the session bus (org.kronii.Shell1) because GNOME lets no other program read it.
+
+- `install`: copies the extension (shipped in kronii.desktop) to
+  ~/.local/share/gnome-shell/extensions/<uuid>/ and enables it: through the running shell
+  (org.gnome.Shell.Extensions.EnableExtension, what `gnome-extensions enable` calls) when it answers and
+  knows the extension, else in GSettings (org.gnome.shell enabled-extensions). On Wayland GNOME reads a
+  new extension only at the next login.
+- `status`: installed, enabled, running (its bus name owned).
+- `uninstall`: disabled, taken out of enabled-extensions, and removed.
+
+Exit codes (kronii.launcher.cli.exits): 0 done (status: running); 1 failed (status: installed but not
+running); 3 not installed; 5 GSettings cannot be written (no gsettings or no session bus).
+
+Only click and the standard library load here; dbus-fast only when the shell is asked."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import importlib.resources
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import click
+from kronii.launcher.cli import exits
+from kronii.launcher.cli.exits import CommandError
+
+__all__ = ["UUID", "extension_dir", "gnome_extension_command"]
+
+UUID = "kronii-focus@kronii.dev"
+_SCHEMA = "org.gnome.shell"
+_KEY = "enabled-extensions"
+_LOGIN = (
+    "On Wayland GNOME loads a new extension only at the next login: log out and in, then check with "
+    "`kronii gnome-extension status`."
+)
+
+
+def extension_dir() -> Path:
+    """Where GNOME reads this user's extension: $XDG_DATA_HOME (default ~/.local/share)/gnome-shell/extensions."""
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "gnome-shell" / "extensions" / UUID
+
+
+def _copy_tree(source: Any, target: Path) -> None:
+    """The shipped files (an importlib Traversable) to `target`: directories 0755, files 0644."""
+    target.mkdir(parents=True, exist_ok=True)
+    target.chmod(0o755)
+    for item in source.iterdir():
+        if item.is_dir():
+            _copy_tree(item, target / item.name)
+        else:
+            path = target / item.name
+            path.write_bytes(item.read_bytes())
+            path.chmod(0o644)
+
+
+# ---- GSettings (the enabled list GNOME reads at login) ------------------------------------------------
+
+
+def _gsettings(*args: str) -> str:
+    if shutil.which("gsettings") is None:
+        raise CommandError("gsettings is not installed: this is not a GNOME session", exits.UNREACHABLE)
+    done = subprocess.run(["gsettings", *args], capture_output=True, text=True, timeout=10, check=False)
+    if done.returncode != 0:
+        reason = done.stderr.strip() or f"exit {done.returncode}"
+        raise CommandError(f"gsettings {' '.join(args[:3])} failed: {reason}", exits.UNREACHABLE)
+    return done.stdout.strip()
+
+
+def _enabled_list() -> list[str]:
+    text = _gsettings("get", _SCHEMA, _KEY).removeprefix("@as ")
+    value = ast.literal_eval(text)  # GVariant's text of a string array is a Python list literal
+    return [str(item) for item in value]
+
+
+def _set_enabled(enabled: bool) -> None:
+    current = _enabled_list()
+    wanted = [item for item in current if item != UUID] + ([UUID] if enabled else [])
+    if wanted != current:
+        _gsettings("set", _SCHEMA, _KEY, repr(wanted))
+
+
+# ---- the running shell, on the session bus ------------------------------------------------------------
+
+
+def _ask_shell(member: str) -> bool | None:
+    """org.gnome.Shell.Extensions.<member>(UUID) in the running shell: its answer; None when no shell
+    answers on the session bus."""
+    from kronii.desktop.session import session_bus_address
+
+    address = session_bus_address(os.environ)
+    if not address:
+        return None
+    try:
+        return asyncio.run(_shell_call(address, member))
+    except (OSError, EOFError, TimeoutError, ValueError):
+        return None  # no bus there, or it broke: no shell to ask
+
+
+async def _shell_call(address: str, member: str) -> bool | None:
+    from dbus_fast import DBusFastError, Message, MessageType
+    from dbus_fast.aio import MessageBus
+
+    bus = MessageBus(bus_address=address)
+    try:
+        await asyncio.wait_for(bus.connect(), 3.0)
+        call = Message(
+            destination="org.gnome.Shell",
+            path="/org/gnome/Shell",
+            interface="org.gnome.Shell.Extensions",
+            member=member,
+            signature="s",
+            body=[UUID],
+        )
+        reply = await asyncio.wait_for(bus.call(call), 5.0)
+    except DBusFastError:
+        return None
+    finally:
+        bus.disconnect()
+    if reply is None or reply.message_type != MessageType.METHOD_RETURN:
+        return None
+    return bool(reply.body[0])
+
+
+def _running() -> bool:
+    from kronii.desktop.session import GNOME_EXTENSION_BUS, bus_name_owned, session_bus_address
+
+    return bus_name_owned(GNOME_EXTENSION_BUS, session_bus_address(os.environ))
+
+
+# ---- the commands -------------------------------------------------------------------------------------
+
+
+@click.group("gnome-extension")
+def gnome_extension_command() -> None:
+    """kronii's GNOME Shell extension: it tells the sensor which window is focused on GNOME."""
+
+
+@gnome_extension_command.command("install")
+def install() -> None:
+    """Copy the extension into your extensions and enable it."""
+    source = importlib.resources.files("kronii.desktop") / "gnome_extension" / UUID
+    target = extension_dir()
+    _copy_tree(source, target)
+    click.echo(f"installed {UUID} in {target}")
+    if _ask_shell("EnableExtension"):
+        click.echo("enabled in the running GNOME Shell")
+        if _running():
+            return
+    _set_enabled(True)
+    click.echo(f"enabled in GSettings ({_SCHEMA} {_KEY})")
+    click.echo(_LOGIN)
+
+
+@gnome_extension_command.command("status")
+def status() -> None:
+    """Whether the extension is installed, enabled, and running (owning org.kronii.Shell1)."""
+    installed = (extension_dir() / "metadata.json").is_file()
+    try:
+        enabled = UUID in _enabled_list()
+    except CommandError as error:
+        enabled = False
+        click.echo(f"enabled: unknown ({error.message})")
+    running = _running()
+    click.echo(f"installed: {'yes' if installed else 'no'} ({extension_dir()})")
+    click.echo(f"enabled: {'yes' if enabled else 'no'}")
+    click.echo(f"running: {'yes' if running else 'no'} (org.kronii.Shell1 on the session bus)")
+    if not installed:
+        raise CommandError("not installed: run `kronii gnome-extension install`", exits.NOT_FOUND)
+    if not running:
+        raise CommandError(f"installed but not running. {_LOGIN}", exits.FAILED)
+
+
+@gnome_extension_command.command("uninstall")
+def uninstall() -> None:
+    """Disable the extension and remove it."""
+    target = extension_dir()
+    if not target.exists():
+        raise CommandError(f"{UUID} is not installed in {target.parent}", exits.NOT_FOUND)
+    _ask_shell("DisableExtension")
+    _set_enabled(False)
+    shutil.rmtree(target)
+    click.echo(f"disabled and removed {UUID}; GNOME Shell forgets it at the next login")
