@@ -106,28 +106,36 @@ class SwayDesktop:
         self._ipc = ipc
         self._factor = factor
         self._screen: ScreenCopy | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the screen-copy connection
+        self._desk_lock = threading.Lock()  # what is known of the windows' processes
         self._processes: dict[int, tuple[str, bool]] = {}
         self._toolkits: dict[int, str] = {}
-        self.problem = ""
+        self._copy_problem = ""
+        self._ipc_problem = ""
+
+    @property
+    def problem(self) -> str:
+        """Why the screen or the windows cannot be read now ("" when both can)."""
+        return "; ".join(part for part in (self._copy_problem, self._ipc_problem) if part)
 
     def _ready(self) -> ScreenCopy:
         if self._screen is None:
             try:
                 self._screen = ScreenCopy(self._socket)
             except WaylandError as error:
-                self.problem = f"cannot copy sway's screen: {error}"
-                raise Unavailable(self.problem) from None
-            self.problem = ""
+                self._copy_problem = f"cannot copy sway's screen: {error}"
+                raise Unavailable(self._copy_problem) from None
+            self._copy_problem = ""
         return self._screen
 
     def _failed(self, error: WaylandError) -> Unavailable:
         self._close()
-        self.problem = f"copying sway's screen failed: {error}"
-        return Unavailable(self.problem)
+        self._copy_problem = f"copying sway's screen failed: {error}"
+        return Unavailable(self._copy_problem)
 
     def screen_size(self) -> tuple[int, int]:
-        """The layout's extent: the outputs' rectangles from the origin to their farthest corner."""
+        """The layout's extent: from its origin to the outputs' farthest corner (the screen bounds a
+        plan's places are checked against; an output left of or above 0,0 adds nothing here)."""
         with self._lock:
             outputs = self._ready().outputs
         if not outputs:
@@ -141,16 +149,16 @@ class SwayDesktop:
             screen = self._ready()
             try:
                 outputs = screen.outputs
-                width = max(o.x + o.width for o in outputs)
-                height = max(o.y + o.height for o in outputs)
+                left, top = min(o.x for o in outputs), min(o.y for o in outputs)
+                width = max(o.x + o.width for o in outputs) - left
+                height = max(o.y + o.height for o in outputs) - top
                 canvas = np.zeros((height, width, 3), dtype=np.uint8)
                 for output in outputs:
                     pixels = screen.region(output.x, output.y, output.width, output.height)
                     step = max(1, pixels.shape[0] // max(1, output.height))
                     pixels = pixels[::step, ::step][: output.height, : output.width]
-                    canvas[output.y : output.y + pixels.shape[0], output.x : output.x + pixels.shape[1]] = (
-                        pixels
-                    )
+                    x, y = output.x - left, output.y - top
+                    canvas[y : y + pixels.shape[0], x : x + pixels.shape[1]] = pixels
             except WaylandError as error:
                 raise self._failed(error) from None
             except ValueError:
@@ -162,14 +170,16 @@ class SwayDesktop:
         try:
             tree = request(self._ipc, GET_TREE)
         except SwayIpcError as error:
-            self.problem = str(error)
+            self._ipc_problem = str(error)
             return None
+        self._ipc_problem = ""
         pids = {int(node["pid"]) for node, _floating in _views(tree)}
-        for pid in pids - set(self._processes):
-            self._processes[pid] = (_executable(pid), _is_kronii(pid))
-        self._processes = {pid: facts for pid, facts in self._processes.items() if pid in pids}
-        desk = desk_from_tree(tree, self._processes)
-        return self._with_toolkit(desk)
+        with self._desk_lock:
+            for pid in pids - set(self._processes):
+                self._processes[pid] = (_executable(pid), _is_kronii(pid))
+            self._processes = {pid: facts for pid, facts in self._processes.items() if pid in pids}
+            desk = desk_from_tree(tree, self._processes)
+            return self._with_toolkit(desk)
 
     def _with_toolkit(self, desk: XDesk) -> XDesk:
         window = desk.window(desk.focus)
