@@ -47,6 +47,7 @@ have wtype || need+=(wtype)  # the virtual keyboard, as agents' tools use it
 have weston || need+=(weston)
 have wayland-info || need+=(wayland-utils)
 [ -e /usr/lib/x86_64-linux-gnu/qt5/plugins/platforms/libqwayland-generic.so ] || need+=(qtwayland5)
+have gnome-shell || need+=(gnome-shell)  # GNOME 43 headless (tests/gnome.py): kronii's Shell extension, mutter's idle
 have chromium || need+=(chromium)  # Chromium's accessibility tree (--force-renderer-accessibility) on a local page
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
 if [ "$(id -u)" -ne 0 ] || ! have apt-get; then
