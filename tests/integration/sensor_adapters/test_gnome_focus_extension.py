@@ -11,6 +11,7 @@ click with, and org.gnome.Shell.Eval is closed outside unsafe mode)."""
 from __future__ import annotations
 
 import json
+import os
 import queue
 import stat
 import subprocess
@@ -107,7 +108,7 @@ def test_gnome_display_is_told_each_focused_window_with_its_app_id_title_and_pid
             calculator.pid,
             "org.gnome.Calculator",
         )
-        assert first.window_id != 0 and first.app_start_time_ms > 0
+        assert first.window_id != 0 and first.app_start_time_ms > 0 and first.prompt == ""
 
         galculator = session.open(["galculator"])
         second = _next_focus(focuses, "galculator")
@@ -166,3 +167,49 @@ def test_uninstall_removes_the_extension_and_takes_it_out_of_the_enabled_list() 
         missing = kronii(session, "gnome-extension", "status")
         assert missing.returncode == 3 and "not installed" in missing.stderr + missing.stdout
         assert kronii(session, "gnome-extension", "uninstall").returncode == 3
+
+
+def test_a_title_change_of_the_focused_window_reaches_the_gnome_display(
+    gnome_with_extension: GnomeSession, tmp_path: Path
+) -> None:
+    session = gnome_with_extension
+    go = tmp_path / "go"
+    os.mkfifo(go)
+    # foot (a Wayland terminal) sets its title from the OSC 2 sequence its shell prints, once told to.
+    script = f"read x < '{go}'; printf '\\033]2;second title\\007'; sleep 600"
+    display = GnomeDisplay(probe(session.env()), address=session.session_bus)
+    focuses: queue.Queue[Focus] = queue.Queue()
+    try:
+        display.start(focuses.put)
+        terminal = session.open(
+            ["foot", "--app-id", "title-test", "--title", "first title", "sh", "-c", script]
+        )
+        first = _next_focus(focuses, "title-test")
+        assert (first.title, first.pid) == ("first title", terminal.pid)
+        go.write_text("\n")
+        changed = _next_focus(focuses, "title-test")
+        assert (changed.title, changed.window_id) == ("second title", first.window_id)
+    finally:
+        display.close()
+
+
+def test_the_sensor_opens_the_gnome_display_on_a_gnome_session(
+    gnome_with_extension: GnomeSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from kronii.sensor.app import _open_display
+    from kronii.sensor.metrics import SensorMetrics
+    from kronii.sensor.settings import SensorSettings
+    from prometheus_client import CollectorRegistry
+
+    for name, value in gnome_with_extension.env().items():
+        monkeypatch.setenv(name, value)
+    metrics = SensorMetrics(SimpleNamespace(registry=CollectorRegistry()))  # type: ignore[arg-type]
+    watch = _open_display(SensorSettings(), metrics)
+    try:
+        assert isinstance(watch.source, GnomeDisplay) and watch.problem == ""
+        assert watch.read_idle() is not None
+    finally:
+        if watch.source is not None:
+            watch.source.close()
