@@ -41,7 +41,8 @@ PERSON_IDLE_MS = 20
 _ACTIVATED = 2
 _FIELDS = {"type": "text", "key": "keys", "click": "x", "move": "x", "scroll": "dy"}
 _OWN_GRACE_S = 0.25
-_FOCUS_WAIT_S = 0.2  # how long focused_window waits for an action being typed before it answers from memory  # input on the broker's seat this soon after its injection is still its own
+_FOCUS_WAIT_S = 0.2
+_SETTLE_S = 0.01  # between the pointer's arrival and its press  # how long focused_window waits for an action being typed before it answers from memory  # input on the broker's seat this soon after its injection is still its own
 _ACTIVATE = 4  # zwlr_foreign_toplevel_handle_v1.activate(seat)
 
 
@@ -285,6 +286,11 @@ class WaylandHands:
         if action.kind == "key":
             return keyboard.chord(action.keys, check)
         if action.kind == "click":
+            # The pointer is at the point before the press, in a frame of its own: GTK3 missed a press
+            # that came in the frame of the pointer's first motion into its window.
+            pointer.move(action.x - left, action.y - top, width, height)
+            wire.roundtrip()
+            time.sleep(_SETTLE_S)
             return pointer.click(action.x - left, action.y - top, action.button, width, height, check)
         if action.kind == "move":
             pointer.move(action.x - left, action.y - top, width, height)
