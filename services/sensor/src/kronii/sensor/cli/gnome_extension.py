@@ -1,7 +1,8 @@
 """`kronii gnome-extension install|status|uninstall`: kronii's GNOME Shell extension, which publishes the
 focused window on the session bus (org.kronii.Shell1) because GNOME lets no other program read it.
 
-- `install`: copies the extension (shipped in kronii.desktop) to
+- `install`: copies the extension (shipped in kronii.desktop, in the form this GNOME Shell loads: the
+  legacy `init()` form for 43 and 44, the ES-module form for 45 and later) to
   ~/.local/share/gnome-shell/extensions/<uuid>/ and enables it: through the running shell
   (org.gnome.Shell.Extensions.EnableExtension, what `gnome-extensions enable` calls) when it answers and
   knows the extension, else in GSettings (org.gnome.shell enabled-extensions). On Wayland GNOME reads a
@@ -20,6 +21,7 @@ import ast
 import asyncio
 import importlib.resources
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -29,7 +31,7 @@ import click
 from kronii.launcher.cli import exits
 from kronii.launcher.cli.exits import CommandError
 
-__all__ = ["UUID", "extension_dir", "gnome_extension_command"]
+__all__ = ["UUID", "extension_dir", "form_for", "gnome_extension_command"]
 
 UUID = "kronii-focus@kronii.dev"
 _SCHEMA = "org.gnome.shell"
@@ -44,6 +46,31 @@ def extension_dir() -> Path:
     """Where GNOME reads this user's extension: $XDG_DATA_HOME (default ~/.local/share)/gnome-shell/extensions."""
     data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data) / "gnome-shell" / "extensions" / UUID
+
+
+def form_for(version: str) -> str:
+    """The shipped form for `gnome-shell --version`'s text ("GNOME Shell 43.9"): the folder under
+    kronii.desktop.gnome_extension holding the extension ("" for 43 and 44, "esm" for 45 and later)."""
+    match = re.search(r"(\d+)(?:\.\S*)?\s*$", version.strip())
+    if match is None:
+        raise CommandError(f"cannot read GNOME Shell's version from {version.strip()!r}", exits.FAILED)
+    major = int(match.group(1))
+    if major < 43:
+        raise CommandError(
+            f"GNOME Shell {major} is older than 43, the oldest this extension supports", exits.REFUSED
+        )
+    return "esm" if major >= 45 else ""
+
+
+def _shell_version() -> str:
+    if shutil.which("gnome-shell") is None:
+        raise CommandError(
+            "gnome-shell is not installed: the extension is for GNOME Shell", exits.UNREACHABLE
+        )
+    done = subprocess.run(
+        ["gnome-shell", "--version"], capture_output=True, text=True, timeout=30, check=False
+    )
+    return done.stdout
 
 
 def _copy_tree(source: Any, target: Path) -> None:
@@ -144,8 +171,12 @@ def gnome_extension_command() -> None:
 @gnome_extension_command.command("install")
 def install() -> None:
     """Copy the extension into your extensions and enable it."""
-    source = importlib.resources.files("kronii.desktop") / "gnome_extension" / UUID
+    form = form_for(_shell_version())
+    shipped = importlib.resources.files("kronii.desktop") / "gnome_extension"
+    source = (shipped / form / UUID) if form else (shipped / UUID)
     target = extension_dir()
+    if target.exists():
+        shutil.rmtree(target)  # an older form or version: only the shipped files stay
     _copy_tree(source, target)
     click.echo(f"installed {UUID} in {target}")
     if _ask_shell("EnableExtension"):
