@@ -213,3 +213,30 @@ def test_the_sensor_opens_the_gnome_display_on_a_gnome_session(
     finally:
         if watch.source is not None:
             watch.source.close()
+
+
+def test_installed_into_a_running_shell_it_is_enabled_for_the_next_login_and_not_yet_running() -> None:
+    with start_gnome_shell() as session:
+        installed = kronii(session, "gnome-extension", "install")
+        assert installed.returncode == 0, installed.stderr
+        assert "enabled in GSettings" in installed.stdout and "only at the next login" in installed.stdout
+        status = kronii(session, "gnome-extension", "status")
+        assert status.returncode == 1 and "enabled: yes" in status.stdout and "running: no" in status.stdout
+
+
+def test_uninstall_in_a_running_shell_disables_the_extension_which_gives_up_its_bus_name(
+    gnome_with_extension: GnomeSession,
+) -> None:
+    session = gnome_with_extension
+    removed = kronii(session, "gnome-extension", "uninstall")
+    assert removed.returncode == 0, removed.stderr
+    wait_for(lambda: not session.name_has_owner("org.kronii.Shell1"))
+    # and the object is no longer exported: the shell's own connection no longer answers at its path
+    shell = session.gdbus_call(
+        "org.freedesktop.DBus",
+        "/org/freedesktop/DBus",
+        "org.freedesktop.DBus.GetNameOwner",
+        "org.gnome.Shell",
+    ).strip("(',)")
+    with pytest.raises(RuntimeError, match=r"UnknownMethod|UnknownObject|UnknownInterface"):
+        session.gdbus_call(shell, "/org/kronii/Shell1", "org.kronii.Shell1.GetFocus")
