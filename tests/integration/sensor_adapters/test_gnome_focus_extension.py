@@ -141,6 +141,9 @@ def test_without_the_extension_the_adapter_and_doctor_say_how_to_install_it() ->
         display = GnomeDisplay(facts, address=session.session_bus)
         try:
             assert GNOME_EXTENSION_MISSING in display.problem
+            focuses: queue.Queue[Focus] = queue.Queue()
+            display.start(focuses.put)  # subscribes and asks; no extension answers, and nothing breaks
+            assert focuses.empty()
             assert display.idle_ms() >= 0  # idle needs no extension
         finally:
             display.close()
