@@ -80,7 +80,7 @@ def test_install_copies_and_enables_the_extension_which_owns_its_bus_name_once_t
         assert "'state': <1.0>" in listed and "'error': <''>" in listed  # 1: ENABLED, and loaded cleanly
         after = kronii(session, "gnome-extension", "status")
         assert after.returncode == 0, after.stdout + after.stderr
-        assert "installed: yes" in after.stdout and "enabled: yes" in after.stdout
+        assert "installed: yes" in after.stdout and "enabled: yes\n" in after.stdout
         assert "running: yes" in after.stdout
 
 
@@ -243,3 +243,21 @@ def test_uninstall_in_a_running_shell_disables_the_extension_which_gives_up_its_
     ).strip("(',)")
     with pytest.raises(RuntimeError, match=r"UnknownMethod|UnknownObject|UnknownInterface"):
         session.gdbus_call(shell, "/org/kronii/Shell1", "org.kronii.Shell1.GetFocus")
+
+
+def test_install_takes_the_extension_out_of_the_disabled_list_and_says_when_user_extensions_are_off() -> None:
+    with gnome_home() as session:
+        for key, value in (("disabled-extensions", f"['{UUID}']"), ("disable-user-extensions", "true")):
+            subprocess.run(
+                ["gsettings", "set", "org.gnome.shell", key, value], env=session.env(), check=True, timeout=10
+            )
+        installed = kronii(session, "gnome-extension", "install")
+        assert installed.returncode == 0, installed.stderr
+        assert "disable-user-extensions" in installed.stdout
+        disabled = subprocess.run(
+            ["gsettings", "get", "org.gnome.shell", "disabled-extensions"],
+            env=session.env(), capture_output=True, text=True, timeout=10, check=True,
+        )  # fmt: skip
+        assert UUID not in disabled.stdout
+        status = kronii(session, "gnome-extension", "status")
+        assert "enabled: yes (GNOME has user extensions turned off" in status.stdout

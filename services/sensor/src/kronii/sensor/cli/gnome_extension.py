@@ -36,6 +36,11 @@ __all__ = ["UUID", "extension_dir", "form_for", "gnome_extension_command"]
 UUID = "kronii-focus@kronii.dev"
 _SCHEMA = "org.gnome.shell"
 _KEY = "enabled-extensions"
+_DISABLED_KEY = "disabled-extensions"  # wins over enabled-extensions: kept free of ours
+_ALL_OFF = (
+    "GNOME has user extensions turned off (org.gnome.shell disable-user-extensions): turn them on in the "
+    "Extensions app, or with `gsettings set org.gnome.shell disable-user-extensions false`"
+)
 _LOGIN = (
     "On Wayland GNOME loads a new extension only at the next login: log out and in, then check with "
     "`kronii gnome-extension status`."
@@ -99,17 +104,27 @@ def _gsettings(*args: str) -> str:
     return done.stdout.strip()
 
 
-def _enabled_list() -> list[str]:
-    text = _gsettings("get", _SCHEMA, _KEY).removeprefix("@as ")
+def _listed(key: str = _KEY) -> list[str]:
+    text = _gsettings("get", _SCHEMA, key).removeprefix("@as ")
     value = ast.literal_eval(text)  # GVariant's text of a string array is a Python list literal
     return [str(item) for item in value]
 
 
-def _set_enabled(enabled: bool) -> None:
-    current = _enabled_list()
-    wanted = [item for item in current if item != UUID] + ([UUID] if enabled else [])
+def _set_listed(key: str, listed: bool) -> None:
+    current = _listed(key)
+    wanted = [item for item in current if item != UUID] + ([UUID] if listed else [])
     if wanted != current:
-        _gsettings("set", _SCHEMA, _KEY, repr(wanted))
+        _gsettings("set", _SCHEMA, key, repr(wanted))
+
+
+def _set_enabled(enabled: bool) -> None:
+    _set_listed(_KEY, enabled)
+    if enabled:
+        _set_listed(_DISABLED_KEY, False)
+
+
+def _user_extensions_off() -> bool:
+    return _gsettings("get", _SCHEMA, "disable-user-extensions") == "true"
 
 
 # ---- the running shell, on the session bus ------------------------------------------------------------
@@ -185,6 +200,8 @@ def install() -> None:
             return
     _set_enabled(True)
     click.echo(f"enabled in GSettings ({_SCHEMA} {_KEY})")
+    if _user_extensions_off():
+        click.echo(_ALL_OFF)
     click.echo(_LOGIN)
 
 
@@ -192,19 +209,23 @@ def install() -> None:
 def status() -> None:
     """Whether the extension is installed, enabled, and running (owning org.kronii.Shell1)."""
     installed = (extension_dir() / "metadata.json").is_file()
-    try:
-        enabled = UUID in _enabled_list()
-    except CommandError as error:
-        enabled = False
-        click.echo(f"enabled: unknown ({error.message})")
     running = _running()
     click.echo(f"installed: {'yes' if installed else 'no'} ({extension_dir()})")
-    click.echo(f"enabled: {'yes' if enabled else 'no'}")
+    click.echo(f"enabled: {_enabled_text()}")
     click.echo(f"running: {'yes' if running else 'no'} (org.kronii.Shell1 on the session bus)")
     if not installed:
         raise CommandError("not installed: run `kronii gnome-extension install`", exits.NOT_FOUND)
     if not running:
         raise CommandError(f"installed but not running. {_LOGIN}", exits.FAILED)
+
+
+def _enabled_text() -> str:
+    try:
+        enabled = UUID in _listed() and UUID not in _listed(_DISABLED_KEY)
+        off = _user_extensions_off()
+    except CommandError as error:
+        return f"unknown ({error.message})"
+    return ("yes" if enabled else "no") + (f" ({_ALL_OFF})" if off else "")
 
 
 @gnome_extension_command.command("uninstall")
