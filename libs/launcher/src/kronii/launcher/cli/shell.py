@@ -25,11 +25,13 @@ __all__ = ["SuggestingGroup", "cli", "main"]
 
 # One line of help for the packages' commands, so that `kronii --help` needs none of their code.
 _PACKAGE_HELP = {
+    "activity": "your activity history: time per app and title, export, ActivityWatch import, delete",
     "agents": "spawn, wake and watch the AI coding agents in tmux panes (the supervisor)",
     "broker": "the input broker's agents' keys, automation audit and xdotool shadow",
     "capture": "request, watch and fetch redacted window captures; list the windows you can name",
     "control": "grant an agent the desktop; wait, interrupt or stop it; who holds it",
     "critic": "search your past commands, find failures like the last one, export, doctor, mute hints",
+    "gnome-extension": "install kronii's GNOME Shell extension, which tells the sensor your focused window",
     "keys": "the capture service's encryption keys: rotate, rewrap, show",
     "record": "record the desktop's activity stream from a running kronii up, for replay",
     "redact": "mask secrets and personal data in text or a screenshot (standard input or files)",

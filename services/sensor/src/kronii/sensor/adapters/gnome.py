@@ -100,7 +100,12 @@ class GnomeDisplay:
                 f"GNOME: the session bus {self._address} does not answer ({error})"
             ) from error
         self.display_name = f"Wayland ({facts.name}) session bus {self._address}"
-        facts = replace(facts, gnome_extension=extension)
+        self._facts = facts
+        self._set_extension(extension)
+
+    def _set_extension(self, present: bool) -> None:
+        """`problem` as the extension now is: it may be installed, enabled or stopped while we run."""
+        facts = replace(self._facts, gnome_extension=present)
         self.problem = "; ".join(
             item.detail for item in assess(facts) if item.agent == "sensor" and not item.ok
         )
@@ -195,12 +200,10 @@ class GnomeDisplay:
         if message.interface == SHELL_INTERFACE and message.member == "FocusChanged":
             if message.signature == _FIELDS and message.path == SHELL_PATH:
                 self._report(message.body)
-        elif (
-            message.member == "NameOwnerChanged"
-            and message.body[:1] == [GNOME_EXTENSION_BUS]
-            and message.body[2]
-        ):
-            self._loop.create_task(self._ask_focus())  # the extension came (back): its focus now
+        elif message.member == "NameOwnerChanged" and message.body[:1] == [GNOME_EXTENSION_BUS]:
+            self._set_extension(bool(message.body[2]))
+            if message.body[2]:
+                self._loop.create_task(self._ask_focus())  # the extension came (back): its focus now
 
     def _report(self, fields: Sequence[Any]) -> None:
         if self._callback is None:
