@@ -172,7 +172,8 @@ def _input(facts: SessionFacts) -> str | None:
 
 def _act(facts: SessionFacts) -> str | None:
     if facts.name == "sway" and _SCREENCOPY in facts.offered:
-        return None  # windows' places from sway's IPC, frames through wlr-screencopy, input through the broker
+        # windows' places from sway's IPC, frames through wlr-screencopy, input through the broker
+        return None
     if _SCREENCOPY not in facts.offered:
         return (
             f"vision needs the screen's frames and {facts.name} offers no screen copy ({_SCREENCOPY}): "
