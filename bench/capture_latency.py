@@ -4,7 +4,10 @@
   time (3 frames 300 ms apart: about 600 ms by design) reported separately from the processing per
   job (scoring with OCR, redaction, encryption and storage);
 - baseline in the same run: one plain Tesseract pass over the whole 1280x800 screen (what a naive
-  "OCR the screenshot" costs), next to the per-job processing;
+  "OCR the screenshot" costs), single-threaded (OMP_THREAD_LIMIT=1, the anchor: on 2 cores Tesseract's
+  default threads spin against each other and cost several times the CPU) and with its default threads,
+  next to the per-job processing; CPU seconds (the service's own and its Tesseract children's, per job;
+  the baseline's Tesseract process) beside wall times, and the ratio from the same run;
 - sustained: jobs back to back with the window focused (rate limits lifted): jobs per minute;
 - the service's peak memory (VmHWM).
 
@@ -18,6 +21,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import resource
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -25,6 +31,7 @@ from typing import Any
 
 import grpc
 import mss
+import psutil
 import pytesseract
 from _common import machine, save, summary_ms
 from kronii.capture.v1 import capture_pb2 as pb
@@ -50,13 +57,31 @@ def _seconds(status: pb.CaptureStatus) -> float:
     return status.at.ToMilliseconds() / 1000
 
 
-def full_frame_ocr(display: str) -> float:
+def full_frame_ocr(display: str, *, single_thread: bool) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the Tesseract process) of one plain pass over the whole screen."""
     with mss.MSS(display=display) as screen:
         shot = screen.grab(screen.monitors[1])
     image = Image.frombytes("RGB", shot.size, shot.rgb)
-    started = time.perf_counter()
-    pytesseract.image_to_string(image)
-    return time.perf_counter() - started
+    before_limit = os.environ.pop("OMP_THREAD_LIMIT", None)
+    if single_thread:
+        os.environ["OMP_THREAD_LIMIT"] = "1"
+    try:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        pytesseract.image_to_string(image)
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    finally:
+        os.environ.pop("OMP_THREAD_LIMIT", None)
+        if before_limit is not None:
+            os.environ["OMP_THREAD_LIMIT"] = before_limit
+    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def cpu_seconds(pid: int) -> float:
+    """A process's CPU with that of its children it has waited for (the service's Tesseract runs)."""
+    times = psutil.Process(pid).cpu_times()
+    return times.user + times.system + times.children_user + times.children_system
 
 
 def peak_memory_mb(pid: int) -> float:
@@ -133,8 +158,15 @@ async def run(jobs: int, load: int) -> None:
             async with grpc.aio.insecure_channel(service.unix_target) as channel:
                 stub = pb_grpc.ScreenCaptureStub(channel)
                 await one_job(stub, sensor, window, -1)  # warm-up: Tesseract's model, the key file
+                cpu_before = cpu_seconds(service.proc.process.pid)
                 samples = [await one_job(stub, sensor, window, n) for n in range(jobs)]
-                baseline = [await asyncio.to_thread(full_frame_ocr, display) for _ in range(3)]
+                cpu_per_job = (cpu_seconds(service.proc.process.pid) - cpu_before) / jobs
+                single = [
+                    await asyncio.to_thread(full_frame_ocr, display, single_thread=True) for _ in range(3)
+                ]
+                threaded = [
+                    await asyncio.to_thread(full_frame_ocr, display, single_thread=False) for _ in range(3)
+                ]
                 per_minute = await sustained(stub, sensor, window, load)
             memory = peak_memory_mb(service.proc.process.pid)
         await sensor.close()
@@ -148,7 +180,14 @@ async def run(jobs: int, load: int) -> None:
         "processing_per_job": summary_ms([s["processing"] for s in samples]),
         "scoring_with_ocr": summary_ms([s["scoring"] for s in samples]),
         "redaction_and_sealing": summary_ms([s["redaction_and_sealing"] for s in samples]),
-        "baseline_full_frame_tesseract": summary_ms(baseline),
+        "baseline_full_frame_tesseract_single_thread": summary_ms([wall for wall, _ in single]),
+        "baseline_full_frame_tesseract_default_threads": summary_ms([wall for wall, _ in threaded]),
+        "cpu_s_per_job": round(cpu_per_job, 3),
+        "baseline_cpu_s_single_thread": round(statistics.median(cpu for _, cpu in single), 3),
+        "baseline_cpu_s_default_threads": round(statistics.median(cpu for _, cpu in threaded), 3),
+        "cpu_per_job_over_single_thread_pass": round(
+            cpu_per_job / statistics.median(cpu for _, cpu in single), 2
+        ),
         "sustained_jobs_per_minute": per_minute,
         "service_peak_memory_mb": memory,
     }
