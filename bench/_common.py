@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -13,6 +16,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "bench" / "results"
+
+
+def scratch_folder(prefix: str) -> Path:
+    """A temporary folder for one benchmark run, removed when the process exits (a Codex home and the
+    panes' files are tens of MB): set KRONII_BENCH_KEEP=1 to look at it afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    if not os.environ.get("KRONII_BENCH_KEEP"):
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 def percentile(values: list[float], fraction: float) -> float:

@@ -26,7 +26,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections import Counter
@@ -37,7 +36,7 @@ from typing import Any
 
 import _common  # noqa: F401  (puts the repository root on sys.path, for `tests`)
 import httpx
-from _common import machine, percentile, save
+from _common import machine, percentile, save, scratch_folder
 
 from tests.agents.real_codex import git_repository
 from tests.agents.refusing_model import refusing_model_server
@@ -545,7 +544,7 @@ async def supervisor_alone(folder: Path) -> AsyncIterator[tuple[httpx.AsyncClien
 
 
 async def main(options: argparse.Namespace) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="kronii-bench-tui-"))
+    folder = scratch_folder("kronii-bench-tui-")
     print(f"working in {folder}", file=sys.stderr)
     async with supervisor_alone(folder) as (http, socket):
         results = await run_tui_benchmarks(

@@ -34,7 +34,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -45,7 +44,7 @@ import grpc
 import httpx
 import psutil
 from _codex_panes import CodexPanes, codex_config, concurrent, raw_send_keys, sequential
-from _common import machine, percentile, save
+from _common import machine, percentile, save, scratch_folder
 from _repl_ramp import ramp
 from _tui_panes import run_tui_benchmarks
 from kronii.launcher.infra import free_port
@@ -221,14 +220,14 @@ async def ramps(bench: Bench, folder: Path, options: dict[str, Any]) -> list[dic
 
 async def run_tui_only() -> None:
     """Only the real line-editing agents under the generic kind (bench/_tui_panes.py)."""
-    folder = Path(tempfile.mkdtemp(prefix="kronii-bench-tui-"))
+    folder = scratch_folder("kronii-bench-tui-")
     async with supervisor_running(folder) as (bench, _supervisor, socket, _home, _project):
         results = await run_tui_benchmarks(bench.http, socket, folder / "tui")
     save("supervisor_tui_agents", {"machine": machine(), **results})
 
 
 async def run_ramp_only(options: dict[str, Any]) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="kronii-bench-ramp-"))
+    folder = scratch_folder("kronii-bench-ramp-")
     async with supervisor_running(folder) as (bench, _supervisor, _socket, _home, _project):
         results = await ramps(bench, folder, options)
     save("supervisor_ramp", {"machine": machine(), "ramps": results, "targets": _ramp_targets(results)})
@@ -254,7 +253,7 @@ def _ramp_targets(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 async def run(sequential_count: int, sustained: int, panes: int, real: dict[str, int],
               ramp_options: dict[str, Any]) -> None:  # fmt: skip
-    folder = Path(tempfile.mkdtemp(prefix="kronii-bench-sup-"))
+    folder = scratch_folder("kronii-bench-sup-")
     async with supervisor_running(folder) as (bench, supervisor, socket, codex_home, project):
         runtimes = [await spawn(bench, f"agent{n:02d}") for n in range(panes)]
         # Warm up both APIs and the control connection.
