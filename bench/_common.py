@@ -27,6 +27,46 @@ def scratch_folder(prefix: str) -> Path:
     return folder
 
 
+def full_frame_ocr(display: str, *, single_thread: bool) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the Tesseract process) of one plain pass over the whole screen of
+    `display`: the benchmarks' OCR baseline. Single-threaded (OMP_THREAD_LIMIT=1) is the anchor: on two
+    cores Tesseract's default threads spin against each other and cost several times the CPU."""
+    import resource
+
+    import mss
+    import pytesseract
+    from PIL import Image
+
+    with mss.MSS(display=display) as screen:
+        shot = screen.grab(screen.monitors[1])
+    image = Image.frombytes("RGB", shot.size, shot.rgb)
+    before_limit = os.environ.pop("OMP_THREAD_LIMIT", None)
+    if single_thread:
+        os.environ["OMP_THREAD_LIMIT"] = "1"
+    try:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        pytesseract.image_to_string(image)
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    finally:
+        os.environ.pop("OMP_THREAD_LIMIT", None)
+        if before_limit is not None:
+            os.environ["OMP_THREAD_LIMIT"] = before_limit
+    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def cpu_seconds(*pids: int) -> float:
+    """The processes' CPU with that of the children they have waited for (their Tesseract runs)."""
+    import psutil
+
+    total = 0.0
+    for pid in pids:
+        times = psutil.Process(pid).cpu_times()
+        total += times.user + times.system + times.children_user + times.children_system
+    return total
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     if not ordered:

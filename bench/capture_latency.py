@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import resource
 import statistics
 import tempfile
 import time
@@ -30,14 +28,10 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import mss
-import psutil
-import pytesseract
-from _common import machine, save, summary_ms
+from _common import cpu_seconds, full_frame_ocr, machine, save, summary_ms
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
 from kronii.stores.db import migrate_up
-from PIL import Image
 
 from tests.desktop import start_xvfb
 from tests.infra import create_database, start_test_infra
@@ -55,33 +49,6 @@ PAGE = "\n".join([PLANTED_TEXT] * 3)
 
 def _seconds(status: pb.CaptureStatus) -> float:
     return status.at.ToMilliseconds() / 1000
-
-
-def full_frame_ocr(display: str, *, single_thread: bool) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the Tesseract process) of one plain pass over the whole screen."""
-    with mss.MSS(display=display) as screen:
-        shot = screen.grab(screen.monitors[1])
-    image = Image.frombytes("RGB", shot.size, shot.rgb)
-    before_limit = os.environ.pop("OMP_THREAD_LIMIT", None)
-    if single_thread:
-        os.environ["OMP_THREAD_LIMIT"] = "1"
-    try:
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        pytesseract.image_to_string(image)
-        wall = time.perf_counter() - started
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    finally:
-        os.environ.pop("OMP_THREAD_LIMIT", None)
-        if before_limit is not None:
-            os.environ["OMP_THREAD_LIMIT"] = before_limit
-    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-
-
-def cpu_seconds(pid: int) -> float:
-    """A process's CPU with that of its children it has waited for (the service's Tesseract runs)."""
-    times = psutil.Process(pid).cpu_times()
-    return times.user + times.system + times.children_user + times.children_system
 
 
 def peak_memory_mb(pid: int) -> float:

@@ -28,7 +28,6 @@ import argparse
 import asyncio
 import inspect
 import os
-import resource
 import statistics
 import tempfile
 import textwrap
@@ -37,10 +36,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import mss
-import psutil
-import pytesseract
-from _common import machine, percentile, save, summary_ms
+from _common import cpu_seconds, full_frame_ocr, machine, percentile, save, summary_ms
 from kronii.foundation.clock import SystemClock
 from kronii.stores.db import migrate_up
 from kronii.vision.adapters.atspi import AtspiReader
@@ -51,7 +47,6 @@ from kronii.vision.adapters.screen_thumbnail import ScreenThumbnails
 from kronii.vision.core.context import Frame
 from kronii.vision.core.diff import diff_score
 from kronii.vision.usecases.build_context import ContextBuilder
-from PIL import Image
 from vision_support import (
     a11y_desktop,
     bring_to_front,
@@ -89,36 +84,6 @@ async def _timed(count: int, call: Callable[[], Awaitable[T]]) -> tuple[list[flo
         results.append(await call())
         seconds.append(time.perf_counter() - started)
     return seconds, results
-
-
-def full_frame_ocr(display: str, *, single_thread: bool) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the Tesseract process) of one plain pass over the whole screen."""
-    with mss.MSS(display=display) as screen:
-        shot = screen.grab(screen.monitors[1])
-    image = Image.frombytes("RGB", shot.size, shot.rgb)
-    before_limit = os.environ.pop("OMP_THREAD_LIMIT", None)
-    if single_thread:
-        os.environ["OMP_THREAD_LIMIT"] = "1"
-    try:
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        pytesseract.image_to_string(image)
-        wall = time.perf_counter() - started
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    finally:
-        os.environ.pop("OMP_THREAD_LIMIT", None)
-        if before_limit is not None:
-            os.environ["OMP_THREAD_LIMIT"] = before_limit
-    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-
-
-def cpu_seconds(*pids: int) -> float:
-    """The processes' CPU with that of the children they have waited for (their Tesseract runs)."""
-    total = 0.0
-    for pid in pids:
-        times = psutil.Process(pid).cpu_times()
-        total += times.user + times.system + times.children_user + times.children_system
-    return total
 
 
 def _frame_and_diff(frames: ScreenThumbnails, count: int) -> list[float]:

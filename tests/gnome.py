@@ -21,15 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.desktop import stop_process
+from tests.wayland import require_tools
 
-__all__ = ["GnomeSession", "gnome_home", "have_gnome_shell", "start_gnome_shell"]
+__all__ = ["GnomeSession", "gnome_home", "start_gnome_shell"]
 
 _SOCKET = "kronii-gnome"
 _START_TIMEOUT_S = 40.0
-
-
-def have_gnome_shell() -> bool:
-    return all(shutil.which(tool) for tool in ("gnome-shell", "dbus-daemon", "gdbus", "gsettings"))
 
 
 @dataclass
@@ -160,6 +157,7 @@ def _bus(home: Path) -> Iterator[str]:
 def gnome_home() -> Iterator[GnomeSession]:
     """A fresh home and the two buses, the shell not started (`GnomeSession.start`); everything stopped
     and removed at the end."""
+    require_tools("gnome-shell", "dbus-daemon", "gnome-calculator", "galculator")
     home = Path(tempfile.mkdtemp(prefix="kronii-gnome-"))
     home.chmod(0o700)
     (home / "run").mkdir(mode=0o700)

@@ -29,8 +29,7 @@ __all__ = [
     "Sway",
     "WaylandClient",
     "Weston",
-    "have_sway",
-    "have_weston",
+    "require_tools",
     "start_sway",
     "start_weston",
 ]
@@ -57,8 +56,12 @@ CLIENTS = (
 )
 
 
-def have_sway() -> bool:
-    return all(shutil.which(tool) for tool in ("sway", "swaymsg", "foot"))
+def require_tools(*tools: str) -> None:
+    """Fail (never skip) with the install hint when a program the test runs is missing: each is a
+    system package scripts/install_system_deps.sh installs, and CI always has it."""
+    missing = [tool for tool in tools if shutil.which(tool) is None]
+    if missing:
+        raise RuntimeError(f"missing {missing}: run scripts/install_system_deps.sh as root")
 
 
 @dataclass
@@ -99,6 +102,7 @@ class Sway:
 
     def open(self, client: WaylandClient, timeout_s: float = 20.0) -> dict[str, Any]:
         """Start a client and wait for its window; the window as sway describes it."""
+        require_tools(client.argv[0])
         dbus = ("dbus-run-session", "--") if shutil.which("dbus-run-session") else ()
         process = subprocess.Popen(
             [*dbus, *client.argv],
@@ -146,6 +150,7 @@ def _as_nobody(argv: list[str]) -> list[str]:
 @contextmanager
 def start_sway(size: str = "1280x800") -> Iterator[Sway]:
     """A headless sway with one output of `size`, no borders, no bar; stopped with its clients."""
+    require_tools("sway", "swaymsg", "foot")
     runtime = Path(tempfile.mkdtemp(prefix="kronii-sway-"))
     runtime.chmod(0o700)
     if os.geteuid() == 0:
@@ -213,14 +218,11 @@ class Weston:
         return env
 
 
-def have_weston() -> bool:
-    return shutil.which("weston") is not None
-
-
 @contextmanager
 def start_weston() -> Iterator[Weston]:
     """A headless weston (it runs as root) on a socket of its own in a private runtime directory; stopped
     at the end."""
+    require_tools("weston")
     runtime = Path(tempfile.mkdtemp(prefix="kronii-weston-"))
     runtime.chmod(0o700)
     name = "kronii-weston"

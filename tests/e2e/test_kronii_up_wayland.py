@@ -14,14 +14,9 @@ import pytest
 
 from tests.desktop import start_xvfb
 from tests.mesh import Proc, standalone_env
-from tests.wayland import CLIENTS, Sway, have_sway, have_weston, start_sway, start_weston
+from tests.wayland import CLIENTS, Sway, start_sway, start_weston
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(
-        not (have_sway() and have_weston()), reason="installed by scripts/install_system_deps.sh"
-    ),
-]
+pytestmark = pytest.mark.e2e
 
 KRONII = str(Path(sys.executable).parent / "kronii")
 

@@ -26,11 +26,7 @@ from kronii.desktop.wayland_input import (
 from kronii.desktop.wayland_wire import WaylandConnection
 
 from tests.desktop import stop_process, wait_until
-from tests.wayland import Sway, WaylandClient, have_sway, start_sway
-
-pytestmark = pytest.mark.skipif(
-    not have_sway(), reason="sway and foot are installed by scripts/install_system_deps.sh"
-)
+from tests.wayland import Sway, WaylandClient, start_sway
 
 AGENT_SEAT = "kronii-agent"
 

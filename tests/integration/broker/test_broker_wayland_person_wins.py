@@ -24,11 +24,7 @@ from kronii.desktop.wayland_wire import WaylandConnection
 from tests.infra import InfraUrls
 from tests.integration.broker.broker_support import Broker, start_broker
 from tests.mesh import wait_until
-from tests.wayland import Sway, WaylandClient, have_sway, start_sway
-
-pytestmark = pytest.mark.skipif(
-    not have_sway(), reason="sway and foot are installed by scripts/install_system_deps.sh"
-)
+from tests.wayland import Sway, WaylandClient, start_sway
 
 
 @dataclass

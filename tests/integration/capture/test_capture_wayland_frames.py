@@ -21,15 +21,9 @@ from tests.wayland import (
     Sway,
     foot_showing,
     grim_region,
-    have_sway,
-    have_weston,
     start_sway,
     start_weston,
     wait_until_still,
-)
-
-pytestmark = pytest.mark.skipif(
-    not have_sway(), reason="sway, foot and grim are installed by scripts/install_system_deps.sh"
 )
 
 GTK3 = CLIENTS[1]
@@ -142,7 +136,6 @@ def test_a_floating_window_moved_by_sway_is_captured_where_sway_put_it(sway: Swa
     sway.msg('[app_id="^kronii-floating-foot$"] kill')
 
 
-@pytest.mark.skipif(not have_weston(), reason="weston is installed by scripts/install_system_deps.sh")
 def test_on_a_compositor_without_screen_copy_check_says_so_in_a_sentence() -> None:
     with start_weston() as weston:
         source = WaylandFrames(weston.socket, "weston")

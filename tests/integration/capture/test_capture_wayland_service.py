@@ -37,16 +37,9 @@ from tests.unit.redaction_pixels.pixels_support import read_back, squeeze
 from tests.wayland import (
     Sway,
     foot_showing,
-    have_sway,
-    have_weston,
     start_sway,
     start_weston,
     wait_until_still,
-)
-
-pytestmark = pytest.mark.skipif(
-    not (have_sway() and have_weston()),
-    reason="sway, foot and weston are installed by scripts/install_system_deps.sh",
 )
 
 PROGRESSION = [pb.QUEUED, pb.WAITING, pb.CAPTURING, pb.SCORING, pb.REDACTING, pb.PERSISTED]

@@ -21,11 +21,7 @@ from nats.aio.msg import Msg
 from tests.desktop import open_window, start_xvfb
 from tests.infra import InfraUrls
 from tests.mesh import start_service, wait_until
-from tests.wayland import CLIENTS, Sway, have_sway, start_sway
-
-pytestmark = pytest.mark.skipif(
-    not have_sway(), reason="sway and foot are installed by scripts/install_system_deps.sh"
-)
+from tests.wayland import CLIENTS, Sway, start_sway
 
 FOOT, GTK4 = CLIENTS[0], CLIENTS[2]
 

@@ -26,14 +26,10 @@ from kronii.sensor.adapters.gnome import GnomeDisplay
 from kronii.sensor.core.model import Focus
 
 from tests.desktop import stop_process
-from tests.gnome import GnomeSession, gnome_home, have_gnome_shell, start_gnome_shell
+from tests.gnome import GnomeSession, gnome_home, start_gnome_shell
 
 KRONII = str(Path(sys.executable).with_name("kronii"))
 UUID = "kronii-focus@kronii.dev"
-
-pytestmark = pytest.mark.skipif(
-    not have_gnome_shell(), reason="gnome-shell is installed by scripts/install_system_deps.sh"
-)
 
 
 def kronii(session: GnomeSession, *args: str) -> subprocess.CompletedProcess[str]:

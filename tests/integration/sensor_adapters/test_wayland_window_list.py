@@ -14,11 +14,7 @@ from kronii.desktop.session import probe
 from kronii.sensor.adapters.wayland import WaylandDisplay
 from kronii.sensor.core.model import Focus
 
-from tests.wayland import CLIENTS, Sway, WaylandClient, have_sway, start_sway
-
-pytestmark = pytest.mark.skipif(
-    not have_sway(), reason="sway and foot are installed by scripts/install_system_deps.sh"
-)
+from tests.wayland import CLIENTS, Sway, WaylandClient, start_sway
 
 
 @pytest.fixture(scope="module")

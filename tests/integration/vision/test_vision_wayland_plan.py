@@ -23,16 +23,11 @@ from tests.integration.vision.wayland_a11y import (
     GTK3_CALCULATOR,
     GTK4_CALCULATOR,
     WaylandA11y,
-    have_tools,
     start_wayland_a11y,
     start_wayland_vision,
     wait_for_app,
 )
 from tests.mesh import wait_until
-
-pytestmark = pytest.mark.skipif(
-    not have_tools(), reason="sway, galculator and gnome-calculator come from scripts/install_system_deps.sh"
-)
 
 PLACE = (300, 160)  # where galculator floats in the layout
 

@@ -27,13 +27,8 @@ from tests.integration.vision.wayland_a11y import (
     GTK3_CALCULATOR,
     GTK4_CALCULATOR,
     WaylandA11y,
-    have_tools,
     start_wayland_a11y,
     wait_for_app,
-)
-
-pytestmark = pytest.mark.skipif(
-    not have_tools(), reason="sway, galculator and gnome-calculator come from scripts/install_system_deps.sh"
 )
 
 

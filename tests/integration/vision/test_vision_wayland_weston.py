@@ -14,11 +14,7 @@ import pytest
 from tests.infra import InfraUrls
 from tests.integration.vision.vision_desktop import start_a11y_desktop
 from tests.mesh import Proc, service_ports, start_service
-from tests.wayland import have_weston, start_weston
-
-pytestmark = pytest.mark.skipif(
-    not have_weston(), reason="weston is installed by scripts/install_system_deps.sh"
-)
+from tests.wayland import start_weston
 
 REFUSAL = (
     "Wayland (weston): vision needs the screen's frames and weston offers no screen copy "

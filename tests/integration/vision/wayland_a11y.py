@@ -44,7 +44,6 @@ __all__ = [
     "GTK3_CALCULATOR",
     "GTK4_CALCULATOR",
     "WaylandA11y",
-    "have_tools",
     "start_wayland_a11y",
     "start_wayland_vision",
     "wait_for_app",
@@ -187,7 +186,3 @@ async def wait_for_app(
         await asyncio.sleep(0.3)
     names = sorted({n.name for n in nodes if n.pid == pid})[:40]
     raise TimeoutError(f"pid {pid} showed no {wanted!r} within {timeout_s} s; it showed {names}")
-
-
-def have_tools() -> bool:
-    return all(shutil.which(tool) for tool in ("sway", "galculator", "gnome-calculator", "dbus-daemon"))

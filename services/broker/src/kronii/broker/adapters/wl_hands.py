@@ -16,6 +16,7 @@ The window an agent types into is given the agent seat's keyboard focus with the
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -220,30 +221,19 @@ class WaylandHands:
                 raise InjectorUnavailable("the injector is not started")
             self._busy_since = self._clock()
             try:
-                return self._inject(wire, keyboard, pointer, action, window, guard)
+                wire.roundtrip()  # what happened before this action: the person's focus changes among it
+                self._acting = True
+                return self._act(wire, keyboard, pointer, action, window, guard)
             except ValueError as error:  # a key name, a character or a point the seat cannot send
                 raise InvalidArgument(str(error), field=_FIELDS[action.kind]) from None
             except WaylandError as error:
                 raise InjectorUnavailable(f"the compositor closed the broker's connection: {error}") from None
             finally:
+                if self._acting:  # the windows the action activated are the agent's
+                    with contextlib.suppress(WaylandError):
+                        wire.roundtrip()
+                    self._acting = False
                 self._busy_until, self._busy_since = self._clock(), None
-
-    def _inject(
-        self,
-        wire: WaylandConnection,
-        keyboard: VirtualKeyboard,
-        pointer: VirtualPointer,
-        action: InputAction,
-        window: int,
-        guard: InjectionGuard,
-    ) -> bool:
-        wire.roundtrip()  # what happened before this action: the person's focus changes among it
-        self._acting = True
-        try:
-            return self._act(wire, keyboard, pointer, action, window, guard)
-        finally:
-            wire.roundtrip()  # the windows the action activated are the agent's
-            self._acting = False
 
     def _act(
         self,
