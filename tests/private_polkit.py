@@ -42,7 +42,9 @@ RULES_DIRS = ("/etc/polkit-1/rules.d", "/usr/share/polkit-1/rules.d")
 
 # Only root can give polkitd a private mount namespace: a developer running the suite as themselves has
 # no way to, so that alone skips. A missing program fails (polkit_workdir) with the install hint.
-POLKIT_SKIPS = [pytest.mark.skipif(os.getuid() != 0, reason="a private mount namespace for polkitd needs root")]
+POLKIT_SKIPS = [
+    pytest.mark.skipif(os.getuid() != 0, reason="a private mount namespace for polkitd needs root")
+]
 
 
 def _require_polkit_tools() -> None:
@@ -50,6 +52,7 @@ def _require_polkit_tools() -> None:
     missing += [tool for tool in ("dbus-daemon", "unshare") if shutil.which(tool) is None]
     if missing:
         raise RuntimeError(f"missing {missing}: run scripts/install_system_deps.sh as root")
+
 
 _BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
