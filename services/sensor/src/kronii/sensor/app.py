@@ -97,8 +97,8 @@ class SensorApp:
         )
         core = SensorCore(params, now, idle_ms=idle or 0)
         metrics.set_state(core.state)
-        snapshot = KeepSnapshot(core, self._titles, display, store)
-        await snapshot.store(now)
+        snapshot = KeepSnapshot(core, self._titles, display, store, settings.activity_flush_secs)
+        await snapshot.write(now)
         record = self._record = RecordActivity(events, ctx.record)
         publish = PublishActivity(
             core, self._titles, BusActivityPublisher(ctx.bus), self._feed, record, metrics, self._clock
@@ -116,7 +116,9 @@ class SensorApp:
             self._tasks.append(asyncio.create_task(self._spans.run(), name="sensor-spans"))
         if history is not None:
             self._tasks.append(asyncio.create_task(history.forget.prune_forever(), name="sensor-retention"))
-        display.start(take.focus_from_thread(asyncio.get_running_loop()))
+        loop = asyncio.get_running_loop()
+        display.watch_idle(take.idle_from_thread(loop))
+        display.start(take.focus_from_thread(loop))
         await self._locks.start(take.on_lock)
 
     def _history(self, ctx: ServiceContext, settings: SensorSettings) -> ActivityHistory | None:

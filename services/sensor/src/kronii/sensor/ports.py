@@ -62,8 +62,15 @@ class DisplaySource(Protocol):
         ...
 
     def idle_ms(self) -> int:
-        """Milliseconds since the last input; blocks, so the caller calls it off the loop. Raises
-        IdleUnavailable, or DisplayUnavailable when the display went away."""
+        """Milliseconds since the last input. Raises IdleUnavailable, or DisplayUnavailable when the
+        display went away. Blocks (the caller calls it off the loop) unless `watch_idle` said True:
+        it is then answered from what the display's events told, without I/O."""
+        ...
+
+    def watch_idle(self, on_idle: Callable[[int], None]) -> bool:
+        """Called before `start`: whether the display tells the idle time by events, so that
+        `idle_ms()` needs no I/O. `on_idle(idle_ms)` may then run on the watcher's thread when input
+        comes back after a quiet while (X11's SYNC alarms do; a compositor's notices need not)."""
         ...
 
     def start(self, callback: Callable[[Focus], None]) -> None:

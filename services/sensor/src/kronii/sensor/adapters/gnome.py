@@ -131,6 +131,10 @@ class GnomeDisplay:
             raise IdleUnavailable("mutter's IdleMonitor does not answer on the session bus")
         return idle
 
+    def watch_idle(self, on_idle: Callable[[int], None]) -> bool:
+        """mutter's idle time is a bus call each time (GetIdletime): polled, never from memory."""
+        return False
+
     def start(self, callback: Callable[[Focus], None]) -> None:
         self._callback = callback
         self._wait(self._watch())

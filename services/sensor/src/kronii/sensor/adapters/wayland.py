@@ -109,6 +109,11 @@ class WaylandDisplay:
             raise IdleUnavailable("the compositor offers no idle notification")
         return self._watch.idle_ms()
 
+    def watch_idle(self, on_idle: Callable[[int], None]) -> bool:
+        """The idle notifier's events are kept by the watch: idle_ms() reads them without I/O.
+        `on_idle` is not called (the notices come at the notifier's 1 s timeout, as a poll would)."""
+        return self._watch.has_idle
+
     def start(self, callback: Callable[[Focus], None]) -> None:
         if self._watch.has_focus:
             self._watch.start(lambda toplevel: callback(self._focus(toplevel)))

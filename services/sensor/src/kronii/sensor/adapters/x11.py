@@ -1,7 +1,12 @@
-"""X11 adapter: idle time (MIT-SCREEN-SAVER) and the focused window (EWMH), event-driven.
+"""X11 adapter: idle time and the focused window (EWMH), both event-driven.
 
-Two X connections: one for the caller's queries (`idle_ms`, `focused`) and one owned by the watcher
-thread, because python-xlib connections must not be shared between threads that both block on them.
+Idle time comes from the SYNC extension's IDLETIME counter: alarms the watcher thread arms tell when
+the person goes still and when input comes back (adapters/x11_sync.py), so `idle_ms()` is answered
+from memory. A server without SYNC's IDLETIME is asked through MIT-SCREEN-SAVER at each call instead.
+
+Two X connections: one for the caller's queries (`idle_ms` without alarms, `focused`) and one owned by
+the watcher thread, because python-xlib connections must not be shared between threads that both
+block on them.
 
 `Focus` fields as this adapter fills them:
 
@@ -30,10 +35,11 @@ from types import TracebackType
 from typing import Any
 
 from kronii.sensor.adapters.processes import ProcessReader, parse_boot_time, parse_start_ticks, start_time_ms
+from kronii.sensor.adapters.x11_sync import IdleAlarms, IdleKnown
+from kronii.sensor.adapters.x11_windows import FocusReader
 from kronii.sensor.core.model import Focus
-from kronii.sensor.core.prompts import WindowFacts, prompt_kind
 from kronii.sensor.ports import DisplayUnavailable, IdleUnavailable
-from Xlib import X, Xatom
+from Xlib import X
 from Xlib import display as xdisplay
 from Xlib import error as xerror
 
@@ -52,94 +58,9 @@ _SCREENSAVER_EXTENSION = "MIT-SCREEN-SAVER"
 # How long start() waits for the watcher to select events on the active window and report it.
 _WATCHER_READY_TIMEOUT_S = 2.0
 _STOP_TIMEOUT_S = 1.0
-
-
-# ---- /proc parsing (pure) -----------------------------------------------------------------------
-
-
-# ---- reading the focused window -----------------------------------------------------------------
-
-
-def _decode_text(raw: bytes, utf8: bool) -> str:
-    if utf8:
-        return raw.decode("utf-8", errors="replace")
-    # ICCCM says STRING is Latin-1, yet many clients (xdotool among them) store UTF-8 there. Valid
-    # UTF-8 that is not ASCII is very unlikely to be intended Latin-1, so try UTF-8 first.
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")
-
-
-def _as_bytes(value: Any) -> bytes:
-    if isinstance(value, bytes):
-        return value
-    if isinstance(value, str):
-        return value.encode("latin-1", errors="replace")
-    return bytes(value)
-
-
-class _FocusReader:
-    """Reads EWMH/ICCCM properties over one connection. Raises Xlib errors; callers decide."""
-
-    def __init__(self, dpy: Any, processes: ProcessReader) -> None:
-        self._dpy = dpy
-        self._processes = processes
-        self.root = dpy.screen().root
-        self.net_active_window = dpy.intern_atom("_NET_ACTIVE_WINDOW")
-        self.net_wm_name = dpy.intern_atom("_NET_WM_NAME")
-        self._net_wm_pid = dpy.intern_atom("_NET_WM_PID")
-        self._net_wm_window_type = dpy.intern_atom("_NET_WM_WINDOW_TYPE")
-        self._atom_names: dict[int, str] = {}
-        self._utf8_string = dpy.intern_atom("UTF8_STRING")
-        self.wm_name = Xatom.WM_NAME
-
-    def active_window_id(self) -> int:
-        prop = self.root.get_full_property(self.net_active_window, X.AnyPropertyType)
-        if prop is None or len(prop.value) == 0:
-            return 0
-        return int(prop.value[0])
-
-    def read(self, window_id: int) -> Focus:
-        if window_id == 0:
-            return Focus()
-        window = self._dpy.create_resource_object("window", window_id)
-        pid = 0
-        pid_prop = window.get_full_property(self._net_wm_pid, X.AnyPropertyType)
-        if pid_prop is not None and len(pid_prop.value) > 0:
-            pid = int(pid_prop.value[0])
-        instance, klass = window.get_wm_class() or ("", "")
-        facts = WindowFacts(instance, klass, self._processes.program(pid), self._window_types(window))
-        return Focus(
-            app_name=klass,
-            wm_class=f"{instance}.{klass}" if instance or klass else "",
-            window_id=window_id,
-            title=self._title(window),
-            pid=pid,
-            app_start_time_ms=self._processes.start_time_ms(pid),
-            prompt=prompt_kind(facts),
-        )
-
-    def _window_types(self, window: Any) -> tuple[str, ...]:
-        prop = window.get_full_property(self._net_wm_window_type, Xatom.ATOM)
-        if prop is None:
-            return ()
-        names = []
-        for atom in prop.value:
-            if int(atom) not in self._atom_names:
-                self._atom_names[int(atom)] = self._dpy.get_atom_name(int(atom))
-            names.append(self._atom_names[int(atom)])
-        return tuple(names)
-
-    def _title(self, window: Any) -> str:
-        net = window.get_full_property(self.net_wm_name, X.AnyPropertyType)
-        if net is not None:
-            # EWMH defines _NET_WM_NAME as UTF-8 whatever type the client tagged it with.
-            return _decode_text(_as_bytes(net.value), utf8=True)
-        legacy = window.get_full_property(self.wm_name, X.AnyPropertyType)
-        if legacy is None:
-            return ""
-        return _decode_text(_as_bytes(legacy.value), utf8=legacy.property_type == self._utf8_string)
+# Still this long is "quiet" for the idle alarms: the idle time is known to within it, as a poll
+# every second knew it.
+IDLE_QUIET_MS = 1000
 
 
 def _connect(name: str | None) -> Any:
@@ -191,9 +112,11 @@ class X11Display:
         self._query_lock = threading.Lock()
         self._dpy.set_error_handler(self._on_async_error)
         with _closing_on_failure(self._dpy, self.display_name):
-            self._reader = _FocusReader(self._dpy, self._processes)
+            self._reader = FocusReader(self._dpy, self._processes)
         self._watcher: _Watcher | None = None
         self._closed = False
+        self._idle = IdleKnown(IDLE_QUIET_MS)
+        self._on_idle: Callable[[int], None] | None = None
 
     @classmethod
     def open(cls, display: str | None = None, *, proc_root: Path = Path("/proc")) -> X11Display | None:
@@ -225,15 +148,36 @@ class X11Display:
 
     @property
     def has_idle(self) -> bool:
-        """Whether idle_ms() can work: the server has MIT-SCREEN-SAVER."""
-        return bool(self._dpy.has_extension(_SCREENSAVER_EXTENSION))
+        """Whether idle_ms() can work: the server has MIT-SCREEN-SAVER, or SYNC's alarms are watched."""
+        return self._on_idle is not None or bool(self._dpy.has_extension(_SCREENSAVER_EXTENSION))
+
+    def watch_idle(self, on_idle: Callable[[int], None]) -> bool:
+        """Follow the idle time through SYNC IDLETIME alarms from start() on: `idle_ms()` is then
+        answered from memory, and `on_idle(idle_ms)` runs on the watcher's thread when input comes
+        back after a quiet second. False (nothing changes) when the server has no IDLETIME."""
+        with self._query_lock:
+            try:
+                alarms = IdleAlarms.create(self._dpy)
+            except xerror.XError as exc:
+                log.debug("SYNC did not answer on %s: %s", self.display_name, exc)
+                alarms = None
+        if alarms is None:
+            return False
+        self._on_idle = on_idle
+        return True
 
     def idle_ms(self) -> int:
         """Milliseconds since the last user input the X server saw.
 
         Raises IdleUnavailable without MIT-SCREEN-SAVER and DisplayUnavailable if the server is gone.
         """
-        if not self.has_idle:
+        if self._on_idle is not None and self._watcher is not None:
+            if not self._watcher.alive:
+                raise DisplayUnavailable(f"lost the X display {self.display_name}: its watcher ended")
+            known = self._idle.idle_ms()
+            if known is not None:
+                return known
+        if not self._dpy.has_extension(_SCREENSAVER_EXTENSION):
             raise IdleUnavailable(
                 f"X display {self.display_name} has no {_SCREENSAVER_EXTENSION} extension; idle time is unknown"
             )
@@ -281,7 +225,8 @@ class X11Display:
             raise RuntimeError("the focus watcher is already running")
         # A watcher that ended by itself (lost display) still holds its wakeup sockets.
         self.stop()
-        self._watcher = _Watcher(self.display_name, self._processes, callback, self._count_error)
+        idle = (self._idle, self._on_idle) if self._on_idle is not None else None
+        self._watcher = _Watcher(self.display_name, self._processes, callback, self._count_error, idle)
         self._watcher.start()
 
     def stop(self) -> None:
@@ -319,15 +264,20 @@ class _Watcher:
         processes: ProcessReader,
         callback: Callable[[Focus], None],
         count_error: Callable[[], None],
+        idle: tuple[IdleKnown, Callable[[int], None]] | None = None,
     ) -> None:
         self._callback = callback
         self._count_error = count_error
         self._dpy = _connect(display_name)
         self._dpy.set_error_handler(self._on_async_error)
+        self._alarms: IdleAlarms | None = None
+        self._idle = idle
         with _closing_on_failure(self._dpy, display_name):
-            self._reader = _FocusReader(self._dpy, processes)
+            self._reader = FocusReader(self._dpy, processes)
             # Select on the root before the thread starts, so no activation after start() is missed.
             self._reader.root.change_attributes(event_mask=X.PropertyChangeMask)
+            if idle is not None:
+                self._arm_idle(idle[0])
             self._dpy.sync()
         self._wake_r, self._wake_w = socket.socketpair()
         self._stopping = threading.Event()
@@ -335,6 +285,13 @@ class _Watcher:
         self._watched = 0
         self._last: Focus | None = None
         self._thread = threading.Thread(target=self._run, name=f"x11-focus {display_name}", daemon=True)
+
+    def _arm_idle(self, known: IdleKnown) -> None:
+        self._alarms = IdleAlarms.create(self._dpy)
+        if self._alarms is None:
+            return
+        self._alarms.arm([known.quiet_ms], returns_below_ms=known.returns_below_ms)
+        known.begin(self._alarms.idle_ms())
 
     @property
     def alive(self) -> bool:
@@ -393,13 +350,30 @@ class _Watcher:
             self._dpy.flush()
             changed = False
             while self._dpy.pending_events():
-                changed |= self._is_relevant(self._dpy.next_event())
+                event = self._dpy.next_event()
+                changed |= not self._took_idle(event) and self._is_relevant(event)
             if changed:
                 self._refresh()
                 continue
             readable, _, _ = select.select([x_fd, self._wake_r], [], [])
             if self._wake_r in readable:
                 return
+
+    def _took_idle(self, event: Any) -> bool:
+        """Whether the event was an idle alarm's (it is then taken: known, and told on a return)."""
+        if self._alarms is None or self._idle is None:
+            return False
+        crossing = self._alarms.crossing(event)
+        if crossing is None:
+            return False
+        known, on_idle = self._idle
+        known.take(crossing)
+        if not crossing.rising:
+            try:
+                on_idle(crossing.idle_ms)
+            except Exception:
+                log.exception("idle callback failed")
+        return True
 
     def _is_relevant(self, event: Any) -> bool:
         # A window manager may leave _NET_ACTIVE_WINDOW naming a window that was destroyed (openbox

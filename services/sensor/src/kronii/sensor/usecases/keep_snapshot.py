@@ -1,9 +1,15 @@
-"""The snapshot of the activity: made from the state machine after each change and each Tick, kept
-in Redis where the other services read it, and answered from there (HTTP and gRPC alike)."""
+"""The snapshot of the activity: made from the state machine after each input, kept in Redis where the
+other services read it when it changed, and answered from there (HTTP and gRPC alike).
+
+Changed means anything but the time: the state, the focus (title redacted), the lock, the prompt, the
+last transition, the display, or the time of the last input (so `updated_at - idle_ms` in the stored
+snapshot is always the person's last input, to within the idle time's precision). A snapshot that
+stays the same is written again every `refresh_secs` only, so a reader can tell a live sensor."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from kronii.runtime.rendezvous import SENSOR_SNAPSHOT_KEY
 from kronii.sensor.core.machine import SensorCore
@@ -18,12 +24,20 @@ log = logging.getLogger(__name__)
 
 class KeepSnapshot:
     def __init__(
-        self, core: SensorCore, titles: TitleCleaner, display: DisplayWatch, store: SnapshotStore
+        self,
+        core: SensorCore,
+        titles: TitleCleaner,
+        display: DisplayWatch,
+        store: SnapshotStore,
+        refresh_secs: float = 30.0,
     ) -> None:
         self._core = core
         self._titles = titles
         self._display = display
         self._store = store
+        self._refresh_secs = refresh_secs
+        self._kept: SensorSnapshot | None = None
+        self._kept_at = 0.0
 
     def current(self, now: float) -> SensorSnapshot:
         core = self._core
@@ -43,11 +57,22 @@ class KeepSnapshot:
             ),
         )
 
-    async def store(self, now: float) -> None:
+    async def write(self, now: float) -> None:
+        """Write the snapshot now, changed or not (at start)."""
+        snapshot = self.current(now)
         try:
-            await self._store.keep(self.current(now))
+            await self._store.keep(snapshot)
         except StoreFailed as error:
             log.warning("storing the snapshot in Redis failed: %s", error)
+            return
+        self._kept, self._kept_at = _timeless(snapshot), now
+
+    async def store(self, now: float) -> bool:
+        """Write the snapshot if it changed, or if the one kept is `refresh_secs` old; whether it was."""
+        if self._kept == _timeless(self.current(now)) and now - self._kept_at < self._refresh_secs:
+            return False
+        await self.write(now)
+        return True
 
     async def latest(self) -> SensorSnapshot:
         """The latest snapshot as kept in Redis; raises LookupError when there is none."""
@@ -55,3 +80,9 @@ class KeepSnapshot:
         if stored is None:
             raise LookupError(f"no snapshot in Redis under {SENSOR_SNAPSHOT_KEY}")
         return stored
+
+
+def _timeless(snapshot: SensorSnapshot) -> SensorSnapshot:
+    """The snapshot without its time: its idle time becomes the time of the last input."""
+    last_input_ns = snapshot.updated_at_ns - snapshot.idle_ms * 1_000_000
+    return replace(snapshot, updated_at_ns=last_input_ns, idle_ms=0)

@@ -1,8 +1,12 @@
 """Take what the sensor sees (focus from the display's thread, lock signals, a Tick with the idle
-time) into the state machine, one input at a time, and carry out what it decides; the snapshot is
-kept after each change and each Tick, and the activity history sees each Tick and each change of
-state, focus or lock (a title alone is sampled by the Tick). Inputs are stamped on arrival: their time on the wall clock
-(the core's), their arrival on the monotonic clock (the focus latency)."""
+time, input coming back as the display's idle events tell it) into the state machine, one input at
+a time, and carry out what it decides; the snapshot is kept when it changed (keep_snapshot), and the
+activity history sees each Tick and each change of state, focus or lock (a title alone is sampled by
+the Tick). Inputs are stamped on arrival: their time on the wall clock (the core's), their arrival
+on the monotonic clock (the focus latency).
+
+The Tick is the state machine's clock (grace and idle thresholds) and the history's sampler; with a
+display that tells idle by events it costs no I/O and no thread: the idle time is read from memory."""
 
 from __future__ import annotations
 
@@ -71,6 +75,15 @@ class TakeActivity:
 
         return on_focus
 
+    def idle_from_thread(self, loop: asyncio.AbstractEventLoop) -> Callable[[int], None]:
+        """The display's idle callback (input came back): a Tick at once, with the idle time the
+        display saw, so the return to Active does not wait for the next Tick."""
+
+        def on_idle(idle_ms: int) -> None:
+            loop.call_soon_threadsafe(self.offer, Tick(self._clock.wall(), idle_ms), self._clock.monotonic())
+
+        return on_idle
+
     def on_lock(self, locked: bool, source: str) -> None:
         at = self._clock.wall()
         event: SensorInput = LockStart(at, source) if locked else LockEnd(at, source)
@@ -90,8 +103,7 @@ class TakeActivity:
                 effects = self._core.handle(event)
                 for effect in effects:
                     await self._publish(effect, received)
-                if effects or isinstance(event, Tick):
-                    await self._snapshot.store(self._clock.wall())
+                await self._snapshot.store(self._clock.wall())
                 if self._spans is not None and (isinstance(event, Tick) or _bounds_a_span(effects)):
                     core = self._core
                     self._spans.observe(event.at, core.state, core.focus, core.locked)

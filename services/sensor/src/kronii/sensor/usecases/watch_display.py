@@ -1,7 +1,11 @@
 """The display the sensor follows (X11, or a Wayland compositor), or none: opened at start, asked for
 idle time on each Tick, given up when it goes away (the sensor then runs on Tick alone, and /readyz says
 why). A display that cannot tell everything (a compositor without a window list) is kept for what it can
-tell, and /readyz says what it cannot."""
+tell, and /readyz says what it cannot.
+
+A display that tells the idle time by events (X11's SYNC alarms, a compositor's idle notices) answers
+it from memory, on the loop; one that does not (mutter's bus call, an X server without SYNC) is asked
+off the loop at each Tick, and the sensor says so once."""
 
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ class DisplayWatch:
         self._metrics = metrics
         self.source: DisplaySource | None = None
         self.problem = ""
+        self.idle_events = False
         self._errors_seen = 0
 
     def open(self, name: str | None, why_none: str = "DISPLAY is not set") -> None:
@@ -48,6 +53,15 @@ class DisplayWatch:
         self.problem = display.problem
         self.source = display
 
+    def watch_idle(self, on_idle: Callable[[int], None]) -> None:
+        """Ask the display for idle events (before `start`); without them, say once that it is polled."""
+        source = self.source
+        if source is None or not source.has_idle:
+            return
+        self.idle_events = source.watch_idle(on_idle)
+        if not self.idle_events:
+            log.info("%s tells no idle events: its idle time is asked at each tick", source.display_name)
+
     def start(self, on_focus: Callable[[Focus], None]) -> None:
         if self.source is not None:
             self.source.start(on_focus)
@@ -67,7 +81,8 @@ class DisplayWatch:
         if display is None or not display.has_idle:
             return None
         try:
-            return await asyncio.to_thread(display.idle_ms)
+            # From memory when the display tells idle by events: no thread, no round trip.
+            return display.idle_ms() if self.idle_events else await asyncio.to_thread(display.idle_ms)
         except IdleUnavailable:
             return None
         except DisplayUnavailable as error:
