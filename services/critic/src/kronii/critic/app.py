@@ -31,6 +31,7 @@ from kronii.critic.adapters.vector_store import PgVectorStore
 from kronii.critic.api.grpc_api import CriticServicer
 from kronii.critic.api.http_api import critic_router
 from kronii.critic.core.doctor import HookTally
+from kronii.critic.core.knn_plan import KnnTuning
 from kronii.critic.core.memory import MemoryOptions
 from kronii.critic.metrics import CriticMetrics, zero_common_series
 from kronii.critic.settings import CriticSettings
@@ -102,7 +103,8 @@ class CriticApp:
         zero_common_series(ctx.metrics)
         data = Path(settings.data_dir)
         policy = PolicyFile(mute_state_path(data))
-        long_tier = PgVectorStore(ctx.engine) if ctx.engine is not None else None
+        tuning = KnnTuning(ef_search=settings.knn_ef_search, exact_below=settings.knn_exact_below)
+        long_tier = PgVectorStore(ctx.engine, tuning) if ctx.engine is not None else None
         options = MemoryOptions(ring_size=settings.ring_size, retention_days=policy.current().retention_days)
         memory = TieredMemory(DailyFiles(data / "critic"), long_tier, options, clock=clock.wall_ms)
         await memory.start()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kronii.critic.core.knn_plan import DEFAULT_EF_SEARCH, DEFAULT_EXACT_BELOW, MAX_EF_SEARCH
 from kronii.foundation.settings import ServiceSettings
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import SettingsConfigDict
@@ -21,6 +22,10 @@ class CriticSettings(ServiceSettings):
     grpc_port: int = Field(default=7107, ge=0, le=65535)
     # The RAM tier: the last records with their unit vectors.
     ring_size: int = Field(default=200, ge=1, le=100_000)
+    # The long tier's similar-record search (core/knn_plan.py): pgvector's hnsw.ef_search, and the
+    # table size below which every row is scanned exactly instead of asking the HNSW index.
+    knn_ef_search: int = Field(default=DEFAULT_EF_SEARCH, ge=1, le=MAX_EF_SEARCH)
+    knn_exact_below: int = Field(default=DEFAULT_EXACT_BELOW, ge=0)
     # Embedding jobs waiting; beyond this the oldest is dropped (counted).
     embed_queue_size: int = Field(default=256, ge=1, le=100_000)
     # At most this share of one core goes to embeddings, and one job at most this long.

@@ -1,15 +1,21 @@
 """The long memory tier: `critic_records` in PostgreSQL (migration 0008_critic), one row per
-InvocationRecord, the embedding in a pgvector column searched through its HNSW cosine index.
+InvocationRecord, the embedding in a pgvector column searched through its HNSW cosine index, or by
+an exact scan of every row when the table is small or the index's answer cannot stand
+(core/knn_plan.py says when, and why).
 
-pgvector's HNSW scan returns at most `hnsw.ef_search` rows (40 by default), so a search for more
-candidates raises it for its own transaction (SET LOCAL through set_config)."""
+pgvector's HNSW scan returns at most `hnsw.ef_search` rows (40 by default), so an index search sets
+it for its own transaction (SET LOCAL through set_config).
+The table's size is PostgreSQL's own estimate (pg_class.reltuples, kept by autovacuum's ANALYZE),
+read again once a minute; a table never analyzed yet is counted."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from kronii.critic.core.knn_plan import MAX_EF_SEARCH, KnnTuning, index_answer_holds, scan_exactly
 from kronii.critic.core.model import EMBEDDING_DIM, InvocationRecord, Trigger
 from kronii.critic.core.retrieval import RecordFilter, Vector, unit_vector
 from pgvector.sqlalchemy import Vector as VectorColumn
@@ -20,6 +26,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    Select,
     Table,
     Text,
     and_,
@@ -33,10 +40,9 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-__all__ = ["DEFAULT_EF_SEARCH", "PgVectorStore", "critic_records"]
+__all__ = ["PgVectorStore", "critic_records"]
 
-DEFAULT_EF_SEARCH = 40  # pgvector's own default
-MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
+SIZE_TTL_S = 60.0  # the table's size is read again after this long (it grows by a row a command)
 _FILTERED_WIDENING = 10  # a filtered search looks at this many candidates per row it returns
 _metadata = MetaData()
 
@@ -133,10 +139,38 @@ def _where(record_filter: RecordFilter) -> ColumnElement[bool]:
     return and_(true(), *clauses)
 
 
+_TABLE_ROWS = text(
+    "SELECT CASE WHEN reltuples >= 0 THEN reltuples::bigint "
+    "ELSE (SELECT count(*) FROM critic_records) END "
+    "FROM pg_class WHERE oid = 'critic_records'::regclass"
+)
+_SET_EF_SEARCH = text("SELECT set_config('hnsw.ef_search', :ef, true)")
+
+
+def _nearest(query: Vector, k: int, record_filter: RecordFilter | None, *, exact: bool) -> Select[Any]:
+    """The k rows nearest to `query` (a unit vector), with their cosine distance as "distance".
+
+    The exact scan orders by 1 - inner product: on the unit vectors stored (see _row) the same order
+    and value as the cosine distance, but an expression the cosine HNSW index cannot serve, so
+    PostgreSQL reads every row whatever plan it has cached for the statement (a setting such as
+    enable_indexscan would not reach a generic plan psycopg has prepared)."""
+    embedding = critic_records.c.embedding
+    distance = 1 + embedding.max_inner_product(query) if exact else embedding.cosine_distance(query)
+    statement = select(critic_records, distance.label("distance")).order_by(distance).limit(k)
+    return statement if record_filter is None else statement.where(_where(record_filter))
+
+
 class PgVectorStore:
-    def __init__(self, engine: AsyncEngine, ef_search: int = DEFAULT_EF_SEARCH) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        tuning: KnnTuning | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._engine = engine
-        self._ef_search = ef_search
+        self._tuning = tuning or KnnTuning()
+        self._clock = clock
+        self._rows: tuple[int, float] | None = None  # (estimate, when read)
 
     async def upsert(self, records: Sequence[InvocationRecord]) -> None:
         """Insert the records, or update them in place; an embedding already stored is kept when
@@ -161,23 +195,37 @@ class PgVectorStore:
         ef_search: int | None = None,
         record_filter: RecordFilter | None = None,
     ) -> list[tuple[InvocationRecord, float]]:
-        """The k records nearest to `embedding` by the HNSW index (approximate), with their cosine;
-        with `record_filter`, only rows it accepts (the index scan is widened, as pgvector filters
-        the rows it found)."""
+        """The k records nearest to `embedding`, with their cosine: by an exact scan on a small
+        table, else by the HNSW index (at `ef_search`, else the tuning's), searched again exactly when
+        the index's answer cannot stand (core/knn_plan.py). With `record_filter`, only rows it
+        accepts (the index scan is widened, as pgvector filters the rows it found)."""
         if k <= 0:
             return []
         query = unit_vector(embedding)
-        distance = critic_records.c.embedding.cosine_distance(query)
-        statement = select(critic_records, distance.label("distance")).order_by(distance).limit(k)
-        ef = max(ef_search or self._ef_search, k)
+        ef = max(ef_search or self._tuning.ef_search, k)
         if record_filter is not None:
-            statement = statement.where(_where(record_filter))
             ef = min(max(ef, k * _FILTERED_WIDENING), MAX_EF_SEARCH)
+        if not scan_exactly(await self._table_rows(), self._tuning):
+            found = await self._search(_nearest(query, k, record_filter, exact=False), ef)
+            if index_answer_holds([similarity for _, similarity in found], k, self._tuning):
+                return found
+        return await self._search(_nearest(query, k, record_filter, exact=True), None)
+
+    async def _search(self, statement: Select[Any], ef: int | None) -> list[tuple[InvocationRecord, float]]:
         async with self._engine.begin() as conn:
-            await conn.execute(text("SELECT set_config('hnsw.ef_search', :ef, true)"), {"ef": str(ef)})
+            if ef is not None:
+                await conn.execute(_SET_EF_SEARCH, {"ef": str(ef)})
             rows = (await conn.execute(statement)).all()
         # NULL embeddings sort last; an index scan skips them, a sequential scan would not.
         return [(_record(row), 1.0 - float(row.distance)) for row in rows if row.distance is not None]
+
+    async def _table_rows(self) -> int:
+        """PostgreSQL's estimate of the table's rows, read at most once per SIZE_TTL_S."""
+        now = self._clock()
+        if self._rows is None or now - self._rows[1] >= SIZE_TTL_S:
+            async with self._engine.connect() as conn:
+                self._rows = (int((await conn.execute(_TABLE_ROWS)).scalar_one()), now)
+        return self._rows[0]
 
     async def query(self, record_filter: RecordFilter, take: int) -> list[InvocationRecord]:
         """Up to `take` records the filter accepts, newest first."""

@@ -1,0 +1,57 @@
+"""How the long tier answers a similar-record search (pure), chosen by measurement
+(bench/critic_knn.py; docs/benchmarks.md, "Similar-record search").
+
+pgvector's HNSW graph (0.6.2, m 16, ef_construction 64) finds the neighbours of a query that has real
+ones (an error seen before: recall@5 0.995 at 100,000 records with ef_search 100) but not those of a
+query with no neighbour above the noise: on random 384-d unit vectors it finds 12 % of the true five
+at ef_search 100 and 63 % at ef_search 1000 (pgvector's limit), slower than scanning every row. So:
+
+- a table below ``exact_below`` rows is always scanned exactly (every row's cosine): there a scan
+  costs about what the index does;
+- above it the index answers first, and its answer stands when it holds ``k`` rows and the best is
+  at least ``trust_above`` similar (far above the noise: the best of 100,000 random vectors is ~0.25);
+  otherwise the same search runs again as an exact scan. A query with no real neighbour pays for
+  both, and gets the true nearest rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "DEFAULT_EF_SEARCH",
+    "DEFAULT_EXACT_BELOW",
+    "DEFAULT_TRUST_ABOVE",
+    "KnnTuning",
+    "index_answer_holds",
+    "scan_exactly",
+]
+
+DEFAULT_EF_SEARCH = 100
+DEFAULT_EXACT_BELOW = 10_000
+DEFAULT_TRUST_ABOVE = 0.5
+MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
+
+
+@dataclass(frozen=True)
+class KnnTuning:
+    ef_search: int = DEFAULT_EF_SEARCH
+    exact_below: int = DEFAULT_EXACT_BELOW
+    trust_above: float = DEFAULT_TRUST_ABOVE
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.ef_search <= MAX_EF_SEARCH:
+            raise ValueError(f"ef_search must be 1 to {MAX_EF_SEARCH}, not {self.ef_search}")
+        if self.exact_below < 0:
+            raise ValueError(f"exact_below must be 0 or more, not {self.exact_below}")
+
+
+def scan_exactly(rows: int, tuning: KnnTuning) -> bool:
+    """True when a table of `rows` rows is searched by a sequential scan rather than the index."""
+    return rows < tuning.exact_below
+
+
+def index_answer_holds(similarities: list[float], k: int, tuning: KnnTuning) -> bool:
+    """True when the index's answer (cosines, best first) can stand: k rows, the best far above the
+    noise. False sends the search to an exact scan."""
+    return len(similarities) >= k and similarities[0] >= tuning.trust_above
