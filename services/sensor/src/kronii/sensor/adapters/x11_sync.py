@@ -239,8 +239,10 @@ class IdleKnown:
 
     A rising alarm at `quiet_ms` says the person has been still that long, and when their last
     input was (the counter's value at the alarm); a falling one at half of it says input came back.
-    Between the two the person is busy: their last input is less than `quiet_ms` old, and 0 is
-    answered, as a poll every `quiet_ms` would have seen. Two marks, not one per threshold: the X
+    Between the two the person is busy: their last input is less than `quiet_ms` old and no older
+    than the last one known, so the idle time answered is the smaller of the two bounds (never
+    shorter than the truth: a burst of keys never reads as fresher input than it is, and the
+    rising alarm gives the exact time as soon as it ends). Two marks, not one per threshold: the X
     server does not always wake itself for a second rising mark before the next input (seen on
     Xvfb 21), and the thresholds are the state machine's to apply to the last input time anyway.
     """
@@ -265,6 +267,5 @@ class IdleKnown:
         if state is None:
             return None
         still, last_input = state
-        if not still:
-            return 0
-        return max(0, int((self._clock() - last_input) * 1000))
+        idle = max(0, int((self._clock() - last_input) * 1000))
+        return idle if still else min(idle, self.quiet_ms)

@@ -46,21 +46,23 @@ class DisplayWatch:
             return
         if display.problem:
             log.warning("%s: %s", display.display_name, display.problem)
-        elif not display.has_idle:
-            log.warning(
-                "the X display has no MIT-SCREEN-SAVER extension: idle time comes from focus events only"
-            )
         self.problem = display.problem
         self.source = display
 
     def watch_idle(self, on_idle: Callable[[int], None]) -> None:
         """Ask the display for idle events (before `start`); without them, say once that it is polled."""
         source = self.source
-        if source is None or not source.has_idle:
+        if source is None:
             return
         self.idle_events = source.watch_idle(on_idle)
-        if not self.idle_events:
+        if self.idle_events or source.problem:
+            return
+        if source.has_idle:
             log.info("%s tells no idle events: its idle time is asked at each tick", source.display_name)
+        else:
+            log.warning(
+                "the X display has neither SYNC's IDLETIME nor MIT-SCREEN-SAVER: idle time comes from focus events only"
+            )
 
     def start(self, on_focus: Callable[[Focus], None]) -> None:
         if self.source is not None:
