@@ -154,3 +154,12 @@ def test_the_grace_elapsing_is_a_change_and_is_stored() -> None:
         ]
 
     _scenario(steps)
+
+
+def test_ticks_at_uneven_times_store_nothing_though_the_idle_time_is_in_whole_milliseconds() -> None:
+    async def steps(sensor: Sensor) -> None:
+        for _ in range(12):  # 0.3337 s apart: the idle time's truncation differs at each Tick
+            await sensor.tick(0.3337, idle_ms=None)
+        assert len(sensor.store.kept) == 1
+
+    _scenario(steps)

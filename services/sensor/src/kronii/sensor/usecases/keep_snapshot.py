@@ -36,7 +36,7 @@ class KeepSnapshot:
         self._display = display
         self._store = store
         self._refresh_secs = refresh_secs
-        self._kept: SensorSnapshot | None = None
+        self._kept: tuple[SensorSnapshot, float] | None = None
         self._kept_at = 0.0
 
     def current(self, now: float) -> SensorSnapshot:
@@ -65,14 +65,19 @@ class KeepSnapshot:
         except StoreFailed as error:
             log.warning("storing the snapshot in Redis failed: %s", error)
             return
-        self._kept, self._kept_at = _timeless(snapshot), now
+        self._kept, self._kept_at = self._timeless(snapshot), now
 
     async def store(self, now: float) -> bool:
         """Write the snapshot if it changed, or if the one kept is `refresh_secs` old; whether it was."""
-        if self._kept == _timeless(self.current(now)) and now - self._kept_at < self._refresh_secs:
+        if self._kept == self._timeless(self.current(now)) and now - self._kept_at < self._refresh_secs:
             return False
         await self.write(now)
         return True
+
+    def _timeless(self, snapshot: SensorSnapshot) -> tuple[SensorSnapshot, float]:
+        """The snapshot without its time, and the last input's (which its idle time is counted from:
+        taken from the core, as the idle time in whole milliseconds would jitter with the clock)."""
+        return replace(snapshot, updated_at_ns=0, idle_ms=0), self._core.last_input_at
 
     async def latest(self) -> SensorSnapshot:
         """The latest snapshot as kept in Redis; raises LookupError when there is none."""
@@ -80,9 +85,3 @@ class KeepSnapshot:
         if stored is None:
             raise LookupError(f"no snapshot in Redis under {SENSOR_SNAPSHOT_KEY}")
         return stored
-
-
-def _timeless(snapshot: SensorSnapshot) -> SensorSnapshot:
-    """The snapshot without its time: its idle time becomes the time of the last input."""
-    last_input_ns = snapshot.updated_at_ns - snapshot.idle_ms * 1_000_000
-    return replace(snapshot, updated_at_ns=last_input_ns, idle_ms=0)
