@@ -18,6 +18,9 @@ log = logging.getLogger(__name__)
 
 _QUEUE = 10_000
 _BATCH = 200
+# One input's effects queue their envelopes between the event path's awaits (its publishes): waiting
+# this long after the first makes them one transaction, not one each (a focus change has two).
+_GATHER_SECS = 0.05
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class RecordActivity:
         """Write envelopes in batches and audit rows in order, forever."""
         while True:
             batch = [await self._writes.get()]
+            await asyncio.sleep(_GATHER_SECS)
             while not self._writes.empty() and len(batch) < _BATCH:
                 batch.append(self._writes.get_nowait())
             rows = [item for item in batch if isinstance(item, Envelope)]
