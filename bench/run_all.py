@@ -11,6 +11,7 @@ BENCHMARKS = [
     ["kronii_up.py", "--runs", "3"],
     ["redaction_text.py"],
     ["redaction_recall.py"],
+    ["redaction_memory.py"],
     ["redaction_image.py"],
     ["sensor_focus.py", "--switches", "200", "--cost-seconds", "60"],
     ["sensor_focus_wayland.py", "--switches", "200", "--idle-seconds", "30"],

@@ -23,6 +23,7 @@ have systemd-analyze || need+=(systemd)  # checks the user unit of `kronii servi
 have desktop-file-validate || need+=(desktop-file-utils)  # checks its autostart entry
 have zsh || need+=(zsh)  # the critic's shell hooks are tested in a real zsh
 have fish || need+=(fish)  # and in a real fish
+[ -x /usr/bin/time ] || need+=(time)  # GNU time: bench/redaction_memory.py reads a command's peak memory
 have dunst || need+=(dunst)  # a real notification daemon: the critic's warnings reach the desktop through the pipeline
 { have promtool && have prometheus; } || need+=(prometheus)  # promtool checks the rules; prometheus scrapes `kronii up` in a slow test
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)

@@ -22,10 +22,11 @@ def test_window_title_latency(engine: RedactionEngine) -> None:
     context = RedactionContext(b"k" * 32)
     engine.redact(TITLE, context=context)
     runs = 500
-    started = time.perf_counter()
+    # This process's CPU time, not the wall clock: other work on a shared machine must not fail it.
+    started = time.process_time()
     for _ in range(runs):
         engine.redact(TITLE, context=context)
-    per_call = (time.perf_counter() - started) / runs
+    per_call = (time.process_time() - started) / runs
     assert per_call < 0.002, f"{per_call * 1e6:.0f} µs per title"
 
 
@@ -44,12 +45,12 @@ def _mixed_megabyte() -> str:
 
 def test_bulk_throughput(engine: RedactionEngine) -> None:
     text = _mixed_megabyte()
-    started = time.perf_counter()
+    started = time.process_time()
     result = engine.redact(text)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert result.findings
     # A guard against regressions on a shared machine, not the benchmark: detect-secrets needs about 5 s here.
-    assert elapsed < 2.0, f"{len(text) / elapsed / 1e6:.2f} MB/s"
+    assert elapsed < 2.0, f"{len(text) / elapsed / 1e6:.2f} MB per CPU second"
 
 
 # Modules a one-line `kronii redact` must not import: start-up used to take seconds of CPU for them.

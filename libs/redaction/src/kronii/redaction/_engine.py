@@ -26,7 +26,7 @@ from .detectors import (
     built_in_detectors,
 )
 
-__all__ = ["RedactionEngine"]
+__all__ = ["RedactionEngine", "masked_text", "numbered_findings"]
 
 _HINT_DETECTOR = "plugin_hint"
 
@@ -77,6 +77,24 @@ class RedactionEngine:
         app: str | None = None,
         hints: PolicyHints | None = None,
     ) -> RedactionResult:
+        found = self.masked_spans(text, app=app, hints=hints)
+        if isinstance(found, RedactionResult):
+            return found
+        try:
+            return self._result(
+                text, found, context if context is not None else RedactionContext.random(), hints
+            )
+        except Exception as error:  # fail closed, whatever went wrong
+            return RedactionResult(
+                ENGINE_ERROR_TEXT, Level.RED, f"engine error in engine: {type(error).__name__}"
+            )
+
+    def masked_spans(
+        self, text: str, *, app: str | None = None, hints: PolicyHints | None = None
+    ) -> list[MaskedSpan] | RedactionResult:
+        """The disjoint spans to mask, in order, before any placeholder is numbered (for a caller that
+        writes only part of the text, `redact_stream`), or the red result that stops it: a red-listed
+        app, an engine error."""
         stage = "engine"
         try:
             if self._policy.is_red_app(app):
@@ -93,15 +111,18 @@ class RedactionEngine:
             candidates = drop_harmless(scan, candidates)
             stage = "engine"
             candidates.extend(self._hint_spans(hints, len(text)))
-            kept = self._kept(text, candidates)
-            spans = merge_overlaps(kept)
-            return self._result(
-                text, spans, context if context is not None else RedactionContext.random(), hints
-            )
+            return merge_overlaps(self._kept(text, candidates))
         except Exception as error:  # fail closed, whatever went wrong
             return RedactionResult(
                 ENGINE_ERROR_TEXT, Level.RED, f"engine error in {stage}: {type(error).__name__}"
             )
+
+    def red_types_of(self, spans: Sequence[MaskedSpan], hints: PolicyHints | None = None) -> list[str]:
+        """The must-not-leave types among `spans` (every type merged into one, not only its winner)."""
+        red_hint_types = {span.type for span in hints.spans if span.red} if hints is not None else set()
+        red_hint_types |= {p.type for p in hints.patterns if p.red} if hints is not None else set()
+        found_types = set().union(*(span.types for span in spans))
+        return sorted(found_types & (self._red_types | red_hint_types))
 
     def _finds_anything(self, text: str) -> bool:
         """Whether the detectors find anything kept in `text` (a decoded value); its candidates stay here."""
@@ -162,40 +183,66 @@ class RedactionEngine:
             if hints is not None and hints.red_reason:
                 return RedactionResult(text, Level.RED, f"plugin: {hints.red_reason}")
             return RedactionResult(text, Level.GREEN, "nothing found")
-        pieces: list[str] = []
-        findings: list[Finding] = []
-        # A value repeated in one text (an address on every log line) is numbered once: HMAC is the cost here.
-        numbered: dict[tuple[str, str], str] = {}
-        cursor = 0
-        for start, end, winner, _types in spans:
-            key = (winner.type, text[winner.start : winner.end])
-            placeholder = numbered.get(key)
-            if placeholder is None:
-                placeholder = numbered[key] = context.placeholder(*key)
-            pieces.append(text[cursor:start])
-            pieces.append(placeholder)
-            cursor = end
-            findings.append(
-                Finding(str(winner.type), start, end, winner.detector, winner.confidence, placeholder)
-            )
-        pieces.append(text[cursor:])
+        findings = numbered_findings(text, spans, context)
         masked = sum(end - start for start, end, _winner, _types in spans)
         share = masked / len(text)
-        level, reason = self._grade(spans, share, len(text), hints)
-        return RedactionResult("".join(pieces), level, reason, tuple(findings), share)
+        level, reason = self.grade(
+            red_found=self.red_types_of(spans, hints),
+            masked_types={span.winner.type for span in spans},
+            spans=len(spans),
+            share=share,
+            length=len(text),
+            hints=hints,
+        )
+        return RedactionResult(masked_text(text, findings), level, reason, tuple(findings), share)
 
-    def _grade(
-        self, spans: list[MaskedSpan], share: float, length: int, hints: PolicyHints | None
+    def grade(
+        self,
+        *,
+        red_found: Sequence[str],
+        masked_types: Iterable[str],
+        spans: int,
+        share: float,
+        length: int,
+        hints: PolicyHints | None = None,
     ) -> tuple[Level, str]:
-        red_hint_types = {span.type for span in hints.spans if span.red} if hints is not None else set()
-        red_hint_types |= {p.type for p in hints.patterns if p.red} if hints is not None else set()
-        found_types = set().union(*(span.types for span in spans))
-        red_found = sorted(found_types & (self._red_types | red_hint_types))
+        """The level of a text with `spans` masked spans: red for a must-not-leave type, a plugin's red
+        reason or a masked share above the policy's limit, else amber. Public for a caller that grades
+        one text read in several windows (`redact_stream`)."""
         if red_found:
-            return Level.RED, f"must not leave: {', '.join(red_found)}"
+            return Level.RED, f"must not leave: {', '.join(sorted(red_found))}"
         if hints is not None and hints.red_reason:
             return Level.RED, f"plugin: {hints.red_reason}"
         policy = self._policy
         if length >= policy.red_share_min_chars and share > policy.red_share_threshold:
             return Level.RED, f"masked share {share:.2f} above {policy.red_share_threshold:.2f}"
-        return Level.AMBER, f"masked {len(spans)}: {', '.join(sorted({span.winner.type for span in spans}))}"
+        return Level.AMBER, f"masked {spans}: {', '.join(sorted(set(masked_types)))}"
+
+
+def numbered_findings(text: str, spans: Sequence[MaskedSpan], context: RedactionContext) -> list[Finding]:
+    """The spans as findings with their placeholders, numbered in order (the winner's own text keys
+    the placeholder: the same token gets the same one whichever neighbour it was merged with)."""
+    findings: list[Finding] = []
+    # A value repeated in one text (an address on every log line) is numbered once: HMAC is the cost here.
+    numbered: dict[tuple[str, str], str] = {}
+    for start, end, winner, _types in spans:
+        key = (winner.type, text[winner.start : winner.end])
+        placeholder = numbered.get(key)
+        if placeholder is None:
+            placeholder = numbered[key] = context.placeholder(*key)
+        findings.append(
+            Finding(str(winner.type), start, end, winner.detector, winner.confidence, placeholder)
+        )
+    return findings
+
+
+def masked_text(text: str, findings: Sequence[Finding], start: int = 0, end: int | None = None) -> str:
+    """text[start:end] with each finding (disjoint, in order, inside it) replaced by its placeholder."""
+    pieces: list[str] = []
+    cursor = start
+    for finding in findings:
+        pieces.append(text[cursor : finding.start])
+        pieces.append(finding.placeholder)
+        cursor = finding.end
+    pieces.append(text[cursor:end])
+    return "".join(pieces)

@@ -15,13 +15,14 @@ their exit code rather than kronii.launcher's CommandError: both print the sente
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import json
 import os
+import shutil
 import sys
 import tempfile
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ import click
 from ._engine import RedactionEngine
 from ._model import Level, RedactionResult
 from ._policy import PolicyError, RedactionPolicy
+from ._stream import StreamResult, redact_stream
 
 if TYPE_CHECKING:
     from .pixels import ImageRedaction
@@ -120,19 +122,6 @@ def _engine(policy_path: str | None, *, strict: bool) -> RedactionEngine:
         raise RedactStopped(f"kronii redact: cannot use policy {policy_path}: {error}") from None
 
 
-def _read_input(path: str | None) -> bytes:
-    if path is None:
-        return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise RedactStopped(f"kronii redact: {path} does not exist") from None
-    except IsADirectoryError:
-        raise RedactStopped(f"kronii redact: {path} is a directory, not a file") from None
-    except OSError as error:
-        raise RedactStopped(f"kronii redact: cannot read {path} ({type(error).__name__})") from None
-
-
 def _write_atomically(path: str, data: bytes) -> None:
     """Write to a temporary file beside `path`, then rename: a partial output never exists."""
     target = Path(path)
@@ -144,7 +133,7 @@ def _write_atomically(path: str, data: bytes) -> None:
         raise RedactStopped(f"kronii redact: cannot write {path} ({type(error).__name__})") from None
 
 
-def _text_json(result: RedactionResult) -> dict[str, Any]:
+def _text_json(result: StreamResult) -> dict[str, Any]:
     findings = [
         {
             "type": f.type,
@@ -184,36 +173,89 @@ def _image_json(result: ImageRedaction, output: str | None) -> dict[str, Any]:
     }
 
 
-def _withheld(result: RedactionResult, *, strict: bool, share_limited: bool) -> bool:
+def _withheld(result: RedactionResult | StreamResult, *, strict: bool, share_limited: bool) -> bool:
     """Whether nothing may be written: no masked text exists (an error, a red-listed app), or the gate applies."""
     if result.level is not Level.RED:
         return False
-    if not result.findings or strict:
+    if not _found(result) or strict:
         return True
     return share_limited and result.reason.startswith("masked share")
 
 
-def _summary(result: RedactionResult) -> str:
-    counts = Counter(finding.type for finding in result.findings)
-    kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(counts.items()))
-    noun = "finding" if len(result.findings) == 1 else "findings"
-    return f"kronii redact: masked {len(result.findings)} {noun} ({kinds}): {result.masked_share:.0%} of the text"
+def _found(result: RedactionResult | StreamResult) -> bool:
+    return bool(result.counts) if isinstance(result, StreamResult) else bool(result.findings)
+
+
+def _summary(result: StreamResult) -> str:
+    kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(result.counts.items()))
+    total = result.counts.total()
+    noun = "finding" if total == 1 else "findings"
+    return f"kronii redact: masked {total} {noun} ({kinds}): {result.masked_share:.0%} of the text"
+
+
+def _open_input(path: str | None) -> IO[bytes]:
+    if path is None:
+        return sys.stdin.buffer
+    try:
+        return Path(path).open("rb")
+    except FileNotFoundError:
+        raise RedactStopped(f"kronii redact: {path} does not exist") from None
+    except IsADirectoryError:
+        raise RedactStopped(f"kronii redact: {path} is a directory, not a file") from None
+    except OSError as error:
+        raise RedactStopped(f"kronii redact: cannot read {path} ({type(error).__name__})") from None
+
+
+def _reader(source: IO[bytes], path: str | None) -> Callable[[int], str]:
+    """`read(n)`: about n characters of the input as UTF-8 (a broken byte is U+FFFD), "" at its end."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def read(size: int) -> str:
+        while True:
+            try:
+                data = source.read(size)
+            except OSError as error:
+                raise RedactStopped(
+                    f"kronii redact: cannot read {path or 'stdin'} ({type(error).__name__})"
+                ) from None
+            text = decoder.decode(data, final=not data)
+            if text or not data:
+                return text
+
+    return read
 
 
 def _run_text(request: _Request, engine: RedactionEngine, *, share_limited: bool) -> int:
-    text = _read_input(request.file).decode("utf-8", errors="replace")
-    result = engine.redact(text, app=request.app)
-    if request.as_json:
-        click.echo(json.dumps(_text_json(result), indent=2))
-        return _EXIT[result.level]
-    if _withheld(result, strict=request.strict, share_limited=share_limited):
-        raise RedactWithheld(f"kronii redact: withheld: {result.reason}")
-    # Not click.echo: it would strip escape sequences from the text when stdout is not a terminal.
-    sys.stdout.write(result.text)
-    sys.stdout.flush()
-    if result.findings:
+    """The text is read and masked a window at a time (memory does not grow with it) into a temporary
+    file, and written out only once the whole text's level allows it: nothing is written when it is
+    withheld."""
+    source = _open_input(request.file)
+    with tempfile.TemporaryFile() as spool:
+        try:
+
+            def write(text: str) -> None:
+                if not request.as_json:
+                    spool.write(text.encode("utf-8"))
+
+            result = redact_stream(
+                engine, _reader(source, request.file), write, app=request.app, keep_findings=request.as_json
+            )
+        finally:
+            if source is not sys.stdin.buffer:
+                source.close()
+        if request.as_json:
+            click.echo(json.dumps(_text_json(result), indent=2))
+            return _EXIT[result.level]
+        if _withheld(result, strict=request.strict, share_limited=share_limited):
+            raise RedactWithheld(f"kronii redact: withheld: {result.reason}")
+        # Bytes as masked, not click.echo: it would strip escape sequences when stdout is not a terminal.
+        spool.seek(0)
+        sys.stdout.flush()
+        shutil.copyfileobj(spool, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    if result.counts:
         click.echo(_summary(result), err=True)
-    return EXIT_AMBER if result.findings else EXIT_GREEN
+    return EXIT_AMBER if result.counts else EXIT_GREEN
 
 
 def _run_image(request: _Request, engine: RedactionEngine) -> int:
@@ -224,7 +266,13 @@ def _run_image(request: _Request, engine: RedactionEngine) -> int:
     from .pixels import png_bytes, redact_image
 
     assert request.image is not None  # the caller chose this path for it
-    data = _read_input(request.image)
+    with _open_input(request.image) as source:
+        try:
+            data = source.read()
+        except OSError as error:
+            raise RedactStopped(
+                f"kronii redact: cannot read {request.image} ({type(error).__name__})"
+            ) from None
     result = redact_image(
         data, engine=engine, app=request.app, region=request.region, extra_regions=request.masks
     )
