@@ -21,6 +21,7 @@ the adapter), and the load average at each size is reported.
 Usage: python bench/critic_knn.py [--sizes 1000,10000,100000] [--queries 200] [--index-efs 40,100]
 """
 
+# ruff: noqa: E402 (the BLAS thread count must be set before numpy is imported)
 from __future__ import annotations
 
 import argparse
@@ -28,6 +29,11 @@ import asyncio
 import os
 import time
 from typing import Any
+
+# One core's BLAS for the exact in-RAM reference (set before numpy loads it): on the shared two-core
+# machine OpenBLAS's threads woke late and turned a 0.4 ms product over 10,000 rows into 8 ms.
+for _threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_threads, "1")
 
 import numpy as np
 import numpy.typing as npt
