@@ -68,6 +68,11 @@ QUIET_WINDOW_SECS = 10
 CONFORMANCE = {"KRONII_SUPERVISOR_QUIET_WINDOW_SECS": str(QUIET_WINDOW_SECS)}
 
 
+def _why(seat: Seat, outcome: object, screen: str) -> str:
+    """An assertion's message in full (pytest cuts a long tuple's repr short: the detail would be lost)."""
+    return f"{seat.agent.name}: {outcome!r}\n--- its screen ---\n{screen}"
+
+
 def one_line(agent: TuiAgent, tag: str) -> str:
     """A prompt each agent takes as one message and, for a REPL, runs."""
     return {
@@ -137,13 +142,23 @@ def _shows(sup: Supervisor, seat: Seat, text: str) -> bool:
     return text in _screen(sup, seat)
 
 
-def _eventually(check: Callable[[], bool], timeout: float, what: str) -> None:
+def _eventually(
+    check: Callable[[], bool], timeout: float, what: str, evidence: Callable[[], str] | None = None
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if check():
             return
         time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+    seen = f"\n{evidence()}" if evidence is not None else ""
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}{seen}")
+
+
+def _seen(sup: Supervisor, seat: Seat) -> Callable[[], str]:
+    """What the agent shows and keeps, for a timed-out wait's message."""
+    return lambda: (
+        f"--- its history's last entries ---\n{seat.history()[-3:]!r}\n--- its screen ---\n{_screen(sup, seat)}"
+    )
 
 
 def _runtime(sup: Supervisor, runtime_id: str) -> dict[str, Any]:
@@ -289,16 +304,16 @@ def test_one_line_ten_lines_and_five_at_once_are_each_one_submitted_message_on_e
     outcomes = _trigger_all(sup, plan)
     for seat in suite.seats.values():
         outcome = outcomes[(seat.agent.name, f"{tag}a")]
-        assert outcome["result"] == "delivered", (seat.agent.name, outcome, _screen(sup, seat))
+        assert outcome["result"] == "delivered", _why(seat, outcome, _screen(sup, seat))
     for seat in suite.seats.values():
         _eventually(partial(_recorded, suite, seat, f"{tag}a"), 30,
-                    f"{seat.agent.name}'s own record of the one-line prompt")  # fmt: skip
+                    f"{seat.agent.name}'s own record of the one-line prompt", _seen(sup, seat))  # fmt: skip
 
     ten = [(seat, f"{tag}b", ten_lines(seat.agent, f"{tag}b")) for seat in suite.seats.values()]
     outcomes = _trigger_all(sup, ten)
     for seat in suite.seats.values():
         outcome = outcomes[(seat.agent.name, f"{tag}b")]
-        assert outcome["result"] == "delivered", (seat.agent.name, outcome, _screen(sup, seat))
+        assert outcome["result"] == "delivered", _why(seat, outcome, _screen(sup, seat))
         if seat.agent.name in PASTE_CHIP_HISTORY:
             # Its history keeps a paste as "[Pasted ~10 lines]": its transcript shows the lines, once.
             line = f"module_8.py ({tag}b)"
@@ -306,7 +321,7 @@ def test_one_line_ten_lines_and_five_at_once_are_each_one_submitted_message_on_e
             assert _screen(sup, seat, history=True).count(line) == 1, seat.agent.name
         elif not seat.agent.history_on_exit:
             _eventually(partial(_in_history, seat, (f"{tag}b-8", f"{tag}b)")), 30,
-                        f"{seat.agent.name}'s record of the ten lines")  # fmt: skip
+                        f"{seat.agent.name}'s record of the ten lines", _seen(sup, seat))  # fmt: skip
             # Once, never twice; one entry holds it all where the agent keeps a message (a cell) as
             # one entry, a line-by-line REPL (node, bash) keeps each line once.
             entries = [
@@ -329,10 +344,12 @@ def test_one_line_ten_lines_and_five_at_once_are_each_one_submitted_message_on_e
             for n in range(5)
             if results[n] != "delivered"
         ]
-        assert results == ["delivered"] * 5, (seat.agent.name, results, why, _screen(sup, seat))
+        assert results == ["delivered"] * 5, _why(
+            seat, {"results": results, "details": why}, _screen(sup, seat)
+        )
         for n in range(5):
             _eventually(partial(_recorded, suite, seat, f"{tag}c{n}"), 30,
-                        f"{seat.agent.name}'s record of trigger {n} of five")  # fmt: skip
+                        f"{seat.agent.name}'s record of trigger {n} of five", _seen(sup, seat))  # fmt: skip
         if not seat.agent.history_on_exit:
             entries = [e for e in seat.history() if f"{tag}c" in e]
             assert len(entries) == 5, (seat.agent.name, entries)  # five messages, none merged
@@ -418,7 +435,7 @@ def _draft_left_alone(suite: Suite, idle_secs: float) -> None:
         outcomes = {name: _final(sup, first, 90) for name, first in firsts.items()}
     for seat in seats:
         outcome = outcomes[seat.agent.name]
-        assert outcome["result"] == "delivered", (seat.agent.name, outcome, _screen(sup, seat))
+        assert outcome["result"] == "delivered", _why(seat, outcome, _screen(sup, seat))
         if seat.agent.history_on_exit:
             screen = _screen(sup, seat, history=True)
             assert screen.index(PERSON_DRAFT) < screen.rindex(tag), seat.agent.name

@@ -43,6 +43,8 @@ async def test_an_ack_naming_the_trigger_ends_its_wait_as_delivered_by_ack() -> 
 
     assert (answer.accepted, answer.trigger_id) == (True, "t-1")
     assert (outcome.result, outcome.acked_by) == ("delivered", "ack")
+    # The pane is told its typed prompt's delivery is decided: its screen may be the idle one again.
+    assert world.panes.done == [world.panes.written[0][0]]
 
 
 async def test_a_heartbeat_of_the_runtime_acknowledges_the_trigger_waiting_on_it() -> None:

@@ -222,3 +222,55 @@ def test_a_repls_echo_above_the_new_prompt_is_not_the_input_line() -> None:
 
 def test_nothing_drawn_is_not_yet_a_screen() -> None:
     assert read(ScreenMemory(), shot(rows(), (0, 0), T0)).verdict is Verdict.UNSETTLED
+
+
+# Qwen Code's screen as CI saw it: its box is a "> " row between two rules, and it echoes each
+# message into the transcript as "> " with the message's further lines hanging under its text.
+_RULE = "─" * W
+QWEN_IDLE = rows(
+    "Tips: Type / to open the command popup.", "> say k1a", "✕ [API Error: 401 no model here]",
+    _RULE, ">   Type your message or @path/to/file", _RULE, "  ? for shortcuts", height=20,
+)  # fmt: skip
+QWEN_AFTER_TEN_LINES = rows(
+    "Tips: Type / to open the command popup.", "> say k1a", "> Step 1: look at module_1.py (k1b)",
+    "  Step 2: look at module_2.py (k1b)", "  Step 3: look at module_3.py (k1b)", "  Then stop.",
+    "> say k1c1", "✕ [API Error: 401 no model here]", _RULE, ">   Type your message or @path/to/file", _RULE,
+    "  ? for shortcuts", height=20,
+)  # fmt: skip
+
+
+def test_an_echoed_message_hanging_under_its_pointer_is_transcript_while_the_input_line_shows() -> None:
+    # The cursor Ink left on a transcript row while drawing made the input area look changed; the
+    # echoed ten lines read like a pick list. The input line and its footer are still drawn as
+    # when idle: no dialog took their place, so nothing blocks and the screen becomes idle.
+    memory = idle_memory(QWEN_IDLE, (0, 6))
+    moved_cursor = (2, 5)
+    first = read(memory, shot(QWEN_AFTER_TEN_LINES, moved_cursor, T0 + 5))
+    assert first.verdict is not Verdict.BLOCKED, first.evidence
+    settled = read(first.memory, shot(QWEN_AFTER_TEN_LINES, moved_cursor, T0 + 5.3))
+    assert settled.verdict is Verdict.IDLE
+
+
+def test_a_pick_list_that_takes_the_input_lines_place_after_idle_still_blocks() -> None:
+    memory = idle_memory(QWEN_IDLE, (0, 6))
+    question = rows(
+        "Tips: Type / to open the command popup.", "> say k1a", "Allow execution of 'rm -rf build'?",
+        "> 1. Yes, allow once", "  2. Yes, allow always", "  3. No (esc)", height=20,
+    )  # fmt: skip
+    seen = read(memory, shot(question, (0, 3), T0 + 5))
+    assert seen.verdict is Verdict.BLOCKED
+
+
+def test_a_still_screen_holding_the_supervisors_own_unsent_paste_is_never_taken_for_idle() -> None:
+    # Gemini under load kept a ten-line paste as a chip in its box and never sent it; a look by the
+    # registry's reconciler took that still screen for the new idle screen, and the prompt still in
+    # the box then read as sent ("delivered"). While the supervisor's own text is in flight, no.
+    memory = idle_memory(INK_IDLE, INK_CURSOR_BELOW)
+    chip = rows("Tips for getting started:", "", *box("[Pasted Text: 10 lines]"), "~/project   model-x")
+    first = read(memory, shot(chip, INK_CURSOR_BELOW, T0 + 5), own_text=True)
+    again = read(first.memory, shot(chip, INK_CURSOR_BELOW, T0 + 5.3), own_text=True)
+    assert again.verdict is Verdict.CHANGING and again.memory.idle == memory.idle
+    assert holds_typed(again.memory.idle, shot(chip, INK_CURSOR_BELOW, T0 + 5.4), "Then stop.")
+    # Once its delivery is decided, the agent's still screen is its idle screen again.
+    released = read(again.memory, shot(chip, INK_CURSOR_BELOW, T0 + 5.6))
+    assert released.verdict is Verdict.IDLE

@@ -224,6 +224,7 @@ class FakePanes:
         self.failing: set[str] = set()
         # Prompts taken back from the input box after they stayed there.
         self.cleared: list[str] = []
+        self.done: list[str] = []
 
     async def look(self, target: str, registered_pid: int, kind: AgentKind) -> Look:
         return Look(facts=self.facts, probe=None)
@@ -252,6 +253,9 @@ class FakePanes:
 
     async def check(self, target: str, payload: Payload, kind: AgentKind, before: Baseline) -> Delivery:
         return self.seen
+
+    def done_with(self, target: str) -> None:
+        self.done.append(target)
 
 
 class FakeTriggerLog:

@@ -77,6 +77,9 @@ SETTLE_STEP_SECS = 0.1
 SETTLE_LOOKS = 12
 # How long typed text may take to show on the agent's screen before it is taken back.
 SHOW_SECS = 3.0
+# At most this long the supervisor's own typed prompt keeps a pane's idle screen from being taken
+# anew, should nothing say its delivery was decided.
+OWN_TEXT_HOLD_SECS = 60.0
 
 _STATE_OF = {
     Verdict.IDLE: AgentState.IDLE,
@@ -118,6 +121,9 @@ class PaneDriver:
         # The screen just before the supervisor typed into a pane, to see the agent take it.
         self._before: dict[str, Shot] = {}
         self._screen_before: dict[str, tuple[str, ...]] = {}
+        # Panes holding the supervisor's own typed prompt, not yet known taken or taken back, and
+        # until when at most (a trigger that stopped minding it must not freeze the pane's memory).
+        self._own_text_until: dict[str, float] = {}
 
     async def _asked(self, ask: Callable[[], Awaitable[_T]]) -> _T:
         """A read (no side effect), asked once more when the connection it went out on ended or
@@ -192,7 +198,8 @@ class PaneDriver:
         return seen
 
     def _remember(self, target: str, shot: Shot, kind: AgentKind) -> ScreenRead:
-        seen = read(self._memory.get(target, ScreenMemory()), shot, kind.blocked_patterns)
+        own_text = time.monotonic() < self._own_text_until.get(target, 0.0)
+        seen = read(self._memory.get(target, ScreenMemory()), shot, kind.blocked_patterns, own_text=own_text)
         self._memory[target] = seen.memory
         return seen
 
@@ -246,6 +253,7 @@ class PaneDriver:
             return Written(submit_only=True)
         before = await self._shot_now(target)
         self._before[target] = before
+        self._own_text_until[target] = time.monotonic() + OWN_TEXT_HOLD_SECS
         if payload.literal:
             await self.tmux.send_literal(target, payload.text)
         else:
@@ -253,6 +261,7 @@ class PaneDriver:
         why, person = await self._where_it_landed(target, payload, idle, before)
         if why:
             await self._take_back(target, payload)
+            self._own_text_until.pop(target, None)
             return Written(submit_only=False, removed=why, person_typed=person)
         if kind.submit_pause_secs:
             await asyncio.sleep(kind.submit_pause_secs)
@@ -293,10 +302,13 @@ class PaneDriver:
         if not _generic(kind):
             return False
         idle = self._memory.get(target, ScreenMemory()).idle
-        if not holds_typed(idle, await self._shot_now(target), payload.last_line, _lines(payload)):
-            return False
-        await self._take_back(target, payload)
-        return True
+        try:
+            if not holds_typed(idle, await self._shot_now(target), payload.last_line, _lines(payload)):
+                return False
+            await self._take_back(target, payload)
+            return True
+        finally:
+            self._own_text_until.pop(target, None)
 
     async def resubmit(self, target: str, payload: Payload, kind: AgentKind) -> bool:
         """Press the submit key once more, only if the prompt still sits in the box."""
@@ -310,6 +322,11 @@ class PaneDriver:
             return False
         await self.tmux.send_keys(target, kind.submit_keys)
         return True
+
+    def done_with(self, target: str) -> None:
+        """The delivery of the prompt typed into `target` is decided: its screen may become the
+        agent's idle screen again."""
+        self._own_text_until.pop(target, None)
 
     async def check(self, target: str, payload: Payload, kind: AgentKind, before: Baseline) -> Delivery:
         if _generic(kind):
@@ -337,10 +354,12 @@ class PaneDriver:
         except (TmuxError, TimeoutError, ValueError) as error:
             return Delivery.GONE if says_gone(error) else Delivery.PENDING
         if dead:
+            self._own_text_until.pop(target, None)
             return Delivery.GONE
         if self._still_typed(target, shot, payload):
             return Delivery.TYPED
         before = self._before.get(target)
         if before is not None and same_screen(before, shot):
             return Delivery.PENDING
+        self._own_text_until.pop(target, None)
         return Delivery.SUBMITTED

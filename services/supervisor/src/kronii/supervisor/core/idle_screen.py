@@ -32,6 +32,7 @@ from kronii.supervisor.core.dialogs import BORDER, dialog_line
 __all__ = [
     "AREA_MAX_ROWS",
     "NO_INPUT_LINE",
+    "OWN_TEXT_PENDING",
     "IdleScreen",
     "Layout",
     "ScreenMemory",
@@ -43,6 +44,7 @@ __all__ = [
     "draft_text",
     "holds_typed",
     "idle_from",
+    "input_line_intact",
     "locate",
     "normal",
     "person_since",
@@ -226,6 +228,28 @@ def draft_text(idle: IdleScreen, shot: Shot) -> str:
     return _inline_draft(idle, shot) if idle.layout is Layout.INLINE else _box_draft(idle, shot)
 
 
+def input_line_intact(idle: IdleScreen, shot: Shot) -> bool:
+    """The idle screen's input line (the lowest row that starts like one) and every row under it
+    are still drawn as they were, wherever they are now. A dialog takes the input line's place, so
+    while it shows, what changed above it is the agent's transcript (an echoed message whose lines
+    hang under its "> " reads like a pick list); a cursor that moved while the agent drew is no
+    change of the line. The rows under it count too: a box without a prompt glyph leaves the
+    lowest glyph row in the transcript, and a dialog that replaces that box changes what is under
+    it."""
+    if idle.layout is not Layout.BOX:
+        return False
+    then = _input_line_and_below(idle.rows)
+    return then is not None and then == _input_line_and_below(shot.rows)
+
+
+def _input_line_and_below(rows: Sequence[str]) -> tuple[str, ...] | None:
+    last = _last_filled(rows)
+    glyph = _candidates(rows, last, None).get("glyph")
+    if glyph is None:
+        return None
+    return tuple(normal(row) for row in rows[glyph : last + 1] if row.strip())
+
+
 def _changed_rows(idle: IdleScreen, shot: Shot) -> list[str]:
     """The rows of `shot` not in the idle screen (compared as sets of normalised rows: a transcript
     that scrolled is not a change)."""
@@ -257,6 +281,7 @@ class Verdict(enum.StrEnum):
 
 
 NO_INPUT_LINE = "its input line is not on screen: it is running what it was given"
+OWN_TEXT_PENDING = "the supervisor's own prompt is in its input line, not yet taken or taken back"
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,12 +310,19 @@ def _take_idle(memory: ScreenMemory, shot: Shot) -> ScreenRead:
     return ScreenRead(Verdict.IDLE, ScreenMemory(idle_from(shot), shot))
 
 
-def read(memory: ScreenMemory, shot: Shot, known_dialogs: Sequence[str] = ()) -> ScreenRead:
-    """One look read against the pane's memory; the memory to keep for the next look."""
+def read(
+    memory: ScreenMemory, shot: Shot, known_dialogs: Sequence[str] = (), *, own_text: bool = False
+) -> ScreenRead:
+    """One look read against the pane's memory; the memory to keep for the next look. `own_text`:
+    the supervisor's own prompt is typed into the pane and not yet known taken or taken back: a
+    still screen is then never the agent's new idle screen (its input line holds that prompt, and
+    were it taken for idle, the prompt still sitting in it would read as sent)."""
     looked = replace(memory, last=shot)
     if _last_filled(shot.rows) < 0:
         return ScreenRead(Verdict.UNSETTLED, looked, evidence="nothing is drawn on the pane yet")
     idle = memory.idle
+    if own_text and not _looks_idle(idle, shot):
+        return ScreenRead(Verdict.CHANGING, looked, evidence=OWN_TEXT_PENDING)
     if idle is None:
         return _first_idle(memory, shot, looked, known_dialogs)
     if person_since(shot.person_at, idle.at):
@@ -299,19 +331,28 @@ def read(memory: ScreenMemory, shot: Shot, known_dialogs: Sequence[str] = ()) ->
             return ScreenRead(Verdict.DRAFT, looked, draft=draft)
         # The person's text is sent or gone: the screen is the agent's again once it is still.
         return _settle(memory, shot, looked, "the screen is changing after a person's keys")
-    if [normal(r) for r in shot.rows] == [normal(r) for r in idle.rows]:
+    if _looks_idle(idle, shot):
         return ScreenRead(Verdict.IDLE, looked)
-    if draft_text(idle, shot):
-        question = dialog_line(_changed_rows(idle, shot), known_dialogs) or dialog_line(
-            _area_rows(idle, shot), known_dialogs
-        )
-        if question:
-            # Its first line as the whole screen shows it (the changed rows alone lose the
-            # blank rows and the title a list hangs under).
-            return ScreenRead(
-                Verdict.BLOCKED, looked, evidence=dialog_line(shot.rows, known_dialogs) or question
-            )
+    question = _new_question(idle, shot, known_dialogs)
+    if question:
+        return ScreenRead(Verdict.BLOCKED, looked, evidence=question)
     return _settle(memory, shot, looked, "the agent's screen is changing (its output)")
+
+
+def _looks_idle(idle: IdleScreen | None, shot: Shot) -> bool:
+    return idle is not None and [normal(r) for r in shot.rows] == [normal(r) for r in idle.rows]
+
+
+def _new_question(idle: IdleScreen, shot: Shot, known_dialogs: Sequence[str]) -> str:
+    """A question that took the input line's place since the idle screen, as its first line reads
+    on the whole screen (the changed rows alone lose the blank rows and the title a list hangs
+    under); "" when there is none."""
+    if not draft_text(idle, shot) or input_line_intact(idle, shot):
+        return ""
+    question = dialog_line(_changed_rows(idle, shot), known_dialogs) or dialog_line(
+        _area_rows(idle, shot), known_dialogs
+    )
+    return (dialog_line(shot.rows, known_dialogs) or question) if question else ""
 
 
 def _settle(memory: ScreenMemory, shot: Shot, looked: ScreenMemory, changing: str) -> ScreenRead:

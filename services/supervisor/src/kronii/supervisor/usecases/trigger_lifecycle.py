@@ -417,6 +417,7 @@ class TriggerLifecycle:
         finally:
             self._acks.stop_expecting(job.trigger_id, record.runtime_id)
             self._history_marks.pop(job.trigger_id, None)
+            self._panes.done_with(record.pty_target)
 
     async def _mark_history(self, job: Job, record: RuntimeRecord, kind: AgentKind) -> None:
         """Where the agent's own history ends before its prompt is typed (kinds that keep one)."""
