@@ -80,6 +80,8 @@ SHOW_SECS = 3.0
 # At most this long the supervisor's own typed prompt keeps a pane's idle screen from being taken
 # anew, should nothing say its delivery was decided.
 OWN_TEXT_HOLD_SECS = 60.0
+# A submit key pressed again waits at most this long for the agent to show it read the first one.
+CATCH_UP_SECS = 2.0
 
 _STATE_OF = {
     Verdict.IDLE: AgentState.IDLE,
@@ -124,6 +126,8 @@ class PaneDriver:
         # Panes holding the supervisor's own typed prompt, not yet known taken or taken back, and
         # until when at most (a trigger that stopped minding it must not freeze the pane's memory).
         self._own_text_until: dict[str, float] = {}
+        # The screen on which the typed prompt showed, just before the submit key was pressed.
+        self._typed_shot: dict[str, Shot] = {}
 
     async def _asked(self, ask: Callable[[], Awaitable[_T]]) -> _T:
         """A read (no side effect), asked once more when the connection it went out on ended or
@@ -258,11 +262,12 @@ class PaneDriver:
             await self.tmux.send_literal(target, payload.text)
         else:
             await self.tmux.paste(target, payload.text)
-        why, person = await self._where_it_landed(target, payload, idle, before)
+        why, person, landed = await self._where_it_landed(target, payload, idle, before)
         if why:
             await self._take_back(target, payload)
             self._own_text_until.pop(target, None)
             return Written(submit_only=False, removed=why, person_typed=person)
+        self._typed_shot[target] = landed
         if kind.submit_pause_secs:
             await asyncio.sleep(kind.submit_pause_secs)
         await self.tmux.send_keys(target, kind.submit_keys)
@@ -270,20 +275,21 @@ class PaneDriver:
 
     async def _where_it_landed(
         self, target: str, payload: Payload, idle: IdleScreen | None, before: Shot
-    ) -> tuple[str, bool]:
-        """("", False) once the typed text shows in the input area; else why not, and whether
-        a person's keys were the reason."""
+    ) -> tuple[str, bool, Shot]:
+        """("", False, the screen) once the typed text shows in the input area; else why not,
+        whether a person's keys were the reason, and the last look."""
         give_up = time.monotonic() + SHOW_SECS
         while True:
             shot = await self._shot_now(target)
             if shot.person_at is not None and shot.person_at != before.person_at:
-                return "a person pressed keys in the pane while the prompt was being typed", True
+                return "a person pressed keys in the pane while the prompt was being typed", True, shot
             if holds_typed(idle, shot, payload.last_line, _lines(payload)):
-                return "", False
+                return "", False, shot
             if shows_typed(shot, payload.last_line) and time.monotonic() >= give_up:
-                return "the typed text showed outside the agent's input area", False
+                return "the typed text showed outside the agent's input area", False, shot
             if time.monotonic() >= give_up:
-                return f"the typed text did not show on the agent's screen within {SHOW_SECS:g} s", False
+                why = f"the typed text did not show on the agent's screen within {SHOW_SECS:g} s"
+                return why, False, shot
             await asyncio.sleep(0.02)
 
     def _still_typed(self, target: str, shot: Shot, payload: Payload) -> bool:
@@ -313,7 +319,8 @@ class PaneDriver:
     async def resubmit(self, target: str, payload: Payload, kind: AgentKind) -> bool:
         """Press the submit key once more, only if the prompt still sits in the box."""
         if _generic(kind):
-            if not self._still_typed(target, await self._shot_now(target), payload):
+            shot = await self._caught_up(target)
+            if not self._still_typed(target, shot, payload):
                 return False
             await self.tmux.send_keys(target, kind.submit_keys)
             return True
@@ -323,10 +330,24 @@ class PaneDriver:
         await self.tmux.send_keys(target, kind.submit_keys)
         return True
 
+    async def _caught_up(self, target: str) -> Shot:
+        """The screen once the agent has drawn something since the typed text showed (it read the
+        submit key, if only as a new line), or after CATCH_UP_SECS. An agent that takes Enter
+        right after a paste for a new line (Gemini CLI, for 40 ms) and is starved of CPU reads a
+        second Enter in that same window too, unless it waits for the agent to catch up."""
+        landed = self._typed_shot.get(target)
+        give_up = time.monotonic() + CATCH_UP_SECS
+        while True:
+            shot = await self._shot_now(target)
+            if landed is None or not shot.same_picture(landed) or time.monotonic() >= give_up:
+                return shot
+            await asyncio.sleep(0.05)
+
     def done_with(self, target: str) -> None:
         """The delivery of the prompt typed into `target` is decided: its screen may become the
         agent's idle screen again."""
         self._own_text_until.pop(target, None)
+        self._typed_shot.pop(target, None)
 
     async def check(self, target: str, payload: Payload, kind: AgentKind, before: Baseline) -> Delivery:
         if _generic(kind):
