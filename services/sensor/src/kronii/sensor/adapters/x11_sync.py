@@ -4,8 +4,8 @@ nothing has to ask it every second.
 
 python-xlib has no SYNC module, so the few requests used are declared here from the protocol
 (https://www.x.org/releases/X11R7.7/doc/xextproto/sync.html): Initialize, ListSystemCounters,
-QueryCounter, CreateAlarm, DestroyAlarm and the AlarmNotify event. INT64 values travel as a signed
-high word and an unsigned low word.
+QueryCounter, CreateAlarm and the AlarmNotify event; the alarms go when their connection closes.
+INT64 values travel as a signed high word and an unsigned low word.
 """
 
 from __future__ import annotations
@@ -127,10 +127,6 @@ class _CreateAlarm(rq.Request):  # type: ignore[misc]  # python-xlib is untyped
     )
 
 
-class _DestroyAlarm(rq.Request):  # type: ignore[misc]  # python-xlib is untyped
-    _request = rq.Struct(rq.Card8("opcode"), rq.Opcode(11), rq.RequestLength(), rq.Card32("alarm"))
-
-
 class _AlarmNotify(rq.Event):  # type: ignore[misc]  # python-xlib is untyped
     _code = None
     _fields = rq.Struct(
@@ -226,12 +222,6 @@ class IdleAlarms:
             return None
         mark_ms, rising = armed
         return IdleCrossing(mark_ms, rising, max(0, _int64(event.counter_hi, event.counter_lo)))
-
-    def disarm(self) -> None:
-        for alarm in self._alarms:
-            _DestroyAlarm(display=self._dpy.display, opcode=self._opcode, alarm=alarm)
-        self._alarms.clear()
-        self._dpy.flush()
 
 
 class IdleKnown:
