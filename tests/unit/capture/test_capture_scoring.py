@@ -7,6 +7,7 @@ import pytest
 from kronii.capture.core.scoring import (
     REUSE_OCR_SSIM,
     Frame,
+    Scored,
     blur_score,
     edge_density,
     half_scale,
@@ -87,29 +88,47 @@ def test_ssim_of_frames_of_different_sizes_is_zero() -> None:
 
 def test_identical_frames_reuse_the_first_ocr_result() -> None:
     ocr = CountingOcr(default=0.3)
+    other = text_like(2)
     scores = rank_frames(
-        [SHARP, SHARP.copy(), SHARP.copy()], wm_class="XTerm", title="sh", ocr_text_density=ocr
+        [SHARP, SHARP.copy(), SHARP.copy(), other], wm_class="XTerm", title="sh", ocr_text_density=ocr
     )
-    assert len(ocr.calls) == 1
+    assert len(ocr.calls) == 2  # the three alike once, the fourth once
     by_index = {score.index: score for score in scores}
-    assert [by_index[i].text_source for i in range(3)] == ["ocr", "reused", "reused"]
+    assert [by_index[i].text_source for i in range(4)] == ["ocr", "reused", "reused", "ocr"]
     assert all(score.text_density == 0.3 for score in scores)
 
 
 def test_ocr_runs_only_on_frames_that_can_win() -> None:
-    frames = [box_blur(text_like(3)), box_blur(text_like(4), radius=3), SHARP]
+    frames = [box_blur(text_like(3)), box_blur(text_like(4), radius=3), SHARP, text_like(7)]
     ocr = CountingOcr()
     scores = rank_frames(frames, wm_class="XTerm", title="sh", ocr_text_density=ocr)
-    assert len(ocr.calls) == 1
-    assert scores[0].index == 2
-    assert scores[0].text_source == "ocr"
-    assert {score.text_source for score in scores[1:]} == {"skipped"}
+    assert len(ocr.calls) == 2
+    assert {score.index for score in scores if score.text_source == "ocr"} == {2, 3}
+    assert {score.text_source for score in scores if score.index in (0, 1)} == {"skipped"}
+
+
+def test_a_burst_with_one_frame_worth_reading_is_not_read_for_its_score() -> None:
+    # Its text density could not reorder the burst, and the redaction reads that frame anyway:
+    # the job's score takes the redaction's reading (one Tesseract pass per job, not two).
+    frames = [box_blur(text_like(3)), box_blur(text_like(4), radius=3), SHARP, SHARP.copy()]
+    ocr = CountingOcr(default=0.4)
+    scored = Scored(rank_frames(frames, wm_class="XTerm", title="sh", ocr_text_density=ocr), 0)
+    assert ocr.calls == []
+    assert scored.text_deferred and scored.primary.index in (2, 3)
+    filled = scored.with_primary_text(0.4)
+    assert not filled.text_deferred and filled.primary.text_density == 0.4
+    assert [s.index for s in filled.ranked] == [s.index for s in scored.ranked]
+    read = rank_frames(
+        [*frames, text_like(8)], wm_class="XTerm", title="sh", ocr_text_density=CountingOcr(default=0.4)
+    )
+    same = next(s for s in read if s.index == filled.primary.index)
+    assert filled.primary.total == pytest.approx(same.total)  # the score OCR would have given
 
 
 def test_ocr_receives_the_frame_at_half_scale() -> None:
     ocr = CountingOcr()
-    rank_frames([SHARP], wm_class="", title="", ocr_text_density=ocr)
-    assert ocr.calls == [(HEIGHT // 2, WIDTH // 2)]
+    rank_frames([SHARP, text_like(2)], wm_class="", title="", ocr_text_density=ocr)
+    assert ocr.calls == [(HEIGHT // 2, WIDTH // 2)] * 2
     assert np.array_equal(ocr.seen[0], half_scale(SHARP))
 
 

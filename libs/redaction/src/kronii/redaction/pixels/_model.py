@@ -91,6 +91,9 @@ class ImageRedaction:
     masked_share: float = 0.0
     ocr_ms: float = 0.0
     text: str = field(default="", repr=False)
+    # The share of the frame covered by words read with some confidence (what a capture's frame
+    # scoring calls its text density), from the same reading.
+    text_coverage: float = 0.0
 
     @property
     def rejected(self) -> bool:

@@ -155,7 +155,12 @@ def _regions(extra_regions: Sequence[Rect], area: Box, size: tuple[int, int]) ->
 
 
 def _masked(
-    frame: Image.Image, findings: list[ImageFinding], policy: RedactionPolicy, ocr_ms: float, text: str
+    frame: Image.Image,
+    findings: list[ImageFinding],
+    policy: RedactionPolicy,
+    ocr_ms: float,
+    text: str,
+    coverage: float = 0.0,
 ) -> ImageRedaction:
     """Fill every box, unless that would mask more of the frame than the policy allows."""
     boxes = [box for finding in findings for box in finding.boxes]
@@ -166,9 +171,27 @@ def _masked(
     out = fill(frame, boxes)
     _verify(out, boxes)
     if not findings:
-        return ImageRedaction(out, Level.GREEN, "nothing found", (), 0.0, ocr_ms, text)
+        return ImageRedaction(out, Level.GREEN, "nothing found", (), 0.0, ocr_ms, text, coverage)
     reason = f"masked {len(findings)}: {', '.join(sorted({finding.type for finding in findings}))}"
-    return ImageRedaction(out, Level.AMBER, reason, tuple(findings), share, ocr_ms, text)
+    return ImageRedaction(out, Level.AMBER, reason, tuple(findings), share, ocr_ms, text, coverage)
+
+
+# A word read with at least this confidence counts as text on the frame (capture's text density).
+_COVERAGE_CONF = 40.0
+
+
+def text_coverage(words: Sequence[OcrWord], size: tuple[int, int]) -> float:
+    """The share of the frame the words read with some confidence cover (a word read again on a
+    colour layer counts once)."""
+    width, height = size
+    if width <= 0 or height <= 0:
+        return 0.0
+    covered = sum(
+        word.box.area
+        for word in words
+        if not word.layer and word.conf >= _COVERAGE_CONF and word.text.strip()
+    )
+    return min(1.0, covered / float(width * height))
 
 
 def redact_image(
@@ -213,7 +236,7 @@ def redact_image(
             *_regions(extra_regions, area, frame.size),
         ]
         text = masked_text(lines, spans, [finding.placeholder for finding in result.findings])
-        return _masked(frame, findings, policy, ocr_ms, text)
+        return _masked(frame, findings, policy, ocr_ms, text, text_coverage(words, frame.size))
     except Exception as error:  # fail closed, whatever went wrong
         detail = str(error) if isinstance(error, ImageInputError) else type(error).__name__
         return _withheld(f"{stage} failed: {detail}", ocr_ms=ocr_ms)

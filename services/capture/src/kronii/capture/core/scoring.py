@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -218,8 +218,10 @@ def risk_penalty(wm_class: str, title: str) -> float:
 @dataclass(frozen=True, slots=True)
 class FrameScore:
     """Scores of one frame of a burst. `text_source` says where text_density came from: "ocr"
-    (measured), "reused" (copied from the near-identical previous frame) or "skipped" (OCR not
-    run because the cheap signals ruled the frame out; text_density is then 0.0)."""
+    (measured), "reused" (copied from the near-identical previous frame), "skipped" (OCR not
+    run because the cheap signals ruled the frame out; text_density is then 0.0) or "deferred"
+    (the one frame OCR could have measured: its text density cannot reorder the burst, so it is
+    left to the redaction's own reading of that frame, `Scored.with_primary_text`; 0.0 until then)."""
 
     index: int
     text_density: float
@@ -242,6 +244,21 @@ class Scored:
     @property
     def primary(self) -> FrameScore:
         return self.ranked[0]
+
+    @property
+    def text_deferred(self) -> bool:
+        return self.primary.text_source == "deferred"
+
+    def with_primary_text(self, text_density: float) -> Scored:
+        """The primary frame's deferred text density filled in (the share of it the redaction
+        read as words), its total recomputed; the order stays (no other frame was measured)."""
+        primary = self.primary
+        density = float(np.clip(text_density, 0.0, 1.0))
+        cheap = cheap_score(primary.edge_density, primary.blur, primary.delta_ssim, primary.ui_hint)
+        filled = replace(
+            primary, text_density=density, total=total_score(density, cheap, primary.risk), text_source="ocr"
+        )
+        return replace(self, ranked=[filled, *self.ranked[1:]])
 
 
 def cheap_score(edges: float, sharpness: float, stability: float, ui_hint: float) -> float:
@@ -266,6 +283,8 @@ def rank_frames(
     the expensive one, then runs only where it can change the outcome:
     - only on frames whose cheap score is within OCR_MARGIN of the best cheap score;
     - a frame with SSIM >= REUSE_OCR_SSIM to the previous frame reuses that frame's text density;
+    - when only one frame would be read, none is: its text density cannot change the order, and the
+      redaction reads that frame in full anyway ("deferred", filled by `Scored.with_primary_text`);
     - `ocr_text_density` receives the frame at HALF SCALE (`half_scale`: half width and half
       height, a quarter of the pixels) and must return the share of it covered by text, 0..1.
     """
@@ -306,18 +325,25 @@ def _text_densities(
     to_previous: list[float],
     ocr_text_density: Callable[[Frame], float],
 ) -> tuple[list[float | None], list[str]]:
-    """Each frame's text density and where it came from ("ocr", "reused", "skipped"): OCR only for
-    the frames within OCR_MARGIN of the best cheap score, reused from a near-identical predecessor."""
+    """Each frame's text density and where it came from ("ocr", "reused", "skipped", "deferred"):
+    OCR only for the frames within OCR_MARGIN of the best cheap score, reused from a near-identical
+    predecessor, and only when at least two different frames need it: with one, its text density
+    cannot reorder the burst, and the redaction reads that frame anyway."""
     best_cheap = max(cheap)
-    text: list[float | None] = [None] * len(frames)
-    source = ["skipped"] * len(frames)
-    for i, frame in enumerate(frames):
+    plan = ["skipped"] * len(frames)
+    for i in range(len(frames)):
         if cheap[i] < best_cheap - OCR_MARGIN:
             continue
-        previous_text = text[i - 1] if i > 0 else None
-        if previous_text is not None and to_previous[i] >= REUSE_OCR_SSIM:
-            text[i], source[i] = previous_text, "reused"
-        else:
+        reusable = i > 0 and plan[i - 1] != "skipped" and to_previous[i] >= REUSE_OCR_SSIM
+        plan[i] = "reused" if reusable else "ocr"
+    if plan.count("ocr") == 1:
+        return [0.0 if step != "skipped" else None for step in plan], [
+            "deferred" if step != "skipped" else step for step in plan
+        ]
+    text: list[float | None] = [None] * len(frames)
+    for i, frame in enumerate(frames):
+        if plan[i] == "ocr":
             text[i] = float(np.clip(ocr_text_density(half_scale(frame)), 0.0, 1.0))
-            source[i] = "ocr"
-    return text, source
+        elif plan[i] == "reused":
+            text[i] = text[i - 1]
+    return text, plan

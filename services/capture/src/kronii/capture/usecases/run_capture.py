@@ -82,13 +82,18 @@ class RunCapture:
         )
         self._metrics.stage_seconds.labels("scoring").observe(time.perf_counter() - started)
         self._metrics.ocr_frames.inc(scored.ocr_calls)
-        primary_score = round(scored.primary.total, 4)
-        if await self._board.transition(job_id, JobEvent.SCORED, primary_score=primary_score) is None:
+        # A burst whose one readable frame was not read for its score is scored from the
+        # redaction's reading of that frame: one Tesseract pass for the job, not two.
+        if not scored.text_deferred and not await self._scored(job_id, scored):
             return
         started = time.perf_counter()
         primary = burst.frames[scored.primary.index]
         redaction = await asyncio.to_thread(self._work.redact, primary, app=facts.app_name)
         self._metrics.stage_seconds.labels("redaction").observe(time.perf_counter() - started)
+        if scored.text_deferred:
+            scored = scored.with_primary_text(redaction.text_coverage)
+            if not await self._scored(job_id, scored):
+                return
         if redaction.image is None:
             await self._board.transition(
                 job_id,
@@ -101,6 +106,11 @@ class RunCapture:
         if self._board.live(job_id) is None:  # cancelled while redacting: store nothing
             return
         await self._seal(burst, scored, redaction)
+
+    async def _scored(self, job_id: str, scored: Scored) -> bool:
+        """The job's SCORED step with its primary score; False when the job ended meanwhile."""
+        primary_score = round(scored.primary.total, 4)
+        return await self._board.transition(job_id, JobEvent.SCORED, primary_score=primary_score) is not None
 
     async def _burst(self, job_id: str, facts: WindowFacts) -> _Burst | None:
         """The frames of the focused window, or None when the job ended (no display, cancelled)."""
