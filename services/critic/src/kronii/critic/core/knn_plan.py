@@ -8,10 +8,10 @@ at ef_search 100 and 63 % at ef_search 1000 (pgvector's limit, where it is nearl
 scan of every row). So:
 
 - a table below ``exact_below`` rows is always scanned exactly (every row's cosine). At 1,000 rows
-  a scan costs what the index does; at 10,000 the index is 1.8x faster on a near-duplicate, and a
-  scan alone 1.6x faster on a query with no real neighbour (which above the switch pays for the
-  index, then the scan): for an even mix of the two the scan is still the cheaper there, while at
-  100,000 rows it costs 7.7 times the index on a near-duplicate;
+  a scan costs what the index does; at 10,000 the index is ~2x faster on a near-duplicate, and a
+  scan alone ~1.5x faster on a query with no real neighbour (which above the switch pays for the
+  index, then the scan): for an even mix of the two they cost the same there, while at 100,000
+  rows a scan costs 8-9 times the index on a near-duplicate;
 - above it the index answers first, and its answer stands when it holds ``k`` rows and the best is
   at least ``trust_above`` similar (far above the noise: the best of 100,000 random vectors is ~0.25);
   otherwise the same search runs again as an exact scan. A query with no real neighbour pays for
