@@ -23,6 +23,7 @@ from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.infra import InfraUrls, create_database
+from tests.unit.critic.memory_history import record
 
 Matrix = npt.NDArray[np.float32]
 ROWS = 4000
@@ -133,3 +134,20 @@ async def test_the_size_switch_scans_exactly_one_row_below_it_and_uses_the_index
     assert await _recall(PgVectorStore(engine, below), rows, queries) == 1.0
     at = KnnTuning(ef_search=5, exact_below=ROWS, trust_above=NEVER_FALLS_BACK)
     assert await _recall(PgVectorStore(engine, at), rows, queries) < 0.9
+
+
+async def test_a_table_never_analyzed_is_counted_for_the_size_switch(infra: InfraUrls) -> None:
+    url = create_database(infra.database, "kronii_critic_knn_fresh")
+    migrate_up(url)
+    fresh = make_engine(url)
+    try:
+        rng = np.random.default_rng(5)
+        vectors = _unit_rows(rng, 30)  # fewer than autovacuum's 50 changes: it never analyzes them
+        await PgVectorStore(fresh).upsert([record(f"f{n:02d}", vector) for n, vector in enumerate(vectors)])
+        query = _unit_rows(rng, 1)[0]  # nothing near it: the index's answer would not stand
+        below = CountingSearches(fresh, KnnTuning(exact_below=31))
+        assert len(await below.knn(query, 5)) == 5 and below.searches == 1  # 30 rows counted: exact only
+        at = CountingSearches(fresh, KnnTuning(exact_below=30))
+        assert len(await at.knn(query, 5)) == 5 and at.searches == 2  # the index, then the exact scan
+    finally:
+        await fresh.dispose()
