@@ -15,6 +15,7 @@ BENCHMARKS = [
     ["redaction_image.py"],
     ["sensor_focus.py", "--switches", "200", "--cost-seconds", "60"],
     ["sensor_focus_wayland.py", "--switches", "200", "--idle-seconds", "30"],
+    ["sensor_cost.py"],
     ["capture_latency.py", "--jobs", "12", "--sustained", "12"],
     ["capture_wayland.py", "--runs", "30"],
     ["supervisor_triggers.py", "--sequential", "200", "--sustained", "1000", "--panes", "20"],
