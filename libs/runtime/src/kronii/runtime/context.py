@@ -4,6 +4,7 @@ audit log, and the two ways to record an action (`record`, which never hides the
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -40,12 +41,15 @@ class ServiceContext:
     started_at: float = field(default_factory=time.time)
     # Set by the runtime's watch while PostgreSQL does not answer (the wall-clock time it went away).
     postgres_down_since: float | None = None
+    # Set when a query failed for want of PostgreSQL: wakes the runtime's watch at once.
+    postgres_trouble: asyncio.Event = field(default_factory=asyncio.Event)
 
     def note_postgres_trouble(self) -> None:
         """A query failed for want of PostgreSQL: an outage begins now, unless one is already open
         (the runtime's watch closes it, and writes its audit row, once PostgreSQL answers again)."""
         if self.postgres_down_since is None:
             self.postgres_down_since = time.time()
+        self.postgres_trouble.set()
 
     def require_postgres(self) -> None:
         """Refuse work at the door while PostgreSQL is known to be away (503, nothing done)."""
