@@ -477,10 +477,8 @@ def test_a_first_start_or_exit_dialog_is_never_typed_into_and_the_trigger_says_i
     for seat, name in seats:
         outcome = sup.trigger(seat.agent_id, one_line(seat.agent, tag), workspace=seat.workspace)
         dialog = seat.agent.dialog(name)
-        assert outcome["result"] == "deferred" and outcome["error_code"] == "AGENT_BLOCKED", (
-            seat.agent.name,
-            name,
-            outcome,
+        assert outcome["result"] == "deferred" and outcome["error_code"] == "AGENT_BLOCKED", _why(
+            seat, {"dialog": name, **outcome}, _screen(sup, seat)
         )
         # The detail names the dialog by its first line, as the screen shows it.
         quoted = re.search(r"""screen: (['"])(.*)\1;""", outcome["detail"])

@@ -274,3 +274,15 @@ def test_a_still_screen_holding_the_supervisors_own_unsent_paste_is_never_taken_
     # Once its delivery is decided, the agent's still screen is its idle screen again.
     released = read(again.memory, shot(chip, INK_CURSOR_BELOW, T0 + 5.6))
     assert released.verdict is Verdict.IDLE
+
+
+def test_a_yes_no_question_above_an_input_line_drawn_as_it_was_still_blocks() -> None:
+    # Only a choice list is read as transcript while the input line shows: a question's own
+    # words block wherever they stand.
+    memory = idle_memory(QWEN_IDLE, (0, 6))
+    asking = rows(
+        "Tips: Type / to open the command popup.", "> say k1a", "Overwrite notes.txt? (y/n)",
+        _RULE, ">   Type your message or @path/to/file", _RULE, "  ? for shortcuts", height=20,
+    )  # fmt: skip
+    seen = read(memory, shot(asking, (2, 2), T0 + 5))
+    assert seen.verdict is Verdict.BLOCKED and "(y/n)" in seen.evidence

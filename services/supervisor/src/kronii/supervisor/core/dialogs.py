@@ -98,20 +98,20 @@ def _is_choice(row: str) -> bool:
     return bool(_NUMBERED.match(row) or _RADIO.match(row) or _POINTER.match(row))
 
 
-def dialog_line(rows: Sequence[str], known: Sequence[str] = ()) -> str:
+def dialog_line(rows: Sequence[str], known: Sequence[str] = (), *, choices: bool = True) -> str:
     """The first line of a question waiting for a person among `rows` (its title when the first
     sign is a choice list: the nearest line above it), or "". `known` adds an agent kind's own
-    dialog texts (case-insensitive) to the formats every dialog shares."""
+    dialog texts (case-insensitive) to the formats every dialog shares. `choices=False` leaves
+    choice lists out: for rows of a transcript, where an echoed message hanging under its "> "
+    looks like one, and only a question's own words count."""
     lines = [unframe(row).strip() for row in rows]
     wanted = [k.lower() for k in known if k]
-    choices = _choices(rows)
+    chosen = _choices(rows) if choices else ""
     first = next(
         (
             i
             for i, line in enumerate(lines)
-            if _QUESTION.search(line)
-            or (choices and line == choices)
-            or any(k in line.lower() for k in wanted)
+            if _QUESTION.search(line) or (chosen and line == chosen) or any(k in line.lower() for k in wanted)
         ),
         None,
     )

@@ -230,10 +230,10 @@ def draft_text(idle: IdleScreen, shot: Shot) -> str:
 
 def input_line_intact(idle: IdleScreen, shot: Shot) -> bool:
     """The idle screen's input line (the lowest row that starts like one) and every row under it
-    are still drawn as they were, wherever they are now. A dialog takes the input line's place, so
-    while it shows, what changed above it is the agent's transcript (an echoed message whose lines
-    hang under its "> " reads like a pick list); a cursor that moved while the agent drew is no
-    change of the line. The rows under it count too: a box without a prompt glyph leaves the
+    are still drawn as they were, wherever they are now. A pick list takes the input line's place,
+    so while it shows, what changed above it is the agent's transcript (an echoed message whose
+    lines hang under its "> " reads like a pick list); a cursor that moved while the agent drew is
+    no change of the line. The rows under it count too: a box without a prompt glyph leaves the
     lowest glyph row in the transcript, and a dialog that replaces that box changes what is under
     it."""
     if idle.layout is not Layout.BOX:
@@ -344,15 +344,18 @@ def _looks_idle(idle: IdleScreen | None, shot: Shot) -> bool:
 
 
 def _new_question(idle: IdleScreen, shot: Shot, known_dialogs: Sequence[str]) -> str:
-    """A question that took the input line's place since the idle screen, as its first line reads
-    on the whole screen (the changed rows alone lose the blank rows and the title a list hangs
-    under); "" when there is none."""
-    if not draft_text(idle, shot) or input_line_intact(idle, shot):
+    """A question put since the idle screen, as its first line reads on the whole screen (the
+    changed rows alone lose the blank rows and the title a list hangs under); "" when there is
+    none. While the input line is still drawn as it was, what changed above it is the agent's
+    transcript: a choice list there is no question (an echoed message hanging under its "> "
+    reads as one), only a question's own words are (a yes/no, "press enter", a kind's dialog)."""
+    if not draft_text(idle, shot):
         return ""
-    question = dialog_line(_changed_rows(idle, shot), known_dialogs) or dialog_line(
-        _area_rows(idle, shot), known_dialogs
+    choices = not input_line_intact(idle, shot)
+    question = dialog_line(_changed_rows(idle, shot), known_dialogs, choices=choices) or dialog_line(
+        _area_rows(idle, shot), known_dialogs, choices=choices
     )
-    return (dialog_line(shot.rows, known_dialogs) or question) if question else ""
+    return (dialog_line(shot.rows, known_dialogs, choices=choices) or question) if question else ""
 
 
 def _settle(memory: ScreenMemory, shot: Shot, looked: ScreenMemory, changing: str) -> ScreenRead:
