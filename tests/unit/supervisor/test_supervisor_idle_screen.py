@@ -286,3 +286,20 @@ def test_a_yes_no_question_above_an_input_line_drawn_as_it_was_still_blocks() ->
     )  # fmt: skip
     seen = read(memory, shot(asking, (2, 2), T0 + 5))
     assert seen.verdict is Verdict.BLOCKED and "(y/n)" in seen.evidence
+
+
+def test_a_dialog_drawn_under_a_first_screen_that_showed_no_input_line_blocks() -> None:
+    # Under load Qwen Code drew its header alone long enough to be taken for its idle screen, then
+    # its folder-trust dialog under it. The box's last rows (a blank framed row, its bottom edge)
+    # read as empty, so the input area seemed unchanged and the dialog went unread: the trigger was deferred as busy, and had the
+    # screen settled it would have been typed into the dialog.
+    header = rows("  >_ Qwen Code (v0.15.10)", "Tips: Type / to open the command popup.", height=16)
+    memory = idle_memory(header, (0, 15))
+    assert memory.idle is not None and not memory.idle.inputs
+    dialog = rows(
+        "  >_ Qwen Code (v0.15.10)", "Tips: Type / to open the command popup.", "╭" + "─" * 40 + "╮",
+        "│ Do you trust this folder?" + " " * 14 + "│", "│ \u203a 1. Trust folder (proj)" + " " * 16 + "│",
+        "│   2. Don't trust (esc)" + " " * 17 + "│", "│" + " " * 40 + "│", "╰" + "─" * 40 + "╯", height=16,
+    )  # fmt: skip
+    seen = read(memory, shot(dialog, (0, 15), T0 + 3))
+    assert seen.verdict is Verdict.BLOCKED and seen.evidence == "Do you trust this folder?"

@@ -346,16 +346,27 @@ def _looks_idle(idle: IdleScreen | None, shot: Shot) -> bool:
 def _new_question(idle: IdleScreen, shot: Shot, known_dialogs: Sequence[str]) -> str:
     """A question put since the idle screen, as its first line reads on the whole screen (the
     changed rows alone lose the blank rows and the title a list hangs under); "" when there is
-    none. While the input line is still drawn as it was, what changed above it is the agent's
-    transcript: a choice list there is no question (an echoed message hanging under its "> "
-    reads as one), only a question's own words are (a yes/no, "press enter", a kind's dialog)."""
-    if not draft_text(idle, shot):
-        return ""
-    choices = not input_line_intact(idle, shot)
+    none. Where the idle screen has an input line, a question is looked for only once that line
+    changed (the agent's output above it is not one); while it is still drawn as it was, a choice
+    list above it is transcript (an echoed message hanging under its "> " reads as one) and only a
+    question's own words count. Where the idle screen showed no input line at all (an agent still
+    drawing its first screen when it was taken), whatever appeared since is read."""
+    if _input_line_known(idle):
+        if not draft_text(idle, shot):
+            return ""
+        choices = not input_line_intact(idle, shot)
+    else:
+        choices = True
     question = dialog_line(_changed_rows(idle, shot), known_dialogs, choices=choices) or dialog_line(
         _area_rows(idle, shot), known_dialogs, choices=choices
     )
     return (dialog_line(shot.rows, known_dialogs, choices=choices) or question) if question else ""
+
+
+def _input_line_known(idle: IdleScreen) -> bool:
+    """The idle screen shows where input goes: a REPL's prompt at the cursor, or a row that starts
+    like an input line or holds a visible cursor."""
+    return idle.layout is Layout.INLINE or bool(idle.inputs)
 
 
 def _settle(memory: ScreenMemory, shot: Shot, looked: ScreenMemory, changing: str) -> ScreenRead:
