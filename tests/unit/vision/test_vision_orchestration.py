@@ -83,6 +83,12 @@ class FakeAccessibility:
     async def snapshot(self, fresh: bool = False) -> tuple[RawNode, ...]:
         return self.nodes
 
+    def mark(self) -> int:
+        return 0
+
+    def heard_since(self, mark: int) -> tuple[tuple[str, str], ...]:
+        return ()  # its changes are in its tree
+
     def _status(self) -> None:
         self.presses += 1
         status = raw("status", "label", f"pressed {self.presses}", Bounds(60, 600, 100, 15))

@@ -44,6 +44,11 @@ WATCHED_EVENTS: tuple[tuple[str, str, str, str | None], ...] = (
     ("window:activate", "org.a11y.atspi.Event.Window", "Activate", None),
     ("window:deactivate", "org.a11y.atspi.Event.Window", "Deactivate", None),
     ("object:bounds-changed", _OBJECT_EVENT, "BoundsChanged", None),
+    # What an application says it did: a toggle pressed and let go at once, a display rewritten with
+    # the same text. A look at the tree afterwards can miss both; the event is not missed.
+    ("object:state-changed", _OBJECT_EVENT, "StateChanged", None),
+    ("object:text-changed", _OBJECT_EVENT, "TextChanged", None),
+    ("object:property-change:accessible-value", _OBJECT_EVENT, "PropertyChange", "accessible-value"),
 )
 
 _ERROR = "org.freedesktop.DBus.Error."
@@ -187,8 +192,9 @@ class AtspiReader:
             raise _explain(ref, what, exc) from exc
 
     async def watch(self, callback: EventCallback) -> None:
-        """Call `callback(kind, ref)` on the event loop for focus, children, name and window activation
-        events, e.g. ("object:children-changed:add", ref of the parent). Stops at close()."""
+        """Call `callback(kind, ref)` on the event loop for focus, children, name, value, state, text and
+        window activation events, e.g. ("object:children-changed:add", ref of the parent),
+        ("object:state-changed:checked", ref of the button). Stops at close()."""
         a11y = self._require()
         if not self._subscribed:
             a11y.bus.add_message_handler(self._on_message)

@@ -8,6 +8,7 @@ import asyncio
 import os
 import threading
 import time
+from collections import deque
 from typing import TYPE_CHECKING
 
 from kronii.foundation.errors import Unavailable
@@ -39,13 +40,17 @@ def screen_scale(environ: dict[str, str] | None = None) -> float:
 class DesktopTree:
     """The tree, read again only when the toolkits say it changed: object events (children, names,
     bounds, focus, windows) mark the last walk stale; without an event it is reused for up to
-    `max_age_s`. A `fresh` read (an approval, each step of a run) always walks."""
+    `max_age_s`. A `fresh` read (an approval, each step of a run) always walks. The latest events are
+    kept (`heard_since`), so an action's effect that came and went between two walks is still known."""
+
+    HEARD_KEPT = 4096
 
     def __init__(self, reader: AtspiReader, *, max_age_s: float = 2.0) -> None:
         self._reader = reader
         self._lock = asyncio.Lock()
         self._max_age_s = max_age_s
         self._events = 0
+        self._heard: deque[tuple[int, str, str]] = deque(maxlen=self.HEARD_KEPT)
         self._watching = False
         self._last: tuple[tuple[RawNode, ...], int, float] | None = None
         self.walks = 0
@@ -53,8 +58,17 @@ class DesktopTree:
         self.connected = False
         self.problem = "not connected yet"
 
-    def _changed(self, _kind: str, _ref: str) -> None:
+    def _changed(self, kind: str, ref: str) -> None:
         self._events += 1
+        self._heard.append((self._events, kind, ref))
+
+    def mark(self) -> int:
+        """Where the events stand now, for `heard_since`."""
+        return self._events
+
+    def heard_since(self, mark: int) -> tuple[tuple[str, str], ...]:
+        """The (kind, ref) of each event after `mark`, oldest first (only the latest HEARD_KEPT)."""
+        return tuple((kind, ref) for number, kind, ref in self._heard if number > mark)
 
     async def _ready(self) -> AtspiReader:
         async with self._lock:

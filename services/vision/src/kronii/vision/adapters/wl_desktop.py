@@ -222,6 +222,12 @@ class LayoutTree:
             return tuple(node if node.bounds is None else _unplaced(node) for node in nodes)
         return place_on_layout(nodes, desk)
 
+    def mark(self) -> int:
+        return self._tree.mark()
+
+    def heard_since(self, mark: int) -> tuple[tuple[str, str], ...]:
+        return self._tree.heard_since(mark)
+
     async def do_action(self, ref: str, name: str = "click") -> bool:
         return await self._tree.do_action(ref, name)
 

@@ -2,7 +2,9 @@
 in the accessibility tree afterwards, never because a call returned. Each kind of element has its
 effect: a field holds the typed text, a check box's state is the one asked for, a row is selected,
 a menu shows its items, a pressed button changed something in its application; a launched app showed
-a window. The executor looks until the effect is there or its time is up, then says what it saw."""
+a window. The executor looks until the effect is there or its time is up, then says what it saw.
+"Changed" is also what the application says it did (its toolkit's events since the action): a toggle
+pressed and let go at once, a display rewritten, can be over before the next look at the tree."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from kronii.vision.core.context import RawNode
 from kronii.vision.core.targets import Kind
 
-__all__ = ["Effect", "Observation", "effect_for", "observe", "window_refs"]
+__all__ = ["Effect", "Observation", "app_of", "effect_for", "observe", "reported_change", "window_refs"]
 
 
 class Effect(enum.StrEnum):
@@ -48,6 +50,12 @@ _MEANINGFUL = frozenset(
     {"checked", "selected", "expanded", "collapsed", "showing", "visible", "sensitive", "enabled",
      "pressed", "indeterminate", "iconified", "modal"}
 )  # fmt: skip
+# What an application's own events must say to count: a state it keeps for its user (not pressed,
+# showing: the press itself, a tooltip), its text, a value.
+_SAID_STATES = frozenset(
+    {"checked", "selected", "expanded", "collapsed", "sensitive", "enabled", "indeterminate"}
+)
+_SAID_CHANGED = ("object:text-changed:", "object:property-change:accessible-value")
 _MENU_ROLES = frozenset({"menu item", "check menu item", "radio menu item", "menu", "popup menu"})
 _OFF_SCREEN = -(2**30)
 
@@ -60,6 +68,24 @@ def _on_screen(node: RawNode) -> bool:
     box = node.bounds
     visible = box is not None and not box.empty and box.x > _OFF_SCREEN and box.y > _OFF_SCREEN
     return visible and ("showing" in node.states or "visible" in node.states)
+
+
+def app_of(ref: str) -> str:
+    """The application (its bus name) an object's ref belongs to."""
+    return ref.partition("|")[0]
+
+
+def reported_change(heard: Sequence[tuple[str, str]], app: str = "") -> str:
+    """The first event in `heard` ((kind, ref) pairs) that says `app` (any app when "") changed what it
+    shows: a state it keeps, its text, a value; "" when none does. Focus, hover, bounds and children
+    come with any click or tooltip and say nothing."""
+    for kind, ref in heard:
+        if app and app_of(ref) != app:
+            continue
+        state = kind.removeprefix("object:state-changed:")
+        if (state != kind and state in _SAID_STATES) or kind.startswith(_SAID_CHANGED):
+            return kind
+    return ""
 
 
 def window_refs(nodes: Sequence[RawNode]) -> frozenset[str]:
@@ -86,8 +112,10 @@ def observe(
     *,
     text: str = "",
     pid: int = 0,
+    heard: Sequence[tuple[str, str]] = (),
 ) -> Observation:
-    """Whether `effect` of an action on the element `ref` is in `after` (compared with `before`)."""
+    """Whether `effect` of an action on the element `ref` is in `after` (compared with `before`), or,
+    for CHANGED, in the events `heard` from the element's application since the action."""
     node = _target(after, ref)
     if effect is Effect.NONE:
         return Observation(True, "nothing to see")
@@ -95,10 +123,12 @@ def observe(
         new = window_refs(after) - window_refs(before)
         return Observation(bool(new), f"{len(new)} new window(s)")
     if effect is Effect.CHANGED:
-        changed = _signature(before, pid) != _signature(after, pid)
-        return Observation(
-            changed, "the application changed" if changed else "nothing changed in the application"
-        )
+        if _signature(before, pid) != _signature(after, pid):
+            return Observation(True, "the application changed")
+        said = reported_change(heard, app_of(ref))
+        if said:
+            return Observation(True, f"the application reported a change ({said})")
+        return Observation(False, "nothing changed in the application")
     if node is None:
         return Observation(False, "the element is gone")
     if effect is Effect.TEXT:

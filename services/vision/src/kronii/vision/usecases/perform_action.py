@@ -110,20 +110,22 @@ class PerformAction:
             assert action.bounds is not None  # the safety layer dropped clicks with neither
             box = screenshot_to_screen(action.bounds, approved.capture_area, approved.screenshot_size)
             x, y = screen_point_of(box)
+            mark = self._tree.mark()
             await self._send(self._control.click(x, y))
             return await self._seen(
-                f"click at ({x}, {y}) through the broker", Effect.CHANGED, "", before, pid=0
+                f"click at ({x}, {y}) through the broker", Effect.CHANGED, "", before, pid=0, mark=mark
             )
         kind = kind_of(node)
         want = action.metadata.get("want", "")
         checked = "checked" in node.states
         if kind is Kind.TOGGLE and want and checked == (want == "checked"):
             return f"{_describe(node)} was already {want}: nothing to do"
+        mark = self._tree.mark()
         how = await self._press(node, kind, approved)
         # "open the X menu" on a menu button (GTK4's) is kept to its word: a menu must open.
         asked = Kind.MENU if action.metadata.get("kind") == "menu" else kind
         effect = effect_for(asked, want=want, was_checked=checked)
-        return await self._seen(how, effect, node.ref, before, pid=node.pid)
+        return await self._seen(how, effect, node.ref, before, pid=node.pid, mark=mark)
 
     async def _press(self, node: RawNode, kind: Kind, approved: ScreenContext) -> str:
         if kind is Kind.ROW and await self._tree.select(node.ref, node.parent or ""):
@@ -170,9 +172,10 @@ class PerformAction:
             raise ActionFailed(f"{_describe(node)} did not show the focus, so no keys were typed")
 
     async def _seen(
-        self, how: str, effect: Effect, ref: str, before: Sequence[RawNode], *, text: str = "", pid: int
-    ) -> str:
-        seen = await self._until(effect, ref, before, text=text, pid=pid)
+        self, how: str, effect: Effect, ref: str, before: Sequence[RawNode], *, text: str = "", pid: int,
+        mark: int | None = None,
+    ) -> str:  # fmt: skip
+        seen = await self._until(effect, ref, before, text=text, pid=pid, mark=mark)
         if not seen.seen:
             raise ActionFailed(
                 f"{how}, but {seen.what} within {self._effect_timeout_s:g} s: the expected effect "
@@ -182,12 +185,13 @@ class PerformAction:
 
     async def _until(
         self, effect: Effect, ref: str, before: Sequence[RawNode], *, text: str = "", pid: int = 0,
-        timeout_s: float | None = None,
+        timeout_s: float | None = None, mark: int | None = None,
     ) -> Observation:  # fmt: skip
         deadline = time.monotonic() + (timeout_s or self._effect_timeout_s)
         while True:
             after = await self._tree.snapshot(fresh=True)
-            seen = observe(effect, ref, before, after, text=text, pid=pid)
+            heard = self._tree.heard_since(mark) if mark is not None else ()
+            seen = observe(effect, ref, before, after, text=text, pid=pid, heard=heard)
             if seen.seen or time.monotonic() >= deadline:
                 self._observe(effect.value, seen.seen)
                 return seen
