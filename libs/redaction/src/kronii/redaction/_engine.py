@@ -16,6 +16,7 @@ from ._model import ENGINE_ERROR_TEXT, WITHHELD_TEXT, Finding, Level, RedactionR
 from ._policy import PolicyHints, RedactionPolicy
 from ._prefilter import Prefilter
 from ._resolve import MaskedSpan, merge_overlaps
+from ._scanner import CompiledScan, candidate_parts_of
 from .detectors import (
     Candidate,
     CustomPatternDetector,
@@ -35,7 +36,11 @@ class RedactionEngine:
     """Masks secrets and personal data in text. Build one per policy and reuse it; it keeps no per-call state."""
 
     def __init__(
-        self, policy: RedactionPolicy | None = None, *, detectors: Sequence[Detector] | None = None
+        self,
+        policy: RedactionPolicy | None = None,
+        *,
+        detectors: Sequence[Detector] | None = None,
+        compiled_scan: bool = True,
     ) -> None:
         self._policy = policy if policy is not None else RedactionPolicy()
         chosen = (
@@ -56,9 +61,11 @@ class RedactionEngine:
             for detector in (*chosen, *policy_detectors)
             if detector.name not in self._policy.disabled_detectors
         )
-        self._prefilter = Prefilter(self._detectors)
+        self._prefilter = Prefilter(self._detectors, compiled=compiled_scan)
+        # The findings are the same without it (compiled_scan=False, or hyperscan missing): only slower.
+        self._scanner = CompiledScan(candidate_parts_of(self._detectors), enabled=compiled_scan)
         self._inner_detectors = tuple(d for d in self._detectors if not isinstance(d, EncodedValueDetector))
-        self._inner_prefilter = Prefilter(self._inner_detectors)
+        self._inner_prefilter = Prefilter(self._inner_detectors, compiled=compiled_scan)
         self._red_types = self._policy.red_types | {p.type for p in self._policy.custom_patterns if p.red}
 
     @property
@@ -68,6 +75,11 @@ class RedactionEngine:
     @property
     def detectors(self) -> tuple[Detector, ...]:
         return self._detectors
+
+    @property
+    def compiled_scan(self) -> bool:
+        """Whether the compiled scan runs (asked for, and hyperscan took every candidate pattern)."""
+        return self._scanner.active
 
     def redact(
         self,
@@ -102,6 +114,8 @@ class RedactionEngine:
             if not isinstance(text, str):
                 raise TypeError("text must be a str")
             scan = ScanText(text)
+            stage = "scanner"
+            scan.candidate_lines = self._scanner.lines(text)
             candidates: list[Candidate] = []
             stage = "prefilter"
             for detector in (*self._prefilter.select(scan), *self._hint_detectors(hints)):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ._scanner import LiteralScan
 from .detectors import Detector, ScanText
 from .detectors._base import literal_alternation
 
@@ -39,7 +40,7 @@ _WINDOW = 16_384  # characters per `findall` on long texts, so that reading can 
 class Prefilter:
     """Chooses, for one text, the detectors that need to run. Built once per engine; keeps no per-call state."""
 
-    def __init__(self, detectors: Sequence[Detector]) -> None:
+    def __init__(self, detectors: Sequence[Detector], *, compiled: bool = True) -> None:
         self._detectors = tuple(detectors)
         owners: dict[str, set[int]] = {}
         always: set[int] = set()
@@ -61,6 +62,9 @@ class Prefilter:
         self._needs: dict[str, frozenset[int]] = {}
         self._overlap = max((len(word) for word in owners), default=1) - 1
         self._pattern = re.compile(literal_alternation(owners)) if owners else None
+        # The same question in one hyperscan pass over the lower-case view, each anchor reported once: exact
+        # (every occurrence, overlapping or not), so no anchor hides another.
+        self._literals = LiteralScan(sorted(owners), enabled=compiled)
 
     def select(self, scan: ScanText) -> tuple[Detector, ...]:
         """The detectors to run on `scan`, in their original order."""
@@ -68,6 +72,11 @@ class Prefilter:
             return self._detectors
         lower = scan.lower
         needed = set(self._always)
+        present = self._literals.found(lower)
+        if present is not None:
+            for anchor in present:
+                needed |= self._owners[anchor]
+            return tuple(d for i, d in enumerate(self._detectors) if i in needed)
         for start in range(0, len(lower), _WINDOW):
             # Windows overlap by the longest anchor less one: every occurrence lies whole in one of them.
             for word in set(self._pattern.findall(lower, start, start + _WINDOW + self._overlap)):

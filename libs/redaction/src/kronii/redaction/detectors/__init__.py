@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._base import Candidate, Detector, ScanText
+from ._base import Candidate, CandidatePart, Detector, ScanText
 from .aws import AwsSecretKeyDetector
 from .birth_dates import BirthDateDetector
 from .catalogue_ids import CatalogueIdDetector
@@ -41,6 +41,7 @@ __all__ = [
     "AwsSecretKeyDetector",
     "BirthDateDetector",
     "Candidate",
+    "CandidatePart",
     "CatalogueIdDetector",
     "CheckedIdDetector",
     "CommandSecretDetector",

@@ -6,7 +6,7 @@ import math
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar, cast
 
 __all__ = [
     "Candidate",
+    "CandidatePart",
     "Detector",
     "DistinctLines",
     "ScanText",
@@ -35,6 +36,31 @@ class Candidate:
     end: int
     confidence: float
     detector: str
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class CandidatePart:
+    """Where one line-local part of a detector could find anything: hyperscan patterns for the compiled scan.
+
+    A detector lists its parts in a class attribute `candidate_parts` and passes each to the
+    `line_local_findings` call it belongs to. Once the engine's compiled scan (`_scanner.py`) has run, that call
+    reads only the lines on which a pattern of its part matched, instead of every line of the text; without the
+    scan (hyperscan missing, a pattern it rejects, text it cannot encode) the call reads every line as before.
+
+    The patterns are a filter, never the validation: wherever `find` reports anything on a line, one of them
+    must match with its last character on that line (a superset: a pattern matching a few lines too many costs
+    time, never a finding). A match stands for the line of its last character: it may begin on the newline
+    before (`(?:^|[^a-z])word`, a word's start) but must not run past the line's end. The patterns are
+    hyperscan syntax (no backreferences, no lookaround), case-sensitive unless `caseless` (ASCII letters only:
+    for a part read in `scan.lower`), with ASCII classes unless `unicode` (Python's `\\d`, `\\w`, `\\s` in a
+    str take every script's: a superset must too). Identity is by object: declare each part once, at module
+    level.
+    """
+
+    name: str
+    patterns: tuple[str, ...]
+    caseless: bool = False  # ASCII letters only: a non-ASCII letter of either case needs its own class
+    unicode: bool = False  # UTF-8 and Unicode classes: `\d` any script's digit, as Python reads a str
 
 
 class DistinctLines(NamedTuple):
@@ -73,6 +99,9 @@ class ScanText:
     def __init__(self, text: str) -> None:
         self.text = text
         self._memo: dict[tuple[Callable[[Any], object], Hashable], object] = {}
+        # Set by the engine's compiled scan: for each candidate part, the (start, end) of the lines, in order,
+        # on which its patterns matched. None: no compiled scan, every part reads every line.
+        self.candidate_lines: Mapping[CandidatePart, Sequence[tuple[int, int]]] | None = None
 
     def memo(self, function: Callable[[_A], _T], argument: _A) -> _T:
         """`function(argument)` for a pure `function`, computed once per distinct argument in this text.
@@ -139,7 +168,7 @@ def line_bounds(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def line_local_findings(
-    scan: ScanText, find: Callable[[ScanText], Iterable[Candidate]]
+    scan: ScanText, find: Callable[[ScanText], Iterable[Candidate]], part: CandidatePart | None = None
 ) -> Iterator[Candidate]:
     """What `find` finds in the text, found once per distinct line and repeated wherever that line repeats.
 
@@ -147,16 +176,70 @@ def line_local_findings(
     line gives the same findings, shifted, wherever it stands, and at the start or end of the text as between
     two others. Logs and dense configs repeat many lines; each regex then walks the distinct lines only.
     The findings come in the order `find` gives them on the whole text when it reports line after line.
+
+    With a `part` the engine's compiled scan has read, only the lines its patterns matched on are read (none:
+    `find` does not run at all).
     """
+    chosen = scan.candidate_lines.get(part) if part is not None and scan.candidate_lines is not None else None
+    if chosen is not None:
+        yield from _on_lines(scan, find, chosen)
+        return
     lines = scan.distinct_lines
     if lines is None:
         yield from find(scan)
         return
+    yield from _repeated(scan, find, lines)
+
+
+def _on_lines(
+    scan: ScanText, find: Callable[[ScanText], Iterable[Candidate]], chosen: Sequence[tuple[int, int]]
+) -> Iterator[Candidate]:
+    """`find` on the chosen lines only, each distinct one once, as one text of those lines joined by newlines."""
+    if not chosen:
+        return
+    text = scan.text
+    if len(chosen) == 1 and chosen[0] == (0, len(text)):
+        yield from find(scan)  # the one line is the whole text
+        return
+    numbers: dict[str, int] = {}
+    firsts: list[tuple[int, int]] = []
+    order = []
+    for start, end in chosen:
+        line = text[start:end]
+        number = numbers.get(line)
+        if number is None:
+            number = numbers[line] = len(firsts)
+            firsts.append((start, end))
+        order.append(number)
+    compact_starts = [0, *accumulate(len(line) + 1 for line in numbers)][:-1]
+    lines = DistinctLines("\n".join(numbers), compact_starts, order, [start for start, _end in chosen])
+    # The lines' lower-case view is the text's: where one character of the text lowers to two, the text's view
+    # is lowered in ASCII only, and so must these lines be, far as they may stand from that character.
+    lower = scan.lower
+    compact_scan = scan.memo(_lines_scan, (lines.compact, "\n".join(lower[s:e] for s, e in firsts)))
+    yield from _repeated(scan, find, lines, compact_scan)
+
+
+def _lines_scan(texts: tuple[str, str]) -> ScanText:
+    compact, lower = texts
+    scan = ScanText(compact)
+    scan.lower = lower  # cached_property: set once, before any detector reads it
+    return scan
+
+
+def _repeated(
+    scan: ScanText,
+    find: Callable[[ScanText], Iterable[Candidate]],
+    lines: DistinctLines,
+    compact_scan: ScanText | None = None,
+) -> Iterator[Candidate]:
     compact_starts = lines.compact_starts
     per_line: dict[int, list[Candidate]] = {}
     # One ScanText of the distinct lines per text, shared by the detectors. Its lower-case view equals the
     # text's, line for line: it holds the same characters, and str.lower reads no context across a newline.
-    for found in find(scan.memo(ScanText, lines.compact)):
+    if compact_scan is None:
+        compact_scan = scan.memo(ScanText, lines.compact)
+    for found in find(compact_scan):
         number = bisect_right(compact_starts, found.start) - 1
         base = compact_starts[number]
         shifted = Candidate(

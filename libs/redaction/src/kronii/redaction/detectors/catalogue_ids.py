@@ -28,7 +28,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Any, NamedTuple
 
-from ._base import Candidate, ScanText, line_local_findings, literal_alternation
+from ._base import Candidate, CandidatePart, ScanText, line_local_findings, literal_alternation
 from ._context_words import whole_word
 
 __all__ = ["CatalogueIdDetector", "names_an_id"]
@@ -49,6 +49,10 @@ _TOKEN = re.compile(
     r"(?:[0-9]|[A-Z](?=[A-Z]{0,5}[ .\-/]?[0-9]))(?<![0-9A-Za-z_].)(?=[0-9A-Z .\-/]{6})"
     r"[0-9A-Z]*(?:[ .\-/][0-9A-Z]+)*(?![0-9A-Za-z_])"
 )
+# For the compiled scan: a token's first four digits (groups of digits and capitals joined by single
+# separators, after no letter, digit or "_"), which every token `_find` reads holds. Read from the token's
+# start, so that a long token is reported once, not at every digit.
+_CANDIDATES = CandidatePart("catalogue_ids", (r"(?:^|[^0-9A-Za-z_])(?:(?:[ .\-/]?[A-Z]+)*[ .\-/]?[0-9]){4}",))
 _TOKEN_PREFIX = re.compile(r"[0-9A-Z]*(?:[ .\-/][0-9A-Z]+)*")
 _DIGIT_RUNS = re.compile(r"[0-9]+")
 _GROUP = re.compile(r"[0-9A-Z]+")
@@ -255,10 +259,11 @@ def _strong(compact: str, written: str) -> _Format | None:
 
 class CatalogueIdDetector:
     name = "catalogue_ids"
+    candidate_parts = (_CANDIDATES,)
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         # A number's findings depend on its own line alone (its name stands before it on that line).
-        return line_local_findings(scan, self._find)
+        return line_local_findings(scan, self._find, _CANDIDATES)
 
     def _find(self, scan: ScanText) -> Iterator[Candidate]:
         for match in _TOKEN.finditer(scan.text):

@@ -27,7 +27,7 @@ from functools import partial
 from operator import attrgetter
 
 from .._types import FindingType
-from ._base import Candidate, ScanText, continues_token, line_bounds, line_local_findings
+from ._base import Candidate, CandidatePart, ScanText, continues_token, line_bounds, line_local_findings
 from ._tables import column_cells
 
 __all__ = ["CheckedIdDetector"]
@@ -228,9 +228,41 @@ _RULES = (
 )
 
 
+# For the compiled scan: each rule found anywhere, as its own pattern (an Aadhaar's repeated separator as
+# either), and the words that name a rule's id (read in the lower-case view; accented letters as any letter).
+_ANYWHERE_PARTS = {
+    rule: CandidatePart(f"checked_ids.{rule.type}", (pattern,))
+    for rule, pattern in zip(
+        [rule for rule in _RULES if rule.context is None],
+        (
+            r"\.[0-9]{3}\.[0-9]{3}-[0-9]{2}",
+            r"\.[0-9]{3}\.[0-9]{3}/[0-9]{4}-[0-9]{2}",
+            r"[2-9][0-9]{3}[ -][0-9]{4}[ -][0-9]{4}",
+            _NIR_BODY.replace(" ?", " "),
+        ),
+        strict=True,
+    )
+}
+_WORD_PART = CandidatePart(
+    "checked_ids.words",
+    tuple(
+        f"(?:^|[^a-z])(?:{words})"  # a word's start after no letter, as `_regions` wants it
+        for words in (
+            "cpf|cnpj|aadhaar|aadhar|uidai|uid|\u0906\u0927\u093e\u0930|nir|insee|s.curit. sociale|n\u00b0 ss",
+            "num.ro de s.cu|s.cu|social security|steuer[-_ ]?id|steuer-?identifikationsnummer",
+            "steuerliche identifikationsnummer|identifikationsnummer|idnr|tax id|tin|pesel|sin|social insurance",
+            "assurance sociale|nas|tfn|tax file number|tax file no",
+        )
+    ),
+    caseless=True,
+    unicode=True,  # "." is one character, "é" as much as "e"
+)
+
+
 class CheckedIdDetector:
     name = "checked_ids"
     anchors = tuple("0123456789")  # every id here is digits: a text without any needs no scan
+    candidate_parts = (*_ANYWHERE_PARTS.values(), _WORD_PART)
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         seen: set[tuple[int, int]] = set()  # a printed NIR matches its own rule and the named one
@@ -239,7 +271,9 @@ class CheckedIdDetector:
             if rule.context is None:
                 # Line-local: no pattern matches a newline, and a lead or a neighbour across the line's start
                 # is the newline itself, which fails the checks as the text's edge does.
-                found: Iterable[Candidate] = line_local_findings(scan, partial(self._anywhere, rule=rule))
+                found: Iterable[Candidate] = line_local_findings(
+                    scan, partial(self._anywhere, rule=rule), _ANYWHERE_PARTS[rule]
+                )
             else:
                 found = self._named(scan, rule, words[rule.context])
             for candidate in found:
@@ -287,7 +321,7 @@ def _context_words(scan: ScanText) -> dict[re.Pattern[str], list[Candidate]]:
     holds a newline. One search per rule: a single alternation of every rule's words scanned twice as slowly.
     The regions around them still come from the whole text (a table column reads the lines below)."""
     words: dict[re.Pattern[str], list[Candidate]] = {context: [] for context in _CONTEXTS}
-    for word in line_local_findings(scan, _words_on):
+    for word in line_local_findings(scan, _words_on, _WORD_PART):
         words[_CONTEXTS[int(word.type)]].append(word)
     return words
 

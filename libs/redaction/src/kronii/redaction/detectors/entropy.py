@@ -19,13 +19,24 @@ from collections.abc import Iterator
 from functools import partial
 
 from .._types import FindingType
-from ._base import Candidate, ScanText, line_bounds, line_local_findings, reads_as_words, shannon_entropy
+from ._base import (
+    Candidate,
+    CandidatePart,
+    ScanText,
+    line_bounds,
+    line_local_findings,
+    reads_as_words,
+    shannon_entropy,
+)
 
 __all__ = ["EntropyDetector"]
 
 # No look-around: a leading class is scanned fast, and the leftmost match of a greedy run starts at the run's
 # first character anyway.
 _TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{20,}={0,2}")
+# For the compiled scan: the first twenty characters of a run of token characters (a token starts at its run's
+# start), so that a long run is reported once.
+_TOKEN_PART = CandidatePart("entropy", (r"(?:^|[^A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{20}",))
 _DIGIT, _UPPER, _LOWER = re.compile("[0-9]"), re.compile("[A-Z]"), re.compile("[a-z]")
 _HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -101,6 +112,7 @@ _HASH_CONTEXT = (
 
 class EntropyDetector:
     name = "entropy"
+    candidate_parts = (_TOKEN_PART,)
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         public_blocks = _public_blocks(scan.text)
@@ -109,7 +121,7 @@ class EntropyDetector:
             return
         # Without one the detector is line-local: a token stays on its line, and the words and labels read
         # before it are taken from its line only (`line_bounds`) or, crossing its start, fail on the newline.
-        yield from line_local_findings(scan, partial(self._tokens, public_blocks=public_blocks))
+        yield from line_local_findings(scan, partial(self._tokens, public_blocks=public_blocks), _TOKEN_PART)
 
     def _tokens(self, scan: ScanText, public_blocks: list[tuple[int, int]]) -> Iterator[Candidate]:
         text = scan.text

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 
 from .._types import FindingType
-from ._base import Candidate, ScanText, line_local_findings
+from ._base import Candidate, CandidatePart, ScanText, line_local_findings
 from ._context_words import announced_before
 
 __all__ = ["GpsDetector"]
@@ -51,11 +51,16 @@ def _in_a_row_of_numbers(text: str, start: int, end: int) -> bool:
     return bool(_NUMBER_BEFORE.search(text, max(0, start - 4), start) or _NUMBER_AFTER.match(text, end))
 
 
+# For the compiled scan: a degree sign, a link's number, or a decimal with three places (every pair has two).
+_CANDIDATES = CandidatePart("gps", ("\u00b0", r"(?:geo:|=|/@)-?\d{1,2}\.\d", r"\d\.\d{3}"), unicode=True)
+
+
 class GpsDetector:
     name = "gps"
+    candidate_parts = (_CANDIDATES,)
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
-        return line_local_findings(scan, self._find)
+        return line_local_findings(scan, self._find, _CANDIDATES)
 
     def _find(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text

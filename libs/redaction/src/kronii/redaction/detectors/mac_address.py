@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 
 from .._types import FindingType
-from ._base import Candidate, ScanText, line_local_findings
+from ._base import Candidate, CandidatePart, ScanText, line_local_findings
 from ._context_words import ascii_words, word_matches
 
 __all__ = ["AnnouncedMacDetector", "MacAddressDetector"]
@@ -29,12 +29,22 @@ _MAC_TAIL = re.compile(
     r"[:.-](?:(?<=:)(?:[0-9A-Fa-f]{2}:){4}[0-9A-Fa-f]{2}|(?<=-)(?:[0-9A-Fa-f]{2}-){4}[0-9A-Fa-f]{2}"
     r"|(?<=\.)[0-9a-f]{4}\.[0-9a-f]{4})"
 )
+# For the compiled scan: the tail `_MAC_TAIL` matches, without its look-behinds.
+_CANDIDATES = CandidatePart(
+    "mac_address",
+    (
+        r":(?:[0-9A-Fa-f]{2}:){4}[0-9A-Fa-f]{2}",
+        r"-(?:[0-9A-Fa-f]{2}-){4}[0-9A-Fa-f]{2}",
+        r"\.[0-9a-f]{4}\.[0-9a-f]{4}",
+    ),
+)
 _HEX = frozenset("0123456789abcdefABCDEF")
 _LOWER_HEX = frozenset("0123456789abcdef")
 
 
 class MacAddressDetector:
     name = "mac_address"
+    candidate_parts = (_CANDIDATES,)
     # A hex digit right before a separator, as the first octet (or quad) has it in every spelling: a bare
     # dash or dot would not let plain text ("Refactor the parser - Visual Studio Code") skip this detector.
     anchors = tuple(digit + separator for digit in "0123456789abcdef" for separator in ":-.")
@@ -42,7 +52,7 @@ class MacAddressDetector:
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         # Line-local: the pattern matches no newline; a head or neighbour read across the line's start or end
         # meets the newline, which fails the hex test and passes the boundary test as the text's edge does.
-        return line_local_findings(scan, self._find)
+        return line_local_findings(scan, self._find, _CANDIDATES)
 
     def _find(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text

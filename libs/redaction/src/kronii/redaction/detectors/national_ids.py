@@ -18,7 +18,7 @@ from datetime import date
 from functools import partial
 
 from .._types import FindingType
-from ._base import Candidate, ScanText, continues_token, line_local_findings
+from ._base import Candidate, CandidatePart, ScanText, continues_token, line_local_findings
 
 __all__ = ["NationalIdDetector"]
 
@@ -121,22 +121,35 @@ _SSN_WORDS = re.compile(r"ssn|social security|social sec")
 _BSN_WORDS = re.compile(r"bsn|burgerservicenummer|sofinummer|sofi-nummer|citizen service number")
 
 
+# For the compiled scan: each line-local format's own pattern (the digit-led one as its three shapes).
+_DIGIT_LED_PART = CandidatePart(
+    "national_ids.digit_led",
+    (r"[0-9]{3}-[0-9]{2}-[0-9]{4}", r"[0-9]{6}[-+A-FU-Y][0-9]{3}[0-9A-FHJ-NPR-Y]", r"[0-9]{8}[- ]?[A-Z]"),
+)
+_NIE_PART = CandidatePart("national_ids.nie", (_NIE.pattern,))
+_NINO_PART = CandidatePart("national_ids.nino", (_NINO.pattern,))
+_FISCAL_PART = CandidatePart("national_ids.fiscal", (r"[A-Z]{6}" + _FISCAL_TAIL.pattern,))
+
+
 class NationalIdDetector:
     name = "national_ids"
+    candidate_parts = (_DIGIT_LED_PART, _NIE_PART, _NINO_PART, _FISCAL_PART)
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         # The formats found anywhere are line-local: no pattern matches a newline, and the characters read
         # around a match (`_is_glued`) are on its line or are the newline itself. Each is found on the distinct
         # lines only, one format after the other as before.
-        yield from line_local_findings(scan, self._digit_led_ids)
-        for pattern, finding_type, validate in (
-            (_NIE, FindingType.ES_DNI, _nie_valid),
-            (_NINO, FindingType.UK_NINO, _nino_valid),
+        yield from line_local_findings(scan, self._digit_led_ids, _DIGIT_LED_PART)
+        for pattern, finding_type, validate, part in (
+            (_NIE, FindingType.ES_DNI, _nie_valid, _NIE_PART),
+            (_NINO, FindingType.UK_NINO, _nino_valid, _NINO_PART),
         ):
             yield from line_local_findings(
-                scan, partial(self._letter_led, pattern=pattern, finding_type=finding_type, validate=validate)
+                scan,
+                partial(self._letter_led, pattern=pattern, finding_type=finding_type, validate=validate),
+                part,
             )
-        yield from line_local_findings(scan, self._fiscal_codes)
+        yield from line_local_findings(scan, self._fiscal_codes, _FISCAL_PART)
         yield from self._after_words(
             scan, _SSN_WORDS, _SSN, FindingType.US_SSN, lambda m: _ssn_text_valid(m.group())
         )

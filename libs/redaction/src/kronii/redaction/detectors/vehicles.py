@@ -16,13 +16,15 @@ import re
 from collections.abc import Iterator
 
 from .._types import FindingType
-from ._base import Candidate, ScanText, line_local_findings
+from ._base import Candidate, CandidatePart, ScanText, line_local_findings
 from ._context_words import announced_before, ascii_words, word_matches
 
 __all__ = ["LicencePlateDetector", "VinDetector"]
 
 # The first character before the look-behind: the scan then skips in C to a capital or a digit.
 _VIN = re.compile(r"[A-HJ-NPR-Z0-9](?<![A-Za-z0-9].)[A-HJ-NPR-Z0-9]{16}(?![A-Za-z0-9])")
+# For the compiled scan: seventeen VIN characters in a row.
+_VIN_PART = CandidatePart("vins", (r"[A-HJ-NPR-Z0-9]{17}",))
 _VALUES = {
     **{str(d): d for d in range(10)},
     **dict(zip("ABCDEFGH", range(1, 9), strict=True)),
@@ -62,9 +64,10 @@ def _check_digit_holds(vin: str) -> bool:
 
 class VinDetector:
     name = "vins"
+    candidate_parts = (_VIN_PART,)
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
-        return line_local_findings(scan, self._vins)
+        return line_local_findings(scan, self._vins, _VIN_PART)
 
     def _vins(self, scan: ScanText) -> Iterator[Candidate]:
         for match in _VIN.finditer(scan.text):

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .._types import FindingType
-from ._base import Candidate, ScanText, line_local_findings, literal_alternation
+from ._base import Candidate, CandidatePart, ScanText, line_local_findings, literal_alternation
 from ._vendor_rules import CONTEXT_RULES, PREFIX_RULES
 
 __all__ = ["VendorTokenDetector"]
@@ -44,8 +44,16 @@ _DISCORD_SHAPE = re.compile(r"[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[
 _URLSAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
+# For the compiled scan: every literal prefix (each token the prefixed rules find starts with one).
+_PREFIXED_PART = CandidatePart(
+    "vendor_tokens.prefixed",
+    tuple(sorted({re.escape(prefix) for rule in PREFIX_RULES for prefix in rule.prefixes})),
+)
+
+
 class VendorTokenDetector:
     name = "vendor_tokens"
+    candidate_parts = (_PREFIXED_PART,)
 
     def __init__(self) -> None:
         # One regex per literal prefix: a pattern that starts with a literal is scanned with a fast
@@ -78,7 +86,7 @@ class VendorTokenDetector:
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
-        yield from line_local_findings(scan, self._prefixed_tokens)
+        yield from line_local_findings(scan, self._prefixed_tokens, _PREFIXED_PART)
         yield from _discord_bot_tokens(text, self.name)
         for context_rule in self._contextual:
             if not scan.lower_contains_any(context_rule.keywords):

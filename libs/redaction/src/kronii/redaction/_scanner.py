@@ -1,0 +1,219 @@
+"""The compiled scan: one hyperscan pass over a text tells each line-local detector part where to read.
+
+Every detector lists its line-local parts (`CandidatePart`: hyperscan patterns that match wherever the part
+could find anything). The engine compiles every part's patterns into one hyperscan database (block mode), once
+per set of parts, and scans each text once, in C, before the detectors run. Each part then reads only the lines
+on which one of its patterns matched (`line_local_findings`), not the whole text with Python's `re`.
+
+Hyperscan reports byte offsets in the text's UTF-8 encoding. A pattern never matches a newline, so a match
+stands for the line of its last byte; lines are found in the bytes (a newline byte never occurs inside a
+multi-byte character) and turned into string offsets line by line, so non-ASCII text costs one decode per
+chosen line, and ASCII text none.
+
+Findings never depend on hyperscan: without it (not installed, a pattern it rejects, a text holding a lone
+surrogate it cannot be given) every part reads every line, as before. The failure is logged once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+from .detectors import CandidatePart, Detector
+
+__all__ = ["CompiledScan", "LiteralScan", "candidate_parts_of"]
+
+_LOG = logging.getLogger(__name__)
+_warned: set[str] = set()
+
+
+def _warn_once(reason: str) -> None:
+    if reason not in _warned:
+        _warned.add(reason)
+        _LOG.warning("compiled redaction scan off, every detector reads the whole text: %s", reason)
+
+
+def candidate_parts_of(detectors: Sequence[Detector]) -> tuple[CandidatePart, ...]:
+    """The parts the detectors declare (`candidate_parts`), each once; a malformed declaration is ignored."""
+    parts: dict[CandidatePart, None] = {}
+    for detector in detectors:
+        declared = getattr(detector, "candidate_parts", ())
+        if not isinstance(declared, tuple):
+            continue
+        for part in declared:
+            if isinstance(part, CandidatePart) and part.patterns:
+                parts.setdefault(part, None)
+    return tuple(parts)
+
+
+def _hyperscan() -> Any:
+    try:
+        import hyperscan
+    except ImportError:  # an optional speed-up: the engine finds the same without it
+        return None
+    return hyperscan
+
+
+@cache
+def _database(parts: tuple[CandidatePart, ...]) -> tuple[Any, Any] | None:
+    """The compiled database of every part's patterns (a pattern's id is its part's index), and the module."""
+    hyperscan = _hyperscan()
+    if hyperscan is None:
+        _warn_once("hyperscan is not installed")
+        return None
+    expressions: list[bytes] = []
+    ids: list[int] = []
+    flags: list[int] = []
+    for index, part in enumerate(parts):
+        for pattern in part.patterns:
+            expressions.append(pattern.encode("utf-8"))
+            ids.append(index)
+            flag = hyperscan.HS_FLAG_CASELESS if part.caseless else 0
+            if part.unicode:
+                flag |= hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_UCP
+            elif not pattern.isascii():
+                flag |= hyperscan.HS_FLAG_UTF8
+            flags.append(flag)
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    try:
+        database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags)
+    except Exception as error:  # hyperscan.CompilerError names the pattern's index, never text
+        _warn_once(f"a candidate pattern does not compile ({type(error).__name__}: {error})")
+        return None
+    return database, hyperscan
+
+
+class _Compiled:
+    """A compiled database (or none) and one scratch space per thread: hyperscan's scratch is not shared."""
+
+    def __init__(self, compiled: tuple[Any, Any] | None) -> None:
+        self._database: Any = None
+        self._hyperscan: Any = None
+        if compiled is not None:
+            self._database, self._hyperscan = compiled
+        self._local = threading.local()
+
+    @property
+    def active(self) -> bool:
+        return self._database is not None
+
+    def _scratch(self) -> Any:
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = self._hyperscan.Scratch(self._database)
+        return scratch
+
+
+class CompiledScan(_Compiled):
+    """The compiled scan of a set of parts. Built once per engine; thread-safe (one scratch per thread)."""
+
+    def __init__(self, parts: Sequence[CandidatePart], *, enabled: bool = True) -> None:
+        self._parts = tuple(parts)
+        super().__init__(_database(self._parts) if enabled and self._parts else None)
+
+    def lines(self, text: str) -> dict[CandidatePart, list[tuple[int, int]]] | None:
+        """For each part, the (start, end) of the lines of `text` its patterns match on, in order; None when
+        the scan cannot run here (every part then reads every line)."""
+        if self._database is None:
+            return None
+        ascii_only = text.isascii()
+        try:
+            data = text.encode("ascii" if ascii_only else "utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: not UTF-8, so not for hyperscan
+            return None
+        ends = self._match_ends(data)
+        byte_lines = [_lines_of(data, sorted(set(found))) for found in ends]
+        if ascii_only:
+            return dict(zip(self._parts, byte_lines, strict=True))
+        to_str = _string_offsets(data, {start for found in byte_lines for start, _end in found})
+        return {
+            part: [
+                (to_str[start], to_str[start] + len(data[start:end].decode("utf-8"))) for start, end in found
+            ]
+            for part, found in zip(self._parts, byte_lines, strict=True)
+        }
+
+    def _match_ends(self, data: bytes) -> list[list[int]]:
+        ends: list[list[int]] = [[] for _ in self._parts]
+
+        def on_match(index: int, _start: int, end: int, _flags: int, _context: object) -> None:
+            ends[index].append(end)
+
+        self._database.scan(data, match_event_handler=on_match, scratch=self._scratch())
+        return ends
+
+
+@cache
+def _literal_database(literals: tuple[str, ...]) -> tuple[Any, Any] | None:
+    hyperscan = _hyperscan()
+    if hyperscan is None:
+        _warn_once("hyperscan is not installed")
+        return None
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    try:
+        database.compile(
+            expressions=[literal.encode("utf-8") for literal in literals],
+            ids=list(range(len(literals))),
+            elements=len(literals),
+            flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(literals),
+            literal=True,
+        )
+    except Exception as error:
+        _warn_once(f"a literal does not compile ({type(error).__name__}: {error})")
+        return None
+    return database, hyperscan
+
+
+class LiteralScan(_Compiled):
+    """Which of a set of literals occur in a text (case as given), in one hyperscan pass; for the pre-filter."""
+
+    def __init__(self, literals: Sequence[str], *, enabled: bool = True) -> None:
+        self._literals = tuple(literals)
+        super().__init__(_literal_database(self._literals) if enabled and self._literals else None)
+
+    def found(self, text: str) -> set[str] | None:
+        """The literals that occur in `text`, or None when the scan cannot run here."""
+        if self._database is None:
+            return None
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        literals = self._literals
+        found: set[str] = set()
+
+        def on_match(index: int, _start: int, _end: int, _flags: int, _context: object) -> None:
+            found.add(literals[index])
+
+        self._database.scan(data, match_event_handler=on_match, scratch=self._scratch())
+        return found
+
+
+def _lines_of(data: bytes, ends: list[int]) -> list[tuple[int, int]]:
+    """The lines (byte start, byte end without the newline) holding the byte before each match end, once each."""
+    lines: list[tuple[int, int]] = []
+    line_end = -1
+    for end in ends:
+        last = end - 1  # the match's last byte, never a newline
+        if last < line_end:
+            continue  # on the line already taken
+        line_start = data.rfind(b"\n", 0, last) + 1
+        line_end = data.find(b"\n", last)
+        if line_end < 0:
+            line_end = len(data)
+        lines.append((line_start, line_end))
+    return lines
+
+
+def _string_offsets(data: bytes, starts: set[int]) -> dict[int, int]:
+    """Each byte offset of `starts` (all at character boundaries) as a string offset, decoding each gap once."""
+    offsets: dict[int, int] = {}
+    byte_at = char_at = 0
+    for start in sorted(starts):
+        char_at += len(data[byte_at:start].decode("utf-8"))
+        byte_at = start
+        offsets[start] = char_at
+    return offsets
