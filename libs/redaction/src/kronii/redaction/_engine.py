@@ -115,7 +115,7 @@ class RedactionEngine:
                 raise TypeError("text must be a str")
             scan = ScanText(text)
             stage = "scanner"
-            scan.candidate_lines = self._scanner.lines(text)
+            scan.candidate_lines = self._scanner.lines(scan)
             candidates: list[Candidate] = []
             stage = "prefilter"
             for detector in (*self._prefilter.select(scan), *self._hint_detectors(hints)):

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from .detectors import CandidatePart, Detector
+from .detectors import CandidatePart, Detector, ScanText
 
 __all__ = ["CompiledScan", "LiteralScan", "candidate_parts_of"]
 
@@ -44,7 +44,7 @@ def candidate_parts_of(detectors: Sequence[Detector]) -> tuple[CandidatePart, ..
         if not isinstance(declared, tuple):
             continue
         for part in declared:
-            if isinstance(part, CandidatePart) and part.patterns:
+            if isinstance(part, CandidatePart) and (part.patterns or part.lower_patterns):
                 parts.setdefault(part, None)
     return tuple(parts)
 
@@ -58,8 +58,9 @@ def _hyperscan() -> Any:
 
 
 @cache
-def _database(parts: tuple[CandidatePart, ...]) -> tuple[Any, Any] | None:
-    """The compiled database of every part's patterns (a pattern's id is its part's index), and the module."""
+def _database(parts: tuple[CandidatePart, ...], lower: bool) -> tuple[Any, Any] | None:
+    """The compiled database of every part's patterns, or `lower_patterns` (a pattern's id is its part's index),
+    and the module."""
     hyperscan = _hyperscan()
     if hyperscan is None:
         _warn_once("hyperscan is not installed")
@@ -68,7 +69,7 @@ def _database(parts: tuple[CandidatePart, ...]) -> tuple[Any, Any] | None:
     ids: list[int] = []
     flags: list[int] = []
     for index, part in enumerate(parts):
-        for pattern in part.patterns:
+        for pattern in part.lower_patterns if lower else part.patterns:
             expressions.append(pattern.encode("utf-8"))
             ids.append(index)
             flag = hyperscan.HS_FLAG_CASELESS if part.caseless else 0
@@ -107,18 +108,47 @@ class _Compiled:
         return scratch
 
 
-class CompiledScan(_Compiled):
-    """The compiled scan of a set of parts. Built once per engine; thread-safe (one scratch per thread)."""
+class CompiledScan:
+    """The compiled scan of a set of parts: those matched in the text and those matched in its lower-case view,
+    a database each. Built once per engine; thread-safe (one scratch per thread)."""
 
     def __init__(self, parts: Sequence[CandidatePart], *, enabled: bool = True) -> None:
-        self._parts = tuple(parts)
-        super().__init__(_database(self._parts) if enabled and self._parts else None)
+        self._in_text = _PartScan(tuple(p for p in parts if p.patterns), lower=False, enabled=enabled)
+        self._in_lower = _PartScan(tuple(p for p in parts if p.lower_patterns), lower=True, enabled=enabled)
+
+    @property
+    def active(self) -> bool:
+        """Whether every part is compiled (a part whose database failed reads every line)."""
+        return all(scan.active or not scan.parts for scan in (self._in_text, self._in_lower)) and bool(
+            self._in_text.parts or self._in_lower.parts
+        )
+
+    def lines(self, scan: ScanText) -> dict[CandidatePart, list[tuple[int, int]]] | None:
+        """For each part, the (start, end) of the lines of the text its patterns match on, in order; None when
+        the scan cannot run here (every part then reads every line)."""
+        if not self.active:
+            return None  # a part whose patterns do not all compile must read every line
+        found = self._in_text.lines(scan.text) if self._in_text.parts else {}
+        in_lower = self._in_lower.lines(scan.lower) if self._in_lower.parts else {}
+        if found is None or in_lower is None:
+            return None
+        # The same lines in both: the lower-case view is the text, index for index.
+        for part, lines in in_lower.items():
+            found[part] = sorted({*found[part], *lines}) if part in found else lines
+        return found
+
+
+class _PartScan(_Compiled):
+    def __init__(self, parts: tuple[CandidatePart, ...], *, lower: bool, enabled: bool) -> None:
+        self.parts = parts
+        super().__init__(_database(parts, lower) if enabled and parts else None)
 
     def lines(self, text: str) -> dict[CandidatePart, list[tuple[int, int]]] | None:
-        """For each part, the (start, end) of the lines of `text` its patterns match on, in order; None when
-        the scan cannot run here (every part then reads every line)."""
         if self._database is None:
             return None
+        return self._lines(text)
+
+    def _lines(self, text: str) -> dict[CandidatePart, list[tuple[int, int]]] | None:
         ascii_only = text.isascii()
         try:
             data = text.encode("ascii" if ascii_only else "utf-8")
@@ -127,17 +157,17 @@ class CompiledScan(_Compiled):
         ends = self._match_ends(data)
         byte_lines = [_lines_of(data, sorted(set(found))) for found in ends]
         if ascii_only:
-            return dict(zip(self._parts, byte_lines, strict=True))
+            return dict(zip(self.parts, byte_lines, strict=True))
         to_str = _string_offsets(data, {start for found in byte_lines for start, _end in found})
         return {
             part: [
                 (to_str[start], to_str[start] + len(data[start:end].decode("utf-8"))) for start, end in found
             ]
-            for part, found in zip(self._parts, byte_lines, strict=True)
+            for part, found in zip(self.parts, byte_lines, strict=True)
         }
 
     def _match_ends(self, data: bytes) -> list[list[int]]:
-        ends: list[list[int]] = [[] for _ in self._parts]
+        ends: list[list[int]] = [[] for _ in self.parts]
 
         def on_match(index: int, _start: int, end: int, _flags: int, _context: object) -> None:
             ends[index].append(end)

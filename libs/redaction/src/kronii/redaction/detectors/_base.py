@@ -19,6 +19,7 @@ __all__ = [
     "DistinctLines",
     "ScanText",
     "continues_token",
+    "hyperscan_literal",
     "line_bounds",
     "line_local_findings",
     "literal_alternation",
@@ -51,14 +52,16 @@ class CandidatePart:
     must match with its last character on that line (a superset: a pattern matching a few lines too many costs
     time, never a finding). A match stands for the line of its last character: it may begin on the newline
     before (`(?:^|[^a-z])word`, a word's start) but must not run past the line's end. The patterns are
-    hyperscan syntax (no backreferences, no lookaround), case-sensitive unless `caseless` (ASCII letters only:
-    for a part read in `scan.lower`), with ASCII classes unless `unicode` (Python's `\\d`, `\\w`, `\\s` in a
+    hyperscan syntax (no backreferences, no lookaround), matched in the text, or in its lower-case view for
+    `lower_patterns` (exact for lower-case words, whatever the script), case-sensitive unless `caseless` (ASCII letters
+    only), with ASCII classes unless `unicode` (Python's `\\d`, `\\w`, `\\s` in a
     str take every script's: a superset must too). Identity is by object: declare each part once, at module
     level.
     """
 
     name: str
-    patterns: tuple[str, ...]
+    patterns: tuple[str, ...]  # matched in the text
+    lower_patterns: tuple[str, ...] = ()  # matched in `scan.lower`: lower-case words, exact in every script
     caseless: bool = False  # ASCII letters only: a non-ASCII letter of either case needs its own class
     unicode: bool = False  # UTF-8 and Unicode classes: `\d` any script's digit, as Python reads a str
 
@@ -158,6 +161,11 @@ class Detector(Protocol):
     def name(self) -> str: ...
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]: ...
+
+
+def hyperscan_literal(word: str) -> str:
+    """`word` as a hyperscan pattern matching it literally: ASCII punctuation and spaces escaped."""
+    return "".join("\\" + char if char.isascii() and not char.isalnum() else char for char in word)
 
 
 def line_bounds(text: str, start: int, end: int) -> tuple[int, int]:

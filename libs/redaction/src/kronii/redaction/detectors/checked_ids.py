@@ -229,7 +229,8 @@ _RULES = (
 
 
 # For the compiled scan: each rule found anywhere, as its own pattern (an Aadhaar's repeated separator as
-# either), and the words that name a rule's id (read in the lower-case view; accented letters as any letter).
+# either), and the words that name a rule's id.
+_CONTEXTS = tuple(dict.fromkeys(rule.context for rule in _RULES if rule.context is not None))
 _ANYWHERE_PARTS = {
     rule: CandidatePart(f"checked_ids.{rule.type}", (pattern,))
     for rule, pattern in zip(
@@ -245,17 +246,10 @@ _ANYWHERE_PARTS = {
 }
 _WORD_PART = CandidatePart(
     "checked_ids.words",
-    tuple(
-        f"(?:^|[^a-z])(?:{words})"  # a word's start after no letter, as `_regions` wants it
-        for words in (
-            "cpf|cnpj|aadhaar|aadhar|uidai|uid|\u0906\u0927\u093e\u0930|nir|insee|s.curit. sociale|n\u00b0 ss",
-            "num.ro de s.cu|s.cu|social security|steuer[-_ ]?id|steuer-?identifikationsnummer",
-            "steuerliche identifikationsnummer|identifikationsnummer|idnr|tax id|tin|pesel|sin|social insurance",
-            "assurance sociale|nas|tfn|tax file number|tax file no",
-        )
-    ),
-    caseless=True,
-    unicode=True,  # "." is one character, "é" as much as "e"
+    # Each context's own words in the lower-case view, at a word's start as `_regions` wants it.
+    (),
+    tuple(f"(?:^|[^a-z]){context.pattern.removesuffix('(?![a-z])')}" for context in _CONTEXTS),
+    unicode=True,
 )
 
 
@@ -311,9 +305,6 @@ class CheckedIdDetector:
                 last_line = line_start
                 yield line_start, line_end
             yield from column_cells(scan.text, word.start)
-
-
-_CONTEXTS = tuple(dict.fromkeys(rule.context for rule in _RULES if rule.context is not None))
 
 
 def _context_words(scan: ScanText) -> dict[re.Pattern[str], list[Candidate]]:

@@ -25,7 +25,14 @@ from functools import cache
 from importlib import resources
 
 from .._types import FindingType
-from ._base import Candidate, ScanText, line_local_findings, literal_alternation
+from ._base import (
+    Candidate,
+    CandidatePart,
+    ScanText,
+    hyperscan_literal,
+    line_local_findings,
+    literal_alternation,
+)
 from ._fields import field_labels, key_forms, reversed_labels
 from ._name_columns import name_column_cells
 
@@ -159,12 +166,46 @@ def _lexicon() -> _Lexicon:
     )
 
 
+@cache
+def _line_local_part() -> CandidatePart:
+    """For the compiled scan: what `_line_local` starts from. A cue with the space, separator or name letter
+    after it, a label with its separator, an honorific, a "<" with an "@" after it (lower-case words in the
+    lower-case view; the honorifics as written, as `_before_suffixes` reads them)."""
+    raw = tomllib.loads(
+        resources.files("kronii.redaction").joinpath("data", "person_names.toml").read_text("utf-8")
+    )
+    languages = [table for table in raw.values() if "labels" in table]
+
+    def every(field: str) -> set[str]:
+        return {cue for table in languages for cue in table.get(field, ())}
+
+    def alternation(words: set[str]) -> str:
+        return "|".join(hyperscan_literal(word) for word in sorted(words))
+
+    cues = every("prose") | {title.lower() for title in every("titles")}
+    return CandidatePart(
+        "person_names.line_local",
+        (f"(?:{alternation(every('suffixes'))})", "<[^\n]{0,63}@"),
+        (
+            f"(?:{alternation(cues)})[ \t:,{_NAME_SCRIPTS}]",
+            f"(?:{alternation(key_forms(every('labels')))})[\"']?[ \t]*[:=\uff1a]",
+        ),
+        unicode=True,  # `{0,63}` counts characters, as `_before_mail` does
+    )
+
+
 class PersonNameDetector:
     name = "person_names"
 
+    @property
+    def candidate_parts(self) -> tuple[CandidatePart, ...]:
+        return (_line_local_part(),)
+
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         lexicon = _lexicon()
-        yield from line_local_findings(scan, lambda view: _in_order(_line_local(view, lexicon, self.name)))
+        yield from line_local_findings(
+            scan, lambda view: _in_order(_line_local(view, lexicon, self.name)), _line_local_part()
+        )
         yield from _signatures(scan, lexicon, self.name)
         yield from _table_names(scan, lexicon, self.name)
 
