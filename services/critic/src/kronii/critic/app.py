@@ -17,6 +17,7 @@ from kronii.critic.adapters.context_key import context_key
 from kronii.critic.adapters.daily_files import DailyFiles
 from kronii.critic.adapters.embedder import MiniLmEmbedder
 from kronii.critic.adapters.embedding_queue import EmbeddingQueue
+from kronii.critic.adapters.indexed_long_tier import IndexedLongTier
 from kronii.critic.adapters.pane_errors import PaneErrors
 from kronii.critic.adapters.path_commands import PathCommands
 from kronii.critic.adapters.pipeline_notices import PipelineNotices
@@ -104,7 +105,13 @@ class CriticApp:
         data = Path(settings.data_dir)
         policy = PolicyFile(mute_state_path(data))
         tuning = KnnTuning(ef_search=settings.knn_ef_search, exact_below=settings.knn_exact_below)
-        long_tier = PgVectorStore(ctx.engine, tuning) if ctx.engine is not None else None
+        store = PgVectorStore(ctx.engine, tuning) if ctx.engine is not None else None
+        indexed = (
+            IndexedLongTier(store, candidates=settings.knn_candidates)
+            if store is not None and settings.knn_in_process
+            else None
+        )
+        long_tier = indexed or store
         options = MemoryOptions(ring_size=settings.ring_size, retention_days=policy.current().retention_days)
         memory = TieredMemory(DailyFiles(data / "critic"), long_tier, options, clock=clock.wall_ms)
         await memory.start()
@@ -149,6 +156,7 @@ class CriticApp:
         nightly = NightlyUpkeep(memory.upkeep, clock, settings.cluster_hour)
         sweep = SweepGoneShells(hints, settings.gone_sweep_secs)
         self._tasks = [
+            *([asyncio.create_task(indexed.keep_loaded(), name="critic-knn-index")] if indexed else []),
             asyncio.create_task(follow.run(), name="critic-spool"),
             asyncio.create_task(nightly.run(), name="critic-nightly"),
             asyncio.create_task(sweep.run(), name="critic-sweep"),

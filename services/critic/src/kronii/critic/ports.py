@@ -15,6 +15,7 @@ from kronii.critic.core.offers import FailureOffer
 from kronii.critic.core.policy import Policy
 from kronii.critic.core.recommend import Notification
 from kronii.critic.core.retrieval import Hit, QueryContext, RecordFilter, Vector
+from kronii.critic.core.sign_index import IndexRows
 
 __all__ = [
     "ClusterShelf",
@@ -24,6 +25,7 @@ __all__ = [
     "EmbeddingQueueStats",
     "GoneShells",
     "HintSink",
+    "IndexedStore",
     "IntakeMetrics",
     "LongTier",
     "MemoryHealth",
@@ -179,6 +181,15 @@ class LongTier(Protocol):
     async def prune(self, before_ms: int) -> int: ...
 
     async def count(self) -> int: ...
+
+
+class IndexedStore(LongTier, Protocol):
+    """A long tier that can also hand every row with an embedding to the in-process index
+    (adapters.vector_store.PgVectorStore; adapters.indexed_long_tier.IndexedLongTier searches it)."""
+
+    def index_rows(self, batch: int) -> AsyncIterator[IndexRows]:
+        """Batches of at most ``batch`` rows, all read from one snapshot of the table."""
+        ...
 
 
 class HintSink(Protocol):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from kronii.critic.core.knn_plan import DEFAULT_EF_SEARCH, DEFAULT_EXACT_BELOW, MAX_EF_SEARCH
+from kronii.critic.core.sign_index import DEFAULT_CANDIDATES
 from kronii.foundation.settings import ServiceSettings
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import SettingsConfigDict
@@ -26,6 +27,10 @@ class CriticSettings(ServiceSettings):
     # table size below which every row is scanned exactly instead of asking the HNSW index.
     knn_ef_search: int = Field(default=DEFAULT_EF_SEARCH, ge=1, le=MAX_EF_SEARCH)
     knn_exact_below: int = Field(default=DEFAULT_EXACT_BELOW, ge=0)
+    # The search in the critic's process (core/sign_index.py), loaded from PostgreSQL at start; false
+    # leaves it to PostgreSQL. The rows scored exactly after the sign codes chose them.
+    knn_in_process: bool = True
+    knn_candidates: int = Field(default=DEFAULT_CANDIDATES, ge=1, le=1_000_000)
     # Embedding jobs waiting; beyond this the oldest is dropped (counted).
     embed_queue_size: int = Field(default=256, ge=1, le=100_000)
     # At most this share of one core goes to embeddings, and one job at most this long.

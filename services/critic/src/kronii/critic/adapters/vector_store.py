@@ -11,13 +11,14 @@ read again once a minute; a table never analyzed yet is counted."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import numpy as np
 from kronii.critic.core.knn_plan import MAX_EF_SEARCH, KnnTuning, index_answer_holds, scan_exactly
 from kronii.critic.core.model import EMBEDDING_DIM, InvocationRecord, Trigger
 from kronii.critic.core.retrieval import RecordFilter, Vector, unit_vector
+from kronii.critic.core.sign_index import IndexRows
 from pgvector.sqlalchemy import Vector as VectorColumn
 from sqlalchemy import (
     BigInteger,
@@ -25,6 +26,7 @@ from sqlalchemy import (
     ColumnElement,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     Select,
     Table,
@@ -145,6 +147,24 @@ _TABLE_ROWS = text(
     "FROM pg_class WHERE oid = 'critic_records'::regclass"
 )
 _SET_EF_SEARCH = text("SELECT set_config('hnsw.ef_search', :ef, true)")
+# pgvector's binary form of a vector (vector_send): int16 dimensions, int16 unused, then the values as
+# big-endian float32; read so, 100,000 rows decode in one numpy call instead of parsing their text.
+_VECTOR_HEADER = 4
+_VECTOR_BYTES = _VECTOR_HEADER + 4 * EMBEDDING_DIM
+
+
+def _index_rows(rows: Sequence[Any]) -> IndexRows:
+    raw = np.frombuffer(b"".join(bytes(row[5]) for row in rows), dtype=np.uint8)
+    values = raw.reshape(len(rows), _VECTOR_BYTES)[:, _VECTOR_HEADER:]
+    vectors = np.ascontiguousarray(values).view(">f4").astype(np.float32)
+    return IndexRows(
+        record_ids=[str(row[0]) for row in rows],
+        vectors=vectors,
+        timestamps_ms=np.fromiter((int(row[1]) for row in rows), dtype=np.int64, count=len(rows)),
+        triggers=[Trigger(row[2]) for row in rows],
+        command_names=[str(row[3]) for row in rows],
+        failed=np.fromiter((int(row[4]) != 0 for row in rows), dtype=bool, count=len(rows)),
+    )
 
 
 def _nearest(query: Vector, k: int, record_filter: RecordFilter | None, *, exact: bool) -> Select[Any]:
@@ -249,6 +269,23 @@ class PgVectorStore:
         async with self._engine.connect() as conn:
             rows = (await conn.execute(statement)).all()
         return [_record(row) for row in rows]
+
+    async def index_rows(self, batch: int) -> AsyncIterator[IndexRows]:
+        """Every row that has an embedding, for the in-process index (core/sign_index.py), in batches
+        of ``batch`` rows read through one server-side cursor (one snapshot of the table)."""
+        table = critic_records.c
+        statement = select(
+            table.record_id,
+            table.timestamp_ms,
+            table.trigger,
+            table.command_name,
+            table.exit_status,
+            func.vector_send(table.embedding, type_=LargeBinary),
+        ).where(table.embedding.isnot(None))
+        async with self._engine.connect() as conn:
+            result = await conn.stream(statement.execution_options(yield_per=batch))
+            async for rows in result.partitions(batch):
+                yield _index_rows(rows)
 
     async def stored_since(self, since_ms: int) -> dict[str, bool]:
         """The ids of the rows at or after `since_ms`, each with whether it has its embedding."""
