@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from kronii.redaction import RedactionContext, RedactionEngine
+from kronii.redaction import RedactionContext, RedactionEngine, _hyperscan
 from kronii.redaction import _scanner as scanner
 from kronii.redaction._stream import redact_stream
 from kronii.redaction.detectors import Candidate, CandidatePart, IbanDetector, ScanText
@@ -101,11 +101,11 @@ def test_a_value_across_a_streaming_windows_edge_is_found_as_in_one_pass() -> No
 @pytest.fixture
 def no_compiled_databases() -> Iterator[None]:
     """Compiled databases are cached per set of patterns: forget them before and after a test that breaks them."""
-    for cached in (scanner._database, scanner._literal_database):
+    for cached in (scanner._database, _hyperscan._literal_database):
         cached.cache_clear()
-    scanner._warned.clear()
+    _hyperscan._warned.clear()
     yield
-    for cached in (scanner._database, scanner._literal_database):
+    for cached in (scanner._database, _hyperscan._literal_database):
         cached.cache_clear()
 
 

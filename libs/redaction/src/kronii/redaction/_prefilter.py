@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ._scanner import LiteralScan
+from ._hyperscan import LiteralScan
 from .detectors import Detector, ScanText
 from .detectors._base import literal_alternation
 

@@ -16,24 +16,14 @@ surrogate it cannot be given) every part reads every line, as before. The failur
 
 from __future__ import annotations
 
-import logging
-import threading
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
+from ._hyperscan import Compiled, LiteralScan, hyperscan_module, string_offsets, warn_once
 from .detectors import CandidatePart, Detector, ScanText
 
 __all__ = ["CompiledScan", "LiteralScan", "candidate_parts_of"]
-
-_LOG = logging.getLogger(__name__)
-_warned: set[str] = set()
-
-
-def _warn_once(reason: str) -> None:
-    if reason not in _warned:
-        _warned.add(reason)
-        _LOG.warning("compiled redaction scan off, every detector reads the whole text: %s", reason)
 
 
 def candidate_parts_of(detectors: Sequence[Detector]) -> tuple[CandidatePart, ...]:
@@ -49,21 +39,13 @@ def candidate_parts_of(detectors: Sequence[Detector]) -> tuple[CandidatePart, ..
     return tuple(parts)
 
 
-def _hyperscan() -> Any:
-    try:
-        import hyperscan
-    except ImportError:  # an optional speed-up: the engine finds the same without it
-        return None
-    return hyperscan
-
-
 @cache
 def _database(parts: tuple[CandidatePart, ...], lower: bool) -> tuple[Any, Any] | None:
     """The compiled database of every part's patterns, or `lower_patterns` (a pattern's id is its part's index),
     and the module."""
-    hyperscan = _hyperscan()
+    hyperscan = hyperscan_module()
     if hyperscan is None:
-        _warn_once("hyperscan is not installed")
+        warn_once("hyperscan is not installed")
         return None
     expressions: list[bytes] = []
     ids: list[int] = []
@@ -82,30 +64,9 @@ def _database(parts: tuple[CandidatePart, ...], lower: bool) -> tuple[Any, Any] 
     try:
         database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags)
     except Exception as error:  # hyperscan.CompilerError names the pattern's index, never text
-        _warn_once(f"a candidate pattern does not compile ({type(error).__name__}: {error})")
+        warn_once(f"a candidate pattern does not compile ({type(error).__name__}: {error})")
         return None
     return database, hyperscan
-
-
-class _Compiled:
-    """A compiled database (or none) and one scratch space per thread: hyperscan's scratch is not shared."""
-
-    def __init__(self, compiled: tuple[Any, Any] | None) -> None:
-        self._database: Any = None
-        self._hyperscan: Any = None
-        if compiled is not None:
-            self._database, self._hyperscan = compiled
-        self._local = threading.local()
-
-    @property
-    def active(self) -> bool:
-        return self._database is not None
-
-    def _scratch(self) -> Any:
-        scratch = getattr(self._local, "scratch", None)
-        if scratch is None:
-            scratch = self._local.scratch = self._hyperscan.Scratch(self._database)
-        return scratch
 
 
 class CompiledScan:
@@ -138,7 +99,7 @@ class CompiledScan:
         return found
 
 
-class _PartScan(_Compiled):
+class _PartScan(Compiled):
     def __init__(self, parts: tuple[CandidatePart, ...], *, lower: bool, enabled: bool) -> None:
         self.parts = parts
         super().__init__(_database(parts, lower) if enabled and parts else None)
@@ -158,7 +119,7 @@ class _PartScan(_Compiled):
         byte_lines = [_lines_of(data, sorted(set(found))) for found in ends]
         if ascii_only:
             return dict(zip(self.parts, byte_lines, strict=True))
-        to_str = _string_offsets(data, {start for found in byte_lines for start, _end in found})
+        to_str = string_offsets(data, {start for found in byte_lines for start, _end in found})
         return {
             part: [
                 (to_str[start], to_str[start] + len(data[start:end].decode("utf-8"))) for start, end in found
@@ -176,52 +137,6 @@ class _PartScan(_Compiled):
         return ends
 
 
-@cache
-def _literal_database(literals: tuple[str, ...]) -> tuple[Any, Any] | None:
-    hyperscan = _hyperscan()
-    if hyperscan is None:
-        _warn_once("hyperscan is not installed")
-        return None
-    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    try:
-        database.compile(
-            expressions=[literal.encode("utf-8") for literal in literals],
-            ids=list(range(len(literals))),
-            elements=len(literals),
-            flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(literals),
-            literal=True,
-        )
-    except Exception as error:
-        _warn_once(f"a literal does not compile ({type(error).__name__}: {error})")
-        return None
-    return database, hyperscan
-
-
-class LiteralScan(_Compiled):
-    """Which of a set of literals occur in a text (case as given), in one hyperscan pass; for the pre-filter."""
-
-    def __init__(self, literals: Sequence[str], *, enabled: bool = True) -> None:
-        self._literals = tuple(literals)
-        super().__init__(_literal_database(self._literals) if enabled and self._literals else None)
-
-    def found(self, text: str) -> set[str] | None:
-        """The literals that occur in `text`, or None when the scan cannot run here."""
-        if self._database is None:
-            return None
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError:
-            return None
-        literals = self._literals
-        found: set[str] = set()
-
-        def on_match(index: int, _start: int, _end: int, _flags: int, _context: object) -> None:
-            found.add(literals[index])
-
-        self._database.scan(data, match_event_handler=on_match, scratch=self._scratch())
-        return found
-
-
 def _lines_of(data: bytes, ends: list[int]) -> list[tuple[int, int]]:
     """The lines (byte start, byte end without the newline) holding the byte before each match end, once each."""
     lines: list[tuple[int, int]] = []
@@ -236,14 +151,3 @@ def _lines_of(data: bytes, ends: list[int]) -> list[tuple[int, int]]:
             line_end = len(data)
         lines.append((line_start, line_end))
     return lines
-
-
-def _string_offsets(data: bytes, starts: set[int]) -> dict[int, int]:
-    """Each byte offset of `starts` (all at character boundaries) as a string offset, decoding each gap once."""
-    offsets: dict[int, int] = {}
-    byte_at = char_at = 0
-    for start in sorted(starts):
-        char_at += len(data[byte_at:start].decode("utf-8"))
-        byte_at = start
-        offsets[start] = char_at
-    return offsets

@@ -12,6 +12,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from .._hyperscan import Occurrences
 from ._base import ScanText, literal_alternation
 
 __all__ = [
@@ -346,7 +347,38 @@ def _hits(lower: str) -> tuple[tuple[int, int, str], ...]:
 def lexicon_hits(scan: ScanText) -> tuple[tuple[int, int, str], ...]:
     """(start, end, word) of every secret and birth word in the lowered text, found in one pass shared by the
     detectors that read them. An ASCII text is searched for the ASCII words only."""
-    return scan.memo(_hits, lexicon_lower(scan))
+    lower = lexicon_lower(scan)
+    if scan.candidate_lines is not None:  # the engine's compiled scan runs on this text: hyperscan is here
+        found = scan.memo(_compiled_hits, lower)
+        if found is not None:
+            return found
+    return scan.memo(_hits, lower)
+
+
+@cache
+def _occurrences() -> tuple[Occurrences, tuple[bool, ...]]:
+    words = tuple(dict.fromkeys(_lexicon_words()))
+    return Occurrences(words), tuple(not word[0].isascii() for word in words)
+
+
+def _compiled_hits(lower: str) -> tuple[tuple[int, int, str], ...] | None:
+    """What `_hits` finds, from every occurrence of every word (one hyperscan pass): `_hits` reads the words that
+    open with an ASCII letter and the others in two passes, each leftmost first, the longest word at a place,
+    and on after it. The same choice is made here among each half's occurrences."""
+    occurrences, other = _occurrences()
+    found = occurrences.of(lower)
+    if found is None:
+        return None
+    found.sort(key=lambda hit: (hit[0], -hit[1]))
+    words = occurrences.literals
+    hits: list[tuple[int, int, str]] = []
+    reached = [0, 0]  # where each half's last chosen word ends
+    for start, end, index in found:
+        half = other[index]
+        if start >= reached[half]:
+            hits.append((start, end, words[index]))
+            reached[half] = end
+    return tuple(sorted(hits))
 
 
 def _lowered(text: str) -> str:
