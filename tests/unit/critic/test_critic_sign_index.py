@@ -73,7 +73,8 @@ def test_a_removed_record_is_not_found_and_an_upserted_one_is(history: History) 
     assert first not in index and len(index) == len(history.records) - 1
     assert index.search(query, 1)[0][0] == second
     index.upsert(IndexRows.of([record("twin", query)]))
-    assert index.search(query, 1)[0] == ("twin", pytest.approx(1.0, abs=0.003))
+    twin, similarity = index.search(query, 1)[0]
+    assert twin == "twin" and similarity == pytest.approx(1.0, abs=0.003)
     elsewhere = random_unit(np.random.default_rng(3), 1)[0]
     index.upsert(IndexRows.of([record("twin", elsewhere)]))  # the same id, another vector: replaced
     assert index.search(query, 1)[0][0] == second
