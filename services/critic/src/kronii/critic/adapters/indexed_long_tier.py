@@ -30,12 +30,15 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from kronii.critic.core.model import InvocationRecord
 from kronii.critic.core.retrieval import RecordFilter, Vector, unit_vector
 from kronii.critic.core.sign_index import DEFAULT_CANDIDATES, IndexRows, SignCodeIndex
-from kronii.critic.ports import IndexedStore
+
+if TYPE_CHECKING:  # the ports module pulls in every core rule (and the redaction engine) at import
+    from kronii.critic.ports import IndexedStore
 
 __all__ = ["IndexedLongTier"]
 

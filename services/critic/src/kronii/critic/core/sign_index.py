@@ -32,6 +32,7 @@ Not thread-safe: one owner (the event loop) searches and changes it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -169,6 +170,12 @@ class SignCodeIndex:
         the capacity's spare rows and the ids' Python strings are not counted."""
         per_row = _WORDS * 8 + EMBEDDING_DIM + 4 + 8 + 1 + 4 + 1
         return per_row * self._size
+
+    @property
+    def ids_nbytes(self) -> int:
+        """Bytes of the ids' Python strings, their list and the id -> row dict (CPython's sizes)."""
+        strings = sum(sys.getsizeof(record_id) for record_id in self._ids)
+        return strings + sys.getsizeof(self._ids) + sys.getsizeof(self._slot_of)
 
     # ---- changes ---------------------------------------------------------------------------
 
