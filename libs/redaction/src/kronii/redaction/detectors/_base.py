@@ -23,6 +23,7 @@ __all__ = [
     "line_bounds",
     "line_local_findings",
     "literal_alternation",
+    "may_occur",
     "reads_as_words",
     "shannon_entropy",
 ]
@@ -161,6 +162,13 @@ class Detector(Protocol):
     def name(self) -> str: ...
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]: ...
+
+
+def may_occur(scan: ScanText, part: CandidatePart) -> bool:
+    """False only when the engine's compiled scan ran on this text and no pattern of `part` matched anywhere: a
+    gate for a whole-text step that finds nothing without such a match (the part must be declared, as any)."""
+    lines = scan.candidate_lines.get(part, True) if scan.candidate_lines is not None else True
+    return bool(lines)
 
 
 def hyperscan_literal(word: str) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from ._base import ScanText, literal_alternation
+from ._base import CandidatePart, ScanText, literal_alternation
 from ._fields import field_labels, reversed_labels
 
 __all__ = ["asian_addresses", "european_addresses", "labelled_addresses", "said_to_be_home"]
@@ -60,9 +60,14 @@ _ASIAN_MARK = re.compile("[省市县縣区區都道府県号號구군시도로�
 
 # The postcode of a street address opens its line or follows a comma: this scan opens with those two characters,
 # so `re` skips from one to the next in C. The exact shape (data/postal_formats.toml) is checked on the matches.
-_CODE_THEN_WORD = re.compile(
+_CODE_BEFORE_CITY = (
     r"[\n,][ \t]*(?P<code>(?:[A-Z]{1,2}-)?[0-9](?:[0-9]{3} ?[A-Z]{2}|[0-9]{3}-[0-9]{3}|[0-9]-[0-9]{3}"
-    r"|[0-9]{2} [0-9]{2}|[0-9]{3,5}))[ \t]+" + _CITY
+    r"|[0-9]{2} [0-9]{2}|[0-9]{3,5}))[ \t]+"
+)
+_CODE_THEN_WORD = re.compile(_CODE_BEFORE_CITY + _CITY)
+# For the compiled scan: a code and the first letter of its city, without which `european_addresses` finds none.
+EUROPEAN_GATE = CandidatePart(
+    "postal_address.european", (_CODE_BEFORE_CITY.replace("?P<code>", "") + f"[{_UPPER}]",), unicode=True
 )
 
 

@@ -18,7 +18,7 @@ from datetime import date
 from functools import partial
 
 from .._types import FindingType
-from ._base import Candidate, CandidatePart, ScanText, continues_token, line_local_findings
+from ._base import Candidate, CandidatePart, ScanText, continues_token, line_local_findings, may_occur
 
 __all__ = ["NationalIdDetector"]
 
@@ -129,11 +129,14 @@ _DIGIT_LED_PART = CandidatePart(
 _NIE_PART = CandidatePart("national_ids.nie", (_NIE.pattern,))
 _NINO_PART = CandidatePart("national_ids.nino", (_NINO.pattern,))
 _FISCAL_PART = CandidatePart("national_ids.fiscal", (r"[A-Z]{6}" + _FISCAL_TAIL.pattern,))
+# Gates for the formats read after their name: the name, in the lower-case view.
+_SSN_GATE = CandidatePart("national_ids.ssn_words", (), (_SSN_WORDS.pattern,))
+_BSN_GATE = CandidatePart("national_ids.bsn_words", (), (_BSN_WORDS.pattern,))
 
 
 class NationalIdDetector:
     name = "national_ids"
-    candidate_parts = (_DIGIT_LED_PART, _NIE_PART, _NINO_PART, _FISCAL_PART)
+    candidate_parts = (_DIGIT_LED_PART, _NIE_PART, _NINO_PART, _FISCAL_PART, _SSN_GATE, _BSN_GATE)
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         # The formats found anywhere are line-local: no pattern matches a newline, and the characters read
@@ -150,10 +153,12 @@ class NationalIdDetector:
                 part,
             )
         yield from line_local_findings(scan, self._fiscal_codes, _FISCAL_PART)
-        yield from self._after_words(
-            scan, _SSN_WORDS, _SSN, FindingType.US_SSN, lambda m: _ssn_text_valid(m.group())
-        )
-        yield from self._after_words(scan, _BSN_WORDS, _BSN, FindingType.NL_BSN, _bsn_valid)
+        if may_occur(scan, _SSN_GATE):
+            yield from self._after_words(
+                scan, _SSN_WORDS, _SSN, FindingType.US_SSN, lambda m: _ssn_text_valid(m.group())
+            )
+        if may_occur(scan, _BSN_GATE):
+            yield from self._after_words(scan, _BSN_WORDS, _BSN, FindingType.NL_BSN, _bsn_valid)
 
     def _digit_led_ids(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text

@@ -20,8 +20,14 @@ import re
 from collections.abc import Iterator
 
 from .._types import FindingType
-from ._base import Candidate, ScanText
-from ._postal_formats import asian_addresses, european_addresses, labelled_addresses, said_to_be_home
+from ._base import Candidate, CandidatePart, ScanText, may_occur
+from ._postal_formats import (
+    EUROPEAN_GATE,
+    asian_addresses,
+    european_addresses,
+    labelled_addresses,
+    said_to_be_home,
+)
 
 __all__ = ["PostalAddressDetector"]
 
@@ -91,6 +97,7 @@ _JP = r"〒\s?[0-9]{3}-?[0-9]{4}[ \t\u3000]*\n?[ \t\u3000]*[^\n]{0,6}[都道府�
 # with a plain class, not a repeat (`[0-9]{3}`); twice as fast.
 _DIGIT_CODE = re.compile(r"[0-9][0-9]{2}(?:[0-9]{2}-[0-9]{3}|[0-9]{2,3}| [0-9]{3})(?![0-9])")
 _UK_INWARD = re.compile(r" [0-9][A-Z]{2}(?![A-Za-z0-9])")
+_UK_GATE = CandidatePart("postal_address.uk", (r" [0-9][A-Z]{2}",))  # for the compiled scan: `_UK_INWARD`
 _UK_OUTWARD = re.compile(r"[A-Z][A-Z0-9]{1,3}\Z")
 _JP_MARK = "〒"
 _JP_FORMATS = (re.compile(_JP),)
@@ -149,12 +156,14 @@ _WINDOW_CHARS = 320
 
 class PostalAddressDetector:
     name = "postal_address"
+    candidate_parts = (EUROPEAN_GATE, _UK_GATE)
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
         found: list[tuple[int, int]] = []
         covered_to = -1
-        for code_start, code_end, formats in sorted(_anchors(text), key=lambda anchor: anchor[:2]):
+        anchors = _anchors(text, uk=may_occur(scan, _UK_GATE))
+        for code_start, code_end, formats in sorted(anchors, key=lambda anchor: anchor[:2]):
             if code_start < covered_to:
                 continue
             for start, end in _addresses_around(text, code_start, code_end, formats):
@@ -172,7 +181,8 @@ def _more_formats(scan: ScanText, found: list[tuple[int, int]]) -> list[tuple[in
     says the address is someone's home ("I moved to ...", "...に引っ越しました")."""
     text = scan.text
     spans = list(labelled_addresses(scan))
-    for start, end in [*european_addresses(text), *asian_addresses(text)]:
+    european = european_addresses(text) if may_occur(scan, EUROPEAN_GATE) else ()
+    for start, end in [*european, *asian_addresses(text)]:
         span = _with_name(text, start, end, after=True)
         if span is None and said_to_be_home(text, start, end):
             span = (start, end)
@@ -199,8 +209,8 @@ def _with_name(text: str, start: int, end: int, *, after: bool) -> tuple[int, in
     return start, next_line.end("name")
 
 
-def _anchors(text: str) -> Iterator[tuple[int, int, tuple[re.Pattern[str], ...]]]:
-    """The postal codes in the text, each with the formats it can belong to."""
+def _anchors(text: str, *, uk: bool = True) -> Iterator[tuple[int, int, tuple[re.Pattern[str], ...]]]:
+    """The postal codes in the text, each with the formats it can belong to (British ones only if `uk`)."""
     for match in _DIGIT_CODE.finditer(text):
         start, end = match.span()
         if _inside_longer_number(text, start):
@@ -214,7 +224,7 @@ def _anchors(text: str) -> Iterator[tuple[int, int, tuple[re.Pattern[str], ...]]
                 yield start, end, formats
         elif code[0] not in "09" and _could_be_indian(text, start):  # Indian PINs start 1 to 8
             yield start, end, _IN_FORMATS
-    for match in _UK_INWARD.finditer(text):
+    for match in _UK_INWARD.finditer(text) if uk else ():
         outward = _UK_OUTWARD.search(text, max(0, match.start() - 4), match.start())
         if outward is not None:
             yield outward.start(), match.end(), _UK_FORMATS
