@@ -1,5 +1,13 @@
-"""How the long tier answers a similar-record search (pure), chosen by measurement
+"""How PostgreSQL answers a similar-record search of the long tier (pure), chosen by measurement
 (bench/critic_knn.py; docs/benchmarks.md, "Similar-record search").
+
+The critic itself searches in its own process (core/sign_index.py, through
+adapters/indexed_long_tier.py: sign codes choose candidates, their int8 vectors are scored exactly,
+and only the k rows found are read from PostgreSQL by primary key): no PostgreSQL query can meet a
+p95 of 2 ms at 100,000 rows on a loaded machine, where one round trip alone costs 3-5 ms. This plan
+is what PostgreSQL does when it is asked instead: while the in-process index loads at start (or
+cannot be loaded), for a filter on text (the texts are not in RAM), and when
+KRONII_CRITIC_KNN_IN_PROCESS is false.
 
 pgvector's HNSW graph (0.6.2, m 16, ef_construction 64) finds the neighbours of a query that has real
 ones (an error seen before: recall@5 0.995 at 100,000 records with ef_search 100) but not those of a
