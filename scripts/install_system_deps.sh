@@ -49,6 +49,12 @@ have weston || need+=(weston)
 have wayland-info || need+=(wayland-utils)
 [ -e /usr/lib/x86_64-linux-gnu/qt5/plugins/platforms/libqwayland-generic.so ] || need+=(qtwayland5)
 have gnome-shell || need+=(gnome-shell)  # GNOME 43 headless (tests/gnome.py): kronii's Shell extension, mutter's idle
+# GNOME's frames: mutter's screen cast sends them through PipeWire, and GStreamer's pipewiresrc reads them.
+have pipewire || need+=(pipewire)
+have wireplumber || need+=(wireplumber)
+have gst-launch-1.0 || need+=(gstreamer1.0-tools)
+[ -e /usr/lib/x86_64-linux-gnu/gstreamer-1.0/libgstpipewire.so ] || need+=(gstreamer1.0-pipewire)
+[ -e /usr/lib/x86_64-linux-gnu/gstreamer-1.0/libgstvideoconvertscale.so ] || need+=(gstreamer1.0-plugins-base)  # videoconvert (GStreamer 1.22)
 have chromium || need+=(chromium)  # Chromium's accessibility tree (--force-renderer-accessibility) on a local page
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
 if [ "$(id -u)" -ne 0 ] || ! have apt-get; then

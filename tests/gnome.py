@@ -115,6 +115,26 @@ class GnomeSession:
             time.sleep(0.2)
         raise TimeoutError(f"gnome-shell did not start within {_START_TIMEOUT_S} s: {self.log()}")
 
+    def start_pipewire(self) -> None:
+        """PipeWire and its session manager (wireplumber) in this session, as a GNOME login starts them:
+        mutter's screen cast sends its frames through them. Returns once PipeWire's socket is there."""
+        require_tools("pipewire", "wireplumber", "gst-launch-1.0")
+        for program in ("pipewire", "wireplumber"):
+            silent = subprocess.DEVNULL
+            process = subprocess.Popen(
+                [program], env=self.env(), stdout=silent, stderr=silent, start_new_session=True
+            )
+            self.clients.append(process)
+            deadline = time.monotonic() + 10
+            while program == "pipewire" and not (self.runtime_dir / "pipewire-0").exists():
+                if time.monotonic() > deadline:
+                    raise TimeoutError("pipewire made no socket within 10 s")
+                time.sleep(0.05)
+
+    def focus_fields(self) -> str:
+        """kronii's extension's GetFocus, as gdbus prints it."""
+        return self.gdbus_call("org.kronii.Shell1", "/org/kronii/Shell1", "org.kronii.Shell1.GetFocus")
+
     def open(self, argv: Sequence[str]) -> subprocess.Popen[bytes]:
         """A GTK client on this session's Wayland socket (its own windows; the caller waits for them)."""
         process = subprocess.Popen(

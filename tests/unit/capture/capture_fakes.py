@@ -155,7 +155,7 @@ class Frames:
     def geometry(self, window_id: int) -> Geometry:
         return (0, 0, 8, 6)
 
-    def burst(self, region: Geometry, count: int, interval_ms: int) -> list[Frame]:
+    def burst(self, region: Geometry, count: int, interval_ms: int, window_id: int = 0) -> list[Frame]:
         self.bursts.append((region, count, interval_ms))
         return [
             Frame(np.full((6, 8, 3), 40 * index, dtype=np.uint8), START_MS + index) for index in range(count)

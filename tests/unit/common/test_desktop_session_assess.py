@@ -3,10 +3,11 @@ Wayland wire format the facts are read with (kronii.desktop.wayland_wire)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from kronii.desktop.session import SessionFacts, assess, capability
+from kronii.desktop.session import SessionFacts, assess, capability, screencast_problem
 from kronii.desktop.wayland_wire import _decode, _encode, socket_path
 
 SWAY_GLOBALS = frozenset(
@@ -62,7 +63,37 @@ def test_gnome_says_it_does_not_let_programs_read_the_focused_window() -> None:
     assert not focus.ok and focus.detail.startswith(
         "Wayland (GNOME (mutter)): GNOME does not let other programs"
     )
-    assert "ScreenCast portal" in capability(facts, "capture", "frames").detail
+    frames = capability(facts, "capture", "frames")
+    assert frames.ok and "mutter's screen cast (org.gnome.Mutter.ScreenCast) and PipeWire" in frames.detail
+    act = capability(facts, "vision", "act")
+    assert not act.ok and "vision on GNOME is not built yet" in act.detail
+
+
+def test_gnome_frames_say_what_the_screen_cast_lacks_in_one_sentence() -> None:
+    facts = replace(
+        _wayland("GNOME (mutter)", "gnome", MUTTER_GLOBALS),
+        screencast_problem="PipeWire is not running in this session (GNOME's screen cast sends its frames through it)",
+    )  # fmt: skip
+    frames = capability(facts, "capture", "frames")
+    assert not frames.ok
+    assert frames.detail == (
+        "Wayland (GNOME (mutter)): GNOME gives other programs frames only through its screen cast, and "
+        "PipeWire is not running in this session (GNOME's screen cast sends its frames through it)"
+    )
+
+
+def test_the_screen_cast_problem_names_the_missing_bus_name_pipewire_and_gstreamer(tmp_path: Path) -> None:
+    env = {"XDG_RUNTIME_DIR": str(tmp_path), "PATH": str(tmp_path)}
+    assert "is not on the session bus" in screencast_problem(env, on_bus=False)
+    assert screencast_problem(env, on_bus=True).startswith("PipeWire is not running")
+    (tmp_path / "pipewire-0").touch()
+    assert screencast_problem(env, on_bus=True) == (
+        "gst-launch-1.0 is missing: install gstreamer1.0-tools and gstreamer1.0-pipewire"
+    )
+    tool = tmp_path / "gst-launch-1.0"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    assert screencast_problem(env, on_bus=True) == ""
 
 
 def test_kde_says_kwin_does_not_list_its_windows_and_idle_still_works() -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,12 +30,15 @@ __all__ = [
     "AGENTS",
     "GNOME_EXTENSION_BUS",
     "GNOME_EXTENSION_MISSING",
+    "SCREENCAST_BUS",
     "Capability",
     "SessionFacts",
     "assess",
     "bus_name_owned",
     "capability",
+    "pipewire_socket",
     "probe",
+    "screencast_problem",
     "session_bus_address",
     "wayland_refusal",
 ]
@@ -52,6 +56,8 @@ GNOME_EXTENSION_MISSING = (
     "with `kronii gnome-extension install` (then log out and in)"
 )
 _MUTTER_IDLE = "org.gnome.Mutter.IdleMonitor"
+SCREENCAST_BUS = "org.gnome.Mutter.ScreenCast"  # kronii.desktop.mutter_screencast records through it
+_GST = "gst-launch-1.0"
 _AGENT_SEAT = (
     "kronii-agent"  # kronii.desktop.wayland_toplevels.AGENT_SEAT (that module imports this one's wire)
 )
@@ -71,6 +77,7 @@ class SessionFacts:
     offered: frozenset[str] = frozenset()
     problem: str = ""
     gnome_extension: bool = False  # GNOME: kronii's Shell extension owns its bus name (GNOME_EXTENSION_BUS)
+    screencast_problem: str = ""  # GNOME: why mutter's screen cast cannot give frames ("": it can)
 
 
 @dataclass(frozen=True)
@@ -154,8 +161,47 @@ def _frames(facts: SessionFacts) -> str | None:
     if _SCREENCOPY in facts.offered:
         return None  # taken in process (kronii.desktop.wayland_screencopy): no tool to install
     if facts.family == "gnome":
-        return "GNOME gives frames only through its ScreenCast portal, which kronii does not speak yet"
+        problem = facts.screencast_problem
+        return (
+            f"GNOME gives other programs frames only through its screen cast, and {problem}"
+            if problem
+            else None
+        )
     return f"{facts.name} offers no screen copy ({_SCREENCOPY}): capture cannot take frames"
+
+
+def _frames_how(facts: SessionFacts) -> str:
+    if facts.family == "gnome":
+        return (
+            f"the focused window's own pixels through mutter's screen cast ({SCREENCAST_BUS}) and PipeWire; "
+            "GNOME shows its screen-sharing indicator during each burst"
+        )
+    where = (
+        "the focused window's rectangle from sway's IPC"
+        if facts.name == "sway"
+        else f"the whole output: {facts.name} tells no other program where the focused window is"
+    )
+    return f"frames in process through {_SCREENCOPY}, {where}"
+
+
+def screencast_problem(env: Mapping[str, str], on_bus: bool) -> str:
+    """Why mutter's screen cast cannot give frames in this session ("" when everything it needs is there)."""
+    if not on_bus:
+        return f"mutter's screen cast ({SCREENCAST_BUS}) is not on the session bus"
+    if pipewire_socket(env) is None:
+        return "PipeWire is not running in this session (GNOME's screen cast sends its frames through it)"
+    if shutil.which(_GST, path=env.get("PATH")) is None:
+        return f"{_GST} is missing: install gstreamer1.0-tools and gstreamer1.0-pipewire"
+    return ""
+
+
+def pipewire_socket(env: Mapping[str, str]) -> Path | None:
+    """PipeWire's socket in this session, or None when it is not there."""
+    runtime = env.get("PIPEWIRE_RUNTIME_DIR") or env.get("XDG_RUNTIME_DIR")
+    if not runtime:
+        return None
+    path = Path(runtime) / (env.get("PIPEWIRE_REMOTE") or "pipewire-0")
+    return path if path.exists() else None
 
 
 def _input(facts: SessionFacts) -> str | None:
@@ -174,6 +220,11 @@ def _act(facts: SessionFacts) -> str | None:
     if facts.name == "sway" and _SCREENCOPY in facts.offered:
         # windows' places from sway's IPC, frames through wlr-screencopy, input through the broker
         return None
+    if facts.family == "gnome":
+        return (
+            "vision on GNOME is not built yet: GNOME tells no other program where its windows are, and the "
+            "broker cannot type there: plans are refused here"
+        )
     if _SCREENCOPY not in facts.offered:
         return (
             f"vision needs the screen's frames and {facts.name} offers no screen copy ({_SCREENCOPY}): "
@@ -191,10 +242,7 @@ _NEEDS = (
           else f"the focused window from kronii's GNOME Shell extension ({GNOME_EXTENSION_BUS})"),
     _Need("sensor", "idle", "idle time from MIT-SCREEN-SAVER", _idle,
           lambda f: "idle from " + next((name for name in _IDLE if name in f.offered), _MUTTER_IDLE)),
-    _Need("capture", "frames", "frames through XGetImage", _frames,
-          lambda f: f"frames in process through {_SCREENCOPY}, " + (
-              "the focused window's rectangle from sway's IPC" if f.name == "sway"
-              else f"the whole output: {f.name} tells no other program where the focused window is")),
+    _Need("capture", "frames", "frames through XGetImage", _frames, lambda f: _frames_how(f)),
     _Need("broker", "input", "agent input through XTEST on a master device of its own", _input,
           lambda f: f"agent input on a seat of its own ({_AGENT_SEAT}: virtual keyboard and pointer); "
           "your input seen on your seats' idle notifications"),
@@ -258,11 +306,15 @@ def probe(env: Mapping[str, str] | None = None) -> SessionFacts:
             problem = f"WAYLAND_DISPLAY names {wayland}, which does not answer ({error})"
         else:
             family = _family(offered)
-            extension = family == "gnome" and bus_name_owned(GNOME_EXTENSION_BUS, session_bus_address(env))
             name = _display_name(family, env)
+            if family != "gnome":
+                return SessionFacts("wayland", family, name, wayland, x_display, offered)
+            bus = session_bus_address(env)
             return SessionFacts(
-                "wayland", family, name, wayland, x_display, offered, gnome_extension=extension
-            )
+                "wayland", family, name, wayland, x_display, offered,
+                gnome_extension=bus_name_owned(GNOME_EXTENSION_BUS, bus),
+                screencast_problem=screencast_problem(env, bus_name_owned(SCREENCAST_BUS, bus)),
+            )  # fmt: skip
     if x_display and _x_answers(x_display):
         return SessionFacts("x11", "x11", "X11", None, x_display, problem=problem)
     if not problem:

@@ -18,6 +18,7 @@ from fastapi import APIRouter
 from kronii.capture.adapters.burst_work import BurstWorker, Redactor
 from kronii.capture.adapters.callers import client_sessions, front_door, identity_for_peer, presence_gate
 from kronii.capture.adapters.frames import FrameGrabber
+from kronii.capture.adapters.gnome_frames import GnomeFrames
 from kronii.capture.adapters.jobs import JobStore
 from kronii.capture.adapters.log_paths import install_path_scrubber
 from kronii.capture.adapters.master_key import master_key_choice
@@ -49,7 +50,7 @@ from kronii.capture.usecases.serve_screenshots import ScreenshotDesk
 from kronii.capture.usecases.track_jobs import JobBoard
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
-from kronii.desktop.session import SessionFacts, capability, probe
+from kronii.desktop.session import SessionFacts, capability, probe, session_bus_address
 from kronii.desktop.sway_ipc import sway_socket
 from kronii.edge.access import AccessRules
 from kronii.edge.local_door import FrontDoorError, LocalFrontDoor, PeerPolicy
@@ -276,8 +277,11 @@ class CaptureApp:
         if not frames.ok or facts.wayland_socket is None:
             self._no_display(frames.detail)
             return None
-        ipc = sway_socket(env) if facts.name == "sway" else None
-        source = await self._checked(WaylandFrames(facts.wayland_socket, facts.name, ipc=ipc))
+        if facts.family == "gnome":
+            source = await self._checked(GnomeFrames(session_bus_address(env) or "", env))
+        else:
+            ipc = sway_socket(env) if facts.name == "sway" else None
+            source = await self._checked(WaylandFrames(facts.wayland_socket, facts.name, ipc=ipc))
         if source is not None:
             log.info("%s", frames.detail)
         return source

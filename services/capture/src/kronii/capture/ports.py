@@ -92,14 +92,15 @@ class JobRepository(Protocol):
 
 class FrameSource(Protocol):
     """The display (adapters.frames.FrameGrabber on X11, adapters.wayland_frames.WaylandFrames on a
-    wlroots compositor, which takes the focused window whatever `window_id` says). Blocking: called in
-    a thread. Raises CaptureUnavailable or WindowGone."""
+    wlroots compositor, which takes the focused window whatever `window_id` says, adapters.gnome_frames.
+    GnomeFrames on GNOME, which records the window `window_id` names and needs no region). Blocking:
+    called in a thread. Raises CaptureUnavailable or WindowGone."""
 
     @property
     def display(self) -> str: ...
     def check(self) -> None: ...
     def geometry(self, window_id: int) -> Geometry: ...
-    def burst(self, region: Geometry, count: int, interval_ms: int) -> list[Frame]: ...
+    def burst(self, region: Geometry, count: int, interval_ms: int, window_id: int = 0) -> list[Frame]: ...
 
 
 class BurstWork(Protocol):

@@ -65,7 +65,7 @@ class FrameGrabber:
             raise WindowGone(f"window {window_id:#x} lies off screen")
         return (x0, y0, x1 - x0, y1 - y0)
 
-    def burst(self, region: Geometry, count: int, interval_ms: int) -> list[Frame]:
+    def burst(self, region: Geometry, count: int, interval_ms: int, window_id: int = 0) -> list[Frame]:
         """`count` frames of `region`, `interval_ms` apart (measured from one grab's start to the next)."""
         x, y, width, height = region
         box = {"left": x, "top": y, "width": width, "height": height}

@@ -75,7 +75,7 @@ class WaylandFrames:
             screen.close()
         return (first.x, first.y, first.width, first.height)
 
-    def burst(self, region: Geometry, count: int, interval_ms: int) -> list[Frame]:
+    def burst(self, region: Geometry, count: int, interval_ms: int, window_id: int = 0) -> list[Frame]:
         """`count` frames of `region`, `interval_ms` apart (measured from one grab's start to the next)."""
         x, y, width, height = region
         frames: list[Frame] = []

@@ -129,7 +129,9 @@ class RunCapture:
         spec = record.spec
         started = time.perf_counter()
         region = await asyncio.to_thread(self._frames.geometry, facts.window_id)
-        frames = await asyncio.to_thread(self._frames.burst, region, spec.burst_count, spec.burst_interval_ms)
+        frames = await asyncio.to_thread(
+            self._frames.burst, region, spec.burst_count, spec.burst_interval_ms, facts.window_id
+        )
         self._metrics.stage_seconds.labels("burst").observe(time.perf_counter() - started)
         if (
             await self._board.transition(job_id, JobEvent.FRAMES_CAPTURED, frames_captured=len(frames))

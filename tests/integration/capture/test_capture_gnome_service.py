@@ -1,0 +1,139 @@
+"""The capture service as a process on a real GNOME (gnome-shell 43 headless with PipeWire, tests/gnome.py),
+on real NATS, Redis and PostgreSQL: /readyz names mutter's screen cast as its display, and a request for
+the focused foot window, named as the sensor names it on GNOME (mutter's window id from kronii's Shell
+extension), goes to PERSISTED; the stored screenshot is that window alone, redacted."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import re
+from collections.abc import AsyncIterator, Iterator
+
+import grpc
+import httpx
+import pytest
+import pytest_asyncio
+from kronii.capture.core.capabilities import Capability
+from kronii.capture.v1 import capture_pb2 as pb
+from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
+from PIL import Image
+
+from tests.gnome import GnomeSession, gnome_home
+from tests.infra import InfraUrls
+from tests.integration.capture.capture_support import (
+    PLANTED_TEXT,
+    PLANTS,
+    CaptureProc,
+    FakeSensor,
+    PlantedWindow,
+    agent_bearer,
+    capture_env,
+    start_capture,
+)
+from tests.integration.sensor_adapters.test_gnome_focus_extension import kronii, wait_for
+from tests.unit.redaction_pixels.pixels_support import read_back, squeeze
+from tests.wayland import foot_showing
+
+PROGRESSION = [pb.QUEUED, pb.WAITING, pb.CAPTURING, pb.SCORING, pb.REDACTING, pb.PERSISTED]
+APP = "kronii-capture-gnome"
+
+
+@pytest.fixture(scope="module")
+def gnome() -> Iterator[GnomeSession]:
+    with gnome_home() as session:
+        installed = kronii(session, "gnome-extension", "install")
+        assert installed.returncode == 0, installed.stderr
+        session.start_pipewire()
+        session.start()
+        wait_for(lambda: session.name_has_owner("org.kronii.Shell1"))
+        session.hide_overview()
+        yield session
+
+
+@pytest.fixture(scope="module")
+def gnome_capture(
+    infra: InfraUrls, capture_database: str, gnome: GnomeSession, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[CaptureProc]:
+    env = capture_env(infra, capture_database, tmp_path_factory.mktemp("capture-gnome"), None)
+    session = gnome.env()
+    for name in ("WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "XDG_CURRENT_DESKTOP"):
+        env[name] = session[name]
+    with start_capture(env) as service:
+        yield service
+
+
+@pytest.fixture(scope="module")
+def foot(gnome: GnomeSession, tmp_path_factory: pytest.TempPathFactory) -> PlantedWindow:
+    """A foot window showing the planted text, named by mutter's window id as the sensor names it."""
+    text = tmp_path_factory.mktemp("gnome-planted") / "planted.txt"
+    text.write_text(PLANTED_TEXT)
+    client = foot_showing(text, APP)
+    process = gnome.open(client.argv)
+    fields = ""
+
+    def focused() -> bool:
+        nonlocal fields
+        fields = gnome.focus_fields()
+        return f"'{APP}'" in fields
+
+    wait_for(focused)
+    window_id = re.search(r"uint64 (\d+)", fields)
+    assert window_id, fields
+    return PlantedWindow("wayland", process, int(window_id.group(1)), APP)
+
+
+@pytest_asyncio.fixture
+async def stub(gnome_capture: CaptureProc) -> AsyncIterator[pb_grpc.ScreenCaptureStub]:
+    async with grpc.aio.insecure_channel(gnome_capture.unix_target) as channel:
+        yield pb_grpc.ScreenCaptureStub(channel)
+
+
+async def test_on_gnome_a_request_for_the_focused_foot_window_is_persisted_redacted(
+    stub: pb_grpc.ScreenCaptureStub,
+    gnome_capture: CaptureProc,
+    sensor: FakeSensor,
+    foot: PlantedWindow,
+    infra: InfraUrls,
+    capture_database: str,
+) -> None:
+    display = httpx.get(f"{gnome_capture.http}/readyz", timeout=10).json()["dependencies"]["display"]
+    assert display["ready"] is True and "mutter's screen cast" in display["detail"], display
+    reader = await agent_bearer(
+        gnome_capture.unix_target,
+        infra.redis,
+        capture_database,
+        Capability.READ_REDACTED | Capability.LIST_META,
+    )
+    await sensor.focus(None)
+    request = pb.CaptureRequest(
+        process_id=foot.pid, window_id=foot.window_id, app_name=foot.wm_class, bypass=pb.STRICT,
+        requester="it.gnome",
+    )  # fmt: skip
+    job = await stub.RequestScreenCapture(request, timeout=10)
+    watch = asyncio.create_task(_statuses(stub, job.job_id))
+    await asyncio.sleep(0.3)
+    await sensor.focus(foot)
+    seen = await watch
+    assert [status.status for status in seen] == PROGRESSION, seen
+
+    result = await stub.GetCaptureResult(job, timeout=10)
+    assert result.status == pb.PERSISTED and result.meta.frames_captured == 3
+    assert result.meta.window_id == foot.window_id
+    token = await stub.IssueToken(
+        pb.IssueTokenRequest(screenshot_id=seen[-1].primary_screenshot_id), metadata=reader, timeout=10
+    )
+    request_shot = pb.GetScreenshotRequest(
+        screenshot_id=seen[-1].primary_screenshot_id, single_use_token=token.single_use_token
+    )
+    chunks = [chunk async for chunk in stub.GetScreenshot(request_shot, metadata=reader, timeout=30)]
+    image = Image.open(io.BytesIO(b"".join(chunk.data for chunk in chunks)))
+    assert image.width < 1280 and image.height < 800  # the window, not the monitor
+    read = read_back(image)
+    assert "deployment" in read  # the foot window really is in the image
+    for plant in PLANTS:
+        assert squeeze(plant.value) not in squeeze(read)
+
+
+async def _statuses(stub: pb_grpc.ScreenCaptureStub, job_id: str) -> list[pb.CaptureStatus]:
+    return [status async for status in stub.WatchCapture(pb.CaptureJobId(job_id=job_id), timeout=90)]
