@@ -15,7 +15,15 @@ from kronii.redaction._stream import redact_stream
 from kronii.redaction.detectors import Candidate, CandidatePart, IbanDetector, ScanText
 from kronii.redaction.detectors._base import line_local_findings
 
-COMPILED = RedactionEngine()
+
+def _compiled_engine() -> RedactionEngine:
+    """An engine with the compiled scan compiled now and serving every text, the shortest too."""
+    engine = RedactionEngine(compiled_from=0)
+    assert engine.compiled_scan  # asking compiles it
+    return engine
+
+
+COMPILED = _compiled_engine()
 PLAIN = RedactionEngine(compiled_scan=False)
 IBAN = "DE89370400440532013000"
 CARD = "4539 1488 0343 6467"
@@ -101,11 +109,11 @@ def test_a_value_across_a_streaming_windows_edge_is_found_as_in_one_pass() -> No
 @pytest.fixture
 def no_compiled_databases() -> Iterator[None]:
     """Compiled databases are cached per set of patterns: forget them before and after a test that breaks them."""
-    for cached in (scanner._database, _hyperscan._literal_database):
+    for cached in (scanner._part_database, _hyperscan._literal_database):
         cached.cache_clear()
     _hyperscan._warned.clear()
     yield
-    for cached in (scanner._database, _hyperscan._literal_database):
+    for cached in (scanner._part_database, _hyperscan._literal_database):
         cached.cache_clear()
 
 
@@ -115,7 +123,7 @@ def test_without_hyperscan_the_engine_finds_the_same_and_says_so_once(
     monkeypatch.setitem(sys.modules, "hyperscan", None)  # `import hyperscan` now raises ImportError
     text = f"IBAN {IBAN}\ncard {CARD}\nmail jane.doe@corp.example.org"
     with caplog.at_level(logging.WARNING, logger=scanner.__name__):
-        first, second = RedactionEngine(), RedactionEngine()
+        first, second = RedactionEngine(compiled_from=0), RedactionEngine(compiled_from=0)
     assert not first.compiled_scan and not second.compiled_scan
     assert _found(first, text) == _found(COMPILED, text)
     assert [found[0] for found in _found(first, text)] == ["IBAN", "PAYMENT_CARD"]
@@ -137,7 +145,7 @@ def test_a_pattern_hyperscan_refuses_turns_the_scan_off_and_finds_the_same(
     caplog: pytest.LogCaptureFixture, no_compiled_databases: None
 ) -> None:
     with caplog.at_level(logging.WARNING, logger=scanner.__name__):
-        engine = RedactionEngine(detectors=[_IbanWithARefusedPattern()])
+        engine = RedactionEngine(detectors=[_IbanWithARefusedPattern()], compiled_from=0)
     assert not engine.compiled_scan
     assert any("does not compile" in r.getMessage() for r in caplog.records)
     text = f"first\nIBAN {IBAN}\nlast {IBAN}"
@@ -166,3 +174,22 @@ def test_a_part_without_a_candidate_line_does_not_run() -> None:
     scan.candidate_lines = scanner.CompiledScan([NEEDLE]).lines(scan)
     list(line_local_findings(scan, find, NEEDLE))
     assert calls == ["needle here"]  # the candidate lines only, each distinct one once
+
+
+def test_the_scan_is_compiled_on_the_first_long_text_and_then_serves_every_text_but_the_shortest() -> None:
+    scan = scanner.CompiledScan([NEEDLE], shortest=5, compile_at=100)
+    short, shortest = ScanText("a needle"), ScanText("needle"[:4])
+    assert scan.lines(short) is None  # a short text alone never pays for compiling
+    assert scan.lines(ScanText("x" * 100 + "\nneedle")) == {NEEDLE: [(101, 107)]}
+    assert scan.lines(short) == {NEEDLE: [(0, 8)]}
+    assert scan.lines(shortest) is None  # cheaper read whole
+
+
+def test_asking_whether_the_engine_has_the_scan_compiles_it() -> None:
+    engine = RedactionEngine(detectors=[IbanDetector()], compiled_from=0)
+    text = f"IBAN {IBAN}"
+    scan = ScanText(text)
+    assert engine._scanner.lines(scan) is None  # short, and not compiled yet
+    assert engine.compiled_scan
+    assert engine._scanner.lines(scan) is not None
+    assert _found(engine, text) == [("IBAN", 5, 27, "iban")]

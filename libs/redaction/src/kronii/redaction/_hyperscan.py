@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
-from functools import cache
+from collections.abc import Callable, Sequence
+from functools import cache, partial
 from typing import Any
 
 __all__ = ["Compiled", "LiteralScan", "Occurrences", "hyperscan_module", "warn_once"]
@@ -34,17 +34,28 @@ def hyperscan_module() -> Any:
 
 
 class Compiled:
-    """A compiled database (or none) and one scratch space per thread: hyperscan's scratch is not shared."""
+    """A database compiled on first use (or none), and one scratch space per thread: hyperscan's scratch is not
+    shared. Compiling takes up to a few tenths of a second, which a process that redacts only short texts (a
+    one-line `kronii redact`, a service's log filter) never pays."""
 
-    def __init__(self, compiled: tuple[Any, Any] | None) -> None:
+    def __init__(self, build: Callable[[], tuple[Any, Any] | None] | None) -> None:
+        self._build = build
+        self._built = False
         self._database: Any = None
         self._hyperscan: Any = None
-        if compiled is not None:
-            self._database, self._hyperscan = compiled
         self._local = threading.local()
+        self._lock = threading.Lock()
 
     @property
     def active(self) -> bool:
+        """Whether the database compiled (compiling it now if it has not been)."""
+        if not self._built:
+            with self._lock:
+                if not self._built:
+                    compiled = self._build() if self._build is not None else None
+                    if compiled is not None:
+                        self._database, self._hyperscan = compiled
+                    self._built = True
         return self._database is not None
 
     def _scratch(self) -> Any:
@@ -80,11 +91,13 @@ class LiteralScan(Compiled):
 
     def __init__(self, literals: Sequence[str], *, enabled: bool = True) -> None:
         self._literals = tuple(literals)
-        super().__init__(_literal_database(self._literals, True) if enabled and self._literals else None)
+        super().__init__(
+            partial(_literal_database, self._literals, True) if enabled and self._literals else None
+        )
 
     def found(self, text: str) -> set[str] | None:
         """The literals that occur in `text`, or None when the scan cannot run here."""
-        if self._database is None:
+        if not self.active:
             return None
         try:
             data = text.encode("utf-8")
@@ -106,12 +119,12 @@ class Occurrences(Compiled):
     def __init__(self, literals: Sequence[str]) -> None:
         self.literals = tuple(literals)
         self._lengths = tuple(len(literal.encode("utf-8")) for literal in self.literals)
-        super().__init__(_literal_database(self.literals, False) if self.literals else None)
+        super().__init__(partial(_literal_database, self.literals, False) if self.literals else None)
 
     def of(self, text: str) -> list[tuple[int, int, int]] | None:
         """(start, end, literal's index) of each occurrence, string offsets, in no set order; None when the scan
         cannot run here. A literal matches whole characters only: UTF-8 lets no character start inside another."""
-        if self._database is None:
+        if not self.active:
             return None
         ascii_only = text.isascii()
         try:

@@ -66,13 +66,13 @@ class Prefilter:
         # (every occurrence, overlapping or not), so no anchor hides another.
         self._literals = LiteralScan(sorted(owners), enabled=compiled)
 
-    def select(self, scan: ScanText) -> tuple[Detector, ...]:
-        """The detectors to run on `scan`, in their original order."""
+    def select(self, scan: ScanText, *, compiled: bool) -> tuple[Detector, ...]:
+        """The detectors to run on `scan`, in their original order (with one hyperscan pass if `compiled`)."""
         if self._pattern is None:
             return self._detectors
         lower = scan.lower
         needed = set(self._always)
-        present = self._literals.found(lower)
+        present = self._literals.found(lower) if compiled else None
         if present is not None:
             for anchor in present:
                 needed |= self._owners[anchor]

@@ -1,23 +1,27 @@
 """The compiled scan: one hyperscan pass over a text tells each line-local detector part where to read.
 
 Every detector lists its line-local parts (`CandidatePart`: hyperscan patterns that match wherever the part
-could find anything). The engine compiles every part's patterns into one hyperscan database (block mode), once
-per set of parts, and scans each text once, in C, before the detectors run. Each part then reads only the lines
-on which one of its patterns matched (`line_local_findings`), not the whole text with Python's `re`.
+could find anything). The engine compiles each part's patterns into a hyperscan database (block mode) of its
+own, and scans each text with them, in C, before the detectors run. Each part then reads only the lines on
+which one of its patterns matched (`line_local_findings`), not the whole text with Python's `re`. One database
+of every part scanned twice as fast, but took ten times as long to compile (half a second, more than it saves
+on a few megabytes); the databases are compiled on the first long text (`compile_at`), and texts too short to
+gain from the scan (`shortest`) are read whole.
 
 Hyperscan reports byte offsets in the text's UTF-8 encoding. A pattern never matches a newline, so a match
 stands for the line of its last byte; lines are found in the bytes (a newline byte never occurs inside a
 multi-byte character) and turned into string offsets line by line, so non-ASCII text costs one decode per
 chosen line, and ASCII text none.
 
-Findings never depend on hyperscan: without it (not installed, a pattern it rejects, a text holding a lone
-surrogate it cannot be given) every part reads every line, as before. The failure is logged once.
+Findings never depend on hyperscan: without it (not installed, a text holding a lone surrogate it cannot be
+given) every part reads every line, as before; a part whose pattern it rejects reads every line. The failure is
+logged once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 from ._hyperscan import Compiled, LiteralScan, hyperscan_module, string_offsets, warn_once
@@ -40,101 +44,113 @@ def candidate_parts_of(detectors: Sequence[Detector]) -> tuple[CandidatePart, ..
 
 
 @cache
-def _database(parts: tuple[CandidatePart, ...], lower: bool) -> tuple[Any, Any] | None:
-    """The compiled database of every part's patterns, or `lower_patterns` (a pattern's id is its part's index),
-    and the module."""
+def _part_database(part: CandidatePart, lower: bool) -> tuple[Any, Any] | None:
+    """The compiled database of the part's patterns (or its `lower_patterns`), and the module."""
     hyperscan = hyperscan_module()
     if hyperscan is None:
         warn_once("hyperscan is not installed")
         return None
-    expressions: list[bytes] = []
-    ids: list[int] = []
-    flags: list[int] = []
-    for index, part in enumerate(parts):
-        for pattern in part.lower_patterns if lower else part.patterns:
-            expressions.append(pattern.encode("utf-8"))
-            ids.append(index)
-            flag = hyperscan.HS_FLAG_CASELESS if part.caseless else 0
-            if part.unicode:
-                flag |= hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_UCP
-            elif not pattern.isascii():
-                flag |= hyperscan.HS_FLAG_UTF8
-            flags.append(flag)
+    expressions = [pattern.encode("utf-8") for pattern in (part.lower_patterns if lower else part.patterns)]
+    flag = hyperscan.HS_FLAG_CASELESS if part.caseless else 0
+    if part.unicode:
+        flag |= hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_UCP
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     try:
-        database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags)
+        database.compile(
+            expressions=expressions, ids=[0] * len(expressions), elements=len(expressions), flags=flag
+        )
     except Exception as error:  # hyperscan.CompilerError names the pattern's index, never text
-        warn_once(f"a candidate pattern does not compile ({type(error).__name__}: {error})")
+        warn_once(f"a candidate pattern of {part.name} does not compile ({type(error).__name__}: {error})")
         return None
     return database, hyperscan
 
 
 class CompiledScan:
-    """The compiled scan of a set of parts: those matched in the text and those matched in its lower-case view,
-    a database each. Built once per engine; thread-safe (one scratch per thread)."""
+    """The compiled scan of a set of parts, in the text and in its lower-case view. Built once per engine;
+    thread-safe (one scratch per thread and database)."""
 
-    def __init__(self, parts: Sequence[CandidatePart], *, enabled: bool = True) -> None:
-        self._in_text = _PartScan(tuple(p for p in parts if p.patterns), lower=False, enabled=enabled)
-        self._in_lower = _PartScan(tuple(p for p in parts if p.lower_patterns), lower=True, enabled=enabled)
+    def __init__(
+        self,
+        parts: Sequence[CandidatePart],
+        *,
+        enabled: bool = True,
+        shortest: int = 0,
+        compile_at: int = 0,
+    ) -> None:
+        self._in_text = [_PartDatabase(part, lower=False) for part in parts if part.patterns and enabled]
+        self._in_lower = [
+            _PartDatabase(part, lower=True) for part in parts if part.lower_patterns and enabled
+        ]
+        self._shortest = shortest
+        self._compile_at = max(compile_at, shortest)
+        self._compiled = False
 
     @property
     def active(self) -> bool:
-        """Whether every part is compiled (a part whose database failed reads every line)."""
-        return all(scan.active or not scan.parts for scan in (self._in_text, self._in_lower)) and bool(
-            self._in_text.parts or self._in_lower.parts
-        )
+        """Whether there are parts and every one compiled (compiling them now if they have not been)."""
+        self._compiled = True
+        databases = [*self._in_text, *self._in_lower]
+        return bool(databases) and all(database.active for database in databases)
 
     def lines(self, scan: ScanText) -> dict[CandidatePart, list[tuple[int, int]]] | None:
         """For each part, the (start, end) of the lines of the text its patterns match on, in order; None when
-        the scan cannot run here (every part then reads every line)."""
-        if not self.active:
-            return None  # a part whose patterns do not all compile must read every line
-        found = self._in_text.lines(scan.text) if self._in_text.parts else {}
-        in_lower = self._in_lower.lines(scan.lower) if self._in_lower.parts else {}
+        the scan cannot run here (every part then reads every line): a text shorter than `shortest` (reading it
+        whole costs less than the scans), or shorter than `compile_at` while nothing has had the databases
+        compiled. A part that did not compile is left out."""
+        length = len(scan.text)
+        if length < self._shortest or (not self._compiled and length < self._compile_at):
+            return None
+        if not self.active and not any(database.active for database in (*self._in_text, *self._in_lower)):
+            return None
+        found = _view_lines(scan.text, self._in_text)
+        in_lower = _view_lines(scan.lower, self._in_lower)
         if found is None or in_lower is None:
             return None
         # The same lines in both: the lower-case view is the text, index for index.
         for part, lines in in_lower.items():
             found[part] = sorted({*found[part], *lines}) if part in found else lines
+        for database in (*self._in_text, *self._in_lower):
+            if not database.active:  # its other view's lines alone would be too few
+                found.pop(database.part, None)
         return found
 
 
-class _PartScan(Compiled):
-    def __init__(self, parts: tuple[CandidatePart, ...], *, lower: bool, enabled: bool) -> None:
-        self.parts = parts
-        super().__init__(_database(parts, lower) if enabled and parts else None)
+class _PartDatabase(Compiled):
+    def __init__(self, part: CandidatePart, *, lower: bool) -> None:
+        self.part = part
+        super().__init__(partial(_part_database, part, lower))
 
-    def lines(self, text: str) -> dict[CandidatePart, list[tuple[int, int]]] | None:
-        if self._database is None:
-            return None
-        return self._lines(text)
+    def ends(self, data: bytes) -> list[int]:
+        """Where each match ends (byte offsets), in the order reported."""
+        found: list[int] = []
+        self._database.scan(
+            data,
+            match_event_handler=lambda _id, _start, end, _flags, _context: found.append(end),
+            scratch=self._scratch(),
+        )
+        return found
 
-    def _lines(self, text: str) -> dict[CandidatePart, list[tuple[int, int]]] | None:
-        ascii_only = text.isascii()
-        try:
-            data = text.encode("ascii" if ascii_only else "utf-8")
-        except UnicodeEncodeError:  # a lone surrogate: not UTF-8, so not for hyperscan
-            return None
-        ends = self._match_ends(data)
-        byte_lines = [_lines_of(data, sorted(set(found))) for found in ends]
-        if ascii_only:
-            return dict(zip(self.parts, byte_lines, strict=True))
-        to_str = string_offsets(data, {start for found in byte_lines for start, _end in found})
-        return {
-            part: [
-                (to_str[start], to_str[start] + len(data[start:end].decode("utf-8"))) for start, end in found
-            ]
-            for part, found in zip(self.parts, byte_lines, strict=True)
-        }
 
-    def _match_ends(self, data: bytes) -> list[list[int]]:
-        ends: list[list[int]] = [[] for _ in self.parts]
-
-        def on_match(index: int, _start: int, end: int, _flags: int, _context: object) -> None:
-            ends[index].append(end)
-
-        self._database.scan(data, match_event_handler=on_match, scratch=self._scratch())
-        return ends
+def _view_lines(
+    text: str, databases: list[_PartDatabase]
+) -> dict[CandidatePart, list[tuple[int, int]]] | None:
+    """The lines each compiled part's patterns match on in `text` (the text or its lower-case view)."""
+    active = [database for database in databases if database.active]
+    if not active:
+        return {}
+    ascii_only = text.isascii()
+    try:
+        data = text.encode("ascii" if ascii_only else "utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: not UTF-8, so not for hyperscan
+        return None
+    byte_lines = {database.part: _lines_of(data, sorted(set(database.ends(data)))) for database in active}
+    if ascii_only:
+        return byte_lines
+    to_str = string_offsets(data, {start for found in byte_lines.values() for start, _end in found})
+    return {
+        part: [(to_str[start], to_str[start] + len(data[start:end].decode("utf-8"))) for start, end in found]
+        for part, found in byte_lines.items()
+    }
 
 
 def _lines_of(data: bytes, ends: list[int]) -> list[tuple[int, int]]:

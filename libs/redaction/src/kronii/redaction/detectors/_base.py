@@ -64,7 +64,9 @@ class CandidatePart:
     patterns: tuple[str, ...]  # matched in the text
     lower_patterns: tuple[str, ...] = ()  # matched in `scan.lower`: lower-case words, exact in every script
     caseless: bool = False  # ASCII letters only: a non-ASCII letter of either case needs its own class
-    unicode: bool = False  # UTF-8 and Unicode classes: `\d` any script's digit, as Python reads a str
+    # Read as characters, with Unicode classes (`\d` any script's digit, as Python reads a str). Otherwise the
+    # patterns read bytes: a non-ASCII letter matches as its UTF-8 bytes, but `.` or a class reads one byte.
+    unicode: bool = False
 
 
 class DistinctLines(NamedTuple):

@@ -185,12 +185,15 @@ def _line_local_part() -> CandidatePart:
     cues = every("prose") | {title.lower() for title in every("titles")}
     return CandidatePart(
         "person_names.line_local",
-        (f"(?:{alternation(every('suffixes'))})", "<[^\n]{0,63}@"),
+        # An honorific; a "<" before an "@" (`_before_mail` wants it within 64 characters: this reads further).
+        (f"(?:{alternation(every('suffixes'))})", "<[^\n]*@"),
         (
-            f"(?:{alternation(cues)})[ \t:,{_NAME_SCRIPTS}]",
-            f"(?:{alternation(key_forms(every('labels')))})[\"']?[ \t]*[:=\uff1a]",
+            # Byte-wise: any non-ASCII character (a name's script) opens with a byte above 0x7f.
+            f"(?:{alternation(cues)})[ \t:,\\x80-\\xff]",
+            # The labels alone: with the separator after them, hyperscan compiled this part ten times as long
+            # (a third of a second) for a tenth of this detector's time.
+            *(hyperscan_literal(label) for label in sorted(key_forms(every("labels")))),
         ),
-        unicode=True,  # `{0,63}` counts characters, as `_before_mail` does
     )
 
 
