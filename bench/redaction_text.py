@@ -32,9 +32,12 @@ Wall and CPU seconds are both reported: on a shared machine the CPU figures are 
 
 - against a revision (--against REV): the engine of git revision REV and this checkout's, each in a child
   process on the same chunks, best of three passes: MB per CPU second and the CPU ratio (bench/_redaction_against.py).
+- the compiled scan (--plain-too): the same chunks, in this process, right after, by an engine with the compiled
+  (hyperscan) scan off, `RedactionEngine(compiled_scan=False)`; its MB per CPU second, the CPU ratio, and whether
+  both engines found the same (type, start, end, detector) in every chunk.
 
 Usage: python bench/redaction_text.py [--size-mb 10] [--title-iterations 20000] [--detect-secrets-mb N]
-       [--dense-mb 2] [--cli-runs 5] [--dense-only] [--against REV]
+       [--dense-mb 2] [--cli-runs 5] [--dense-only] [--against REV] [--plain-too]
 """
 
 from __future__ import annotations
@@ -463,6 +466,7 @@ def _timed(items: Sequence[Any], work: Callable[[Any], Any]) -> tuple[Timing, li
 
 def run_kronii(engine: RedactionEngine, chunks: list[Chunk]) -> tuple[Timing, list[RedactionResult]]:
     warm = RedactionContext.random()
+    _ = engine.compiled_scan  # its hyperscan databases, compiled as the first long text would (about 0.4 s)
     for chunk in chunks[:5]:
         engine.redact(chunk.text, context=warm)  # compiled patterns, phone metadata
     context = RedactionContext.random()  # one per run, as a caller keeps one per conversation
@@ -750,6 +754,31 @@ def _print_dense(dense: dict[str, Any]) -> None:
     )
 
 
+def _plain_too(chunks: list[Chunk], timing: Timing, results: list[RedactionResult]) -> dict[str, Any]:
+    """The same chunks by an engine without the compiled scan: its speed, and whether it found the same."""
+    total = sum(chunk.size for chunk in chunks)
+    plain_timing, plain_results = run_kronii(RedactionEngine(compiled_scan=False), chunks)
+    differing = sum(
+        1
+        for one, other in zip(results, plain_results, strict=True)
+        if [(f.type, f.start, f.end, f.detector) for f in one.findings]
+        != [(f.type, f.start, f.end, f.detector) for f in other.findings]
+    )
+    figures = {
+        "mb_per_cpu_s": plain_timing.mbps(total, cpu=True),
+        "cpu_seconds": round(plain_timing.cpu, 3),
+        "cpu_ratio_plain_over_compiled": round(plain_timing.cpu / timing.cpu, 2),
+        "chunks_with_other_findings": differing,
+    }
+    print(
+        f"without the compiled scan: CPU {plain_timing.cpu:.2f} s = {figures['mb_per_cpu_s']} MB/s, "
+        f"x {figures['cpu_ratio_plain_over_compiled']} the compiled scan's CPU; chunks with other findings: "
+        f"{differing}",
+        flush=True,
+    )
+    return figures
+
+
 def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
@@ -776,6 +805,11 @@ def main() -> int:
         metavar="REV",
         help="also run the engine of git revision REV on the same chunks (child processes, best of 3) and "
         "give the CPU ratio",
+    )
+    parser.add_argument(
+        "--plain-too",
+        action="store_true",
+        help="also redact the same chunks with the compiled scan off (in process) and give the CPU ratio",
     )
     args = parser.parse_args()
     size = int(args.size_mb * MB)
@@ -815,6 +849,8 @@ def main() -> int:
         f"(CPU {k_timing.cpu:.2f} s = {k_timing.mbps(total, cpu=True)} MB/s); engine errors {errors}",
         flush=True,
     )
+
+    plain = _plain_too(chunks, k_timing, k_results) if args.plain_too else None
 
     against = None
     if args.against:
@@ -918,6 +954,8 @@ def main() -> int:
             "engine_errors": errors,
             "levels": dict(Counter(str(r.level) for r in k_results)),
             "secret_lines_in_filler": _noise(chunks, kronii_lines, len(chunks)),
+            "compiled_scan": engine.compiled_scan,
+            "without_compiled_scan": plain,
         },
         "detect_secrets": {
             "how": "detect_secrets.core.scan.scan_file on each chunk written to a file, under "

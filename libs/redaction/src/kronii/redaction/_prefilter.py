@@ -66,7 +66,7 @@ class Prefilter:
         # (every occurrence, overlapping or not), so no anchor hides another.
         self._literals = LiteralScan(sorted(owners), enabled=compiled)
 
-    def select(self, scan: ScanText, *, compiled: bool) -> tuple[Detector, ...]:
+    def select(self, scan: ScanText, *, compiled: bool = False) -> tuple[Detector, ...]:
         """The detectors to run on `scan`, in their original order (with one hyperscan pass if `compiled`)."""
         if self._pattern is None:
             return self._detectors

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._base import Candidate, CandidatePart, Detector, ScanText
+from ._base import Candidate, CandidatePart, Detector, ScanText, line_local_findings, may_occur
 from .aws import AwsSecretKeyDetector
 from .birth_dates import BirthDateDetector
 from .catalogue_ids import CatalogueIdDetector
@@ -73,6 +73,8 @@ __all__ = [
     "VendorTokenDetector",
     "VinDetector",
     "built_in_detectors",
+    "line_local_findings",
+    "may_occur",
 ]
 
 

@@ -29,12 +29,12 @@ from ._base import (
     Candidate,
     CandidatePart,
     ScanText,
-    hyperscan_literal,
     line_local_findings,
     literal_alternation,
 )
 from ._fields import field_labels, key_forms, reversed_labels
 from ._name_columns import name_column_cells
+from ._person_candidates import line_local_part
 
 __all__ = ["PersonNameDetector"]
 
@@ -166,48 +166,17 @@ def _lexicon() -> _Lexicon:
     )
 
 
-@cache
-def _line_local_part() -> CandidatePart:
-    """For the compiled scan: what `_line_local` starts from. A cue with the space, separator or name letter
-    after it, a label with its separator, an honorific, a "<" with an "@" after it (lower-case words in the
-    lower-case view; the honorifics as written, as `_before_suffixes` reads them)."""
-    raw = tomllib.loads(
-        resources.files("kronii.redaction").joinpath("data", "person_names.toml").read_text("utf-8")
-    )
-    languages = [table for table in raw.values() if "labels" in table]
-
-    def every(field: str) -> set[str]:
-        return {cue for table in languages for cue in table.get(field, ())}
-
-    def alternation(words: set[str]) -> str:
-        return "|".join(hyperscan_literal(word) for word in sorted(words))
-
-    cues = every("prose") | {title.lower() for title in every("titles")}
-    return CandidatePart(
-        "person_names.line_local",
-        # An honorific; a "<" before an "@" (`_before_mail` wants it within 64 characters: this reads further).
-        (f"(?:{alternation(every('suffixes'))})", "<[^\n]*@"),
-        (
-            # Byte-wise: any non-ASCII character (a name's script) opens with a byte above 0x7f.
-            f"(?:{alternation(cues)})[ \t:,\\x80-\\xff]",
-            # The labels alone: with the separator after them, hyperscan compiled this part ten times as long
-            # (a third of a second) for a tenth of this detector's time.
-            *(hyperscan_literal(label) for label in sorted(key_forms(every("labels")))),
-        ),
-    )
-
-
 class PersonNameDetector:
     name = "person_names"
 
     @property
     def candidate_parts(self) -> tuple[CandidatePart, ...]:
-        return (_line_local_part(),)
+        return (line_local_part(),)
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         lexicon = _lexicon()
         yield from line_local_findings(
-            scan, lambda view: _in_order(_line_local(view, lexicon, self.name)), _line_local_part()
+            scan, lambda view: _in_order(_line_local(view, lexicon, self.name)), line_local_part()
         )
         yield from _signatures(scan, lexicon, self.name)
         yield from _table_names(scan, lexicon, self.name)
