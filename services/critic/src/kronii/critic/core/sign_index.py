@@ -144,6 +144,7 @@ class SignCodeIndex:
         self._masked = np.empty((_WORDS, _CHUNK), dtype=np.uint64)
         self._low = np.empty((_WORDS, _CHUNK), dtype=np.uint8)
         self._high = np.empty((_WORDS, _CHUNK), dtype=np.uint8)
+        self._distance_rows = np.empty(0, dtype=np.uint16)
 
     def _grow(self) -> None:
         """Twice the rows (the codes grow along their second axis: one array per word)."""
@@ -305,7 +306,9 @@ class SignCodeIndex:
         planes = np.stack([levels & 1, levels & 2]).astype(bool)
         signs = _sign_words(query[None, :])[0][:, None]
         low_mask, high_mask = (words[:, None] for words in _sign_words(planes))
-        distances = np.empty(self._size, dtype=np.uint16)
+        if self._distance_rows.size < self._size:
+            self._distance_rows = np.empty(self._codes.shape[1], dtype=np.uint16)
+        distances = self._distance_rows[: self._size]
         xor, masked, low, high = self._xor, self._masked, self._low, self._high
         for start in range(0, self._size, _CHUNK):
             stop = min(start + _CHUNK, self._size)
