@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -23,7 +24,7 @@ from pathlib import Path
 from tests.desktop import stop_process
 from tests.wayland import require_tools
 
-__all__ = ["GnomeSession", "gnome_home", "start_gnome_shell"]
+__all__ = ["GnomeSession", "gnome_home", "start_gnome_for_capture", "start_gnome_shell"]
 
 _SOCKET = "kronii-gnome"
 _START_TIMEOUT_S = 40.0
@@ -200,4 +201,33 @@ def start_gnome_shell() -> Iterator[GnomeSession]:
     """A started headless GNOME on a fresh home (no extension installed)."""
     with gnome_home() as session:
         session.start()
+        yield session
+
+
+@contextmanager
+def start_gnome_for_capture() -> Iterator[GnomeSession]:
+    """A started headless GNOME as a person's session is for capture: kronii's Shell extension
+    installed (`kronii gnome-extension install`, before the shell starts), PipeWire and wireplumber
+    running, the caret not blinking (the tests compare frames pixel for pixel), the overview hidden."""
+    kronii = str(Path(sys.executable).with_name("kronii"))
+    with gnome_home() as session:
+        installed = subprocess.run(
+            [kronii, "gnome-extension", "install"],
+            env=session.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if installed.returncode != 0:
+            raise RuntimeError(f"kronii gnome-extension install failed: {installed.stderr}")
+        quiet = ["gsettings", "set", "org.gnome.desktop.interface", "cursor-blink", "false"]
+        subprocess.run(quiet, env=session.env(), check=True, timeout=20)
+        session.start_pipewire()
+        session.start()
+        deadline = time.monotonic() + 15
+        while not session.name_has_owner("org.kronii.Shell1"):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"kronii's extension did not take its bus name: {session.log()}")
+            time.sleep(0.1)
+        session.hide_overview()
         yield session

@@ -11,7 +11,6 @@ wireplumber), through mutter's screen cast (kronii.desktop.mutter_screencast, ad
 from __future__ import annotations
 
 import re
-import subprocess
 import time
 from collections.abc import Iterator
 
@@ -22,7 +21,7 @@ from kronii.capture.ports import CaptureUnavailable, WindowGone
 from kronii.desktop.mutter_screencast import record_monitor_burst
 from numpy.typing import NDArray
 
-from tests.gnome import GnomeSession, gnome_home
+from tests.gnome import GnomeSession, gnome_home, start_gnome_for_capture
 from tests.integration.sensor_adapters.test_gnome_focus_extension import kronii, wait_for
 
 Pixels = NDArray[np.uint8]
@@ -30,16 +29,7 @@ Pixels = NDArray[np.uint8]
 
 @pytest.fixture(scope="module")
 def gnome() -> Iterator[GnomeSession]:
-    with gnome_home() as session:
-        installed = kronii(session, "gnome-extension", "install")
-        assert installed.returncode == 0, installed.stderr
-        # A blinking caret would make no two frames alike (the comparisons are pixel for pixel).
-        quiet = ["gsettings", "set", "org.gnome.desktop.interface", "cursor-blink", "false"]
-        subprocess.run(quiet, env=session.env(), check=True, timeout=20)
-        session.start_pipewire()
-        session.start()
-        wait_for(lambda: session.name_has_owner("org.kronii.Shell1"))
-        session.hide_overview()
+    with start_gnome_for_capture() as session:
         yield session
 
 

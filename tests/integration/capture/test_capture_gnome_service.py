@@ -19,7 +19,7 @@ from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
 from PIL import Image
 
-from tests.gnome import GnomeSession, gnome_home
+from tests.gnome import GnomeSession, start_gnome_for_capture
 from tests.infra import InfraUrls
 from tests.integration.capture.capture_support import (
     PLANTED_TEXT,
@@ -31,7 +31,7 @@ from tests.integration.capture.capture_support import (
     capture_env,
     start_capture,
 )
-from tests.integration.sensor_adapters.test_gnome_focus_extension import kronii, wait_for
+from tests.integration.sensor_adapters.test_gnome_focus_extension import wait_for
 from tests.unit.redaction_pixels.pixels_support import read_back, squeeze
 from tests.wayland import foot_showing
 
@@ -41,13 +41,7 @@ APP = "kronii-capture-gnome"
 
 @pytest.fixture(scope="module")
 def gnome() -> Iterator[GnomeSession]:
-    with gnome_home() as session:
-        installed = kronii(session, "gnome-extension", "install")
-        assert installed.returncode == 0, installed.stderr
-        session.start_pipewire()
-        session.start()
-        wait_for(lambda: session.name_has_owner("org.kronii.Shell1"))
-        session.hide_overview()
+    with start_gnome_for_capture() as session:
         yield session
 
 
