@@ -214,3 +214,24 @@ def test_the_compiled_pre_filter_skips_no_detector_that_would_find_something() -
             assert list(detector.detect(scan)) == [], (detector.name, text[:80])
         skipped += len(COMPILED.detectors) - len(compiled)
     assert skipped > 10_000  # it does skip detectors on these texts
+
+
+def test_a_scan_that_fails_on_a_text_leaves_it_to_the_plain_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = RedactionEngine(compiled_from=0)
+    assert engine.compiled_scan
+
+    def fails(scan: ScanText) -> None:
+        raise RuntimeError("hyperscan failed")
+
+    monkeypatch.setattr(engine._scanner, "lines", fails)
+    text = f"IBAN {IBAN}\ncard {CARD}"
+    result = engine.redact(text)
+    assert "engine error" not in result.reason
+    assert (
+        _found(engine, text)
+        == _found(PLAIN, text)
+        == [
+            ("IBAN", 5, 27, "iban"),
+            ("PAYMENT_CARD", 33, 52, "payment_card"),
+        ]
+    )

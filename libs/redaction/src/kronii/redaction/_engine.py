@@ -19,6 +19,7 @@ from ._resolve import MaskedSpan, merge_overlaps
 from ._scanner import CompiledScan, candidate_parts_of
 from .detectors import (
     Candidate,
+    CandidatePart,
     CustomPatternDetector,
     DenyTermDetector,
     Detector,
@@ -130,8 +131,7 @@ class RedactionEngine:
             if not isinstance(text, str):
                 raise TypeError("text must be a str")
             scan = ScanText(text)
-            stage = "scanner"
-            scan.candidate_lines = self._scanner.lines(scan)
+            scan.candidate_lines = self._candidate_lines(scan)
             candidates: list[Candidate] = []
             stage = "prefilter"
             selected = self._prefilter.select(scan, compiled=scan.candidate_lines is not None)
@@ -154,6 +154,12 @@ class RedactionEngine:
         red_hint_types |= {p.type for p in hints.patterns if p.red} if hints is not None else set()
         found_types = set().union(*(span.types for span in spans))
         return sorted(found_types & (self._red_types | red_hint_types))
+
+    def _candidate_lines(self, scan: ScanText) -> dict[CandidatePart, list[tuple[int, int]]] | None:
+        try:
+            return self._scanner.lines(scan)
+        except Exception:  # hyperscan failed on this text: the plain path finds the same, slower
+            return None
 
     def _finds_anything(self, text: str) -> bool:
         """Whether the detectors find anything kept in `text` (a decoded value); its candidates stay here."""

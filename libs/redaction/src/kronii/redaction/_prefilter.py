@@ -72,7 +72,7 @@ class Prefilter:
             return self._detectors
         lower = scan.lower
         needed = set(self._always)
-        present = self._literals.found(lower) if compiled else None
+        present = self._found(lower) if compiled else None
         if present is not None:
             for anchor in present:
                 needed |= self._owners[anchor]
@@ -87,6 +87,12 @@ class Prefilter:
             if len(needed) == len(self._detectors):
                 return self._detectors
         return tuple(d for i, d in enumerate(self._detectors) if i in needed)
+
+    def _found(self, lower: str) -> set[str] | None:
+        try:
+            return self._literals.found(lower)
+        except Exception:  # hyperscan failed on this text: the regex below decides as well
+            return None
 
     def _needs_of(self, found: str) -> frozenset[int]:
         """The detectors a found anchor stands for: its own, and those of every anchor it may hide from a scan

@@ -366,7 +366,10 @@ def _compiled_hits(lower: str) -> tuple[tuple[int, int, str], ...] | None:
     open with an ASCII letter and the others in two passes, each leftmost first, the longest word at a place,
     and on after it. The same choice is made here among each half's occurrences."""
     occurrences, other = _occurrences()
-    found = occurrences.of(lower)
+    try:
+        found = occurrences.of(lower)
+    except Exception:  # hyperscan failed on this text: the tries find the same
+        return None
     if found is None:
         return None
     found.sort(key=lambda hit: (hit[0], -hit[1]))
