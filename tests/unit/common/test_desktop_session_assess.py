@@ -67,6 +67,8 @@ def test_gnome_says_it_does_not_let_programs_read_the_focused_window() -> None:
     assert frames.ok and "mutter's screen cast (org.gnome.Mutter.ScreenCast) and PipeWire" in frames.detail
     act = capability(facts, "vision", "act")
     assert not act.ok and "vision on GNOME is not built yet" in act.detail
+    typing = capability(facts, "broker", "input")
+    assert not typing.ok and "could not tell your input from an agent's" in typing.detail
 
 
 def test_gnome_frames_say_what_the_screen_cast_lacks_in_one_sentence() -> None:
