@@ -7,15 +7,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 import pytest
 import pytest_asyncio
+from kronii.critic.adapters.daily_files import DailyFiles
 from kronii.critic.adapters.indexed_long_tier import IndexedLongTier
+from kronii.critic.adapters.tiered_memory import TieredMemory
 from kronii.critic.adapters.vector_store import PgVectorStore
 from kronii.critic.core.knn_plan import KnnTuning
+from kronii.critic.core.memory import MemoryOptions
 from kronii.critic.core.model import InvocationRecord
-from kronii.critic.core.retrieval import RecordFilter
+from kronii.critic.core.retrieval import DAY_MS, RecordFilter
 from kronii.critic.core.sign_index import IndexRows
 from kronii.stores.db import make_engine, migrate_up
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -149,3 +154,33 @@ async def test_a_text_filter_is_searched_in_postgresql(engine: AsyncEngine, hist
     wanted = history.records[42]
     found = await tier.knn(history.matrix[42], 3, record_filter=RecordFilter(text=wanted.command_line))
     assert _ids(found) == [wanted.record_id]
+
+
+async def test_the_tiered_memory_keeps_the_index_in_step_through_its_writer_and_retention(
+    engine: AsyncEngine, tmp_path: Path
+) -> None:
+    """The critic's own callers: the memory's writer upserts through the indexed tier and the
+    nightly retention prunes through it, so a search sees a new record and not a pruned one."""
+    now_ms = int(datetime(2025, 6, 30, 12, tzinfo=UTC).timestamp() * 1000)
+    tier = IndexedLongTier(PgVectorStore(engine))
+    await tier.load()
+    memory = TieredMemory(
+        DailyFiles(tmp_path, tz=UTC),
+        tier,
+        MemoryOptions(ring_size=1, retention_days=30),
+        clock=lambda: now_ms,
+    )
+    rng = np.random.default_rng(10)
+    old_anchor, new_anchor = random_unit(rng, 2)
+    await memory.add(record("old", near(old_anchor, 0.97, rng), timestamp_ms=now_ms - 40 * DAY_MS))
+    await memory.add(record("new", near(new_anchor, 0.97, rng), timestamp_ms=now_ms - DAY_MS))
+    await memory.add(record("ring", random_unit(rng, 1)[0], timestamp_ms=now_ms))  # the ring's one record
+    assert await memory.sync()
+    index = tier.index
+    assert index is not None and all(name in index for name in ("old", "new", "ring"))
+    assert [hit.record.record_id for hit in await memory.knn(old_anchor, 1)] == ["old"]
+    assert (await memory.upkeep.run_retention(now_ms)).pruned_rows is not None
+    assert "old" not in index
+    assert "old" not in [hit.record.record_id for hit in await memory.knn(old_anchor, 3)]
+    assert [hit.record.record_id for hit in await memory.knn(new_anchor, 1)] == ["new"]
+    await memory.close()

@@ -86,6 +86,20 @@ def _facade(
     )
 
 
+def _long_tier(
+    ctx: ServiceContext, settings: CriticSettings
+) -> tuple[IndexedLongTier | PgVectorStore | None, IndexedLongTier | None]:
+    """PostgreSQL's table (none without a database), searched in process unless that is off."""
+    if ctx.engine is None:
+        return None, None
+    tuning = KnnTuning(ef_search=settings.knn_ef_search, exact_below=settings.knn_exact_below)
+    store = PgVectorStore(ctx.engine, tuning)
+    if not settings.knn_in_process:
+        return store, None
+    indexed = IndexedLongTier(store, candidates=settings.knn_candidates)
+    return indexed, indexed
+
+
 class CriticApp:
     def __init__(self) -> None:
         self._operations: CriticOperations | None = None
@@ -104,14 +118,7 @@ class CriticApp:
         zero_common_series(ctx.metrics)
         data = Path(settings.data_dir)
         policy = PolicyFile(mute_state_path(data))
-        tuning = KnnTuning(ef_search=settings.knn_ef_search, exact_below=settings.knn_exact_below)
-        store = PgVectorStore(ctx.engine, tuning) if ctx.engine is not None else None
-        indexed = (
-            IndexedLongTier(store, candidates=settings.knn_candidates)
-            if store is not None and settings.knn_in_process
-            else None
-        )
-        long_tier = indexed or store
+        long_tier, indexed = _long_tier(ctx, settings)
         options = MemoryOptions(ring_size=settings.ring_size, retention_days=policy.current().retention_days)
         memory = TieredMemory(DailyFiles(data / "critic"), long_tier, options, clock=clock.wall_ms)
         await memory.start()
