@@ -100,8 +100,8 @@ class _NoFirstFrame(ScreenCastError):
 # mutter records a window's first frame when the stream starts, and then only when the window is
 # damaged: a first frame that found no buffer of ours yet is lost, and a still window sends no other.
 # So a stream whose first frame does not come within FIRST_FRAME_S is started again, a few times.
-FIRST_FRAME_S = 1.5
-ATTEMPTS = 3
+FIRST_FRAME_S = 0.5
+ATTEMPTS = 5
 
 
 async def _burst(
