@@ -186,7 +186,9 @@ def line_bounds(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def line_local_findings(
-    scan: ScanText, find: Callable[[ScanText], Iterable[Candidate]], part: CandidatePart | None = None
+    scan: ScanText,
+    find: Callable[[ScanText], Iterable[Candidate]],
+    part: CandidatePart | tuple[CandidatePart, ...] | None = None,
 ) -> Iterator[Candidate]:
     """What `find` finds in the text, found once per distinct line and repeated wherever that line repeats.
 
@@ -196,9 +198,9 @@ def line_local_findings(
     The findings come in the order `find` gives them on the whole text when it reports line after line.
 
     With a `part` the engine's compiled scan has read, only the lines its patterns matched on are read (none:
-    `find` does not run at all).
+    `find` does not run at all); with several parts, the lines any of them matched on.
     """
-    chosen = scan.candidate_lines.get(part) if part is not None and scan.candidate_lines is not None else None
+    chosen = _candidate_lines(scan, part)
     if chosen is not None:
         yield from _on_lines(scan, find, chosen)
         return
@@ -207,6 +209,19 @@ def line_local_findings(
         yield from find(scan)
         return
     yield from _repeated(scan, find, lines)
+
+
+def _candidate_lines(
+    scan: ScanText, part: CandidatePart | tuple[CandidatePart, ...] | None
+) -> Sequence[tuple[int, int]] | None:
+    if part is None or scan.candidate_lines is None:
+        return None
+    if isinstance(part, CandidatePart):
+        return scan.candidate_lines.get(part)
+    found = [scan.candidate_lines.get(each) for each in part]
+    if any(lines is None for lines in found):
+        return None  # one of them was not scanned: every line
+    return sorted({line for lines in found if lines is not None for line in lines})
 
 
 def _on_lines(

@@ -34,7 +34,7 @@ from ._base import (
 )
 from ._fields import field_labels, key_forms, reversed_labels
 from ._name_columns import name_column_cells
-from ._person_candidates import line_local_part
+from ._person_candidates import line_local_parts
 
 __all__ = ["PersonNameDetector"]
 
@@ -171,12 +171,12 @@ class PersonNameDetector:
 
     @property
     def candidate_parts(self) -> tuple[CandidatePart, ...]:
-        return (line_local_part(),)
+        return line_local_parts()
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         lexicon = _lexicon()
         yield from line_local_findings(
-            scan, lambda view: _in_order(_line_local(view, lexicon, self.name)), line_local_part()
+            scan, lambda view: _in_order(_line_local(view, lexicon, self.name)), line_local_parts()
         )
         yield from _signatures(scan, lexicon, self.name)
         yield from _table_names(scan, lexicon, self.name)
