@@ -235,3 +235,15 @@ def test_a_scan_that_fails_on_a_text_leaves_it_to_the_plain_path(monkeypatch: py
             ("PAYMENT_CARD", 33, 52, "payment_card"),
         ]
     )
+
+
+@pytest.mark.parametrize(
+    "first", ["\u0660", "\u0966", "\U0001e2f0"]
+)  # Arabic-Indic, Devanagari, Wancho (2019)
+def test_digits_of_any_script_reach_the_detectors_that_read_them(first: str) -> None:
+    # Python's `\d` reads every script's digits, the Unicode of Python's version included: the candidate
+    # patterns take any non-ASCII character for one, so no Unicode table of hyperscan's decides.
+    digits = str.maketrans("0123456789", "".join(chr(ord(first) + n) for n in range(10)))
+    text = "log line\nMeet at 48.858370, 2.294481 tonight\nend".translate(digits)
+    found = _found(COMPILED, text)
+    assert found == _found(PLAIN, text) == [("GPS_COORDINATES", 17, 36, "gps")]

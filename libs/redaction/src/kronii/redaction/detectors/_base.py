@@ -13,6 +13,7 @@ from itertools import accumulate
 from typing import Any, NamedTuple, Protocol, TypeVar, cast
 
 __all__ = [
+    "ANY_DIGIT",
     "Candidate",
     "CandidatePart",
     "Detector",
@@ -164,6 +165,11 @@ class Detector(Protocol):
     def name(self) -> str: ...
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]: ...
+
+
+# In a byte-wise candidate pattern, a superset of Python's `\d` in a str: an ASCII digit, or any non-ASCII
+# character (its UTF-8 bytes are all above 0x7f). Exact whatever Unicode version either side knows.
+ANY_DIGIT = r"(?:[0-9]|[\x80-\xff]+)"
 
 
 def may_occur(scan: ScanText, part: CandidatePart) -> bool:

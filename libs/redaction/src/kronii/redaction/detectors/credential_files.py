@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 
 from .._types import FindingType
-from ._base import Candidate, ScanText, line_local_findings
+from ._base import ANY_DIGIT, Candidate, CandidatePart, ScanText, line_local_findings
 
 __all__ = ["CredentialFileDetector"]
 
@@ -30,6 +30,15 @@ _HOST = r"(?:\*|[\w.\-]+)"  # one quantifier: a nested one backtracked quadratic
 _ONE_LINE = re.compile(
     rf"\n(?:(?P<host>{_HOST}):(?:\d{{1,5}}|\*):(?:{_FIELD}|\*):(?:{_FIELD}|\*):(?P<pgpass>{_FIELD})"
     r"|(?:https?://\S+|/\S+)[ \t]+\S+[ \t]+(?P<davfs>\S+))[ \t]*(?=\n|\Z)"
+)
+# For the compiled scan: the start of a line `_ONE_LINE` reads (a host and a port, or a URL or path and two
+# more fields); `\w`, `\d`, `\S` of every script as any non-ASCII byte.
+_ONE_LINE_PART = CandidatePart(
+    "credential_files.one_line",
+    (
+        rf"(?:^|\n)(?:\*|[0-9A-Za-z_.\-\x80-\xff]+):(?:{ANY_DIGIT}{{1,5}}|\*):",
+        r"(?:^|\n)(?:https?://|/)[^ \t\n]*[ \t]+[^ \t\n]+[ \t]+[^ \t\n]",
+    ),
 )
 _HOST_LIKE = re.compile(r"\*|.*[A-Za-z.]")
 _PPP = re.compile(
@@ -45,9 +54,10 @@ _PPP_FILE = (
 
 class CredentialFileDetector:
     name = "credential_files"
+    candidate_parts = (_ONE_LINE_PART,)
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
-        yield from line_local_findings(scan, self._lines)
+        yield from line_local_findings(scan, self._lines, _ONE_LINE_PART)
         if scan.lower_contains_any(_PPP_FILE):
             for match in _PPP.finditer(scan.text):
                 if not match.group().lstrip().startswith("#"):

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 
 from .._types import FindingType
-from ._base import Candidate, CandidatePart, ScanText, line_local_findings
+from ._base import ANY_DIGIT, Candidate, CandidatePart, ScanText, line_local_findings
 from ._context_words import announced_before
 
 __all__ = ["GpsDetector"]
@@ -52,7 +52,8 @@ def _in_a_row_of_numbers(text: str, start: int, end: int) -> bool:
 
 
 # For the compiled scan: a degree sign, a link's number, or a decimal with three places (every pair has two).
-_CANDIDATES = CandidatePart("gps", ("\u00b0", r"(?:geo:|=|/@)-?\d{1,2}\.\d", r"\d\.\d{3}"), unicode=True)
+_D = ANY_DIGIT  # Python's `\d` reads every script's digits
+_CANDIDATES = CandidatePart("gps", ("\u00b0", rf"(?:geo:|=|/@)-?{_D}{{1,2}}\.{_D}", rf"{_D}\.{_D}{{3}}"))
 
 
 class GpsDetector:
