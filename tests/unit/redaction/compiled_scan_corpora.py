@@ -1,7 +1,8 @@
 """Every text the redaction tests feed the engine, for comparing the compiled scan with the plain path.
 
-The labelled documents of tests/data/redaction, each alone and each corpus file whole; the generated corpus,
-each sample alone and all of it as one long document (long texts take the engine's distinct-lines path); and
+The labelled documents of tests/data/redaction, each alone, each corpus file whole and all of them three times
+over; the generated corpus, each sample alone, all of it as one long document, and three times over (texts that
+repeat their lines take the engine's distinct-lines paths); and
 every string any test module of this directory passes through `pytest.mark.parametrize` or keeps in a
 module-level constant (the harmless lines, the documented examples, each detector's cases).
 """
@@ -68,6 +69,9 @@ def corpora() -> dict[str, tuple[str, ...]]:
         "generated, one document": (joined(samples).text,),
         "test strings": test_strings(),
         "test strings, one document": ("\n".join(test_strings()),),
+        # Texts that repeat their lines are scanned once per distinct line (a log, a dense config).
+        "labelled documents, three times over": ("\n".join(document.text for document in load_corpus()) * 3,),
+        "generated samples, three times over": ("\n\n".join(sample.text for sample in samples) * 3,),
     }
 
 

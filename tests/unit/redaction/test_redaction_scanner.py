@@ -247,3 +247,17 @@ def test_digits_of_any_script_reach_the_detectors_that_read_them(first: str) -> 
     text = "log line\nMeet at 48.858370, 2.294481 tonight\nend".translate(digits)
     found = _found(COMPILED, text)
     assert found == _found(PLAIN, text) == [("GPS_COORDINATES", 17, 36, "gps")]
+
+
+def test_a_text_of_repeated_lines_is_scanned_once_per_distinct_line() -> None:
+    from tests.unit.redaction.compiled_scan_corpora import corpora
+
+    (text,) = corpora()["labelled documents, three times over"]
+    scan = ScanText(text)
+    found = COMPILED._scanner.lines(scan)
+    assert found is not None and scan.candidates_in_distinct
+    distinct = scan.distinct_lines
+    assert distinct is not None
+    iban_lines = found[next(part for part in found if part.name == "iban")]
+    assert iban_lines and all(distinct.compact[start:end] in text for start, end in iban_lines)
+    assert _found(COMPILED, text) == _found(PLAIN, text)

@@ -96,14 +96,21 @@ class CompiledScan:
         """For each part, the (start, end) of the lines of the text its patterns match on, in order; None when
         the scan cannot run here (every part then reads every line): a text shorter than `shortest` (reading it
         whole costs less than the scans), or shorter than `compile_at` while nothing has had the databases
-        compiled. A part that did not compile is left out."""
+        compiled. A part that did not compile is left out. A text that repeats its lines is scanned once per
+        distinct line: the spans are then lines of `scan.distinct_lines.compact`, and `scan.candidates_in_distinct`
+        says so."""
         length = len(scan.text)
         if length < self._shortest or (not self._compiled and length < self._compile_at):
             return None
         if not self.active and not any(database.active for database in (*self._in_text, *self._in_lower)):
             return None
-        found = _view_lines(scan.text, self._in_text)
-        in_lower = _view_lines(scan.lower, self._in_lower)
+        view = scan
+        distinct = scan.distinct_lines
+        if distinct is not None:  # a text of repeated lines: each distinct line scanned once
+            view = scan.memo(ScanText, distinct.compact)
+            scan.candidates_in_distinct = True
+        found = _view_lines(view.text, self._in_text)
+        in_lower = _view_lines(view.lower, self._in_lower)
         if found is None or in_lower is None:
             return None
         # The same lines in both: the lower-case view is the text, index for index.

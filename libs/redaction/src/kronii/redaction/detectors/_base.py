@@ -109,6 +109,9 @@ class ScanText:
         # Set by the engine's compiled scan: for each candidate part, the (start, end) of the lines, in order,
         # on which its patterns matched. None: no compiled scan, every part reads every line.
         self.candidate_lines: Mapping[CandidatePart, Sequence[tuple[int, int]]] | None = None
+        # Whether those lines are spans of `distinct_lines.compact` (a text of repeated lines is scanned once
+        # per distinct line) rather than of the text.
+        self.candidates_in_distinct = False
 
     def memo(self, function: Callable[[_A], _T], argument: _A) -> _T:
         """`function(argument)` for a pure `function`, computed once per distinct argument in this text.
@@ -208,7 +211,7 @@ def line_local_findings(
     """
     chosen = _candidate_lines(scan, part)
     if chosen is not None:
-        yield from _on_lines(scan, find, chosen)
+        yield from (_on_distinct_lines if scan.candidates_in_distinct else _on_lines)(scan, find, chosen)
         return
     lines = scan.distinct_lines
     if lines is None:
@@ -257,6 +260,31 @@ def _on_lines(
     lower = scan.lower
     compact_scan = scan.memo(_lines_scan, (lines.compact, "\n".join(lower[s:e] for s, e in firsts)))
     yield from _repeated(scan, find, lines, compact_scan)
+
+
+def _on_distinct_lines(
+    scan: ScanText, find: Callable[[ScanText], Iterable[Candidate]], chosen: Sequence[tuple[int, int]]
+) -> Iterator[Candidate]:
+    """`find` on the chosen distinct lines (spans of `scan.distinct_lines.compact`), repeated wherever they
+    stand in the text."""
+    lines = scan.distinct_lines
+    if not chosen or lines is None:
+        return
+    compact = lines.compact
+    renumber = {
+        bisect_right(lines.compact_starts, start) - 1: index for index, (start, _end) in enumerate(chosen)
+    }
+    pieces = [compact[start:end] for start, end in chosen]
+    chosen_lines = DistinctLines(
+        "\n".join(pieces),
+        [0, *accumulate(len(piece) + 1 for piece in pieces)][:-1],
+        [renumber.get(number, -1) for number in lines.order],  # -1: a line not chosen, never found on
+        lines.starts,
+    )
+    # Lowered as the distinct lines are (the same characters as the text: the same choice of lowering).
+    compact_lower = scan.memo(ScanText, compact).lower
+    lower = "\n".join(compact_lower[start:end] for start, end in chosen)
+    yield from _repeated(scan, find, chosen_lines, scan.memo(_lines_scan, (chosen_lines.compact, lower)))
 
 
 def _lines_scan(texts: tuple[str, str]) -> ScanText:
