@@ -228,22 +228,19 @@ _RULES = (
 )
 
 
-# For the compiled scan: each rule found anywhere, as its own pattern (an Aadhaar's repeated separator as
-# either), and the words that name a rule's id.
+# For the compiled scan: the rules found anywhere, each as its own pattern (an Aadhaar's repeated separator as
+# either), in one part (each rule reads the lines any matched on: they are rare; one scan, not four), and the
+# words that name a rule's id.
 _CONTEXTS = tuple(dict.fromkeys(rule.context for rule in _RULES if rule.context is not None))
-_ANYWHERE_PARTS = {
-    rule: CandidatePart(f"checked_ids.{rule.type}", (pattern,))
-    for rule, pattern in zip(
-        [rule for rule in _RULES if rule.context is None],
-        (
-            r"\.[0-9]{3}\.[0-9]{3}-[0-9]{2}",
-            r"\.[0-9]{3}\.[0-9]{3}/[0-9]{4}-[0-9]{2}",
-            r"[2-9][0-9]{3}[ -][0-9]{4}[ -][0-9]{4}",
-            _NIR_BODY.replace(" ?", " "),
-        ),
-        strict=True,
-    )
-}
+_ANYWHERE_PART = CandidatePart(
+    "checked_ids.anywhere",
+    (
+        r"\.[0-9]{3}\.[0-9]{3}-[0-9]{2}",
+        r"\.[0-9]{3}\.[0-9]{3}/[0-9]{4}-[0-9]{2}",
+        r"[2-9][0-9]{3}[ -][0-9]{4}[ -][0-9]{4}",
+        _NIR_BODY.replace(" ?", " "),
+    ),
+)
 _WORD_PART = CandidatePart(
     "checked_ids.words",
     # Each context's own words in the lower-case view, at a word's start as `_regions` wants it.
@@ -256,7 +253,7 @@ _WORD_PART = CandidatePart(
 class CheckedIdDetector:
     name = "checked_ids"
     anchors = tuple("0123456789")  # every id here is digits: a text without any needs no scan
-    candidate_parts = (*_ANYWHERE_PARTS.values(), _WORD_PART)
+    candidate_parts = (_ANYWHERE_PART, _WORD_PART)
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         seen: set[tuple[int, int]] = set()  # a printed NIR matches its own rule and the named one
@@ -266,7 +263,7 @@ class CheckedIdDetector:
                 # Line-local: no pattern matches a newline, and a lead or a neighbour across the line's start
                 # is the newline itself, which fails the checks as the text's edge does.
                 found: Iterable[Candidate] = line_local_findings(
-                    scan, partial(self._anywhere, rule=rule), _ANYWHERE_PARTS[rule]
+                    scan, partial(self._anywhere, rule=rule), _ANYWHERE_PART
                 )
             else:
                 found = self._named(scan, rule, words[rule.context])

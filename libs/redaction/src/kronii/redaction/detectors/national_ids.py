@@ -121,14 +121,19 @@ _SSN_WORDS = re.compile(r"ssn|social security|social sec")
 _BSN_WORDS = re.compile(r"bsn|burgerservicenummer|sofinummer|sofi-nummer|citizen service number")
 
 
-# For the compiled scan: each line-local format's own pattern (the digit-led one as its three shapes).
-_DIGIT_LED_PART = CandidatePart(
-    "national_ids.digit_led",
-    (r"[0-9]{3}-[0-9]{2}-[0-9]{4}", r"[0-9]{6}[-+A-FU-Y][0-9]{3}[0-9A-FHJ-NPR-Y]", r"[0-9]{8}[- ]?[A-Z]"),
+# For the compiled scan: each line-local format's own pattern (the digit-led one as its three shapes), in one
+# part: each format reads the lines any of them matched on (they are rare), for one scan of the text, not four.
+_LINE_LOCAL_PART = CandidatePart(
+    "national_ids.line_local",
+    (
+        r"[0-9]{3}-[0-9]{2}-[0-9]{4}",
+        r"[0-9]{6}[-+A-FU-Y][0-9]{3}[0-9A-FHJ-NPR-Y]",
+        r"[0-9]{8}[- ]?[A-Z]",
+        _NIE.pattern,
+        _NINO.pattern,
+        r"[A-Z]{6}" + _FISCAL_TAIL.pattern,
+    ),
 )
-_NIE_PART = CandidatePart("national_ids.nie", (_NIE.pattern,))
-_NINO_PART = CandidatePart("national_ids.nino", (_NINO.pattern,))
-_FISCAL_PART = CandidatePart("national_ids.fiscal", (r"[A-Z]{6}" + _FISCAL_TAIL.pattern,))
 # Gates for the formats read after their name: the name, in the lower-case view.
 _SSN_GATE = CandidatePart("national_ids.ssn_words", (), (_SSN_WORDS.pattern,))
 _BSN_GATE = CandidatePart("national_ids.bsn_words", (), (_BSN_WORDS.pattern,))
@@ -136,23 +141,23 @@ _BSN_GATE = CandidatePart("national_ids.bsn_words", (), (_BSN_WORDS.pattern,))
 
 class NationalIdDetector:
     name = "national_ids"
-    candidate_parts = (_DIGIT_LED_PART, _NIE_PART, _NINO_PART, _FISCAL_PART, _SSN_GATE, _BSN_GATE)
+    candidate_parts = (_LINE_LOCAL_PART, _SSN_GATE, _BSN_GATE)
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
         # The formats found anywhere are line-local: no pattern matches a newline, and the characters read
         # around a match (`_is_glued`) are on its line or are the newline itself. Each is found on the distinct
         # lines only, one format after the other as before.
-        yield from line_local_findings(scan, self._digit_led_ids, _DIGIT_LED_PART)
+        yield from line_local_findings(scan, self._digit_led_ids, _LINE_LOCAL_PART)
         for pattern, finding_type, validate, part in (
-            (_NIE, FindingType.ES_DNI, _nie_valid, _NIE_PART),
-            (_NINO, FindingType.UK_NINO, _nino_valid, _NINO_PART),
+            (_NIE, FindingType.ES_DNI, _nie_valid, _LINE_LOCAL_PART),
+            (_NINO, FindingType.UK_NINO, _nino_valid, _LINE_LOCAL_PART),
         ):
             yield from line_local_findings(
                 scan,
                 partial(self._letter_led, pattern=pattern, finding_type=finding_type, validate=validate),
                 part,
             )
-        yield from line_local_findings(scan, self._fiscal_codes, _FISCAL_PART)
+        yield from line_local_findings(scan, self._fiscal_codes, _LINE_LOCAL_PART)
         if may_occur(scan, _SSN_GATE):
             yield from self._after_words(
                 scan, _SSN_WORDS, _SSN, FindingType.US_SSN, lambda m: _ssn_text_valid(m.group())
