@@ -49,6 +49,7 @@ have weston || need+=(weston)
 have wayland-info || need+=(wayland-utils)
 [ -e /usr/lib/x86_64-linux-gnu/qt5/plugins/platforms/libqwayland-generic.so ] || need+=(qtwayland5)
 have gnome-shell || need+=(gnome-shell)  # GNOME 43 headless (tests/gnome.py): kronii's Shell extension, mutter's idle
+have kwin_wayland || need+=(kwin-wayland)  # KDE Plasma's compositor, headless (tests/kde.py): kronii's KWin script
 # GNOME's frames: mutter's screen cast sends them through PipeWire, and GStreamer's pipewiresrc reads them.
 have pipewire || need+=(pipewire)
 have wireplumber || need+=(wireplumber)

@@ -150,7 +150,7 @@ class GnomeSession:
 
 
 @contextmanager
-def _bus(home: Path) -> Iterator[str]:
+def private_bus(home: Path) -> Iterator[str]:
     """A private dbus-daemon (session configuration: everything allowed) whose activated services
     (dconf-service, ...) see this home, not the tests' own."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
@@ -183,8 +183,8 @@ def gnome_home() -> Iterator[GnomeSession]:
     home.chmod(0o700)
     (home / "run").mkdir(mode=0o700)
     with ExitStack() as stack:
-        session_bus = stack.enter_context(_bus(home))
-        system_bus = stack.enter_context(_bus(home))
+        session_bus = stack.enter_context(private_bus(home))
+        system_bus = stack.enter_context(private_bus(home))
         session = GnomeSession(home, session_bus, system_bus)
         try:
             yield session

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from kronii.desktop.session import SessionFacts, assess, capability, screencast_problem
+from kronii.desktop.session import SessionFacts, _family, assess, capability, screencast_problem
 from kronii.desktop.wayland_wire import _decode, _encode, socket_path
 
 SWAY_GLOBALS = frozenset(
@@ -98,10 +98,25 @@ def test_the_screen_cast_problem_names_the_missing_bus_name_pipewire_and_gstream
     assert screencast_problem(env, on_bus=True) == ""
 
 
-def test_kde_says_kwin_does_not_list_its_windows_and_idle_still_works() -> None:
+def test_kde_without_kwins_scripting_on_the_bus_says_so_and_idle_still_works() -> None:
     facts = _wayland("KDE Plasma (KWin)", "kde", KWIN_GLOBALS)
-    assert "KWin does not list its windows" in capability(facts, "sensor", "focus").detail
+    focus = capability(facts, "sensor", "focus")
+    assert not focus.ok and "its scripting (org.kde.KWin on the session bus)" in focus.detail
     assert capability(facts, "sensor", "idle").ok
+
+
+def test_kde_with_kwins_scripting_follows_the_focus_through_kronii_s_kwin_script() -> None:
+    facts = replace(_wayland("KDE Plasma (KWin)", "kde", KWIN_GLOBALS), kwin_scripting=True)
+    focus = capability(facts, "sensor", "focus")
+    assert focus.ok and "kronii's KWin script" in focus.detail
+
+
+def test_kwin_is_kde_though_it_offers_some_wlroots_protocols_and_sway_is_wlroots_with_kdes_idle() -> None:
+    # KWin 5.27's globals include zwlr_layer_shell_v1 and zwlr_data_control_manager_v1 (seen); sway's
+    # include org_kde_kwin_idle and org_kde_kwin_server_decoration_manager.
+    kwin = KWIN_GLOBALS | {"zwlr_layer_shell_v1", "zwlr_data_control_manager_v1"}
+    sway = SWAY_GLOBALS | {"org_kde_kwin_idle", "org_kde_kwin_server_decoration_manager"}
+    assert _family(kwin) == "kde" and _family(sway) == "wlroots"
 
 
 def test_a_compositor_without_any_supported_protocol_says_what_each_agent_misses() -> None:

@@ -30,6 +30,7 @@ __all__ = [
     "AGENTS",
     "GNOME_EXTENSION_BUS",
     "GNOME_EXTENSION_MISSING",
+    "KWIN_BUS",
     "SCREENCAST_BUS",
     "Capability",
     "SessionFacts",
@@ -57,6 +58,7 @@ GNOME_EXTENSION_MISSING = (
 )
 _MUTTER_IDLE = "org.gnome.Mutter.IdleMonitor"
 SCREENCAST_BUS = "org.gnome.Mutter.ScreenCast"  # kronii.desktop.mutter_screencast records through it
+KWIN_BUS = "org.kde.KWin"  # KWin's scripting: the sensor loads kronii's KWin script through it
 _GST = "gst-launch-1.0"
 _AGENT_SEAT = (
     "kronii-agent"  # kronii.desktop.wayland_toplevels.AGENT_SEAT (that module imports this one's wire)
@@ -78,6 +80,7 @@ class SessionFacts:
     problem: str = ""
     gnome_extension: bool = False  # GNOME: kronii's Shell extension owns its bus name (GNOME_EXTENSION_BUS)
     screencast_problem: str = ""  # GNOME: why mutter's screen cast cannot give frames ("": it can)
+    kwin_scripting: bool = False  # KDE: KWin's scripting answers on the session bus (KWIN_BUS)
 
 
 @dataclass(frozen=True)
@@ -100,10 +103,13 @@ class _Need:
 
 
 def _family(offered: frozenset[str]) -> str:
-    if any(name.startswith("zwlr_") for name in offered):
-        return "wlroots"
+    # Plasma's own globals first: KWin offers some wlroots protocols too (zwlr_layer_shell_v1,
+    # zwlr_data_control_manager_v1, seen on KWin 5.27), and wlroots compositors some of KDE's
+    # (org_kde_kwin_idle), but none offers org_kde_plasma_*.
     if any(name.startswith("org_kde_plasma_") for name in offered):
         return "kde"
+    if any(name.startswith("zwlr_") for name in offered):
+        return "wlroots"
     if "gtk_shell1" in offered:
         return "gnome"
     if any(name.startswith("weston_") for name in offered):
@@ -140,9 +146,12 @@ def _focus(facts: SessionFacts) -> str | None:
     if facts.family == "gnome":
         return None if facts.gnome_extension else GNOME_EXTENSION_MISSING
     if facts.family == "kde":
+        if facts.kwin_scripting:
+            return None
         return (
-            "KWin does not list its windows to other programs, and kronii's KWin script that would is not "
-            "built yet: the sensor follows idle and lock only"
+            f"KWin does not list its windows to other programs, and its scripting ({KWIN_BUS} on the session "
+            "bus), through which kronii's KWin script would tell the sensor, does not answer: the sensor "
+            "follows idle and lock only"
         )
     return (
         f"{facts.name} offers no window list ({_TOPLEVELS}): the sensor cannot tell which window is focused"
@@ -168,6 +177,14 @@ def _frames(facts: SessionFacts) -> str | None:
             else None
         )
     return f"{facts.name} offers no screen copy ({_SCREENCOPY}): capture cannot take frames"
+
+
+def _focus_how(facts: SessionFacts) -> str:
+    if _TOPLEVELS in facts.offered:
+        return f"the focused window from {_TOPLEVELS}"
+    if facts.family == "kde":
+        return f"the focused window from kronii's KWin script, loaded into KWin's scripting ({KWIN_BUS})"
+    return f"the focused window from kronii's GNOME Shell extension ({GNOME_EXTENSION_BUS})"
 
 
 def _frames_how(facts: SessionFacts) -> str:
@@ -244,9 +261,7 @@ def _act(facts: SessionFacts) -> str | None:
 
 
 _NEEDS = (
-    _Need("sensor", "focus", "the focused window from EWMH (_NET_ACTIVE_WINDOW)", _focus,
-          lambda f: f"the focused window from {_TOPLEVELS}" if _TOPLEVELS in f.offered
-          else f"the focused window from kronii's GNOME Shell extension ({GNOME_EXTENSION_BUS})"),
+    _Need("sensor", "focus", "the focused window from EWMH (_NET_ACTIVE_WINDOW)", _focus, lambda f: _focus_how(f)),
     _Need("sensor", "idle", "idle time from MIT-SCREEN-SAVER", _idle,
           lambda f: "idle from " + next((name for name in _IDLE if name in f.offered), _MUTTER_IDLE)),
     _Need("capture", "frames", "frames through XGetImage", _frames, lambda f: _frames_how(f)),
@@ -314,9 +329,14 @@ def probe(env: Mapping[str, str] | None = None) -> SessionFacts:
         else:
             family = _family(offered)
             name = _display_name(family, env)
+            bus = session_bus_address(env)
+            if family == "kde":
+                scripting = bus_name_owned(KWIN_BUS, bus)
+                return SessionFacts(
+                    "wayland", family, name, wayland, x_display, offered, kwin_scripting=scripting
+                )
             if family != "gnome":
                 return SessionFacts("wayland", family, name, wayland, x_display, offered)
-            bus = session_bus_address(env)
             return SessionFacts(
                 "wayland", family, name, wayland, x_display, offered,
                 gnome_extension=bus_name_owned(GNOME_EXTENSION_BUS, bus),

@@ -24,6 +24,7 @@ from kronii.runtime.service import DependencyStatus, ServiceContext
 from kronii.sensor.adapters.activity_bus import BusActivityPublisher
 from kronii.sensor.adapters.events import ActivityEventStore
 from kronii.sensor.adapters.gnome import GnomeDisplay
+from kronii.sensor.adapters.kwin import KdeDisplay
 from kronii.sensor.adapters.lock import LockWatcher
 from kronii.sensor.adapters.snapshots import RedisSnapshotStore
 from kronii.sensor.adapters.spans import SpanTable
@@ -199,6 +200,9 @@ def _open_display(settings: SensorSettings, metrics: SensorMetrics) -> DisplayWa
     facts = probe_session(env)
     if facts.family == "gnome":  # mutter tells the focus only through kronii's Shell extension, on the bus
         watch = DisplayWatch(lambda _name: GnomeDisplay(facts), metrics)
+        watch.open(str(facts.wayland_socket))
+    elif facts.family == "kde":  # KWin tells the focus only to kronii's KWin script, over the bus
+        watch = DisplayWatch(lambda _name: KdeDisplay(facts), metrics)
         watch.open(str(facts.wayland_socket))
     elif facts.kind == "wayland":
         sway = sway_socket(env)
