@@ -27,11 +27,11 @@ here (the candidates are taken among the rows it accepts; when it accepts fewer 
 candidate count they are all scored exactly). Its ``text`` is not: the texts are not held in RAM,
 so ``supports`` is False and the caller searches PostgreSQL instead.
 
-Measured (bench/critic_knn.py, 100,000 random rows, a shared two-core machine at load average
-~2.5): 2.2 ms p50 / 2.5 ms p95 for a random query, recall@5 0.963 (0.945 with 2,000 candidates,
-0.967 with 4,000; the int8 rounding costs ~2 % against the candidates' 0.98), 1.0 on
-near-duplicates; the numpy passes over the codes take ~1.3 ms of it, the int8 scoring ~0.28 ms per
-1,000 candidates. Memory: 450 bytes a row (43 MiB at 100,000) plus the ids (~10 MiB).
+Measured (bench/critic_knn.py, 100,000 random rows, a shared two-core machine): 2.0-2.2 ms p50 for
+a random query in every run, p95 2.4-2.9 ms at load average 1.3-2.5; recall@5 0.96 (0.945 with
+2,000 candidates, 0.967 with 4,000: the int8 rounding costs ~2 % against the candidates' 0.98),
+1.0 on near-duplicates. The numpy passes over the codes take ~1.3 ms of it, the int8 scoring
+~0.28 ms per 1,000 candidates. Memory: 450 bytes a row (43 MiB at 100,000) plus the ids (~10 MiB).
 
 Not thread-safe: one owner (the event loop) searches and changes it.
 """
