@@ -394,3 +394,24 @@ def test_the_commands_modules_import_nothing_heavy() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_reading_every_services_settings_as_the_launcher_does_imports_no_numpy() -> None:
+    """`kronii up`'s launcher and every command that reads settings load each service's settings
+    module; the critic's once pulled in its in-process index and numpy (8 MB more in the launcher)."""
+    services = (
+        "critic",
+        "scheduler",
+        "capture",
+        "pipeline",
+        "sensor",
+        "supervisor",
+        "vision",
+        "console",
+        "broker",
+    )
+    imports = "; ".join(f"import kronii.{name}.settings" for name in services)
+    code = f"import sys; {imports}; print(sorted({{'numpy', 'hyperscan', 'onnxruntime'}} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

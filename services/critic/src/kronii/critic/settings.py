@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kronii.critic.core.knn_plan import DEFAULT_EF_SEARCH, DEFAULT_EXACT_BELOW, MAX_EF_SEARCH
-from kronii.critic.core.sign_index import DEFAULT_CANDIDATES
+from kronii.critic.core.knn_plan import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_EF_SEARCH,
+    DEFAULT_EXACT_BELOW,
+    MAX_EF_SEARCH,
+)
 from kronii.foundation.settings import ServiceSettings
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import SettingsConfigDict

@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "DEFAULT_CANDIDATES",
     "DEFAULT_EF_SEARCH",
     "DEFAULT_EXACT_BELOW",
     "DEFAULT_TRUST_ABOVE",
@@ -39,6 +40,9 @@ __all__ = [
     "scan_exactly",
 ]
 
+# The in-process search's candidate count (core/sign_index.py): here, so that reading the settings
+# (the launcher and every CLI command do) does not import numpy.
+DEFAULT_CANDIDATES = 3000
 DEFAULT_EF_SEARCH = 100
 DEFAULT_EXACT_BELOW = 10_000
 DEFAULT_TRUST_ABOVE = 0.5

@@ -45,12 +45,12 @@ from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
+from kronii.critic.core.knn_plan import DEFAULT_CANDIDATES
 from kronii.critic.core.model import EMBEDDING_DIM, InvocationRecord, Trigger
 from kronii.critic.core.retrieval import RecordFilter, Vector, unit_vector
 
 __all__ = ["DEFAULT_CANDIDATES", "IndexRows", "SignCodeIndex"]
 
-DEFAULT_CANDIDATES = 3000
 _WORDS = EMBEDDING_DIM // 64
 _INT8_STEPS = 127.0
 # |q| / sigma times this, rounded and capped at _TOP_LEVEL, is a dimension's level (thresholds 1/3,
