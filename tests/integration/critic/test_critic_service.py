@@ -276,3 +276,15 @@ def test_kronii_critic_similar_lists_only_failures(critic: Critic) -> None:
     hits = json.loads(done.stdout)["hits"]
     assert hits and all(int(hit["record"]["exit_status"]) != 0 for hit in hits), hits
     assert any("kx-similar/a" in hit["record"]["command_line"] for hit in hits)
+
+
+def test_readyz_says_where_similar_records_are_searched(critic: Critic) -> None:
+    """The in-process index is loaded from PostgreSQL at start; /readyz says so once it is (with its
+    size), and that PostgreSQL answers while it loads."""
+
+    def detail() -> str:
+        body = httpx.get(f"{critic.url}/readyz", timeout=10).json()
+        return str(body["dependencies"]["similar_search"]["detail"])
+
+    wait_until(lambda: detail().startswith("in process: "), timeout_s=30, what="the index loaded")
+    assert "records, loaded in " in detail()

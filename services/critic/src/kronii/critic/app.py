@@ -109,6 +109,8 @@ class CriticApp:
         self._reader: SpoolReader | None = None
         self._hints: HintBox | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._indexed: IndexedLongTier | None = None
+        self._started = False
 
     async def start(self, ctx: ServiceContext) -> None:
         settings = ctx.settings
@@ -119,6 +121,7 @@ class CriticApp:
         data = Path(settings.data_dir)
         policy = PolicyFile(mute_state_path(data))
         long_tier, indexed = _long_tier(ctx, settings)
+        self._indexed, self._started = indexed, True
         options = MemoryOptions(ring_size=settings.ring_size, retention_days=policy.current().retention_days)
         memory = TieredMemory(DailyFiles(data / "critic"), long_tier, options, clock=clock.wall_ms)
         await memory.start()
@@ -208,4 +211,21 @@ class CriticApp:
                 required=False,
             ),
             "spool": DependencyStatus(self._reader is not None, "reading the shells' spool", required=False),
+            "similar_search": _similar_search(self._indexed)
+            if self._started
+            else DependencyStatus(False, "starting", required=False),
         }
+
+
+def _similar_search(indexed: IndexedLongTier | None) -> DependencyStatus:
+    """Where similar records are searched: in the critic's process once its index is loaded; in
+    PostgreSQL while it loads, or when KRONII_CRITIC_KNN_IN_PROCESS is false."""
+    if indexed is None:
+        return DependencyStatus(True, "in PostgreSQL (KRONII_CRITIC_KNN_IN_PROCESS=false)", required=False)
+    index = indexed.index
+    if index is None:
+        return DependencyStatus(
+            False, "the in-process index is loading: PostgreSQL answers meanwhile", required=False
+        )
+    took = f" in {indexed.load_seconds:.1f} s" if indexed.load_seconds is not None else ""
+    return DependencyStatus(True, f"in process: {len(index)} records, loaded{took}", required=False)
