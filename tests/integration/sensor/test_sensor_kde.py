@@ -78,3 +78,4 @@ def test_kronii_doctor_on_kde_says_the_focus_comes_from_kronii_s_kwin_script(kwi
     doctor = subprocess.run([kronii, "doctor"], env=kwin.env(), capture_output=True, text=True, timeout=60)
     out = doctor.stdout + doctor.stderr
     assert "KDE Plasma (KWin)" in out and "kronii's KWin script" in out, out
+    assert "KWin gives other programs frames only through its ScreenShot2 interface" in out, out

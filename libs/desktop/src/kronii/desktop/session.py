@@ -176,6 +176,13 @@ def _frames(facts: SessionFacts) -> str | None:
             if problem
             else None
         )
+    if facts.family == "kde":
+        # Seen on KWin 5.27: ScreenShot2 answers NoAuthorized to a program no desktop file authorises.
+        return (
+            "KWin gives other programs frames only through its ScreenShot2 interface, to an executable a desktop "
+            "file authorises; kronii's capture runs in the Python interpreter, and authorising that would let "
+            "every Python program take screenshots: capture does not take frames on KDE"
+        )
     return f"{facts.name} offers no screen copy ({_SCREENCOPY}): capture cannot take frames"
 
 
