@@ -102,9 +102,10 @@ def test_a_focus_call_from_another_program_is_refused_and_not_reported(
     source, seen = display
     wait_for(lambda: bool(seen), "the first focus")
     before = len(seen)
-    assert source._bus is not None and source._bus.unique_name
+    bus = source._bus.bus
+    assert bus is not None and bus.unique_name
     forged = subprocess.run(
-        ["gdbus", "call", "--session", "--dest", source._bus.unique_name, "--object-path", FOCUS_PATH,
+        ["gdbus", "call", "--session", "--dest", bus.unique_name, "--object-path", FOCUS_PATH,
          "--method", f"{FOCUS_INTERFACE}.Focus", "bank", "bank", "Your bank", "1", "{00000000-0000-0000-0000-000000000001}"],
         env=kwin.env(), capture_output=True, text=True, timeout=10,
     )  # fmt: skip

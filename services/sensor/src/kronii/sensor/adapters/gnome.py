@@ -14,17 +14,15 @@ redacts it), `pid` and `window_id` mutter's, `app_start_time_ms` and `prompt` fr
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
-import threading
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from dbus_fast import DBusFastError, Message, MessageType
-from dbus_fast.aio import MessageBus
+from dbus_fast import Message, MessageType
 from kronii.desktop.session import GNOME_EXTENSION_BUS, SessionFacts, assess, session_bus_address
+from kronii.sensor.adapters.bus_thread import BUS_ERRORS, DBUS, BusThread, bus_call
 from kronii.sensor.adapters.processes import ProcessReader
 from kronii.sensor.core.model import Focus
 from kronii.sensor.core.prompts import WindowFacts, prompt_kind
@@ -39,9 +37,7 @@ SHELL_INTERFACE = "org.kronii.Shell1"
 _FIELDS = "sssut"
 _IDLE_SERVICE = "org.gnome.Mutter.IdleMonitor"
 _IDLE_PATH = "/org/gnome/Mutter/IdleMonitor/Core"
-_DBUS = "org.freedesktop.DBus"
 _TIMEOUT_S = 3.0
-_BUS_ERRORS = (OSError, EOFError, TimeoutError, DBusFastError, ValueError)
 
 
 def focus_from_fields(fields: Sequence[Any], processes: ProcessReader | None = None) -> Focus:
@@ -61,19 +57,6 @@ def focus_from_fields(fields: Sequence[Any], processes: ProcessReader | None = N
     )
 
 
-def _call(
-    destination: str, path: str, interface: str, member: str, signature: str = "", body: Any = ()
-) -> Message:
-    return Message(
-        destination=destination,
-        path=path,
-        interface=interface,
-        member=member,
-        signature=signature,
-        body=list(body),
-    )
-
-
 class GnomeDisplay:
     """A DisplaySource on GNOME's session bus. Raises DisplayUnavailable when the bus does not answer."""
 
@@ -84,17 +67,14 @@ class GnomeDisplay:
         self._address = address or session_bus_address(os.environ)
         if not self._address:
             raise DisplayUnavailable("GNOME: no session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="sensor-gnome", daemon=True)
-        self._thread.start()
-        self._bus: MessageBus | None = None
+        self._bus = BusThread("sensor-gnome", _TIMEOUT_S)
         self._callback: Callable[[Focus], None] | None = None
         self._errors = 0
         try:
-            self._bus = self._wait(self._connect())
-            extension = self._wait(self._name_owned(GNOME_EXTENSION_BUS))
-            self._has_idle = self._wait(self._idle_time()) is not None
-        except _BUS_ERRORS as error:
+            self._bus.wait(self._bus.connect(self._address, self._on_message))
+            extension = self._bus.wait(self._name_owned(GNOME_EXTENSION_BUS))
+            self._has_idle = self._bus.wait(self._idle_time()) is not None
+        except BUS_ERRORS as error:
             self.close()
             raise DisplayUnavailable(
                 f"GNOME: the session bus {self._address} does not answer ({error})"
@@ -121,11 +101,11 @@ class GnomeDisplay:
         return self._errors
 
     def idle_ms(self) -> int:
-        if self._bus is None or not self._bus.connected:
+        if self._bus.bus is None or not self._bus.bus.connected:
             raise DisplayUnavailable("GNOME: the session bus went away")
         try:
-            idle: int | None = self._wait(self._idle_time())
-        except _BUS_ERRORS as error:
+            idle: int | None = self._bus.wait(self._idle_time())
+        except BUS_ERRORS as error:
             raise DisplayUnavailable(f"GNOME: the session bus does not answer ({error})") from error
         if idle is None:
             raise IdleUnavailable("mutter's IdleMonitor does not answer on the session bus")
@@ -137,42 +117,21 @@ class GnomeDisplay:
 
     def start(self, callback: Callable[[Focus], None]) -> None:
         self._callback = callback
-        self._wait(self._watch())
+        self._bus.wait(self._watch())
 
     def close(self) -> None:
-        if self._loop.is_closed():
-            return
-        if self._bus is not None:
-            self._loop.call_soon_threadsafe(self._bus.disconnect)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=_TIMEOUT_S)
-        if not self._thread.is_alive():
-            self._loop.close()
+        self._bus.close()
 
     # ---- on the adapter's loop ----
 
-    def _wait(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=_TIMEOUT_S * 2)
-
-    async def _connect(self) -> MessageBus:
-        bus = MessageBus(bus_address=self._address)
-        await asyncio.wait_for(bus.connect(), _TIMEOUT_S)
-        bus.add_message_handler(self._on_message)
-        return bus
-
-    async def _ask(self, message: Message) -> Message:
-        assert self._bus is not None
-        reply = await asyncio.wait_for(self._bus.call(message), _TIMEOUT_S)
-        if reply is None:
-            raise DBusFastError(f"no reply to {message.member}")
-        return reply
-
     async def _name_owned(self, name: str) -> bool:
-        reply = await self._ask(_call(_DBUS, "/org/freedesktop/DBus", _DBUS, "NameHasOwner", "s", [name]))
+        reply = await self._bus.ask(
+            bus_call(DBUS, "/org/freedesktop/DBus", DBUS, "NameHasOwner", "s", [name])
+        )
         return reply.message_type == MessageType.METHOD_RETURN and bool(reply.body[0])
 
     async def _idle_time(self) -> int | None:
-        reply = await self._ask(_call(_IDLE_SERVICE, _IDLE_PATH, _IDLE_SERVICE, "GetIdletime"))
+        reply = await self._bus.ask(bus_call(_IDLE_SERVICE, _IDLE_PATH, _IDLE_SERVICE, "GetIdletime"))
         if reply.message_type != MessageType.METHOD_RETURN or reply.signature != "t":
             return None
         return int(reply.body[0])
@@ -182,16 +141,18 @@ class GnomeDisplay:
         between the two is seen either way."""
         rules = [
             f"type='signal',sender='{GNOME_EXTENSION_BUS}',interface='{SHELL_INTERFACE}',member='FocusChanged'",
-            f"type='signal',sender='{_DBUS}',member='NameOwnerChanged',arg0='{GNOME_EXTENSION_BUS}'",
+            f"type='signal',sender='{DBUS}',member='NameOwnerChanged',arg0='{GNOME_EXTENSION_BUS}'",
         ]
         for rule in rules:
-            await self._ask(_call(_DBUS, "/org/freedesktop/DBus", _DBUS, "AddMatch", "s", [rule]))
+            await self._bus.ask(bus_call(DBUS, "/org/freedesktop/DBus", DBUS, "AddMatch", "s", [rule]))
         await self._ask_focus()
 
     async def _ask_focus(self) -> None:
         try:
-            reply = await self._ask(_call(GNOME_EXTENSION_BUS, SHELL_PATH, SHELL_INTERFACE, "GetFocus"))
-        except _BUS_ERRORS as error:
+            reply = await self._bus.ask(
+                bus_call(GNOME_EXTENSION_BUS, SHELL_PATH, SHELL_INTERFACE, "GetFocus")
+            )
+        except BUS_ERRORS as error:
             self._errors += 1
             log.debug("the extension's GetFocus failed: %s", error)
             return
@@ -207,7 +168,7 @@ class GnomeDisplay:
         elif message.member == "NameOwnerChanged" and message.body[:1] == [GNOME_EXTENSION_BUS]:
             self._set_extension(bool(message.body[2]))
             if message.body[2]:
-                self._loop.create_task(self._ask_focus())  # the extension came (back): its focus now
+                self._bus.spawn(self._ask_focus())  # the extension came (back): its focus now
 
     def _report(self, fields: Sequence[Any]) -> None:
         if self._callback is None:

@@ -16,20 +16,18 @@ internal id (a UUID) folded to 63 bits.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import tempfile
-import threading
 import uuid
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from dbus_fast import DBusFastError, Message, MessageType
-from dbus_fast.aio import MessageBus
+from dbus_fast import Message, MessageType
 from kronii.desktop.session import KWIN_BUS, SessionFacts, session_bus_address
+from kronii.sensor.adapters.bus_thread import BUS_ERRORS, DBUS, BusThread, bus_call
 from kronii.sensor.adapters.processes import ProcessReader
 from kronii.sensor.adapters.wayland import WaylandDisplay
 from kronii.sensor.core.model import Focus
@@ -44,9 +42,7 @@ FOCUS_PATH = "/org/kronii/KWinFocus"
 FOCUS_INTERFACE = "org.kronii.KWinFocus1"
 SCRIPT_NAME = "kronii-focus"
 _SCRIPTING = "org.kde.kwin.Scripting"
-_DBUS = "org.freedesktop.DBus"
 _TIMEOUT_S = 3.0
-_BUS_ERRORS = (OSError, EOFError, TimeoutError, DBusFastError, ValueError)
 
 
 def focus_from_script(fields: Sequence[str], processes: ProcessReader | None = None) -> Focus:
@@ -79,19 +75,6 @@ def _script_text(destination: str) -> str:
     return source.read_text(encoding="utf-8").replace("@DEST@", destination)
 
 
-def _call(
-    destination: str, path: str, interface: str, member: str, signature: str = "", body: Any = ()
-) -> Message:
-    return Message(
-        destination=destination,
-        path=path,
-        interface=interface,
-        member=member,
-        signature=signature,
-        body=list(body),
-    )
-
-
 class KdeDisplay:
     """A DisplaySource on KDE Plasma: focus from kronii's KWin script over the session bus, idle from
     the Wayland connection. Raises DisplayUnavailable when the Wayland socket or the bus does not answer."""
@@ -105,17 +88,14 @@ class KdeDisplay:
         if not self._address:
             self._idle.close()
             raise DisplayUnavailable("KDE: no session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="sensor-kwin", daemon=True)
-        self._thread.start()
-        self._bus: MessageBus | None = None
+        self._bus = BusThread("sensor-kwin", _TIMEOUT_S)
         self._kwin = ""  # KWin's unique name on the bus: the only caller taken
         self._script: Path | None = None
         self._callback: Callable[[Focus], None] | None = None
         self._errors = 0
         try:
-            self._bus = self._wait(self._connect())
-        except _BUS_ERRORS as error:
+            self._bus.wait(self._bus.connect(self._address, self._on_message))
+        except BUS_ERRORS as error:
             self.close()
             raise DisplayUnavailable(
                 f"KDE: the session bus {self._address} does not answer ({error})"
@@ -143,8 +123,8 @@ class KdeDisplay:
         self._callback = callback
         self._idle.start(lambda _focus: None)  # idle only: the toplevel list is not KWin's to give
         try:
-            self._wait(self._load_script())
-        except (*_BUS_ERRORS, RuntimeError) as error:
+            self._bus.wait(self._load_script())
+        except (*BUS_ERRORS, RuntimeError) as error:
             self._errors += 1
             self.problem = (
                 f"KWin did not run kronii's KWin script ({error}): the sensor follows idle and lock only"
@@ -152,56 +132,43 @@ class KdeDisplay:
             log.warning("%s", self.problem)
 
     def close(self) -> None:
-        if self._loop.is_closed():
+        if self._bus.closed:
             return
-        if self._bus is not None and self._bus.connected:
+        if self._bus.bus is not None and self._bus.bus.connected:
             try:
-                self._wait(self._unload_script())
-            except (*_BUS_ERRORS, RuntimeError) as error:
+                self._bus.wait(self._unload_script())
+            except (*BUS_ERRORS, RuntimeError) as error:
                 log.debug("unloading kronii's KWin script failed: %s", error)
-            self._loop.call_soon_threadsafe(self._bus.disconnect)
         if self._script is not None:
             self._script.unlink(missing_ok=True)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=_TIMEOUT_S)
-        if not self._thread.is_alive():
-            self._loop.close()
+        self._bus.close()
         self._idle.close()
 
     # ---- on the adapter's loop ----
 
-    def _wait(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=_TIMEOUT_S * 2)
-
-    async def _connect(self) -> MessageBus:
-        bus = MessageBus(bus_address=self._address)
-        await asyncio.wait_for(bus.connect(), _TIMEOUT_S)
-        bus.add_message_handler(self._on_message)
-        return bus
-
     async def _ask(self, message: Message) -> list[Any]:
-        assert self._bus is not None
-        reply = await asyncio.wait_for(self._bus.call(message), _TIMEOUT_S)
-        if reply is None or reply.message_type == MessageType.ERROR:
-            detail = reply.body[0] if reply is not None and reply.body else "no reply"
+        reply = await self._bus.ask(message)
+        if reply.message_type == MessageType.ERROR:
+            detail = reply.body[0] if reply.body else "an error without a text"
             raise RuntimeError(f"{message.member}: {detail}")
         return list(reply.body)
 
     async def _load_script(self) -> None:
         """The script written with our unique name, loaded and run; a previous sensor's is unloaded
         first (KWin keeps scripts by name)."""
-        assert self._bus is not None and self._bus.unique_name
+        bus = self._bus.bus
+        assert bus is not None and bus.unique_name
         (self._kwin,) = await self._ask(
-            _call(_DBUS, "/org/freedesktop/DBus", _DBUS, "GetNameOwner", "s", [KWIN_BUS])
+            bus_call(DBUS, "/org/freedesktop/DBus", DBUS, "GetNameOwner", "s", [KWIN_BUS])
         )
         await self._unload_script()
         runtime = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
         handle, name = tempfile.mkstemp(prefix="kronii-kwin-focus-", suffix=".js", dir=runtime)
         with os.fdopen(handle, "w", encoding="utf-8") as script:
-            script.write(_script_text(self._bus.unique_name))
+            script.write(_script_text(bus.unique_name))
         self._script = Path(name)
         (number,) = await self._ask(
-            _call(KWIN_BUS, "/Scripting", _SCRIPTING, "loadScript", "ss", [name, SCRIPT_NAME])
+            bus_call(KWIN_BUS, "/Scripting", _SCRIPTING, "loadScript", "ss", [name, SCRIPT_NAME])
         )
         if int(number) < 0:
             raise RuntimeError(f"KWin refused to load {name}")
@@ -210,14 +177,14 @@ class KdeDisplay:
         failures = []
         for path in (f"/Scripting/Script{number}", f"/{number}"):
             try:
-                await self._ask(_call(KWIN_BUS, path, "org.kde.kwin.Script", "run"))
+                await self._ask(bus_call(KWIN_BUS, path, "org.kde.kwin.Script", "run"))
                 return
             except RuntimeError as error:
                 failures.append(str(error))
         raise RuntimeError("; ".join(failures))
 
     async def _unload_script(self) -> None:
-        await self._ask(_call(KWIN_BUS, "/Scripting", _SCRIPTING, "unloadScript", "s", [SCRIPT_NAME]))
+        await self._ask(bus_call(KWIN_BUS, "/Scripting", _SCRIPTING, "unloadScript", "s", [SCRIPT_NAME]))
 
     def _on_message(self, message: Message) -> Message | None:
         wanted = (
