@@ -21,6 +21,7 @@ from kronii.desktop.input_actions import InputAction
 from Xlib import display as xdisplay
 from Xlib.ext import xinput
 
+from tests.desktop import wait_until
 from tests.integration.broker.conftest import InputInbox, find_window, x_env, xdotool
 from tests.person_hands import PersonHands
 
@@ -339,3 +340,31 @@ def test_the_fallback_injectors_input_is_the_agents_inside_its_window_and_unbrok
     assert start < end < seen.at
     assert seen.source_name == "Virtual core XTEST keyboard"
     assert persons.source_name == "test-person XTEST keyboard"
+
+
+def test_the_persons_own_device_while_the_fallback_injector_types_is_the_persons_not_the_agents(
+    x_display: str,
+    plain: PlainXTestInjector,
+    inbox: InputInbox,
+    recording_terminal: Callable[[str], Any],
+    person: PersonHands,
+) -> None:
+    """Only the core XTEST devices are shared with the fallback's own events: the XTEST slaves of another
+    master (the person's here, a VNC viewer's under x11vnc -multiptr) are never taken for the agent's."""
+    terminal = recording_terminal("KroniiTarget")
+    with watching(x_display, inbox, plain):
+        typing = threading.Thread(
+            target=plain.inject, args=(InputAction("type", text="x" * 1000), terminal.window_id, always())
+        )
+        typing.start()
+        wait_until(lambda: "xxx" in terminal.received(), timeout_s=10, what="the fallback typing")
+        person.type("person")
+        typing.join(20)
+        time.sleep(0.2)
+    seen = inbox.drain()
+    windows = plain.injection_windows()
+
+    assert seen, "the person's keys during the fallback's injection were taken for the agent's"
+    assert {item.source_name for item in seen} == {"test-person XTEST keyboard"}
+    assert any(start <= item.at <= end for item in seen for start, end in windows)
+    assert inbox.unbrokered.empty()

@@ -235,3 +235,50 @@ async def test_the_state_goes_out_again_with_its_last_cause_for_late_subscribers
     desk.republish()
     await desk.settle()
     assert effects.published[-1] == ("stop_now", "stop_now")
+
+
+class HandsThatSeeThePersonFirst:
+    """The injector's own look at the X server's queue finds the person's event in its first batch,
+    before the watcher's news has reached the loop: it closes the fence and stops."""
+
+    def __init__(self) -> None:
+        self.stopped = threading.Event()
+
+    def inject(self, action: InputAction, window: int, guard: InjectionGuard) -> bool:
+        guard.person_seen()
+        self.stopped.set()
+        return False
+
+
+async def test_an_action_the_injector_stopped_for_the_person_is_answered_only_once_the_table_decided(
+    metrics: BrokerMetrics,
+) -> None:
+    effects, clock = Effects(), Clock()
+    desk = _desk(effects, clock, metrics)
+    lane = InputLane(desk, HandsThatSeeThePersonFirst(), metrics, size=8)
+    lane.start()
+    attachment = Attachment(desk, metrics, flag=True, devices_make_interactive=True)
+    desk.handle(Happening(Event.GRANT, agent="a", lease_ms=30_000), actor="person")
+    answer = asyncio.create_task(lane.submit("a", InputAction("type", text="abc")))
+    await asyncio.sleep(0.3)  # the watcher is behind: the fence is closed, the table not yet told
+    assert not desk.fence.open_for(desk.state.epoch) and desk.state.control_mode is ControlMode.AGENT
+    assert not answer.done(), "the agent was answered while the state still said it held the desktop"
+    attachment.user_input(UserInputSeen("key", 15, "person keyboard", 0.0))
+    result = await asyncio.wait_for(answer, 2)
+    assert not result.injected and result.dropped == "stopped"
+    assert desk.state.control_mode is ControlMode.USER
+    await lane.stop()
+
+
+async def test_an_answer_waits_for_the_table_no_longer_than_its_bound(
+    metrics: BrokerMetrics, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("kronii.broker.usecases.submit_input.TABLE_CATCH_UP_S", 0.2)
+    effects, clock = Effects(), Clock()
+    desk = _desk(effects, clock, metrics)
+    lane = InputLane(desk, HandsThatSeeThePersonFirst(), metrics, size=8)
+    lane.start()
+    desk.handle(Happening(Event.GRANT, agent="a", lease_ms=30_000), actor="person")
+    result = await asyncio.wait_for(lane.submit("a", InputAction("type", text="abc")), 2)
+    assert not result.injected and result.dropped == "stopped"
+    await lane.stop()

@@ -2,8 +2,9 @@
 creating a master fails: plain XTEST on the core devices, as xdotool does. It is weaker than
 x_master.py's: its events come from "Virtual core XTEST pointer/keyboard", the same devices any other
 XTEST client (xdotool, a remote desktop tool) uses, so it can only record *when* it injected; any
-XTEST event inside such a window is taken as the agent's, and xdotool run by someone else during that
-window looks like the agent. Setting the focus for its keys moves the person's focus too.
+core XTEST event inside such a window is taken as the agent's, and xdotool run by someone else during
+that window looks like the agent. Another master's XTEST slaves (a VNC viewer's, the person's) are
+never the agent's. Setting the focus for its keys moves the person's focus too.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from kronii.broker.adapters.x_injection import (
     run_action,
 )
 from kronii.broker.adapters.x_keymap import Keymap
+from kronii.broker.adapters.x_protocol import CORE_XTEST_DEVICES
 from kronii.broker.adapters.x_queue_drain import QueueDrain
 from kronii.broker.ports import InjectionGuard
 from kronii.desktop.input_actions import InputAction
@@ -66,7 +68,7 @@ class PlainXTestInjector:
         return windows
 
     def is_own(self, source_id: int, source_name: str, at: float) -> bool:
-        if "XTEST" not in source_name:
+        if source_name not in CORE_XTEST_DEVICES:
             return False
         return any(start <= at <= end + ATTRIBUTION_GRACE_S for start, end in self.injection_windows())
 
@@ -83,7 +85,7 @@ class PlainXTestInjector:
             self._queue = OwnQueue(display, lambda source: source in self._core_xtest)
             if self._queue.watch_input():
                 devices = display.xinput_query_device(xinput.AllDevices).devices
-                self._core_xtest = frozenset(d.deviceid for d in devices if "XTEST" in d.name)
+                self._core_xtest = frozenset(d.deviceid for d in devices if d.name in CORE_XTEST_DEVICES)
             self._drain = QueueDrain(self._lock, (self._queue,))
             self._drain.start()
 

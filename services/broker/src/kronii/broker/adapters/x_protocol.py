@@ -20,6 +20,7 @@ from Xlib.ext import xinput
 from Xlib.protocol import rq
 
 __all__ = [
+    "CORE_XTEST_DEVICES",
     "RAW_EVENT_TYPES",
     "RawEventData",
     "add_master",
@@ -30,6 +31,10 @@ __all__ = [
     "set_client_pointer",
     "set_focus",
 ]
+
+# The slaves every plain XTEST client's events come from (xdotool, pyautogui, a script's python-xlib):
+# shared by all of them, unlike the XTEST slaves of another master (the broker's, a VNC viewer's).
+CORE_XTEST_DEVICES = frozenset({"Virtual core XTEST keyboard", "Virtual core XTEST pointer"})
 
 XI_CHANGE_HIERARCHY = 43
 XI_SET_CLIENT_POINTER = 44

@@ -45,6 +45,7 @@ from typing import Any, Literal, Protocol
 from kronii.broker.adapters import x_protocol
 from kronii.broker.adapters.x_keymap import keysym_for_name
 from kronii.broker.adapters.x_master import BROKER_MASTER_NAME
+from kronii.broker.adapters.x_protocol import CORE_XTEST_DEVICES
 from kronii.broker.core.facts import UserInputSeen
 from Xlib import XK, X
 from Xlib import display as xdisplay
@@ -64,8 +65,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_HOTKEYS = ("ctrl+alt+Escape", "Pause")
 DEBOUNCE_S = 0.05
-# The slaves every plain XTEST client's events come from: input that did not go through the broker.
-CORE_XTEST_DEVICES = frozenset({"Virtual core XTEST keyboard", "Virtual core XTEST pointer"})
 _STOP_TIMEOUT_S = 2.0
 # After a person's event, how long the agent's late events are looked for; and how recent the
 # agent's last event must be for the person's event to count as one that interrupted it.

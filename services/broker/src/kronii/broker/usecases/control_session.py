@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncGenerator, Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
@@ -231,7 +231,7 @@ class ControlSession:
         except Exception:  # an effect's failure never undoes or hides the decision
             log.exception("broker: a follow-up of a control decision failed")
 
-    async def watch(self) -> AsyncIterator[ControlChange]:
+    async def watch(self) -> AsyncGenerator[ControlChange, None]:
         """The current state, then every change, until the caller stops iterating."""
         queue: asyncio.Queue[ControlChange] = asyncio.Queue()
         self._watchers.add(queue)

@@ -27,6 +27,10 @@ __all__ = ["InputLane"]
 
 log = logging.getLogger(__name__)
 
+# How long an interrupted action's answer waits for the table once the fence closed under its lease:
+# the watcher's news is normally milliseconds behind the injector's own look at the X server.
+TABLE_CATCH_UP_S = 2.0
+
 
 @dataclass
 class _Pending:
@@ -143,6 +147,7 @@ class InputLane:
             self._metrics.injection.observe(self._clock.monotonic() - started)
             self._metrics.injected.inc()
             return InputResult(True, "", epoch)
+        await self._table_decided(epoch)
         # Stopped part-way: say why as the state now stands (stopped, paused, lease ended), not
         # merely that the grant it was sent under is gone; the fence closed before the table
         # decided is the person's input or a STOP: stopped.
@@ -151,3 +156,30 @@ class InputLane:
         if reason is None:
             reason = DropReason.STALE_EPOCH if fence.open_for(epoch) else DropReason.STOPPED
         return self._dropped(reason, epoch)
+
+    def _fence_ahead_of_table(self, epoch: int) -> bool:
+        state = self._desk.state
+        return (
+            state.epoch == epoch
+            and state.control_mode is ControlMode.AGENT
+            and not self._desk.fence.open_for(epoch)
+        )
+
+    async def _table_decided(self, epoch: int) -> None:
+        """When the fence closed under this lease before the table decided (the injector saw the
+        person's event in the X server's queue before the watcher's news reached the loop), wait for
+        the table, so the agent's answer and the state it can read agree: an agent told `stopped`
+        never then reads that it still holds the desktop."""
+        if not self._fence_ahead_of_table(epoch):
+            return
+        try:
+            async with asyncio.timeout(TABLE_CATCH_UP_S), contextlib.aclosing(self._desk.watch()) as changes:
+                async for _ in changes:
+                    if not self._fence_ahead_of_table(epoch):
+                        return
+        except TimeoutError:
+            log.warning(
+                "broker: the input fence closed (%s) but the control table had not decided after %.0f s",
+                self._desk.fence.cause,
+                TABLE_CATCH_UP_S,
+            )
