@@ -261,7 +261,8 @@ async def test_an_action_the_injector_stopped_for_the_person_is_answered_only_on
     desk.handle(Happening(Event.GRANT, agent="a", lease_ms=30_000), actor="person")
     answer = asyncio.create_task(lane.submit("a", InputAction("type", text="abc")))
     await asyncio.sleep(0.3)  # the watcher is behind: the fence is closed, the table not yet told
-    assert not desk.fence.open_for(desk.state.epoch) and desk.state.control_mode is ControlMode.AGENT
+    before = desk.state
+    assert not desk.fence.open_for(before.epoch) and before.control_mode is ControlMode.AGENT
     assert not answer.done(), "the agent was answered while the state still said it held the desktop"
     attachment.user_input(UserInputSeen("key", 15, "person keyboard", 0.0))
     result = await asyncio.wait_for(answer, 2)
