@@ -230,11 +230,13 @@ def pipewire_socket(env: Mapping[str, str]) -> Path | None:
 
 def _input(facts: SessionFacts) -> str | None:
     if facts.family == "gnome":
-        # Seen on gnome-shell 43: keys sent through RemoteDesktop reset mutter's IdleMonitor like a person's.
+        # Seen on gnome-shell 43: keys sent through RemoteDesktop reset mutter's IdleMonitor like a person's,
+        # and no Shell hook reliably sees each key's device (docs/architecture.md, "Why the broker does not
+        # type on GNOME").
         return (
             "GNOME takes other programs' input only through its remote desktop (org.gnome.Mutter.RemoteDesktop), "
-            "and those keys count as yours in its idle monitor: the broker could not tell your input from an "
-            "agent's, so agents do not type on GNOME"
+            "those keys count as yours in its idle monitor, and GNOME tells no program reliably which device "
+            "typed each key: the broker could not tell your input from an agent's, so agents do not type on GNOME"
         )
     missing = [name for name in (_VIRTUAL_KEYBOARD, _VIRTUAL_POINTER) if name not in facts.offered]
     if missing:
