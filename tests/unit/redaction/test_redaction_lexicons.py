@@ -85,6 +85,21 @@ def test_a_secret_announced_in_each_language_is_masked(cases: list[tuple[str, st
     assert failed == []
 
 
+@pytest.mark.parametrize("operator", ["\N{FULLWIDTH COLON}", "\N{FULLWIDTH EQUALS SIGN}", ": ", "="])
+def test_the_operator_after_a_password_word_is_never_part_of_the_mask(operator: str) -> None:
+    """CJK text writes a full-width colon or equals sign after the word; like an ASCII one it links the
+    word to its value and stays readable, in every language's password words."""
+    failed = []
+    for word, entry in secret_words().items():
+        if entry.concept != "password":
+            continue
+        text = f"{word}{operator}{PASSWORD}"
+        result = ENGINE.redact(text)
+        if PASSWORD in result.text or not result.text.startswith(f"{word}{operator}"):
+            failed.append((text, result.text))
+    assert failed == []
+
+
 def _keys() -> list[Any]:
     """Config keys named in each language (`DB_SENHA=...`, `kennwort_db: "..."`), ASCII words other than
     English (the keyword detector's own) and PIN."""

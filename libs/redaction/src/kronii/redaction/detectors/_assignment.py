@@ -19,9 +19,18 @@ _CONNECTOR = re.compile(
     r"[ \t]+(?:is|was|are|=)(?:[ \t]+(?:still|now|currently|just))?[ \t]+:?[ \t]*", re.IGNORECASE
 )
 _ANNOTATION = re.compile(r"[A-Za-z_][\w.\[\], |]{0,40}?[ \t]*=(?!=)[ \t]*")
-_UNQUOTED = re.compile(r"[^\s\"'`,;(){}\[\]<>]+")
+# An unquoted value ends at punctuation, the full-width kind CJK text writes too (a password after a
+# full-width colon or equals sign): its colon, comma, semicolon, equals sign, brackets and full stops.
+_FULL_WIDTH_STOPS = (
+    "\N{FULLWIDTH COLON}\N{FULLWIDTH COMMA}\N{FULLWIDTH SEMICOLON}\N{FULLWIDTH EQUALS SIGN}"
+    "\N{IDEOGRAPHIC COMMA}\N{IDEOGRAPHIC FULL STOP}\N{LEFT CORNER BRACKET}\N{RIGHT CORNER BRACKET}"
+    "\N{LEFT WHITE CORNER BRACKET}\N{RIGHT WHITE CORNER BRACKET}\N{FULLWIDTH LEFT PARENTHESIS}"
+    "\N{FULLWIDTH RIGHT PARENTHESIS}\N{LEFT BLACK LENTICULAR BRACKET}\N{RIGHT BLACK LENTICULAR BRACKET}"
+    "\N{LEFT DOUBLE ANGLE BRACKET}\N{RIGHT DOUBLE ANGLE BRACKET}"
+)
+_UNQUOTED = re.compile(f"[^\\s\"'`,;(){{}}\\[\\]<>{_FULL_WIDTH_STOPS}]+")
 # In a URL query "&" separates parameters; elsewhere (connection strings, .env files) it is part of the value.
-_UNQUOTED_IN_QUERY = re.compile(r"[^\s\"'`,;&(){}\[\]<>#]+")
+_UNQUOTED_IN_QUERY = re.compile(f"[^\\s\"'`,;&(){{}}\\[\\]<>#{_FULL_WIDTH_STOPS}]+")
 _STRING_PREFIX = re.compile(r"[bBfFrRuU]{1,2}(?=[\"'])")
 _QUOTES = "\"'`"
 _MAX_VALUE = 512

@@ -47,7 +47,8 @@ __all__ = ["ContextualPasswordDetector"]
 _CONTEXT_CONCEPTS = frozenset(("password", "passphrase", *CONTEXT_CONCEPTS))
 _MAX_LINE = 400  # chat lines, table rows and config lines are short; long ones are data or minified code
 _MAX_PASSWORD = 48
-_TOKEN = re.compile(r"[^\s:/\\,;|'\"`()<>\[\]{}=]{8,48}")
+# A token ends at punctuation, the full-width kind CJK text uses too ("密码：X"): it is no part of a value.
+_TOKEN = re.compile(r"[^\s:/\\,;|'\"`()<>\[\]{}=：，；＝、。「」『』（）【】《》]{8,48}")
 _BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
 _UPPER, _LOWER, _DIGIT = re.compile("[A-Z]"), re.compile("[a-z]"), re.compile("[0-9]")
 _SYMBOL = re.compile(r"[^A-Za-z0-9_.]")
