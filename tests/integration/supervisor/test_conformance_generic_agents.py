@@ -327,7 +327,7 @@ def test_one_line_ten_lines_and_five_at_once_are_each_one_submitted_message_on_e
             entries = [
                 e for e in seat.history() if f"{tag}b-1'" in e or e.endswith(f"{tag}b-1") or f"{tag}b)" in e
             ]
-            assert len(entries) == 1, (seat.agent.name, entries)
+            assert len(entries) == 1, _why(seat, "\n---\n".join(entries), _screen(sup, seat, history=True))
             if seat.agent.name in WHOLE_MESSAGE_HISTORY:
                 assert f"{tag}b-8" in entries[0] or "Then stop." in entries[0], (seat.agent.name, entries)
 
