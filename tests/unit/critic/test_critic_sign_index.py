@@ -158,3 +158,38 @@ def test_a_filter_on_text_is_left_to_postgresql(history: History) -> None:
     assert not index.supports(with_text) and index.supports(RecordFilter(failed=True))
     with pytest.raises(ValueError, match="text"):
         index.search(history.matrix[0], 5, with_text)
+
+
+def test_a_search_shared_with_the_helper_thread_weighs_every_row_and_scores_every_candidate_as_one_pass() -> (
+    None
+):
+    """Above two chunks of rows (16,384 each) the passes over the codes and the scoring are jobs taken by
+    two threads: every row's distance is the one a plain numpy reading of its signs gives, and the
+    candidates' cosines are their int8 vectors' against the query, whoever computed them."""
+    rng = np.random.default_rng(7)
+    rows = 40_000  # three chunks: two threads take them in turn
+    vectors = rng.standard_normal((rows, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = SignCodeIndex(3000)
+    index.upsert(
+        IndexRows(
+            record_ids=[f"r{row}" for row in range(rows)],
+            vectors=vectors,
+            timestamps_ms=np.full(rows, BASE_MS, dtype=np.int64),
+            triggers=[Trigger.ERROR] * rows,
+            command_names=["git"] * rows,
+            failed=np.ones(rows, dtype=bool),
+        )
+    )
+    for _ in range(5):
+        query = rng.standard_normal(384).astype(np.float32)
+        query /= np.linalg.norm(query)
+        levels = np.minimum(np.rint(np.abs(query) * 1.5 * np.sqrt(384)), 3)
+        expected = ((vectors > 0) != (query > 0)) @ levels
+        assert np.array_equal(index._distances(query), expected.astype(np.uint16))
+        found = index.search(query, 5)
+        quantized = np.rint(vectors / (np.abs(vectors).max(axis=1, keepdims=True) / 127.0))
+        steps = np.abs(vectors).max(axis=1) / 127.0
+        for record_id, similarity in found:
+            row = int(record_id[1:])
+            assert similarity == pytest.approx(float(quantized[row] @ query * steps[row]), abs=1e-4)
