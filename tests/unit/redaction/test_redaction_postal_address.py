@@ -157,3 +157,31 @@ def test_address_that_prose_calls_a_home_is_masked_without_the_prose(prose: str,
 
 def test_a_shop_that_moved_stays() -> None:
     assert detect(DETECTOR, "Our shop moved to Via Roma 12, 00184 Roma") == []
+
+
+@pytest.mark.parametrize(
+    ("label", "address"),
+    [
+        # Han names need no space between family and given name: after a name label they are names, and
+        # the address after them (a full-width comma between, as CJK text writes it) is that person's.
+        ("收件人：", "李华 上海市浦东新区世纪大道100号"),
+        ("联系人：", "王小明，北京市朝阳区建国路88号"),
+        ("聯絡人：", "陳大文、台北市信義區信義路五段7號"),
+        ("氏名：", "山田太郎 〒100-0001 東京都千代田区千代田1-1"),
+        ("連絡先：", "鈴木一郎　東京都新宿区西新宿2丁目8番1号"),
+    ],
+)
+def test_an_address_after_a_labelled_han_name_is_masked_with_the_name(label: str, address: str) -> None:
+    assert detect(DETECTOR, f"{label}{address}") == [("POSTAL_ADDRESS", address)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "公司位于北京市朝阳区建国路88号。",  # a company's address: no name before it
+        "本社：〒100-0001 東京都千代田区千代田1-1",  # a head office's label is no name label
+        "客户端：上海市浦东新区世纪大道100号",  # a label that only starts like one (客户 in 客户端)
+    ],
+)
+def test_han_addresses_without_a_labelled_name_before_them_stay(text: str) -> None:
+    assert detect(DETECTOR, text) == []

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import cache
 
 from .._types import FindingType
-from ._base import Candidate, CandidatePart, ScanText, may_occur
+from ._base import Candidate, CandidatePart, ScanText, literal_alternation, may_occur
 from ._postal_formats import (
     EUROPEAN_GATE,
     asian_addresses,
@@ -28,6 +29,7 @@ from ._postal_formats import (
     labelled_addresses,
     said_to_be_home,
 )
+from .person_names import han_name_labels
 
 __all__ = ["PostalAddressDetector"]
 
@@ -144,8 +146,10 @@ _CJK_NAME_LINE = re.compile(f"[ \\t\u3000]*(?P<name>{_CJK_NAME})[ \\t\u3000]*")
 # A name on its own line, with the labels letters and forms put before it.
 _LABEL = r"(?:(?i:name|to|ship to|deliver to|recipient|addressee|an|à|destinataire|para|宛先|氏名)\s*:?\s*)?"
 _NAME_LINE = re.compile(f"[ \\t]*{_LABEL}(?P<name>{_LATIN_NAME}|{_CJK_NAME})[ \\t]*,?[ \\t]*")
-# A name just before the address on the same line: `Jane Doe, 12 rue de la Paix, 75002 Paris`.
-_NAME_BEFORE = re.compile(f"{_LABEL}(?P<name>{_LATIN_NAME}|{_CJK_NAME})[ \\t]*(?:,|[-\u2013])?[ \\t]*\\Z")
+# A name just before the address on the same line: `Jane Doe, 12 rue de la Paix, 75002 Paris`; CJK text puts a
+# full-width or an ideographic comma there.
+_BEFORE_ADDRESS = "[ \\t\u3000]*(?:[,\uff0c\u3001]|[-\u2013])?[ \\t\u3000]*\\Z"
+_NAME_BEFORE = re.compile(f"{_LABEL}(?P<name>{_LATIN_NAME}|{_CJK_NAME}){_BEFORE_ADDRESS}")
 # Words that start a capitalised pair but never a person's name.
 _NOT_NAMES = frozenset(
     {"the", "our", "your", "this", "office", "company", "address", "street", "invoice", "shipping", "billing"}
@@ -299,12 +303,22 @@ def _addresses_around(
                 yield match.start(), match.end()
 
 
+@cache
+def _han_name_before() -> re.Pattern[str]:
+    """A Chinese or Japanese name after its label and a colon, ASCII or full-width, just before the address
+    (`收件人` then `李华`, then the address): Han names need no space between family and given name."""
+    labels = literal_alternation(han_name_labels())
+    return re.compile(
+        f"(?:{labels})[ \\t\u3000]*[:\uff1a][ \\t\u3000]*(?P<name>[\u4e00-\u9fff]{{2,4}}){_BEFORE_ADDRESS}"
+    )
+
+
 def _name_start(text: str, start: int) -> int | None:
     """Where the person's name before the address starts: on the same line, or alone on the line above."""
     line_start = text.rfind("\n", 0, start) + 1
     before = text[line_start:start]
     if before.strip():
-        same_line = _NAME_BEFORE.search(before)
+        same_line = _NAME_BEFORE.search(before) or _han_name_before().search(before)
         if same_line is None or not _is_name(same_line.group("name")):
             return None
         return line_start + same_line.start("name")
