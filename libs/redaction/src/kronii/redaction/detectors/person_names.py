@@ -18,12 +18,9 @@ for Chinese and Korean honorifics). The cues and word lists are data: data/perso
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
-from typing import Any
 
 from .._types import FindingType
 from ._base import (
@@ -36,8 +33,9 @@ from ._base import (
 from ._fields import field_labels, key_forms, reversed_labels
 from ._name_columns import name_column_cells
 from ._person_candidates import line_local_parts
+from ._person_name_data import raw_lexicon
 
-__all__ = ["PersonNameDetector", "han_name_labels"]
+__all__ = ["PersonNameDetector"]
 
 _CONFIDENCE = 0.8
 _CASED_WORD = r"(?:[^\W\d_][^\W\d_]*(?:['’\-][^\W\d_]+)*\.?)"
@@ -134,26 +132,8 @@ def _closing_lines(closings: set[str], *, ascii_only: bool = False) -> re.Patter
 
 
 @cache
-def _raw_lexicon() -> dict[str, Any]:
-    return tomllib.loads(
-        resources.files("kronii.redaction").joinpath("data", "person_names.toml").read_text("utf-8")
-    )
-
-
-@cache
-def han_name_labels() -> tuple[str, ...]:
-    """The labels put before a person's name in the languages written in Han characters (Chinese,
-    Japanese), longest first: after one of them, two to four Han characters are a name, with no space
-    between family and given name (the address detector reads `收件人：李华 上海市…` so)."""
-    raw = _raw_lexicon()
-    return tuple(
-        sorted({label for code in ("zh", "ja") for label in raw[code]["labels"]}, key=len, reverse=True)
-    )
-
-
-@cache
 def _lexicon() -> _Lexicon:
-    raw = _raw_lexicon()
+    raw = raw_lexicon()
     languages = [table for table in raw.values() if "labels" in table]
     words = raw["words"]
 

@@ -22,6 +22,7 @@ from functools import cache
 
 from .._types import FindingType
 from ._base import Candidate, CandidatePart, ScanText, literal_alternation, may_occur
+from ._person_name_data import han_name_labels
 from ._postal_formats import (
     EUROPEAN_GATE,
     asian_addresses,
@@ -29,7 +30,6 @@ from ._postal_formats import (
     labelled_addresses,
     said_to_be_home,
 )
-from .person_names import han_name_labels
 
 __all__ = ["PostalAddressDetector"]
 
