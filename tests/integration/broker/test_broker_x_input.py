@@ -358,13 +358,20 @@ def test_the_persons_own_device_while_the_fallback_injector_types_is_the_persons
         )
         typing.start()
         wait_until(lambda: "xxx" in terminal.received(), timeout_s=10, what="the fallback typing")
+        typed_at = time.monotonic()
         person.type("person")
         typing.join(20)
         time.sleep(0.2)
     seen = inbox.drain()
     windows = plain.injection_windows()
 
+    # The case is made when the person began typing inside the injection. The watcher's own
+    # timestamps may fall after its end: under load the watcher runs behind the injector, which
+    # saw the same key in its queue and ended the injection on it (CI saw exactly that).
+    assert any(start <= typed_at <= end for start, end in windows), "the person typed after the injection"
+    assert terminal.received().count("x") < 1000, (
+        "the injection ran to its end: the person's key was not inside it"
+    )
     assert seen, "the person's keys during the fallback's injection were taken for the agent's"
     assert {item.source_name for item in seen} == {"test-person XTEST keyboard"}
-    assert any(start <= item.at <= end for item in seen for start, end in windows)
     assert inbox.unbrokered.empty()
