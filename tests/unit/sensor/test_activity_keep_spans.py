@@ -1,7 +1,7 @@
 """KeepSpans and ReadHistory in process, with a fake span store and a ManualClock: what is written
-when (closed spans at once, the open span's end at most every flush interval, a zero-length span
-never), a store that fails and comes back, and the history that answers the open span with its end
-at now."""
+when (closed spans a gather after the first closed, in one transaction; the open span's end at most
+every flush interval; a zero-length span never), a store that fails and comes back, and the history
+that answers the open span with its end at now and a closed span the writer has not written yet."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ class FakeSpans:
         self.rows: dict[int, Span] = {}
         self.inserts = 0
         self.updates = 0
+        self.transactions = 0
         self.failing = False
 
     async def insert(self, span: Span) -> int:
@@ -42,6 +43,18 @@ class FakeSpans:
             raise StoreFailed("PostgreSQL is away")
         self.updates += 1
         self.rows[span_id] = replace(self.rows[span_id], ended_at=ended_at)
+
+    async def write_closed(self, spans: Sequence[tuple[Span, int | None]]) -> None:
+        if self.failing:
+            raise StoreFailed("PostgreSQL is away")
+        self.transactions += 1
+        for span, row_id in spans:
+            if row_id is None:
+                self.inserts += 1
+                self.rows[len(self.rows) + 1] = span
+            else:
+                self.updates += 1
+                self.rows[row_id] = span
 
     async def page(
         self, window: TimeRange, *, app: str | None, kind: str | None, limit: int, after: Cursor | None
@@ -87,27 +100,57 @@ class Titles:
         return replace(focus, title=focus.title.replace("a@b.example", "[EMAIL_1]"))
 
 
+GATHER_SECS = 0.05
+
+
 def _keeper(store: FakeSpans, clock: ManualClock) -> KeepSpans:
-    return KeepSpans(SpanTracker(10.0), store, Titles(), clock, flush_secs=30.0)
+    return KeepSpans(SpanTracker(10.0), store, Titles(), clock, flush_secs=30.0, gather_secs=GATHER_SECS)
 
 
 def _run(coroutine: object) -> None:
     asyncio.run(coroutine)  # type: ignore[arg-type]
 
 
-def test_a_closed_span_is_written_at_once_with_its_title_redacted() -> None:
+def test_closed_spans_are_written_a_gather_after_the_first_in_one_transaction_titles_redacted() -> None:
     async def scenario() -> None:
         store, clock = FakeSpans(), ManualClock(START)
         keeper = _keeper(store, clock)
         writer = asyncio.create_task(keeper.run())
         keeper.observe(START, ActivityState.ACTIVE, XTERM, locked=False)
         keeper.observe(START + 4, ActivityState.ACTIVE, EDITOR, locked=False)
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(GATHER_SECS / 5)
+        keeper.observe(START + 6, ActivityState.ACTIVE, XTERM, locked=False)
+        assert store.rows == {}, "written before the gather was over"
+        await asyncio.sleep(GATHER_SECS * 3)
         focus = [span for span in store.rows.values() if span.kind.value == "focus"]
         assert [(span.data.title, span.started_at, span.ended_at) for span in focus] == [
-            ("mail to [EMAIL_1]", START, START + 4)
+            ("mail to [EMAIL_1]", START, START + 4),
+            ("notes", START + 4, START + 6),
         ]
+        assert store.transactions == 1
         writer.cancel()
+
+    _run(scenario())
+
+
+def test_history_answers_a_closed_span_the_writer_has_not_written_yet() -> None:
+    async def scenario() -> None:
+        store, clock = FakeSpans(), ManualClock(START)
+        keeper = _keeper(store, clock)  # no writer running: the closed span waits in memory
+        keeper.observe(START, ActivityState.ACTIVE, XTERM, locked=False)
+        keeper.observe(START + 4, ActivityState.ACTIVE, EDITOR, locked=False)
+        clock.advance(6)
+        history = ReadHistory(store, keeper, clock)
+        page = await history.page(
+            TimeRange(START - 60, START + 60), app=None, kind="focus", limit=10, after=None
+        )
+        assert store.rows == {}
+        assert [(record.app, record.ended_at, record.open) for record in page.spans] == [
+            ("XTerm", START + 4, False),
+            ("gedit", START + 6, True),
+        ]
+        totals = await history.summary(TimeRange(START - 60, START + 60), "app")
+        assert {(row.key, row.seconds) for row in totals} == {("XTerm", 4.0), ("gedit", 2.0)}
 
     _run(scenario())
 
@@ -207,7 +250,7 @@ def test_history_pages_put_an_unwritten_open_span_after_the_stored_ones(limit: i
         keeper.observe(START, ActivityState.ACTIVE, XTERM, locked=False)
         keeper.observe(START + 5, ActivityState.ACTIVE, EDITOR, locked=False)  # XTerm closed and written
         keeper.observe(START + 6, ActivityState.ACTIVE, EDITOR, locked=False)
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(GATHER_SECS * 3)
         writer.cancel()
         assert [span.data.app for span in store.rows.values() if span.kind.value == "focus"] == ["XTerm"]
         history, seen, after = ReadHistory(store, keeper, clock), [], None

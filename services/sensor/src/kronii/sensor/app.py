@@ -104,7 +104,7 @@ class SensorApp:
         publish = PublishActivity(
             core, self._titles, BusActivityPublisher(ctx.bus), self._feed, record, metrics, self._clock
         )
-        history = self._history(ctx, settings)
+        history = self._history(ctx, settings, record)
         take = TakeActivity(core, publish, snapshot, display, self._clock, self._spans)
         self._operations = SensorOperations(snapshot, self._feed, history)
 
@@ -122,7 +122,9 @@ class SensorApp:
         display.start(take.focus_from_thread(loop))
         await self._locks.start(take.on_lock)
 
-    def _history(self, ctx: ServiceContext, settings: SensorSettings) -> ActivityHistory | None:
+    def _history(
+        self, ctx: ServiceContext, settings: SensorSettings, record: RecordActivity
+    ) -> ActivityHistory | None:
         """The span keeper always (it feeds the history when there is one); the history's use
         cases only with PostgreSQL."""
         table = SpanTable(ctx.engine) if ctx.engine is not None else None
@@ -137,7 +139,9 @@ class SensorApp:
             return None
         return ActivityHistory(
             read=ReadHistory(table, spans, self._clock),
-            forget=ForgetActivity(table, spans, ctx.record, self._clock, settings.activity_retention_days),
+            forget=ForgetActivity(
+                table, spans, record, ctx.record, self._clock, settings.activity_retention_days
+            ),
             bring_in=ImportActivity(
                 table, self._titles, ctx.record, self._clock, settings.activity_retention_days
             ),

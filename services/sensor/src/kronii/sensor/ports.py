@@ -133,6 +133,11 @@ class SpanStore(Protocol):
 
     async def update_end(self, span_id: int, ended_at: float) -> None: ...
 
+    async def write_closed(self, spans: Sequence[tuple[Span, int | None]]) -> None:
+        """Closed spans in one transaction: each inserted, or (with the row id it was written under
+        while open) its end updated."""
+        ...
+
     async def page(
         self, window: TimeRange, *, app: str | None, kind: str | None, limit: int, after: Cursor | None
     ) -> list[SpanRecord]:

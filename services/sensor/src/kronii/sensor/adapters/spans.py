@@ -22,6 +22,7 @@ from sqlalchemy import (
     Table,
     Text,
     and_,
+    bindparam,
     delete,
     func,
     insert,
@@ -117,6 +118,25 @@ class SpanTable:
                 await conn.execute(
                     update(activity_spans).where(_T.id == span_id).values(ended_at=_stamp(ended_at))
                 )
+        except Exception as error:
+            raise StoreFailed(str(error)) from error
+
+    async def write_closed(self, spans: Sequence[tuple[Span, int | None]]) -> None:
+        new = [_span_row(span) for span, row_id in spans if row_id is None]
+        ends = [
+            {"row_id": row_id, "end": _stamp(span.ended_at)} for span, row_id in spans if row_id is not None
+        ]
+        try:
+            async with self._engine.begin() as conn:
+                if new:
+                    await conn.execute(insert(activity_spans), new)
+                if ends:
+                    await conn.execute(
+                        update(activity_spans)
+                        .where(_T.id == bindparam("row_id"))
+                        .values(ended_at=bindparam("end")),
+                        ends,
+                    )
         except Exception as error:
             raise StoreFailed(str(error)) from error
 

@@ -13,6 +13,7 @@ from kronii.foundation.clock import Clock
 from kronii.sensor.core.activity_query import DeleteSelector
 from kronii.sensor.ports import SpanStore, StoreFailed
 from kronii.sensor.usecases.keep_spans import KeepSpans
+from kronii.sensor.usecases.record_activity import RecordActivity
 
 __all__ = ["DELETE_ACTION", "Deleted", "ForgetActivity"]
 
@@ -21,6 +22,9 @@ log = logging.getLogger(__name__)
 DELETE_ACTION = "sensor.activity.delete"
 _DAY = 86400.0
 _HOUR = 3600.0
+# How long a delete waits for the envelopes already queued to be written first (else one written
+# after the delete would bring back what the person removed).
+_QUEUED_WAIT_SECS = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,16 +35,24 @@ class Deleted:
 
 class ForgetActivity:
     def __init__(
-        self, store: SpanStore, spans: KeepSpans, audit: AuditTrail, clock: Clock, retention_days: float
+        self,
+        store: SpanStore,
+        spans: KeepSpans,
+        record: RecordActivity,
+        audit: AuditTrail,
+        clock: Clock,
+        retention_days: float,
     ) -> None:
         self._store = store
         self._spans = spans
+        self._record = record
         self._audit = audit
         self._clock = clock
         self._retention_days = retention_days
 
     async def delete(self, selector: DeleteSelector, actor: str) -> Deleted:
         """Delete what the selector names; raises StoreFailed when PostgreSQL did not take it."""
+        await self._record.flush(_QUEUED_WAIT_SECS)
         async with self._spans.cut():
             spans, events = await self._store.delete(selector)
         deleted = Deleted(spans, events)

@@ -1,7 +1,9 @@
 """Keep the activity history: every input the sensor takes is a heartbeat of the state series and
 of the focus series (title redacted); the span rules (core/spans.py) merge them, and what they close
-is written off the event path, like the envelopes. The open span's end is written at most every
-`flush_secs` and when it closes; a span never written with a length is never written at all."""
+is written off the event path, like the envelopes: `gather_secs` after the first close, all closed
+spans in one transaction. The open span's end is written at most every `flush_secs` and when it
+closes; a span never written with a length is never written at all. The history reads what is not
+written yet from here (`unwritten_records`), so it is never behind the writer."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from kronii.sensor.core.activity_query import SpanRecord
 from kronii.sensor.core.model import ActivityState, Focus
 from kronii.sensor.core.spans import Span, SpanChange, SpanData, SpanKind, SpanTracker
 from kronii.sensor.ports import SpanStore, StoreFailed, TitleCleaner
+from kronii.sensor.usecases.record_activity import GATHER_SECS
 
 __all__ = ["KeepSpans", "focus_data"]
 
@@ -39,12 +42,14 @@ class KeepSpans:
         titles: TitleCleaner,
         clock: Clock,
         flush_secs: float,
+        gather_secs: float = GATHER_SECS,
     ) -> None:
         self._tracker = tracker
         self._store = store
         self._titles = titles
         self._clock = clock
         self._flush_secs = flush_secs
+        self._gather_secs = gather_secs
         self._closed: list[Span] = []
         self._row_ids: dict[int, int] = {}  # span key -> row id, for the spans written while open
         self._written_end: dict[int, float] = {}
@@ -78,23 +83,37 @@ class KeepSpans:
 
     # ---- what the history reads -----------------------------------------------------------------
 
-    def open_records(self, now: float) -> list[SpanRecord]:
-        """The open spans as the history answers them: their end is now."""
+    def unwritten_records(self, now: float) -> list[SpanRecord]:
+        """What the database does not hold yet, or holds with an older end: the spans closed and
+        waiting for the writer, and the open ones with their end at now. Read under `steady`."""
         return [
-            SpanRecord(
-                span_id=self._row_ids.get(span.key, 0),
-                kind=span.kind.value,
-                started_at=span.started_at,
-                ended_at=max(now, span.ended_at),
-                app=span.data.app,
-                title=span.data.title,
-                window_id=span.data.window_id,
-                wm_class=span.data.wm_class,
-                state=span.data.state,
-                open=True,
-            )
-            for span in self._tracker.open_spans().values()
+            *(self._record(span, span.ended_at, is_open=False) for span in self._closed),
+            *(
+                self._record(span, max(now, span.ended_at), is_open=True)
+                for span in self._tracker.open_spans().values()
+            ),
         ]
+
+    def _record(self, span: Span, ended_at: float, *, is_open: bool) -> SpanRecord:
+        return SpanRecord(
+            span_id=self._row_ids.get(span.key, 0),
+            kind=span.kind.value,
+            started_at=span.started_at,
+            ended_at=ended_at,
+            app=span.data.app,
+            title=span.data.title,
+            window_id=span.data.window_id,
+            wm_class=span.data.wm_class,
+            state=span.data.state,
+            open=is_open,
+        )
+
+    @contextlib.asynccontextmanager
+    async def steady(self) -> AsyncIterator[None]:
+        """Hold the writer while the caller reads the database and `unwritten_records`: no span moves
+        from one to the other in between."""
+        async with self._lock:
+            yield
 
     # ---- the writer ---------------------------------------------------------------------------
 
@@ -105,6 +124,8 @@ class KeepSpans:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self._flush_secs)
             self._wake.clear()
+            if self._closed:
+                await asyncio.sleep(self._gather_secs)
             async with self._lock:
                 await self._write_closed()
                 if self._clock.monotonic() - last_flush >= self._flush_secs:
@@ -133,17 +154,20 @@ class KeepSpans:
             await self._write_open()
 
     async def _write_closed(self) -> None:
+        """Every closed span waiting, in one transaction (a focus change closes one or two)."""
         if self._store is None:
             self._closed.clear()
             return
-        while self._closed:
-            span = self._closed[0]
-            try:
-                await self._write(span)
-            except StoreFailed as error:
-                log.warning("writing %d closed activity spans failed: %s", len(self._closed), error)
-                return
-            self._closed.pop(0)
+        if not self._closed:
+            return
+        waiting = list(self._closed)
+        try:
+            await self._store.write_closed([(span, self._row_ids.get(span.key)) for span in waiting])
+        except StoreFailed as error:
+            log.warning("writing %d closed activity spans failed: %s", len(waiting), error)
+            return
+        del self._closed[: len(waiting)]
+        for span in waiting:
             self._forget(span.key)
 
     async def _write_open(self) -> None:

@@ -1,6 +1,6 @@
 """Read the activity history: the spans of a range a page at a time, and the time per app, per
-title or per state inside it. The open spans come from the sensor itself (their end is now), so the
-history is never behind by the flush interval."""
+title or per state inside it. The open spans (their end is now) and the closed ones the writer has not
+written yet come from the sensor itself, so the history is never behind the writer."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ class ReadHistory:
     def _open(self, window: TimeRange, app: str | None, kind: str | None) -> list[SpanRecord]:
         return [
             record
-            for record in self._spans.open_records(self._clock.wall())
+            for record in self._spans.unwritten_records(self._clock.wall())
             if _overlaps(record, window)
             and (app is None or record.app == app)
             and (kind is None or record.kind == kind)
@@ -53,8 +53,9 @@ class ReadHistory:
     ) -> HistoryPage:
         """Spans overlapping the range by start, at most `limit`, after the cursor; an open span
         replaces its stored row (whose end is behind) or, not stored yet, comes in its place by start."""
-        stored = await self._store.page(window, app=app, kind=kind, limit=limit + 1, after=after)
-        opened = self._open(window, app, kind)
+        async with self._spans.steady():
+            stored = await self._store.page(window, app=app, kind=kind, limit=limit + 1, after=after)
+            opened = self._open(window, app, kind)
         by_id = {record.span_id: record for record in opened if record.span_id}
         merged = [by_id.get(record.span_id, record) for record in stored]
         unstored = [
@@ -74,8 +75,9 @@ class ReadHistory:
 
     async def summary(self, window: TimeRange, by: str) -> list[SummaryRow]:
         """Seconds per key inside the range, each span clipped to it, most first."""
-        opened = self._open(window, None, None)
-        stored = await self._store.totals(window, by, leave_out=[r.span_id for r in opened if r.span_id])
+        async with self._spans.steady():
+            opened = self._open(window, None, None)
+            stored = await self._store.totals(window, by, leave_out=[r.span_id for r in opened if r.span_id])
         totals: dict[tuple[str, str], float] = {(row.key, row.app): row.seconds for row in stored}
         for row in summarize((_as_span(record) for record in opened), by, window.since, window.until):
             totals[(row.key, row.app)] = totals.get((row.key, row.app), 0.0) + row.seconds
