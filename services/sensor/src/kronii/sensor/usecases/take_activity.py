@@ -6,7 +6,12 @@ the Tick). Inputs are stamped on arrival: their time on the wall clock (the core
 on the monotonic clock (the focus latency).
 
 The Tick is the state machine's clock (grace and idle thresholds) and the history's sampler; with a
-display that tells idle by events it costs no I/O and no thread: the idle time is read from memory."""
+display that tells idle by events it costs no I/O and no thread: the idle time is read from memory.
+
+A focus on no window waits `no_window_grace_secs` before it is taken: window managers pass through it
+while they switch (openbox on every activation, KWin while a new window maps), and a window focused
+within the grace replaces it, so a switch is one focus change, not two with "nothing" between. Focus
+lost for longer (the last window closed, the desktop clicked) is taken at the end of the grace."""
 
 from __future__ import annotations
 
@@ -38,6 +43,7 @@ __all__ = ["TakeActivity"]
 log = logging.getLogger(__name__)
 
 _QUEUE = 10_000
+NO_WINDOW_GRACE_SECS = 0.3
 
 
 class TakeActivity:
@@ -49,6 +55,7 @@ class TakeActivity:
         display: DisplayWatch,
         clock: Clock,
         spans: KeepSpans | None = None,
+        no_window_grace_secs: float = NO_WINDOW_GRACE_SECS,
     ) -> None:
         self._core = core
         self._publish = publish
@@ -56,6 +63,8 @@ class TakeActivity:
         self._display = display
         self._clock = clock
         self._spans = spans
+        self._no_window_grace_secs = no_window_grace_secs
+        self._no_window: asyncio.TimerHandle | None = None
         self._inputs: asyncio.Queue[tuple[SensorInput, float]] = asyncio.Queue(maxsize=_QUEUE)
 
     def offer(self, event: SensorInput, received: float) -> None:
@@ -69,11 +78,27 @@ class TakeActivity:
         to `loop`, stamped on arrival."""
 
         def on_focus(focus_seen: Focus) -> None:
-            loop.call_soon_threadsafe(
-                self.offer, FocusObserved(self._clock.wall(), focus_seen), self._clock.monotonic()
-            )
+            loop.call_soon_threadsafe(self.focus_seen, focus_seen, self._clock.monotonic())
 
         return on_focus
+
+    def focus_seen(self, focus: Focus, received: float) -> None:
+        """A focus the display reported (on the loop): a window's at once; no window after the grace,
+        unless a window is focused before it ends."""
+        if self._no_window is not None:
+            self._no_window.cancel()
+            self._no_window = None
+        if focus.window_id:
+            self.offer(FocusObserved(self._clock.wall(), focus), received)
+            return
+        self._no_window = asyncio.get_running_loop().call_later(
+            self._no_window_grace_secs, self._no_window_stands, focus
+        )
+
+    def _no_window_stands(self, focus: Focus) -> None:
+        """Stamped when the grace ends: the inputs stay in the order of their times."""
+        self._no_window = None
+        self.offer(FocusObserved(self._clock.wall(), focus), self._clock.monotonic())
 
     def idle_from_thread(self, loop: asyncio.AbstractEventLoop) -> Callable[[int], None]:
         """The display's idle callback (input came back): a Tick at once, with the idle time the
