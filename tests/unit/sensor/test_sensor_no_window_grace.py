@@ -56,15 +56,20 @@ def _take(log: FocusLog) -> TakeActivity:
     return TakeActivity(core, publish, snapshot, display, clock, no_window_grace_secs=GRACE_SECS)
 
 
+async def _xterm_then_no_window(take: TakeActivity) -> None:
+    """XTerm focused and taken, then the focus on no window, a fifth of the grace ago."""
+    take.focus_seen(XTERM, 0.0)
+    await asyncio.sleep(GRACE_SECS * 2)
+    take.focus_seen(NO_WINDOW, 0.0)
+    await asyncio.sleep(GRACE_SECS / 5)
+
+
 def test_a_switch_through_no_window_within_the_grace_is_one_focus_change() -> None:
     async def scenario() -> None:
         log = FocusLog()
         take = _take(log)
         runner = asyncio.create_task(take.run())
-        take.focus_seen(XTERM, 0.0)
-        await asyncio.sleep(GRACE_SECS * 2)
-        take.focus_seen(NO_WINDOW, 0.0)  # the window manager lets go of the old window...
-        await asyncio.sleep(GRACE_SECS / 5)
+        await _xterm_then_no_window(take)  # the window manager lets go of the old window...
         take.focus_seen(EDITOR, 0.0)  # ...and focuses the new one
         await asyncio.sleep(GRACE_SECS * 3)
         runner.cancel()
@@ -78,10 +83,7 @@ def test_focus_on_no_window_for_longer_than_the_grace_is_reported_when_it_ends()
         log = FocusLog()
         take = _take(log)
         runner = asyncio.create_task(take.run())
-        take.focus_seen(XTERM, 0.0)
-        await asyncio.sleep(GRACE_SECS * 2)
-        take.focus_seen(NO_WINDOW, 0.0)  # the last window closed
-        await asyncio.sleep(GRACE_SECS / 5)
+        await _xterm_then_no_window(take)  # the last window closed
         assert log.apps == ["XTerm"], "no window was taken before the grace ended"
         await asyncio.sleep(GRACE_SECS * 3)
         take.focus_seen(EDITOR, 0.0)
