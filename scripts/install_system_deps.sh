@@ -46,6 +46,7 @@ have foot || need+=(foot)
 have grim || need+=(grim)  # frames through wlr-screencopy
 have wtype || need+=(wtype)  # the virtual keyboard, as agents' tools use it
 have weston || need+=(weston)
+have cage || need+=(cage)  # a second wlroots compositor (a kiosk): screen copy and idle, no window list
 have wayland-info || need+=(wayland-utils)
 [ -e /usr/lib/x86_64-linux-gnu/qt5/plugins/platforms/libqwayland-generic.so ] || need+=(qtwayland5)
 have gnome-shell || need+=(gnome-shell)  # GNOME 43 headless (tests/gnome.py): kronii's Shell extension, mutter's idle

@@ -26,10 +26,12 @@ from tests.desktop import stop_process
 
 __all__ = [
     "CLIENTS",
+    "Cage",
     "Sway",
     "WaylandClient",
     "Weston",
     "require_tools",
+    "start_cage",
     "start_sway",
     "start_weston",
 ]
@@ -257,6 +259,62 @@ def start_weston() -> Iterator[Weston]:
         shutil.rmtree(runtime, ignore_errors=True)
 
 
+# ---- cage (another wlroots compositor: screen copy and idle, no window list) ------------------------
+
+
+@dataclass
+class Cage:
+    """A running headless cage (a wlroots kiosk showing one client full screen): its socket and the
+    environment for programs that reach it."""
+
+    runtime_dir: Path
+    socket: Path
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SWAYSOCK")}
+        env.update(WAYLAND_DISPLAY=str(self.socket), XDG_RUNTIME_DIR=str(self.runtime_dir))
+        return env
+
+
+@contextmanager
+def start_cage(client: WaylandClient) -> Iterator[Cage]:
+    """A headless cage (as `nobody` under root, as sway) showing `client`; stopped with it. cage exits
+    when its client does, so the client must keep running."""
+    require_tools("cage", client.argv[0])
+    runtime = Path(tempfile.mkdtemp(prefix="kronii-cage-"))
+    runtime.chmod(0o700)
+    if os.geteuid() == 0:
+        os.chown(runtime, _NOBODY, _NOBODY)
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(runtime),
+        "XDG_RUNTIME_DIR": str(runtime),
+        "WLR_BACKENDS": "headless",
+        "WLR_LIBINPUT_NO_DEVICES": "1",
+        "WLR_RENDERER": "pixman",
+        **dict(client.env),
+    }
+    log = (runtime / "cage.log").open("wb")
+    cage = subprocess.Popen(
+        _as_nobody(["cage", "--", *client.argv]),
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while not (sockets := [p for p in runtime.glob("wayland-*") if not p.name.endswith(".lock")]):
+            if cage.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"cage did not start: {(runtime / 'cage.log').read_text()[-2000:]}")
+            time.sleep(0.05)
+        yield Cage(runtime, sockets[0])
+    finally:
+        stop_group(cage)
+        log.close()
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
 # ---- windows with known contents, and the real screenshot tool ---------------------------------------
 
 
@@ -270,7 +328,7 @@ def foot_showing(text_file: Path, app_id: str) -> WaylandClient:
     return WaylandClient("foot", argv, app_id)
 
 
-def grim_region(session: Sway, rect: dict[str, int]) -> bytes:
+def grim_region(session: Sway | Cage, rect: dict[str, int]) -> bytes:
     """`grim -g "x,y wxh" -` of a rectangle of the layout: the PNG the real tool writes."""
     region = f"{rect['x']},{rect['y']} {rect['width']}x{rect['height']}"
     return subprocess.run(
@@ -278,7 +336,7 @@ def grim_region(session: Sway, rect: dict[str, int]) -> bytes:
     ).stdout
 
 
-def wait_until_still(session: Sway, rect: dict[str, int], timeout_s: float = 10.0) -> None:
+def wait_until_still(session: Sway | Cage, rect: dict[str, int], timeout_s: float = 10.0) -> None:
     """Until the rectangle shows more than one colour and two copies 0.3 s apart are equal: the window
     has drawn its contents and stopped."""
     import numpy as np

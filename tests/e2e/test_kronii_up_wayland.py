@@ -1,10 +1,12 @@
 """`kronii up`, `kronii status` and `kronii doctor` in real sessions: a headless sway (wlroots' protocols), a
-headless weston (none of them) and Xvfb (X11). Each says which host agent works there and, where one
+headless cage (another wlroots compositor, with screen copy and idle but no window list), a headless
+weston (none of them) and Xvfb (X11). Each says which host agent works there and, where one
 cannot, why in a sentence; an X display beside a Wayland session (XWayland's place) is not taken for it."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,7 +16,7 @@ import pytest
 
 from tests.desktop import start_xvfb
 from tests.mesh import Proc, standalone_env
-from tests.wayland import CLIENTS, Sway, start_sway, start_weston
+from tests.wayland import CLIENTS, Sway, foot_showing, start_cage, start_sway, start_weston
 
 pytestmark = pytest.mark.e2e
 
@@ -83,7 +85,9 @@ def test_kronii_status_on_sway_says_which_host_agents_work_and_why_the_others_do
         else:  # the same sentence in kronii status as in kronii doctor
             assert details[f"{agent} {capability}"] in rows[agent], (rows[agent], details)
     assert "kronii-agent" in details["broker input"]
-    assert x_display not in rows["broker"] + rows["vision"] + rows["sensor"]
+    # the X display named anywhere (":2", "DISPLAY=:2"), not a port that starts with its digits ("127.0.0.1:27186")
+    named = re.compile(rf"(?<![\w.]){re.escape(x_display)}(?![\d.])")
+    assert not named.search(rows["broker"] + rows["vision"] + rows["sensor"])
     assert code == 0, up.output[-3000:]
 
 
@@ -112,6 +116,35 @@ def test_kronii_doctor_on_a_compositor_without_those_protocols_says_what_each_ag
         "the sensor cannot tell which window is focused"
     )
     assert "no screen copy" in details["capture frames"]
+    assert "no virtual keyboard" in details["broker input"]
+
+
+def test_kronii_doctor_on_cage_names_it_from_its_socket_and_says_what_each_agent_can_do_there(
+    tmp_path: Path,
+) -> None:
+    # cage sets no variable of its own: its name comes from the process that answers on the socket
+    shown = tmp_path / "shown.txt"
+    shown.write_text("a kiosk\n")
+    with start_cage(foot_showing(shown, "kronii-kiosk")) as cage:
+        code, body, table = _doctor(cage.env())
+    assert code == 1
+    session = body["session"]
+    assert isinstance(session, dict) and session["compositor"] == "cage"
+    assert table.startswith("session: Wayland, cage, socket ")
+    works, details = _works(body), _details(body)
+    assert works == {
+        "sensor focus": False,
+        "sensor idle": True,
+        "capture frames": False,  # cage copies its screen, but nothing says which window a frame shows
+        "broker input": False,
+        "vision act": False,
+    }
+    assert details["sensor focus"] == (
+        "Wayland (cage): cage offers no window list (zwlr_foreign_toplevel_manager_v1): "
+        "the sensor cannot tell which window is focused"
+    )
+    assert details["capture frames"].startswith(details["sensor focus"])
+    assert "capture cannot check that its frames show the window asked for" in details["capture frames"]
     assert "no virtual keyboard" in details["broker input"]
 
 

@@ -1,6 +1,7 @@
 """Capture's frames on a real headless sway with real Wayland clients (foot showing known text, a GTK3
 window): kronii's in-process wlr-screencopy against grim, the real tool, and the Wayland FrameSource's
-geometry against sway's own description of the focused window."""
+geometry against sway's own description of the focused window. And on cage, a second wlroots
+compositor that has no IPC and no window list: the whole output, as grim takes it."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from tests.wayland import (
     Sway,
     foot_showing,
     grim_region,
+    start_cage,
     start_sway,
     start_weston,
     wait_until_still,
@@ -165,3 +167,18 @@ def test_on_an_output_with_scale_2_the_frames_are_its_pixels_as_grim_takes_them(
         (frame,) = source.burst(geometry, 1, 0)
         assert frame.rgb.shape == (rect["height"] * 2, rect["width"] * 2, 3)
         assert np.array_equal(frame.rgb, grim_pixels(scaled, rect))
+
+
+def test_on_cage_which_names_no_window_a_burst_is_the_whole_output_as_grim_takes_it(text_file: Path) -> None:
+    with start_cage(foot_showing(text_file, "kronii-cage-foot")) as cage:
+        source = WaylandFrames(cage.socket, "cage")
+        source.check()
+        geometry = source.geometry(0)
+        assert geometry == (0, 0, 1280, 720)  # cage's one headless output
+        rect = dict(zip(("x", "y", "width", "height"), geometry, strict=True))
+        wait_until_still(cage, rect)
+        frames = source.burst(geometry, 2, 50)
+        theirs = np.asarray(Image.open(io.BytesIO(grim_region(cage, rect))).convert("RGB"))
+        assert [frame.rgb.shape for frame in frames] == [(720, 1280, 3)] * 2
+        assert len(np.unique(frames[1].rgb.reshape(-1, 3), axis=0)) > 1  # the text, not a blank output
+        assert np.array_equal(frames[1].rgb, theirs)

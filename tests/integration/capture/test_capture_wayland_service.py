@@ -3,7 +3,9 @@
 - on a headless sway it takes its frames through wlr-screencopy: a request for the focused foot window
   (a stand-in sensor names it) goes to PERSISTED, and the stored screenshot is that window, redacted;
 - on weston, which offers no screen copy, it is ready, /readyz says why it has no display in the
-  session's own sentence (not XWayland's DISPLAY), and capture requests are refused with it.
+  session's own sentence (not XWayland's DISPLAY), and capture requests are refused with it;
+- on cage, which copies its screen but lists no window, the same: no request could be checked against
+  the focused window, so it is refused at once rather than left waiting for a focus that never comes.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from tests.unit.redaction_pixels.pixels_support import read_back, squeeze
 from tests.wayland import (
     Sway,
     foot_showing,
+    start_cage,
     start_sway,
     start_weston,
     wait_until_still,
@@ -173,3 +176,26 @@ async def test_on_sway_a_request_for_the_focused_foot_window_is_persisted_redact
 
 async def _statuses(stub: pb_grpc.ScreenCaptureStub, job_id: str) -> list[pb.CaptureStatus]:
     return [status async for status in stub.WatchCapture(pb.CaptureJobId(job_id=job_id), timeout=90)]
+
+
+def test_on_cage_which_lists_no_window_a_capture_request_is_refused_with_the_reason_not_left_waiting(
+    infra: InfraUrls, capture_database: str, tmp_path: Path
+) -> None:
+    shown = tmp_path / "shown.txt"
+    shown.write_text(PLANTED_TEXT)
+    with start_cage(foot_showing(shown, "kronii-kiosk")) as cage:
+        env = capture_env(infra, capture_database, tmp_path / "data", None)
+        env.update(WAYLAND_DISPLAY=str(cage.socket), XDG_RUNTIME_DIR=str(cage.runtime_dir))
+        with start_capture(env) as service:
+            display = httpx.get(f"{service.http}/readyz", timeout=10).json()["dependencies"]["display"]
+            with (
+                grpc.insecure_channel(service.unix_target) as channel,
+                pytest.raises(grpc.RpcError) as refused,
+            ):
+                pb_grpc.ScreenCaptureStub(channel).RequestScreenCapture(
+                    pb.CaptureRequest(bypass=pb.FOCUS_NEXT), timeout=10
+                )
+    assert display["ready"] is False
+    assert "cage offers no window list (zwlr_foreign_toplevel_manager_v1)" in display["detail"]
+    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert "capture cannot check that its frames show the window asked for" in (refused.value.details() or "")

@@ -1,6 +1,7 @@
 """The sensor's Wayland display on a real headless sway, with real clients of four toolkits (foot, GTK3,
 GTK4, Qt5): the focused window, its app id and title, from the protocols any wlroots compositor offers
-(zwlr_foreign_toplevel_manager_v1, org_kde_kwin_idle), checked against what sway itself says."""
+(zwlr_foreign_toplevel_manager_v1, org_kde_kwin_idle), checked against what sway itself says. And on
+cage, a wlroots compositor without a window list: idle alone, and the sentence that says why."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ import queue
 import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from kronii.desktop.session import probe
 from kronii.sensor.adapters.wayland import WaylandDisplay
 from kronii.sensor.core.model import Focus
 
-from tests.wayland import CLIENTS, Sway, WaylandClient, start_sway
+from tests.wayland import CLIENTS, Sway, WaylandClient, foot_showing, start_cage, start_sway
 
 
 @pytest.fixture(scope="module")
@@ -138,3 +140,23 @@ def test_idle_grows_without_input_and_input_on_the_seat_resets_it(
     while source.idle_ms() != 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert source.idle_ms() == 0
+
+
+def test_on_cage_without_a_window_list_idle_still_grows_and_the_display_says_why_focus_is_missing(
+    tmp_path: Path,
+) -> None:
+    shown = tmp_path / "shown.txt"
+    shown.write_text("a kiosk\n")
+    with start_cage(foot_showing(shown, "kronii-kiosk")) as cage:
+        source = WaylandDisplay(probe(cage.env()))
+        seen = Seen()
+        source.start(seen)
+        try:
+            assert source.has_idle and not source.has_focus
+            assert source.display_name.startswith("Wayland (cage) ")
+            assert "cage offers no window list (zwlr_foreign_toplevel_manager_v1)" in source.problem
+            time.sleep(2.2)
+            assert source.idle_ms() >= 1500  # no input device: the notifier's idle, not a stand-in
+            assert seen.changes.empty()  # no focus is made up
+        finally:
+            source.close()

@@ -7,7 +7,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from kronii.desktop.session import SessionFacts, _family, assess, capability, screencast_problem
+from kronii.desktop.session import (
+    SessionFacts,
+    _display_name,
+    _family,
+    assess,
+    capability,
+    screencast_problem,
+)
 from kronii.desktop.wayland_wire import _decode, _encode, socket_path
 
 SWAY_GLOBALS = frozenset(
@@ -63,8 +70,15 @@ def test_gnome_says_it_does_not_let_programs_read_the_focused_window() -> None:
     assert not focus.ok and focus.detail.startswith(
         "Wayland (GNOME (mutter)): GNOME does not let other programs"
     )
+    # without the extension nothing says which window is focused, so no request could be checked
     frames = capability(facts, "capture", "frames")
-    assert frames.ok and "mutter's screen cast (org.gnome.Mutter.ScreenCast) and PipeWire" in frames.detail
+    assert not frames.ok and frames.detail.endswith(
+        "so capture cannot check that its frames show the window asked for and takes none"
+    )
+    assert "kronii gnome-extension install" in frames.detail
+    with_extension = capability(replace(facts, gnome_extension=True), "capture", "frames")
+    assert with_extension.ok
+    assert "mutter's screen cast (org.gnome.Mutter.ScreenCast) and PipeWire" in with_extension.detail
     act = capability(facts, "vision", "act")
     assert not act.ok and "vision on GNOME is not built yet" in act.detail
     typing = capability(facts, "broker", "input")
@@ -121,6 +135,38 @@ def test_kwin_is_kde_though_it_offers_some_wlroots_protocols_and_sway_is_wlroots
     kwin = KWIN_GLOBALS | {"zwlr_layer_shell_v1", "zwlr_data_control_manager_v1"}
     sway = SWAY_GLOBALS | {"org_kde_kwin_idle", "org_kde_kwin_server_decoration_manager"}
     assert _family(kwin) == "kde" and _family(sway) == "wlroots"
+
+
+def test_a_wlroots_or_unknown_compositor_is_named_by_the_program_on_its_socket_before_any_variable(
+    tmp_path: Path,
+) -> None:
+    stale = {"XDG_CURRENT_DESKTOP": "sway", "HYPRLAND_INSTANCE_SIGNATURE": "left over"}
+    assert _display_name("wlroots", stale, "labwc") == "labwc"
+    assert _display_name("other", {}, "niri") == "niri"
+    assert _display_name("wlroots", stale, "") == "Hyprland"  # no program known: the variables
+    assert _display_name("other", {}, "") == "an unknown compositor"
+    # GNOME and KDE keep their family's name, whatever process answers
+    assert _display_name("kde", {}, "kwin_wayland") == "KDE Plasma (KWin)"
+    assert _display_name("gnome", {}, "gnome-shell") == "GNOME (mutter)"
+    ipc = tmp_path / "sway-ipc.sock"
+    ipc.touch()
+    assert _display_name("wlroots", {"SWAYSOCK": str(ipc)}, "sway") == "sway"
+
+
+def test_screen_copy_without_a_window_list_takes_no_frames_as_no_request_could_be_checked() -> None:
+    # cage offers screen copy and idle but no window list (seen on cage 0.1.4)
+    cage = _wayland(
+        "cage", "wlroots", frozenset({"wl_seat", "org_kde_kwin_idle", "zwlr_screencopy_manager_v1"})
+    )
+    frames = capability(cage, "capture", "frames")
+    assert not frames.ok
+    assert frames.detail == (
+        "Wayland (cage): cage offers no window list (zwlr_foreign_toplevel_manager_v1): the sensor cannot "
+        "tell which window is focused, so capture cannot check that its frames show the window asked for "
+        "and takes none"
+    )
+    river = capability(_wayland("river", "wlroots", SWAY_GLOBALS), "capture", "frames")
+    assert river.ok and "the whole output: river tells no other program" in river.detail
 
 
 def test_a_compositor_without_any_supported_protocol_says_what_each_agent_misses() -> None:

@@ -126,12 +126,16 @@ _FAMILY_NAMES = {
 }
 
 
-def _display_name(family: str, env: Mapping[str, str]) -> str:
-    """A name for sentences: the wlroots compositor its own variable names (a SWAYSOCK left in the
-    environment of another compositor's session does not make it sway), else the family's."""
-    if family == "wlroots":
-        if env.get("SWAYSOCK") and Path(env["SWAYSOCK"]).exists():
+def _display_name(family: str, env: Mapping[str, str], program: str = "") -> str:
+    """A name for sentences. A wlroots compositor or an unknown one is named by the program that
+    answers on the socket (cage, labwc, river, Hyprland...: what the kernel says, not a list of
+    compositors), else by its own variable (a SWAYSOCK left in the environment of another
+    compositor's session does not make it sway); GNOME and KDE by their family."""
+    if family in ("wlroots", "other"):
+        if family == "wlroots" and env.get("SWAYSOCK") and Path(env["SWAYSOCK"]).exists():
             return "sway"
+        if program:
+            return program
         if env.get("HYPRLAND_INSTANCE_SIGNATURE"):
             return "Hyprland"
         desktop = env.get("XDG_CURRENT_DESKTOP", "").split(":")[0]
@@ -167,6 +171,18 @@ def _idle(facts: SessionFacts) -> str | None:
 
 
 def _frames(facts: SessionFacts) -> str | None:
+    problem = _frames_taken(facts)
+    if problem is not None:
+        return problem
+    # A request is served only once capture has checked that the focused window is the one asked for
+    # (kronii.capture.core.bypass): with no focus known, every request would wait for ever.
+    unknown_focus = _focus(facts)
+    if unknown_focus is not None:
+        return f"{unknown_focus}, so capture cannot check that its frames show the window asked for and takes none"
+    return None
+
+
+def _frames_taken(facts: SessionFacts) -> str | None:
     if _SCREENCOPY in facts.offered:
         return None  # taken in process (kronii.desktop.wayland_screencopy): no tool to install
     if facts.family == "gnome":
@@ -304,12 +320,24 @@ def assess(facts: SessionFacts) -> list[Capability]:
     return out
 
 
-def _globals(path: Path) -> frozenset[str]:
+def _globals(path: Path) -> tuple[frozenset[str], str]:
+    """The globals the compositor on `path` offers, and the name of the program that answers there
+    ("" where /proc does not say)."""
     connection = WaylandConnection(path, timeout_s=2.0)
     try:
-        return frozenset(item.interface for item in connection.globals.values())
+        offered = frozenset(item.interface for item in connection.globals.values())
+        return offered, _program_name(connection.peer_pid())
     finally:
         connection.close()
+
+
+def _program_name(pid: int | None) -> str:
+    if pid is None:
+        return ""
+    try:
+        return (Path("/proc") / str(pid) / "comm").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return ""
 
 
 def _x_answers(display: str) -> bool:
@@ -332,12 +360,12 @@ def probe(env: Mapping[str, str] | None = None) -> SessionFacts:
     problem = ""
     if wayland is not None:
         try:
-            offered = _globals(wayland)
+            offered, program = _globals(wayland)
         except WaylandError as error:
             problem = f"WAYLAND_DISPLAY names {wayland}, which does not answer ({error})"
         else:
             family = _family(offered)
-            name = _display_name(family, env)
+            name = _display_name(family, env, program)
             bus = session_bus_address(env)
             if family == "kde":
                 scripting = bus_name_owned(KWIN_BUS, bus)

@@ -215,6 +215,16 @@ class WaylandConnection:
     def fileno(self) -> int:
         return self._sock.fileno()
 
+    def peer_pid(self) -> int | None:
+        """The pid of the process that listens on the socket (the compositor, or a proxy in front of
+        it), as the kernel saw it accept: None where the kernel does not say."""
+        try:
+            creds = self._sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        except OSError:
+            return None
+        pid = int(struct.unpack("3i", creds)[0])
+        return pid if pid > 0 else None
+
     def new_object(self, interface: str, handler: Handler | None = None) -> int:
         if interface not in INTERFACES:
             raise ValueError(f"kronii does not speak {interface}")
