@@ -78,4 +78,5 @@ def test_kronii_doctor_on_kde_says_the_focus_comes_from_kronii_s_kwin_script(kwi
     doctor = subprocess.run([kronii, "doctor"], env=kwin.env(), capture_output=True, text=True, timeout=60)
     out = doctor.stdout + doctor.stderr
     assert "KDE Plasma (KWin)" in out and "kronii's KWin script" in out, out
-    assert "KWin gives other programs frames only through its ScreenShot2 interface" in out, out
+    # a fresh home: the person has not authorised capture, and doctor names the command that does
+    assert "you have not authorised kronii's capture: run `kronii capture kde allow`" in out, out

@@ -123,10 +123,11 @@ def test_kde_with_kwins_scripting_follows_the_focus_through_kronii_s_kwin_script
     facts = replace(_wayland("KDE Plasma (KWin)", "kde", KWIN_GLOBALS), kwin_scripting=True)
     focus = capability(facts, "sensor", "focus")
     assert focus.ok and "kronii's KWin script" in focus.detail
-    frames = capability(facts, "capture", "frames")
-    assert (
-        not frames.ok and "ScreenShot2 interface, to an executable a desktop file authorises" in frames.detail
-    )
+    refused = replace(facts, kwin_screenshot_problem="you have not authorised kronii's capture: run ...")
+    frames = capability(refused, "capture", "frames")
+    assert not frames.ok and frames.detail.endswith("you have not authorised kronii's capture: run ...")
+    granted = capability(facts, "capture", "frames")
+    assert granted.ok and "KWin's ScreenShot2, taken by kronii's interpreter copy" in granted.detail
 
 
 def test_kwin_is_kde_though_it_offers_some_wlroots_protocols_and_sway_is_wlroots_with_kdes_idle() -> None:

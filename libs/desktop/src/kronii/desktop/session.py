@@ -24,6 +24,7 @@ from pathlib import Path
 from dbus_fast import DBusFastError, Message, MessageType
 from dbus_fast.aio import MessageBus
 
+from .kwin_screenshot import ALLOW_COMMAND, grant_for
 from .wayland_wire import WaylandConnection, WaylandError, socket_path
 
 __all__ = [
@@ -81,6 +82,7 @@ class SessionFacts:
     gnome_extension: bool = False  # GNOME: kronii's Shell extension owns its bus name (GNOME_EXTENSION_BUS)
     screencast_problem: str = ""  # GNOME: why mutter's screen cast cannot give frames ("": it can)
     kwin_scripting: bool = False  # KDE: KWin's scripting answers on the session bus (KWIN_BUS)
+    kwin_screenshot_problem: str = ""  # KDE: why the person's ScreenShot2 grant does not hold ("": it does)
 
 
 @dataclass(frozen=True)
@@ -194,11 +196,7 @@ def _frames_taken(facts: SessionFacts) -> str | None:
         )
     if facts.family == "kde":
         # Seen on KWin 5.27: ScreenShot2 answers NoAuthorized to a program no desktop file authorises.
-        return (
-            "KWin gives other programs frames only through its ScreenShot2 interface, to an executable a desktop "
-            "file authorises; kronii's capture runs in the Python interpreter, and authorising that would let "
-            "every Python program take screenshots: capture does not take frames on KDE"
-        )
+        return facts.kwin_screenshot_problem or None
     return f"{facts.name} offers no screen copy ({_SCREENCOPY}): capture cannot take frames"
 
 
@@ -211,6 +209,11 @@ def _focus_how(facts: SessionFacts) -> str:
 
 
 def _frames_how(facts: SessionFacts) -> str:
+    if facts.family == "kde":
+        return (
+            "the focused window's own pixels through KWin's ScreenShot2, taken by kronii's interpreter copy "
+            f"that you authorised (`{ALLOW_COMMAND}`)"
+        )
     if facts.family == "gnome":
         return (
             f"the focused window's own pixels through mutter's screen cast ({SCREENCAST_BUS}) and PipeWire; "
@@ -370,8 +373,9 @@ def probe(env: Mapping[str, str] | None = None) -> SessionFacts:
             if family == "kde":
                 scripting = bus_name_owned(KWIN_BUS, bus)
                 return SessionFacts(
-                    "wayland", family, name, wayland, x_display, offered, kwin_scripting=scripting
-                )
+                    "wayland", family, name, wayland, x_display, offered, kwin_scripting=scripting,
+                    kwin_screenshot_problem=grant_for(env).problem(),
+                )  # fmt: skip
             if family != "gnome":
                 return SessionFacts("wayland", family, name, wayland, x_display, offered)
             return SessionFacts(

@@ -20,6 +20,7 @@ from kronii.capture.adapters.callers import client_sessions, front_door, identit
 from kronii.capture.adapters.frames import FrameGrabber
 from kronii.capture.adapters.gnome_frames import GnomeFrames
 from kronii.capture.adapters.jobs import JobStore
+from kronii.capture.adapters.kde_frames import KdeFrames
 from kronii.capture.adapters.log_paths import install_path_scrubber
 from kronii.capture.adapters.master_key import master_key_choice
 from kronii.capture.adapters.sensor_snapshot import SnapshotReader
@@ -279,6 +280,8 @@ class CaptureApp:
             return None
         if facts.family == "gnome":
             source = await self._checked(GnomeFrames(session_bus_address(env) or "", env))
+        elif facts.family == "kde":
+            source = await self._checked(KdeFrames(session_bus_address(env) or "", env))
         else:
             ipc = sway_socket(env) if facts.name == "sway" else None
             source = await self._checked(WaylandFrames(facts.wayland_socket, facts.name, ipc=ipc))

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from kronii.capture.cli.clients import clients_command
+from kronii.capture.cli.kde import kde_command
 from kronii.launcher.cli import exits
 from kronii.launcher.cli.exits import CommandError
 from kronii.launcher.cli.tables import print_table
@@ -228,6 +229,7 @@ def capture_command(ctx: click.Context, socket: str | None, timeout: float) -> N
 
 
 capture_command.add_command(clients_command)
+capture_command.add_command(kde_command)
 
 
 def named_target(named: Target, window: str) -> Target:

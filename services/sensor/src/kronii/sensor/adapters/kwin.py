@@ -19,13 +19,13 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-import uuid
 from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from dbus_fast import Message, MessageType
+from kronii.desktop.kwin_screenshot import kwin_window_number
 from kronii.desktop.session import KWIN_BUS, SessionFacts, session_bus_address
 from kronii.sensor.adapters.bus_thread import BUS_ERRORS, DBUS, BusThread, bus_call
 from kronii.sensor.adapters.processes import ProcessReader
@@ -55,19 +55,12 @@ def focus_from_script(fields: Sequence[str], processes: ProcessReader | None = N
     return Focus(
         app_name=app,
         wm_class=window_class,
-        window_id=_window_number(internal_id),
+        window_id=kwin_window_number(internal_id),
         title=caption,
         pid=pid,
         app_start_time_ms=processes.start_time_ms(pid) if processes is not None and pid else 0,
         prompt=prompt_kind(WindowFacts(app, window_class, program, ())),
     )
-
-
-def _window_number(internal_id: str) -> int:
-    try:
-        return uuid.UUID(internal_id.strip("{}")).int & (2**63 - 1)
-    except ValueError:
-        return abs(hash(internal_id)) & (2**63 - 1)
 
 
 def _script_text(destination: str) -> str:
