@@ -117,6 +117,12 @@ def test_kde_without_kwins_scripting_on_the_bus_says_so_and_idle_still_works() -
     focus = capability(facts, "sensor", "focus")
     assert not focus.ok and "its scripting (org.kde.KWin on the session bus)" in focus.detail
     assert capability(facts, "sensor", "idle").ok
+    typing = capability(facts, "broker", "input")
+    assert (
+        not typing.ok
+        and "org_kde_kwin_fake_input" in typing.detail
+        and "agents do not type on KDE" in typing.detail
+    )
 
 
 def test_kde_with_kwins_scripting_follows_the_focus_through_kronii_s_kwin_script() -> None:

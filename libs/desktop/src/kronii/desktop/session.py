@@ -257,6 +257,13 @@ def _input(facts: SessionFacts) -> str | None:
             "those keys count as yours in its idle monitor, and GNOME tells no program reliably which device "
             "typed each key: the broker could not tell your input from an agent's, so agents do not type on GNOME"
         )
+    if facts.family == "kde":
+        # KWin lists org_kde_kwin_fake_input only to a client a desktop file authorises (not seen by others).
+        return (
+            "KWin gives a virtual keyboard and pointer (org_kde_kwin_fake_input) only to a program a desktop "
+            "file authorises, on your own seat, and kronii has no way yet to tell your input from an agent's "
+            "there: agents do not type on KDE"
+        )
     missing = [name for name in (_VIRTUAL_KEYBOARD, _VIRTUAL_POINTER) if name not in facts.offered]
     if missing:
         return f"{facts.name} offers no virtual keyboard or pointer ({', '.join(missing)}): agents cannot type here"
