@@ -117,6 +117,49 @@ def test_capitalised_lookalikes_stay(text: str) -> None:
     assert detect(DETECTOR, text) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Certificate issued to Priya Sharma on 3 May.", "Priya Sharma"),
+        ("Cheque made out to Kwame Mensah.", "Kwame Mensah"),
+        ("Report prepared for Hans Müller by the audit team.", "Hans Müller"),
+        ("Contract signed by Aiyana Redcloud and witnessed.", "Aiyana Redcloud"),
+        ("Parcel delivered to Nguyễn Văn An, at the door.", "Nguyễn Văn An"),
+        ("Invoice addressed to Olga Petrova, ul. Tverskaya 7", "Olga Petrova"),
+        ("The module was written by Peter Deutsch. Thanks to all.", "Peter Deutsch"),
+        ("Rechnung ausgestellt auf Jürgen Weiß.", "Jürgen Weiß"),
+        ("Facture établie au nom de Camille Lefèvre.", "Camille Lefèvre"),
+        ("Factura emitida a Lucía Fernández.", "Lucía Fernández"),
+        ("Fattura intestata a Giulia Bianchi.", "Giulia Bianchi"),
+        ("Pacote entregue a Thiago Alves.", "Thiago Alves"),
+        ("Factuur op naam van Sanne de Vries.", "Sanne de Vries"),
+        ("Hàng giao cho Trần Thị Mai.", "Trần Thị Mai"),
+        ("Owned by Seán O'Connor and Mary McDonald.", "Seán O'Connor"),
+    ],
+)
+def test_a_full_name_after_a_role_phrase_is_a_name(text: str, name: str) -> None:
+    assert ("PERSON_NAME", name) in detect(DETECTOR, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The certificate was issued to Let's Encrypt.",
+        "Prepared for Acme Corp.",
+        "Signed by Microsoft Corporation",
+        "Delivered to GitHub Actions runner",
+        "Sent to Amazon Web Services for review",
+        "Prepared for IBM Research",
+        "Issued to Deutsche Bank AG",
+        "This report was prepared by the audit team.",
+        "Signed by Kwame.",  # one word after a role phrase is too little to call a name
+        "approved by Creative Commons as being equivalent",
+    ],
+)
+def test_organisations_and_things_after_a_role_phrase_stay(text: str) -> None:
+    assert detect(DETECTOR, text) == []
+
+
 def test_engine_masks_the_name_and_keeps_the_cue() -> None:
     text = "Ticket 4521\nCustomer: Sophie Martin\nStatus: open"
     assert RedactionEngine().redact(text).text == "Ticket 4521\nCustomer: [PERSON_NAME_1]\nStatus: open"

@@ -30,7 +30,7 @@ def line_local_parts() -> tuple[CandidatePart, CandidatePart]:
     def alternation(words: set[str]) -> str:
         return "|".join(hyperscan_literal(word) for word in sorted(words))
 
-    cues = every("prose") | {title.lower() for title in every("titles")}
+    cues = every("prose") | every("roles") | {title.lower() for title in every("titles")}
     cue_part = CandidatePart(
         "person_names.cues",
         # An honorific; a "<" before an "@" (`_before_mail` wants it within 64 characters: this reads further).

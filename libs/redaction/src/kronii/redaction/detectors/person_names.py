@@ -109,6 +109,8 @@ class _Cues:
 class _Lexicon:
     cues: _Cues  # the prose phrases and the titles, in lower case: one scan of the lowered text for both
     prose: frozenset[str]
+    roles: frozenset[str]  # "issued to", "signed by": a full name after them, if it reads as a person's
+    organisation_words: frozenset[str]  # "inc", "gmbh", "foundation": a run holding one names no person
     titles: frozenset[str]  # as written: "Mr" is a title, "mr" is not
     labels: re.Pattern[str]  # every label and key form, for field_labels
     label_forms: frozenset[str]
@@ -143,10 +145,12 @@ def _lexicon() -> _Lexicon:
     labels = every("labels")
     return _Lexicon(
         cues=_Cues.of(
-            every("prose") | {title.lower() for title in every("titles")},
+            every("prose") | every("roles") | {title.lower() for title in every("titles")},
             f"(?:[ \\t]*[:,]?[ \\t]+|(?=[{_NAME_SCRIPTS}]))",
         ),
         prose=frozenset(every("prose")),
+        roles=frozenset(every("roles")),
+        organisation_words=frozenset(words["organisation_words"]),
         titles=frozenset(every("titles")),
         labels=reversed_labels(labels),
         label_forms=frozenset(key_forms(labels)),
@@ -188,30 +192,64 @@ def _line_local(scan: ScanText, lexicon: _Lexicon, detector: str) -> Iterator[Ca
     text = scan.text
     # (where a name would start, whether it must fill its field, how many words it needs at least)
     lower = scan.lower
-    starts = [
-        (start, False, 1)
-        for cue, start in lexicon.cues.found(lower)
-        if _is_cue(text, lower, cue, start, lexicon)
-    ]
+    roles: list[int] = []
+    starts: list[tuple[int, bool, int]] = []
+    for cue, start in lexicon.cues.found(lower):
+        kind = _cue_kind(text, lower, cue, start, lexicon)
+        if kind == "role":
+            roles.append(start)
+        elif kind is not None:
+            starts.append((start, False, 1))
     starts += _label_values(scan, lexicon)
     for start, whole_value, min_words in starts:
         span = _name_at(text, start, lexicon, whole_value=whole_value, min_words=min_words)
         if span is not None:
             yield Candidate(FindingType.PERSON_NAME, span[0], span[1], _CONFIDENCE, detector)
+    for start in roles:
+        span = _name_at(text, start, lexicon, whole_value=False, min_words=2)
+        if span is not None and _reads_as_a_person(text[span[0] : span[1]], lexicon):
+            yield Candidate(FindingType.PERSON_NAME, span[0], span[1], _CONFIDENCE, detector)
     yield from _before_suffixes(text, lexicon, detector)
     yield from _before_mail(text, lexicon, detector)
 
 
-def _is_cue(text: str, lower: str, start: int, end: int, lexicon: _Lexicon) -> bool:
-    """A prose phrase in any case, or a title as it is written (`Mr`, `Frau`; not `mr`, `frau`)."""
+def _cue_kind(text: str, lower: str, start: int, end: int, lexicon: _Lexicon) -> str | None:
+    """`prose` for a prose phrase in any case, `role` for a role phrase ("issued to"), `title` for a title as
+    it is written (`Mr`, `Frau`; not `mr`, `frau`), None for none of them."""
     cue = lower[start:end].rstrip(" \t:,")
     if cue in lexicon.prose:
-        return True
+        return "prose"
+    if cue in lexicon.roles:
+        return "role"
     # A title as written, and a space after it (Thai joins its titles to the name): `Pana, IL` is a place.
     after = text[start + len(cue) : start + len(cue) + 1]
-    return text[start : start + len(cue)] in lexicon.titles and (
+    is_title = text[start : start + len(cue)] in lexicon.titles and (
         after in " \t" or "\u0e00" <= after <= "\u0e7f"
     )
+    return "title" if is_title else None
+
+
+# A capital inside a person's name comes after these (McDonald, MacArthur, O'Brien, DiCaprio, LeBlanc,
+# VanDyke) or after a hyphen or an apostrophe; inside any other word it marks a brand (GitHub, OpenAI).
+_INNER_CAPITAL_PREFIXES = ("Mc", "Mac", "O'", "O’", "D'", "D’", "Di", "De", "Da", "La", "Le", "Van", "Von", "Fitz")
+
+
+def _reads_as_a_person(name: str, lexicon: _Lexicon) -> bool:
+    """Whether capitalised words after a role phrase are a person's full name rather than an organisation's
+    or a product's: no organisation word (Inc, GmbH, Foundation, Team), no brand capital inside a word,
+    no contraction (Let's), no acronym leading title-case words (IBM Research; JEAN DUPONT is a name)."""
+    words = name.split()
+    if any(word.rstrip(".,").lower() in lexicon.organisation_words for word in words):
+        return False
+    for word in words:
+        for part in re.split(r"[-'’]", word):
+            if len(part) > 1 and any(c.isupper() for c in part[1:]) and not part.isupper():
+                if not part.startswith(_INNER_CAPITAL_PREFIXES):
+                    return False
+        if re.search(r"['’][sS]$", word):
+            return False
+    capitals = [word.isupper() and len(word) > 1 for word in words]
+    return not (capitals[0] and not all(capitals))
 
 
 def _label_values(scan: ScanText, lexicon: _Lexicon) -> list[tuple[int, bool, int]]:
@@ -279,6 +317,8 @@ def _cased_name(
         if kind != "particle":
             words += 1
             end = word.end() if kind == "initial" else word.start() + len(word.group().rstrip("."))
+            if kind == "name" and word.group().endswith("."):
+                break  # a sentence ends here ("written by Peter Deutsch. Thanks"); an initial's stop does not
         gap = _GAP.match(text, word.end())
         if gap is None:
             break
