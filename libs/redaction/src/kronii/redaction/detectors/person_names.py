@@ -243,9 +243,9 @@ def _reads_as_a_person(name: str, lexicon: _Lexicon) -> bool:
         return False
     for word in words:
         for part in re.split(r"[-'’]", word):
-            if len(part) > 1 and any(c.isupper() for c in part[1:]) and not part.isupper():
-                if not part.startswith(_INNER_CAPITAL_PREFIXES):
-                    return False
+            branded = len(part) > 1 and any(c.isupper() for c in part[1:]) and not part.isupper()
+            if branded and not part.startswith(_INNER_CAPITAL_PREFIXES):
+                return False
         if re.search(r"['’][sS]$", word):
             return False
     capitals = [word.isupper() and len(word) > 1 for word in words]
