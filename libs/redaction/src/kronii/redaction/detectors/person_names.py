@@ -231,7 +231,22 @@ def _cue_kind(text: str, lower: str, start: int, end: int, lexicon: _Lexicon) ->
 
 # A capital inside a person's name comes after these (McDonald, MacArthur, O'Brien, DiCaprio, LeBlanc,
 # VanDyke) or after a hyphen or an apostrophe; inside any other word it marks a brand (GitHub, OpenAI).
-_INNER_CAPITAL_PREFIXES = ("Mc", "Mac", "O'", "O’", "D'", "D’", "Di", "De", "Da", "La", "Le", "Van", "Von", "Fitz")
+_INNER_CAPITAL_PREFIXES = (
+    "Mc",
+    "Mac",
+    "O'",
+    "O’",
+    "D'",
+    "D’",
+    "Di",
+    "De",
+    "Da",
+    "La",
+    "Le",
+    "Van",
+    "Von",
+    "Fitz",
+)
 
 
 def _reads_as_a_person(name: str, lexicon: _Lexicon) -> bool:
