@@ -32,6 +32,7 @@ from ._base import (
 )
 from ._fields import field_labels, key_forms, reversed_labels
 from ._name_columns import name_column_cells
+from ._name_shapes import HAN_RUN, KATAKANA_RUN, cjk_name, korean_name, reads_as_a_person, uncased_name
 from ._person_candidates import line_local_parts
 from ._person_name_data import raw_lexicon
 
@@ -40,28 +41,6 @@ __all__ = ["PersonNameDetector"]
 _CONFIDENCE = 0.8
 _CASED_WORD = r"(?:[^\W\d_][^\W\d_]*(?:['’\-][^\W\d_]+)*\.?)"
 _CJK = "\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_HAN_RUN = re.compile(r"[\u3005\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{1,4}")
-_KATAKANA_RUN = re.compile(r"[\u30a1-\u30fa\u30fc]{2,8}(?:[・\u30fb ][\u30a1-\u30fa\u30fc]{2,8})?")
-_HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]{2,6}")
-_KO_ENDINGS = (
-    "입니다",
-    "이에요",
-    "예요",
-    "이라고",
-    "라고",
-    "이고",
-    "씨",
-    "님",
-    "은",
-    "는",
-    "이",
-    "가",
-    "을",
-    "를",
-    "의",
-    "에게",
-)
-_UNCASED_WORD = re.compile(r"[^\s\d_.,;:!?()\[\]{}<>\"'،؛。、，：；！？「」।॥]+")
 _VALUE_END = re.compile(r"[ \t]*(?:[\"'<,;|&}\t\r\n]|\Z)")
 _EMAIL_AFTER = re.compile(r"[ \t]*<[^<>\s@]+@[^<>\s]+>")
 
@@ -207,7 +186,7 @@ def _line_local(scan: ScanText, lexicon: _Lexicon, detector: str) -> Iterator[Ca
             yield Candidate(FindingType.PERSON_NAME, span[0], span[1], _CONFIDENCE, detector)
     for start in roles:
         span = _name_at(text, start, lexicon, whole_value=False, min_words=2)
-        if span is not None and _reads_as_a_person(text[span[0] : span[1]], lexicon):
+        if span is not None and reads_as_a_person(text[span[0] : span[1]], lexicon.organisation_words):
             yield Candidate(FindingType.PERSON_NAME, span[0], span[1], _CONFIDENCE, detector)
     yield from _before_suffixes(text, lexicon, detector)
     yield from _before_mail(text, lexicon, detector)
@@ -227,44 +206,6 @@ def _cue_kind(text: str, lower: str, start: int, end: int, lexicon: _Lexicon) ->
         after in " \t" or "\u0e00" <= after <= "\u0e7f"
     )
     return "title" if is_title else None
-
-
-# A capital inside a person's name comes after these (McDonald, MacArthur, O'Brien, DiCaprio, LeBlanc,
-# VanDyke) or after a hyphen or an apostrophe; inside any other word it marks a brand (GitHub, OpenAI).
-_INNER_CAPITAL_PREFIXES = (
-    "Mc",
-    "Mac",
-    "O'",
-    "O’",
-    "D'",
-    "D’",
-    "Di",
-    "De",
-    "Da",
-    "La",
-    "Le",
-    "Van",
-    "Von",
-    "Fitz",
-)
-
-
-def _reads_as_a_person(name: str, lexicon: _Lexicon) -> bool:
-    """Whether capitalised words after a role phrase are a person's full name rather than an organisation's
-    or a product's: no organisation word (Inc, GmbH, Foundation, Team), no brand capital inside a word,
-    no contraction (Let's), no acronym leading title-case words (IBM Research; JEAN DUPONT is a name)."""
-    words = name.split()
-    if any(word.rstrip(".,").lower() in lexicon.organisation_words for word in words):
-        return False
-    for word in words:
-        for part in re.split(r"[-'’]", word):
-            branded = len(part) > 1 and any(c.isupper() for c in part[1:]) and not part.isupper()
-            if branded and not part.startswith(_INNER_CAPITAL_PREFIXES):
-                return False
-        if re.search(r"['’][sS]$", word):
-            return False
-    capitals = [word.isupper() and len(word) > 1 for word in words]
-    return not (capitals[0] and not all(capitals))
 
 
 def _label_values(scan: ScanText, lexicon: _Lexicon) -> list[tuple[int, bool, int]]:
@@ -305,11 +246,11 @@ def _name_at(
         return None
     first = text[start]
     if "\uac00" <= first <= "\ud7a3":
-        return _korean_name(text, start, lexicon, need_surname=False)
-    if _HAN_RUN.match(first) or _KATAKANA_RUN.match(text, start):
-        return _cjk_name(text, start)
+        return korean_name(text, start, lexicon.ko_surnames, need_surname=False)
+    if HAN_RUN.match(first) or KATAKANA_RUN.match(text, start):
+        return cjk_name(text, start)
     if first.isalpha() and first.lower() == first and first.upper() == first:
-        return _uncased_name(text, start, lexicon, whole_value=whole_value)
+        return uncased_name(text, start, lexicon.stop, whole_value=whole_value)
     return _cased_name(text, start, lexicon, whole_value=whole_value, min_words=min_words)
 
 
@@ -356,52 +297,6 @@ def _word_kind(value: str, lexicon: _Lexicon, *, first: bool) -> str | None:
     if len(bare) == 1:
         return "initial" if value.endswith(".") and not first else None
     return "name"
-
-
-def _uncased_name(text: str, start: int, lexicon: _Lexicon, *, whole_value: bool) -> tuple[int, int] | None:
-    """Words of a script without capitals (Arabic, Hebrew, Indic, Thai), up to a stop word or punctuation."""
-    limit = 2 if "\u0e00" <= text[start] <= "\u0e7f" else 3
-    position, end, words = start, start, 0
-    while words < (4 if whole_value else limit):
-        word = _UNCASED_WORD.match(text, position)
-        if word is None or word.group().lower() in lexicon.stop:
-            break
-        words, end = words + 1, word.end()
-        gap = _GAP.match(text, end)
-        if gap is None:
-            break
-        position = gap.end()
-    return (start, end) if words else None
-
-
-def _cjk_name(text: str, start: int) -> tuple[int, int] | None:
-    """Two to four Han characters (a space may part family and given name), or katakana with a middle dot."""
-    katakana = _KATAKANA_RUN.match(text, start)
-    if katakana is not None:
-        return start, katakana.end()
-    han = _HAN_RUN.match(text, start)
-    if han is None:
-        return None
-    end = han.end()
-    if end - start <= 2 and text.startswith((" ", "\u3000"), end):
-        given = _HAN_RUN.match(text, end + 1)
-        if given is not None:
-            end = given.end()
-    return (start, end) if end - start >= 2 else None
-
-
-def _korean_name(text: str, start: int, lexicon: _Lexicon, *, need_surname: bool) -> tuple[int, int] | None:
-    run = _HANGUL_RUN.match(text, start)
-    if run is None:
-        return None
-    name = run.group()
-    for ending in _KO_ENDINGS:
-        if name.endswith(ending) and len(name) - len(ending) >= 2:
-            name = name[: -len(ending)]
-            break
-    if not 2 <= len(name) <= 4 or (need_surname and name[0] not in lexicon.ko_surnames):
-        return None
-    return start, start + len(name)
 
 
 def _before_suffixes(text: str, lexicon: _Lexicon, detector: str) -> Iterator[Candidate]:
@@ -455,9 +350,9 @@ def _name_before(text: str, end: int, suffix: str, lexicon: _Lexicon) -> tuple[i
     if suffix in ("씨", "님"):
         return _korean_name_before(text, name_end, lexicon)
     start = name_end
-    while start > 0 and (_HAN_RUN.match(text[start - 1]) or _KATAKANA_RUN.match(text[start - 1] * 2)):
+    while start > 0 and (HAN_RUN.match(text[start - 1]) or KATAKANA_RUN.match(text[start - 1] * 2)):
         start -= 1
-    start = max(start, name_end - (8 if _KATAKANA_RUN.match(text, max(start, name_end - 2)) else 4))
+    start = max(start, name_end - (8 if KATAKANA_RUN.match(text, max(start, name_end - 2)) else 4))
     name = text[start:name_end]
     if suffix in _ZH_HONORIFICS:  # 王先生: a Chinese family name, alone or with the given name
         return (start, name_end) if name and name[0] in lexicon.zh_surnames else None
@@ -473,7 +368,7 @@ def _korean_name_before(text: str, name_end: int, lexicon: _Lexicon) -> tuple[in
         start -= 1
     if start > 0 and _is_hangul(text[start - 1]):
         return None  # part of a longer word
-    span = _korean_name(text, start, lexicon, need_surname=True)
+    span = korean_name(text, start, lexicon.ko_surnames, need_surname=True)
     if span is None or span[1] != name_end or text[start:name_end] in _HONORIFIC_NOT_NAMES:
         return None
     return span
