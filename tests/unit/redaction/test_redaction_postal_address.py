@@ -185,3 +185,42 @@ def test_an_address_after_a_labelled_han_name_is_masked_with_the_name(label: str
 )
 def test_han_addresses_without_a_labelled_name_before_them_stay(text: str) -> None:
     assert detect(DETECTOR, text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        (
+            "Parcel for Nguyễn Văn An, 123 Lê Lợi, Quận 1, TP. Hồ Chí Minh",
+            "Nguyễn Văn An, 123 Lê Lợi, Quận 1, TP. Hồ Chí Minh",
+        ),
+        ("Olga Petrova, ul. Tverskaya 7, Moskva", "Olga Petrova, ul. Tverskaya 7, Moskva"),
+        ("Иван Петров, ул. Ленина 5, г. Казань", "Иван Петров, ул. Ленина 5, г. Казань"),
+        (
+            "Budi Santoso, Jl. Sudirman No. 5, Kec. Menteng, Jakarta Pusat",
+            "Budi Santoso, Jl. Sudirman No. 5, Kec. Menteng, Jakarta Pusat",
+        ),
+        (
+            "Juan Pérez, Calle Hidalgo 23, Col. Centro, Oaxaca.",
+            "Juan Pérez, Calle Hidalgo 23, Col. Centro, Oaxaca",
+        ),
+    ],
+)
+def test_an_address_without_a_postcode_after_a_persons_name_is_masked_with_the_name(
+    text: str, address: str
+) -> None:
+    assert detect(DETECTOR, text) == [("POSTAL_ADDRESS", address)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Alice Smith, 42 Years Old, Engineer",
+        "John Smith, 5 items, District 9 report",
+        "Version 2, Build 7, District 9 edition",
+        "Kec. Menteng, 5 Juni, Jakarta",  # no person's name before it
+        "foo(a, b, ul. x 7, c)",
+    ],
+)
+def test_comma_separated_numbers_and_words_without_a_name_or_a_street_stay(text: str) -> None:
+    assert detect(DETECTOR, text) == []

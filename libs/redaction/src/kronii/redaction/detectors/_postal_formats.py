@@ -77,6 +77,8 @@ class _Formats:
     street: re.Pattern[str]
     labels: re.Pattern[str]  # for field_labels
     prose: re.Pattern[str]
+    division: re.Pattern[str]  # in lower case: a division's word as a word of its own ("quận", "kec.")
+    comma_street: re.Pattern[str]  # in lower case: a comma, then a house number or a street word
 
 
 @cache
@@ -97,6 +99,11 @@ def _formats() -> _Formats:
         ),
         labels=reversed_labels(raw["labels"]["words"]),
         prose=re.compile(literal_alternation(raw["prose"]["words"])),
+        # "," first, a literal: `re` jumps from comma to comma in C
+        comma_street=re.compile(f",[ \\t]*(?=[0-9]|(?:{before})[ \\t])"),
+        division=re.compile(
+            f"(?<![^\\W\\d_])(?:{literal_alternation(raw['divisions']['words'])})(?=[ \\t]|\\Z)"
+        ),
     )
 
 
@@ -264,3 +271,39 @@ def said_to_be_home(text: str, start: int, end: int) -> bool:
     after = text[end : min(len(text) if line_end < 0 else line_end, end + _PROSE_WINDOW)].lower()
     prose = _formats().prose
     return prose.search(before) is not None or prose.search(after) is not None
+
+
+# A street without a postcode: a house number and capitalised words ("123 Lê Lợi"), or capitalised words and a
+# number ("ul. Tverskaya 7", "Jl. Sudirman No. 5"), then two to five more parts after commas, on one line.
+_PART = "[^,\\n]{1,40}"
+_UNCODED = re.compile(
+    f"(?:[0-9]+[A-Za-z]?[ \\t]+{_PART}|[^\\W\\d_][^,\\n]{{0,30}}[ \\t][0-9]+[A-Za-z]?)(?:[ \\t]*,[ \\t]*{_PART}){{1,5}}"
+)
+_PART_START = re.compile("(?:^|(?<=,))[ \\t]*")
+
+
+def unnumbered_addresses(text: str, lower: str) -> Iterator[tuple[int, int]]:
+    """Addresses without a postcode, as much of the world writes them: after a comma, a street (a street word and
+    a number, or a house number and capitalised words with an administrative division among the parts after it:
+    "Quận 1", "Kec. Menteng", "г. Москва"), then more parts after commas, on one line. The caller keeps those
+    with a person's name before them."""
+    formats = _formats()
+    for opening in formats.comma_street.finditer(lower):
+        start = opening.end()
+        line_end = text.find("\n", start)
+        match = _UNCODED.match(text, start, len(text) if line_end < 0 else line_end)
+        if match is None:
+            continue
+        first_part = match.group().split(",")[0]
+        by_word = formats.street.match(first_part.lower()) is not None
+        if by_word or (_numbered_street(first_part) and formats.division.search(lower, start, match.end())):
+            end = match.end()
+            while end > start and text[end - 1] in " \t.;":
+                end -= 1
+            yield start, end
+
+
+def _numbered_street(part: str) -> bool:
+    """A house number, then words that all start with a capital ("123 Lê Lợi"; not "5 items")."""
+    words = part.split()
+    return len(words) >= 2 and words[0][:1].isdigit() and all(word[:1].isupper() for word in words[1:])

@@ -29,12 +29,14 @@ from ._postal_formats import (
     european_addresses,
     labelled_addresses,
     said_to_be_home,
+    unnumbered_addresses,
 )
 
 __all__ = ["PostalAddressDetector"]
 
-_UPPER = "A-ZÀ-ÖØ-Þ"
-_LOWER = "a-zß-öø-ÿ"
+# Latin Extended-A/B and Additional hold both cases (Vietnamese Đ, Ợ, ễ); _is_name checks each word's capital.
+_UPPER = "A-ZÀ-ÖØ-Þ\u0100-\u024f\u1e00-\u1effА-ЯЁΑ-Ω"
+_LOWER = "a-zß-öø-ÿ\u0100-\u024f\u1e00-\u1effа-яёα-ωά-ώ"
 _WORD = f"[{_UPPER}][{_LOWER}'\u2019\\-]+"
 _CAPS_WORD = f"[{_UPPER}][{_UPPER}'\u2019\\-]+"
 # Between the parts of an address: a comma or a line break.
@@ -133,7 +135,10 @@ _COMPANY_WORDS = frozenset(
 )
 
 _TITLE = r"(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Herr|Frau|M|Mme|Mlle|Sr|Sra|Srta|Shri|Smt)\.?\s+)"
-_PARTICLE = r"(?:van|von|de|da|der|den|du|dos|das|di|le|la|bin|al|zu)"
+_PARTICLES = frozenset(
+    ("van", "von", "de", "da", "der", "den", "du", "dos", "das", "di", "le", "la", "bin", "al", "zu")
+)
+_PARTICLE = f"(?:{'|'.join(sorted(_PARTICLES))})"
 _NAME_WORD = f"(?:{_WORD}|{_CAPS_WORD})"
 _LATIN_NAME = f"{_TITLE}?{_NAME_WORD}(?:\\s+(?:{_PARTICLE}\\s+)?{_NAME_WORD}){{1,3}}"
 # Kanji surname and given name with a space between them, or a name with an honorific (様, さん, 殿); katakana
@@ -186,7 +191,7 @@ def _more_formats(scan: ScanText, found: list[tuple[int, int]]) -> list[tuple[in
     text = scan.text
     spans = list(labelled_addresses(scan))
     european = european_addresses(text) if may_occur(scan, EUROPEAN_GATE) else ()
-    for start, end in [*european, *asian_addresses(text)]:
+    for start, end in [*european, *asian_addresses(text), *unnumbered_addresses(text, scan.lower)]:
         span = _with_name(text, start, end, after=True)
         if span is None and said_to_be_home(text, start, end):
             span = (start, end)
@@ -335,4 +340,7 @@ def _is_name(name: str) -> bool:
     words = [word.strip(".,").lower() for word in name.split()]
     if not words or words[0] in _NOT_NAMES or any(word in _COMPANY_WORDS for word in words):
         return False
-    return not any(char.isdigit() for char in name)
+    capitals = [word for word in name.split() if word.strip(".,").lower() not in _PARTICLES]
+    # Latin, Cyrillic and Greek names start each word with a capital; Han, kana and Hangul have no case
+    cased = all(word[0].isupper() or word[0].lower() == word[0].upper() for word in capitals)
+    return cased and not any(char.isdigit() for char in name)
