@@ -35,8 +35,8 @@ from ._postal_formats import (
 __all__ = ["PostalAddressDetector"]
 
 # Latin Extended-A/B and Additional hold both cases (Vietnamese Đ, Ợ, ễ); _is_name checks each word's capital.
-_UPPER = "A-ZÀ-ÖØ-Þ\u0100-\u024f\u1e00-\u1effА-ЯЁΑ-Ω"
-_LOWER = "a-zß-öø-ÿ\u0100-\u024f\u1e00-\u1effа-яёα-ωά-ώ"
+_UPPER = "A-ZÀ-ÖØ-Þ\u0100-\u024f\u1e00-\u1eff\u0410-\u042f\u0401\u0391-\u03a9"  # and Cyrillic, Greek
+_LOWER = "a-zß-öø-ÿ\u0100-\u024f\u1e00-\u1eff\u0430-\u044f\u0451\u03b1-\u03c9\u03ac-\u03ce"
 _WORD = f"[{_UPPER}][{_LOWER}'\u2019\\-]+"
 _CAPS_WORD = f"[{_UPPER}][{_UPPER}'\u2019\\-]+"
 # Between the parts of an address: a comma or a line break.
