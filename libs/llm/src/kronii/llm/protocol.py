@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kronii.redaction import Category, Level, RedactionEngine, category_of
+from kronii.redaction import Category, Level, RedactionEngine, category_of, shared_engine
 
 __all__ = [
     "MAX_ATTEMPTS",
@@ -148,7 +148,7 @@ class InputGuard:
     or that it grades red. The error names the finding types, never the values."""
 
     def __init__(self, engine: RedactionEngine | None = None) -> None:
-        self._engine = engine if engine is not None else RedactionEngine()
+        self._engine = engine if engine is not None else shared_engine()
 
     def check(self, *texts: str) -> None:
         for text in texts:

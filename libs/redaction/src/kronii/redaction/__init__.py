@@ -15,6 +15,7 @@ from ._lines import LineSpan, LinesRedaction
 from ._logging import RedactingLogFilter
 from ._model import ENGINE_ERROR_TEXT, WITHHELD_TEXT, Finding, Level, RedactionResult
 from ._policy import CustomPattern, HintSpan, PolicyError, PolicyHints, RedactionPolicy
+from ._shared import shared_engine
 from ._types import Category, FindingType, category_of
 
 __all__ = [
@@ -36,4 +37,5 @@ __all__ = [
     "RedactionPolicy",
     "RedactionResult",
     "category_of",
+    "shared_engine",
 ]

@@ -12,6 +12,7 @@ import logging
 from ._context import RedactionContext
 from ._engine import RedactionEngine
 from ._model import ENGINE_ERROR_TEXT
+from ._shared import shared_engine
 
 __all__ = ["RedactingLogFilter"]
 
@@ -27,7 +28,7 @@ class RedactingLogFilter(logging.Filter):
 
     def __init__(self, engine: RedactionEngine | None = None, name: str = "") -> None:
         super().__init__(name)
-        self._engine = engine if engine is not None else RedactionEngine()
+        self._engine = engine if engine is not None else shared_engine()
 
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(record, _MARK, False):

@@ -52,7 +52,7 @@ from kronii.critic.v1 import critic_pb2 as pb
 from kronii.critic.v1 import critic_pb2_grpc as pb_grpc
 from kronii.foundation.clock import SystemClock
 from kronii.foundation.errors import Unavailable
-from kronii.redaction import RedactionContext, RedactionEngine
+from kronii.redaction import RedactionContext, shared_engine
 from kronii.runtime.service import DependencyStatus, ServiceContext
 
 __all__ = ["CriticApp"]
@@ -155,7 +155,7 @@ class CriticApp:
             commands=PathCommands(),
             metrics=metrics,
             clock=clock,
-            engine=RedactionEngine(),
+            engine=shared_engine(),
             context=RedactionContext(context_key(data / "critic" / "redaction.key")),
             pane_errors=PaneErrors.from_settings(settings) if settings.pane_error_text else None,
             offers=SupervisorOffers(ctx.bus) if settings.offer_repeated_failures else None,

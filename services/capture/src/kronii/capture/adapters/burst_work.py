@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 from kronii.capture.core.frames import Frame
 from kronii.capture.core.scoring import Scored, rank_frames, to_grey
-from kronii.redaction import RedactionContext, RedactionEngine, RedactionPolicy
+from kronii.redaction import RedactionContext, RedactionEngine, RedactionPolicy, shared_engine
 from kronii.redaction.pixels import ImageRedaction, png_bytes, redact_image
 from numpy.typing import NDArray
 from PIL import Image
@@ -47,7 +47,7 @@ class Redactor:
     """The redaction engine with the service's policy (max_masked_area passed through)."""
 
     def __init__(self, max_masked_area: float | None = None, engine: RedactionEngine | None = None) -> None:
-        self.engine = engine or RedactionEngine()
+        self.engine = engine or shared_engine()
         policy: RedactionPolicy = self.engine.policy
         if max_masked_area is not None:
             policy = replace(policy, max_masked_area=max_masked_area)

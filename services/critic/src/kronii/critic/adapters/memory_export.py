@@ -21,9 +21,9 @@ _EXPORT_TEXT_FIELDS = ("command_line", "cwd", "error_type", "error_message", "su
 
 
 def _redact_for_sharing() -> Callable[[str], str]:
-    from kronii.redaction import WITHHELD_TEXT, Level, RedactionEngine
+    from kronii.redaction import WITHHELD_TEXT, Level, shared_engine
 
-    engine = RedactionEngine()
+    engine = shared_engine()
 
     def redact(text: str) -> str:
         result = engine.redact(text)

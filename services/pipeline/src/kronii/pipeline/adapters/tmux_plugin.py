@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kronii.pipeline.v1 import pipeline_pb2 as pb
-from kronii.redaction import WITHHELD_TEXT, Level, RedactionContext, RedactionEngine
+from kronii.redaction import WITHHELD_TEXT, Level, RedactionContext, RedactionEngine, shared_engine
 
 __all__ = [
     "TMUX_APP_ID",
@@ -226,7 +226,7 @@ class TmuxPlugin:
         version: str = "1",
     ) -> None:
         self._pane = pane if pane is not None else TmuxPane()
-        self._engine = engine if engine is not None else RedactionEngine()
+        self._engine = engine if engine is not None else shared_engine()
         self._full_lines = full_lines
         self._clock = clock
         self._version = version

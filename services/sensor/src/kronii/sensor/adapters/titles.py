@@ -10,7 +10,7 @@ import secrets
 from collections import OrderedDict
 from dataclasses import replace
 
-from kronii.redaction import Level, RedactionContext, RedactionEngine
+from kronii.redaction import Level, RedactionContext, RedactionEngine, shared_engine
 from kronii.sensor.core.model import Focus
 
 __all__ = ["REDACTED_TITLE", "TitleRedactor"]
@@ -21,7 +21,7 @@ REDACTED_TITLE = "[redacted]"
 
 class TitleRedactor:
     def __init__(self, engine: RedactionEngine | None = None, cache_size: int = 512) -> None:
-        self._engine = engine or RedactionEngine()
+        self._engine = engine or shared_engine()
         # One context for the sensor's lifetime: the same address is [EMAIL_1] in every event.
         self._context = RedactionContext(key=secrets.token_bytes(32))
         self._cache: OrderedDict[tuple[str, str], str] = OrderedDict()

@@ -18,10 +18,10 @@ _redactor: Any = None
 def redact_text(text: str) -> str | None:
     global _redactor
     try:
-        from kronii.redaction import Level, RedactionContext, RedactionEngine
+        from kronii.redaction import Level, RedactionContext, shared_engine
 
         if _redactor is None:
-            _redactor = (RedactionEngine(), RedactionContext(key=secrets.token_bytes(32)))
+            _redactor = (shared_engine(), RedactionContext(key=secrets.token_bytes(32)))
         engine, context = _redactor
         result = engine.redact(text, context=context)
         if result.level is Level.RED:

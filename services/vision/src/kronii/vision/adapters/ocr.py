@@ -30,7 +30,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from kronii.redaction import RedactionContext, RedactionEngine
+from kronii.redaction import RedactionContext, RedactionEngine, shared_engine
 from kronii.vision.adapters.ocr_crops import crop_regions, read_crop, replace_zones
 from kronii.vision.adapters.ocr_redaction import redacted_texts
 from kronii.vision.adapters.ocr_settings import ScreenOcrSettings
@@ -85,7 +85,7 @@ class ScreenOcr:
         settings: ScreenOcrSettings | None = None,
         context: RedactionContext | None = None,
     ) -> None:
-        self._engine = engine if engine is not None else RedactionEngine()
+        self._engine = engine if engine is not None else shared_engine()
         self._settings = settings if settings is not None else ScreenOcrSettings()
         self._context = context if context is not None else RedactionContext.random()
         # Crops are read in parallel, one single-threaded Tesseract each: its OpenMP threads would fight
