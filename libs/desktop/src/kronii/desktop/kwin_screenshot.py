@@ -30,6 +30,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from dbus_fast import Message, MessageType, Variant
+from dbus_fast.aio import MessageBus
+
 __all__ = [
     "ALLOW_COMMAND",
     "NOT_AUTHORISED_EXIT",
@@ -176,11 +179,7 @@ class KWinRefused(Exception):
         self.authorised = authorised
 
 
-async def _capture_active(bus: object) -> tuple[dict[str, object], bytes]:
-    from dbus_fast import Message, MessageType, Variant
-    from dbus_fast.aio import MessageBus
-
-    assert isinstance(bus, MessageBus)
+async def _capture_active(bus: MessageBus) -> tuple[dict[str, object], bytes]:
     read_end, write_end = os.pipe()
     try:
         options = {
@@ -215,8 +214,6 @@ def _read_all(fd: int) -> bytes:
 
 
 async def _burst(count: int, interval_ms: int) -> None:
-    from dbus_fast.aio import MessageBus
-
     bus = await MessageBus(
         bus_address=os.environ.get("DBUS_SESSION_BUS_ADDRESS"), negotiate_unix_fd=True
     ).connect()
