@@ -153,6 +153,8 @@ def test_a_full_name_after_a_role_phrase_is_a_name(text: str, name: str) -> None
         "Issued to Deutsche Bank AG",
         "This report was prepared by the audit team.",
         "Signed by Kwame.",  # one word after a role phrase is too little to call a name
+        "This commit was written by Claude Code and reviewed.",
+        "Sent to Google Gemini Assistant",
         "approved by Creative Commons as being equivalent",
     ],
 )
