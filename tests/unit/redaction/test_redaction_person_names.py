@@ -162,6 +162,19 @@ def test_organisations_and_things_after_a_role_phrase_stay(text: str) -> None:
     assert detect(DETECTOR, text) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Kontakt: Frau Dr. Sabine Krüger, Tel. 030 1234567", "Sabine Krüger"),
+        ("Bitte an Frau Dr. Sabine Krüger wenden.", "Sabine Krüger"),
+        ("Herr Prof. Dr. Klaus Becker", "Klaus Becker"),
+        ("Signed by Dr. Amara Okafor", "Amara Okafor"),
+    ],
+)
+def test_a_name_after_two_or_three_titles_is_found(text: str, name: str) -> None:
+    assert ("PERSON_NAME", name) in detect(DETECTOR, text)
+
+
 def test_engine_masks_the_name_and_keeps_the_cue() -> None:
     text = "Ticket 4521\nCustomer: Sophie Martin\nStatus: open"
     assert RedactionEngine().redact(text).text == "Ticket 4521\nCustomer: [PERSON_NAME_1]\nStatus: open"

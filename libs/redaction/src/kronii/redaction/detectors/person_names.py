@@ -176,9 +176,9 @@ def _line_local(scan: ScanText, lexicon: _Lexicon, detector: str) -> Iterator[Ca
     for cue, start in lexicon.cues.found(lower):
         kind = _cue_kind(text, lower, cue, start, lexicon)
         if kind == "role":
-            roles.append(start)
+            roles.append(_past_titles(text, start, lexicon))
         elif kind is not None:
-            starts.append((start, False, 1))
+            starts.append((_past_titles(text, start, lexicon), False, 1))
     starts += _label_values(scan, lexicon)
     for start, whole_value, min_words in starts:
         span = _name_at(text, start, lexicon, whole_value=whole_value, min_words=min_words)
@@ -206,6 +206,18 @@ def _cue_kind(text: str, lower: str, start: int, end: int, lexicon: _Lexicon) ->
         after in " \t" or "\u0e00" <= after <= "\u0e7f"
     )
     return "title" if is_title else None
+
+
+def _past_titles(text: str, start: int, lexicon: _Lexicon) -> int:
+    """Where the name starts after more titles: `Frau Dr. Sabine Krüger`, `Herr Prof. Dr. Klaus Becker`."""
+    while True:
+        word = _TITLE_WORD.match(text, start)
+        if word is None or word.group(1) not in lexicon.titles:
+            return start
+        start = word.end()
+
+
+_TITLE_WORD = re.compile(r"([^\W\d_]+\.?)[ \t]+")
 
 
 def _label_values(scan: ScanText, lexicon: _Lexicon) -> list[tuple[int, bool, int]]:
