@@ -4,6 +4,9 @@ No library finds coordinates in free text, so this detector is the engine's own.
 - degrees, minutes and seconds with hemispheres (`40°26'46"N 79°58'56"W`), and decimal degrees with a degree
   sign or a hemisphere (`48.8584° N, 2.2945° E`): written that way, nothing else is meant;
 - geo URIs (RFC 5870: `geo:48.8584,2.2945`) and map links (`maps?q=48.85,2.29`, `/@48.85,2.29,17z`, `ll=`);
+- a latitude and a longitude each after its label, in either order, within a few words or on the next line
+  (`{"lat": 52.52, "lng": 13.405}`, `lat=52.52&lon=13.405`, `Lat 52.5200, Lon 13.4050`, YAML's `latitude:` then
+  `longitude:`): the two values are masked, the labels stay;
 - a pair of decimal numbers in range (latitude within 90, longitude within 180): with five decimals or more each
   (a phone's or a map's precision, about a metre) it is masked as it stands; with three or more only after a
   word that announces a place ("GPS", "location", "Standort", "坐标", "موقعیت": data/context_words.toml).
@@ -11,6 +14,7 @@ No library finds coordinates in free text, so this detector is the engine's own.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -61,7 +65,8 @@ class GpsDetector:
     candidate_parts = (_CANDIDATES,)
 
     def detect(self, scan: ScanText) -> Iterator[Candidate]:
-        return line_local_findings(scan, self._find, _CANDIDATES)
+        yield from line_local_findings(scan, self._find, _CANDIDATES)
+        yield from _labelled_pairs(scan, self.name)
 
     def _find(self, scan: ScanText) -> Iterator[Candidate]:
         text = scan.text
@@ -98,3 +103,33 @@ class GpsDetector:
         if announced_before(scan, "GPS_COORDINATES", start):
             return Candidate(FindingType.GPS_COORDINATES, start, match.end(), 0.8, self.name)
         return None
+
+
+# A value after its label: `lat`, `latitude`, `lon`, `lng`, `long`, `longitude` (a JSON key, a query parameter, a
+# YAML key, prose), with two decimals or more. Read in the lower-case view, which keeps every offset.
+_LABELLED = re.compile(
+    r"(?P<label>lat(?:itude)?|lon(?:gitude)?|lng|long)(?![a-z])[\"']?[ \t]*[:=]?[ \t]*[\"']?"
+    r"(?P<value>[-+]?[0-9]{1,3}\.[0-9]{2,})(?![0-9.])"
+)
+_PAIR_WITHIN = 64  # characters between the first value's end and the second label
+
+
+def _labelled_pairs(scan: ScanText, detector: str) -> Iterator[Candidate]:
+    """A labelled latitude and a labelled longitude next to each other, in range: both values."""
+    if "lat" not in scan.lower:
+        return
+    lower = scan.lower
+    # "l" first, a literal: `re` skips to each "l" in C; what stands before the label is checked here
+    found = [
+        match
+        for match in _LABELLED.finditer(lower)
+        if match.start() == 0 or not (lower[match.start() - 1].isalnum() or lower[match.start() - 1] == "_")
+    ]
+    for first, second in itertools.pairwise(found):
+        kinds = {first.group("label")[:3] == "lat", second.group("label")[:3] == "lat"}
+        if kinds != {True, False} or second.start() - first.end() > _PAIR_WITHIN:
+            continue
+        latitude, longitude = (first, second) if first.group("label").startswith("lat") else (second, first)
+        if _in_range(latitude.group("value"), longitude.group("value")):
+            for value in (first, second):
+                yield Candidate(FindingType.GPS_COORDINATES, *value.span("value"), 0.8, detector)
