@@ -32,6 +32,7 @@ from .phone import PhoneDetector
 from .policy_terms import CustomPatternDetector, DenyTermDetector
 from .postal_address import PostalAddressDetector
 from .private_keys import PrivateKeyDetector
+from .structured_ids import StructuredIdDetector
 from .url_credentials import UrlCredentialDetector
 from .vehicles import LicencePlateDetector, VinDetector
 from .vendor_tokens import VendorTokenDetector
@@ -69,6 +70,7 @@ __all__ = [
     "PostalAddressDetector",
     "PrivateKeyDetector",
     "ScanText",
+    "StructuredIdDetector",
     "UrlCredentialDetector",
     "VendorTokenDetector",
     "VinDetector",
@@ -100,6 +102,7 @@ def built_in_detectors(*, phone_regions: Sequence[str] = ("US", "GB")) -> tuple[
         NationalIdDetector(),
         CheckedIdDetector(),
         CatalogueIdDetector(),
+        StructuredIdDetector(),
         PassportDetector(),
         BirthDateDetector(),
         MacAddressDetector(),
