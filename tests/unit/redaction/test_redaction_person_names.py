@@ -165,6 +165,27 @@ def test_organisations_and_things_after_a_role_phrase_stay(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "name"),
     [
+        ("Reviewer: Fatima Zahra El Amrani", "Fatima Zahra El Amrani"),
+        ("Assignee: Wei Zhang", "Wei Zhang"),
+        ("Guest name: Søren Kierkegaard", "Søren Kierkegaard"),
+        ("Passenger name: Minho Lee", "Minho Lee"),
+    ],
+)
+def test_the_labels_of_trackers_and_bookings_introduce_a_name(text: str, name: str) -> None:
+    assert detect(DETECTOR, text) == [("PERSON_NAME", name)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Reviewer: platform-team", "Assignee: unassigned", "Owner name: root", "Account name: prod-billing"],
+)
+def test_those_labels_before_a_team_a_state_or_an_account_stay(text: str) -> None:
+    assert detect(DETECTOR, text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
         ("Kontakt: Frau Dr. Sabine Krüger, Tel. 030 1234567", "Sabine Krüger"),
         ("Bitte an Frau Dr. Sabine Krüger wenden.", "Sabine Krüger"),
         ("Herr Prof. Dr. Klaus Becker", "Klaus Becker"),
