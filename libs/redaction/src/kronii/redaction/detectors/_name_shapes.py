@@ -13,6 +13,7 @@ __all__ = [
     "KATAKANA_RUN",
     "cjk_name",
     "korean_name",
+    "is_branded",
     "reads_as_a_person",
     "uncased_name",
 ]
@@ -70,14 +71,24 @@ def reads_as_a_person(name: str, organisation_words: Set[str]) -> bool:
     if any(word.rstrip(".,").lower() in organisation_words for word in words):
         return False
     for word in words:
-        for part in re.split(r"[-'’]", word):
-            branded = len(part) > 1 and any(c.isupper() for c in part[1:]) and not part.isupper()
-            if branded and not part.startswith(_INNER_CAPITAL_PREFIXES):
-                return False
-        if re.search(r"['’][sS]$", word):
+        if is_branded(word) or re.search(r"['’][sS]$", word):
             return False
     capitals = [word.isupper() and len(word) > 1 for word in words]
     return not (capitals[0] and not all(capitals))
+
+
+def is_branded(word: str) -> bool:
+    """A capital inside the word that no name puts there: `GitHub`, `DescribeCodeReview` (not McDonald, O'Brien,
+    Jean-Pierre, LeBlanc, or a word in capitals)."""
+    for part in re.split(r"[-'’]", word):
+        if len(part) < 2 or part.isupper() or not any(c.isupper() for c in part[1:]):
+            continue
+        prefix = next((p for p in _INNER_CAPITAL_PREFIXES if part.startswith(p)), "")
+        # the one capital a name has inside comes right after its prefix: Mc|Donald, Di|Caprio, not De|scribeCode
+        rest = part[len(prefix) :]
+        if not prefix or not rest[:1].isupper() or any(c.isupper() for c in rest[1:]):
+            return True
+    return False
 
 
 def uncased_name(text: str, start: int, stop: Set[str], *, whole_value: bool) -> tuple[int, int] | None:

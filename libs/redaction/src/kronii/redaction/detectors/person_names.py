@@ -32,7 +32,15 @@ from ._base import (
 )
 from ._fields import field_labels, key_forms, reversed_labels
 from ._name_columns import name_column_cells
-from ._name_shapes import HAN_RUN, KATAKANA_RUN, cjk_name, korean_name, reads_as_a_person, uncased_name
+from ._name_shapes import (
+    HAN_RUN,
+    KATAKANA_RUN,
+    cjk_name,
+    is_branded,
+    korean_name,
+    reads_as_a_person,
+    uncased_name,
+)
 from ._person_candidates import line_local_parts
 from ._person_name_data import raw_lexicon
 
@@ -182,7 +190,7 @@ def _line_local(scan: ScanText, lexicon: _Lexicon, detector: str) -> Iterator[Ca
     starts += _label_values(scan, lexicon)
     for start, whole_value, min_words in starts:
         span = _name_at(text, start, lexicon, whole_value=whole_value, min_words=min_words)
-        if span is not None:
+        if span is not None and not _an_identifier(text[span[0] : span[1]]):
             yield Candidate(FindingType.PERSON_NAME, span[0], span[1], _CONFIDENCE, detector)
     for start in roles:
         span = _name_at(text, start, lexicon, whole_value=False, min_words=2)
@@ -190,6 +198,11 @@ def _line_local(scan: ScanText, lexicon: _Lexicon, detector: str) -> Iterator[Ca
             yield Candidate(FindingType.PERSON_NAME, span[0], span[1], _CONFIDENCE, detector)
     yield from _before_suffixes(text, lexicon, detector)
     yield from _before_mail(text, lexicon, detector)
+
+
+def _an_identifier(name: str) -> bool:
+    """One CamelCase word (`DescribeCodeReview`, `TerminalReporter`): an identifier in code, not a name."""
+    return len(name.split()) == 1 and is_branded(name)
 
 
 def _cue_kind(text: str, lower: str, start: int, end: int, lexicon: _Lexicon) -> str | None:
