@@ -177,7 +177,14 @@ def test_the_labels_of_trackers_and_bookings_introduce_a_name(text: str, name: s
 
 @pytest.mark.parametrize(
     "text",
-    ["Reviewer: platform-team", "Assignee: unassigned", "Owner name: root", "Account name: prod-billing"],
+    [
+        "Reviewer: platform-team",
+        "Assignee: unassigned",
+        "Owner name: root",
+        "Account name: prod-billing",
+        '"codeguru-reviewer:DescribeCodeReview",',  # an IAM action: one CamelCase word is an identifier
+        "reporter: TerminalReporter",
+    ],
 )
 def test_those_labels_before_a_team_a_state_or_an_account_stay(text: str) -> None:
     assert detect(DETECTOR, text) == []

@@ -12,8 +12,8 @@ __all__ = [
     "HAN_RUN",
     "KATAKANA_RUN",
     "cjk_name",
-    "korean_name",
     "is_branded",
+    "korean_name",
     "reads_as_a_person",
     "uncased_name",
 ]
