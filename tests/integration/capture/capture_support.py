@@ -6,7 +6,9 @@ agent's session for tests whose reader is an agent."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import io
 import itertools
 import os
 import re
@@ -32,6 +34,7 @@ from kronii.runtime.rendezvous import SENSOR_SNAPSHOT_KEY
 from kronii.stores import subjects
 from kronii.stores.bus import Bus
 from kronii.stores.db import make_engine, make_sessionmaker
+from PIL import Image
 
 from tests.desktop import stop_process
 from tests.infra import InfraUrls
@@ -262,3 +265,41 @@ async def agent_bearer(target: str, redis_url: str, database: str, capabilities:
             timeout=10,
         )
     return (("authorization", f"Bearer {session.session_token}"),)
+
+
+PROGRESSION = [pb.QUEUED, pb.WAITING, pb.CAPTURING, pb.SCORING, pb.REDACTING, pb.PERSISTED]
+
+
+async def strict_capture(
+    stub: pb_grpc.ScreenCaptureStub,
+    reader: Metadata,
+    sensor: FakeSensor,
+    window: PlantedWindow,
+    requester: str,
+) -> tuple[pb.CaptureResult, Image.Image]:
+    """A STRICT request for `window` made while the sensor names no window, the window then focused: the job
+    goes through every status to PERSISTED; its result and its stored (redacted) screenshot, read with a
+    reader's single-use token."""
+    await sensor.focus(None)
+    request = pb.CaptureRequest(
+        process_id=window.pid, window_id=window.window_id, app_name=window.wm_class, bypass=pb.STRICT,
+        requester=requester,
+    )  # fmt: skip
+    job = await stub.RequestScreenCapture(request, timeout=10)
+    watch = asyncio.create_task(_statuses(stub, job.job_id))
+    await asyncio.sleep(0.3)
+    await sensor.focus(window)
+    seen = await watch
+    assert [status.status for status in seen] == PROGRESSION, seen
+    result = await stub.GetCaptureResult(job, timeout=10)
+    screenshot_id = seen[-1].primary_screenshot_id
+    token = await stub.IssueToken(
+        pb.IssueTokenRequest(screenshot_id=screenshot_id), metadata=reader, timeout=10
+    )
+    wanted = pb.GetScreenshotRequest(screenshot_id=screenshot_id, single_use_token=token.single_use_token)
+    chunks = [chunk async for chunk in stub.GetScreenshot(wanted, metadata=reader, timeout=30)]
+    return result, Image.open(io.BytesIO(b"".join(chunk.data for chunk in chunks)))
+
+
+async def _statuses(stub: pb_grpc.ScreenCaptureStub, job_id: str) -> list[pb.CaptureStatus]:
+    return [status async for status in stub.WatchCapture(pb.CaptureJobId(job_id=job_id), timeout=90)]

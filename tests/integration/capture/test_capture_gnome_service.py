@@ -5,8 +5,6 @@ extension), goes to PERSISTED; the stored screenshot is that window alone, redac
 
 from __future__ import annotations
 
-import asyncio
-import io
 import re
 from collections.abc import AsyncIterator, Iterator
 
@@ -17,7 +15,6 @@ import pytest_asyncio
 from kronii.capture.core.capabilities import Capability
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
-from PIL import Image
 
 from tests.gnome import GnomeSession, start_gnome_for_capture
 from tests.infra import InfraUrls
@@ -30,12 +27,12 @@ from tests.integration.capture.capture_support import (
     agent_bearer,
     capture_env,
     start_capture,
+    strict_capture,
 )
 from tests.integration.sensor_adapters.test_gnome_focus_extension import wait_for
 from tests.unit.redaction_pixels.pixels_support import read_back, squeeze
 from tests.wayland import foot_showing
 
-PROGRESSION = [pb.QUEUED, pb.WAITING, pb.CAPTURING, pb.SCORING, pb.REDACTING, pb.PERSISTED]
 APP = "kronii-capture-gnome"
 
 
@@ -99,35 +96,11 @@ async def test_on_gnome_a_request_for_the_focused_foot_window_is_persisted_redac
         capture_database,
         Capability.READ_REDACTED | Capability.LIST_META,
     )
-    await sensor.focus(None)
-    request = pb.CaptureRequest(
-        process_id=foot.pid, window_id=foot.window_id, app_name=foot.wm_class, bypass=pb.STRICT,
-        requester="it.gnome",
-    )  # fmt: skip
-    job = await stub.RequestScreenCapture(request, timeout=10)
-    watch = asyncio.create_task(_statuses(stub, job.job_id))
-    await asyncio.sleep(0.3)
-    await sensor.focus(foot)
-    seen = await watch
-    assert [status.status for status in seen] == PROGRESSION, seen
-
-    result = await stub.GetCaptureResult(job, timeout=10)
+    result, image = await strict_capture(stub, reader, sensor, foot, "it.gnome")
     assert result.status == pb.PERSISTED and result.meta.frames_captured == 3
     assert result.meta.window_id == foot.window_id
-    token = await stub.IssueToken(
-        pb.IssueTokenRequest(screenshot_id=seen[-1].primary_screenshot_id), metadata=reader, timeout=10
-    )
-    request_shot = pb.GetScreenshotRequest(
-        screenshot_id=seen[-1].primary_screenshot_id, single_use_token=token.single_use_token
-    )
-    chunks = [chunk async for chunk in stub.GetScreenshot(request_shot, metadata=reader, timeout=30)]
-    image = Image.open(io.BytesIO(b"".join(chunk.data for chunk in chunks)))
     assert image.width < 1280 and image.height < 800  # the window, not the monitor
     read = read_back(image)
     assert "deployment" in read  # the foot window really is in the image
     for plant in PLANTS:
         assert squeeze(plant.value) not in squeeze(read)
-
-
-async def _statuses(stub: pb_grpc.ScreenCaptureStub, job_id: str) -> list[pb.CaptureStatus]:
-    return [status async for status in stub.WatchCapture(pb.CaptureJobId(job_id=job_id), timeout=90)]

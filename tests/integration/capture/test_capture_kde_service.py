@@ -6,8 +6,6 @@ PERSISTED; the stored screenshot is that window alone, redacted."""
 
 from __future__ import annotations
 
-import asyncio
-import io
 import subprocess
 import sys
 import time
@@ -24,7 +22,6 @@ from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
 from kronii.desktop.session import probe
 from kronii.sensor.adapters.kwin import KdeDisplay
 from kronii.sensor.core.model import Focus
-from PIL import Image
 
 from tests.infra import InfraUrls
 from tests.integration.capture.capture_support import (
@@ -36,13 +33,13 @@ from tests.integration.capture.capture_support import (
     agent_bearer,
     capture_env,
     start_capture,
+    strict_capture,
 )
 from tests.integration.sensor_adapters.test_kde_kwin_script import wait_for
 from tests.kde import KWin, start_kwin
 from tests.unit.redaction_pixels.pixels_support import read_back, squeeze
 from tests.wayland import WaylandClient
 
-PROGRESSION = [pb.QUEUED, pb.WAITING, pb.CAPTURING, pb.SCORING, pb.REDACTING, pb.PERSISTED]
 KRONII = str(Path(sys.executable).parent / "kronii")
 
 
@@ -116,35 +113,11 @@ async def test_on_kde_a_request_for_the_focused_editor_window_is_persisted_redac
         capture_database,
         Capability.READ_REDACTED | Capability.LIST_META,
     )
-    await sensor.focus(None)
-    request = pb.CaptureRequest(
-        process_id=editor.pid, window_id=editor.window_id, app_name=editor.wm_class, bypass=pb.STRICT,
-        requester="it.kde",
-    )  # fmt: skip
-    job = await stub.RequestScreenCapture(request, timeout=10)
-    watch = asyncio.create_task(_statuses(stub, job.job_id))
-    await asyncio.sleep(0.3)
-    await sensor.focus(editor)
-    seen = await watch
-    assert [status.status for status in seen] == PROGRESSION, seen
-
-    result = await stub.GetCaptureResult(job, timeout=10)
+    result, image = await strict_capture(stub, reader, sensor, editor, "it.kde")
     assert result.status == pb.PERSISTED and result.meta.frames_captured == 3
     assert result.meta.window_id == editor.window_id
-    token = await stub.IssueToken(
-        pb.IssueTokenRequest(screenshot_id=seen[-1].primary_screenshot_id), metadata=reader, timeout=10
-    )
-    request_shot = pb.GetScreenshotRequest(
-        screenshot_id=seen[-1].primary_screenshot_id, single_use_token=token.single_use_token
-    )
-    chunks = [chunk async for chunk in stub.GetScreenshot(request_shot, metadata=reader, timeout=30)]
-    image = Image.open(io.BytesIO(b"".join(chunk.data for chunk in chunks)))
     assert image.width < 1280 and image.height < 800  # the window, not the screen
     read = read_back(image)
     assert "deployment" in read  # the editor really is in the image
     for plant in PLANTS:
         assert squeeze(plant.value) not in squeeze(read)
-
-
-async def _statuses(stub: pb_grpc.ScreenCaptureStub, job_id: str) -> list[pb.CaptureStatus]:
-    return [status async for status in stub.WatchCapture(pb.CaptureJobId(job_id=job_id), timeout=90)]

@@ -10,8 +10,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import io
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -22,7 +20,6 @@ import pytest_asyncio
 from kronii.capture.core.capabilities import Capability
 from kronii.capture.v1 import capture_pb2 as pb
 from kronii.capture.v1 import capture_pb2_grpc as pb_grpc
-from PIL import Image
 
 from tests.infra import InfraUrls
 from tests.integration.capture.capture_support import (
@@ -34,18 +31,17 @@ from tests.integration.capture.capture_support import (
     agent_bearer,
     capture_env,
     start_capture,
+    strict_capture,
 )
 from tests.unit.redaction_pixels.pixels_support import read_back, squeeze
 from tests.wayland import (
     Sway,
     foot_showing,
-    start_cage,
     start_sway,
     start_weston,
     wait_until_still,
 )
 
-PROGRESSION = [pb.QUEUED, pb.WAITING, pb.CAPTURING, pb.SCORING, pb.REDACTING, pb.PERSISTED]
 NO_SCREEN_COPY = "weston offers no screen copy (zwlr_screencopy_manager_v1): capture cannot take frames"
 
 
@@ -136,66 +132,10 @@ async def test_on_sway_a_request_for_the_focused_foot_window_is_persisted_redact
     sway.focus(foot.wm_class)
     rect = next(window["rect"] for window in sway.windows() if window["app_id"] == foot.wm_class)
 
-    await sensor.focus(None)
-    request = pb.CaptureRequest(
-        process_id=foot.pid,
-        window_id=foot.window_id,
-        app_name=foot.wm_class,
-        bypass=pb.STRICT,
-        requester="it.wayland",
-    )
-    job = await stub.RequestScreenCapture(request, timeout=10)
-    watch = asyncio.create_task(_statuses(stub, job.job_id))
-    await asyncio.sleep(0.3)
-    await sensor.focus(foot)
-    seen = await watch
-    assert [status.status for status in seen] == PROGRESSION, seen
-
-    result = await stub.GetCaptureResult(job, timeout=10)
+    result, image = await strict_capture(stub, reader, sensor, foot, "it.wayland")
     assert result.status == pb.PERSISTED and result.meta.frames_captured == 3
-    token = await stub.IssueToken(
-        pb.IssueTokenRequest(screenshot_id=seen[-1].primary_screenshot_id), metadata=reader, timeout=10
-    )
-    chunks = [
-        chunk
-        async for chunk in stub.GetScreenshot(
-            pb.GetScreenshotRequest(
-                screenshot_id=seen[-1].primary_screenshot_id, single_use_token=token.single_use_token
-            ),
-            metadata=reader,
-            timeout=30,
-        )
-    ]
-    image = Image.open(io.BytesIO(b"".join(chunk.data for chunk in chunks)))
     assert image.size == (rect["width"], rect["height"])  # sway's rect of the focused window
     read = read_back(image)
     assert "deployment" in read  # the foot window really is in the image
     for plant in PLANTS:
         assert squeeze(plant.value) not in squeeze(read)
-
-
-async def _statuses(stub: pb_grpc.ScreenCaptureStub, job_id: str) -> list[pb.CaptureStatus]:
-    return [status async for status in stub.WatchCapture(pb.CaptureJobId(job_id=job_id), timeout=90)]
-
-
-def test_on_cage_which_lists_no_window_a_capture_request_is_refused_with_the_reason_not_left_waiting(
-    infra: InfraUrls, capture_database: str, tmp_path: Path
-) -> None:
-    shown = tmp_path / "shown.txt"
-    shown.write_text(PLANTED_TEXT)
-    with start_cage(foot_showing(shown, "kronii-kiosk")) as cage:
-        env = capture_env(infra, capture_database, tmp_path / "data", None)
-        env.update(WAYLAND_DISPLAY=str(cage.socket), XDG_RUNTIME_DIR=str(cage.runtime_dir))
-        with start_capture(env) as service:
-            display = httpx.get(f"{service.http}/readyz", timeout=10).json()["dependencies"]["display"]
-            with (
-                grpc.insecure_channel(service.unix_target) as channel,
-                pytest.raises(grpc.RpcError) as refused,
-            ):
-                pb_grpc.ScreenCaptureStub(channel).RequestScreenCapture(
-                    pb.CaptureRequest(bypass=pb.FOCUS_NEXT), timeout=10
-                )
-    assert display["ready"] is False
-    assert "cage offers no window list (zwlr_foreign_toplevel_manager_v1)" in display["detail"]
-    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
-    assert "capture cannot check that its frames show the window asked for" in (refused.value.details() or "")
