@@ -10,6 +10,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -94,3 +95,26 @@ def save(name: str, figures: dict[str, Any]) -> None:
 
 def machine() -> dict[str, Any]:
     return {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
+
+
+class ProcessMeter:
+    """Wall seconds and CPU seconds per call of each method: this process's, its waited-for children's and one
+    other process's (the compositor that does part of the work)."""
+
+    def __init__(self, other: Any) -> None:  # a psutil.Process
+        self._other = other
+        self.wall: dict[str, list[float]] = {}
+        self.cpu: dict[str, list[float]] = {}
+
+    def _cpu(self) -> float:
+        import resource
+
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        other = self._other.cpu_times()
+        return float(time.process_time() + children.ru_utime + children.ru_stime + other.user + other.system)
+
+    def run(self, name: str, call: Callable[[], Any]) -> None:
+        cpu, started = self._cpu(), time.perf_counter()
+        call()
+        self.wall.setdefault(name, []).append(time.perf_counter() - started)
+        self.cpu.setdefault(name, []).append(self._cpu() - cpu)

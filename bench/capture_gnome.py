@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import random
 import re
-import resource
 import shutil
 import subprocess
 import tempfile
@@ -36,35 +35,11 @@ from typing import Any
 
 import numpy as np
 import psutil
-from _common import machine, save, summary_ms
+from _common import ProcessMeter, machine, save, summary_ms
 from kronii.capture.adapters.gnome_frames import GnomeFrames
 from PIL import Image
 
 from tests.gnome import GnomeSession, start_gnome_for_capture
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-class Meter:
-    """Wall seconds and CPU seconds (ours, our children's, gnome-shell's) per call of each method."""
-
-    def __init__(self, shell: psutil.Process) -> None:
-        self._shell = shell
-        self.wall: dict[str, list[float]] = {}
-        self.cpu: dict[str, list[float]] = {}
-
-    def _cpu(self) -> float:
-        shell = self._shell.cpu_times()
-        return time.process_time() + _children_cpu() + shell.user + shell.system
-
-    def run(self, name: str, call: Callable[[], Any]) -> None:
-        cpu, started = self._cpu(), time.perf_counter()
-        call()
-        self.wall.setdefault(name, []).append(time.perf_counter() - started)
-        self.cpu.setdefault(name, []).append(self._cpu() - cpu)
 
 
 def _window_id(session: GnomeSession) -> int:
@@ -93,7 +68,7 @@ def run(runs: int) -> dict[str, Any]:
         window_id = _window_id(session)
         time.sleep(2)  # drawn and still
         assert session.shell is not None
-        meter = Meter(psutil.Process(session.shell.pid))
+        meter = ProcessMeter(psutil.Process(session.shell.pid))
         frames = GnomeFrames(session.session_bus, session.env())
         frames.check()
         shot = Path(tmp) / "window.png"

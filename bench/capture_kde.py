@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import resource
 import shutil
 import subprocess
 import sys
@@ -36,7 +35,7 @@ from typing import Any
 
 import numpy as np
 import psutil
-from _common import machine, save, summary_ms
+from _common import ProcessMeter, machine, save, summary_ms
 from kronii.capture.adapters.kde_frames import KdeFrames
 from kronii.desktop.kwin_screenshot import grant_for
 from kronii.desktop.session import probe
@@ -46,30 +45,6 @@ from PIL import Image
 
 from tests.kde import KWin, start_kwin
 from tests.wayland import CLIENTS
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-class Meter:
-    """Wall seconds and CPU seconds (ours, our children's, KWin's) per call of each method."""
-
-    def __init__(self, kwin: psutil.Process) -> None:
-        self._kwin = kwin
-        self.wall: dict[str, list[float]] = {}
-        self.cpu: dict[str, list[float]] = {}
-
-    def _cpu(self) -> float:
-        kwin = self._kwin.cpu_times()
-        return time.process_time() + _children_cpu() + kwin.user + kwin.system
-
-    def run(self, name: str, call: Callable[[], Any]) -> None:
-        cpu, started = self._cpu(), time.perf_counter()
-        call()
-        self.wall.setdefault(name, []).append(time.perf_counter() - started)
-        self.cpu.setdefault(name, []).append(self._cpu() - cpu)
 
 
 def _focused_window(kwin: KWin) -> int:
@@ -125,7 +100,7 @@ def run(runs: int) -> dict[str, Any]:
         window_id = _focused_window(kwin)
         time.sleep(2)  # drawn and still
         assert kwin.process is not None
-        meter = Meter(psutil.Process(kwin.process.pid))
+        meter = ProcessMeter(psutil.Process(kwin.process.pid))
         frames = KdeFrames(kwin.session_bus, kwin.env())
         frames.check()
         size = _first_burst(frames, window_id)
